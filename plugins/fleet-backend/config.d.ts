@@ -1,0 +1,52 @@
+import { HumanDuration } from '@backstage/types';
+
+export interface Config {
+  /** Configuration of the Fleet plugins. */
+  fleet?: {
+    /** Where clusters are discovered from. */
+    discovery?: {
+      /**
+       * One kubeconfig file; every context in it is a cluster. Env: KUBECONFIG_PATH.
+       */
+      kubeconfigPath?: string;
+      /**
+       * A directory; every readable kubeconfig file in it is read. Env: KUBECONFIG_DIR.
+       */
+      kubeconfigDir?: string;
+      /**
+       * Directories a manually registered cluster's kubeconfigRef may point into (besides the
+       * two above). A reference outside them is stored as opaque and never opened.
+       */
+      allowedKubeconfigDirs?: string[];
+    };
+    /** The cluster health worker. */
+    health?: {
+      /** Time between two health cycles (default 300 s). Env: CLUSTER_HEALTH_INTERVAL, in seconds. */
+      interval?: HumanDuration;
+      /** Consecutive failed probes that confirm an outage (default 2). Env: CLUSTER_HEALTH_FAILURE_THRESHOLD. */
+      failureThreshold?: number;
+      /** Consecutive successful probes that bring an OFFLINE cluster back ONLINE (default 1). */
+      recoveryThreshold?: number;
+      /** Timeout of one probe (default 5 s). */
+      probeTimeout?: HumanDuration;
+      /** How many clusters are probed at once (default 16). */
+      concurrency?: number;
+      /** The brake on mass false degradation. */
+      massOutage?: {
+        /** Minimum number of clusters newly going OFFLINE in one cycle (default 3). */
+        minClusters?: number;
+        /** Minimum fraction of probeable clusters newly going OFFLINE in one cycle (default 0.55). */
+        fraction?: number;
+      };
+    };
+    /** Deploying applications. */
+    deploy?: {
+      /** Target namespace (default `default`). Env: K8S_TARGET_NAMESPACE. */
+      namespace?: string;
+      /** Replicas when the application does not say (default 3). */
+      defaultReplicas?: number;
+      /** How long a rollout may take before it is FAILED (default 600 s). */
+      progressDeadline?: HumanDuration;
+    };
+  };
+}

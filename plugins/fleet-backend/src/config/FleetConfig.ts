@@ -1,0 +1,144 @@
+import { Config, ConfigReader, readDurationFromConfig } from '@backstage/config';
+import { durationToMilliseconds, HumanDuration } from '@backstage/types';
+
+/**
+ * Fleet's settings, read once at startup from `fleet.*` config and the environment variables
+ * of the original design, which win over the config file.
+ */
+export interface FleetConfig {
+  discovery: {
+    kubeconfigPath?: string;
+    kubeconfigDir?: string;
+    allowedKubeconfigDirs: string[];
+  };
+  health: {
+    intervalMs: number;
+    failureThreshold: number;
+    recoveryThreshold: number;
+    probeTimeoutMs: number;
+    concurrency: number;
+    massOutage: { minClusters: number; fraction: number };
+  };
+  deploy: {
+    namespace: string;
+    defaultReplicas: number;
+    progressDeadlineMs: number;
+  };
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function positiveIntegerFromEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  { min = 1, max = Number.MAX_SAFE_INTEGER } = {},
+): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const trimmed = raw.trim();
+  const value = Number(trimmed);
+  if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(
+      `Invalid environment variable ${name}='${raw}': expected an integer between ${min} and ${max}`,
+    );
+  }
+  return value;
+}
+
+function integerFromConfig(
+  config: Config,
+  key: string,
+  fallback: number,
+  { min = 1, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
+  const value = config.getOptionalNumber(key);
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(
+      `Invalid config value fleet.${key}=${value}: expected an integer between ${min} and ${max}`,
+    );
+  }
+  return value;
+}
+
+function durationMsFromConfig(config: Config, key: string, fallback: HumanDuration): number {
+  const ms = durationToMilliseconds(
+    config.has(key) ? readDurationFromConfig(config, { key }) : fallback,
+  );
+  if (!(ms > 0)) {
+    throw new Error(`Invalid config value fleet.${key}: the duration must be positive`);
+  }
+  return ms;
+}
+
+/**
+ * Reads and validates Fleet's configuration. A nonsense value stops the backend at startup with
+ * a message naming the variable, instead of running with it.
+ */
+export function readFleetConfig(
+  rootConfig: Config,
+  env: NodeJS.ProcessEnv = process.env,
+): FleetConfig {
+  const config = rootConfig.getOptionalConfig('fleet') ?? new ConfigReader({});
+  return readFleetSection(config, env);
+}
+
+function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
+  const intervalSeconds = positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_INTERVAL', {
+    max: 7 * 24 * 3600,
+  });
+  const failureThreshold =
+    positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_FAILURE_THRESHOLD', { max: 100 }) ??
+    integerFromConfig(config, 'health.failureThreshold', 2, { max: 100 });
+
+  const envNamespace = env.K8S_TARGET_NAMESPACE?.trim();
+  if (envNamespace !== undefined && envNamespace !== '' && !DNS1123_LABEL.test(envNamespace)) {
+    throw new Error(
+      `Invalid environment variable K8S_TARGET_NAMESPACE='${envNamespace}': expected a DNS-1123 label (lower case letters, digits and '-', at most 63 characters)`,
+    );
+  }
+  const namespace = envNamespace || config.getOptionalString('deploy.namespace') || 'default';
+  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+    throw new Error(`Invalid config value fleet.deploy.namespace='${namespace}': expected a DNS-1123 label`);
+  }
+
+  const fraction = config.getOptionalNumber('health.massOutage.fraction') ?? 0.55;
+  if (!(fraction > 0 && fraction <= 1)) {
+    throw new Error(
+      `Invalid config value fleet.health.massOutage.fraction=${fraction}: expected a number in (0, 1]`,
+    );
+  }
+
+  const nonEmpty = (value: string | undefined) =>
+    value !== undefined && value.trim() !== '' ? value.trim() : undefined;
+
+  return {
+    discovery: {
+      kubeconfigPath:
+        nonEmpty(env.KUBECONFIG_PATH) ?? nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
+      kubeconfigDir:
+        nonEmpty(env.KUBECONFIG_DIR) ?? nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
+      allowedKubeconfigDirs:
+        config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
+    },
+    health: {
+      intervalMs:
+        intervalSeconds !== undefined
+          ? intervalSeconds * 1000
+          : durationMsFromConfig(config, 'health.interval', { seconds: 300 }),
+      failureThreshold,
+      recoveryThreshold: integerFromConfig(config, 'health.recoveryThreshold', 1, { max: 100 }),
+      probeTimeoutMs: durationMsFromConfig(config, 'health.probeTimeout', { seconds: 5 }),
+      concurrency: integerFromConfig(config, 'health.concurrency', 16, { max: 1000 }),
+      massOutage: {
+        minClusters: integerFromConfig(config, 'health.massOutage.minClusters', 3, { max: 100000 }),
+        fraction,
+      },
+    },
+    deploy: {
+      namespace,
+      defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, { max: 1000 }),
+      progressDeadlineMs: durationMsFromConfig(config, 'deploy.progressDeadline', { seconds: 600 }),
+    },
+  };
+}

@@ -1,0 +1,634 @@
+import {
+  DatabaseService,
+  resolvePackagePath,
+} from '@backstage/backend-plugin-api';
+import { ConflictError } from '@backstage/errors';
+import {
+  CLUSTER_STATUSES,
+  DEPLOYMENT_STATUSES,
+  DeploymentReasons,
+  SYNC_STATUSES,
+  type Application,
+  type ClusterStatus,
+  type Deployment,
+  type DeploymentStatus,
+  type FleetEvent,
+  type SyncStatus,
+} from '@cnp/plugin-fleet-common';
+import { randomUUID } from 'node:crypto';
+import { Knex } from 'knex';
+import {
+  ClusterHealthTransaction,
+  ClusterHealthUpdate,
+  ClusterRecord,
+  DeploymentFilter,
+  DeploymentStatusUpdate,
+  DiscoveredCluster,
+  FleetStore,
+  NewApplication,
+  NewCluster,
+  NewDeployment,
+  NewEvent,
+  SummaryCounts,
+} from './FleetStore';
+
+const migrationsDir = resolvePackagePath('@cnp/plugin-fleet-backend', 'migrations');
+
+/** Turns what a driver gives back for a timestamp column into ISO 8601. */
+export function toIso(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'number') return new Date(value).toISOString();
+  const text = String(value);
+  if (/^\d+$/.test(text)) return new Date(Number(text)).toISOString();
+  // SQLite's CURRENT_TIMESTAMP style: '2026-11-29 10:00:00' (UTC)
+  const normalized = /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`;
+  return new Date(normalized).toISOString();
+}
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function optional<T>(value: T | null | undefined): T | undefined {
+  return value === null ? undefined : value;
+}
+
+type Row = Record<string, any>;
+
+function toClusterRecord(row: Row): ClusterRecord {
+  return {
+    name: row.name,
+    endpoint: row.endpoint,
+    kubeconfigRef: row.kubeconfig_ref,
+    context: optional(row.context),
+    source: row.source,
+    labels: parseJson(row.labels, {}),
+    status: row.status,
+    statusReason: optional(row.status_reason),
+    consecutiveFailures: Number(row.consecutive_failures),
+    consecutiveSuccesses: Number(row.consecutive_successes),
+    failureThreshold:
+      row.failure_threshold === null || row.failure_threshold === undefined
+        ? undefined
+        : Number(row.failure_threshold),
+    cascadeHeldAt: toIso(row.cascade_held_at),
+    lastProbeAt: toIso(row.last_probe_at),
+    lastSuccessAt: toIso(row.last_success_at),
+    lastTransitionAt: toIso(row.last_transition_at),
+    probeLatencyMs:
+      row.probe_latency_ms === null || row.probe_latency_ms === undefined
+        ? undefined
+        : Number(row.probe_latency_ms),
+    serverVersion: optional(row.server_version),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+function toApplication(row: Row): Application {
+  return {
+    id: row.id,
+    entityRef: row.entity_ref,
+    name: row.name,
+    origin: optional(row.origin),
+    spec: parseJson(row.spec, {}),
+    placement: parseJson(row.placement, {}),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+function toDeployment(row: Row): Deployment {
+  return {
+    id: row.id,
+    applicationId: row.application_id,
+    entityRef: row.entity_ref,
+    cluster: row.cluster,
+    clusterStatus: optional(row.cluster_status),
+    status: row.status,
+    statusReason: optional(row.status_reason),
+    message: optional(row.message),
+    syncStatus: row.sync_status,
+    image: optional(row.image),
+    revision: Number(row.revision),
+    lastAppliedAt: toIso(row.last_applied_at),
+    lastSyncedAt: toIso(row.last_synced_at),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+function toEvent(row: Row): FleetEvent {
+  return {
+    id: String(row.id),
+    subjectKind: row.subject_kind,
+    subject: row.subject,
+    actor: row.actor,
+    from: optional(row.from_status),
+    to: row.to_status,
+    reason: optional(row.reason),
+    message: optional(row.message),
+    createdAt: toIso(row.created_at)!,
+  };
+}
+
+function eventRow(event: NewEvent, now: Date) {
+  return {
+    subject_kind: event.subjectKind,
+    subject: event.subject,
+    actor: event.actor.slice(0, 255),
+    from_status: event.from ?? null,
+    to_status: event.to,
+    reason: event.reason ?? null,
+    message: event.message ?? null,
+    created_at: now,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return (
+    e?.code === '23505' || // PostgreSQL
+    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    e?.code === 'ER_DUP_ENTRY' ||
+    /UNIQUE constraint failed|duplicate key/i.test(e?.message ?? '')
+  );
+}
+
+function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map(k => [k, 0])) as Record<K, number>;
+}
+
+function deploymentsQuery(db: Knex | Knex.Transaction) {
+  return db('fleet_deployments as d')
+    .join('fleet_applications as a', 'a.id', 'd.application_id')
+    .leftJoin('fleet_clusters as c', 'c.name', 'd.cluster')
+    .select('d.*', 'a.entity_ref as entity_ref', 'c.status as cluster_status');
+}
+
+/** Moves deployments and writes one event per deployment moved, inside `tx`. */
+async function moveDeployments(
+  tx: Knex.Transaction,
+  where: { cluster: string; status: DeploymentStatus; statusReason?: string },
+  to: { status: DeploymentStatus; statusReason: string | null; message: string },
+  actor: string,
+): Promise<number> {
+  let query = tx('fleet_deployments')
+    .where({ cluster: where.cluster, status: where.status })
+    .select('id', 'status');
+  if (where.statusReason) query = query.andWhere('status_reason', where.statusReason);
+  const rows: Row[] = await query;
+  if (rows.length === 0) return 0;
+  const now = new Date();
+  const ids = rows.map(r => r.id);
+  await tx('fleet_deployments').whereIn('id', ids).update({
+    status: to.status,
+    status_reason: to.statusReason,
+    message: to.message,
+    updated_at: now,
+  });
+  await tx('fleet_events').insert(
+    rows.map(r =>
+      eventRow(
+        {
+          subjectKind: 'deployment',
+          subject: r.id,
+          actor,
+          from: r.status,
+          to: to.status,
+          reason: to.statusReason ?? undefined,
+          message: to.message,
+        },
+        now,
+      ),
+    ),
+  );
+  return rows.length;
+}
+
+/** The knex implementation of {@link FleetStore}, on SQLite and PostgreSQL. */
+export class DatabaseFleetStore implements FleetStore {
+  private constructor(private readonly db: Knex) {}
+
+  static async create(options: { database: DatabaseService }): Promise<DatabaseFleetStore> {
+    const client = await options.database.getClient();
+    if (!options.database.migrations?.skip) {
+      await client.migrate.latest({ directory: migrationsDir });
+    }
+    return new DatabaseFleetStore(client);
+  }
+
+  /** For tests and tools that already hold a migrated knex. */
+  static fromKnex(db: Knex): DatabaseFleetStore {
+    return new DatabaseFleetStore(db);
+  }
+
+  static readonly migrationsDir = migrationsDir;
+
+  async listClusters(filter?: { status?: ClusterStatus }): Promise<ClusterRecord[]> {
+    const query = this.db('fleet_clusters').orderBy('name');
+    if (filter?.status) query.where({ status: filter.status });
+    return (await query).map(toClusterRecord);
+  }
+
+  async getCluster(name: string): Promise<ClusterRecord | undefined> {
+    const row = await this.db('fleet_clusters').where({ name }).first();
+    return row ? toClusterRecord(row) : undefined;
+  }
+
+  async insertCluster(cluster: NewCluster): Promise<ClusterRecord> {
+    const now = new Date();
+    try {
+      await this.db.transaction(async tx => {
+        await tx('fleet_clusters').insert({
+          name: cluster.name,
+          endpoint: cluster.endpoint,
+          kubeconfig_ref: cluster.kubeconfigRef,
+          context: cluster.context ?? null,
+          source: cluster.source,
+          labels: JSON.stringify(cluster.labels ?? {}),
+          status: 'UNKNOWN',
+          status_reason: 'NEVER_PROBED',
+          consecutive_failures: 0,
+          consecutive_successes: 0,
+          created_at: now,
+          updated_at: now,
+        });
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'cluster',
+              subject: cluster.name,
+              actor: cluster.source === 'discovered' ? 'fleet-discovery' : 'fleet-api',
+              to: 'UNKNOWN',
+              reason: 'NEVER_PROBED',
+              message: `Cluster registered (${cluster.source})`,
+            },
+            now,
+          ),
+        );
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(`Cluster '${cluster.name}' already exists`);
+      }
+      throw error;
+    }
+    return (await this.getCluster(cluster.name))!;
+  }
+
+  async upsertDiscoveredClusters(
+    clusters: DiscoveredCluster[],
+  ): Promise<{ inserted: string[]; updated: string[] }> {
+    const inserted: string[] = [];
+    const updated: string[] = [];
+    for (const cluster of clusters) {
+      const existing = await this.getCluster(cluster.name);
+      if (!existing) {
+        try {
+          await this.insertCluster({ ...cluster, source: 'discovered' });
+          inserted.push(cluster.name);
+        } catch (error) {
+          // Another replica inserted it between our read and write: it is known now.
+          if ((error as Error).name !== 'ConflictError') throw error;
+        }
+        continue;
+      }
+      if (existing.source !== 'discovered') continue; // a manual registration wins
+      if (
+        existing.endpoint !== cluster.endpoint ||
+        existing.kubeconfigRef !== cluster.kubeconfigRef ||
+        (existing.context ?? null) !== (cluster.context ?? null)
+      ) {
+        await this.db('fleet_clusters').where({ name: cluster.name }).update({
+          endpoint: cluster.endpoint,
+          kubeconfig_ref: cluster.kubeconfigRef,
+          context: cluster.context ?? null,
+          updated_at: new Date(),
+        });
+        updated.push(cluster.name);
+      }
+    }
+    return { inserted, updated };
+  }
+
+  async updateClusterSettings(
+    name: string,
+    settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+  ): Promise<ClusterRecord | undefined> {
+    const patch: Row = { updated_at: new Date() };
+    if (settings.labels !== undefined) patch.labels = JSON.stringify(settings.labels);
+    if (settings.failureThreshold !== undefined) patch.failure_threshold = settings.failureThreshold;
+    const count = await this.db('fleet_clusters').where({ name }).update(patch);
+    return count ? this.getCluster(name) : undefined;
+  }
+
+  async deleteCluster(name: string): Promise<boolean> {
+    return this.db.transaction(async tx => {
+      const count = await tx('fleet_clusters').where({ name }).delete();
+      if (count) {
+        await tx('fleet_events').where({ subject_kind: 'cluster', subject: name }).delete();
+      }
+      return count > 0;
+    });
+  }
+
+  async inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(async trx => {
+      const api: ClusterHealthTransaction = {
+        getCluster: async name => {
+          const row = await trx('fleet_clusters').where({ name }).first();
+          return row ? toClusterRecord(row) : undefined;
+        },
+        updateClusterHealth: async (name: string, update: ClusterHealthUpdate) => {
+          const patch: Row = {
+            status: update.status,
+            status_reason: update.statusReason ?? null,
+            consecutive_failures: update.consecutiveFailures,
+            consecutive_successes: update.consecutiveSuccesses,
+            updated_at: new Date(),
+          };
+          if (update.lastProbeAt) patch.last_probe_at = update.lastProbeAt;
+          if (update.lastSuccessAt) patch.last_success_at = update.lastSuccessAt;
+          if (update.lastTransitionAt) patch.last_transition_at = update.lastTransitionAt;
+          if (update.probeLatencyMs !== undefined) patch.probe_latency_ms = update.probeLatencyMs;
+          if (update.serverVersion !== undefined) patch.server_version = update.serverVersion;
+          await trx('fleet_clusters').where({ name }).update(patch);
+        },
+        setCascadeHeld: async (name: string, held: boolean) => {
+          await trx('fleet_clusters')
+            .where({ name })
+            .update({ cascade_held_at: held ? new Date() : null });
+        },
+        degradeDeploymentsOnCluster: (cluster, actor, message) =>
+          moveDeployments(
+            trx,
+            { cluster, status: 'DEPLOYED' },
+            { status: 'DEGRADED', statusReason: DeploymentReasons.CLUSTER_OFFLINE, message },
+            actor,
+          ),
+        restoreDeploymentsOnCluster: (cluster, actor, message) =>
+          moveDeployments(
+            trx,
+            { cluster, status: 'DEGRADED', statusReason: DeploymentReasons.CLUSTER_OFFLINE },
+            { status: 'DEPLOYED', statusReason: null, message },
+            actor,
+          ),
+        insertEvent: async event => {
+          await trx('fleet_events').insert(eventRow(event, new Date()));
+        },
+      };
+      return fn(api);
+    });
+  }
+
+  async listEvents(filter: {
+    subjectKind: FleetEvent['subjectKind'];
+    subject: string;
+    limit?: number;
+  }): Promise<FleetEvent[]> {
+    const rows = await this.db('fleet_events')
+      .where({ subject_kind: filter.subjectKind, subject: filter.subject })
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 100);
+    return rows.map(toEvent);
+  }
+
+  async listRecentEvents(limit: number): Promise<FleetEvent[]> {
+    const rows = await this.db('fleet_events').orderBy('id', 'desc').limit(limit);
+    return rows.map(toEvent);
+  }
+
+  async insertEvent(event: NewEvent): Promise<void> {
+    await this.db('fleet_events').insert(eventRow(event, new Date()));
+  }
+
+  async getState<T>(key: string): Promise<T | undefined> {
+    const row = await this.db('fleet_state').where({ key }).first();
+    return row ? parseJson<T | undefined>(row.value, undefined) : undefined;
+  }
+
+  async setState<T>(key: string, value: T): Promise<void> {
+    await this.db('fleet_state')
+      .insert({ key, value: JSON.stringify(value), updated_at: new Date() })
+      .onConflict('key')
+      .merge(['value', 'updated_at']);
+  }
+
+  async tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    // Take over an expired lease (or renew our own) ...
+    const taken = await this.db('fleet_locks')
+      .where({ name })
+      .andWhere(q => q.where('expires_at', '<', now).orWhere({ holder }))
+      .update({ holder, expires_at: expiresAt });
+    if (taken > 0) return true;
+    // ... or create it when nobody holds it.
+    try {
+      await this.db('fleet_locks').insert({ name, holder, expires_at: expiresAt });
+      return true;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.db('fleet_locks').where({ name, holder }).delete();
+  }
+
+  async getSummaryCounts(): Promise<SummaryCounts> {
+    const clusters = zeroCounts(CLUSTER_STATUSES);
+    for (const row of await this.db('fleet_clusters')
+      .select('status')
+      .count({ n: '*' })
+      .groupBy('status')) {
+      clusters[row.status as ClusterStatus] = Number(row.n);
+    }
+    const deploymentsByStatus = zeroCounts(DEPLOYMENT_STATUSES);
+    for (const row of await this.db('fleet_deployments')
+      .select('status')
+      .count({ n: '*' })
+      .groupBy('status')) {
+      deploymentsByStatus[row.status as DeploymentStatus] = Number(row.n);
+    }
+    const deploymentsBySyncStatus = zeroCounts(SYNC_STATUSES);
+    for (const row of await this.db('fleet_deployments')
+      .select('sync_status')
+      .count({ n: '*' })
+      .groupBy('sync_status')) {
+      deploymentsBySyncStatus[row.sync_status as SyncStatus] = Number(row.n);
+    }
+    return { clusters, deploymentsByStatus, deploymentsBySyncStatus };
+  }
+
+  async listApplications(filter?: { entityRef?: string }): Promise<Application[]> {
+    const query = this.db('fleet_applications').orderBy('entity_ref');
+    if (filter?.entityRef) query.where({ entity_ref: filter.entityRef });
+    return (await query).map(toApplication);
+  }
+
+  async getApplication(id: string): Promise<Application | undefined> {
+    const row = await this.db('fleet_applications').where({ id }).first();
+    return row ? toApplication(row) : undefined;
+  }
+
+  async getApplicationByEntityRef(entityRef: string): Promise<Application | undefined> {
+    const row = await this.db('fleet_applications').where({ entity_ref: entityRef }).first();
+    return row ? toApplication(row) : undefined;
+  }
+
+  async insertApplication(application: NewApplication): Promise<Application> {
+    const now = new Date();
+    const id = randomUUID();
+    try {
+      await this.db('fleet_applications').insert({
+        id,
+        entity_ref: application.entityRef,
+        name: application.name,
+        origin: application.origin ?? null,
+        spec: JSON.stringify(application.spec),
+        placement: JSON.stringify(application.placement ?? {}),
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(`An application for '${application.entityRef}' already exists`);
+      }
+      throw error;
+    }
+    return (await this.getApplication(id))!;
+  }
+
+  async updateApplication(
+    id: string,
+    update: { spec?: Application['spec']; placement?: Application['placement'] },
+  ): Promise<Application | undefined> {
+    const patch: Row = { updated_at: new Date() };
+    if (update.spec !== undefined) patch.spec = JSON.stringify(update.spec);
+    if (update.placement !== undefined) patch.placement = JSON.stringify(update.placement);
+    const count = await this.db('fleet_applications').where({ id }).update(patch);
+    return count ? this.getApplication(id) : undefined;
+  }
+
+  async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
+    const query = deploymentsQuery(this.db).orderBy([
+      { column: 'a.entity_ref' },
+      { column: 'd.cluster' },
+    ]);
+    if (filter?.entityRef) query.where('a.entity_ref', filter.entityRef);
+    if (filter?.cluster) query.where('d.cluster', filter.cluster);
+    if (filter?.applicationId) query.where('d.application_id', filter.applicationId);
+    return (await query).map(toDeployment);
+  }
+
+  async getDeployment(id: string): Promise<Deployment | undefined> {
+    const row = await deploymentsQuery(this.db).where('d.id', id).first();
+    return row ? toDeployment(row) : undefined;
+  }
+
+  async getDeploymentFor(applicationId: string, cluster: string): Promise<Deployment | undefined> {
+    const row = await deploymentsQuery(this.db)
+      .where('d.application_id', applicationId)
+      .andWhere('d.cluster', cluster)
+      .first();
+    return row ? toDeployment(row) : undefined;
+  }
+
+  async insertDeployment(deployment: NewDeployment, actor: string): Promise<Deployment> {
+    const now = new Date();
+    const id = randomUUID();
+    try {
+      await this.db.transaction(async tx => {
+        await tx('fleet_deployments').insert({
+          id,
+          application_id: deployment.applicationId,
+          cluster: deployment.cluster,
+          status: deployment.status,
+          status_reason: deployment.statusReason ?? null,
+          message: deployment.message ?? null,
+          sync_status: 'UNKNOWN',
+          image: deployment.image ?? null,
+          revision: 0,
+          created_at: now,
+          updated_at: now,
+        });
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'deployment',
+              subject: id,
+              actor,
+              to: deployment.status,
+              reason: deployment.statusReason,
+              message: deployment.message,
+            },
+            now,
+          ),
+        );
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(
+          `Application '${deployment.applicationId}' already has a deployment on '${deployment.cluster}'`,
+        );
+      }
+      throw error;
+    }
+    return (await this.getDeployment(id))!;
+  }
+
+  async updateDeploymentStatus(
+    id: string,
+    update: DeploymentStatusUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined> {
+    return this.db.transaction(async tx => {
+      const current = await tx('fleet_deployments').where({ id }).first();
+      if (!current) return undefined;
+      const now = new Date();
+      const patch: Row = { status: update.status, updated_at: now };
+      if (update.statusReason !== undefined) patch.status_reason = update.statusReason;
+      if (update.message !== undefined) patch.message = update.message;
+      if (update.syncStatus !== undefined) patch.sync_status = update.syncStatus;
+      if (update.image !== undefined) patch.image = update.image;
+      if (update.revision !== undefined) patch.revision = update.revision;
+      if (update.lastAppliedAt !== undefined) patch.last_applied_at = update.lastAppliedAt;
+      if (update.lastSyncedAt !== undefined) patch.last_synced_at = update.lastSyncedAt;
+      await tx('fleet_deployments').where({ id }).update(patch);
+      const reason = update.statusReason === undefined ? current.status_reason : update.statusReason;
+      if (current.status !== update.status || current.status_reason !== reason) {
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'deployment',
+              subject: id,
+              actor,
+              from: current.status,
+              to: update.status,
+              reason: reason ?? undefined,
+              message: update.message ?? undefined,
+            },
+            now,
+          ),
+        );
+      }
+      const row = await deploymentsQuery(tx).where('d.id', id).first();
+      return toDeployment(row);
+    });
+  }
+
+  async countDeploymentsOnCluster(cluster: string): Promise<number> {
+    const row = await this.db('fleet_deployments').where({ cluster }).count({ n: '*' }).first();
+    return Number(row?.n ?? 0);
+  }
+}

@@ -1,0 +1,181 @@
+import type {
+  Application,
+  ApplicationOrigin,
+  ApplicationPlacement,
+  ApplicationSpec,
+  Cluster,
+  ClusterSource,
+  ClusterStatus,
+  Deployment,
+  DeploymentStatus,
+  FleetEvent,
+  SyncStatus,
+} from '@cnp/plugin-fleet-common';
+
+/** A cluster row, with the bookkeeping the API does not show. */
+export interface ClusterRecord extends Cluster {
+  cascadeHeldAt?: string;
+}
+
+export interface NewCluster {
+  name: string;
+  endpoint: string;
+  kubeconfigRef: string;
+  context?: string;
+  source: ClusterSource;
+  labels?: Record<string, string>;
+}
+
+/** What discovery found; upserted by name. */
+export interface DiscoveredCluster {
+  name: string;
+  endpoint: string;
+  kubeconfigRef: string;
+  context?: string;
+}
+
+export interface ClusterHealthUpdate {
+  status: ClusterStatus;
+  statusReason?: string;
+  consecutiveFailures: number;
+  consecutiveSuccesses: number;
+  lastProbeAt?: Date;
+  lastSuccessAt?: Date;
+  lastTransitionAt?: Date;
+  probeLatencyMs?: number;
+  serverVersion?: string;
+}
+
+export interface NewEvent {
+  subjectKind: FleetEvent['subjectKind'];
+  subject: string;
+  actor: string;
+  from?: string;
+  to: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface NewApplication {
+  entityRef: string;
+  name: string;
+  origin?: ApplicationOrigin;
+  spec: ApplicationSpec;
+  placement?: ApplicationPlacement;
+}
+
+export interface NewDeployment {
+  applicationId: string;
+  cluster: string;
+  status: DeploymentStatus;
+  statusReason?: string;
+  message?: string;
+  image?: string;
+}
+
+export interface DeploymentStatusUpdate {
+  status: DeploymentStatus;
+  statusReason?: string | null;
+  message?: string | null;
+  syncStatus?: SyncStatus;
+  image?: string;
+  revision?: number;
+  lastAppliedAt?: Date;
+  lastSyncedAt?: Date;
+}
+
+export interface DeploymentFilter {
+  entityRef?: string;
+  cluster?: string;
+  applicationId?: string;
+}
+
+export interface SummaryCounts {
+  clusters: Record<ClusterStatus, number>;
+  deploymentsByStatus: Record<DeploymentStatus, number>;
+  deploymentsBySyncStatus: Record<SyncStatus, number>;
+}
+
+/**
+ * The writes that make up one cluster's health change. They run in one transaction: either all
+ * of them land or none does (DESIGN §4 rule 4).
+ */
+export interface ClusterHealthTransaction {
+  getCluster(name: string): Promise<ClusterRecord | undefined>;
+  updateClusterHealth(name: string, update: ClusterHealthUpdate): Promise<void>;
+  setCascadeHeld(name: string, held: boolean): Promise<void>;
+  /**
+   * Moves the cluster's `DEPLOYED` deployments to `DEGRADED` / `CLUSTER_OFFLINE`, with an event
+   * each. Returns how many moved.
+   */
+  degradeDeploymentsOnCluster(cluster: string, actor: string, message: string): Promise<number>;
+  /**
+   * Moves back to `DEPLOYED` only the cluster's deployments that are `DEGRADED` with reason
+   * `CLUSTER_OFFLINE`. Returns how many moved.
+   */
+  restoreDeploymentsOnCluster(cluster: string, actor: string, message: string): Promise<number>;
+  insertEvent(event: NewEvent): Promise<void>;
+}
+
+/** Fleet's persistent state, behind an interface so that its users do not know knex. */
+export interface FleetStore {
+  listClusters(filter?: { status?: ClusterStatus }): Promise<ClusterRecord[]>;
+  getCluster(name: string): Promise<ClusterRecord | undefined>;
+  /** Inserts a cluster as `UNKNOWN`; throws `ConflictError` when the name exists. */
+  insertCluster(cluster: NewCluster): Promise<ClusterRecord>;
+  /**
+   * Inserts unknown clusters as `UNKNOWN`/`discovered`, and updates endpoint, kubeconfigRef and
+   * context of known ones when they changed.
+   */
+  upsertDiscoveredClusters(
+    clusters: DiscoveredCluster[],
+  ): Promise<{ inserted: string[]; updated: string[] }>;
+  updateClusterSettings(
+    name: string,
+    settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+  ): Promise<ClusterRecord | undefined>;
+  /** Deletes a cluster; returns false when there was none. */
+  deleteCluster(name: string): Promise<boolean>;
+
+  /** Runs `fn` in one database transaction. */
+  inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T>;
+
+  listEvents(filter: {
+    subjectKind: FleetEvent['subjectKind'];
+    subject: string;
+    limit?: number;
+  }): Promise<FleetEvent[]>;
+  listRecentEvents(limit: number): Promise<FleetEvent[]>;
+  insertEvent(event: NewEvent): Promise<void>;
+
+  getState<T>(key: string): Promise<T | undefined>;
+  setState<T>(key: string, value: T): Promise<void>;
+
+  /** Takes (or renews) a lease; false when another holder has an unexpired one. */
+  tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  releaseLease(name: string, holder: string): Promise<void>;
+
+  getSummaryCounts(): Promise<SummaryCounts>;
+
+  listApplications(filter?: { entityRef?: string }): Promise<Application[]>;
+  getApplication(id: string): Promise<Application | undefined>;
+  getApplicationByEntityRef(entityRef: string): Promise<Application | undefined>;
+  /** Throws `ConflictError` when the entity already has an application. */
+  insertApplication(application: NewApplication): Promise<Application>;
+  updateApplication(
+    id: string,
+    update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+  ): Promise<Application | undefined>;
+
+  listDeployments(filter?: DeploymentFilter): Promise<Deployment[]>;
+  getDeployment(id: string): Promise<Deployment | undefined>;
+  getDeploymentFor(applicationId: string, cluster: string): Promise<Deployment | undefined>;
+  insertDeployment(deployment: NewDeployment, actor: string): Promise<Deployment>;
+  /** Changes a deployment's status and writes the event when the status changed. */
+  updateDeploymentStatus(
+    id: string,
+    update: DeploymentStatusUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined>;
+  countDeploymentsOnCluster(cluster: string): Promise<number>;
+}

@@ -1,0 +1,83 @@
+/**
+ * Cluster health as Fleet tracks it.
+ *
+ * - `ONLINE`: the last probe succeeded.
+ * - `OFFLINE`: an outage is confirmed: `failureThreshold` consecutive probes failed.
+ * - `UNKNOWN`: never successfully probed yet, or not probeable.
+ *
+ * @public
+ */
+export const CLUSTER_STATUSES = ['ONLINE', 'OFFLINE', 'UNKNOWN'] as const;
+
+/** @public */
+export type ClusterStatus = (typeof CLUSTER_STATUSES)[number];
+
+/** @public */
+export const CLUSTER_SOURCES = ['discovered', 'manual'] as const;
+
+/** @public */
+export type ClusterSource = (typeof CLUSTER_SOURCES)[number];
+
+/** @public */
+export const DEPLOYMENT_STATUSES = [
+  'PENDING',
+  'PROGRESSING',
+  'DEPLOYED',
+  'DEGRADED',
+  'FAILED',
+] as const;
+
+/** @public */
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+/** @public */
+export const SYNC_STATUSES = ['SYNCED', 'OUT_OF_SYNC', 'UNKNOWN'] as const;
+
+/** @public */
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+
+/** @public */
+export const APPLICATION_ORIGINS = ['scaffolded', 'imported'] as const;
+
+/** @public */
+export type ApplicationOrigin = (typeof APPLICATION_ORIGINS)[number];
+
+/**
+ * Machine-readable reasons a deployment has its status.
+ *
+ * @public
+ */
+export const DeploymentReasons = {
+  CLUSTER_OFFLINE: 'CLUSTER_OFFLINE',
+  APPLY_FAILED: 'APPLY_FAILED',
+  CLUSTER_NOT_CONFIGURED: 'CLUSTER_NOT_CONFIGURED',
+  WORKLOAD_UNHEALTHY: 'WORKLOAD_UNHEALTHY',
+  PROGRESS_DEADLINE_EXCEEDED: 'PROGRESS_DEADLINE_EXCEEDED',
+} as const;
+
+/**
+ * Machine-readable reasons a cluster has its status.
+ *
+ * @public
+ */
+export const ClusterReasons = {
+  NEVER_PROBED: 'NEVER_PROBED',
+  PROBE_SUCCEEDED: 'PROBE_SUCCEEDED',
+  PROBE_FAILED: 'PROBE_FAILED',
+  FAILURE_THRESHOLD_REACHED: 'FAILURE_THRESHOLD_REACHED',
+  NOT_PROBEABLE: 'NOT_PROBEABLE',
+} as const;
+
+/**
+ * Catalog annotations Fleet reads on components.
+ *
+ * @public
+ */
+export const FLEET_ANNOTATION_IMAGE = 'cnp.io/image';
+/** @public */
+export const FLEET_ANNOTATION_CLUSTERS = 'cnp.io/clusters';
+/** @public */
+export const FLEET_ANNOTATION_CLUSTER_SELECTOR = 'cnp.io/cluster-selector';
+
+/** Catalog `Resource` type Fleet publishes clusters as. @public */
+export const FLEET_CLUSTER_RESOURCE_TYPE = 'kubernetes-cluster';

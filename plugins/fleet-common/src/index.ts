@@ -1,0 +1,8 @@
+/**
+ * Shared types, statuses and permissions of the Fleet plugins.
+ *
+ * @packageDocumentation
+ */
+export * from './constants';
+export * from './types';
+export * from './permissions';

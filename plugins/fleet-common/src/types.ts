@@ -1,0 +1,147 @@
+import type {
+  ApplicationOrigin,
+  ClusterSource,
+  ClusterStatus,
+  DeploymentStatus,
+  SyncStatus,
+} from './constants';
+
+/**
+ * A Kubernetes cluster as the Fleet API returns it. Never carries kubeconfig contents,
+ * tokens, certificates or keys: `kubeconfigRef` is a path or an opaque reference.
+ *
+ * @public
+ */
+export interface Cluster {
+  name: string;
+  endpoint: string;
+  kubeconfigRef: string;
+  context?: string;
+  source: ClusterSource;
+  labels: Record<string, string>;
+  status: ClusterStatus;
+  statusReason?: string;
+  consecutiveFailures: number;
+  consecutiveSuccesses: number;
+  failureThreshold?: number;
+  lastProbeAt?: string;
+  lastSuccessAt?: string;
+  lastTransitionAt?: string;
+  probeLatencyMs?: number;
+  serverVersion?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** @public */
+export interface ApplicationSpec {
+  image?: string;
+  replicas?: number;
+  port?: number;
+  env?: Record<string, string>;
+  resources?: {
+    requests?: Record<string, string>;
+    limits?: Record<string, string>;
+  };
+  ignoreDifferences?: string[];
+  selfHeal?: boolean;
+}
+
+/** @public */
+export interface ApplicationPlacement {
+  clusters?: string[];
+  clusterSelector?: Record<string, string>;
+}
+
+/** @public */
+export interface Application {
+  id: string;
+  entityRef: string;
+  name: string;
+  origin?: ApplicationOrigin;
+  spec: ApplicationSpec;
+  placement: ApplicationPlacement;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** @public */
+export interface Deployment {
+  id: string;
+  applicationId: string;
+  entityRef: string;
+  cluster: string;
+  clusterStatus?: ClusterStatus;
+  status: DeploymentStatus;
+  statusReason?: string;
+  message?: string;
+  syncStatus: SyncStatus;
+  image?: string;
+  revision: number;
+  lastAppliedAt?: string;
+  lastSyncedAt?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * One change of a cluster's or a deployment's status.
+ *
+ * @public
+ */
+export interface FleetEvent {
+  id: string;
+  subjectKind: 'cluster' | 'deployment';
+  subject: string;
+  actor: string;
+  from?: string;
+  to: string;
+  reason?: string;
+  message?: string;
+  createdAt: string;
+}
+
+/** @public */
+export interface MassOutageWarning {
+  active: boolean;
+  raisedAt?: string;
+  clusters: string[];
+  message?: string;
+}
+
+/** @public */
+export interface FleetSummary {
+  clusters: { total: number } & Record<ClusterStatus, number>;
+  deployments: {
+    total: number;
+    byStatus: Record<DeploymentStatus, number>;
+    bySyncStatus: Record<SyncStatus, number>;
+  };
+  massOutage: MassOutageWarning;
+  lastCycleAt?: string;
+}
+
+/**
+ * What one health cycle did.
+ *
+ * @public
+ */
+export interface HealthCycleSummary {
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  probed: number;
+  online: number;
+  offline: number;
+  unknown: number;
+  transitions: Array<{ cluster: string; from: ClusterStatus; to: ClusterStatus }>;
+  degradedDeployments: number;
+  restoredDeployments: number;
+  errors: Array<{ cluster: string; message: string }>;
+  massOutage: MassOutageWarning;
+}
+
+/** @public */
+export interface ListResponse<T> {
+  items: T[];
+}

@@ -15,7 +15,6 @@ backend.add(import('@backstage/plugin-proxy-backend'));
 
 // scaffolder plugin
 backend.add(import('@backstage/plugin-scaffolder-backend'));
-backend.add(import('@backstage/plugin-scaffolder-backend-module-github'));
 backend.add(
   import('@backstage/plugin-scaffolder-backend-module-notifications'),
 );
@@ -48,16 +47,9 @@ backend.add(
 // search plugin
 backend.add(import('@backstage/plugin-search-backend'));
 
-// search engine
-// See https://backstage.io/docs/features/search/search-engines
-backend.add(import('@backstage/plugin-search-backend-module-pg'));
-
 // search collators
 backend.add(import('@backstage/plugin-search-backend-module-catalog'));
 backend.add(import('@backstage/plugin-search-backend-module-techdocs'));
-
-// kubernetes plugin
-backend.add(import('@backstage/plugin-kubernetes-backend'));
 
 // user settings plugin
 backend.add(import('@backstage/plugin-user-settings-backend'));
@@ -66,7 +58,7 @@ backend.add(import('@backstage/plugin-user-settings-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));
 backend.add(import('@backstage/plugin-signals-backend'));
 
-// mcp actions plugin
-backend.add(import('@backstage/plugin-mcp-actions-backend'));
+// fleet: cluster discovery, health and deployments across Kubernetes clusters
+backend.add(import('@cnp/plugin-fleet-backend'));
 
 backend.start();

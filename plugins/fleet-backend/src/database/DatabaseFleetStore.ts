@@ -13,7 +13,6 @@ import {
   type Deployment,
   type DeploymentStatus,
   type FleetEvent,
-  type SyncStatus,
 } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import { Knex } from 'knex';
@@ -445,29 +444,23 @@ export class DatabaseFleetStore implements FleetStore {
     await this.db('fleet_locks').where({ name, holder }).delete();
   }
 
+  private async countBy<K extends string>(
+    table: string,
+    column: string,
+    keys: readonly K[],
+  ): Promise<Record<K, number>> {
+    const counts = zeroCounts(keys);
+    const rows: Row[] = await this.db(table).select(column).count({ n: '*' }).groupBy(column);
+    for (const row of rows) counts[row[column] as K] = Number(row.n);
+    return counts;
+  }
+
   async getSummaryCounts(): Promise<SummaryCounts> {
-    const clusters = zeroCounts(CLUSTER_STATUSES);
-    for (const row of await this.db('fleet_clusters')
-      .select('status')
-      .count({ n: '*' })
-      .groupBy('status')) {
-      clusters[row.status as ClusterStatus] = Number(row.n);
-    }
-    const deploymentsByStatus = zeroCounts(DEPLOYMENT_STATUSES);
-    for (const row of await this.db('fleet_deployments')
-      .select('status')
-      .count({ n: '*' })
-      .groupBy('status')) {
-      deploymentsByStatus[row.status as DeploymentStatus] = Number(row.n);
-    }
-    const deploymentsBySyncStatus = zeroCounts(SYNC_STATUSES);
-    for (const row of await this.db('fleet_deployments')
-      .select('sync_status')
-      .count({ n: '*' })
-      .groupBy('sync_status')) {
-      deploymentsBySyncStatus[row.sync_status as SyncStatus] = Number(row.n);
-    }
-    return { clusters, deploymentsByStatus, deploymentsBySyncStatus };
+    return {
+      clusters: await this.countBy('fleet_clusters', 'status', CLUSTER_STATUSES),
+      deploymentsByStatus: await this.countBy('fleet_deployments', 'status', DEPLOYMENT_STATUSES),
+      deploymentsBySyncStatus: await this.countBy('fleet_deployments', 'sync_status', SYNC_STATUSES),
+    };
   }
 
   async listApplications(filter?: { entityRef?: string }): Promise<Application[]> {

@@ -1,0 +1,238 @@
+/**
+ * The resource kinds the simulator serves, and the discovery documents
+ * (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`) built from them.
+ */
+
+export interface ResourceDef {
+  group: string; // '' for the core group
+  version: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** Built-in types: list items carry no kind/apiVersion; PUT without resourceVersion is allowed. */
+  builtin: boolean;
+  /** Whether metadata.generation is maintained (bumped on spec changes). */
+  hasGeneration: boolean;
+  /** PUT on a missing object creates it (true for Services, false for most kinds). */
+  allowCreateOnUpdate: boolean;
+  /** DELETE answers with the deleted object (Services) rather than a Success Status. */
+  returnsDeletedObject?: boolean;
+  /** How metadata.name is validated. */
+  nameFormat: 'dns1123-label' | 'dns1123-subdomain' | 'dns1035-label';
+  /** Defined by a CustomResourceDefinition that a cluster may not have installed. */
+  crd?: string;
+}
+
+export function apiVersionOf(def: ResourceDef): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+const common = { categories: [] as string[], builtin: true, crd: undefined };
+
+export const RESOURCES: ResourceDef[] = [
+  {
+    ...common,
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    singular: 'namespace',
+    kind: 'Namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    hasGeneration: false,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-label',
+  },
+  {
+    ...common,
+    group: '',
+    version: 'v1',
+    plural: 'services',
+    singular: 'service',
+    kind: 'Service',
+    namespaced: true,
+    shortNames: ['svc'],
+    categories: ['all'],
+    hasGeneration: false,
+    allowCreateOnUpdate: true,
+    returnsDeletedObject: true,
+    nameFormat: 'dns1035-label',
+  },
+  {
+    ...common,
+    group: 'apps',
+    version: 'v1',
+    plural: 'deployments',
+    singular: 'deployment',
+    kind: 'Deployment',
+    namespaced: true,
+    shortNames: ['deploy'],
+    categories: ['all'],
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain',
+  },
+  {
+    ...common,
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    singular: 'poddisruptionbudget',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+    shortNames: ['pdb'],
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain',
+  },
+  {
+    ...common,
+    group: 'autoscaling',
+    version: 'v2',
+    plural: 'horizontalpodautoscalers',
+    singular: 'horizontalpodautoscaler',
+    kind: 'HorizontalPodAutoscaler',
+    namespaced: true,
+    shortNames: ['hpa'],
+    categories: ['all'],
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain',
+  },
+  {
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    plural: 'rollouts',
+    singular: 'rollout',
+    kind: 'Rollout',
+    namespaced: true,
+    shortNames: ['ro'],
+    categories: [],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain',
+    crd: 'rollouts.argoproj.io',
+  },
+];
+
+export function findResource(
+  group: string,
+  version: string,
+  plural: string,
+): ResourceDef | undefined {
+  return RESOURCES.find(
+    r => r.group === group && r.version === version && r.plural === plural,
+  );
+}
+
+export function resourceForKind(kind: string): ResourceDef | undefined {
+  return RESOURCES.find(r => r.kind === kind);
+}
+
+const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update'];
+
+export const SERVER_VERSION = {
+  major: '1',
+  minor: '30',
+  gitVersion: 'v1.30.0',
+  gitCommit: '7c48c2bd72b9bf5c44d21d7338cc7bea77d0ad2a',
+  gitTreeState: 'clean',
+  buildDate: '2024-04-17T17:27:03Z',
+  goVersion: 'go1.22.2',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+export interface DiscoveryOptions {
+  /** CRDs installed in the cluster (e.g. 'rollouts.argoproj.io'). */
+  crds: ReadonlySet<string>;
+  serverAddress: string;
+}
+
+function served(def: ResourceDef, opts: DiscoveryOptions): boolean {
+  return isServed(def, opts.crds);
+}
+
+export function isServed(def: ResourceDef, crds: ReadonlySet<string>): boolean {
+  return !def.crd || crds.has(def.crd);
+}
+
+export function apiVersionsDoc(opts: DiscoveryOptions) {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [
+      { clientCIDR: '0.0.0.0/0', serverAddress: opts.serverAddress },
+    ],
+  };
+}
+
+function groupDoc(group: string, versions: string[]) {
+  const list = versions.map(v => ({ groupVersion: `${group}/${v}`, version: v }));
+  return { name: group, versions: list, preferredVersion: list[0] };
+}
+
+function groupVersions(opts: DiscoveryOptions): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const def of RESOURCES) {
+    if (!def.group || !served(def, opts)) continue;
+    const versions = groups.get(def.group) ?? [];
+    if (!versions.includes(def.version)) versions.push(def.version);
+    groups.set(def.group, versions);
+  }
+  return groups;
+}
+
+export function apiGroupListDoc(opts: DiscoveryOptions) {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [...groupVersions(opts)].map(([g, v]) => groupDoc(g, v)),
+  };
+}
+
+export function apiGroupDoc(group: string, opts: DiscoveryOptions) {
+  const versions = groupVersions(opts).get(group);
+  if (!versions) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(group, versions) };
+}
+
+export function apiResourceListDoc(
+  group: string,
+  version: string,
+  opts: DiscoveryOptions,
+) {
+  const defs = RESOURCES.filter(
+    r => r.group === group && r.version === version && served(r, opts),
+  );
+  if (defs.length === 0) return undefined;
+  const resources: unknown[] = [];
+  for (const def of defs) {
+    resources.push({
+      name: def.plural,
+      singularName: def.singular,
+      namespaced: def.namespaced,
+      kind: def.kind,
+      verbs: VERBS,
+      ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
+      ...(def.categories.length ? { categories: def.categories } : {}),
+    });
+    resources.push({
+      name: `${def.plural}/status`,
+      singularName: '',
+      namespaced: def.namespaced,
+      kind: def.kind,
+      verbs: ['get', 'patch', 'update'],
+    });
+  }
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group ? `${group}/${version}` : version,
+    resources,
+  };
+}

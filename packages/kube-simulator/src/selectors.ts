@@ -1,0 +1,178 @@
+/**
+ * Label selectors (the `labelSelector` query string and LabelSelector objects)
+ * and the small field-selector subset the API server supports for every kind.
+ */
+import { errors } from './errors';
+import { asArray, isPlainObject, JsonObject } from './util';
+
+export type Operator = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
+
+export interface Requirement {
+  key: string;
+  op: Operator;
+  values: string[];
+}
+
+const KEY = /^([a-z0-9A-Z._/-]+)$/;
+
+/** Parses `a=b,c!=d,e in (x,y),!f,g` into requirements; 400 on bad syntax. */
+export function parseLabelSelector(selector: string): Requirement[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of selector) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  parts.push(current);
+  const reqs: Requirement[] = [];
+  for (const raw of parts) {
+    const part = raw.trim();
+    if (!part) {
+      if (parts.length === 1) return [];
+      throw bad(selector);
+    }
+    let m: RegExpMatchArray | null;
+    if ((m = part.match(/^!\s*(\S+)$/))) {
+      reqs.push({ key: checkKey(m[1], selector), op: '!', values: [] });
+    } else if ((m = part.match(/^(\S+?)\s+(in|notin)\s+\(([^)]*)\)$/))) {
+      const values = m[3].split(',').map(v => v.trim());
+      reqs.push({
+        key: checkKey(m[1], selector),
+        op: m[2] as Operator,
+        values: values.filter(v => v !== ''),
+      });
+    } else if ((m = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*([^=!\s]*)$/))) {
+      reqs.push({
+        key: checkKey(m[1], selector),
+        op: m[2] === '!=' ? '!=' : '=',
+        values: [m[3]],
+      });
+    } else if ((m = part.match(/^([^=!\s()]+)$/))) {
+      reqs.push({ key: checkKey(m[1], selector), op: 'exists', values: [] });
+    } else {
+      throw bad(selector);
+    }
+  }
+  return reqs;
+}
+
+function checkKey(key: string, selector: string): string {
+  if (!KEY.test(key)) throw bad(selector);
+  return key;
+}
+
+function bad(selector: string) {
+  return errors.badRequest(
+    `unable to parse requirement: found '${selector}', expected: valid label selector`,
+  );
+}
+
+export function matches(
+  reqs: Requirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
+  const l = labels ?? {};
+  return reqs.every(r => {
+    const has = Object.prototype.hasOwnProperty.call(l, r.key);
+    switch (r.op) {
+      case '=':
+        return has && l[r.key] === r.values[0];
+      case '!=':
+        return !has || l[r.key] !== r.values[0];
+      case 'in':
+        return has && r.values.includes(l[r.key]);
+      case 'notin':
+        return !has || !r.values.includes(l[r.key]);
+      case 'exists':
+        return has;
+      case '!':
+        return !has;
+      default:
+        return false;
+    }
+  });
+}
+
+/** Converts a metav1.LabelSelector object into requirements. */
+export function requirementsOf(selector: unknown): Requirement[] {
+  if (!isPlainObject(selector)) return [];
+  const reqs: Requirement[] = [];
+  const ml = selector.matchLabels;
+  if (isPlainObject(ml)) {
+    for (const [key, value] of Object.entries(ml)) {
+      reqs.push({ key, op: '=', values: [String(value)] });
+    }
+  }
+  for (const expr of asArray(selector.matchExpressions)) {
+    if (!isPlainObject(expr)) continue;
+    const key = String(expr.key ?? '');
+    const values = asArray(expr.values).map(String);
+    const op = String(expr.operator ?? '');
+    if (op === 'In') reqs.push({ key, op: 'in', values });
+    else if (op === 'NotIn') reqs.push({ key, op: 'notin', values });
+    else if (op === 'Exists') reqs.push({ key, op: 'exists', values });
+    else if (op === 'DoesNotExist') reqs.push({ key, op: '!', values });
+  }
+  return reqs;
+}
+
+/** `a=b,c=d` for a LabelSelector object, as status.selector shows it. */
+export function selectorString(selector: unknown): string {
+  return requirementsOf(selector)
+    .map(r => {
+      switch (r.op) {
+        case '=':
+          return `${r.key}=${r.values[0]}`;
+        case '!=':
+          return `${r.key}!=${r.values[0]}`;
+        case 'in':
+        case 'notin':
+          return `${r.key} ${r.op} (${r.values.join(',')})`;
+        case 'exists':
+          return r.key;
+        default:
+          return `!${r.key}`;
+      }
+    })
+    .join(',');
+}
+
+export interface FieldRequirement {
+  field: 'metadata.name' | 'metadata.namespace';
+  negate: boolean;
+  value: string;
+}
+
+export function parseFieldSelector(selector: string): FieldRequirement[] {
+  const out: FieldRequirement[] = [];
+  for (const raw of selector.split(',')) {
+    const part = raw.trim();
+    if (!part) continue;
+    const m = part.match(/^([^=!]+)(==|=|!=)(.*)$/);
+    if (!m) {
+      throw errors.badRequest(`invalid selector: '${selector}'; can't understand '${part}'`);
+    }
+    const field = m[1].trim();
+    if (field !== 'metadata.name' && field !== 'metadata.namespace') {
+      throw errors.badRequest(`field label not supported: ${field}`);
+    }
+    out.push({ field, negate: m[2] === '!=', value: m[3].trim() });
+  }
+  return out;
+}
+
+export function matchesFields(reqs: FieldRequirement[], obj: JsonObject): boolean {
+  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  return reqs.every(r => {
+    const actual =
+      r.field === 'metadata.name' ? String(meta.name ?? '') : String(meta.namespace ?? '');
+    return r.negate ? actual !== r.value : actual === r.value;
+  });
+}

@@ -1,0 +1,308 @@
+/**
+ * Validation with the rules and messages of the real API server for the
+ * fields a deployment tool gets wrong most often: names, labels, annotations,
+ * Deployment selectors and containers, Service ports, PDB and HPA bounds, and
+ * the immutable fields (Deployment selector, Service clusterIP).
+ */
+import { cause, StatusCause } from './errors';
+import { ResourceDef } from './resources';
+import { matches, requirementsOf } from './selectors';
+import { asArray, asObject, deepEqual, isPlainObject, JsonObject } from './util';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const MSG = {
+  label:
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+  subdomain:
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+  dns1035:
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+  qualifiedName:
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+  labelValue:
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+};
+
+export function isDns1123Label(name: string): boolean {
+  return name.length <= 63 && DNS1123_LABEL.test(name);
+}
+
+function checkFormat(
+  field: string,
+  value: string,
+  format: ResourceDef['nameFormat'],
+): StatusCause[] {
+  const [re, max, msg] =
+    format === 'dns1123-label'
+      ? [DNS1123_LABEL, 63, MSG.label]
+      : format === 'dns1035-label'
+        ? [DNS1035_LABEL, 63, MSG.dns1035]
+        : [DNS1123_SUBDOMAIN, 253, MSG.subdomain];
+  const out: StatusCause[] = [];
+  if (value.length > max) out.push(cause.invalid(field, value, `must be no more than ${max} characters`));
+  if (!re.test(value)) out.push(cause.invalid(field, value, msg));
+  return out;
+}
+
+export function validateName(def: ResourceDef, name: unknown): StatusCause[] {
+  if (typeof name !== 'string' || name === '') {
+    return [cause.required('metadata.name', 'name or generateName is required')];
+  }
+  return checkFormat('metadata.name', name, def.nameFormat);
+}
+
+function validateQualifiedName(field: string, key: string): StatusCause[] {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  const out: StatusCause[] = [];
+  if (prefix !== undefined) {
+    if (prefix === '') out.push(cause.invalid(field, key, 'prefix part must be non-empty'));
+    else if (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) {
+      out.push(cause.invalid(field, key, `prefix part ${MSG.subdomain}`));
+    }
+  }
+  if (name === '') out.push(cause.invalid(field, key, 'name part must be non-empty'));
+  else if (name.length > 63) out.push(cause.invalid(field, key, 'name part must be no more than 63 characters'));
+  else if (!QUALIFIED_NAME.test(name)) out.push(cause.invalid(field, key, MSG.qualifiedName));
+  return out;
+}
+
+export function validateLabels(field: string, labels: unknown): StatusCause[] {
+  if (labels === undefined || labels === null) return [];
+  if (!isPlainObject(labels)) return [cause.invalid(field, labels, 'must be a map of strings')];
+  const out: StatusCause[] = [];
+  for (const [key, value] of Object.entries(labels)) {
+    out.push(...validateQualifiedName(field, key));
+    if (typeof value !== 'string') {
+      out.push(cause.invalid(field, value, 'label values must be strings'));
+    } else if (value.length > 63) {
+      out.push(cause.invalid(field, value, 'must be no more than 63 characters'));
+    } else if (!LABEL_VALUE.test(value)) {
+      out.push(cause.invalid(field, value, MSG.labelValue));
+    }
+  }
+  return out;
+}
+
+function validateAnnotations(annotations: unknown): StatusCause[] {
+  if (annotations === undefined || annotations === null) return [];
+  if (!isPlainObject(annotations)) {
+    return [cause.invalid('metadata.annotations', annotations, 'must be a map of strings')];
+  }
+  const out: StatusCause[] = [];
+  let size = 0;
+  for (const [key, value] of Object.entries(annotations)) {
+    out.push(...validateQualifiedName('metadata.annotations', key));
+    if (typeof value !== 'string') {
+      out.push(cause.invalid('metadata.annotations', value, 'annotation values must be strings'));
+    }
+    size += key.length + String(value).length;
+  }
+  if (size > 262144) {
+    out.push({
+      reason: 'FieldValueTooLong',
+      field: 'metadata.annotations',
+      message: 'Too long: must have at most 262144 bytes',
+    });
+  }
+  return out;
+}
+
+export function validateMeta(obj: JsonObject): StatusCause[] {
+  const meta = asObject(obj.metadata) ?? {};
+  return [...validateLabels('metadata.labels', meta.labels), ...validateAnnotations(meta.annotations)];
+}
+
+function isPort(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+
+function validateContainers(spec: JsonObject, base: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const containers = asArray(spec.containers);
+  if (containers.length === 0) out.push(cause.required(`${base}.containers`));
+  const names = new Set<string>();
+  containers.forEach((raw, i) => {
+    const c = asObject(raw) ?? {};
+    const f = `${base}.containers[${i}]`;
+    const name = c.name;
+    if (typeof name !== 'string' || !name) out.push(cause.required(`${f}.name`));
+    else {
+      out.push(...checkFormat(`${f}.name`, name, 'dns1123-label'));
+      if (names.has(name)) out.push(cause.duplicate(`${f}.name`, name));
+      names.add(name);
+    }
+    if (typeof c.image !== 'string' || !c.image.trim()) out.push(cause.required(`${f}.image`));
+    const portNames = new Set<string>();
+    asArray(c.ports).forEach((rawPort, j) => {
+      const p = asObject(rawPort) ?? {};
+      const pf = `${f}.ports[${j}]`;
+      if (p.containerPort === undefined) out.push(cause.required(`${pf}.containerPort`));
+      else if (!isPort(p.containerPort)) out.push(cause.invalid(`${pf}.containerPort`, p.containerPort, PORT_RANGE));
+      if (typeof p.name === 'string' && p.name) {
+        if (portNames.has(p.name)) out.push(cause.duplicate(`${pf}.name`, p.name));
+        portNames.add(p.name);
+        if (p.name.length > 15) out.push(cause.invalid(`${pf}.name`, p.name, 'must be no more than 15 characters'));
+      }
+      if (p.protocol !== undefined && !['TCP', 'UDP', 'SCTP'].includes(String(p.protocol))) {
+        out.push(cause.notSupported(`${pf}.protocol`, p.protocol, ['SCTP', 'TCP', 'UDP']));
+      }
+    });
+    asArray(c.env).forEach((rawEnv, j) => {
+      const e = asObject(rawEnv) ?? {};
+      if (typeof e.name !== 'string' || !e.name) out.push(cause.required(`${f}.env[${j}].name`));
+    });
+  });
+  return out;
+}
+
+function validateDeploymentLike(obj: JsonObject, old: JsonObject | undefined): StatusCause[] {
+  const out: StatusCause[] = [];
+  const spec = asObject(obj.spec) ?? {};
+  const selector = spec.selector;
+  const template = asObject(spec.template) ?? {};
+  const templateMeta = asObject(template.metadata) ?? {};
+  const templateLabels = asObject(templateMeta.labels) as Record<string, string> | undefined;
+  if (spec.replicas !== undefined && (typeof spec.replicas !== 'number' || spec.replicas < 0)) {
+    out.push(cause.invalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
+  }
+  if (!isPlainObject(selector)) {
+    out.push(cause.required('spec.selector'));
+  } else if (requirementsOf(selector).length === 0) {
+    out.push(cause.invalid('spec.selector', selector, 'empty selector is invalid for deployment'));
+  } else if (!matches(requirementsOf(selector), templateLabels)) {
+    out.push(
+      cause.invalid(
+        'spec.template.metadata.labels',
+        templateLabels ?? {},
+        '`selector` does not match template `labels`',
+      ),
+    );
+  }
+  out.push(...validateLabels('spec.template.metadata.labels', templateLabels));
+  const podSpec = asObject(template.spec);
+  if (!podSpec) out.push(cause.required('spec.template.spec.containers'));
+  else {
+    out.push(...validateContainers(podSpec, 'spec.template.spec'));
+    if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
+      out.push(cause.notSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy, ['Always']));
+    }
+  }
+  if (old) {
+    const oldSelector = asObject(old.spec)?.selector;
+    if (oldSelector !== undefined && !deepEqual(oldSelector, selector)) {
+      out.push(cause.invalid('spec.selector', selector, 'field is immutable'));
+    }
+  }
+  return out;
+}
+
+function validateService(obj: JsonObject, old: JsonObject | undefined): StatusCause[] {
+  const out: StatusCause[] = [];
+  const spec = asObject(obj.spec) ?? {};
+  const type = spec.type ?? 'ClusterIP';
+  const types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+  if (!types.includes(String(type))) out.push(cause.notSupported('spec.type', type, types));
+  const ports = asArray(spec.ports);
+  if (ports.length === 0 && type !== 'ExternalName' && spec.clusterIP !== 'None') {
+    out.push(cause.required('spec.ports'));
+  }
+  const names = new Set<string>();
+  ports.forEach((raw, i) => {
+    const p = asObject(raw) ?? {};
+    const f = `spec.ports[${i}]`;
+    if (ports.length > 1 && (typeof p.name !== 'string' || !p.name)) out.push(cause.required(`${f}.name`));
+    if (typeof p.name === 'string' && p.name) {
+      out.push(...checkFormat(`${f}.name`, p.name, 'dns1123-label'));
+      if (names.has(p.name)) out.push(cause.duplicate(`${f}.name`, p.name));
+      names.add(p.name);
+    }
+    if (!isPort(p.port)) out.push(cause.invalid(`${f}.port`, p.port, PORT_RANGE));
+    const tp = p.targetPort;
+    if (tp !== undefined && typeof tp === 'number' && !isPort(tp)) {
+      out.push(cause.invalid(`${f}.targetPort`, tp, PORT_RANGE));
+    }
+    if (p.nodePort !== undefined && type === 'ClusterIP') {
+      out.push(cause.forbidden(`${f}.nodePort`, 'may not be used when `type` is \'ClusterIP\''));
+    }
+  });
+  if (old) {
+    const oldIp = asObject(old.spec)?.clusterIP;
+    if (oldIp && spec.clusterIP !== oldIp && type !== 'ExternalName') {
+      out.push(cause.invalid('spec.clusterIP', spec.clusterIP ?? '', 'field is immutable'));
+    }
+  }
+  return out;
+}
+
+function isIntOrPercent(v: unknown): boolean {
+  return (typeof v === 'number' && Number.isInteger(v) && v >= 0) || (typeof v === 'string' && /^\d+%$/.test(v));
+}
+
+function validatePdb(obj: JsonObject): StatusCause[] {
+  const out: StatusCause[] = [];
+  const spec = asObject(obj.spec) ?? {};
+  if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) {
+    out.push(cause.invalid('spec', spec, 'minAvailable and maxUnavailable cannot be both set'));
+  }
+  for (const f of ['minAvailable', 'maxUnavailable']) {
+    const v = spec[f];
+    if (v !== undefined && !isIntOrPercent(v)) {
+      out.push(cause.invalid(`spec.${f}`, v, 'must be an integer or percentage (e.g 5%)'));
+    }
+  }
+  return out;
+}
+
+function validateHpa(obj: JsonObject): StatusCause[] {
+  const out: StatusCause[] = [];
+  const spec = asObject(obj.spec) ?? {};
+  const ref = asObject(spec.scaleTargetRef) ?? {};
+  if (!ref.kind) out.push(cause.required('spec.scaleTargetRef.kind'));
+  if (!ref.name) out.push(cause.required('spec.scaleTargetRef.name'));
+  const max = spec.maxReplicas;
+  const min = spec.minReplicas ?? 1;
+  if (typeof max !== 'number' || max < 1) {
+    out.push(cause.invalid('spec.maxReplicas', max ?? 0, 'must be greater than 0'));
+  } else if (typeof min === 'number' && min > max) {
+    out.push(cause.invalid('spec.minReplicas', min, 'must be less than or equal to maxReplicas'));
+  }
+  if (typeof min !== 'number' || min < 1) {
+    out.push(cause.invalid('spec.minReplicas', min, 'must be greater than or equal to 1'));
+  }
+  return out;
+}
+
+/** Kind-specific validation of a create (old undefined) or an update. */
+export function validateObject(
+  def: ResourceDef,
+  obj: JsonObject,
+  old: JsonObject | undefined,
+): StatusCause[] {
+  const out = validateMeta(obj);
+  switch (def.kind) {
+    case 'Deployment':
+      out.push(...validateDeploymentLike(obj, old));
+      break;
+    case 'Service':
+      out.push(...validateService(obj, old));
+      break;
+    case 'PodDisruptionBudget':
+      out.push(...validatePdb(obj));
+      break;
+    case 'HorizontalPodAutoscaler':
+      out.push(...validateHpa(obj));
+      break;
+    default:
+      break;
+  }
+  return out;
+}

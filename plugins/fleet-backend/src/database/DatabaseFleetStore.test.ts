@@ -1,0 +1,155 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { createTestDatabases } from '../testUtils/databases';
+import { DatabaseFleetStore } from './DatabaseFleetStore';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId => {
+  async function createStore() {
+    const knex = await databases.init(databaseId);
+    const store = await DatabaseFleetStore.create({
+      database: mockServices.database({ knex, migrations: { skip: false } }),
+    });
+    return { knex, store };
+  }
+
+  it('inserts clusters as UNKNOWN with an event and refuses a duplicate name with a ConflictError', async () => {
+    const { store } = await createStore();
+    const cluster = await store.insertCluster({
+      name: 'c1',
+      endpoint: 'https://127.0.0.1:6443',
+      kubeconfigRef: '/k/c1.yaml',
+      source: 'manual',
+      labels: { env: 'prod' },
+    });
+    expect(cluster).toMatchObject({
+      name: 'c1',
+      status: 'UNKNOWN',
+      consecutiveFailures: 0,
+      labels: { env: 'prod' },
+      source: 'manual',
+    });
+    expect(new Date(cluster.createdAt).toISOString()).toBe(cluster.createdAt);
+    await expect(
+      store.insertCluster({ name: 'c1', endpoint: 'https://x', kubeconfigRef: 'x', source: 'manual' }),
+    ).rejects.toMatchObject({ name: 'ConflictError' });
+    const events = await store.listEvents({ subjectKind: 'cluster', subject: 'c1' });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ to: 'UNKNOWN', reason: 'NEVER_PROBED' });
+  });
+
+  it('upserts discovered clusters: inserts new ones, updates endpoint, ref and context, leaves manual ones alone', async () => {
+    const { store } = await createStore();
+    await store.insertCluster({ name: 'manual-1', endpoint: 'https://m', kubeconfigRef: 'secret-m', source: 'manual' });
+    const first = await store.upsertDiscoveredClusters([
+      { name: 'a', endpoint: 'https://a:1', kubeconfigRef: '/k/a.yaml', context: 'a' },
+      { name: 'manual-1', endpoint: 'https://other', kubeconfigRef: '/k/m.yaml', context: 'm' },
+    ]);
+    expect(first).toEqual({ inserted: ['a'], updated: [] });
+    const second = await store.upsertDiscoveredClusters([
+      { name: 'a', endpoint: 'https://a:2', kubeconfigRef: '/k/new-a.yaml', context: 'a2' },
+    ]);
+    expect(second).toEqual({ inserted: [], updated: ['a'] });
+    expect(await store.getCluster('a')).toMatchObject({
+      endpoint: 'https://a:2',
+      kubeconfigRef: '/k/new-a.yaml',
+      context: 'a2',
+      status: 'UNKNOWN',
+      source: 'discovered',
+    });
+    expect(await store.getCluster('manual-1')).toMatchObject({ endpoint: 'https://m', kubeconfigRef: 'secret-m' });
+    const third = await store.upsertDiscoveredClusters([
+      { name: 'a', endpoint: 'https://a:2', kubeconfigRef: '/k/new-a.yaml', context: 'a2' },
+    ]);
+    expect(third).toEqual({ inserted: [], updated: [] });
+  });
+
+  it('rolls back every write of a cluster transaction that throws', async () => {
+    const { store } = await createStore();
+    await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });
+    const app = await store.insertApplication({ entityRef: 'component:default/web', name: 'web', spec: {} });
+    const dep = await store.insertDeployment({ applicationId: app.id, cluster: 'c1', status: 'DEPLOYED' }, 'test');
+
+    await expect(
+      store.inClusterTransaction(async tx => {
+        await tx.updateClusterHealth('c1', { status: 'OFFLINE', consecutiveFailures: 2, consecutiveSuccesses: 0 });
+        expect(await tx.degradeDeploymentsOnCluster('c1', 'test', 'down')).toBe(1);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await store.getCluster('c1')).toMatchObject({ status: 'UNKNOWN', consecutiveFailures: 0 });
+    expect(await store.getDeployment(dep.id)).toMatchObject({ status: 'DEPLOYED' });
+    expect(await store.listEvents({ subjectKind: 'deployment', subject: dep.id })).toHaveLength(1);
+  });
+
+  it('degrades only DEPLOYED deployments and restores only those degraded by CLUSTER_OFFLINE', async () => {
+    const { store } = await createStore();
+    await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });
+    const ids: Record<string, string> = {};
+    for (const [name, status] of [['ok', 'DEPLOYED'], ['failed', 'FAILED'], ['sick', 'DEGRADED'], ['new', 'PENDING']] as const) {
+      const app = await store.insertApplication({ entityRef: `component:default/${name}`, name, spec: {} });
+      const dep = await store.insertDeployment(
+        { applicationId: app.id, cluster: 'c1', status, statusReason: status === 'DEGRADED' ? 'WORKLOAD_UNHEALTHY' : undefined },
+        'test',
+      );
+      ids[name] = dep.id;
+    }
+    await store.inClusterTransaction(async tx => {
+      expect(await tx.degradeDeploymentsOnCluster('c1', 'fleet-health', 'c1 is OFFLINE')).toBe(1);
+    });
+    expect(await store.getDeployment(ids.ok)).toMatchObject({
+      status: 'DEGRADED',
+      statusReason: 'CLUSTER_OFFLINE',
+      clusterStatus: 'UNKNOWN',
+      entityRef: 'component:default/ok',
+    });
+    await store.inClusterTransaction(async tx => {
+      expect(await tx.restoreDeploymentsOnCluster('c1', 'fleet-health', 'back')).toBe(1);
+    });
+    const after = Object.fromEntries(
+      await Promise.all(Object.entries(ids).map(async ([k, id]) => [k, (await store.getDeployment(id))!.status])),
+    );
+    expect(after).toEqual({ ok: 'DEPLOYED', failed: 'FAILED', sick: 'DEGRADED', new: 'PENDING' });
+    const events = await store.listEvents({ subjectKind: 'deployment', subject: ids.ok });
+    expect(events.map(e => `${e.from ?? ''}->${e.to}`)).toEqual(['DEGRADED->DEPLOYED', 'DEPLOYED->DEGRADED', '->DEPLOYED']);
+  });
+
+  it('hands a lease to one holder at a time and lets it expire', async () => {
+    const { store } = await createStore();
+    expect(await store.tryAcquireLease('cycle', 'a', 60_000)).toBe(true);
+    expect(await store.tryAcquireLease('cycle', 'b', 60_000)).toBe(false);
+    expect(await store.tryAcquireLease('cycle', 'a', 60_000)).toBe(true);
+    await store.releaseLease('cycle', 'a');
+    expect(await store.tryAcquireLease('cycle', 'b', 1)).toBe(true);
+    await new Promise(r => setTimeout(r, 20));
+    expect(await store.tryAcquireLease('cycle', 'c', 60_000)).toBe(true);
+  });
+
+  it('keeps fleet state and counts clusters and deployments per status', async () => {
+    const { store } = await createStore();
+    expect(await store.getState('massOutage')).toBeUndefined();
+    await store.setState('massOutage', { active: true, clusters: ['a'] });
+    await store.setState('massOutage', { active: false, clusters: [] });
+    expect(await store.getState('massOutage')).toEqual({ active: false, clusters: [] });
+    await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });
+    const counts = await store.getSummaryCounts();
+    expect(counts.clusters).toEqual({ ONLINE: 0, OFFLINE: 0, UNKNOWN: 1 });
+    expect(counts.deploymentsByStatus.DEPLOYED).toBe(0);
+  });
+
+  it('updates labels and the per-cluster failure threshold, and deletes clusters with their events', async () => {
+    const { store } = await createStore();
+    await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });
+    expect(await store.updateClusterSettings('c1', { labels: { env: 'dev' }, failureThreshold: 4 })).toMatchObject({
+      labels: { env: 'dev' },
+      failureThreshold: 4,
+    });
+    expect(await store.updateClusterSettings('c1', { failureThreshold: null })).toMatchObject({ failureThreshold: undefined });
+    expect(await store.updateClusterSettings('nope', { labels: {} })).toBeUndefined();
+    expect(await store.deleteCluster('c1')).toBe(true);
+    expect(await store.deleteCluster('c1')).toBe(false);
+    expect(await store.listEvents({ subjectKind: 'cluster', subject: 'c1' })).toEqual([]);
+  });
+});

@@ -1,0 +1,75 @@
+import { Knex } from 'knex';
+import fs from 'node:fs';
+import { createTestDatabases } from '../testUtils/databases';
+import { DatabaseFleetStore } from './DatabaseFleetStore';
+
+jest.setTimeout(60_000);
+
+const migrationsDir = DatabaseFleetStore.migrationsDir;
+const migrationFiles = fs
+  .readdirSync(migrationsDir)
+  .filter(f => f.endsWith('.js'))
+  .sort();
+
+async function migrateUntilBefore(knex: Knex, target: string): Promise<void> {
+  const index = migrationFiles.indexOf(target);
+  if (index === -1) throw new Error(`Unknown migration ${target}`);
+  for (let i = 0; i < index; i++) {
+    await knex.migrate.up({ directory: migrationsDir, name: migrationFiles[i] });
+  }
+}
+
+const databases = createTestDatabases();
+
+describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
+  it('20261129000000_init.js goes up and down, keeping the rows it is given', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261129000000_init.js');
+    await knex.migrate.up({ directory: migrationsDir, name: '20261129000000_init.js' });
+
+    const now = new Date();
+    await knex('fleet_clusters').insert({
+      name: 'c1',
+      endpoint: 'https://127.0.0.1:6443',
+      kubeconfig_ref: '/etc/kube/c1.yaml',
+      source: 'discovered',
+      created_at: now,
+      updated_at: now,
+    });
+    await knex('fleet_applications').insert({
+      id: 'a1',
+      entity_ref: 'component:default/payments',
+      name: 'payments',
+      spec: '{}',
+      created_at: now,
+      updated_at: now,
+    });
+    await knex('fleet_deployments').insert({
+      id: 'd1',
+      application_id: 'a1',
+      cluster: 'c1',
+      status: 'DEPLOYED',
+      created_at: now,
+      updated_at: now,
+    });
+    const cluster = await knex('fleet_clusters').where({ name: 'c1' }).first();
+    expect(cluster).toMatchObject({ status: 'UNKNOWN', consecutive_failures: 0, labels: '{}' });
+    // SQLite as Backstage opens it does not enforce foreign keys; PostgreSQL must.
+    if (databaseId.startsWith('POSTGRES')) await expect(
+      knex('fleet_deployments').insert({
+        id: 'd2',
+        application_id: 'a1',
+        cluster: 'no-such-cluster',
+        status: 'DEPLOYED',
+        created_at: now,
+        updated_at: now,
+      }),
+    ).rejects.toThrow();
+
+    await knex.migrate.down({ directory: migrationsDir });
+    for (const table of ['fleet_clusters', 'fleet_applications', 'fleet_deployments', 'fleet_events', 'fleet_state', 'fleet_locks']) {
+      expect(await knex.schema.hasTable(table)).toBe(false);
+    }
+    await knex.destroy();
+  });
+});

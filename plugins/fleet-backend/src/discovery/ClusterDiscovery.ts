@@ -1,0 +1,30 @@
+import { LoggerService } from '@backstage/backend-plugin-api';
+import type { FleetStore } from '../database/FleetStore';
+import { discoverKubeconfigClusters, DiscoverySources } from './discoverKubeconfigClusters';
+
+/** Reads the kubeconfig sources and upserts what they name into the store. */
+export class ClusterDiscovery {
+  private constructor(
+    private readonly store: FleetStore,
+    private readonly logger: LoggerService,
+    private readonly sources: DiscoverySources,
+  ) {}
+
+  static create(options: { store: FleetStore; logger: LoggerService; sources: DiscoverySources }) {
+    return new ClusterDiscovery(options.store, options.logger, options.sources);
+  }
+
+  async run(): Promise<{ inserted: string[]; updated: string[]; warnings: string[] }> {
+    if (!this.sources.kubeconfigPath && !this.sources.kubeconfigDir) {
+      return { inserted: [], updated: [], warnings: [] };
+    }
+    const { clusters, warnings } = await discoverKubeconfigClusters(this.sources);
+    for (const warning of warnings) this.logger.warn(warning);
+    const { inserted, updated } = await this.store.upsertDiscoveredClusters(clusters);
+    if (inserted.length) this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`);
+    if (updated.length) {
+      this.logger.info(`Updated endpoint or kubeconfig of clusters: ${updated.join(', ')}`);
+    }
+    return { inserted, updated, warnings };
+  }
+}

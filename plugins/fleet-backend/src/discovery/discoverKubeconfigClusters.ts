@@ -1,0 +1,86 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { DiscoveredCluster } from '../database/FleetStore';
+import { sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
+
+export interface DiscoverySources {
+  kubeconfigPath?: string;
+  kubeconfigDir?: string;
+}
+
+export interface DiscoveryResult {
+  clusters: DiscoveredCluster[];
+  /** One message per skipped file, context or renamed cluster; each names the file. */
+  warnings: string[];
+}
+
+async function listKubeconfigFiles(sources: DiscoverySources, warnings: string[]): Promise<string[]> {
+  const files: string[] = [];
+  if (sources.kubeconfigPath) files.push(path.resolve(sources.kubeconfigPath));
+  if (sources.kubeconfigDir) {
+    const dir = path.resolve(sources.kubeconfigDir);
+    try {
+      const entries = await fs.readdir(dir, { withFileTypes: true });
+      for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        if (entry.name.startsWith('.')) continue;
+        const file = path.join(dir, entry.name);
+        if (entry.isFile() || (entry.isSymbolicLink() && (await fs.stat(file).catch(() => undefined))?.isFile())) {
+          if (!files.includes(file)) files.push(file);
+        }
+      }
+    } catch (error) {
+      warnings.push(`Skipping kubeconfig directory ${dir}: ${(error as Error).message}`);
+    }
+  }
+  return files;
+}
+
+/**
+ * Reads every context of every kubeconfig file the sources name, with client-node's KubeConfig.
+ * Each context is a cluster named after the context, made DNS-1123-safe; when two contexts get
+ * the same name, the later one (in file order) gets a stable suffix and a warning. A malformed or
+ * unreadable file is skipped with a warning naming it; the others are still read.
+ */
+export async function discoverKubeconfigClusters(sources: DiscoverySources): Promise<DiscoveryResult> {
+  const warnings: string[] = [];
+  const clusters: DiscoveredCluster[] = [];
+  const taken = new Map<string, string>(); // cluster name -> "file#context" that took it
+
+  for (const file of await listKubeconfigFiles(sources, warnings)) {
+    const kubeConfig = new KubeConfig();
+    try {
+      await fs.access(file);
+      kubeConfig.loadFromFile(file);
+    } catch (error) {
+      warnings.push(`Skipping kubeconfig file ${file}: ${(error as Error).message}`);
+      continue;
+    }
+    if (kubeConfig.getContexts().length === 0) {
+      warnings.push(`Skipping kubeconfig file ${file}: it has no contexts`);
+      continue;
+    }
+    for (const context of kubeConfig.getContexts()) {
+      const cluster = kubeConfig.getCluster(context.cluster);
+      if (!cluster?.server) {
+        warnings.push(
+          `Skipping context '${context.name}' of kubeconfig file ${file}: its cluster '${context.cluster}' has no server`,
+        );
+        continue;
+      }
+      const origin = `${file}#${context.name}`;
+      let name = sanitizeK8sName(context.name);
+      const holder = taken.get(name);
+      if (holder !== undefined && holder !== origin) {
+        const renamed = withStableSuffix(name, origin);
+        warnings.push(
+          `Context '${context.name}' of kubeconfig file ${file} collides with ${holder} as cluster '${name}'; it is named '${renamed}'`,
+        );
+        name = renamed;
+      }
+      taken.set(name, origin);
+      clusters.push({ name, endpoint: cluster.server, kubeconfigRef: file, context: context.name });
+    }
+  }
+  return { clusters, warnings };
+}

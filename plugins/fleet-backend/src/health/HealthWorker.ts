@@ -1,0 +1,291 @@
+import {
+  LoggerService,
+  SchedulerService,
+} from '@backstage/backend-plugin-api';
+import { ConflictError, ForwardedError } from '@backstage/errors';
+import type {
+  HealthCycleSummary,
+  MassOutageWarning,
+} from '@cnp/plugin-fleet-common';
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import pLimit from 'p-limit';
+import type { FleetConfig } from '../config/FleetConfig';
+import type { ClusterRecord, FleetStore } from '../database/FleetStore';
+import type { ClusterClients, ProbeOutcome } from '../kubernetes/ClusterClients';
+import { describeKubeError } from '../kubernetes/requestOptions';
+import { decideClusterHealth, HealthDecision, isMassOutage } from './clusterHealthRules';
+
+export const HEALTH_TASK_ID = 'fleet-health-cycle';
+const LEASE_NAME = 'health-cycle';
+const LEASE_TTL_MS = 60_000;
+const ACTOR = 'fleet-health';
+export const MASS_OUTAGE_STATE_KEY = 'massOutage';
+export const LAST_CYCLE_STATE_KEY = 'lastCycle';
+
+export interface HealthWorkerOptions {
+  store: FleetStore;
+  clients: Pick<ClusterClients, 'probe'>;
+  logger: LoggerService;
+  scheduler?: SchedulerService;
+  health: FleetConfig['health'];
+  /** Runs discovery; called at the start of every cycle. */
+  discover?: () => Promise<void>;
+  /** How long a manual run waits for a running cycle to finish (default 2 minutes). */
+  manualWaitMs?: number;
+}
+
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+/**
+ * Probes every cluster, applies the health rules of `clusterHealthRules`, one transaction per
+ * cluster, and keeps the mass-outage warning. Cycles never overlap, across replicas too: both the
+ * scheduled task and a manual run take the same database lease.
+ */
+export class HealthWorker {
+  private readonly holder = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+
+  private constructor(private readonly options: HealthWorkerOptions) {}
+
+  static create(options: HealthWorkerOptions): HealthWorker {
+    return new HealthWorker(options);
+  }
+
+  /** Schedules the cycle: first run at startup, then every `health.intervalMs`. */
+  async start(): Promise<void> {
+    const { scheduler, health, logger } = this.options;
+    if (!scheduler) throw new Error('HealthWorker.start needs a scheduler');
+    await scheduler.scheduleTask({
+      id: HEALTH_TASK_ID,
+      scope: 'global',
+      frequency: { milliseconds: health.intervalMs },
+      timeout: { milliseconds: Math.max(health.intervalMs, 10 * 60_000) },
+      initialDelay: { seconds: 0 },
+      fn: async () => {
+        try {
+          await this.runCycle({ wait: false });
+        } catch (error) {
+          if ((error as Error).name === 'ConflictError') {
+            logger.info('Skipping scheduled health cycle: another one is running');
+            return;
+          }
+          throw new ForwardedError('Fleet health cycle failed', error);
+        }
+      },
+    });
+  }
+
+  /**
+   * Runs one cycle now. With `wait`, waits for a running cycle to end first (a manual run);
+   * without it, throws a ConflictError when one is running.
+   */
+  async runCycle(opts: { wait?: boolean } = {}): Promise<HealthCycleSummary> {
+    const { store } = this.options;
+    const deadline = Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
+    while (!(await store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS))) {
+      if (Date.now() >= deadline) {
+        throw new ConflictError('A health cycle is already running; try again when it has finished');
+      }
+      await sleep(250);
+    }
+    const renew = setInterval(() => {
+      store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS).catch(() => undefined);
+    }, LEASE_TTL_MS / 3);
+    try {
+      return await this.cycle();
+    } finally {
+      clearInterval(renew);
+      await store.releaseLease(LEASE_NAME, this.holder).catch(() => undefined);
+    }
+  }
+
+  private async probeAll(clusters: ClusterRecord[]): Promise<ProbeOutcome[]> {
+    const { clients, health } = this.options;
+    const limit = pLimit(health.concurrency);
+    return Promise.all(
+      clusters.map(cluster =>
+        limit(async (): Promise<ProbeOutcome> => {
+          try {
+            return await clients.probe(cluster, health.probeTimeoutMs);
+          } catch (error) {
+            return { kind: 'failure', latencyMs: 0, message: describeKubeError(error, health.probeTimeoutMs) };
+          }
+        }),
+      ),
+    );
+  }
+
+  private async cycle(): Promise<HealthCycleSummary> {
+    const { store, logger, health, discover } = this.options;
+    const started = new Date();
+    if (discover) {
+      try {
+        await discover();
+      } catch (error) {
+        logger.warn(`Cluster discovery failed, probing the known clusters: ${(error as Error).message}`);
+      }
+    }
+    const clusters = await store.listClusters();
+    const outcomes = await this.probeAll(clusters);
+    const decisions = clusters.map((cluster, i) =>
+      decideClusterHealth(cluster, outcomes[i], {
+        failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
+        recoveryThreshold: health.recoveryThreshold,
+      }),
+    );
+
+    // Clusters that would newly go OFFLINE, counting those whose cascade an earlier guard cycle
+    // held and that are still OFFLINE: a prober outage that lasts several cycles keeps the guard
+    // up instead of releasing every held cascade at the second cycle.
+    const newlyOffline = clusters.filter(
+      (cluster, i) =>
+        decisions[i].transition?.to === 'OFFLINE' ||
+        (cluster.cascadeHeldAt !== undefined && decisions[i].status === 'OFFLINE'),
+    );
+    const probeable = outcomes.filter(o => o.kind !== 'not-probeable').length;
+    const guard = isMassOutage(newlyOffline.length, probeable, health.massOutage);
+
+    const summary: HealthCycleSummary = {
+      startedAt: started.toISOString(),
+      finishedAt: '',
+      durationMs: 0,
+      probed: clusters.length,
+      online: 0,
+      offline: 0,
+      unknown: 0,
+      transitions: [],
+      degradedDeployments: 0,
+      restoredDeployments: 0,
+      errors: [],
+      massOutage: { active: guard, clusters: [] },
+    };
+
+    for (let i = 0; i < clusters.length; i++) {
+      const cluster = clusters[i];
+      const decision = decisions[i];
+      try {
+        const moved = await this.applyDecision(cluster, outcomes[i], decision, guard, started);
+        summary.degradedDeployments += moved.degraded;
+        summary.restoredDeployments += moved.restored;
+        if (decision.transition) {
+          summary.transitions.push({ cluster: cluster.name, ...decision.transition });
+        }
+        if (outcomes[i].kind === 'not-probeable' && cluster.statusReason !== decision.statusReason) {
+          logger.warn(`Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`);
+        }
+        if (decision.transition) {
+          logger.info(
+            `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
+          );
+        }
+        const counted = decision.status;
+        summary[counted === 'ONLINE' ? 'online' : counted === 'OFFLINE' ? 'offline' : 'unknown'] += 1;
+      } catch (error) {
+        // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
+        const message = (error as Error).message;
+        summary.errors.push({ cluster: cluster.name, message });
+        summary[cluster.status === 'ONLINE' ? 'online' : cluster.status === 'OFFLINE' ? 'offline' : 'unknown'] += 1;
+        logger.error(`Health update of cluster '${cluster.name}' failed and was rolled back: ${message}`);
+      }
+    }
+
+    summary.massOutage = await this.updateMassOutageWarning(guard, newlyOffline, probeable, started);
+    const finished = new Date();
+    summary.finishedAt = finished.toISOString();
+    summary.durationMs = finished.getTime() - started.getTime();
+    await store.setState(LAST_CYCLE_STATE_KEY, summary);
+    return summary;
+  }
+
+  private async applyDecision(
+    cluster: ClusterRecord,
+    outcome: ProbeOutcome,
+    decision: HealthDecision,
+    guard: boolean,
+    now: Date,
+  ): Promise<{ degraded: number; restored: number }> {
+    return this.options.store.inClusterTransaction(async tx => {
+      let degraded = 0;
+      let restored = 0;
+      await tx.updateClusterHealth(cluster.name, {
+        status: decision.status,
+        statusReason: decision.statusReason,
+        consecutiveFailures: decision.consecutiveFailures,
+        consecutiveSuccesses: decision.consecutiveSuccesses,
+        lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
+        lastSuccessAt: outcome.kind === 'success' ? now : undefined,
+        lastTransitionAt: decision.transition ? now : undefined,
+        probeLatencyMs: outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
+        serverVersion: outcome.kind === 'success' ? outcome.serverVersion : undefined,
+      });
+      if (decision.transition) {
+        await tx.insertEvent({
+          subjectKind: 'cluster',
+          subject: cluster.name,
+          actor: ACTOR,
+          from: decision.transition.from,
+          to: decision.transition.to,
+          reason: decision.statusReason.split(':')[0],
+          message: decision.statusReason,
+        });
+      }
+      const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${decision.statusReason}`;
+      if (decision.cascade === 'degrade') {
+        if (guard) {
+          await tx.setCascadeHeld(cluster.name, true);
+        } else {
+          degraded += await tx.degradeDeploymentsOnCluster(cluster.name, ACTOR, offlineMessage);
+        }
+      } else if (decision.cascade === 'restore') {
+        restored += await tx.restoreDeploymentsOnCluster(
+          cluster.name,
+          ACTOR,
+          `Cluster '${cluster.name}' is back ONLINE`,
+        );
+      }
+      // A cascade held by an earlier guard cycle: applied once the guard is off and the cluster
+      // is still OFFLINE, dropped as soon as the cluster is no longer OFFLINE.
+      if (cluster.cascadeHeldAt && decision.cascade !== 'degrade') {
+        if (decision.status !== 'OFFLINE') {
+          await tx.setCascadeHeld(cluster.name, false);
+        } else if (!guard) {
+          degraded += await tx.degradeDeploymentsOnCluster(
+            cluster.name,
+            ACTOR,
+            `${offlineMessage} (cascade held by the mass-outage guard since ${cluster.cascadeHeldAt}, applied now)`,
+          );
+          await tx.setCascadeHeld(cluster.name, false);
+        }
+      }
+      return { degraded, restored };
+    });
+  }
+
+  private async updateMassOutageWarning(
+    guard: boolean,
+    newlyOffline: ClusterRecord[],
+    probeable: number,
+    now: Date,
+  ): Promise<MassOutageWarning> {
+    const { store, logger, health } = this.options;
+    const previous = await store.getState<MassOutageWarning>(MASS_OUTAGE_STATE_KEY);
+    if (guard) {
+      const warning: MassOutageWarning = {
+        active: true,
+        raisedAt: previous?.active ? previous.raisedAt : now.toISOString(),
+        clusters: [...new Set([...(previous?.active ? previous.clusters : []), ...newlyOffline.map(c => c.name)])],
+        message: `Mass outage suspected: ${newlyOffline.length} of ${probeable} probeable clusters went OFFLINE in one cycle (threshold: ${health.massOutage.minClusters} clusters and ${Math.round(health.massOutage.fraction * 100)}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
+      };
+      logger.warn(warning.message!);
+      await store.setState(MASS_OUTAGE_STATE_KEY, warning);
+      return warning;
+    }
+    if (previous?.active) {
+      logger.info('Mass-outage guard lifted: held cascades are applied to clusters still OFFLINE');
+      const lifted: MassOutageWarning = { active: false, clusters: [], message: undefined };
+      await store.setState(MASS_OUTAGE_STATE_KEY, lifted);
+      return lifted;
+    }
+    return previous ?? { active: false, clusters: [] };
+  }
+}

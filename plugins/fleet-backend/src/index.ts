@@ -1,0 +1,6 @@
+/**
+ * The Fleet backend plugin.
+ *
+ * @packageDocumentation
+ */
+export { fleetPlugin as default } from './plugin';

@@ -1,0 +1,124 @@
+import {
+  CoreV1Api,
+  KubeConfig,
+  VersionApi,
+  type ApiType,
+} from '@kubernetes/client-node';
+import { promises as fs } from 'node:fs';
+import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import { describeKubeError, withTimeout } from './requestOptions';
+
+/** The cluster fields needed to reach it. */
+export interface ClusterAccess {
+  name: string;
+  endpoint: string;
+  kubeconfigRef: string;
+  context?: string;
+  source: 'discovered' | 'manual';
+}
+
+/** What one probe of a cluster found. */
+export type ProbeOutcome =
+  | { kind: 'success'; latencyMs: number; serverVersion?: string }
+  | { kind: 'failure'; latencyMs: number; message: string }
+  | { kind: 'not-probeable'; message: string };
+
+export type KubeConfigResult = { kind: 'ok'; kubeConfig: KubeConfig } | { kind: 'unusable'; reason: string };
+
+type ApiConstructor<T extends ApiType> = new (config: any) => T;
+
+/**
+ * One Kubernetes client per cluster, built from that cluster's own kubeconfig (never a global
+ * singleton), rebuilt when the file, the context or the endpoint change.
+ */
+export class ClusterClients {
+  private readonly cache = new Map<string, { key: string; kubeConfig: KubeConfig }>();
+
+  private constructor(private readonly policy: KubeconfigAccessPolicy) {}
+
+  static create(options: { policy: KubeconfigAccessPolicy }): ClusterClients {
+    return new ClusterClients(options.policy);
+  }
+
+  /** Loads the cluster's KubeConfig, or says why it cannot be used. */
+  async kubeConfigFor(cluster: ClusterAccess): Promise<KubeConfigResult> {
+    const resolved = await this.policy.resolve(cluster.kubeconfigRef);
+    if (resolved.kind === 'unusable') return resolved;
+    let stat;
+    try {
+      stat = await fs.stat(resolved.path);
+    } catch (error) {
+      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is not readable (${(error as NodeJS.ErrnoException).code})` };
+    }
+    const key = [resolved.path, cluster.context ?? '', cluster.endpoint, cluster.source, stat.mtimeMs, stat.size].join('|');
+    const cached = this.cache.get(cluster.name);
+    if (cached?.key === key) return { kind: 'ok', kubeConfig: cached.kubeConfig };
+
+    const kubeConfig = new KubeConfig();
+    try {
+      kubeConfig.loadFromFile(resolved.path);
+    } catch (error) {
+      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is malformed: ${(error as Error).message}` };
+    }
+    if (cluster.context) {
+      if (!kubeConfig.getContextObject(cluster.context)) {
+        return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' has no context '${cluster.context}'` };
+      }
+      kubeConfig.setCurrentContext(cluster.context);
+    }
+    const current = kubeConfig.getCurrentCluster();
+    if (!current) {
+      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context` };
+    }
+    if (cluster.source === 'manual' && current.server !== cluster.endpoint) {
+      // A manual registration names its endpoint explicitly: talk to that one.
+      const contextName = kubeConfig.getCurrentContext();
+      const context = kubeConfig.getContextObject(contextName)!;
+      kubeConfig.loadFromOptions({
+        clusters: kubeConfig.clusters.map(c => (c.name === current.name ? { ...c, server: cluster.endpoint } : c)),
+        users: kubeConfig.users,
+        contexts: kubeConfig.contexts,
+        currentContext: context.name,
+      });
+    }
+    this.cache.set(cluster.name, { key, kubeConfig });
+    return { kind: 'ok', kubeConfig };
+  }
+
+  /** An API client of the given kind for this cluster. */
+  async apiClient<T extends ApiType>(
+    cluster: ClusterAccess,
+    api: ApiConstructor<T>,
+  ): Promise<{ kind: 'ok'; client: T } | { kind: 'unusable'; reason: string }> {
+    const loaded = await this.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') return loaded;
+    return { kind: 'ok', client: loaded.kubeConfig.makeApiClient(api) };
+  }
+
+  /** Lists namespaces (limit 1) with a timeout that really aborts the request. */
+  async probe(cluster: ClusterAccess, timeoutMs: number): Promise<ProbeOutcome> {
+    const loaded = await this.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') return { kind: 'not-probeable', message: loaded.reason };
+    const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
+    const version = loaded.kubeConfig.makeApiClient(VersionApi);
+    const started = performance.now();
+    const [namespaces, info] = await Promise.allSettled([
+      core.listNamespace({ limit: 1 }, withTimeout(timeoutMs)),
+      version.getCode(withTimeout(timeoutMs)),
+    ]);
+    const latencyMs = Math.round(performance.now() - started);
+    if (namespaces.status === 'rejected') {
+      return { kind: 'failure', latencyMs, message: describeKubeError(namespaces.reason, timeoutMs) };
+    }
+    return {
+      kind: 'success',
+      latencyMs,
+      serverVersion: info.status === 'fulfilled' ? info.value.gitVersion : undefined,
+    };
+  }
+
+  /** Forgets a cluster's client, e.g. when the cluster is deleted. */
+  forget(name: string): void {
+    this.cache.delete(name);
+  }
+}

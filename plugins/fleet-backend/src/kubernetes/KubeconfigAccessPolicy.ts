@@ -1,0 +1,82 @@
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import path from 'node:path';
+
+/** What a kubeconfigRef turns out to be when Fleet is about to use it. */
+export type KubeconfigResolution =
+  | { kind: 'file'; path: string }
+  | { kind: 'unusable'; reason: string };
+
+/**
+ * Decides which kubeconfig files Fleet may open: an absolute path that resolves, after symlinks,
+ * inside the allowed directories (the configured ones, the discovery directory, and the
+ * discovery file). Anything else is an opaque reference (e.g. a Secret name) and is never opened.
+ */
+export class KubeconfigAccessPolicy {
+  private constructor(private readonly roots: string[], private readonly files: string[]) {}
+
+  static create(options: {
+    kubeconfigPath?: string;
+    kubeconfigDir?: string;
+    allowedKubeconfigDirs?: string[];
+  }): KubeconfigAccessPolicy {
+    const roots = [options.kubeconfigDir, ...(options.allowedKubeconfigDirs ?? [])]
+      .filter((d): d is string => !!d)
+      .map(d => path.resolve(d));
+    const files = options.kubeconfigPath ? [path.resolve(options.kubeconfigPath)] : [];
+    return new KubeconfigAccessPolicy(roots, files);
+  }
+
+  /** True when the reference looks like a file path rather than an opaque name. */
+  static isPathReference(ref: string): boolean {
+    return path.isAbsolute(ref);
+  }
+
+  private async realRoots(): Promise<{ roots: string[]; files: string[] }> {
+    const real = async (p: string) => fs.realpath(p).catch(() => p);
+    return {
+      roots: await Promise.all(this.roots.map(real)),
+      files: await Promise.all(this.files.map(real)),
+    };
+  }
+
+  /** Is this path (after symlinks) one Fleet may open? */
+  async isAllowedPath(ref: string): Promise<boolean> {
+    if (!KubeconfigAccessPolicy.isPathReference(ref)) return false;
+    let real: string;
+    try {
+      real = await fs.realpath(ref);
+    } catch {
+      real = path.resolve(ref); // not there yet: judge the path as written
+    }
+    const { roots, files } = await this.realRoots();
+    return (
+      files.includes(real) ||
+      roots.some(root => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+    );
+  }
+
+  /** Resolves a reference to a readable file, or says why it cannot be used. */
+  async resolve(ref: string): Promise<KubeconfigResolution> {
+    if (!KubeconfigAccessPolicy.isPathReference(ref)) {
+      return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is an opaque reference, not a kubeconfig file Fleet can read` };
+    }
+    if (!(await this.isAllowedPath(ref))) {
+      return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is outside the allowed kubeconfig directories` };
+    }
+    try {
+      const real = await fs.realpath(ref);
+      await fs.access(real, fsConstants.R_OK);
+      const stat = await fs.stat(real);
+      if (!stat.isFile()) {
+        return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is not a file` };
+      }
+      return { kind: 'file', path: real };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${ref}' is not readable${code ? ` (${code})` : ''}`,
+      };
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import {
+  Observable,
+  type ConfigurationOptions,
+  type RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+
+/**
+ * Per-call options that really abort a Kubernetes API request after `timeoutMs` (the server
+ * sees the connection close), instead of waiting on a dead cluster for the OS TCP timeout.
+ */
+export function withTimeout(timeoutMs: number): ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (context: RequestContext) => {
+          context.setSignal(AbortSignal.timeout(timeoutMs));
+          return new Observable(Promise.resolve(context));
+        },
+        post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  } as ConfigurationOptions;
+}
+
+/** A short, secret-free description of why a Kubernetes API call failed. */
+export function describeKubeError(error: unknown, timeoutMs?: number): string {
+  const e = error as {
+    name?: string;
+    code?: number | string;
+    message?: string;
+    body?: unknown;
+    cause?: { code?: string; message?: string };
+  };
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
+    return timeoutMs ? `timed out after ${timeoutMs} ms` : 'request timed out';
+  }
+  if (typeof e?.code === 'number') {
+    let detail = '';
+    const body = typeof e.body === 'string' ? safeJson(e.body) : e.body;
+    if (body && typeof body === 'object' && 'message' in body) {
+      detail = String((body as { message: unknown }).message);
+    }
+    return `HTTP ${e.code}${detail ? `: ${detail}` : ''}`.slice(0, 500);
+  }
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  const message = e?.message ?? String(error);
+  return (cause && !message.includes(cause) ? `${message} (${cause})` : message).slice(0, 500);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

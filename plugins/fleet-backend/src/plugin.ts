@@ -1,0 +1,68 @@
+import {
+  coreServices,
+  createBackendPlugin,
+} from '@backstage/backend-plugin-api';
+import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import { readFleetConfig } from './config/FleetConfig';
+import { DatabaseFleetStore } from './database/DatabaseFleetStore';
+import { ClusterDiscovery } from './discovery/ClusterDiscovery';
+import { HealthWorker } from './health/HealthWorker';
+import { ClusterClients } from './kubernetes/ClusterClients';
+import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
+import { createRouter } from './service/router';
+
+/**
+ * Fleet backend plugin: cluster discovery, the health worker and the Fleet API.
+ *
+ * @public
+ */
+export const fleetPlugin = createBackendPlugin({
+  pluginId: 'fleet',
+  register(env) {
+    env.registerInit({
+      deps: {
+        config: coreServices.rootConfig,
+        logger: coreServices.logger,
+        database: coreServices.database,
+        scheduler: coreServices.scheduler,
+        httpRouter: coreServices.httpRouter,
+        httpAuth: coreServices.httpAuth,
+        permissions: coreServices.permissions,
+        permissionsRegistry: coreServices.permissionsRegistry,
+      },
+      async init({ config, logger, database, scheduler, httpRouter, httpAuth, permissions, permissionsRegistry }) {
+        const fleetConfig = readFleetConfig(config);
+        permissionsRegistry.addPermissions(fleetPermissions);
+
+        const store = await DatabaseFleetStore.create({ database });
+        const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
+        const clients = ClusterClients.create({ policy });
+        const discovery = ClusterDiscovery.create({ store, logger, sources: fleetConfig.discovery });
+        await discovery.run();
+
+        const health = HealthWorker.create({
+          store,
+          clients,
+          logger: logger.child({ task: 'fleet-health' }),
+          scheduler,
+          health: fleetConfig.health,
+          discover: async () => {
+            await discovery.run();
+          },
+        });
+        await health.start();
+
+        httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
+        httpRouter.use(
+          await createRouter({
+            logger,
+            httpAuth,
+            permissions,
+            store,
+            runHealthCycle: () => health.runCycle({ wait: true }),
+          }),
+        );
+      },
+    });
+  },
+});

@@ -1,0 +1,39 @@
+import {
+  BackstageCredentials,
+  HttpAuthService,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import { NotAllowedError } from '@backstage/errors';
+import {
+  AuthorizeResult,
+  BasicPermission,
+  ResourcePermission,
+} from '@backstage/plugin-permission-common';
+import type { Request } from 'express';
+
+/** Authenticates the caller and checks one permission; DENY becomes a 403. */
+export async function requirePermission(
+  options: { httpAuth: HttpAuthService; permissions: PermissionsService },
+  req: Request,
+  permission: BasicPermission | ResourcePermission,
+  resourceRef?: string,
+): Promise<BackstageCredentials> {
+  const credentials = await options.httpAuth.credentials(req);
+  const request =
+    permission.type === 'resource'
+      ? { permission, resourceRef }
+      : { permission };
+  const [decision] = await options.permissions.authorize([request as any], { credentials });
+  if (decision.result !== AuthorizeResult.ALLOW) {
+    throw new NotAllowedError(`Not allowed: ${permission.name}`);
+  }
+  return credentials;
+}
+
+/** A readable name for who made a change, for events. */
+export function actorOf(credentials: BackstageCredentials): string {
+  const principal = credentials.principal as { type: string; userEntityRef?: string; subject?: string };
+  if (principal.type === 'user' && principal.userEntityRef) return principal.userEntityRef;
+  if (principal.type === 'service' && principal.subject) return principal.subject;
+  return principal.type;
+}

@@ -1,0 +1,79 @@
+import { InputError } from '@backstage/errors';
+import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
+import { z } from 'zod';
+
+const dns1123Label = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(63, 'must be at most 63 characters')
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    "must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit",
+  );
+
+const labelKey = z
+  .string()
+  .max(253)
+  .regex(
+    /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+    'label keys look like env or example.com/tier',
+  );
+const labelValue = z
+  .string()
+  .max(63)
+  .regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'label values are at most 63 letters, digits, -, _ or .');
+
+export const labelsSchema = z
+  .record(labelKey, labelValue)
+  .refine(labels => Object.keys(labels).length <= 64, 'at most 64 labels');
+
+const endpoint = z
+  .string()
+  .max(2048)
+  .refine(value => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL such as https://10.0.0.1:6443');
+
+export const createClusterSchema = z
+  .object({
+    name: dns1123Label,
+    endpoint,
+    kubeconfigRef: z.string().trim().min(1).max(1024),
+    context: z.string().min(1).max(253).optional(),
+    labels: labelsSchema.optional(),
+  })
+  .strict();
+
+export const patchClusterSchema = z
+  .object({
+    labels: labelsSchema.optional(),
+    failureThreshold: z.number().int().min(1).max(100).nullable().optional(),
+  })
+  .strict()
+  .refine(
+    body => body.labels !== undefined || body.failureThreshold !== undefined,
+    'give labels and/or failureThreshold',
+  );
+
+export const clusterListQuerySchema = z.object({
+  status: z.enum(CLUSTER_STATUSES).optional(),
+});
+
+export const clusterNameSchema = dns1123Label;
+
+/** Parses `value` or throws an InputError (400) that says what is wrong. */
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const details = parsed.error.issues
+      .map(issue => `${issue.path.length ? issue.path.join('.') : what}: ${issue.message}`)
+      .join('; ');
+    throw new InputError(`Invalid ${what}: ${details}`);
+  }
+  return parsed.data;
+}

@@ -48,7 +48,12 @@ export function clusterIpAllocator(): Allocator<string> {
       const n = randomInt(2, 65534); // skip .0.0, .0.1 (kubernetes) and .255.255
       return `10.96.${n >> 8}.${n & 255}`;
     },
-    ip => /^10\.96\.(\d{1,3})\.(\d{1,3})$/.test(ip) && ip.split('.').slice(2).every(o => Number(o) <= 255),
+    ip =>
+      /^10\.96\.(\d{1,3})\.(\d{1,3})$/.test(ip) &&
+      ip
+        .split('.')
+        .slice(2)
+        .every(o => Number(o) <= 255),
   );
 }
 

@@ -19,14 +19,17 @@ function defaultProbe(probe: unknown) {
   setIfMissing(probe, 'periodSeconds', 10);
   setIfMissing(probe, 'successThreshold', 1);
   setIfMissing(probe, 'failureThreshold', 3);
-  if (isPlainObject(probe.httpGet)) setIfMissing(probe.httpGet, 'scheme', 'HTTP');
+  if (isPlainObject(probe.httpGet))
+    setIfMissing(probe.httpGet, 'scheme', 'HTTP');
 }
 
 function imagePullPolicy(image: unknown): string {
   const ref = String(image ?? '');
   if (ref.includes('@')) return 'IfNotPresent';
   const lastSegment = ref.split('/').pop() ?? '';
-  const tag = lastSegment.includes(':') ? lastSegment.split(':').pop() : undefined;
+  const tag = lastSegment.includes(':')
+    ? lastSegment.split(':').pop()
+    : undefined;
   return !tag || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
@@ -36,7 +39,8 @@ function defaultContainer(c: unknown) {
   setIfMissing(c, 'terminationMessagePolicy', 'File');
   setIfMissing(c, 'imagePullPolicy', imagePullPolicy(c.image));
   setIfMissing(c, 'resources', {});
-  for (const p of asArray(c.ports)) if (isPlainObject(p)) setIfMissing(p, 'protocol', 'TCP');
+  for (const p of asArray(c.ports))
+    if (isPlainObject(p)) setIfMissing(p, 'protocol', 'TCP');
   defaultProbe(c.readinessProbe);
   defaultProbe(c.livenessProbe);
   defaultProbe(c.startupProbe);
@@ -84,7 +88,8 @@ function defaultService(obj: JsonObject) {
   if (type === 'NodePort' || type === 'LoadBalancer') {
     setIfMissing(spec, 'externalTrafficPolicy', 'Cluster');
   }
-  if (type === 'LoadBalancer') setIfMissing(spec, 'allocateLoadBalancerNodePorts', true);
+  if (type === 'LoadBalancer')
+    setIfMissing(spec, 'allocateLoadBalancerNodePorts', true);
   for (const p of asArray(spec.ports)) {
     if (!isPlainObject(p)) continue;
     setIfMissing(p, 'protocol', 'TCP');
@@ -99,7 +104,10 @@ function defaultHpa(obj: JsonObject) {
     spec.metrics = [
       {
         type: 'Resource',
-        resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } },
+        resource: {
+          name: 'cpu',
+          target: { type: 'Utilization', averageUtilization: 80 },
+        },
       },
     ];
   }

@@ -177,15 +177,19 @@ export const cause = {
     };
   },
   forbidden(field: string, detail: string): StatusCause {
-    return { reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` };
+    return {
+      reason: 'FieldValueForbidden',
+      field,
+      message: `Forbidden: ${detail}`,
+    };
   },
   notSupported(field: string, value: unknown, allowed: string[]): StatusCause {
     return {
       reason: 'FieldValueNotSupported',
       field,
-      message: `Unsupported value: ${formatValue(value)}: supported values: ${allowed
-        .map(a => `"${a}"`)
-        .join(', ')}`,
+      message: `Unsupported value: ${formatValue(
+        value,
+      )}: supported values: ${allowed.map(a => `"${a}"`).join(', ')}`,
     };
   },
 };

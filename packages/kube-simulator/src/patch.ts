@@ -18,22 +18,30 @@ export const PATCH_TYPES = {
 export type PatchType = (typeof PATCH_TYPES)[keyof typeof PATCH_TYPES];
 
 /** Applies a patch body (already JSON-parsed) to a copy of `target`. */
-export function applyPatch(target: JsonObject, type: PatchType, patch: unknown): JsonObject {
+export function applyPatch(
+  target: JsonObject,
+  type: PatchType,
+  patch: unknown,
+): JsonObject {
   let result: unknown;
   switch (type) {
     case PATCH_TYPES.merge:
-      if (!isPlainObject(patch)) throw badPatch('merge patch must be a JSON object');
+      if (!isPlainObject(patch))
+        throw badPatch('merge patch must be a JSON object');
       result = mergePatch(target, patch);
       break;
     case PATCH_TYPES.strategic:
-      if (!isPlainObject(patch)) throw badPatch('strategic merge patch must be a JSON object');
+      if (!isPlainObject(patch))
+        throw badPatch('strategic merge patch must be a JSON object');
       result = strategicMerge(target, patch);
       break;
     default:
-      if (!Array.isArray(patch)) throw badPatch('json patch must be a JSON array of operations');
+      if (!Array.isArray(patch))
+        throw badPatch('json patch must be a JSON array of operations');
       result = jsonPatch(target, patch);
   }
-  if (!isPlainObject(result)) throw invalid('the patched object is not a JSON object');
+  if (!isPlainObject(result))
+    throw invalid('the patched object is not a JSON object');
   return result;
 }
 
@@ -42,12 +50,9 @@ function badPatch(message: string): ApiError {
 }
 
 function invalid(message: string): ApiError {
-  return new ApiError(
-    422,
-    'Invalid',
-    message,
-    { causes: [{ reason: 'FieldValueInvalid', message }] },
-  );
+  return new ApiError(422, 'Invalid', message, {
+    causes: [{ reason: 'FieldValueInvalid', message }],
+  });
 }
 
 // ---------------------------------------------------------------- RFC 7386
@@ -84,7 +89,9 @@ const MERGE_KEYS: Record<string, string | ((items: unknown[]) => string)> = {
   hostAliases: 'ip',
   topologySpreadConstraints: 'topologyKey',
   ports: items =>
-    items.some(i => isPlainObject(i) && 'containerPort' in i) ? 'containerPort' : 'port',
+    items.some(i => isPlainObject(i) && 'containerPort' in i)
+      ? 'containerPort'
+      : 'port',
 };
 
 /** Lists of scalars merged as sets (patchStrategy "merge" without a key). */
@@ -102,7 +109,9 @@ export function strategicMerge(target: unknown, patch: unknown): unknown {
   }
   if (directive === 'delete') return undefined;
   const result: JsonObject = isPlainObject(target) ? clone(target) : {};
-  const retainKeys = Array.isArray(patch.$retainKeys) ? patch.$retainKeys.map(String) : undefined;
+  const retainKeys = Array.isArray(patch.$retainKeys)
+    ? patch.$retainKeys.map(String)
+    : undefined;
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith(DELETE_PRIMITIVE)) {
       const field = key.slice(DELETE_PRIMITIVE.length);
@@ -133,7 +142,11 @@ export function strategicMerge(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-function mergeList(field: string, target: unknown, patch: unknown[]): unknown[] {
+function mergeList(
+  field: string,
+  target: unknown,
+  patch: unknown[],
+): unknown[] {
   const current = Array.isArray(target) ? target : [];
   if (patch.some(i => isPlainObject(i) && i.$patch === 'replace')) {
     return patch
@@ -148,10 +161,13 @@ function mergeList(field: string, target: unknown, patch: unknown[]): unknown[] 
   const keySpec = MERGE_KEYS[field];
   const allObjects = patch.every(isPlainObject);
   if (!keySpec || !allObjects) return patch.map(i => stripDirectives(i));
-  const key = typeof keySpec === 'string' ? keySpec : keySpec([...current, ...patch]);
+  const key =
+    typeof keySpec === 'string' ? keySpec : keySpec([...current, ...patch]);
   const out = current.map(i => clone(i));
   for (const item of patch as JsonObject[]) {
-    const index = out.findIndex(o => isPlainObject(o) && deepEqual(o[key], item[key]));
+    const index = out.findIndex(
+      o => isPlainObject(o) && deepEqual(o[key], item[key]),
+    );
     if (item.$patch === 'delete') {
       if (index >= 0) out.splice(index, 1);
       continue;
@@ -185,16 +201,23 @@ interface Operation {
 
 function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw badPatch(`invalid JSON pointer: "${pointer}"`);
+  if (!pointer.startsWith('/'))
+    throw badPatch(`invalid JSON pointer: "${pointer}"`);
   return pointer
     .slice(1)
     .split('/')
     .map(t => t.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function arrayIndex(token: string, length: number, allowEnd: boolean, path: string): number {
+function arrayIndex(
+  token: string,
+  length: number,
+  allowEnd: boolean,
+  path: string,
+): number {
   if (token === '-' && allowEnd) return length;
-  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw invalid(`invalid array index "${token}" in path ${path}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(token))
+    throw invalid(`invalid array index "${token}" in path ${path}`);
   const index = Number(token);
   if (index > length || (!allowEnd && index === length)) {
     throw invalid(`array index ${index} out of bounds in path ${path}`);
@@ -206,7 +229,8 @@ function arrayIndex(token: string, length: number, allowEnd: boolean, path: stri
 function parentOf(doc: unknown, tokens: string[], path: string): unknown {
   let node = doc;
   for (const token of tokens.slice(0, -1)) {
-    if (Array.isArray(node)) node = node[arrayIndex(token, node.length, false, path)];
+    if (Array.isArray(node))
+      node = node[arrayIndex(token, node.length, false, path)];
     else if (isPlainObject(node) && token in node) node = node[token];
     else throw invalid(`doc is missing path: "${path}": missing value`);
   }
@@ -218,7 +242,8 @@ function getAt(doc: unknown, path: string): unknown {
   if (tokens.length === 0) return doc;
   const parent = parentOf(doc, tokens, path);
   const last = tokens[tokens.length - 1];
-  if (Array.isArray(parent)) return parent[arrayIndex(last, parent.length, false, path)];
+  if (Array.isArray(parent))
+    return parent[arrayIndex(last, parent.length, false, path)];
   if (isPlainObject(parent) && last in parent) return parent[last];
   throw invalid(`doc is missing path: "${path}": missing value`);
 }
@@ -228,7 +253,8 @@ function addAt(doc: unknown, path: string, value: unknown): unknown {
   if (tokens.length === 0) return clone(value);
   const parent = parentOf(doc, tokens, path);
   const last = tokens[tokens.length - 1];
-  if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, true, path), 0, clone(value));
+  if (Array.isArray(parent))
+    parent.splice(arrayIndex(last, parent.length, true, path), 0, clone(value));
   else if (isPlainObject(parent)) parent[last] = clone(value);
   else throw invalid(`doc is missing path: "${path}": missing value`);
   return doc;
@@ -239,7 +265,8 @@ function removeAt(doc: unknown, path: string): unknown {
   if (tokens.length === 0) throw invalid('cannot remove the whole document');
   const parent = parentOf(doc, tokens, path);
   const last = tokens[tokens.length - 1];
-  if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, false, path), 1);
+  if (Array.isArray(parent))
+    parent.splice(arrayIndex(last, parent.length, false, path), 1);
   else if (isPlainObject(parent) && last in parent) delete parent[last];
   else throw invalid(`doc is missing path: "${path}": missing value`);
   return doc;
@@ -248,20 +275,28 @@ function removeAt(doc: unknown, path: string): unknown {
 export function jsonPatch(target: unknown, operations: unknown[]): unknown {
   let doc = clone(target);
   for (const raw of operations) {
-    if (!isPlainObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
-      throw badPatch('invalid JSON patch operation: each needs "op" and "path"');
+    if (
+      !isPlainObject(raw) ||
+      typeof raw.op !== 'string' ||
+      typeof raw.path !== 'string'
+    ) {
+      throw badPatch(
+        'invalid JSON patch operation: each needs "op" and "path"',
+      );
     }
     const op = raw as unknown as Operation;
     switch (op.op) {
       case 'add':
-        if (!('value' in raw)) throw badPatch(`add operation at ${op.path} has no value`);
+        if (!('value' in raw))
+          throw badPatch(`add operation at ${op.path} has no value`);
         doc = addAt(doc, op.path, op.value);
         break;
       case 'remove':
         doc = removeAt(doc, op.path);
         break;
       case 'replace':
-        if (!('value' in raw)) throw badPatch(`replace operation at ${op.path} has no value`);
+        if (!('value' in raw))
+          throw badPatch(`replace operation at ${op.path} has no value`);
         getAt(doc, op.path); // must exist
         if (op.path === '') {
           doc = clone(op.value);
@@ -271,14 +306,16 @@ export function jsonPatch(target: unknown, operations: unknown[]): unknown {
         doc = addAt(doc, op.path, op.value);
         break;
       case 'move': {
-        if (typeof op.from !== 'string') throw badPatch('move operation has no "from"');
+        if (typeof op.from !== 'string')
+          throw badPatch('move operation has no "from"');
         const value = getAt(doc, op.from);
         doc = removeAt(doc, op.from);
         doc = addAt(doc, op.path, value);
         break;
       }
       case 'copy': {
-        if (typeof op.from !== 'string') throw badPatch('copy operation has no "from"');
+        if (typeof op.from !== 'string')
+          throw badPatch('copy operation has no "from"');
         doc = addAt(doc, op.path, getAt(doc, op.from));
         break;
       }

@@ -172,7 +172,10 @@ export function apiVersionsDoc(opts: DiscoveryOptions) {
 }
 
 function groupDoc(group: string, versions: string[]) {
-  const list = versions.map(v => ({ groupVersion: `${group}/${v}`, version: v }));
+  const list = versions.map(v => ({
+    groupVersion: `${group}/${v}`,
+    version: v,
+  }));
   return { name: group, versions: list, preferredVersion: list[0] };
 }
 

@@ -38,24 +38,31 @@ export function parseLabelSelector(selector: string): Requirement[] {
       if (parts.length === 1) return [];
       throw bad(selector);
     }
-    let m: RegExpMatchArray | null;
-    if ((m = part.match(/^!\s*(\S+)$/))) {
-      reqs.push({ key: checkKey(m[1], selector), op: '!', values: [] });
-    } else if ((m = part.match(/^(\S+?)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3].split(',').map(v => v.trim());
+    const not = part.match(/^!\s*(\S+)$/);
+    const set = part.match(/^(\S+?)\s+(in|notin)\s+\(([^)]*)\)$/);
+    const eq = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*([^=!\s]*)$/);
+    const exists = part.match(/^([^=!\s()]+)$/);
+    if (not) {
+      reqs.push({ key: checkKey(not[1], selector), op: '!', values: [] });
+    } else if (set) {
+      const values = set[3].split(',').map(v => v.trim());
       reqs.push({
-        key: checkKey(m[1], selector),
-        op: m[2] as Operator,
+        key: checkKey(set[1], selector),
+        op: set[2] as Operator,
         values: values.filter(v => v !== ''),
       });
-    } else if ((m = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*([^=!\s]*)$/))) {
+    } else if (eq) {
       reqs.push({
-        key: checkKey(m[1], selector),
-        op: m[2] === '!=' ? '!=' : '=',
-        values: [m[3]],
+        key: checkKey(eq[1], selector),
+        op: eq[2] === '!=' ? '!=' : '=',
+        values: [eq[3]],
       });
-    } else if ((m = part.match(/^([^=!\s()]+)$/))) {
-      reqs.push({ key: checkKey(m[1], selector), op: 'exists', values: [] });
+    } else if (exists) {
+      reqs.push({
+        key: checkKey(exists[1], selector),
+        op: 'exists',
+        values: [],
+      });
     } else {
       throw bad(selector);
     }
@@ -157,7 +164,9 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
     if (!part) continue;
     const m = part.match(/^([^=!]+)(==|=|!=)(.*)$/);
     if (!m) {
-      throw errors.badRequest(`invalid selector: '${selector}'; can't understand '${part}'`);
+      throw errors.badRequest(
+        `invalid selector: '${selector}'; can't understand '${part}'`,
+      );
     }
     const field = m[1].trim();
     if (field !== 'metadata.name' && field !== 'metadata.namespace') {
@@ -168,11 +177,16 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
   return out;
 }
 
-export function matchesFields(reqs: FieldRequirement[], obj: JsonObject): boolean {
+export function matchesFields(
+  reqs: FieldRequirement[],
+  obj: JsonObject,
+): boolean {
   const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
   return reqs.every(r => {
     const actual =
-      r.field === 'metadata.name' ? String(meta.name ?? '') : String(meta.namespace ?? '');
+      r.field === 'metadata.name'
+        ? String(meta.name ?? '')
+        : String(meta.namespace ?? '');
     return r.negate ? actual !== r.value : actual === r.value;
   });
 }

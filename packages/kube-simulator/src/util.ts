@@ -49,7 +49,3 @@ export function asObject(value: unknown): JsonObject | undefined {
 export function asArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms));
-}

@@ -7,10 +7,17 @@
 import { cause, StatusCause } from './errors';
 import { ResourceDef } from './resources';
 import { matches, requirementsOf } from './selectors';
-import { asArray, asObject, deepEqual, isPlainObject, JsonObject } from './util';
+import {
+  asArray,
+  asObject,
+  deepEqual,
+  isPlainObject,
+  JsonObject,
+} from './util';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -28,6 +35,12 @@ const MSG = {
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
 };
 
+const FORMATS: Record<ResourceDef['nameFormat'], [RegExp, number, string]> = {
+  'dns1123-label': [DNS1123_LABEL, 63, MSG.label],
+  'dns1035-label': [DNS1035_LABEL, 63, MSG.dns1035],
+  'dns1123-subdomain': [DNS1123_SUBDOMAIN, 253, MSG.subdomain],
+};
+
 export function isDns1123Label(name: string): boolean {
   return name.length <= 63 && DNS1123_LABEL.test(name);
 }
@@ -37,21 +50,21 @@ function checkFormat(
   value: string,
   format: ResourceDef['nameFormat'],
 ): StatusCause[] {
-  const [re, max, msg] =
-    format === 'dns1123-label'
-      ? [DNS1123_LABEL, 63, MSG.label]
-      : format === 'dns1035-label'
-        ? [DNS1035_LABEL, 63, MSG.dns1035]
-        : [DNS1123_SUBDOMAIN, 253, MSG.subdomain];
+  const [re, max, msg] = FORMATS[format];
   const out: StatusCause[] = [];
-  if (value.length > max) out.push(cause.invalid(field, value, `must be no more than ${max} characters`));
+  if (value.length > max)
+    out.push(
+      cause.invalid(field, value, `must be no more than ${max} characters`),
+    );
   if (!re.test(value)) out.push(cause.invalid(field, value, msg));
   return out;
 }
 
 export function validateName(def: ResourceDef, name: unknown): StatusCause[] {
   if (typeof name !== 'string' || name === '') {
-    return [cause.required('metadata.name', 'name or generateName is required')];
+    return [
+      cause.required('metadata.name', 'name or generateName is required'),
+    ];
   }
   return checkFormat('metadata.name', name, def.nameFormat);
 }
@@ -62,27 +75,36 @@ function validateQualifiedName(field: string, key: string): StatusCause[] {
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   const out: StatusCause[] = [];
   if (prefix !== undefined) {
-    if (prefix === '') out.push(cause.invalid(field, key, 'prefix part must be non-empty'));
+    if (prefix === '')
+      out.push(cause.invalid(field, key, 'prefix part must be non-empty'));
     else if (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) {
       out.push(cause.invalid(field, key, `prefix part ${MSG.subdomain}`));
     }
   }
-  if (name === '') out.push(cause.invalid(field, key, 'name part must be non-empty'));
-  else if (name.length > 63) out.push(cause.invalid(field, key, 'name part must be no more than 63 characters'));
-  else if (!QUALIFIED_NAME.test(name)) out.push(cause.invalid(field, key, MSG.qualifiedName));
+  if (name === '')
+    out.push(cause.invalid(field, key, 'name part must be non-empty'));
+  else if (name.length > 63)
+    out.push(
+      cause.invalid(field, key, 'name part must be no more than 63 characters'),
+    );
+  else if (!QUALIFIED_NAME.test(name))
+    out.push(cause.invalid(field, key, MSG.qualifiedName));
   return out;
 }
 
 export function validateLabels(field: string, labels: unknown): StatusCause[] {
   if (labels === undefined || labels === null) return [];
-  if (!isPlainObject(labels)) return [cause.invalid(field, labels, 'must be a map of strings')];
+  if (!isPlainObject(labels))
+    return [cause.invalid(field, labels, 'must be a map of strings')];
   const out: StatusCause[] = [];
   for (const [key, value] of Object.entries(labels)) {
     out.push(...validateQualifiedName(field, key));
     if (typeof value !== 'string') {
       out.push(cause.invalid(field, value, 'label values must be strings'));
     } else if (value.length > 63) {
-      out.push(cause.invalid(field, value, 'must be no more than 63 characters'));
+      out.push(
+        cause.invalid(field, value, 'must be no more than 63 characters'),
+      );
     } else if (!LABEL_VALUE.test(value)) {
       out.push(cause.invalid(field, value, MSG.labelValue));
     }
@@ -93,14 +115,26 @@ export function validateLabels(field: string, labels: unknown): StatusCause[] {
 function validateAnnotations(annotations: unknown): StatusCause[] {
   if (annotations === undefined || annotations === null) return [];
   if (!isPlainObject(annotations)) {
-    return [cause.invalid('metadata.annotations', annotations, 'must be a map of strings')];
+    return [
+      cause.invalid(
+        'metadata.annotations',
+        annotations,
+        'must be a map of strings',
+      ),
+    ];
   }
   const out: StatusCause[] = [];
   let size = 0;
   for (const [key, value] of Object.entries(annotations)) {
     out.push(...validateQualifiedName('metadata.annotations', key));
     if (typeof value !== 'string') {
-      out.push(cause.invalid('metadata.annotations', value, 'annotation values must be strings'));
+      out.push(
+        cause.invalid(
+          'metadata.annotations',
+          value,
+          'annotation values must be strings',
+        ),
+      );
     }
     size += key.length + String(value).length;
   }
@@ -116,11 +150,19 @@ function validateAnnotations(annotations: unknown): StatusCause[] {
 
 export function validateMeta(obj: JsonObject): StatusCause[] {
   const meta = asObject(obj.metadata) ?? {};
-  return [...validateLabels('metadata.labels', meta.labels), ...validateAnnotations(meta.annotations)];
+  return [
+    ...validateLabels('metadata.labels', meta.labels),
+    ...validateAnnotations(meta.annotations),
+  ];
 }
 
 function isPort(value: unknown): boolean {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
+  return (
+    typeof value === 'number' &&
+    Number.isInteger(value) &&
+    value >= 1 &&
+    value <= 65535
+  );
 }
 
 const PORT_RANGE = 'must be between 1 and 65535, inclusive';
@@ -134,50 +176,94 @@ function validateContainers(spec: JsonObject, base: string): StatusCause[] {
     const c = asObject(raw) ?? {};
     const f = `${base}.containers[${i}]`;
     const name = c.name;
-    if (typeof name !== 'string' || !name) out.push(cause.required(`${f}.name`));
+    if (typeof name !== 'string' || !name)
+      out.push(cause.required(`${f}.name`));
     else {
       out.push(...checkFormat(`${f}.name`, name, 'dns1123-label'));
       if (names.has(name)) out.push(cause.duplicate(`${f}.name`, name));
       names.add(name);
     }
-    if (typeof c.image !== 'string' || !c.image.trim()) out.push(cause.required(`${f}.image`));
+    if (typeof c.image !== 'string' || !c.image.trim())
+      out.push(cause.required(`${f}.image`));
     const portNames = new Set<string>();
     asArray(c.ports).forEach((rawPort, j) => {
       const p = asObject(rawPort) ?? {};
       const pf = `${f}.ports[${j}]`;
-      if (p.containerPort === undefined) out.push(cause.required(`${pf}.containerPort`));
-      else if (!isPort(p.containerPort)) out.push(cause.invalid(`${pf}.containerPort`, p.containerPort, PORT_RANGE));
+      if (p.containerPort === undefined)
+        out.push(cause.required(`${pf}.containerPort`));
+      else if (!isPort(p.containerPort))
+        out.push(
+          cause.invalid(`${pf}.containerPort`, p.containerPort, PORT_RANGE),
+        );
       if (typeof p.name === 'string' && p.name) {
-        if (portNames.has(p.name)) out.push(cause.duplicate(`${pf}.name`, p.name));
+        if (portNames.has(p.name))
+          out.push(cause.duplicate(`${pf}.name`, p.name));
         portNames.add(p.name);
-        if (p.name.length > 15) out.push(cause.invalid(`${pf}.name`, p.name, 'must be no more than 15 characters'));
+        if (p.name.length > 15)
+          out.push(
+            cause.invalid(
+              `${pf}.name`,
+              p.name,
+              'must be no more than 15 characters',
+            ),
+          );
       }
-      if (p.protocol !== undefined && !['TCP', 'UDP', 'SCTP'].includes(String(p.protocol))) {
-        out.push(cause.notSupported(`${pf}.protocol`, p.protocol, ['SCTP', 'TCP', 'UDP']));
+      if (
+        p.protocol !== undefined &&
+        !['TCP', 'UDP', 'SCTP'].includes(String(p.protocol))
+      ) {
+        out.push(
+          cause.notSupported(`${pf}.protocol`, p.protocol, [
+            'SCTP',
+            'TCP',
+            'UDP',
+          ]),
+        );
       }
     });
     asArray(c.env).forEach((rawEnv, j) => {
       const e = asObject(rawEnv) ?? {};
-      if (typeof e.name !== 'string' || !e.name) out.push(cause.required(`${f}.env[${j}].name`));
+      if (typeof e.name !== 'string' || !e.name)
+        out.push(cause.required(`${f}.env[${j}].name`));
     });
   });
   return out;
 }
 
-function validateDeploymentLike(obj: JsonObject, old: JsonObject | undefined): StatusCause[] {
+function validateDeploymentLike(
+  obj: JsonObject,
+  old: JsonObject | undefined,
+): StatusCause[] {
   const out: StatusCause[] = [];
   const spec = asObject(obj.spec) ?? {};
   const selector = spec.selector;
   const template = asObject(spec.template) ?? {};
   const templateMeta = asObject(template.metadata) ?? {};
-  const templateLabels = asObject(templateMeta.labels) as Record<string, string> | undefined;
-  if (spec.replicas !== undefined && (typeof spec.replicas !== 'number' || spec.replicas < 0)) {
-    out.push(cause.invalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
+  const templateLabels = asObject(templateMeta.labels) as
+    | Record<string, string>
+    | undefined;
+  if (
+    spec.replicas !== undefined &&
+    (typeof spec.replicas !== 'number' || spec.replicas < 0)
+  ) {
+    out.push(
+      cause.invalid(
+        'spec.replicas',
+        spec.replicas,
+        'must be greater than or equal to 0',
+      ),
+    );
   }
   if (!isPlainObject(selector)) {
     out.push(cause.required('spec.selector'));
   } else if (requirementsOf(selector).length === 0) {
-    out.push(cause.invalid('spec.selector', selector, 'empty selector is invalid for deployment'));
+    out.push(
+      cause.invalid(
+        'spec.selector',
+        selector,
+        'empty selector is invalid for deployment',
+      ),
+    );
   } else if (!matches(requirementsOf(selector), templateLabels)) {
     out.push(
       cause.invalid(
@@ -192,8 +278,17 @@ function validateDeploymentLike(obj: JsonObject, old: JsonObject | undefined): S
   if (!podSpec) out.push(cause.required('spec.template.spec.containers'));
   else {
     out.push(...validateContainers(podSpec, 'spec.template.spec'));
-    if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
-      out.push(cause.notSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy, ['Always']));
+    if (
+      podSpec.restartPolicy !== undefined &&
+      podSpec.restartPolicy !== 'Always'
+    ) {
+      out.push(
+        cause.notSupported(
+          'spec.template.spec.restartPolicy',
+          podSpec.restartPolicy,
+          ['Always'],
+        ),
+      );
     }
   }
   if (old) {
@@ -205,58 +300,94 @@ function validateDeploymentLike(obj: JsonObject, old: JsonObject | undefined): S
   return out;
 }
 
-function validateService(obj: JsonObject, old: JsonObject | undefined): StatusCause[] {
+function validateService(
+  obj: JsonObject,
+  old: JsonObject | undefined,
+): StatusCause[] {
   const out: StatusCause[] = [];
   const spec = asObject(obj.spec) ?? {};
   const type = spec.type ?? 'ClusterIP';
   const types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
-  if (!types.includes(String(type))) out.push(cause.notSupported('spec.type', type, types));
+  if (!types.includes(String(type)))
+    out.push(cause.notSupported('spec.type', type, types));
   const ports = asArray(spec.ports);
-  if (ports.length === 0 && type !== 'ExternalName' && spec.clusterIP !== 'None') {
+  if (
+    ports.length === 0 &&
+    type !== 'ExternalName' &&
+    spec.clusterIP !== 'None'
+  ) {
     out.push(cause.required('spec.ports'));
   }
   const names = new Set<string>();
   ports.forEach((raw, i) => {
     const p = asObject(raw) ?? {};
     const f = `spec.ports[${i}]`;
-    if (ports.length > 1 && (typeof p.name !== 'string' || !p.name)) out.push(cause.required(`${f}.name`));
+    if (ports.length > 1 && (typeof p.name !== 'string' || !p.name))
+      out.push(cause.required(`${f}.name`));
     if (typeof p.name === 'string' && p.name) {
       out.push(...checkFormat(`${f}.name`, p.name, 'dns1123-label'));
       if (names.has(p.name)) out.push(cause.duplicate(`${f}.name`, p.name));
       names.add(p.name);
     }
-    if (!isPort(p.port)) out.push(cause.invalid(`${f}.port`, p.port, PORT_RANGE));
+    if (!isPort(p.port))
+      out.push(cause.invalid(`${f}.port`, p.port, PORT_RANGE));
     const tp = p.targetPort;
     if (tp !== undefined && typeof tp === 'number' && !isPort(tp)) {
       out.push(cause.invalid(`${f}.targetPort`, tp, PORT_RANGE));
     }
     if (p.nodePort !== undefined && type === 'ClusterIP') {
-      out.push(cause.forbidden(`${f}.nodePort`, 'may not be used when `type` is \'ClusterIP\''));
+      out.push(
+        cause.forbidden(
+          `${f}.nodePort`,
+          "may not be used when `type` is 'ClusterIP'",
+        ),
+      );
     }
   });
   if (old) {
     const oldIp = asObject(old.spec)?.clusterIP;
     if (oldIp && spec.clusterIP !== oldIp && type !== 'ExternalName') {
-      out.push(cause.invalid('spec.clusterIP', spec.clusterIP ?? '', 'field is immutable'));
+      out.push(
+        cause.invalid(
+          'spec.clusterIP',
+          spec.clusterIP ?? '',
+          'field is immutable',
+        ),
+      );
     }
   }
   return out;
 }
 
 function isIntOrPercent(v: unknown): boolean {
-  return (typeof v === 'number' && Number.isInteger(v) && v >= 0) || (typeof v === 'string' && /^\d+%$/.test(v));
+  return (
+    (typeof v === 'number' && Number.isInteger(v) && v >= 0) ||
+    (typeof v === 'string' && /^\d+%$/.test(v))
+  );
 }
 
 function validatePdb(obj: JsonObject): StatusCause[] {
   const out: StatusCause[] = [];
   const spec = asObject(obj.spec) ?? {};
   if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) {
-    out.push(cause.invalid('spec', spec, 'minAvailable and maxUnavailable cannot be both set'));
+    out.push(
+      cause.invalid(
+        'spec',
+        spec,
+        'minAvailable and maxUnavailable cannot be both set',
+      ),
+    );
   }
   for (const f of ['minAvailable', 'maxUnavailable']) {
     const v = spec[f];
     if (v !== undefined && !isIntOrPercent(v)) {
-      out.push(cause.invalid(`spec.${f}`, v, 'must be an integer or percentage (e.g 5%)'));
+      out.push(
+        cause.invalid(
+          `spec.${f}`,
+          v,
+          'must be an integer or percentage (e.g 5%)',
+        ),
+      );
     }
   }
   return out;
@@ -271,12 +402,26 @@ function validateHpa(obj: JsonObject): StatusCause[] {
   const max = spec.maxReplicas;
   const min = spec.minReplicas ?? 1;
   if (typeof max !== 'number' || max < 1) {
-    out.push(cause.invalid('spec.maxReplicas', max ?? 0, 'must be greater than 0'));
+    out.push(
+      cause.invalid('spec.maxReplicas', max ?? 0, 'must be greater than 0'),
+    );
   } else if (typeof min === 'number' && min > max) {
-    out.push(cause.invalid('spec.minReplicas', min, 'must be less than or equal to maxReplicas'));
+    out.push(
+      cause.invalid(
+        'spec.minReplicas',
+        min,
+        'must be less than or equal to maxReplicas',
+      ),
+    );
   }
   if (typeof min !== 'number' || min < 1) {
-    out.push(cause.invalid('spec.minReplicas', min, 'must be greater than or equal to 1'));
+    out.push(
+      cause.invalid(
+        'spec.minReplicas',
+        min,
+        'must be greater than or equal to 1',
+      ),
+    );
   }
   return out;
 }

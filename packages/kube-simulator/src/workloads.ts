@@ -3,12 +3,21 @@
  * instead of from pods (there are none): Deployment and Rollout replica
  * status and conditions, and the HPA's min/max clamp of its target.
  *
- * A workload "rolls out" each time its generation changes: from then on it
- * reports updatedReplicas = spec.replicas and keeps the previous number of
- * available replicas until `readyDelayMs` has passed, after which all
- * replicas are ready and available. With `neverReady` none ever is, and once
- * `spec.progressDeadlineSeconds` (default 600) has passed the Progressing
- * condition turns False with reason ProgressDeadlineExceeded.
+ * Each generation change starts a rollout. Its new pods become ready
+ * `readyDelayMs` later. Until then the status has the shape a real rolling
+ * update shows right after it starts:
+ * - a new Deployment (nothing available before): updatedReplicas =
+ *   spec.replicas, available 0;
+ * - a pod template change: the old pods stay available down to
+ *   replicas - maxUnavailable, the new ReplicaSet is scaled to
+ *   replicas + maxSurge - old, so updatedReplicas < spec.replicas and
+ *   status.replicas counts old + new pods (Recreate: old pods gone);
+ * - a replica count change only: updatedReplicas = spec.replicas, available
+ *   stays at the previous count (capped).
+ * `neverReady` means no pod of the cluster is ready (crash-looping): the
+ * available count is 0 and a rollout in progress never completes; once
+ * `spec.progressDeadlineSeconds` (default 600) has passed, Progressing turns
+ * False with reason ProgressDeadlineExceeded.
  */
 import { selectorString } from './selectors';
 import { asArray, asObject, isPlainObject, JsonObject, rfc3339 } from './util';
@@ -22,7 +31,12 @@ export interface Readiness {
 export interface RolloutClock {
   generation: number;
   startedAt: number;
+  /** Available replicas when this rollout started. */
   prevAvailable: number;
+  /** Whether the pod template changed (a new ReplicaSet), or only the replica count. */
+  templateChanged: boolean;
+  /** Set once the rollout has been observed complete. */
+  done: boolean;
 }
 
 interface Condition {
@@ -45,11 +59,16 @@ export function templateHash(template: unknown): string {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   let out = '';
-  for (const digit of String(h)) out += SAFE_ALPHABET[Number(digit) % SAFE_ALPHABET.length];
+  for (const digit of String(h))
+    out += SAFE_ALPHABET[Number(digit) % SAFE_ALPHABET.length];
   return out;
 }
 
-function resolveIntOrPercent(value: unknown, total: number, roundUp: boolean): number {
+function resolveIntOrPercent(
+  value: unknown,
+  total: number,
+  roundUp: boolean,
+): number {
   if (typeof value === 'number') return value;
   const m = typeof value === 'string' ? value.match(/^(\d+)%$/) : null;
   if (!m) return 0;
@@ -57,22 +76,52 @@ function resolveIntOrPercent(value: unknown, total: number, roundUp: boolean): n
   return roundUp ? Math.ceil(exact) : Math.floor(exact);
 }
 
-function maxUnavailable(spec: JsonObject, replicas: number): number {
+interface RollingParams {
+  recreate: boolean;
+  maxSurge: number;
+  maxUnavailable: number;
+}
+
+function rollingParams(obj: JsonObject, replicas: number): RollingParams {
+  const spec = asObject(obj.spec) ?? {};
   const strategy = asObject(spec.strategy) ?? {};
-  if (strategy.type !== 'RollingUpdate' || replicas === 0) return 0;
-  const ru = asObject(strategy.rollingUpdate) ?? {};
-  const value = resolveIntOrPercent(ru.maxUnavailable ?? '25%', replicas, false);
-  return Math.min(value, replicas);
+  let surge: unknown;
+  let unavailable: unknown;
+  if (obj.kind === 'Rollout') {
+    const canary = asObject(strategy.canary);
+    if (!canary)
+      return { recreate: false, maxSurge: replicas, maxUnavailable: 0 }; // blueGreen: full preview RS
+    surge = canary.maxSurge ?? '25%';
+    unavailable = canary.maxUnavailable ?? 0;
+  } else {
+    if (strategy.type === 'Recreate')
+      return { recreate: true, maxSurge: 0, maxUnavailable: replicas };
+    const ru = asObject(strategy.rollingUpdate) ?? {};
+    surge = ru.maxSurge ?? '25%';
+    unavailable = ru.maxUnavailable ?? '25%';
+  }
+  let maxSurge = resolveIntOrPercent(surge, replicas, true);
+  const maxUnavailable = Math.min(
+    resolveIntOrPercent(unavailable, replicas, false),
+    replicas,
+  );
+  if (maxSurge === 0 && maxUnavailable === 0) maxSurge = 1; // the API forbids both 0
+  return { recreate: false, maxSurge, maxUnavailable };
 }
 
 /** Keeps timestamps of unchanged conditions, as controllers do. */
-function mergeConditions(previous: unknown, next: Condition[], now: number): Condition[] {
+function mergeConditions(
+  previous: unknown,
+  next: Condition[],
+  now: number,
+): Condition[] {
   const old = asArray(previous).filter(isPlainObject) as unknown as Condition[];
   const ts = rfc3339(now);
   return next.map(c => {
     const prev = old.find(o => o.type === c.type);
     const sameStatus = prev && prev.status === c.status;
-    const sameContent = sameStatus && prev.reason === c.reason && prev.message === c.message;
+    const sameContent =
+      sameStatus && prev.reason === c.reason && prev.message === c.message;
     return {
       ...c,
       lastUpdateTime: sameContent ? prev.lastUpdateTime : ts,
@@ -82,14 +131,20 @@ function mergeConditions(previous: unknown, next: Condition[], now: number): Con
 }
 
 interface Progress {
-  replicas: number;
+  /** spec.replicas */
+  desired: number;
+  /** status.replicas: pods of the old and new ReplicaSets */
+  total: number;
+  updated: number;
   available: number;
-  complete: boolean;
+  done: boolean;
   deadlineExceeded: boolean;
+  minAvailable: number;
   rsName: string;
   hash: string;
 }
 
+/** Where the rollout of `obj` stands at `now` (marks `clock.done` once complete). */
 function progress(
   obj: JsonObject,
   clock: RolloutClock,
@@ -97,22 +152,85 @@ function progress(
   now: number,
 ): Progress {
   const spec = asObject(obj.spec) ?? {};
-  const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
+  const desired = typeof spec.replicas === 'number' ? spec.replicas : 1;
   const elapsed = now - clock.startedAt;
-  const ready = !readiness.neverReady && elapsed >= readiness.readyDelayMs;
-  const available = readiness.neverReady ? 0 : ready ? replicas : Math.min(clock.prevAvailable, replicas);
-  const complete = available === replicas;
-  const deadline = (typeof spec.progressDeadlineSeconds === 'number' ? spec.progressDeadlineSeconds : 600) * 1000;
+  if (!clock.done && !readiness.neverReady && elapsed >= readiness.readyDelayMs)
+    clock.done = true;
+  const params = rollingParams(obj, desired);
+  let total = desired;
+  let updated = desired;
+  let available = desired;
+  if (!clock.done) {
+    if (clock.templateChanged && clock.prevAvailable > 0) {
+      const old = params.recreate
+        ? 0
+        : Math.min(
+            clock.prevAvailable,
+            Math.max(desired - params.maxUnavailable, 0),
+          );
+      updated = Math.max(0, Math.min(desired, desired + params.maxSurge - old));
+      total = old + updated;
+      available = old;
+    } else {
+      available = Math.min(clock.prevAvailable, desired);
+    }
+  }
+  if (readiness.neverReady) available = 0;
+  const deadline =
+    (typeof spec.progressDeadlineSeconds === 'number'
+      ? spec.progressDeadlineSeconds
+      : 600) * 1000;
   const hash = templateHash(spec.template);
   const name = String(asObject(obj.metadata)?.name ?? '');
   return {
-    replicas,
+    desired,
+    total,
+    updated,
     available,
-    complete,
-    deadlineExceeded: !complete && elapsed > deadline,
+    done: clock.done,
+    deadlineExceeded: !clock.done && elapsed > deadline,
+    minAvailable: desired - (params.recreate ? desired : params.maxUnavailable),
     rsName: `${name}-${hash}`,
     hash,
   };
+}
+
+function progressingCondition(
+  p: Progress,
+  messages: { done: string; progressing: string },
+): Condition {
+  if (p.done) {
+    return {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'NewReplicaSetAvailable',
+      message: messages.done,
+    };
+  }
+  if (p.deadlineExceeded) {
+    return {
+      type: 'Progressing',
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: `ReplicaSet "${p.rsName}" has timed out progressing.`,
+    };
+  }
+  return {
+    type: 'Progressing',
+    status: 'True',
+    reason: 'ReplicaSetUpdated',
+    message: messages.progressing,
+  };
+}
+
+function counters(p: Progress, status: JsonObject) {
+  // The API omits zero counters (omitempty).
+  if (p.total) status.replicas = p.total;
+  if (p.updated) status.updatedReplicas = p.updated;
+  if (p.available) status.readyReplicas = p.available;
+  if (p.available) status.availableReplicas = p.available;
+  if (p.desired - p.available > 0)
+    status.unavailableReplicas = p.desired - p.available;
 }
 
 /** Deployment status; zero counters are omitted, as the real API omits them. */
@@ -122,37 +240,15 @@ export function deploymentStatus(
   readiness: Readiness,
   now: number,
 ): JsonObject {
-  const spec = asObject(obj.spec) ?? {};
   const p = progress(obj, clock, readiness, now);
-  const minAvailable = p.replicas - maxUnavailable(spec, p.replicas);
   const status: JsonObject = { observedGeneration: clock.generation };
-  if (p.replicas) status.replicas = p.replicas;
-  if (p.replicas) status.updatedReplicas = p.replicas;
-  if (p.available) status.readyReplicas = p.available;
-  if (p.available) status.availableReplicas = p.available;
-  if (p.replicas - p.available > 0) status.unavailableReplicas = p.replicas - p.available;
-  const progressing: Condition = p.complete
-    ? {
-        type: 'Progressing',
-        status: 'True',
-        reason: 'NewReplicaSetAvailable',
-        message: `ReplicaSet "${p.rsName}" has successfully progressed.`,
-      }
-    : p.deadlineExceeded
-      ? {
-          type: 'Progressing',
-          status: 'False',
-          reason: 'ProgressDeadlineExceeded',
-          message: `ReplicaSet "${p.rsName}" has timed out progressing.`,
-        }
-      : {
-          type: 'Progressing',
-          status: 'True',
-          reason: 'ReplicaSetUpdated',
-          message: `ReplicaSet "${p.rsName}" is progressing.`,
-        };
+  counters(p, status);
+  const progressing = progressingCondition(p, {
+    done: `ReplicaSet "${p.rsName}" has successfully progressed.`,
+    progressing: `ReplicaSet "${p.rsName}" is progressing.`,
+  });
   const available: Condition =
-    p.available >= minAvailable
+    p.available >= p.minAvailable
       ? {
           type: 'Available',
           status: 'True',
@@ -182,37 +278,63 @@ export function rolloutStatus(
 ): JsonObject {
   const spec = asObject(obj.spec) ?? {};
   const p = progress(obj, clock, readiness, now);
+  const healthy = p.done && p.available === p.desired;
   const status: JsonObject = { observedGeneration: String(clock.generation) };
-  if (p.replicas) status.replicas = p.replicas;
-  if (p.replicas) status.updatedReplicas = p.replicas;
-  if (p.available) status.readyReplicas = p.available;
-  if (p.available) status.availableReplicas = p.available;
+  counters(p, status);
+  delete status.unavailableReplicas;
   status.currentPodHash = p.hash;
-  if (p.complete) status.stableRS = p.hash;
-  else if (isPlainObject(obj.status) && obj.status.stableRS) status.stableRS = obj.status.stableRS;
+  if (p.done) status.stableRS = p.hash;
+  else if (isPlainObject(obj.status) && obj.status.stableRS)
+    status.stableRS = obj.status.stableRS;
   status.selector = selectorString(spec.selector);
-  if (p.complete) status.phase = 'Healthy';
-  else if (p.deadlineExceeded) {
+  if (healthy) status.phase = 'Healthy';
+  else if (p.deadlineExceeded || (p.done && readiness.neverReady)) {
     status.phase = 'Degraded';
-    status.message = `ProgressDeadlineExceeded: ReplicaSet "${p.rsName}" has timed out progressing.`;
+    status.message = p.deadlineExceeded
+      ? `ProgressDeadlineExceeded: ReplicaSet "${p.rsName}" has timed out progressing.`
+      : 'Rollout does not have minimum availability';
   } else {
     status.phase = 'Progressing';
     status.message = 'more replicas need to be updated';
   }
+  const name = String(asObject(obj.metadata)?.name ?? '');
   const conditions: Condition[] = [
-    p.complete
-      ? { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'Rollout has successfully progressed' }
-      : p.deadlineExceeded
-        ? { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${p.rsName}" has timed out progressing.` }
-        : { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `Rollout "${String(asObject(obj.metadata)?.name)}" is progressing.` },
-    p.complete
-      ? { type: 'Available', status: 'True', reason: 'AvailableReason', message: 'Rollout has minimum availability' }
-      : { type: 'Available', status: 'False', reason: 'AvailableReason', message: 'Rollout does not have minimum availability' },
-    p.complete
-      ? { type: 'Healthy', status: 'True', reason: 'RolloutHealthy', message: 'Rollout is healthy' }
-      : { type: 'Healthy', status: 'False', reason: 'RolloutHealthy', message: 'Rollout is not healthy' },
+    progressingCondition(p, {
+      done: `Rollout "${name}" has successfully progressed.`,
+      progressing: `Rollout "${name}" is progressing.`,
+    }),
+    p.available >= p.minAvailable
+      ? {
+          type: 'Available',
+          status: 'True',
+          reason: 'AvailableReason',
+          message: 'Rollout has minimum availability',
+        }
+      : {
+          type: 'Available',
+          status: 'False',
+          reason: 'AvailableReason',
+          message: 'Rollout does not have minimum availability',
+        },
+    healthy
+      ? {
+          type: 'Healthy',
+          status: 'True',
+          reason: 'RolloutHealthy',
+          message: 'Rollout is healthy',
+        }
+      : {
+          type: 'Healthy',
+          status: 'False',
+          reason: 'RolloutHealthy',
+          message: 'Rollout is not healthy',
+        },
   ];
-  status.conditions = mergeConditions(asObject(obj.status)?.conditions, conditions, now);
+  status.conditions = mergeConditions(
+    asObject(obj.status)?.conditions,
+    conditions,
+    now,
+  );
   return status;
 }
 
@@ -225,4 +347,58 @@ export function hpaDesiredReplicas(hpa: JsonObject, current: number): number {
   if (current > max) return max;
   if (current < min) return min;
   return current;
+}
+
+/** Pods a PDB selects, summed over the workloads whose pod template it matches. */
+export interface SelectedPods {
+  expected: number;
+  healthy: number;
+}
+
+/** PodDisruptionBudget status as the disruption controller computes it. */
+export function pdbStatus(
+  pdb: JsonObject,
+  pods: SelectedPods,
+  now: number,
+): JsonObject {
+  const spec = asObject(pdb.spec) ?? {};
+  const generation = asObject(pdb.metadata)?.generation;
+  let desiredHealthy: number;
+  if (spec.maxUnavailable !== undefined) {
+    desiredHealthy = Math.max(
+      0,
+      pods.expected -
+        resolveIntOrPercent(spec.maxUnavailable, pods.expected, true),
+    );
+  } else {
+    desiredHealthy = resolveIntOrPercent(
+      spec.minAvailable ?? 0,
+      pods.expected,
+      true,
+    );
+  }
+  const disruptionsAllowed = Math.max(0, pods.healthy - desiredHealthy);
+  const allowed = disruptionsAllowed > 0;
+  const previous = asArray(asObject(pdb.status)?.conditions).map(asObject)[0];
+  const status = allowed ? 'True' : 'False';
+  return {
+    observedGeneration: generation,
+    disruptionsAllowed,
+    currentHealthy: pods.healthy,
+    desiredHealthy,
+    expectedPods: pods.expected,
+    conditions: [
+      {
+        type: 'DisruptionAllowed',
+        status,
+        reason: allowed ? 'SufficientPods' : 'InsufficientPods',
+        message: '',
+        observedGeneration: generation,
+        lastTransitionTime:
+          previous && previous.status === status
+            ? previous.lastTransitionTime
+            : rfc3339(now),
+      },
+    ],
+  };
 }

@@ -25,9 +25,8 @@ async function listKubeconfigFiles(sources: DiscoverySources, warnings: string[]
       for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
         if (entry.name.startsWith('.')) continue;
         const file = path.join(dir, entry.name);
-        if (entry.isFile() || (entry.isSymbolicLink() && (await fs.stat(file).catch(() => undefined))?.isFile())) {
-          if (!files.includes(file)) files.push(file);
-        }
+        // Symlinks are followed when read: a dangling one is reported like an unreadable file.
+        if ((entry.isFile() || entry.isSymbolicLink()) && !files.includes(file)) files.push(file);
       }
     } catch (error) {
       warnings.push(`Skipping kubeconfig directory ${dir}: ${(error as Error).message}`);

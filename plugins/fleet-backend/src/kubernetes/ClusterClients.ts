@@ -104,7 +104,7 @@ export class ClusterClients {
     const started = performance.now();
     const [namespaces, info] = await Promise.allSettled([
       core.listNamespace({ limit: 1 }, withTimeout(timeoutMs)),
-      version.getCode(withTimeout(timeoutMs)),
+      version.getCode({}, withTimeout(timeoutMs)),
     ]);
     const latencyMs = Math.round(performance.now() - started);
     if (namespaces.status === 'rejected') {

@@ -8,6 +8,8 @@ import {
 /**
  * Per-call options that really abort a Kubernetes API request after `timeoutMs` (the server
  * sees the connection close), instead of waiting on a dead cluster for the OS TCP timeout.
+ * The object-style API of client-node 1.x hands them to its observable API, so the middleware
+ * returns client-node's own Observable.
  */
 export function withTimeout(timeoutMs: number): ConfigurationOptions {
   return {
@@ -21,7 +23,7 @@ export function withTimeout(timeoutMs: number): ConfigurationOptions {
       },
     ],
     middlewareMergeStrategy: 'append',
-  } as ConfigurationOptions;
+  } as unknown as ConfigurationOptions;
 }
 
 /** A short, secret-free description of why a Kubernetes API call failed. */

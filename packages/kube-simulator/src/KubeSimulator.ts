@@ -1,0 +1,511 @@
+/**
+ * One HTTPS listener on 127.0.0.1 that serves many simulated Kubernetes API
+ * servers, routed by path prefix: `https://127.0.0.1:PORT/clusters/<name>/...`.
+ * Each cluster has its own bearer token, object store, fault and kubeconfig.
+ *
+ * Control API (no token, never faulted):
+ *   GET  /_sim/clusters                      → { clusters: string[] }
+ *   GET  /clusters/<name>/_sim/fault         → Fault
+ *   POST /clusters/<name>/_sim/fault         ← { mode, latencyMs? } → Fault
+ *   GET  /clusters/<name>/_sim/objects       → { items: SimObject[] }
+ *   GET  /clusters/<name>/_sim/readiness     → { readyDelayMs, neverReady }
+ *   POST /clusters/<name>/_sim/readiness     ← { readyDelayMs?, neverReady? }
+ *   POST /clusters/<name>/_sim/crds          ← { name: 'rollouts.argoproj.io', installed: boolean }
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { handleApi } from './api';
+import { createServerCertificate } from './certs';
+import { ApiError, errors, failureStatus } from './errors';
+import { Fault, NO_FAULT, parseFault } from './faults';
+import { writeKubeconfig } from './kubeconfig';
+import { ClusterStore, SimObject } from './store';
+import { isPlainObject } from './util';
+import { isDns1123Label } from './validation';
+
+export interface KubeSimulatorOptions {
+  /** N → clusters 'sim-1'...'sim-N'; or explicit DNS-1123 label names. */
+  clusters: number | string[];
+  /** Where kubeconfigs are written (default: a fresh temporary directory, removed by stop()). */
+  outDir?: string;
+  /** Default 0: a random free port. The listener binds 127.0.0.1 only. */
+  port?: number;
+  /** Delay before a Deployment's replicas become available (default 200 ms). */
+  readyDelayMs?: number;
+}
+
+interface ClusterState {
+  name: string;
+  token: string;
+  store: ClusterStore;
+  fault: Fault;
+  requests: number;
+  kubeconfigPath: string;
+}
+
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+const DEFAULT_READY_DELAY_MS = 200;
+
+function resolveNames(clusters: number | string[]): string[] {
+  if (typeof clusters === 'number') {
+    if (!Number.isInteger(clusters) || clusters < 0 || clusters > 10000) {
+      throw new Error(
+        `clusters must be an integer between 0 and 10000, got ${clusters}`,
+      );
+    }
+    return Array.from({ length: clusters }, (_, i) => `sim-${i + 1}`);
+  }
+  if (!Array.isArray(clusters))
+    throw new Error('clusters must be a number or an array of names');
+  return [...clusters];
+}
+
+function checkClusterName(name: unknown): string {
+  if (typeof name !== 'string' || !isDns1123Label(name)) {
+    throw new Error(
+      `invalid cluster name ${JSON.stringify(name)}: must be a DNS-1123 label`,
+    );
+  }
+  return name;
+}
+
+export class KubeSimulator {
+  readonly url: string;
+  private readonly clusters = new Map<string, ClusterState>();
+  private readonly sockets = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopping?: Promise<void>;
+  /** Set when the simulator created kubeconfigDir itself (removed on stop). */
+  private ownsKubeconfigDir = false;
+
+  private constructor(
+    private readonly server: Server,
+    port: number,
+    readonly caPem: string,
+    readonly kubeconfigDir: string,
+    private readonly readyDelayMs: number,
+  ) {
+    this.url = `https://127.0.0.1:${port}`;
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    server.on('secureConnection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.onRequest(req, res).catch(err => {
+        if (!res.headersSent && !res.destroyed) {
+          this.send(
+            res,
+            500,
+            errors
+              .internal(`kube-simulator: ${(err as Error).message}`)
+              .toStatus(),
+          );
+        }
+      });
+    });
+  }
+
+  static async start(options: KubeSimulatorOptions): Promise<KubeSimulator> {
+    const names = resolveNames(options.clusters).map(checkClusterName);
+    if (new Set(names).size !== names.length)
+      throw new Error('cluster names must be unique');
+    const port = options.port ?? 0;
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new Error(
+        `port must be an integer between 0 and 65535, got ${port}`,
+      );
+    }
+    const readyDelayMs = options.readyDelayMs ?? DEFAULT_READY_DELAY_MS;
+    if (
+      typeof readyDelayMs !== 'number' ||
+      !Number.isFinite(readyDelayMs) ||
+      readyDelayMs < 0
+    ) {
+      throw new Error(
+        `readyDelayMs must be a non-negative number, got ${readyDelayMs}`,
+      );
+    }
+    let outDir: string;
+    if (options.outDir) {
+      outDir = resolve(options.outDir);
+      await mkdir(outDir, { recursive: true, mode: 0o700 });
+    } else {
+      outDir = await mkdtemp(join(tmpdir(), 'kube-simulator-'));
+    }
+    const cert = await createServerCertificate();
+    const server = createServer({ cert: cert.certPem, key: cert.keyPem });
+    // Requests in 'timeout' mode are held on purpose: no server-side timeouts.
+    server.requestTimeout = 0;
+    server.headersTimeout = 60_000;
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', fail);
+        ok();
+      });
+    });
+    const address = server.address();
+    const actualPort =
+      typeof address === 'object' && address ? address.port : port;
+    const sim = new KubeSimulator(
+      server,
+      actualPort,
+      cert.certPem,
+      outDir,
+      readyDelayMs,
+    );
+    sim.ownsKubeconfigDir = !options.outDir;
+    try {
+      for (const name of names) await sim.addCluster(name);
+    } catch (e) {
+      await sim.stop();
+      throw e;
+    }
+    return sim;
+  }
+
+  // ---------------------------------------------------------- library API
+
+  clusterNames(): string[] {
+    return [...this.clusters.keys()];
+  }
+
+  endpoint(name: string): string {
+    return `${this.url}/clusters/${this.cluster(name).name}`;
+  }
+
+  kubeconfigPath(name: string): string {
+    return this.cluster(name).kubeconfigPath;
+  }
+
+  token(name: string): string {
+    return this.cluster(name).token;
+  }
+
+  async addCluster(name: string): Promise<string> {
+    checkClusterName(name);
+    if (this.stopping) throw new Error('the simulator is stopped');
+    if (this.clusters.has(name))
+      throw new Error(`cluster "${name}" already exists`);
+    const state: ClusterState = {
+      name,
+      token: randomBytes(24).toString('hex'),
+      store: new ClusterStore(this.readyDelayMs),
+      fault: { ...NO_FAULT },
+      requests: 0,
+      kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
+    };
+    this.clusters.set(name, state);
+    try {
+      await writeKubeconfig(this.kubeconfigDir, {
+        name,
+        server: `${this.url}/clusters/${name}`,
+        caPem: this.caPem,
+        token: state.token,
+      });
+    } catch (e) {
+      this.clusters.delete(name);
+      throw e;
+    }
+    return state.kubeconfigPath;
+  }
+
+  setFault(name: string, fault: Fault): void {
+    const parsed = parseFault(fault);
+    if (!parsed.fault) throw new Error(`invalid fault: ${parsed.error}`);
+    this.cluster(name).fault = parsed.fault;
+  }
+
+  getFault(name: string): Fault {
+    return { ...this.cluster(name).fault };
+  }
+
+  setReadiness(
+    name: string,
+    opts: { readyDelayMs?: number; neverReady?: boolean },
+  ): void {
+    const store = this.cluster(name).store;
+    if (opts.readyDelayMs !== undefined) {
+      if (
+        typeof opts.readyDelayMs !== 'number' ||
+        !Number.isFinite(opts.readyDelayMs) ||
+        opts.readyDelayMs < 0
+      ) {
+        throw new Error('readyDelayMs must be a non-negative number');
+      }
+    }
+    store.setReadiness({
+      readyDelayMs: opts.readyDelayMs,
+      neverReady:
+        opts.neverReady === undefined ? undefined : Boolean(opts.neverReady),
+    });
+  }
+
+  /**
+   * Installs or removes the Argo Rollouts CRD (installed by default). Without
+   * it, `argoproj.io` disappears from discovery and its paths answer 404;
+   * removing it deletes the stored Rollouts, as deleting a CRD does.
+   */
+  setRolloutsCrd(name: string, installed: boolean): void {
+    this.cluster(name).store.setCrdInstalled('rollouts.argoproj.io', installed);
+  }
+
+  objects(name: string): SimObject[] {
+    return this.cluster(name).store.objects();
+  }
+
+  requestCount(name: string): number {
+    return this.cluster(name).requests;
+  }
+
+  /**
+   * Closes the listener and every open socket, including held 'timeout'
+   * requests, and removes the kubeconfig directory if start() created it.
+   */
+  stop(): Promise<void> {
+    if (!this.stopping) {
+      const closed = new Promise<void>(done => {
+        for (const timer of this.timers) clearTimeout(timer);
+        this.timers.clear();
+        this.server.close(() => done());
+        for (const socket of this.sockets) socket.destroy();
+        this.sockets.clear();
+        this.server.closeAllConnections();
+      });
+      this.stopping = closed.then(async () => {
+        if (this.ownsKubeconfigDir) {
+          await rm(this.kubeconfigDir, { recursive: true, force: true });
+        }
+      });
+    }
+    return this.stopping;
+  }
+
+  private cluster(name: string): ClusterState {
+    const state = this.clusters.get(name);
+    if (!state) throw new Error(`unknown cluster "${name}"`);
+    return state;
+  }
+
+  // ------------------------------------------------------------- serving
+
+  private send(
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    text?: string,
+  ) {
+    if (res.destroyed || res.writableEnded) return;
+    const payload = text ?? JSON.stringify(body);
+    res.writeHead(status, {
+      'Content-Type':
+        text !== undefined ? 'text/plain; charset=utf-8' : 'application/json',
+      'Content-Length': Buffer.byteLength(payload),
+      'Cache-Control': 'no-cache, private',
+    });
+    res.end(payload);
+  }
+
+  private delay(ms: number): Promise<void> {
+    return new Promise(done => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        done();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+
+  private readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+    return new Promise((done, fail) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      });
+      req.on('end', () =>
+        done(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)),
+      );
+      req.on('error', fail);
+    });
+  }
+
+  private authorized(req: IncomingMessage, token: string): boolean {
+    const header = req.headers.authorization ?? '';
+    const m = header.match(/^Bearer\s+(.+)$/i);
+    if (!m) return false;
+    const given = Buffer.from(m[1].trim());
+    const expected = Buffer.from(token);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  private async onRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+    const path = url.pathname;
+    if (path === '/_sim/clusters' || path === '/_sim/clusters/') {
+      if (req.method !== 'GET')
+        return this.send(res, 405, errors.methodNotAllowed().toStatus());
+      return this.send(res, 200, { clusters: this.clusterNames() });
+    }
+    const m = path.match(/^\/clusters\/([^/]+)(\/.*)?$/);
+    if (!m) return this.send(res, 404, errors.notFoundPath().toStatus());
+    const state = this.clusters.get(decodeURIComponent(m[1]));
+    if (!state) {
+      return this.send(
+        res,
+        404,
+        failureStatus(
+          404,
+          'NotFound',
+          `cluster "${decodeURIComponent(m[1])}" not found`,
+        ),
+      );
+    }
+    const rest = m[2] ?? '/';
+    if (rest === '/_sim' || rest.startsWith('/_sim/'))
+      return this.control(state, req, res, rest);
+
+    state.requests += 1;
+    const fault = state.fault;
+    if (fault.mode === 'down') {
+      req.socket.destroy();
+      return undefined;
+    }
+    if (fault.mode === 'timeout') {
+      req.resume(); // accept the request, never answer; stop() or the client ends it
+      return undefined;
+    }
+    const body = await this.readBody(req);
+    if (fault.latencyMs) await this.delay(fault.latencyMs);
+    if (this.stopping) return undefined;
+    if (fault.mode === 'error') {
+      return this.send(
+        res,
+        500,
+        errors
+          .internal('simulated internal error (kube-simulator fault "error")')
+          .toStatus(),
+      );
+    }
+    if (!this.authorized(req, state.token))
+      return this.send(res, 401, errors.unauthorized().toStatus());
+    if (body === undefined) {
+      return this.send(
+        res,
+        413,
+        failureStatus(
+          413,
+          'RequestEntityTooLarge',
+          'Request entity too large: limit is 3145728',
+        ),
+      );
+    }
+    const answer = handleApi(state.store, {
+      method: req.method ?? 'GET',
+      path: rest,
+      query: url.searchParams,
+      contentType: req.headers['content-type'] ?? '',
+      body,
+      serverAddress: this.url.replace('https://', ''),
+    });
+    if (req.method === 'HEAD') {
+      res.writeHead(answer.status);
+      res.end();
+      return undefined;
+    }
+    return this.send(res, answer.status, answer.body, answer.text);
+  }
+
+  private async control(
+    state: ClusterState,
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+  ): Promise<void> {
+    const route = rest.replace(/\/+$/, '');
+    const method = req.method ?? 'GET';
+    const body = await this.readBody(req);
+    const parse = (): unknown => {
+      const text = body?.toString('utf8') ?? '';
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw errors.badRequest('the body must be valid JSON');
+      }
+    };
+    try {
+      switch (`${method} ${route}`) {
+        case 'GET /_sim/fault':
+          return this.send(res, 200, state.fault);
+        case 'POST /_sim/fault':
+        case 'PUT /_sim/fault': {
+          const parsed = parseFault(parse());
+          if (!parsed.fault)
+            throw errors.badRequest(`invalid fault: ${parsed.error}`);
+          state.fault = parsed.fault;
+          return this.send(res, 200, state.fault);
+        }
+        case 'GET /_sim/objects':
+          return this.send(res, 200, { items: state.store.objects() });
+        case 'GET /_sim/readiness':
+          return this.send(res, 200, state.store.readiness);
+        case 'POST /_sim/readiness':
+        case 'PUT /_sim/readiness': {
+          const input = parse();
+          if (!isPlainObject(input))
+            throw errors.badRequest('readiness must be a JSON object');
+          const { readyDelayMs, neverReady } = input;
+          if (
+            readyDelayMs !== undefined &&
+            (typeof readyDelayMs !== 'number' || readyDelayMs < 0)
+          ) {
+            throw errors.badRequest(
+              'readyDelayMs must be a non-negative number',
+            );
+          }
+          if (neverReady !== undefined && typeof neverReady !== 'boolean') {
+            throw errors.badRequest('neverReady must be a boolean');
+          }
+          this.setReadiness(state.name, {
+            readyDelayMs: readyDelayMs as number | undefined,
+            neverReady: neverReady as boolean | undefined,
+          });
+          return this.send(res, 200, state.store.readiness);
+        }
+        case 'POST /_sim/crds': {
+          const input = parse();
+          if (
+            !isPlainObject(input) ||
+            input.name !== 'rollouts.argoproj.io' ||
+            typeof input.installed !== 'boolean'
+          ) {
+            throw errors.badRequest(
+              'expected {"name":"rollouts.argoproj.io","installed":true|false}',
+            );
+          }
+          state.store.setCrdInstalled(input.name, input.installed);
+          return this.send(res, 200, { crds: [...state.store.crds] });
+        }
+        default:
+          return this.send(res, 404, errors.notFoundPath().toStatus());
+      }
+    } catch (e) {
+      const err =
+        e instanceof ApiError ? e : errors.internal((e as Error).message);
+      return this.send(res, err.code, err.toStatus());
+    }
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * The Kubernetes REST API of one simulated cluster: maps a request (method,
+ * path below the cluster prefix, query, content type, body) to discovery
+ * documents or store operations, and errors to `Status` bodies.
+ */
+import { parse as parseYaml } from 'yaml';
+import { ApiError, errors } from './errors';
+import { PATCH_TYPES, PatchType } from './patch';
+import {
+  apiGroupDoc,
+  apiGroupListDoc,
+  apiResourceListDoc,
+  apiVersionsDoc,
+  findResource,
+  isServed,
+  ResourceDef,
+  SERVER_VERSION,
+} from './resources';
+import { ClusterStore, WriteOptions } from './store';
+
+export interface ApiRequest {
+  method: string;
+  /** Path below `/clusters/<name>`, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
+  path: string;
+  query: URLSearchParams;
+  contentType: string;
+  body: Buffer;
+  serverAddress: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  /** JSON body, or plain text when `text` is set. */
+  body?: unknown;
+  text?: string;
+}
+
+const WRITE_TYPES = ['application/json', 'application/yaml'];
+
+function json(status: number, body: unknown): ApiResponse {
+  return { status, body };
+}
+
+function mediaType(contentType: string): string {
+  return contentType.split(';')[0].trim().toLowerCase();
+}
+
+function parseBody(req: ApiRequest, allowed: string[]): unknown {
+  const type = mediaType(req.contentType) || 'application/json';
+  if (!allowed.includes(type)) {
+    throw errors.unsupportedMediaType(
+      allowed === WRITE_TYPES
+        ? [
+            'application/json',
+            'application/yaml',
+            'application/vnd.kubernetes.protobuf',
+          ]
+        : allowed,
+    );
+  }
+  const text = req.body.toString('utf8');
+  if (!text.trim()) throw errors.badRequest('the request body is empty');
+  try {
+    return type === 'application/yaml' ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw errors.badRequest(
+      `couldn't get version/kind; json parse error: ${(e as Error).message}`,
+    );
+  }
+}
+
+function writeOptions(query: URLSearchParams): WriteOptions {
+  const dryRun = query.getAll('dryRun');
+  for (const value of dryRun) {
+    if (value !== 'All') {
+      throw errors.badRequest(
+        `dryRun: Unsupported value: "${value}": supported values: "All"`,
+      );
+    }
+  }
+  return { dryRun: dryRun.length > 0 };
+}
+
+interface ResourcePath {
+  def: ResourceDef;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Splits `/api/v1/...` or `/apis/<g>/<v>/...` into a resource reference. */
+function parseResourcePath(
+  segments: string[],
+  store: ClusterStore,
+): ResourcePath | undefined {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segments[0] === 'api') {
+    group = '';
+    version = segments[1];
+    rest = segments.slice(2);
+  } else {
+    group = segments[1];
+    version = segments[2];
+    rest = segments.slice(3);
+  }
+  let namespace: string | undefined;
+  if (
+    rest[0] === 'namespaces' &&
+    rest.length >= 3 &&
+    !(group === '' && rest.length === 3 && rest[2] === 'status')
+  ) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [plural, name, subresource, ...extra] = rest;
+  if (!plural || extra.length) return undefined;
+  const def = findResource(group, version, plural);
+  if (!def || !isServed(def, store.crds)) return undefined;
+  if (def.namespaced !== (namespace !== undefined) && name !== undefined)
+    return undefined;
+  if (!def.namespaced && namespace !== undefined) return undefined;
+  return { def, namespace, name, subresource };
+}
+
+export function handleApi(store: ClusterStore, req: ApiRequest): ApiResponse {
+  try {
+    return route(store, req);
+  } catch (e) {
+    if (e instanceof ApiError) return json(e.code, e.toStatus());
+    return json(
+      500,
+      errors.internal(`kube-simulator: ${(e as Error).message}`).toStatus(),
+    );
+  }
+}
+
+function route(store: ClusterStore, req: ApiRequest): ApiResponse {
+  const path = req.path.replace(/\/+$/, '') || '/';
+  const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const method = req.method.toUpperCase();
+  const discovery = { crds: store.crds, serverAddress: req.serverAddress };
+
+  if (['healthz', 'livez', 'readyz'].includes(segments[0])) {
+    if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
+    return { status: 200, text: 'ok' };
+  }
+  if (segments[0] === 'version' && segments.length === 1) {
+    if (method !== 'GET') throw errors.methodNotAllowed();
+    return json(200, SERVER_VERSION);
+  }
+  if (
+    segments[0] === 'watch' ||
+    (segments[0] === 'apis' && segments[3] === 'watch') ||
+    (segments[0] === 'api' && segments[2] === 'watch')
+  ) {
+    throw new ApiError(
+      405,
+      'MethodNotAllowed',
+      'watch is not supported by kube-simulator',
+    );
+  }
+  if (segments[0] === 'api' || segments[0] === 'apis') {
+    const isCore = segments[0] === 'api';
+    const depth = segments.length;
+    if (depth <= (isCore ? 2 : 3)) {
+      if (method !== 'GET') throw errors.methodNotAllowed();
+      let doc: unknown;
+      if (isCore) {
+        doc =
+          depth === 1
+            ? apiVersionsDoc(discovery)
+            : apiResourceListDoc('', segments[1], discovery);
+      } else if (depth === 1) {
+        doc = apiGroupListDoc(discovery);
+      } else if (depth === 2) {
+        doc = apiGroupDoc(segments[1], discovery);
+      } else {
+        doc = apiResourceListDoc(segments[1], segments[2], discovery);
+      }
+      if (!doc) throw errors.notFoundPath();
+      return json(200, doc);
+    }
+    const target = parseResourcePath(segments, store);
+    if (!target) throw errors.notFoundPath();
+    return resource(store, req, method, target);
+  }
+  throw errors.notFoundPath();
+}
+
+function resource(
+  store: ClusterStore,
+  req: ApiRequest,
+  method: string,
+  target: ResourcePath,
+): ApiResponse {
+  const { def, namespace, name, subresource } = target;
+  const q = req.query;
+  if (q.get('watch') === 'true' || q.get('watch') === '1') {
+    throw new ApiError(
+      405,
+      'MethodNotAllowed',
+      'watch is not supported by kube-simulator',
+    );
+  }
+  if (name === undefined) {
+    if (method === 'GET') {
+      const limit = q.get('limit');
+      const parsedLimit = limit === null ? undefined : Number(limit);
+      if (
+        parsedLimit !== undefined &&
+        (!Number.isInteger(parsedLimit) || parsedLimit < 0)
+      ) {
+        throw errors.badRequest(
+          `limit: Invalid value: "${limit}": must be a non-negative integer`,
+        );
+      }
+      return json(
+        200,
+        store.list(def, namespace, {
+          labelSelector: q.get('labelSelector') ?? undefined,
+          fieldSelector: q.get('fieldSelector') ?? undefined,
+          limit: parsedLimit,
+          continueToken: q.get('continue') ?? undefined,
+        }),
+      );
+    }
+    if (method === 'POST') {
+      if (def.namespaced && namespace === undefined)
+        throw errors.methodNotAllowed();
+      const body = parseBody(req, WRITE_TYPES);
+      return json(201, store.create(def, namespace, body, writeOptions(q)));
+    }
+    throw errors.methodNotAllowed();
+  }
+  if (subresource !== undefined && subresource !== 'status')
+    throw errors.notFoundPath();
+  const opts: WriteOptions = {
+    ...writeOptions(q),
+    subresource: subresource ? 'status' : undefined,
+  };
+  switch (method) {
+    case 'GET':
+      return json(200, store.get(def, namespace, name));
+    case 'PUT': {
+      const body = parseBody(req, WRITE_TYPES);
+      const result = store.replace(def, namespace, name, body, opts);
+      return json(result.created ? 201 : 200, result.object);
+    }
+    case 'PATCH': {
+      const allowed: string[] = def.builtin
+        ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
+        : [PATCH_TYPES.json, PATCH_TYPES.merge];
+      const body = parseBody(req, allowed);
+      const type = mediaType(req.contentType) as PatchType;
+      return json(200, store.patch(def, namespace, name, type, body, opts));
+    }
+    case 'DELETE': {
+      if (subresource) throw errors.methodNotAllowed();
+      const text = req.body.toString('utf8').trim();
+      let options: unknown;
+      if (text) {
+        try {
+          options = JSON.parse(text);
+        } catch {
+          throw errors.badRequest('the DeleteOptions body is not valid JSON');
+        }
+      }
+      const result = store.delete(def, namespace, name, options, opts);
+      return json(200, result.object ?? result.status);
+    }
+    default:
+      throw errors.methodNotAllowed();
+  }
+}

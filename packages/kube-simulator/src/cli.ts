@@ -1,0 +1,150 @@
+/**
+ * `kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]`
+ *
+ * Starts the simulator, prints one line per cluster and a `ready` line, then
+ * runs until SIGINT/SIGTERM and stops cleanly. Bad arguments exit with 2.
+ */
+import { KubeSimulator, KubeSimulatorOptions } from './KubeSimulator';
+
+export const USAGE =
+  'usage: kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]';
+
+export class UsageError extends Error {}
+
+function integer(
+  flag: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined || !/^\d+$/.test(value)) {
+    throw new UsageError(
+      `${flag}: expected an integer, got ${JSON.stringify(value ?? '')}`,
+    );
+  }
+  const n = Number(value);
+  if (n < min || n > max)
+    throw new UsageError(
+      `${flag}: must be between ${min} and ${max}, got ${n}`,
+    );
+  return n;
+}
+
+export function parseArgs(argv: string[]): KubeSimulatorOptions {
+  const values = new Map<string, string>();
+  const known = [
+    '--clusters',
+    '--out',
+    '--port',
+    '--ready-delay-ms',
+    '--names',
+  ];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    if (!known.includes(flag)) throw new UsageError(`${flag}: unknown flag`);
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || (eq < 0 && value.startsWith('--'))) {
+      throw new UsageError(`${flag}: missing value`);
+    }
+    if (values.has(flag)) throw new UsageError(`${flag}: given more than once`);
+    values.set(flag, value);
+  }
+  const out = values.get('--out');
+  if (!out)
+    throw new UsageError('--out: required (directory for the kubeconfigs)');
+  const namesArg = values.get('--names');
+  const countArg = values.get('--clusters');
+  let clusters: number | string[];
+  if (namesArg !== undefined) {
+    const names = namesArg.split(',').map(s => s.trim());
+    const bad = names.find(
+      n => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63,
+    );
+    if (bad !== undefined)
+      throw new UsageError(
+        `--names: ${JSON.stringify(bad)} is not a DNS-1123 label`,
+      );
+    if (new Set(names).size !== names.length)
+      throw new UsageError('--names: names must be unique');
+    if (
+      countArg !== undefined &&
+      integer('--clusters', countArg, 0, 10000) !== names.length
+    ) {
+      throw new UsageError(
+        `--clusters: ${countArg} does not match the ${names.length} names of --names`,
+      );
+    }
+    clusters = names;
+  } else if (countArg !== undefined) {
+    clusters = integer('--clusters', countArg, 1, 10000);
+  } else {
+    throw new UsageError('--clusters: required (or --names)');
+  }
+  const options: KubeSimulatorOptions = { clusters, outDir: out };
+  if (values.has('--port'))
+    options.port = integer('--port', values.get('--port'), 0, 65535);
+  if (values.has('--ready-delay-ms')) {
+    options.readyDelayMs = integer(
+      '--ready-delay-ms',
+      values.get('--ready-delay-ms'),
+      0,
+      3_600_000,
+    );
+  }
+  return options;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let options: KubeSimulatorOptions;
+  try {
+    options = parseArgs(argv);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`kube-simulator: ${e.message}\n${USAGE}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const sim = await KubeSimulator.start(options);
+  for (const name of sim.clusterNames()) {
+    process.stdout.write(
+      `cluster ${name} ${sim.endpoint(name)} ${sim.kubeconfigPath(name)}\n`,
+    );
+  }
+  process.stdout.write(
+    `ready ${sim.url} ${sim.clusterNames().length} cluster(s), kubeconfigs in ${
+      sim.kubeconfigDir
+    }\n`,
+  );
+  await new Promise<void>(done => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.stdout.write(`stopping (${signal})\n`);
+      done();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await sim.stop();
+  process.stdout.write('stopped\n');
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    code => {
+      process.exitCode = code;
+    },
+    err => {
+      process.stderr.write(
+        `kube-simulator: ${(err as Error).stack ?? String(err)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

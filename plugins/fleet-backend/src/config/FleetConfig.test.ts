@@ -1,0 +1,65 @@
+import { ConfigReader } from '@backstage/config';
+import { readFleetConfig } from './FleetConfig';
+
+describe('readFleetConfig', () => {
+  it('has the defaults of the design', () => {
+    expect(readFleetConfig(new ConfigReader({}), {})).toEqual({
+      discovery: { kubeconfigPath: undefined, kubeconfigDir: undefined, allowedKubeconfigDirs: [] },
+      health: {
+        intervalMs: 300_000,
+        failureThreshold: 2,
+        recoveryThreshold: 1,
+        probeTimeoutMs: 5_000,
+        concurrency: 16,
+        massOutage: { minClusters: 3, fraction: 0.55 },
+      },
+      deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000 },
+    });
+  });
+
+  it('reads config and lets the environment variables win', () => {
+    const config = new ConfigReader({
+      fleet: {
+        discovery: { kubeconfigDir: '/from/config', allowedKubeconfigDirs: ['/extra'] },
+        health: { interval: { seconds: 60 }, failureThreshold: 4, probeTimeout: { seconds: 2 }, concurrency: 8 },
+        deploy: { namespace: 'apps' },
+      },
+    });
+    const env = {
+      KUBECONFIG_DIR: '/from/env',
+      KUBECONFIG_PATH: '/one/file',
+      CLUSTER_HEALTH_INTERVAL: '30',
+      CLUSTER_HEALTH_FAILURE_THRESHOLD: '3',
+      K8S_TARGET_NAMESPACE: 'team-a',
+    };
+    const result = readFleetConfig(config, env);
+    expect(result.discovery).toEqual({ kubeconfigDir: '/from/env', kubeconfigPath: '/one/file', allowedKubeconfigDirs: ['/extra'] });
+    expect(result.health).toMatchObject({ intervalMs: 30_000, failureThreshold: 3, probeTimeoutMs: 2_000, concurrency: 8 });
+    expect(result.deploy.namespace).toBe('team-a');
+    expect(readFleetConfig(config, {}).health).toMatchObject({ intervalMs: 60_000, failureThreshold: 4 });
+  });
+
+  it.each([
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', '0'],
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', 'abc'],
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', '2.5'],
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', '-1'],
+    ['CLUSTER_HEALTH_INTERVAL', '0'],
+    ['CLUSTER_HEALTH_INTERVAL', 'abc'],
+    ['CLUSTER_HEALTH_INTERVAL', '5m'],
+    ['K8S_TARGET_NAMESPACE', 'Not_A_Namespace'],
+  ])('stops on %s=%s with a message naming the variable', (name, value) => {
+    expect(() => readFleetConfig(new ConfigReader({}), { [name]: value })).toThrow(
+      new RegExp(`Invalid environment variable ${name}='${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`),
+    );
+  });
+
+  it('rejects nonsense config values naming the key', () => {
+    expect(() => readFleetConfig(new ConfigReader({ fleet: { health: { failureThreshold: 0 } } }), {})).toThrow(
+      /fleet\.health\.failureThreshold/,
+    );
+    expect(() =>
+      readFleetConfig(new ConfigReader({ fleet: { health: { massOutage: { fraction: 1.5 } } } }), {}),
+    ).toThrow(/fleet\.health\.massOutage\.fraction/);
+  });
+});

@@ -1,0 +1,206 @@
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { KubeSimulator } from '@cnp/kube-simulator';
+import request from 'supertest';
+import { fleetPlugin } from './plugin';
+import { createTestDatabases } from './testUtils/databases';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+let sim: KubeSimulator;
+
+beforeAll(async () => {
+  sim = await KubeSimulator.start({ clusters: ['east', 'west', 'north'] });
+});
+afterAll(async () => {
+  await sim?.stop();
+});
+beforeEach(() => {
+  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
+});
+
+function fleetConfig(extra: Record<string, unknown> = {}) {
+  return {
+    data: {
+      fleet: {
+        discovery: { kubeconfigDir: sim.kubeconfigDir },
+        health: { probeTimeout: { seconds: 2 } },
+        ...extra,
+      },
+    },
+  };
+}
+
+describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
+  async function start(options: { knex?: Awaited<ReturnType<typeof databases.init>>; deny?: boolean } = {}) {
+    const knex = options.knex ?? (await databases.init(databaseId));
+    const backend = await startTestBackend({
+      features: [
+        fleetPlugin,
+        mockServices.database.factory({ knex }),
+        mockServices.rootConfig.factory(fleetConfig()),
+        mockServices.scheduler.factory(),
+        ...(options.deny ? [mockServices.permissions.factory({ result: AuthorizeResult.DENY })] : []),
+      ],
+    });
+    return { knex, backend, server: backend.server };
+  }
+
+  it('lists discovered clusters, runs health cycles on demand and reports the summary', async () => {
+    const { server } = await start();
+    const before = await request(server).get('/api/fleet/clusters').expect(200);
+    expect(before.body.items.map((c: any) => [c.name, c.status])).toEqual([
+      ['east', 'UNKNOWN'],
+      ['north', 'UNKNOWN'],
+      ['west', 'UNKNOWN'],
+    ]);
+    const cycle = await request(server).post('/api/fleet/health/run').expect(200);
+    expect(cycle.body).toMatchObject({ probed: 3, online: 3 });
+
+    sim.setFault('west', { mode: 'down' });
+    await request(server).post('/api/fleet/health/run').expect(200);
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const offline = await request(server).get('/api/fleet/clusters?status=OFFLINE').expect(200);
+    expect(offline.body.items.map((c: any) => c.name)).toEqual(['west']);
+    const west = await request(server).get('/api/fleet/clusters/west').expect(200);
+    expect(west.body).toMatchObject({ name: 'west', status: 'OFFLINE', consecutiveFailures: 2, source: 'discovered' });
+    const events = await request(server).get('/api/fleet/clusters/west/events').expect(200);
+    expect(events.body.items[0]).toMatchObject({ from: 'ONLINE', to: 'OFFLINE', reason: 'FAILURE_THRESHOLD_REACHED' });
+    expect(events.body.items[0].message).toMatch(/2\/2 consecutive probes failed/);
+
+    const summary = await request(server).get('/api/fleet/summary').expect(200);
+    expect(summary.body).toMatchObject({
+      clusters: { total: 3, ONLINE: 2, OFFLINE: 1, UNKNOWN: 0 },
+      deployments: { total: 0 },
+      massOutage: { active: false },
+    });
+    expect(summary.body.lastCycleAt).toEqual(expect.any(String));
+
+    sim.setFault('west', { mode: 'ok' });
+    await request(server).post('/api/fleet/health/run').expect(200);
+    expect((await request(server).get('/api/fleet/clusters/west')).body.status).toBe('ONLINE');
+
+    const all = JSON.stringify((await request(server).get('/api/fleet/clusters')).body);
+    expect(all).not.toContain(sim.token('east'));
+    expect(all).not.toContain('BEGIN CERTIFICATE');
+  });
+
+  it('keeps failure counts across a backend restart', async () => {
+    const first = await start();
+    await request(first.server).post('/api/fleet/health/run').expect(200);
+    sim.setFault('north', { mode: 'down' });
+    await request(first.server).post('/api/fleet/health/run').expect(200);
+    expect((await request(first.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+      status: 'ONLINE',
+      consecutiveFailures: 1,
+    });
+    await first.backend.stop();
+
+    const second = await start({ knex: first.knex });
+    expect((await request(second.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+      status: 'ONLINE',
+      consecutiveFailures: 1,
+    });
+    await request(second.server).post('/api/fleet/health/run').expect(200);
+    expect((await request(second.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+      status: 'OFFLINE',
+      consecutiveFailures: 2,
+    });
+  });
+
+  it('registers, updates and deletes manual clusters, answering 400/404/409 with clear messages', async () => {
+    const { server } = await start();
+    const created = await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'manual-1', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'vault:prod', labels: { env: 'prod' } })
+      .expect(201);
+    expect(created.body).toMatchObject({ name: 'manual-1', status: 'UNKNOWN', source: 'manual', labels: { env: 'prod' } });
+
+    const dup = await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'manual-1', endpoint: 'https://10.0.0.2:6443', kubeconfigRef: 'x' })
+      .expect(409);
+    expect(dup.body.error).toMatchObject({ name: 'ConflictError', message: "Cluster 'manual-1' already exists" });
+    const dupDiscovered = await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'east', endpoint: 'https://10.0.0.2:6443', kubeconfigRef: 'x' })
+      .expect(409);
+    expect(dupDiscovered.body.error.name).toBe('ConflictError');
+
+    const badName = await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'Bad_Name!', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'x' })
+      .expect(400);
+    expect(badName.body.error.name).toBe('InputError');
+    expect(badName.body.error.message).toMatch(/name: must be a DNS-1123 label/);
+    const badEndpoint = await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'ok-name', endpoint: 'not a url', kubeconfigRef: 'x' })
+      .expect(400);
+    expect(badEndpoint.body.error.message).toMatch(/endpoint: must be an http\(s\) URL/);
+    await request(server).post('/api/fleet/clusters').send({ name: 'x' }).expect(400);
+    await request(server).post('/api/fleet/clusters').set('Content-Type', 'application/json').send('{"name":').expect(400);
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'a'.repeat(64), endpoint: 'https://10.0.0.1', kubeconfigRef: 'x' })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'extra', endpoint: 'https://10.0.0.1', kubeconfigRef: 'x', kubeconfig: 'apiVersion: v1' })
+      .expect(400);
+
+    await request(server).get('/api/fleet/clusters?status=BROKEN').expect(400);
+    await request(server).get('/api/fleet/clusters/nope').expect(404);
+    await request(server).get('/api/fleet/clusters/nope/events').expect(404);
+    await request(server).get('/api/fleet/clusters/Not_Valid').expect(400);
+
+    const patched = await request(server)
+      .patch('/api/fleet/clusters/manual-1')
+      .send({ labels: { env: 'staging' }, failureThreshold: 4 })
+      .expect(200);
+    expect(patched.body).toMatchObject({ labels: { env: 'staging' }, failureThreshold: 4 });
+    await request(server).patch('/api/fleet/clusters/manual-1').send({ failureThreshold: 0 }).expect(400);
+    await request(server).patch('/api/fleet/clusters/manual-1').send({}).expect(400);
+    await request(server).patch('/api/fleet/clusters/nope').send({ labels: {} }).expect(404);
+
+    await request(server).delete('/api/fleet/clusters/east').expect(409);
+    await request(server).delete('/api/fleet/clusters/manual-1').expect(204);
+    await request(server).delete('/api/fleet/clusters/manual-1').expect(404);
+  });
+
+  it('needs credentials, except for liveness, and checks permissions on writes', async () => {
+    const { server } = await start({ deny: true });
+    await request(server).get('/api/fleet/health').set('Authorization', mockCredentials.none.header()).expect(200, { status: 'ok' });
+    await request(server).get('/api/fleet/clusters').set('Authorization', mockCredentials.none.header()).expect(401);
+    await request(server).get('/api/fleet/summary').set('Authorization', mockCredentials.none.header()).expect(401);
+    await request(server).get('/api/fleet/clusters').expect(200);
+    await request(server).post('/api/fleet/health/run').expect(403);
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({ name: 'manual-1', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'x' })
+      .expect(403);
+    await request(server).patch('/api/fleet/clusters/east').send({ labels: {} }).expect(403);
+    await request(server).delete('/api/fleet/clusters/east').expect(403);
+  });
+});
+
+describe('fleet plugin startup', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  it.each([
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', '0'],
+    ['CLUSTER_HEALTH_FAILURE_THRESHOLD', 'abc'],
+    ['CLUSTER_HEALTH_INTERVAL', 'soon'],
+  ])('stops when %s=%s, naming the variable', async (name, value) => {
+    process.env[name] = value;
+    await expect(
+      startTestBackend({
+        features: [fleetPlugin, mockServices.rootConfig.factory(fleetConfig()), mockServices.scheduler.factory()],
+      }),
+    ).rejects.toThrow(new RegExp(`Invalid environment variable ${name}='${value}'`));
+  });
+});

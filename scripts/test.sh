@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs whatever is missing (Node 22, Yarn, dependencies) and runs every test: type check,
+# then every package's tests. Database tests run on SQLite, and on PostgreSQL whenever
+# 127.0.0.1:5432 (or BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) answers.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/toolchain.sh
+yarn install --immutable
+
+pg="${BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING:-postgresql://postgres@127.0.0.1:5432}"
+if node -e "
+  const u = new URL(process.argv[1]);
+  const s = require('net').connect(Number(u.port || 5432), u.hostname);
+  s.setTimeout(3000, () => process.exit(1));
+  s.on('connect', () => process.exit(0)).on('error', () => process.exit(1));
+" "$pg"; then
+  export BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING="$pg"
+  echo "fleet: PostgreSQL answers at ${pg#*@}: database tests run on SQLite AND PostgreSQL"
+else
+  unset BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING
+  echo "fleet: WARNING: PostgreSQL is NOT reachable at ${pg#*@}: database tests run on SQLite ONLY" >&2
+fi
+export BACKSTAGE_TEST_DISABLE_DOCKER=1
+
+echo "fleet: type check"
+yarn tsc
+echo "fleet: unit, integration and backend tests"
+CI=true yarn backstage-cli repo test

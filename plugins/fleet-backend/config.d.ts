@@ -47,6 +47,8 @@ export interface Config {
       defaultReplicas?: number;
       /** How long a rollout may take before it is FAILED (default 600 s). */
       progressDeadline?: HumanDuration;
+      /** How often a rollout in progress is checked (default 2 s). */
+      pollInterval?: HumanDuration;
     };
   };
 }

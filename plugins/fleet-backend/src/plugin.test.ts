@@ -26,6 +26,7 @@ function fleetConfig(extra: Record<string, unknown> = {}) {
       fleet: {
         discovery: { kubeconfigDir: sim.kubeconfigDir },
         health: { probeTimeout: { seconds: 2 } },
+        deploy: { pollInterval: { milliseconds: 100 } },
         ...extra,
       },
     },
@@ -169,6 +170,70 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(server).delete('/api/fleet/clusters/manual-1').expect(404);
   });
 
+  it('deploys through the API: 201 with the flow status, 409 for OFFLINE, 404/400 for bad input, events listed', async () => {
+    const { server } = await start();
+    await request(server).post('/api/fleet/health/run').expect(200);
+
+    const created = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/payments', cluster: 'east', image: 'ghcr.io/acme/payments:1.0', replicas: 2 })
+      .expect(201);
+    expect(created.body).toMatchObject({ entityRef: 'component:default/payments', cluster: 'east', clusterStatus: 'ONLINE', status: 'PROGRESSING' });
+    let deployment = created.body;
+    for (let i = 0; i < 100 && deployment.status === 'PROGRESSING'; i++) {
+      await new Promise(r => setTimeout(r, 100));
+      deployment = (await request(server).get('/api/fleet/deployments?entityRef=component:default/payments').expect(200)).body.items[0];
+    }
+    expect(deployment.status).toBe('DEPLOYED');
+    const events = await request(server).get(`/api/fleet/deployments/${deployment.id}/events`).expect(200);
+    expect(events.body.items.map((e: any) => e.to)).toEqual(['DEPLOYED', 'PROGRESSING', 'PENDING']);
+    expect(sim.objects('east').some(o => o.kind === 'Deployment' && (o.metadata as any).name === 'payments')).toBe(true);
+
+    const apps = await request(server).get('/api/fleet/applications?entityRef=component:default/payments').expect(200);
+    expect(apps.body.items).toEqual([expect.objectContaining({ origin: 'imported', name: 'payments', spec: { image: 'ghcr.io/acme/payments:1.0', replicas: 2 } })]);
+    expect((await request(server).get('/api/fleet/deployments?cluster=west').expect(200)).body.items).toEqual([]);
+
+    sim.setFault('west', { mode: 'down' });
+    await request(server).post('/api/fleet/health/run').expect(200);
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const westRequests = sim.requestCount('west');
+    const refused = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/payments', cluster: 'west' })
+      .expect(409);
+    expect(refused.body.error.message).toMatch(/Cluster 'west' is OFFLINE/);
+    expect(sim.requestCount('west')).toBe(westRequests);
+    const moved = await request(server)
+      .patch(`/api/fleet/applications/${apps.body.items[0].id}`)
+      .send({ placement: { clusters: ['west'] } })
+      .expect(409);
+    expect(moved.body.error.name).toBe('ConflictError');
+
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/payments', cluster: 'nope' }).expect(404);
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/payments', cluster: 'Bad!' }).expect(400);
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/new-one', cluster: 'east' }).expect(400);
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/x', cluster: 'east', image: 'has space' }).expect(400);
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/x', cluster: 'east', image: 'x', replicas: -1 }).expect(400);
+    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:ns/name/extra', cluster: 'east', image: 'x' }).expect(400);
+    const wrongKind = await request(server).post('/api/fleet/deployments').send({ entityRef: 'user:default/ada', cluster: 'east', image: 'x' }).expect(400);
+    expect(wrongKind.body.error.message).toMatch(/Fleet deploys components/);
+    await request(server).get('/api/fleet/deployments/not-an-id/events').expect(400);
+    await request(server).get('/api/fleet/deployments/00000000-0000-4000-8000-000000000000/events').expect(404);
+
+    const registered = await request(server)
+      .post('/api/fleet/applications')
+      .send({ entityRef: 'component:default/scaffolded-app', origin: 'scaffolded', spec: { image: 'nginx:1.27', port: 8080 } })
+      .expect(201);
+    expect(registered.body).toMatchObject({ origin: 'scaffolded', name: 'scaffolded-app' });
+    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/scaffolded-app', spec: {} }).expect(409);
+    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/y', spec: { replicas: 'three' } }).expect(400);
+    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/y', origin: 'stolen', spec: {} }).expect(400);
+    await request(server).patch(`/api/fleet/applications/${registered.body.id}`).send({ spec: { replicas: 4 } }).expect(200);
+    await request(server).patch('/api/fleet/applications/00000000-0000-4000-8000-000000000000').send({ spec: { replicas: 4 } }).expect(404);
+    const summary = await request(server).get('/api/fleet/summary').expect(200);
+    expect(summary.body.deployments).toMatchObject({ total: 1, byStatus: { DEPLOYED: 1 }, bySyncStatus: { SYNCED: 1 } });
+  });
+
   it('needs credentials, except for liveness, and checks permissions on writes', async () => {
     const { server } = await start({ deny: true });
     await request(server).get('/api/fleet/health').set('Authorization', mockCredentials.none.header()).expect(200, { status: 'ok' });
@@ -182,6 +247,11 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .expect(403);
     await request(server).patch('/api/fleet/clusters/east').send({ labels: {} }).expect(403);
     await request(server).delete('/api/fleet/clusters/east').expect(403);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/payments', cluster: 'east', image: 'x' })
+      .expect(403);
+    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/p', spec: {} }).expect(403);
   });
 });
 

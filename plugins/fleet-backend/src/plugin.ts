@@ -6,6 +6,8 @@ import { fleetPermissions } from '@cnp/plugin-fleet-common';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
+import { DeploymentService } from './deploy/DeploymentService';
+import { ManifestApplier } from './deploy/ManifestApplier';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
@@ -25,12 +27,13 @@ export const fleetPlugin = createBackendPlugin({
         logger: coreServices.logger,
         database: coreServices.database,
         scheduler: coreServices.scheduler,
+        lifecycle: coreServices.lifecycle,
         httpRouter: coreServices.httpRouter,
         httpAuth: coreServices.httpAuth,
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
       },
-      async init({ config, logger, database, scheduler, httpRouter, httpAuth, permissions, permissionsRegistry }) {
+      async init({ config, logger, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
@@ -52,6 +55,17 @@ export const fleetPlugin = createBackendPlugin({
         });
         await health.start();
 
+        const deployments = DeploymentService.create({
+          store,
+          applier: ManifestApplier.create({ clients }),
+          logger: logger.child({ task: 'fleet-deploy' }),
+          deploy: fleetConfig.deploy,
+        });
+        lifecycle.addStartupHook(async () => {
+          await deployments.resumeTracking();
+        });
+        lifecycle.addShutdownHook(() => deployments.stop());
+
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         httpRouter.use(
           await createRouter({
@@ -60,6 +74,7 @@ export const fleetPlugin = createBackendPlugin({
             permissions,
             store,
             runHealthCycle: () => health.runCycle({ wait: true }),
+            deployments,
           }),
         );
       },

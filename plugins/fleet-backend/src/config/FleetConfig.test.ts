@@ -13,7 +13,7 @@ describe('readFleetConfig', () => {
         concurrency: 16,
         massOutage: { minClusters: 3, fraction: 0.55 },
       },
-      deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000 },
+      deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000, pollIntervalMs: 2_000 },
     });
   });
 

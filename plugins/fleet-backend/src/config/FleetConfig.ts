@@ -23,6 +23,7 @@ export interface FleetConfig {
     namespace: string;
     defaultReplicas: number;
     progressDeadlineMs: number;
+    pollIntervalMs: number;
   };
 }
 
@@ -139,6 +140,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       namespace,
       defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, { max: 1000 }),
       progressDeadlineMs: durationMsFromConfig(config, 'deploy.progressDeadline', { seconds: 600 }),
+      pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', { seconds: 2 }),
     },
   };
 }

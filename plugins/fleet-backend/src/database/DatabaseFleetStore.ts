@@ -22,6 +22,7 @@ import {
   ClusterRecord,
   DeploymentFilter,
   DeploymentStatusUpdate,
+  DeploymentUpdateCondition,
   DiscoveredCluster,
   FleetStore,
   NewApplication,
@@ -551,7 +552,7 @@ export class DatabaseFleetStore implements FleetStore {
           message: deployment.message ?? null,
           sync_status: 'UNKNOWN',
           image: deployment.image ?? null,
-          revision: 0,
+          revision: deployment.revision ?? 0,
           created_at: now,
           updated_at: now,
         });
@@ -584,10 +585,15 @@ export class DatabaseFleetStore implements FleetStore {
     id: string,
     update: DeploymentStatusUpdate,
     actor: string,
+    condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
       const current = await tx('fleet_deployments').where({ id }).first();
       if (!current) return undefined;
+      if (condition?.status !== undefined && current.status !== condition.status) return undefined;
+      if (condition?.revision !== undefined && Number(current.revision) !== condition.revision) {
+        return undefined;
+      }
       const now = new Date();
       const patch: Row = { status: update.status, updated_at: now };
       if (update.statusReason !== undefined) patch.status_reason = update.statusReason;

@@ -71,6 +71,7 @@ export interface NewDeployment {
   statusReason?: string;
   message?: string;
   image?: string;
+  revision?: number;
 }
 
 export interface DeploymentStatusUpdate {
@@ -82,6 +83,12 @@ export interface DeploymentStatusUpdate {
   revision?: number;
   lastAppliedAt?: Date;
   lastSyncedAt?: Date;
+}
+
+/** Guards an update: it only happens while the deployment is still as the caller last saw it. */
+export interface DeploymentUpdateCondition {
+  status?: DeploymentStatus;
+  revision?: number;
 }
 
 export interface DeploymentFilter {
@@ -176,6 +183,7 @@ export interface FleetStore {
     id: string,
     update: DeploymentStatusUpdate,
     actor: string,
+    condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined>;
   countDeploymentsOnCluster(cluster: string): Promise<number>;
 }

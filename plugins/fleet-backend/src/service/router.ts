@@ -9,6 +9,7 @@ import {
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
+  fleetDeploymentCreatePermission,
   fleetHealthRunPermission,
   SYNC_STATUSES,
   type Cluster,
@@ -19,10 +20,18 @@ import {
 import express from 'express';
 import Router from 'express-promise-router';
 import type { ClusterRecord, FleetStore } from '../database/FleetStore';
+import type { DeploymentService } from '../deploy/DeploymentService';
+import { normalizeEntityRef } from '../deploy/DeploymentService';
 import { LAST_CYCLE_STATE_KEY, MASS_OUTAGE_STATE_KEY } from '../health/HealthWorker';
 import { actorOf, requirePermission } from './requirePermission';
 import {
+  applicationListQuerySchema,
   clusterListQuerySchema,
+  createApplicationSchema,
+  createDeploymentSchema,
+  deploymentListQuerySchema,
+  idSchema,
+  patchApplicationSchema,
   clusterNameSchema,
   createClusterSchema,
   parseOrThrow,
@@ -36,6 +45,7 @@ export interface RouterOptions {
   store: FleetStore;
   /** Runs one health cycle now, waiting for a running one to finish first. */
   runHealthCycle: () => Promise<HealthCycleSummary>;
+  deployments: Pick<DeploymentService, 'deploy' | 'registerApplication' | 'updateApplication'>;
 }
 
 /** The API shape of a cluster: the stored record without internal bookkeeping. */
@@ -45,7 +55,7 @@ function toApiCluster(record: ClusterRecord): Cluster {
 }
 
 export async function createRouter(options: RouterOptions): Promise<express.Router> {
-  const { httpAuth, permissions, store, runHealthCycle, logger } = options;
+  const { httpAuth, permissions, store, runHealthCycle, logger, deployments } = options;
   const router = Router();
   router.use(express.json({ limit: '64kb' }));
 
@@ -147,6 +157,59 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       lastCycleAt: lastCycle?.finishedAt,
     };
     res.json(summary);
+  });
+
+  router.get('/applications', async (req, res) => {
+    const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
+    const entityRef = query.entityRef ? normalizeEntityRef(query.entityRef) : undefined;
+    res.json({ items: await store.listApplications({ entityRef }) });
+  });
+
+  router.post('/applications', async (req, res) => {
+    const body = parseOrThrow(createApplicationSchema, req.body, 'application');
+    const entityRef = normalizeEntityRef(body.entityRef);
+    await requirePermission({ httpAuth, permissions }, req, fleetDeploymentCreatePermission, entityRef);
+    res.status(201).json(await deployments.registerApplication({ ...body, entityRef }));
+  });
+
+  router.patch('/applications/:id', async (req, res) => {
+    const id = parseOrThrow(idSchema, req.params.id, 'application id');
+    const body = parseOrThrow(patchApplicationSchema, req.body, 'application update');
+    const application = await store.getApplication(id);
+    if (!application) throw new NotFoundError(`Application '${id}' not found`);
+    await requirePermission(
+      { httpAuth, permissions },
+      req,
+      fleetDeploymentCreatePermission,
+      application.entityRef,
+    );
+    res.json(await deployments.updateApplication(id, body));
+  });
+
+  router.get('/deployments', async (req, res) => {
+    const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
+    const entityRef = query.entityRef ? normalizeEntityRef(query.entityRef) : undefined;
+    res.json({ items: await store.listDeployments({ entityRef, cluster: query.cluster }) });
+  });
+
+  router.post('/deployments', async (req, res) => {
+    const body = parseOrThrow(createDeploymentSchema, req.body, 'deployment');
+    const entityRef = normalizeEntityRef(body.entityRef);
+    const credentials = await requirePermission(
+      { httpAuth, permissions },
+      req,
+      fleetDeploymentCreatePermission,
+      entityRef,
+    );
+    const deployment = await deployments.deploy({ ...body, entityRef }, actorOf(credentials));
+    res.status(201).json(deployment);
+  });
+
+  router.get('/deployments/:id/events', async (req, res) => {
+    const id = parseOrThrow(idSchema, req.params.id, 'deployment id');
+    const deployment = await store.getDeployment(id);
+    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    res.json({ items: await store.listEvents({ subjectKind: 'deployment', subject: id }) });
   });
 
   return router;

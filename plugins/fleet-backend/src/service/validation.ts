@@ -77,3 +77,76 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: stri
   }
   return parsed.data;
 }
+
+const entityRef = z.string().trim().min(1).max(255);
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names look like LOG_LEVEL').max(128);
+const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity such as 250m or 512Mi');
+
+export const applicationSpecSchema = z
+  .object({
+    image: z
+      .string()
+      .min(1)
+      .max(512)
+      .regex(/^[^\s]+$/, 'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2')
+      .optional(),
+    replicas: z.number().int().min(0).max(1000).optional(),
+    port: z.number().int().min(1).max(65535).optional(),
+    env: z
+      .record(envName, z.string().max(4096))
+      .refine(env => Object.keys(env).length <= 100, 'at most 100 environment variables')
+      .optional(),
+    resources: z
+      .object({
+        requests: z.object({ cpu: quantity.optional(), memory: quantity.optional() }).strict().optional(),
+        limits: z.object({ cpu: quantity.optional(), memory: quantity.optional() }).strict().optional(),
+      })
+      .strict()
+      .optional(),
+    ignoreDifferences: z.array(z.string().max(256)).max(50).optional(),
+    selfHeal: z.boolean().optional(),
+  })
+  .strict();
+
+export const placementSchema = z
+  .object({
+    clusters: z.array(dns1123Label).max(500).optional(),
+    clusterSelector: labelsSchema.optional(),
+  })
+  .strict();
+
+export const createApplicationSchema = z
+  .object({
+    entityRef,
+    origin: z.enum(['scaffolded', 'imported']).optional(),
+    spec: applicationSpecSchema,
+    placement: placementSchema.optional(),
+  })
+  .strict();
+
+export const patchApplicationSchema = z
+  .object({
+    spec: applicationSpecSchema.optional(),
+    placement: placementSchema.optional(),
+  })
+  .strict()
+  .refine(body => body.spec !== undefined || body.placement !== undefined, 'give spec and/or placement');
+
+export const applicationListQuerySchema = z.object({ entityRef: entityRef.optional() });
+
+export const deploymentListQuerySchema = z.object({
+  entityRef: entityRef.optional(),
+  cluster: dns1123Label.optional(),
+});
+
+export const createDeploymentSchema = z
+  .object({
+    entityRef,
+    cluster: dns1123Label,
+    image: applicationSpecSchema.shape.image,
+    replicas: applicationSpecSchema.shape.replicas,
+  })
+  .strict();
+
+export const idSchema = z.string().uuid('must be an id returned by the API');

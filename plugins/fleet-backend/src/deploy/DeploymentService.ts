@@ -1,0 +1,297 @@
+import { LoggerService } from '@backstage/backend-plugin-api';
+import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import { InputError, NotFoundError } from '@backstage/errors';
+import {
+  DeploymentReasons,
+  type Application,
+  type ApplicationOrigin,
+  type ApplicationPlacement,
+  type ApplicationSpec,
+  type Deployment,
+} from '@cnp/plugin-fleet-common';
+import type { FleetConfig } from '../config/FleetConfig';
+import type { FleetStore } from '../database/FleetStore';
+import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
+import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+import { buildManifests } from './manifests';
+import type { ManifestApplier } from './ManifestApplier';
+
+export interface DeployRequest {
+  entityRef: string;
+  cluster: string;
+  image?: string;
+  replicas?: number;
+}
+
+export interface RegisterApplicationRequest {
+  entityRef: string;
+  origin?: ApplicationOrigin;
+  spec: ApplicationSpec;
+  placement?: ApplicationPlacement;
+}
+
+export interface DeploymentServiceOptions {
+  store: FleetStore;
+  applier: ManifestApplier;
+  logger: LoggerService;
+  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & { pollIntervalMs?: number };
+}
+
+const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+
+/**
+ * `component:default/payments` from `payments`, `Component:Default/payments`…; refuses what is
+ * not a component's ref with an InputError.
+ */
+export function normalizeEntityRef(ref: string): string {
+  let parsed;
+  try {
+    parsed = parseEntityRef(ref, { defaultKind: 'component', defaultNamespace: 'default' });
+  } catch (error) {
+    throw new InputError(`Invalid entityRef '${ref}': ${(error as Error).message}`);
+  }
+  if (parsed.kind.toLocaleLowerCase('en-US') !== 'component') {
+    throw new InputError(`Invalid entityRef '${ref}': Fleet deploys components, not ${parsed.kind} entities`);
+  }
+  for (const [part, value] of [['namespace', parsed.namespace], ['name', parsed.name]] as const) {
+    if (value.length > 63 || !ENTITY_NAME.test(value)) {
+      throw new InputError(
+        `Invalid entityRef '${ref}': the ${part} must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+      );
+    }
+  }
+  return stringifyEntityRef(parsed);
+}
+
+/**
+ * The deploy flow of DESIGN §5.3: record PENDING, apply through the cluster's own client, move to
+ * PROGRESSING, then follow the rollout until DEPLOYED, or FAILED with PROGRESS_DEADLINE_EXCEEDED.
+ * A cluster without a usable kubeconfig gives FAILED / CLUSTER_NOT_CONFIGURED and a Kubernetes
+ * API error FAILED / APPLY_FAILED with the API's message: a result, never an HTTP 500.
+ */
+export class DeploymentService {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
+  private constructor(private readonly options: DeploymentServiceOptions) {}
+
+  static create(options: DeploymentServiceOptions): DeploymentService {
+    return new DeploymentService(options);
+  }
+
+  private get pollMs() {
+    return this.options.deploy.pollIntervalMs ?? 2_000;
+  }
+
+  /** Checks that every cluster named by a placement exists and that the new ones are not OFFLINE. */
+  private async checkPlacement(placement: ApplicationPlacement | undefined, previous?: ApplicationPlacement) {
+    for (const name of placement?.clusters ?? []) {
+      const cluster = await this.options.store.getCluster(name);
+      if (!cluster) throw new InputError(`Placement names an unknown cluster '${name}'`);
+      if (!previous?.clusters?.includes(name)) assertClusterAcceptsDeployments(cluster);
+    }
+  }
+
+  async registerApplication(request: RegisterApplicationRequest): Promise<Application> {
+    const entityRef = normalizeEntityRef(request.entityRef);
+    await this.checkPlacement(request.placement);
+    return this.options.store.insertApplication({
+      entityRef,
+      name: sanitizeK8sName(parseEntityRef(entityRef).name),
+      origin: request.origin,
+      spec: request.spec,
+      placement: request.placement,
+    });
+  }
+
+  async updateApplication(
+    id: string,
+    update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+  ): Promise<Application> {
+    const current = await this.options.store.getApplication(id);
+    if (!current) throw new NotFoundError(`Application '${id}' not found`);
+    await this.checkPlacement(update.placement, current.placement);
+    const updated = await this.options.store.updateApplication(id, {
+      spec: update.spec ? { ...current.spec, ...update.spec } : undefined,
+      placement: update.placement,
+    });
+    if (!updated) throw new NotFoundError(`Application '${id}' not found`);
+    return updated;
+  }
+
+  async deploy(request: DeployRequest, actor: string): Promise<Deployment> {
+    const { store, applier, deploy, logger } = this.options;
+    const entityRef = normalizeEntityRef(request.entityRef);
+    const cluster = await store.getCluster(request.cluster);
+    if (!cluster) throw new NotFoundError(`Cluster '${request.cluster}' not found`);
+    assertClusterAcceptsDeployments(cluster);
+
+    let application = await store.getApplicationByEntityRef(entityRef);
+    const image = request.image ?? application?.spec.image;
+    if (!image) {
+      throw new InputError(
+        `No image to deploy for '${entityRef}': give 'image', or register the application with spec.image`,
+      );
+    }
+    if (!application) {
+      try {
+        application = await store.insertApplication({
+          entityRef,
+          name: sanitizeK8sName(parseEntityRef(entityRef).name),
+          origin: 'imported',
+          spec: { image, replicas: request.replicas },
+        });
+      } catch (error) {
+        if ((error as Error).name !== 'ConflictError') throw error;
+        application = (await store.getApplicationByEntityRef(entityRef))!;
+      }
+    }
+    if (
+      (request.image && request.image !== application.spec.image) ||
+      (request.replicas !== undefined && request.replicas !== application.spec.replicas)
+    ) {
+      application = (await store.updateApplication(application.id, {
+        spec: {
+          ...application.spec,
+          ...(request.image ? { image: request.image } : {}),
+          ...(request.replicas !== undefined ? { replicas: request.replicas } : {}),
+        },
+      }))!;
+    }
+
+    let deployment = await this.recordPending(application.id, cluster.name, image, actor);
+    const revision = deployment.revision;
+    const manifests = buildManifests({
+      name: application.name,
+      entityRef,
+      namespace: deploy.namespace,
+      spec: application.spec,
+      defaultReplicas: deploy.defaultReplicas,
+      progressDeadlineSeconds: Math.max(1, Math.ceil(deploy.progressDeadlineMs / 1000)),
+    });
+    const result = await applier.apply(cluster, deploy.namespace, manifests);
+    const now = new Date();
+    if (result.kind === 'not-configured') {
+      deployment = (await store.updateDeploymentStatus(
+        deployment.id,
+        { status: 'FAILED', statusReason: DeploymentReasons.CLUSTER_NOT_CONFIGURED, message: result.message },
+        actor,
+      ))!;
+    } else if (result.kind === 'failed') {
+      logger.warn(`Deploying ${entityRef} to ${cluster.name} failed: ${result.message}`);
+      deployment = (await store.updateDeploymentStatus(
+        deployment.id,
+        { status: 'FAILED', statusReason: DeploymentReasons.APPLY_FAILED, message: result.message },
+        actor,
+      ))!;
+    } else {
+      deployment = (await store.updateDeploymentStatus(
+        deployment.id,
+        {
+          status: 'PROGRESSING',
+          statusReason: null,
+          message: `Applied to ${cluster.name}/${deploy.namespace}; waiting for the rollout`,
+          syncStatus: 'SYNCED',
+          lastAppliedAt: now,
+          lastSyncedAt: now,
+        },
+        actor,
+      ))!;
+      this.track(deployment.id, revision);
+    }
+    return deployment;
+  }
+
+  private async recordPending(applicationId: string, cluster: string, image: string, actor: string) {
+    const { store } = this.options;
+    const existing = await store.getDeploymentFor(applicationId, cluster);
+    if (!existing) {
+      try {
+        return await store.insertDeployment(
+          { applicationId, cluster, status: 'PENDING', message: 'Deploy requested', image, revision: 1 },
+          actor,
+        );
+      } catch (error) {
+        if ((error as Error).name !== 'ConflictError') throw error;
+      }
+    }
+    const current = existing ?? (await store.getDeploymentFor(applicationId, cluster))!;
+    return (await store.updateDeploymentStatus(
+      current.id,
+      { status: 'PENDING', statusReason: null, message: 'Deploy requested', image, revision: current.revision + 1 },
+      actor,
+    ))!;
+  }
+
+  /** Follows a rollout until DEPLOYED or FAILED; only while it is still this revision. */
+  track(deploymentId: string, revision: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timers.get(deploymentId));
+    this.timers.set(
+      deploymentId,
+      setTimeout(() => {
+        this.poll(deploymentId, revision).catch(error =>
+          this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed: ${error}`),
+        );
+      }, this.pollMs),
+    );
+  }
+
+  private async poll(deploymentId: string, revision: number): Promise<void> {
+    const { store, applier, deploy } = this.options;
+    this.timers.delete(deploymentId);
+    const deployment = await store.getDeployment(deploymentId);
+    if (!deployment || deployment.status !== 'PROGRESSING' || deployment.revision !== revision) return;
+    const condition = { status: 'PROGRESSING' as const, revision };
+    const cluster = await store.getCluster(deployment.cluster);
+    const application = await store.getApplication(deployment.applicationId);
+    if (!cluster || !application) return;
+
+    const state = await applier.rolloutState(cluster, deploy.namespace, application.name);
+    const appliedAt = deployment.lastAppliedAt ? Date.parse(deployment.lastAppliedAt) : Date.now();
+    const overdue = Date.now() - appliedAt > deploy.progressDeadlineMs;
+    if (state.kind === 'ready') {
+      await store.updateDeploymentStatus(
+        deploymentId,
+        { status: 'DEPLOYED', statusReason: null, message: 'Rollout complete: all replicas updated and available' },
+        'fleet-rollout',
+        condition,
+      );
+      return;
+    }
+    if (state.kind === 'deadline-exceeded' || overdue) {
+      const detail = state.kind === 'missing' ? 'the Deployment is missing' : 'message' in state ? state.message : '';
+      await store.updateDeploymentStatus(
+        deploymentId,
+        {
+          status: 'FAILED',
+          statusReason: DeploymentReasons.PROGRESS_DEADLINE_EXCEEDED,
+          message: `Rollout not complete after ${Math.round(deploy.progressDeadlineMs / 1000)} s${detail ? `: ${detail}` : ''}`,
+        },
+        'fleet-rollout',
+        condition,
+      );
+      return;
+    }
+    this.track(deploymentId, revision);
+  }
+
+  /** Picks up rollouts that were in progress when the backend stopped. */
+  async resumeTracking(): Promise<number> {
+    const progressing = (await this.options.store.listDeployments()).filter(d => d.status === 'PROGRESSING');
+    for (const d of progressing) this.track(d.id, d.revision);
+    return progressing.length;
+  }
+
+  /** Whether any rollout is being followed (for tests and shutdown). */
+  get tracking(): number {
+    return this.timers.size;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
+

@@ -1,0 +1,158 @@
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
+import { describeKubeError, withTimeout } from '../kubernetes/requestOptions';
+import type { Manifests } from './manifests';
+
+export type ApplyResult =
+  | { kind: 'applied'; generation?: number }
+  | { kind: 'not-configured'; message: string }
+  | { kind: 'failed'; message: string };
+
+export type RolloutState =
+  | { kind: 'ready' }
+  | { kind: 'progressing'; message: string }
+  | { kind: 'deadline-exceeded'; message: string }
+  | { kind: 'unreachable'; message: string }
+  | { kind: 'missing' };
+
+const isStatus = (error: unknown, code: number) => (error as { code?: unknown })?.code === code;
+
+/**
+ * Applies an application's objects to one cluster through that cluster's own client,
+ * idempotently: Deployment and PodDisruptionBudget are created, and patched on 409; the Service
+ * is created, and replaced on 409 keeping its clusterIP and resourceVersion; the namespace is
+ * created when missing.
+ */
+export class ManifestApplier {
+  private constructor(
+    private readonly clients: ClusterClients,
+    private readonly requestTimeoutMs: number,
+  ) {}
+
+  static create(options: { clients: ClusterClients; requestTimeoutMs?: number }): ManifestApplier {
+    return new ManifestApplier(options.clients, options.requestTimeoutMs ?? 15_000);
+  }
+
+  async apply(cluster: ClusterAccess, namespace: string, manifests: Manifests): Promise<ApplyResult> {
+    const loaded = await this.clients.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') return { kind: 'not-configured', message: loaded.reason };
+    const kc = loaded.kubeConfig;
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const policy = kc.makeApiClient(PolicyV1Api);
+    const opts = () => withTimeout(this.requestTimeoutMs);
+    const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts());
+
+    try {
+      try {
+        await core.readNamespace({ name: namespace }, opts());
+      } catch (error) {
+        if (!isStatus(error, 404)) throw error;
+        try {
+          await core.createNamespace({ body: { metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'fleet' } } } }, opts());
+        } catch (createError) {
+          if (!isStatus(createError, 409)) throw createError;
+        }
+      }
+
+      const { deployment, service, podDisruptionBudget } = manifests;
+      const name = deployment.metadata!.name!;
+      let applied: V1Deployment;
+      try {
+        applied = await apps.createNamespacedDeployment({ namespace, body: deployment }, opts());
+      } catch (error) {
+        if (!isStatus(error, 409)) throw error;
+        applied = await apps.patchNamespacedDeployment({ name, namespace, body: deployment }, mergePatch());
+      }
+
+      const serviceName = service.metadata!.name!;
+      try {
+        await core.createNamespacedService({ namespace, body: service }, opts());
+      } catch (error) {
+        if (!isStatus(error, 409)) throw error;
+        const live = await core.readNamespacedService({ name: serviceName, namespace }, opts());
+        await core.replaceNamespacedService(
+          {
+            name: serviceName,
+            namespace,
+            body: {
+              ...service,
+              metadata: { ...service.metadata, resourceVersion: live.metadata?.resourceVersion },
+              spec: { ...service.spec, clusterIP: live.spec?.clusterIP, clusterIPs: live.spec?.clusterIPs },
+            },
+          },
+          opts(),
+        );
+      }
+
+      if (podDisruptionBudget) {
+        try {
+          await policy.createNamespacedPodDisruptionBudget({ namespace, body: podDisruptionBudget }, opts());
+        } catch (error) {
+          if (!isStatus(error, 409)) throw error;
+          await policy.patchNamespacedPodDisruptionBudget({ name, namespace, body: podDisruptionBudget }, mergePatch());
+        }
+      } else {
+        try {
+          await policy.deleteNamespacedPodDisruptionBudget({ name, namespace }, opts());
+        } catch (error) {
+          if (!isStatus(error, 404)) throw error;
+        }
+      }
+      return { kind: 'applied', generation: applied.metadata?.generation };
+    } catch (error) {
+      return { kind: 'failed', message: describeKubeError(error, this.requestTimeoutMs) };
+    }
+  }
+
+  /** Reads the live Deployment and says whether its rollout is complete. */
+  async rolloutState(cluster: ClusterAccess, namespace: string, name: string): Promise<RolloutState> {
+    const loaded = await this.clients.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
+    const apps = loaded.kubeConfig.makeApiClient(AppsV1Api);
+    let live: V1Deployment;
+    try {
+      live = await apps.readNamespacedDeployment({ name, namespace }, withTimeout(this.requestTimeoutMs));
+    } catch (error) {
+      if (isStatus(error, 404)) return { kind: 'missing' };
+      return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };
+    }
+    return rolloutStateOf(live);
+  }
+}
+
+/** The rollout state of a live Deployment, as `kubectl rollout status` judges it. */
+export function rolloutStateOf(live: V1Deployment): RolloutState {
+  const desired = live.spec?.replicas ?? 1;
+  const status = live.status ?? {};
+  const generation = live.metadata?.generation ?? 0;
+  const stalled = status.conditions?.find(
+    c => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded',
+  );
+  if ((status.observedGeneration ?? 0) >= generation && stalled) {
+    return { kind: 'deadline-exceeded', message: stalled.message ?? 'ProgressDeadlineExceeded' };
+  }
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  if ((status.observedGeneration ?? 0) < generation) {
+    return { kind: 'progressing', message: 'waiting for the deployment spec update to be observed' };
+  }
+  if (updated < desired) {
+    return { kind: 'progressing', message: `${updated} of ${desired} replicas updated` };
+  }
+  if (total > updated) {
+    return { kind: 'progressing', message: `${total - updated} old replicas pending termination` };
+  }
+  if (available < desired) {
+    return { kind: 'progressing', message: `${available} of ${desired} updated replicas available` };
+  }
+  return { kind: 'ready' };
+}

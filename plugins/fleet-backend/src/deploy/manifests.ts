@@ -1,0 +1,132 @@
+import type {
+  V1Deployment,
+  V1PodDisruptionBudget,
+  V1Service,
+} from '@kubernetes/client-node';
+import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
+import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+
+export const DEFAULT_CONTAINER_PORT = 8000;
+export const SERVICE_PORT = 80;
+export const ENTITY_REF_ANNOTATION = 'cnp.io/entity-ref';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const NAME_LABEL = 'app.kubernetes.io/name';
+
+export interface ManifestInput {
+  /** DNS-1123 name of the application (see sanitizeK8sName). */
+  name: string;
+  entityRef: string;
+  namespace: string;
+  spec: ApplicationSpec;
+  defaultReplicas: number;
+  progressDeadlineSeconds?: number;
+  /** Upper bound of a PodDisruptionBudget's minAvailable (default 2). */
+  maxMinAvailable?: number;
+}
+
+export interface Manifests {
+  deployment: V1Deployment;
+  service: V1Service;
+  /** Only for replicas >= 2. */
+  podDisruptionBudget?: V1PodDisruptionBudget;
+}
+
+/** A Service name must also start with a letter (DNS-1035). */
+export function serviceNameFor(name: string): string {
+  return /^[a-z]/.test(name) ? name : sanitizeK8sName(`svc-${name}`);
+}
+
+/**
+ * Turns an application spec into the typed objects Fleet applies: a Deployment (port 8000 by
+ * default, readiness and liveness probes on GET /health), a Service 80 -> port, and for two
+ * replicas or more a PodDisruptionBudget and a topology spread over nodes. Every object carries
+ * Fleet's labels and the entity ref as an annotation.
+ */
+export function buildManifests(input: ManifestInput): Manifests {
+  const { name, namespace, spec, entityRef } = input;
+  if (!spec.image) throw new Error(`Application '${name}' has no image`);
+  const replicas = spec.replicas ?? input.defaultReplicas;
+  const port = spec.port ?? DEFAULT_CONTAINER_PORT;
+  const selector = { [NAME_LABEL]: name };
+  const labels = { [NAME_LABEL]: name, [MANAGED_BY_LABEL]: 'fleet' };
+  const annotations = { [ENTITY_REF_ANNOTATION]: entityRef };
+  const metadata = { name, namespace, labels, annotations };
+  const probe = (initialDelaySeconds: number) => ({
+    httpGet: { path: '/health', port },
+    initialDelaySeconds,
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+    failureThreshold: 3,
+  });
+
+  const deployment: V1Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata,
+    spec: {
+      replicas,
+      selector: { matchLabels: selector },
+      progressDeadlineSeconds: input.progressDeadlineSeconds,
+      template: {
+        metadata: { labels, annotations },
+        spec: {
+          containers: [
+            {
+              name,
+              image: spec.image,
+              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+              env: Object.entries(spec.env ?? {})
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([envName, value]) => ({ name: envName, value })),
+              resources: spec.resources ?? {},
+              readinessProbe: probe(2),
+              livenessProbe: probe(10),
+            },
+          ],
+          topologySpreadConstraints:
+            replicas >= 2
+              ? [
+                  {
+                    maxSkew: 1,
+                    topologyKey: 'kubernetes.io/hostname',
+                    whenUnsatisfiable: 'ScheduleAnyway',
+                    labelSelector: { matchLabels: selector },
+                  },
+                ]
+              : undefined,
+        },
+      },
+    },
+  };
+
+  const service: V1Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { ...metadata, name: serviceNameFor(name) },
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: port, protocol: 'TCP' }],
+    },
+  };
+
+  const podDisruptionBudget: V1PodDisruptionBudget | undefined =
+    replicas >= 2
+      ? {
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata,
+          spec: {
+            minAvailable: Math.min(replicas - 1, input.maxMinAvailable ?? 2),
+            selector: { matchLabels: selector },
+          },
+        }
+      : undefined;
+
+  return { deployment: stripUndefined(deployment), service: stripUndefined(service), podDisruptionBudget: podDisruptionBudget && stripUndefined(podDisruptionBudget) };
+}
+
+/** Drops undefined fields, so that what is sent is exactly what is compared later. */
+function stripUndefined<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value));
+}

@@ -3,13 +3,15 @@
 # kube-simulator clusters whose kubeconfigs Fleet discovers, and runs the portal (backend on
 # :7007, frontend on :3000) on SQLite kept in .fleet/sqlite.
 #   FLEET_SIM_CLUSTERS (default 3)  FLEET_SIM_PORT (default 6550)
+#   FLEET_STATE_DIR (default .fleet: kubeconfigs, SQLite, dev token; the e2e test uses its own)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/toolchain.sh
 yarn install --immutable
 
 root="$(pwd)"
-state="$root/.fleet"
+state="${FLEET_STATE_DIR:-$root/.fleet}"
+case "$state" in /*) ;; *) state="$root/$state" ;; esac
 mkdir -p "$state/sqlite"
 [ -s "$state/dev-token" ] || node -e "process.stdout.write(require('crypto').randomBytes(24).toString('hex'))" > "$state/dev-token"
 
@@ -48,5 +50,5 @@ fleet:
     interval: { seconds: 60 }
 YAML
 
-echo "fleet: portal starting — frontend http://localhost:3000, API http://localhost:7007/api/fleet (token in .fleet/dev-token)"
+echo "fleet: portal starting — frontend http://localhost:3000, API http://localhost:7007/api/fleet (token in ${state#$root/}/dev-token)"
 yarn start

@@ -57,6 +57,11 @@ import {
   EntityKubernetesContent,
   isKubernetesAvailable,
 } from '@backstage/plugin-kubernetes';
+import {
+  EntityFleetClusterCard,
+  EntityFleetDeploymentsCard,
+  isFleetClusterEntity,
+} from '@cnp/plugin-fleet';
 
 const techdocsContent = (
   <EntityTechdocsContent>
@@ -124,9 +129,25 @@ const entityWarningContent = (
   </>
 );
 
+const fleetContent = (
+  <EntitySwitch>
+    <EntitySwitch.Case if={isKind('component')}>
+      <Grid item xs={12}>
+        <EntityFleetDeploymentsCard />
+      </Grid>
+    </EntitySwitch.Case>
+    <EntitySwitch.Case if={isFleetClusterEntity}>
+      <Grid item xs={12}>
+        <EntityFleetClusterCard />
+      </Grid>
+    </EntitySwitch.Case>
+  </EntitySwitch>
+);
+
 const overviewContent = (
   <Grid container spacing={3} alignItems="stretch">
     {entityWarningContent}
+    {fleetContent}
     <Grid item md={6}>
       <EntityAboutCard />
     </Grid>

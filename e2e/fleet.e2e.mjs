@@ -1,0 +1,193 @@
+// End-to-end test of Fleet in headless Chromium, against the portal started exactly as the
+// README's run command starts it (scripts/start.sh: simulated fleet + backend + frontend).
+//
+// It opens a component page, sees a chip per cluster, deploys through the dialog and sees the
+// deployment appear; then takes that simulated cluster down, runs health cycles through the API,
+// and — without reloading the page — sees the chip turn OFFLINE, the deployment DEGRADED and the
+// cluster disabled in the picker. Screenshots of each step go to e2e-artifacts/ (git-ignored).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const stateDir = path.join(root, '.fleet-e2e');
+const artifacts = path.join(root, 'e2e-artifacts');
+const SIM_PORT = 6550;
+const BACKEND = 'http://localhost:7007';
+const FRONTEND = 'http://localhost:3000';
+const CLUSTER = 'sim-2';
+
+const log = (...args) => console.log(`[e2e ${new Date().toISOString().slice(11, 19)}]`, ...args);
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+
+async function waitFor(what, fn, timeoutMs = 180_000, everyMs = 1000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`Timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+function simulatorFault(cluster, mode) {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      { host: '127.0.0.1', port: SIM_PORT, path: `/clusters/${cluster}/_sim/fault`, method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } },
+      res => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`fault: HTTP ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ mode }));
+  });
+}
+
+async function api(method, route) {
+  const token = fs.readFileSync(path.join(stateDir, 'dev-token'), 'utf8').trim();
+  const res = await fetch(`${BACKEND}/api/fleet${route}`, { method, headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`${method} ${route}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+let portal;
+let browser;
+let step = 0;
+async function shot(page, name) {
+  step += 1;
+  const file = path.join(artifacts, `${String(step).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  log('screenshot', path.relative(root, file));
+}
+
+async function main() {
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  fs.rmSync(artifacts, { recursive: true, force: true });
+  fs.mkdirSync(artifacts, { recursive: true });
+
+  log('starting the portal with scripts/start.sh');
+  const out = fs.openSync(path.join(artifacts, 'portal.log'), 'w');
+  portal = spawn('bash', ['scripts/start.sh'], {
+    cwd: root,
+    detached: true, // its own process group, stopped as a whole at the end
+    stdio: ['ignore', out, out],
+    env: { ...process.env, FLEET_STATE_DIR: stateDir, FLEET_SIM_PORT: String(SIM_PORT), BROWSER: 'none' },
+  });
+  portal.on('exit', code => log(`portal exited with ${code}`));
+
+  await waitFor('the backend', async () => (await fetch(`${BACKEND}/.backstage/health/v1/readiness`)).ok, 240_000);
+  await waitFor('the frontend', async () => (await fetch(FRONTEND)).ok, 240_000);
+  await waitFor('3 ONLINE clusters', async () => {
+    const { items } = await api('GET', '/clusters');
+    return items.length === 3 && items.every(c => c.status === 'ONLINE');
+  });
+  log('portal up, 3 clusters ONLINE');
+
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+  page.setDefaultTimeout(60_000);
+
+  // The guest sign-in page comes first: enter, and wait until the app shell is there.
+  await page.goto(FRONTEND);
+  const enter = page.getByRole('button', { name: 'Enter' });
+  await enter.waitFor();
+  await enter.click();
+  await page.getByRole('link', { name: 'Fleet' }).waitFor();
+
+  // The catalog ingests the example components shortly after startup.
+  await waitFor('the payments page with its Fleet card', async () => {
+    await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+    if (await enter.isVisible()) await enter.click();
+    await page.getByText('Fleet deployments').first().waitFor({ timeout: 15_000 });
+    return true;
+  }, 180_000, 2000);
+
+  const clusters = page.getByRole('list', { name: 'Clusters' });
+  for (const name of ['sim-1', 'sim-2']) {
+    await clusters.locator(`[data-cluster="${name}"]`).getByLabel('Cluster status: ONLINE').waitFor();
+  }
+  log('a chip per cluster: sim-1 and sim-2 ONLINE');
+  await shot(page, 'component-page-clusters-online');
+
+  // Deploy to sim-2 through the dialog.
+  await page.getByRole('button', { name: 'Deploy' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Cluster' }).click();
+  await page.getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) }).click();
+  await shot(page, 'deploy-dialog');
+  await dialog.getByRole('button', { name: 'Deploy' }).click();
+  await dialog.waitFor({ state: 'detached' });
+
+  const row = page.locator(`table[aria-label="Deployments"] tr[data-cluster="${CLUSTER}"]`);
+  await row.waitFor();
+  log('deployment row appeared:', (await row.innerText()).replace(/\s+/g, ' '));
+  await row.getByLabel('Deployment status: DEPLOYED').waitFor({ timeout: 60_000 });
+  log('deployment DEPLOYED');
+  await shot(page, 'deployed');
+
+  // Take the cluster down and run two health cycles (grace period, then confirmed outage).
+  await simulatorFault(CLUSTER, 'down');
+  await api('POST', '/health/run');
+  const cycle = await api('POST', '/health/run');
+  log('health cycles ran; transitions:', JSON.stringify(cycle.transitions));
+
+  // No reload from here on: the card refreshes by itself.
+  await clusters.locator(`[data-cluster="${CLUSTER}"]`).getByLabel('Cluster status: OFFLINE').waitFor({ timeout: 60_000 });
+  log('chip turned OFFLINE without a reload');
+  await row.getByLabel('Deployment status: DEGRADED').waitFor({ timeout: 60_000 });
+  await row.getByText('CLUSTER_OFFLINE').waitFor();
+  log('deployment DEGRADED / CLUSTER_OFFLINE');
+  await shot(page, 'cluster-offline-deployment-degraded');
+
+  await page.getByRole('button', { name: 'Deploy' }).click();
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Cluster' }).click();
+  const offlineOption = page.getByRole('option', { name: new RegExp(`^${CLUSTER} — OFFLINE`) });
+  await offlineOption.waitFor();
+  if ((await offlineOption.getAttribute('aria-disabled')) !== 'true') {
+    throw new Error(`${CLUSTER} is not disabled in the picker`);
+  }
+  await offlineOption.getByText(/Unavailable: FAILURE_THRESHOLD_REACHED/).waitFor();
+  log('OFFLINE cluster disabled in the picker, with its reason');
+  await shot(page, 'picker-offline-disabled');
+  await page.keyboard.press('Escape');
+}
+
+let failed = false;
+try {
+  await main();
+  log('PASS');
+} catch (error) {
+  failed = true;
+  console.error('[e2e] FAIL', error);
+} finally {
+  await browser?.close().catch(() => undefined);
+  if (portal?.pid) {
+    try {
+      process.kill(-portal.pid, 'SIGTERM');
+    } catch {}
+    await sleep(1500);
+    try {
+      process.kill(-portal.pid, 'SIGKILL');
+    } catch {}
+  }
+}
+if (failed) {
+  console.error(`[e2e] portal log: ${path.relative(root, path.join(artifacts, 'portal.log'))}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+console.log('1 passed, 0 failed');

@@ -1,0 +1,106 @@
+import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
+import { ResponseError } from '@backstage/errors';
+import type {
+  Application,
+  Cluster,
+  ClusterStatus,
+  Deployment,
+  FleetEvent,
+  FleetSummary,
+  HealthCycleSummary,
+  ListResponse,
+} from '@cnp/plugin-fleet-common';
+import type { CreateDeploymentRequest, FleetApi } from './FleetApi';
+
+/**
+ * The {@link FleetApi} over HTTP: `discoveryApi` finds the backend, `fetchApi` carries the
+ * user's credentials. A failed call throws a `ResponseError` holding the API's own error body.
+ *
+ * @public
+ */
+export class FleetClient implements FleetApi {
+  private readonly discoveryApi: DiscoveryApi;
+  private readonly fetchApi: FetchApi;
+
+  constructor(options: { discoveryApi: DiscoveryApi; fetchApi: FetchApi }) {
+    this.discoveryApi = options.discoveryApi;
+    this.fetchApi = options.fetchApi;
+  }
+
+  private async request<T>(
+    path: string,
+    init?: { method?: string; body?: unknown; query?: Record<string, string | number | undefined> },
+  ): Promise<T> {
+    const base = await this.discoveryApi.getBaseUrl('fleet');
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(init?.query ?? {})) {
+      if (value !== undefined && value !== '') query.set(key, String(value));
+    }
+    const url = `${base}${path}${query.size ? `?${query}` : ''}`;
+    const response = await this.fetchApi.fetch(url, {
+      method: init?.method ?? 'GET',
+      headers: init?.body !== undefined ? { 'Content-Type': 'application/json' } : undefined,
+      body: init?.body !== undefined ? JSON.stringify(init.body) : undefined,
+    });
+    if (!response.ok) throw await ResponseError.fromResponse(response);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
+  private async list<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T[]> {
+    return (await this.request<ListResponse<T>>(path, { query })).items;
+  }
+
+  listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
+    return this.list('/clusters', { status: options?.status });
+  }
+
+  getCluster(name: string): Promise<Cluster> {
+    return this.request(`/clusters/${encodeURIComponent(name)}`);
+  }
+
+  listClusterEvents(name: string): Promise<FleetEvent[]> {
+    return this.list(`/clusters/${encodeURIComponent(name)}/events`);
+  }
+
+  listRecentEvents(options?: { limit?: number }): Promise<FleetEvent[]> {
+    return this.list('/events', { limit: options?.limit });
+  }
+
+  getSummary(): Promise<FleetSummary> {
+    return this.request('/summary');
+  }
+
+  runHealthCycle(): Promise<HealthCycleSummary> {
+    return this.request('/health/run', { method: 'POST' });
+  }
+
+  listApplications(options?: { entityRef?: string }): Promise<Application[]> {
+    return this.list('/applications', { entityRef: options?.entityRef });
+  }
+
+  listDeployments(options?: { entityRef?: string; cluster?: string }): Promise<Deployment[]> {
+    return this.list('/deployments', { entityRef: options?.entityRef, cluster: options?.cluster });
+  }
+
+  createDeployment(request: CreateDeploymentRequest): Promise<Deployment> {
+    return this.request('/deployments', { method: 'POST', body: request });
+  }
+
+  listDeploymentEvents(id: string): Promise<FleetEvent[]> {
+    return this.list(`/deployments/${encodeURIComponent(id)}/events`);
+  }
+}
+
+/**
+ * The words the API used for a failure: the `error.message` of its JSON body when there is one.
+ *
+ * @public
+ */
+export function apiErrorMessage(error: unknown): string {
+  if (error instanceof ResponseError) {
+    return error.body?.error?.message ?? error.message;
+  }
+  const e = error as { name?: string; body?: { error?: { message?: string } }; message?: string };
+  return e?.body?.error?.message ?? e?.message ?? String(error);
+}

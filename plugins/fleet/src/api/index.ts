@@ -1,0 +1,3 @@
+export { fleetApiRef } from './FleetApi';
+export type { FleetApi, CreateDeploymentRequest } from './FleetApi';
+export { FleetClient, apiErrorMessage } from './FleetClient';

@@ -1,0 +1,180 @@
+import { useApi } from '@backstage/core-plugin-api';
+import type { Cluster, Deployment } from '@cnp/plugin-fleet-common';
+import Button from '@material-ui/core/Button';
+import CircularProgress from '@material-ui/core/CircularProgress';
+import Dialog from '@material-ui/core/Dialog';
+import DialogActions from '@material-ui/core/DialogActions';
+import DialogContent from '@material-ui/core/DialogContent';
+import DialogTitle from '@material-ui/core/DialogTitle';
+import ListItemText from '@material-ui/core/ListItemText';
+import MenuItem from '@material-ui/core/MenuItem';
+import TextField from '@material-ui/core/TextField';
+import Alert from '@material-ui/lab/Alert';
+import { FormEvent, useEffect, useMemo, useState } from 'react';
+import { apiErrorMessage, fleetApiRef } from '../../api';
+
+export interface DeployDialogProps {
+  open: boolean;
+  entityRef: string;
+  clusters: Cluster[];
+  /** Clusters the component names (cnp.io/clusters): offered first. */
+  preferredClusters?: string[];
+  /** From the entity's cnp.io/image annotation. */
+  defaultImage?: string;
+  onClose: () => void;
+  onDeployed: (deployment: Deployment) => void;
+}
+
+function firstDeployable(clusters: Cluster[], preferred: string[]): string {
+  const ok = (c: Cluster) => c.status !== 'OFFLINE';
+  return (
+    clusters.find(c => preferred.includes(c.name) && ok(c))?.name ??
+    clusters.find(ok)?.name ??
+    ''
+  );
+}
+
+/**
+ * Deploys the component to the cluster the user picks. OFFLINE clusters are in the list but
+ * disabled, with the reason; errors are shown in the words the API used.
+ */
+export function DeployDialog(props: DeployDialogProps) {
+  const { open, entityRef, clusters, onClose, onDeployed } = props;
+  const api = useApi(fleetApiRef);
+  const preferred = useMemo(() => props.preferredClusters ?? [], [props.preferredClusters]);
+  const ordered = useMemo(
+    () =>
+      [...clusters].sort(
+        (a, b) =>
+          Number(preferred.includes(b.name)) - Number(preferred.includes(a.name)) ||
+          a.name.localeCompare(b.name),
+      ),
+    [clusters, preferred],
+  );
+  const [cluster, setCluster] = useState('');
+  const [image, setImage] = useState(props.defaultImage ?? '');
+  const [replicas, setReplicas] = useState('');
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+
+  useEffect(() => {
+    if (open) {
+      setCluster(firstDeployable(ordered, preferred));
+      setImage(props.defaultImage ?? '');
+      setReplicas('');
+      setError(undefined);
+    }
+    // Reset only when the dialog opens, not on every poll of the cluster list.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [open]);
+
+  const selected = clusters.find(c => c.name === cluster);
+  const replicasValue = replicas.trim() === '' ? undefined : Number(replicas);
+  const replicasInvalid =
+    replicasValue !== undefined && (!Number.isInteger(replicasValue) || replicasValue < 0 || replicasValue > 1000);
+  const imageInvalid = image.trim() === '' || /\s/.test(image.trim());
+  const clusterInvalid = !selected || selected.status === 'OFFLINE';
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (replicasInvalid || imageInvalid || clusterInvalid) return;
+    setSubmitting(true);
+    setError(undefined);
+    try {
+      const deployment = await api.createDeployment({
+        entityRef,
+        cluster,
+        image: image.trim(),
+        replicas: replicasValue,
+      });
+      onDeployed(deployment);
+      onClose();
+    } catch (e) {
+      setError(apiErrorMessage(e));
+    } finally {
+      setSubmitting(false);
+    }
+  };
+
+  return (
+    <Dialog open={open} onClose={onClose} fullWidth maxWidth="sm" aria-labelledby="fleet-deploy-title">
+      <form onSubmit={submit} noValidate>
+        <DialogTitle id="fleet-deploy-title">Deploy {entityRef}</DialogTitle>
+        <DialogContent>
+          {error && (
+            <Alert severity="error" role="alert" style={{ marginBottom: 16 }}>
+              {error}
+            </Alert>
+          )}
+          <TextField
+            select
+            fullWidth
+            margin="normal"
+            label="Cluster"
+            value={cluster}
+            onChange={e => setCluster(e.target.value as string)}
+            SelectProps={{ MenuProps: { disablePortal: false } }}
+            inputProps={{ 'aria-label': 'Cluster' }}
+            helperText={
+              clusters.length === 0
+                ? 'No clusters are registered yet'
+                : selected
+                  ? `${selected.status}${selected.statusReason ? ` — ${selected.statusReason}` : ''}`
+                  : 'Pick a cluster'
+            }
+          >
+            {ordered.map(c => (
+              <MenuItem key={c.name} value={c.name} disabled={c.status === 'OFFLINE'} data-cluster={c.name}>
+                <ListItemText
+                  primary={`${c.name} — ${c.status}`}
+                  secondary={c.status === 'OFFLINE' ? `Unavailable: ${c.statusReason ?? 'cluster is OFFLINE'}` : c.endpoint}
+                />
+              </MenuItem>
+            ))}
+          </TextField>
+          <TextField
+            fullWidth
+            margin="normal"
+            label="Image"
+            value={image}
+            onChange={e => setImage(e.target.value)}
+            error={imageInvalid && image !== ''}
+            helperText={
+              imageInvalid
+                ? 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.4.2'
+                : props.defaultImage && image === props.defaultImage
+                  ? 'From the cnp.io/image annotation'
+                  : ' '
+            }
+            inputProps={{ 'aria-label': 'Image' }}
+          />
+          <TextField
+            fullWidth
+            margin="normal"
+            label="Replicas"
+            type="number"
+            value={replicas}
+            onChange={e => setReplicas(e.target.value)}
+            error={replicasInvalid}
+            helperText={replicasInvalid ? 'A whole number from 0 to 1000' : 'Leave empty for the default (3)'}
+            inputProps={{ min: 0, max: 1000, 'aria-label': 'Replicas' }}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={onClose} disabled={submitting}>
+            Cancel
+          </Button>
+          <Button
+            type="submit"
+            color="primary"
+            variant="contained"
+            disabled={submitting || replicasInvalid || imageInvalid || clusterInvalid}
+            startIcon={submitting ? <CircularProgress size={16} /> : undefined}
+          >
+            Deploy
+          </Button>
+        </DialogActions>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,2 @@
+export { DeployDialog } from './DeployDialog';
+export type { DeployDialogProps } from './DeployDialog';

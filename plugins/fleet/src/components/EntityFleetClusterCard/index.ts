@@ -1,0 +1,1 @@
+export { EntityFleetClusterCard, isFleetClusterEntity } from './EntityFleetClusterCard';

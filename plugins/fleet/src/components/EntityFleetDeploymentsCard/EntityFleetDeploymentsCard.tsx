@@ -1,0 +1,186 @@
+import { stringifyEntityRef } from '@backstage/catalog-model';
+import { InfoCard, Progress, ResponseErrorPanel } from '@backstage/core-components';
+import { useApi } from '@backstage/core-plugin-api';
+import { useEntity } from '@backstage/plugin-catalog-react';
+import {
+  FLEET_ANNOTATION_CLUSTERS,
+  FLEET_ANNOTATION_IMAGE,
+  type Cluster,
+  type Deployment,
+} from '@cnp/plugin-fleet-common';
+import Box from '@material-ui/core/Box';
+import Button from '@material-ui/core/Button';
+import Table from '@material-ui/core/Table';
+import TableBody from '@material-ui/core/TableBody';
+import TableCell from '@material-ui/core/TableCell';
+import TableHead from '@material-ui/core/TableHead';
+import TableRow from '@material-ui/core/TableRow';
+import Typography from '@material-ui/core/Typography';
+import CloudUploadIcon from '@material-ui/icons/CloudUpload';
+import { useState } from 'react';
+import { fleetApiRef } from '../../api';
+import { usePolling } from '../../hooks/usePolling';
+import { DeployDialog } from '../DeployDialog';
+import { RelativeTime } from '../RelativeTime';
+import { ClusterStatusChip, DeploymentStatusChip, SyncStatusChip } from '../StatusChip';
+
+/** The clusters named by the entity's cnp.io/clusters annotation. */
+export function annotatedClusters(annotations: Record<string, string> | undefined): string[] {
+  return (annotations?.[FLEET_ANNOTATION_CLUSTERS] ?? '')
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean);
+}
+
+function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
+  const known = new Map(props.clusters.map(c => [c.name, c]));
+  const shown = props.named.length > 0 ? props.named : props.clusters.map(c => c.name);
+  if (shown.length === 0) return <Typography variant="body2">No clusters are registered in Fleet yet.</Typography>;
+  return (
+    <Box display="flex" flexWrap="wrap" component="ul" aria-label="Clusters" p={0} m={0} style={{ listStyle: 'none', gap: 12 }}>
+      {shown.map(name => {
+        const cluster = known.get(name);
+        return (
+          <Box component="li" key={name} display="flex" alignItems="center" style={{ gap: 6 }} data-cluster={name}>
+            <Typography variant="body2" component="span">
+              {name}
+            </Typography>
+            {cluster ? (
+              <ClusterStatusChip status={cluster.status} reason={cluster.statusReason} />
+            ) : (
+              <Typography variant="caption" color="textSecondary">
+                not registered in Fleet
+              </Typography>
+            )}
+          </Box>
+        );
+      })}
+    </Box>
+  );
+}
+
+function DeploymentRows(props: { deployments: Deployment[]; clusters: Cluster[] }) {
+  const status = new Map(props.clusters.map(c => [c.name, c]));
+  return (
+    <Table size="small" aria-label="Deployments">
+      <TableHead>
+        <TableRow>
+          <TableCell>Cluster</TableCell>
+          <TableCell>Deployment</TableCell>
+          <TableCell>Sync</TableCell>
+          <TableCell>Image</TableCell>
+          <TableCell>Last change</TableCell>
+        </TableRow>
+      </TableHead>
+      <TableBody>
+        {props.deployments.map(d => {
+          const cluster = status.get(d.cluster);
+          const clusterStatus = cluster?.status ?? d.clusterStatus ?? 'UNKNOWN';
+          return (
+            <TableRow key={d.id} data-deployment={d.id} data-cluster={d.cluster}>
+              <TableCell>
+                <Box display="flex" alignItems="center" style={{ gap: 6 }}>
+                  <span>{d.cluster}</span>
+                  <ClusterStatusChip status={clusterStatus} reason={cluster?.statusReason} />
+                </Box>
+              </TableCell>
+              <TableCell>
+                <DeploymentStatusChip status={d.status} reason={d.message} />
+                {d.statusReason && (
+                  <Typography variant="caption" display="block">
+                    {d.statusReason}
+                  </Typography>
+                )}
+              </TableCell>
+              <TableCell>
+                <SyncStatusChip status={d.syncStatus} />
+              </TableCell>
+              <TableCell>
+                <code>{d.image ?? '—'}</code>
+              </TableCell>
+              <TableCell>
+                <RelativeTime value={d.updatedAt} />
+              </TableCell>
+            </TableRow>
+          );
+        })}
+      </TableBody>
+    </Table>
+  );
+}
+
+/**
+ * On a component's page: the state of each target cluster, one row per deployment, and a Deploy
+ * button. Refreshes on its own.
+ *
+ * @public
+ */
+export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
+  const { entity } = useEntity();
+  const api = useApi(fleetApiRef);
+  const entityRef = stringifyEntityRef(entity);
+  const [dialogOpen, setDialogOpen] = useState(false);
+  const { value, error, loading, refresh } = usePolling(
+    async () => {
+      const [deployments, clusters] = await Promise.all([
+        api.listDeployments({ entityRef }),
+        api.listClusters(),
+      ]);
+      return { deployments, clusters };
+    },
+    [api, entityRef],
+    { intervalMs: props.pollIntervalMs },
+  );
+  const named = annotatedClusters(entity.metadata.annotations);
+
+  let content;
+  if (loading && !value) {
+    content = <Progress />;
+  } else if (error && !value) {
+    content = <ResponseErrorPanel error={error} />;
+  } else if (value) {
+    content = (
+      <>
+        <ClusterChips clusters={value.clusters} named={named} />
+        <Box mt={2}>
+          {value.deployments.length === 0 ? (
+            <Typography variant="body2">Not deployed to any cluster yet. Use Deploy to start.</Typography>
+          ) : (
+            <DeploymentRows deployments={value.deployments} clusters={value.clusters} />
+          )}
+        </Box>
+      </>
+    );
+  }
+
+  return (
+    <InfoCard
+      title="Fleet deployments"
+      action={
+        <Button
+          color="primary"
+          variant="contained"
+          startIcon={<CloudUploadIcon />}
+          onClick={() => setDialogOpen(true)}
+          disabled={!value}
+          style={{ margin: 16 }}
+        >
+          Deploy
+        </Button>
+      }
+    >
+      {content}
+      {value && (
+        <DeployDialog
+          open={dialogOpen}
+          entityRef={entityRef}
+          clusters={value.clusters}
+          preferredClusters={named}
+          defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
+          onClose={() => setDialogOpen(false)}
+          onDeployed={refresh}
+        />
+      )}
+    </InfoCard>
+  );
+}

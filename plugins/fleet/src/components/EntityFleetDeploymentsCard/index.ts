@@ -1,0 +1,1 @@
+export { EntityFleetDeploymentsCard, annotatedClusters } from './EntityFleetDeploymentsCard';

@@ -1,0 +1,1 @@
+export { RelativeTime, formatRelative } from './RelativeTime';

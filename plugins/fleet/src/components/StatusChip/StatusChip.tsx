@@ -1,0 +1,81 @@
+import type { ClusterStatus, DeploymentStatus, SyncStatus } from '@cnp/plugin-fleet-common';
+import Chip from '@material-ui/core/Chip';
+import Tooltip from '@material-ui/core/Tooltip';
+import { makeStyles } from '@material-ui/core/styles';
+import CheckCircleIcon from '@material-ui/icons/CheckCircle';
+import ErrorIcon from '@material-ui/icons/Error';
+import HelpIcon from '@material-ui/icons/Help';
+import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
+import SyncIcon from '@material-ui/icons/Sync';
+import SyncProblemIcon from '@material-ui/icons/SyncProblem';
+import WarningIcon from '@material-ui/icons/Warning';
+import type { ReactElement } from 'react';
+
+type Tone = 'ok' | 'error' | 'warning' | 'neutral' | 'progress';
+
+const useStyles = makeStyles({
+  ok: { backgroundColor: '#1b5e20', color: '#fff' },
+  error: { backgroundColor: '#b71c1c', color: '#fff' },
+  warning: { backgroundColor: '#e65100', color: '#fff' },
+  neutral: { backgroundColor: '#616161', color: '#fff' },
+  progress: { backgroundColor: '#0d47a1', color: '#fff' },
+  icon: { color: 'inherit' },
+});
+
+function ToneChip(props: { label: string; tone: Tone; icon: ReactElement; what: string; title?: string }) {
+  const classes = useStyles();
+  const chip = (
+    <Chip
+      size="small"
+      label={props.label}
+      icon={props.icon}
+      className={classes[props.tone]}
+      classes={{ icon: classes.icon }}
+      aria-label={`${props.what}: ${props.label}`}
+    />
+  );
+  return props.title ? <Tooltip title={props.title}>{chip}</Tooltip> : chip;
+}
+
+const clusterTone: Record<ClusterStatus, { tone: Tone; icon: ReactElement }> = {
+  ONLINE: { tone: 'ok', icon: <CheckCircleIcon /> },
+  OFFLINE: { tone: 'error', icon: <ErrorIcon /> },
+  UNKNOWN: { tone: 'neutral', icon: <HelpIcon /> },
+};
+
+/**
+ * A cluster's status: green ONLINE, red OFFLINE, grey UNKNOWN, always with its text label and
+ * an icon, never colour alone.
+ *
+ * @public
+ */
+export function ClusterStatusChip(props: { status: ClusterStatus; reason?: string }) {
+  const { tone, icon } = clusterTone[props.status] ?? clusterTone.UNKNOWN;
+  return <ToneChip label={props.status} tone={tone} icon={icon} what="Cluster status" title={props.reason} />;
+}
+
+const deploymentTone: Record<DeploymentStatus, { tone: Tone; icon: ReactElement }> = {
+  PENDING: { tone: 'neutral', icon: <HourglassEmptyIcon /> },
+  PROGRESSING: { tone: 'progress', icon: <SyncIcon /> },
+  DEPLOYED: { tone: 'ok', icon: <CheckCircleIcon /> },
+  DEGRADED: { tone: 'warning', icon: <WarningIcon /> },
+  FAILED: { tone: 'error', icon: <ErrorIcon /> },
+};
+
+/** @public */
+export function DeploymentStatusChip(props: { status: DeploymentStatus; reason?: string }) {
+  const { tone, icon } = deploymentTone[props.status] ?? deploymentTone.PENDING;
+  return <ToneChip label={props.status} tone={tone} icon={icon} what="Deployment status" title={props.reason} />;
+}
+
+const syncTone: Record<SyncStatus, { tone: Tone; icon: ReactElement }> = {
+  SYNCED: { tone: 'ok', icon: <SyncIcon /> },
+  OUT_OF_SYNC: { tone: 'warning', icon: <SyncProblemIcon /> },
+  UNKNOWN: { tone: 'neutral', icon: <HelpIcon /> },
+};
+
+/** @public */
+export function SyncStatusChip(props: { status: SyncStatus }) {
+  const { tone, icon } = syncTone[props.status] ?? syncTone.UNKNOWN;
+  return <ToneChip label={props.status.replace(/_/g, ' ')} tone={tone} icon={icon} what="Sync status" />;
+}

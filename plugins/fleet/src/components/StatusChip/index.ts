@@ -1,0 +1,1 @@
+export { ClusterStatusChip, DeploymentStatusChip, SyncStatusChip } from './StatusChip';

@@ -69,7 +69,24 @@ async function shot(page, name) {
   log('screenshot', path.relative(root, file));
 }
 
+async function portFree(port) {
+  const net = await import('node:net');
+  return new Promise(resolve => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(true));
+  });
+}
+
 async function main() {
+  for (const port of [3000, 7007, SIM_PORT]) {
+    if (!(await portFree(port))) {
+      throw new Error(`Port ${port} is already in use: stop the portal that runs there first`);
+    }
+  }
   fs.rmSync(stateDir, { recursive: true, force: true });
   fs.rmSync(artifacts, { recursive: true, force: true });
   fs.mkdirSync(artifacts, { recursive: true });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs whatever is missing (Node 22, Yarn, dependencies) and runs every test: type check,
-# then every package's tests. Database tests run on SQLite, and on PostgreSQL whenever
+# Installs whatever is missing (Node 22, Yarn, dependencies, Debian's chromium) and runs every
+# test: type check, every package's tests, then the end-to-end test in headless Chromium against
+# the portal started as scripts/start.sh starts it. Database tests run on SQLite, and on PostgreSQL whenever
 # 127.0.0.1:5432 (or BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) answers.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,3 +27,12 @@ echo "fleet: type check"
 yarn tsc
 echo "fleet: unit, integration and backend tests"
 CI=true yarn backstage-cli repo test
+
+if [ -z "${CHROMIUM_PATH:-}" ] && ! [ -x /usr/bin/chromium ]; then
+  echo "fleet: installing Debian's chromium for the browser test"
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+fi
+echo "fleet: end-to-end test in headless Chromium (screenshots in e2e-artifacts/)"
+node e2e/fleet.e2e.mjs

@@ -1,3 +1,4 @@
+import { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
 import { HumanDuration } from '@backstage/types';
 
 export interface Config {
@@ -49,6 +50,15 @@ export interface Config {
       progressDeadline?: HumanDuration;
       /** How often a rollout in progress is checked (default 2 s). */
       pollInterval?: HumanDuration;
+    };
+    /** How the Fleet catalog module publishes clusters as catalog entities. */
+    catalog?: {
+      /** How often the clusters are read from Fleet (default every 30 s, after 10 s). */
+      schedule?: SchedulerServiceTaskScheduleDefinitionConfig;
+      /** Owner of the cluster entities (default `group:default/platform`). */
+      owner?: string;
+      /** Catalog namespace of the cluster entities (default `default`). */
+      namespace?: string;
     };
   };
 }

@@ -7,6 +7,11 @@
  */
 
 import { createBackend } from '@backstage/backend-defaults';
+import {
+  catalogModuleFleetClusters,
+  scaffolderModuleFleetActions,
+} from '@cnp/plugin-fleet-backend';
+import { permissionModuleFleetPolicy } from './permissions/FleetPermissionPolicy';
 
 const backend = createBackend();
 
@@ -39,10 +44,9 @@ backend.add(import('@backstage/plugin-catalog-backend-module-logs'));
 
 // permission plugin
 backend.add(import('@backstage/plugin-permission-backend'));
-// See https://backstage.io/docs/permissions/getting-started for how to create your own permission policy
-backend.add(
-  import('@backstage/plugin-permission-backend-module-allow-all-policy'),
-);
+// This app's policy: Fleet's permissions, everything else allowed (README, "Permissions").
+// See https://backstage.io/docs/permissions/getting-started for how to write your own.
+backend.add(permissionModuleFleetPolicy);
 
 // search plugin
 backend.add(import('@backstage/plugin-search-backend'));
@@ -60,5 +64,9 @@ backend.add(import('@backstage/plugin-signals-backend'));
 
 // fleet: cluster discovery, health and deployments across Kubernetes clusters
 backend.add(import('@cnp/plugin-fleet-backend'));
+// clusters as catalog entities (Resource, type kubernetes-cluster) and Fleet's catalog rule
+backend.add(catalogModuleFleetClusters);
+// scaffolder actions fleet:application:register and fleet:deploy
+backend.add(scaffolderModuleFleetActions);
 
 backend.start();

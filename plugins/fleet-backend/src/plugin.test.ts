@@ -82,6 +82,14 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(server).post('/api/fleet/health/run').expect(200);
     expect((await request(server).get('/api/fleet/clusters/west')).body.status).toBe('ONLINE');
 
+    const recent = await request(server).get('/api/fleet/events?limit=2').expect(200);
+    expect(recent.body.items.map((e: any) => `${e.subject} ${e.from}->${e.to}`)).toEqual([
+      'west OFFLINE->ONLINE',
+      'west ONLINE->OFFLINE',
+    ]);
+    await request(server).get('/api/fleet/events?limit=0').expect(400);
+    await request(server).get('/api/fleet/events?limit=abc').expect(400);
+
     const all = JSON.stringify((await request(server).get('/api/fleet/clusters')).body);
     expect(all).not.toContain(sim.token('east'));
     expect(all).not.toContain('BEGIN CERTIFICATE');

@@ -25,6 +25,7 @@ export const fleetPlugin = createBackendPlugin({
       deps: {
         config: coreServices.rootConfig,
         logger: coreServices.logger,
+        auditor: coreServices.auditor,
         database: coreServices.database,
         scheduler: coreServices.scheduler,
         lifecycle: coreServices.lifecycle,
@@ -33,7 +34,7 @@ export const fleetPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
       },
-      async init({ config, logger, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry }) {
+      async init({ config, logger, auditor, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
@@ -70,6 +71,7 @@ export const fleetPlugin = createBackendPlugin({
         httpRouter.use(
           await createRouter({
             logger,
+            auditor,
             httpAuth,
             permissions,
             store,

@@ -1,25 +1,30 @@
 import { createPermission } from '@backstage/plugin-permission-common';
 
-/** @public */
+/** Registering a cluster by hand (`POST /clusters`). @public */
 export const fleetClusterCreatePermission = createPermission({
   name: 'fleet.cluster.create',
   attributes: { action: 'create' },
 });
 
-/** @public */
+/** Changing a cluster's labels or failure threshold (`PATCH /clusters/:name`). @public */
 export const fleetClusterUpdatePermission = createPermission({
   name: 'fleet.cluster.update',
   attributes: { action: 'update' },
 });
 
-/** @public */
+/** Removing a manual cluster (`DELETE /clusters/:name`). @public */
 export const fleetClusterDeletePermission = createPermission({
   name: 'fleet.cluster.delete',
   attributes: { action: 'delete' },
 });
 
 /**
- * Deploying a component: a resource permission on the catalog entity being deployed.
+ * Deploying a component: a resource permission on the catalog entity being deployed (its
+ * `resourceRef` is the component's entity ref). Checked by `POST /deployments`,
+ * `POST /applications` and `PATCH /applications/:id`, and so by the scaffolder actions
+ * `fleet:application:register` and `fleet:deploy`. Its rules are the catalog's: a policy can
+ * answer with a conditional decision such as "the caller owns the entity"; see the condition
+ * exports of `@cnp/plugin-fleet-backend` (`createFleetDeploymentConditionalDecision`).
  *
  * @public
  */
@@ -29,13 +34,13 @@ export const fleetDeploymentCreatePermission = createPermission({
   resourceType: 'catalog-entity',
 });
 
-/** @public */
+/** Running a health cycle now (`POST /health/run`). @public */
 export const fleetHealthRunPermission = createPermission({
   name: 'fleet.health.run',
   attributes: { action: 'update' },
 });
 
-/** @public */
+/** Every Fleet permission, for `permissionsRegistry.addPermissions`. @public */
 export const fleetPermissions = [
   fleetClusterCreatePermission,
   fleetClusterUpdatePermission,

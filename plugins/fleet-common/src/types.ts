@@ -65,6 +65,18 @@ export interface Application {
   updatedAt: string;
 }
 
+/**
+ * A field Fleet owns that the live object does not match: a JSON pointer into the object, or `/`
+ * when the object is missing.
+ *
+ * @public
+ */
+export interface SyncDifference {
+  kind: string;
+  name: string;
+  path: string;
+}
+
 /** @public */
 export interface Deployment {
   id: string;
@@ -76,6 +88,8 @@ export interface Deployment {
   statusReason?: string;
   message?: string;
   syncStatus: SyncStatus;
+  /** With OUT_OF_SYNC: what differs. */
+  syncDifferences?: SyncDifference[];
   image?: string;
   revision: number;
   lastAppliedAt?: string;

@@ -139,17 +139,31 @@ describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId
     expect(counts.deploymentsByStatus.DEPLOYED).toBe(0);
   });
 
-  it('updates labels and the per-cluster failure threshold, and deletes clusters with their events', async () => {
+  it('updates labels and the per-cluster failure threshold, and deletes clusters, recording who did each', async () => {
     const { store } = await createStore();
-    await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });
-    expect(await store.updateClusterSettings('c1', { labels: { env: 'dev' }, failureThreshold: 4 })).toMatchObject({
+    await store.insertCluster({
+      name: 'c1',
+      endpoint: 'https://c1',
+      kubeconfigRef: '/k',
+      source: 'manual',
+      actor: 'user:default/ada',
+    });
+    expect(
+      await store.updateClusterSettings('c1', { labels: { env: 'dev' }, failureThreshold: 4 }, 'user:default/bob'),
+    ).toMatchObject({
       labels: { env: 'dev' },
       failureThreshold: 4,
     });
     expect(await store.updateClusterSettings('c1', { failureThreshold: null })).toMatchObject({ failureThreshold: undefined });
     expect(await store.updateClusterSettings('nope', { labels: {} })).toBeUndefined();
-    expect(await store.deleteCluster('c1')).toBe(true);
+    expect(await store.deleteCluster('c1', 'fleet-dev-cli')).toBe(true);
+    expect(await store.getCluster('c1')).toBeUndefined();
     expect(await store.deleteCluster('c1')).toBe(false);
-    expect(await store.listEvents({ subjectKind: 'cluster', subject: 'c1' })).toEqual([]);
+    const events = await store.listEvents({ subjectKind: 'cluster', subject: 'c1' });
+    expect(events.map(e => [e.actor, e.from, e.to, e.reason, e.message])).toEqual([
+      ['fleet-dev-cli', 'UNKNOWN', 'DELETED', 'DELETED', 'Cluster removed (manual)'],
+      ['user:default/bob', 'UNKNOWN', 'UNKNOWN', 'SETTINGS_CHANGED', 'labels set to env=dev; failure threshold set to 4'],
+      ['user:default/ada', undefined, 'UNKNOWN', 'NEVER_PROBED', 'Cluster registered (manual)'],
+    ]);
   });
 });

@@ -266,7 +266,8 @@ export class DatabaseFleetStore implements FleetStore {
             {
               subjectKind: 'cluster',
               subject: cluster.name,
-              actor: cluster.source === 'discovered' ? 'fleet-discovery' : 'fleet-api',
+              actor:
+                cluster.actor ?? (cluster.source === 'discovered' ? 'fleet-discovery' : 'fleet-api'),
               to: 'UNKNOWN',
               reason: 'NEVER_PROBED',
               message: `Cluster registered (${cluster.source})`,
@@ -322,21 +323,69 @@ export class DatabaseFleetStore implements FleetStore {
   async updateClusterSettings(
     name: string,
     settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+    actor?: string,
   ): Promise<ClusterRecord | undefined> {
-    const patch: Row = { updated_at: new Date() };
+    const now = new Date();
+    const patch: Row = { updated_at: now };
     if (settings.labels !== undefined) patch.labels = JSON.stringify(settings.labels);
     if (settings.failureThreshold !== undefined) patch.failure_threshold = settings.failureThreshold;
-    const count = await this.db('fleet_clusters').where({ name }).update(patch);
-    return count ? this.getCluster(name) : undefined;
+    const updated = await this.db.transaction(async tx => {
+      const row = await tx('fleet_clusters').where({ name }).first();
+      if (!row) return false;
+      await tx('fleet_clusters').where({ name }).update(patch);
+      if (actor) {
+        const changes: string[] = [];
+        if (settings.labels !== undefined) {
+          const labels = Object.entries(settings.labels).map(([k, v]) => `${k}=${v}`);
+          changes.push(`labels set to ${labels.length ? labels.join(',') : '(none)'}`);
+        }
+        if (settings.failureThreshold !== undefined) {
+          changes.push(
+            settings.failureThreshold === null
+              ? 'failure threshold back to the fleet default'
+              : `failure threshold set to ${settings.failureThreshold}`,
+          );
+        }
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'cluster',
+              subject: name,
+              actor,
+              from: row.status,
+              to: row.status,
+              reason: 'SETTINGS_CHANGED',
+              message: changes.join('; '),
+            },
+            now,
+          ),
+        );
+      }
+      return true;
+    });
+    return updated ? this.getCluster(name) : undefined;
   }
 
-  async deleteCluster(name: string): Promise<boolean> {
+  async deleteCluster(name: string, actor?: string): Promise<boolean> {
     return this.db.transaction(async tx => {
-      const count = await tx('fleet_clusters').where({ name }).delete();
-      if (count) {
-        await tx('fleet_events').where({ subject_kind: 'cluster', subject: name }).delete();
-      }
-      return count > 0;
+      const row = await tx('fleet_clusters').where({ name }).first();
+      if (!row) return false;
+      await tx('fleet_clusters').where({ name }).delete();
+      await tx('fleet_events').insert(
+        eventRow(
+          {
+            subjectKind: 'cluster',
+            subject: name,
+            actor: actor ?? 'fleet-api',
+            from: row.status,
+            to: 'DELETED',
+            reason: 'DELETED',
+            message: `Cluster removed (${row.source})`,
+          },
+          new Date(),
+        ),
+      );
+      return true;
     });
   }
 

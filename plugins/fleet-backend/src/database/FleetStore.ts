@@ -24,6 +24,8 @@ export interface NewCluster {
   context?: string;
   source: ClusterSource;
   labels?: Record<string, string>;
+  /** Who registered it, for the event (default: `fleet-discovery` or `fleet-api`). */
+  actor?: string;
 }
 
 /** What discovery found; upserted by name. */
@@ -137,12 +139,20 @@ export interface FleetStore {
   upsertDiscoveredClusters(
     clusters: DiscoveredCluster[],
   ): Promise<{ inserted: string[]; updated: string[] }>;
+  /**
+   * Changes labels and/or the per-cluster failure threshold. With an `actor`, also writes a
+   * `SETTINGS_CHANGED` event saying who changed what (same transaction).
+   */
   updateClusterSettings(
     name: string,
     settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+    actor?: string,
   ): Promise<ClusterRecord | undefined>;
-  /** Deletes a cluster; returns false when there was none. */
-  deleteCluster(name: string): Promise<boolean>;
+  /**
+   * Deletes a cluster; returns false when there was none. Its event history stays, closed by a
+   * `DELETED` event naming `actor`, so that who removed it remains on record.
+   */
+  deleteCluster(name: string, actor?: string): Promise<boolean>;
 
   /** Runs `fn` in one database transaction. */
   inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T>;

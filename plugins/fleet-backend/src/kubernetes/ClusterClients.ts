@@ -28,6 +28,27 @@ export type KubeConfigResult = { kind: 'ok'; kubeConfig: KubeConfig } | { kind: 
 type ApiConstructor<T extends ApiType> = new (config: any) => T;
 
 /**
+ * The first line of a parse error, without the excerpt of the file that YAML parsers append
+ * (which could quote a token or a key).
+ */
+function parseErrorSummary(error: unknown): string {
+  const e = error as { reason?: unknown; message?: unknown };
+  const text = typeof e?.reason === 'string' ? e.reason : String(e?.message ?? error);
+  return text.split('\n')[0].slice(0, 200);
+}
+
+function sameServer(a: string, b: string): boolean {
+  const normalize = (value: string) => {
+    try {
+      return new URL(value).href.replace(/\/+$/, '');
+    } catch {
+      return value.replace(/\/+$/, '');
+    }
+  };
+  return normalize(a) === normalize(b);
+}
+
+/**
  * One Kubernetes client per cluster, built from that cluster's own kubeconfig (never a global
  * singleton), rebuilt when the file, the context or the endpoint change.
  */
@@ -58,7 +79,10 @@ export class ClusterClients {
     try {
       kubeConfig.loadFromFile(resolved.path);
     } catch (error) {
-      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is malformed: ${(error as Error).message}` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' is malformed: ${parseErrorSummary(error)}`,
+      };
     }
     if (cluster.context) {
       if (!kubeConfig.getContextObject(cluster.context)) {
@@ -70,16 +94,13 @@ export class ClusterClients {
     if (!current) {
       return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context` };
     }
-    if (cluster.source === 'manual' && current.server !== cluster.endpoint) {
-      // A manual registration names its endpoint explicitly: talk to that one.
-      const contextName = kubeConfig.getCurrentContext();
-      const context = kubeConfig.getContextObject(contextName)!;
-      kubeConfig.loadFromOptions({
-        clusters: kubeConfig.clusters.map(c => (c.name === current.name ? { ...c, server: cluster.endpoint } : c)),
-        users: kubeConfig.users,
-        contexts: kubeConfig.contexts,
-        currentContext: context.name,
-      });
+    if (cluster.source === 'manual' && !sameServer(current.server, cluster.endpoint)) {
+      // Never send a kubeconfig's credentials to a server it does not name: a manual
+      // registration pointing a trusted kubeconfig at another endpoint would leak its token.
+      return {
+        kind: 'unusable',
+        reason: `endpoint ${cluster.endpoint} is not the server of kubeconfig file '${cluster.kubeconfigRef}'; Fleet only sends a kubeconfig's credentials to its own server`,
+      };
     }
     this.cache.set(cluster.name, { key, kubeConfig });
     return { kind: 'ok', kubeConfig };

@@ -39,32 +39,52 @@ export class KubeconfigAccessPolicy {
     };
   }
 
-  /** Is this path (after symlinks) one Fleet may open? */
-  async isAllowedPath(ref: string): Promise<boolean> {
-    if (!KubeconfigAccessPolicy.isPathReference(ref)) return false;
-    let real: string;
-    try {
-      real = await fs.realpath(ref);
-    } catch {
-      real = path.resolve(ref); // not there yet: judge the path as written
-    }
+  /** Is this absolute, symlink-free path inside the allowed directories (or an allowed file)? */
+  private async isInside(realPath: string): Promise<boolean> {
     const { roots, files } = await this.realRoots();
     return (
-      files.includes(real) ||
-      roots.some(root => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+      files.includes(realPath) ||
+      roots.some(
+        root =>
+          realPath === root ||
+          realPath.startsWith(root.endsWith(path.sep) ? root : root + path.sep),
+      )
     );
   }
 
-  /** Resolves a reference to a readable file, or says why it cannot be used. */
+  /** Is this path (after symlinks) one Fleet may open? */
+  async isAllowedPath(ref: string): Promise<boolean> {
+    if (!KubeconfigAccessPolicy.isPathReference(ref)) return false;
+    try {
+      return await this.isInside(await fs.realpath(ref));
+    } catch {
+      return this.isInside(path.resolve(ref)); // not there (yet): judge the path as written
+    }
+  }
+
+  /**
+   * Resolves a reference to a readable file, or says why it cannot be used. The path is resolved
+   * once, symlinks included, and the containment check and the open both use that one real path:
+   * a symlink swapped in between cannot redirect Fleet outside the allowed directories.
+   */
   async resolve(ref: string): Promise<KubeconfigResolution> {
     if (!KubeconfigAccessPolicy.isPathReference(ref)) {
       return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is an opaque reference, not a kubeconfig file Fleet can read` };
     }
-    if (!(await this.isAllowedPath(ref))) {
-      return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is outside the allowed kubeconfig directories` };
-    }
+    const outside: KubeconfigResolution = {
+      kind: 'unusable',
+      reason: `kubeconfigRef '${ref}' is outside the allowed kubeconfig directories`,
+    };
+    let real: string;
     try {
-      const real = await fs.realpath(ref);
+      real = await fs.realpath(ref);
+    } catch (error) {
+      if (!(await this.isInside(path.resolve(ref)))) return outside;
+      const code = (error as NodeJS.ErrnoException).code;
+      return { kind: 'unusable', reason: `kubeconfig file '${ref}' is not readable${code ? ` (${code})` : ''}` };
+    }
+    if (!(await this.isInside(real))) return outside;
+    try {
       await fs.access(real, fsConstants.R_OK);
       const stat = await fs.stat(real);
       if (!stat.isFile()) {

@@ -18,7 +18,7 @@ export async function requirePermission(
   permission: BasicPermission | ResourcePermission,
   resourceRef?: string,
 ): Promise<BackstageCredentials> {
-  const credentials = await options.httpAuth.credentials(req);
+  const credentials = await options.httpAuth.credentials(req, { allow: ['user', 'service'] });
   const request =
     permission.type === 'resource'
       ? { permission, resourceRef }
@@ -30,10 +30,22 @@ export async function requirePermission(
   return credentials;
 }
 
-/** A readable name for who made a change, for events. */
+/**
+ * A readable name for who made a change, for events: the user's entity ref (with the service
+ * that acted on their behalf, e.g. the scaffolder), or the service's subject.
+ */
 export function actorOf(credentials: BackstageCredentials): string {
-  const principal = credentials.principal as { type: string; userEntityRef?: string; subject?: string };
-  if (principal.type === 'user' && principal.userEntityRef) return principal.userEntityRef;
+  const principal = credentials.principal as {
+    type: string;
+    userEntityRef?: string;
+    subject?: string;
+    actor?: { subject?: string };
+  };
+  if (principal.type === 'user' && principal.userEntityRef) {
+    return principal.actor?.subject
+      ? `${principal.userEntityRef} via ${principal.actor.subject}`
+      : principal.userEntityRef;
+  }
   if (principal.type === 'service' && principal.subject) return principal.subject;
   return principal.type;
 }

@@ -1,9 +1,11 @@
 import {
+  AuditorService,
   HttpAuthService,
   LoggerService,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
-import { ConflictError, NotFoundError } from '@backstage/errors';
+import type { JsonObject } from '@backstage/types';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   DEPLOYMENT_STATUSES,
   fleetClusterCreatePermission,
@@ -30,6 +32,7 @@ import {
   createApplicationSchema,
   createDeploymentSchema,
   deploymentListQuerySchema,
+  eventListQuerySchema,
   idSchema,
   patchApplicationSchema,
   clusterNameSchema,
@@ -40,6 +43,8 @@ import {
 
 export interface RouterOptions {
   logger: LoggerService;
+  /** Records every write (who, what, outcome); optional so that focused tests can leave it out. */
+  auditor?: AuditorService;
   httpAuth: HttpAuthService;
   permissions: PermissionsService;
   store: FleetStore;
@@ -48,6 +53,9 @@ export interface RouterOptions {
   deployments: Pick<DeploymentService, 'deploy' | 'registerApplication' | 'updateApplication'>;
 }
 
+/** Request bodies are small JSON documents; anything bigger is refused with 413. */
+const MAX_BODY_KB = 64;
+
 /** The API shape of a cluster: the stored record without internal bookkeeping. */
 function toApiCluster(record: ClusterRecord): Cluster {
   const { cascadeHeldAt: _held, ...cluster } = record;
@@ -55,9 +63,26 @@ function toApiCluster(record: ClusterRecord): Cluster {
 }
 
 export async function createRouter(options: RouterOptions): Promise<express.Router> {
-  const { httpAuth, permissions, store, runHealthCycle, logger, deployments } = options;
+  const { httpAuth, permissions, store, runHealthCycle, logger, deployments, auditor } = options;
   const router = Router();
-  router.use(express.json({ limit: '64kb' }));
+
+  /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
+  async function audited<T>(
+    req: express.Request,
+    eventId: string,
+    meta: JsonObject,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const event = await auditor?.createEvent({ eventId, severityLevel: 'medium', request: req, meta });
+    try {
+      const result = await fn();
+      await event?.success();
+      return result;
+    } catch (error) {
+      await event?.fail({ error: error as Error });
+      throw error;
+    }
+  }
 
   // Liveness answers without credentials (see the auth policy in plugin.ts), like Backstage's
   // own plugins; it says nothing about the fleet.
@@ -65,11 +90,28 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     res.json({ status: 'ok' });
   });
 
-  // Every other route needs an authenticated principal, reads included.
+  // Every other route needs an authenticated principal, reads included. (The unauthenticated
+  // auth policy on '/health' is a path prefix: it also lets anonymous calls reach '/health/run',
+  // so the check here must not accept the 'none' principal.)
   router.use(async (req, _res, next) => {
-    await httpAuth.credentials(req);
+    await httpAuth.credentials(req, { allow: ['user', 'service'] });
     next();
   });
+
+  // Bodies are parsed only for authenticated callers.
+  router.use(express.json({ limit: `${MAX_BODY_KB}kb` }));
+  // Body parser errors, reworded: a JSON syntax error would otherwise quote the body back.
+  router.use(
+    (error: Error & { type?: string }, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+      if (error.type === 'entity.parse.failed') {
+        next(new InputError('Invalid request body: not valid JSON'));
+      } else if (error.type === 'entity.too.large') {
+        next(Object.assign(new Error(`Request body larger than ${MAX_BODY_KB} kB`), { name: 'PayloadTooLargeError', statusCode: 413 }));
+      } else {
+        next(error);
+      }
+    },
+  );
 
   const getClusterOr404 = async (rawName: string) => {
     const name = parseOrThrow(clusterNameSchema, rawName, 'cluster name');
@@ -86,9 +128,17 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.post('/clusters', async (req, res) => {
     const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
-    await requirePermission({ httpAuth, permissions }, req, fleetClusterCreatePermission);
-    const cluster = await store.insertCluster({ ...body, source: 'manual' });
-    logger.info(`Cluster '${cluster.name}' registered manually`);
+    const cluster = await audited(req, 'cluster-create', { cluster: body.name }, async () => {
+      const credentials = await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetClusterCreatePermission,
+      );
+      const actor = actorOf(credentials);
+      const created = await store.insertCluster({ ...body, source: 'manual', actor });
+      logger.info(`Cluster '${created.name}' registered manually by ${actor}`);
+      return created;
+    });
     res.status(201).json(toApiCluster(cluster));
   });
 
@@ -98,33 +148,43 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.patch('/clusters/:name', async (req, res) => {
     const body = parseOrThrow(patchClusterSchema, req.body, 'cluster update');
-    await requirePermission({ httpAuth, permissions }, req, fleetClusterUpdatePermission);
-    const cluster = await getClusterOr404(req.params.name);
-    const updated = await store.updateClusterSettings(cluster.name, body);
-    if (!updated) throw new NotFoundError(`Cluster '${cluster.name}' not found`);
+    const updated = await audited(req, 'cluster-update', { cluster: req.params.name }, async () => {
+      const credentials = await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetClusterUpdatePermission,
+      );
+      const cluster = await getClusterOr404(req.params.name);
+      const result = await store.updateClusterSettings(cluster.name, body, actorOf(credentials));
+      if (!result) throw new NotFoundError(`Cluster '${cluster.name}' not found`);
+      return result;
+    });
     res.json(toApiCluster(updated));
   });
 
   router.delete('/clusters/:name', async (req, res) => {
-    const credentials = await requirePermission(
-      { httpAuth, permissions },
-      req,
-      fleetClusterDeletePermission,
-    );
-    const cluster = await getClusterOr404(req.params.name);
-    if (cluster.source !== 'manual') {
-      throw new ConflictError(
-        `Cluster '${cluster.name}' was discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig instead`,
+    await audited(req, 'cluster-delete', { cluster: req.params.name }, async () => {
+      const credentials = await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetClusterDeletePermission,
       );
-    }
-    const deployments = await store.countDeploymentsOnCluster(cluster.name);
-    if (deployments > 0) {
-      throw new ConflictError(
-        `Cluster '${cluster.name}' still has ${deployments} deployment(s); remove them first`,
-      );
-    }
-    await store.deleteCluster(cluster.name);
-    logger.info(`Cluster '${cluster.name}' deleted by ${actorOf(credentials)}`);
+      const cluster = await getClusterOr404(req.params.name);
+      if (cluster.source !== 'manual') {
+        throw new ConflictError(
+          `Cluster '${cluster.name}' was discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig instead`,
+        );
+      }
+      const count = await store.countDeploymentsOnCluster(cluster.name);
+      if (count > 0) {
+        throw new ConflictError(
+          `Cluster '${cluster.name}' still has ${count} deployment(s); remove them first`,
+        );
+      }
+      const actor = actorOf(credentials);
+      await store.deleteCluster(cluster.name, actor);
+      logger.info(`Cluster '${cluster.name}' deleted by ${actor}`);
+    });
     res.status(204).end();
   });
 
@@ -134,8 +194,11 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   });
 
   router.post('/health/run', async (req, res) => {
-    await requirePermission({ httpAuth, permissions }, req, fleetHealthRunPermission);
-    res.json(await runHealthCycle());
+    const summary = await audited(req, 'health-run', {}, async () => {
+      await requirePermission({ httpAuth, permissions }, req, fleetHealthRunPermission);
+      return runHealthCycle();
+    });
+    res.json(summary);
   });
 
   router.get('/summary', async (_req, res) => {
@@ -159,6 +222,11 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     res.json(summary);
   });
 
+  router.get('/events', async (req, res) => {
+    const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
+    res.json({ items: await store.listRecentEvents(limit ?? 50) });
+  });
+
   router.get('/applications', async (req, res) => {
     const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
     const entityRef = query.entityRef ? normalizeEntityRef(query.entityRef) : undefined;
@@ -168,22 +236,39 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.post('/applications', async (req, res) => {
     const body = parseOrThrow(createApplicationSchema, req.body, 'application');
     const entityRef = normalizeEntityRef(body.entityRef);
-    await requirePermission({ httpAuth, permissions }, req, fleetDeploymentCreatePermission, entityRef);
-    res.status(201).json(await deployments.registerApplication({ ...body, entityRef }));
+    const application = await audited(req, 'application-register', { entityRef }, async () => {
+      const credentials = await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetDeploymentCreatePermission,
+        entityRef,
+      );
+      const registered = await deployments.registerApplication({ ...body, entityRef });
+      logger.info(
+        `Application ${registered.id} registered for ${entityRef} (${registered.origin ?? 'no origin'}) by ${actorOf(credentials)}`,
+      );
+      return registered;
+    });
+    res.status(201).json(application);
   });
 
   router.patch('/applications/:id', async (req, res) => {
     const id = parseOrThrow(idSchema, req.params.id, 'application id');
     const body = parseOrThrow(patchApplicationSchema, req.body, 'application update');
-    const application = await store.getApplication(id);
-    if (!application) throw new NotFoundError(`Application '${id}' not found`);
-    await requirePermission(
-      { httpAuth, permissions },
-      req,
-      fleetDeploymentCreatePermission,
-      application.entityRef,
-    );
-    res.json(await deployments.updateApplication(id, body));
+    const updated = await audited(req, 'application-update', { applicationId: id }, async () => {
+      const application = await store.getApplication(id);
+      if (!application) throw new NotFoundError(`Application '${id}' not found`);
+      const credentials = await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetDeploymentCreatePermission,
+        application.entityRef,
+      );
+      const result = await deployments.updateApplication(id, body);
+      logger.info(`Application ${id} of ${application.entityRef} updated by ${actorOf(credentials)}`);
+      return result;
+    });
+    res.json(updated);
   });
 
   router.get('/deployments', async (req, res) => {
@@ -195,13 +280,20 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.post('/deployments', async (req, res) => {
     const body = parseOrThrow(createDeploymentSchema, req.body, 'deployment');
     const entityRef = normalizeEntityRef(body.entityRef);
-    const credentials = await requirePermission(
-      { httpAuth, permissions },
+    const deployment = await audited(
       req,
-      fleetDeploymentCreatePermission,
-      entityRef,
+      'deployment-create',
+      { entityRef, cluster: body.cluster },
+      async () => {
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetDeploymentCreatePermission,
+          entityRef,
+        );
+        return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
+      },
     );
-    const deployment = await deployments.deploy({ ...body, entityRef }, actorOf(credentials));
     res.status(201).json(deployment);
   });
 

@@ -39,12 +39,30 @@ const endpoint = z
     }
   }, 'must be an http(s) URL such as https://10.0.0.1:6443');
 
+/** One line of printable text: no control characters, so it cannot forge log lines. */
+const singleLine = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    // eslint-disable-next-line no-control-regex
+    .regex(/^[^\u0000-\u001f\u007f]*$/, 'must be one line without control characters');
+
 export const createClusterSchema = z
   .object({
     name: dns1123Label,
     endpoint,
-    kubeconfigRef: z.string().trim().min(1).max(1024),
-    context: z.string().min(1).max(253).optional(),
+    /**
+     * A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret
+     * name) that Fleet stores and never opens. Never the kubeconfig itself.
+     */
+    kubeconfigRef: singleLine(1024).refine(
+      ref =>
+        !/apiVersion|current-context|certificate-authority-data|client-(key|certificate)-data|-----BEGIN/i.test(ref),
+      'give a reference to a kubeconfig (a file path or a Secret name), not its contents',
+    ),
+    context: singleLine(253).optional(),
     labels: labelsSchema.optional(),
   })
   .strict();
@@ -150,3 +168,7 @@ export const createDeploymentSchema = z
   .strict();
 
 export const idSchema = z.string().uuid('must be an id returned by the API');
+
+export const eventListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+});

@@ -50,6 +50,26 @@ describe('EntityFleetDeploymentsCard', () => {
     expect(within(rows[0]).getByText('just now')).toHaveAttribute('title');
   });
 
+  it('shows what differs on an OUT_OF_SYNC deployment', async () => {
+    await renderCard(
+      mockFleetApi({
+        listDeployments: jest.fn().mockResolvedValue([
+          deployment('sim-1', 'DEPLOYED', {
+            syncStatus: 'OUT_OF_SYNC',
+            syncDifferences: [
+              { kind: 'Deployment', name: 'payments', path: '/spec/template/spec/containers/0/image' },
+              { kind: 'Service', name: 'payments', path: '/' },
+            ],
+          }),
+        ]),
+      }),
+    );
+    const list = await screen.findByRole('list', { name: 'Differences on sim-1' });
+    expect(list).toHaveTextContent('Deployment payments: /spec/template/spec/containers/0/image');
+    expect(list).toHaveTextContent('Service payments: missing');
+    expect(screen.getByLabelText('Sync status: OUT OF SYNC')).toBeInTheDocument();
+  });
+
   it('shows the API error when loading fails', async () => {
     await renderCard(mockFleetApi({ listClusters: jest.fn().mockRejectedValue(new Error('fleet backend unreachable')) }));
     expect((await screen.findAllByText(/fleet backend unreachable/)).length).toBeGreaterThan(0);

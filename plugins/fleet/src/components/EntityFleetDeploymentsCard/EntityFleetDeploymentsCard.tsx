@@ -94,6 +94,15 @@ function DeploymentRows(props: { deployments: Deployment[]; clusters: Cluster[] 
               </TableCell>
               <TableCell>
                 <SyncStatusChip status={d.syncStatus} />
+                {d.syncStatus === 'OUT_OF_SYNC' && d.syncDifferences && d.syncDifferences.length > 0 && (
+                  <Box component="ul" pl={2} m={0} aria-label={`Differences on ${d.cluster}`}>
+                    {d.syncDifferences.map(diff => (
+                      <Typography component="li" variant="caption" key={`${diff.kind}/${diff.name}${diff.path}`}>
+                        {diff.kind} {diff.name}: {diff.path === '/' ? 'missing' : <code>{diff.path}</code>}
+                      </Typography>
+                    ))}
+                  </Box>
+                )}
               </TableCell>
               <TableCell>
                 <code>{d.image ?? '—'}</code>

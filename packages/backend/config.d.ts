@@ -1,0 +1,17 @@
+export interface Config {
+  fleet?: {
+    /** The app's permission policy for Fleet (packages/backend/src/permissions). */
+    permissions?: {
+      /**
+       * Groups (or users) whose members may deploy any component, not only those they own,
+       * e.g. `group:default/guests`. Refs without a kind are groups.
+       */
+      deployers?: string[];
+      /**
+       * Groups (or users) whose members alone may register, change and delete clusters and run
+       * health cycles. Unset or empty: every signed-in user may.
+       */
+      clusterAdmins?: string[];
+    };
+  };
+}

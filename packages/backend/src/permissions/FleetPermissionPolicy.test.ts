@@ -1,0 +1,143 @@
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
+import {
+  AuthorizeResult,
+  createPermission,
+} from '@backstage/plugin-permission-common';
+import type { PolicyQueryUser } from '@backstage/plugin-permission-node';
+import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import { FleetPermissionPolicy } from './FleetPermissionPolicy';
+
+const byName = (name: string) => fleetPermissions.find(p => p.name === name)!;
+
+/** A signed-in user who owns through `ownershipEntityRefs` (their groups). */
+function user(
+  ref: string,
+  ownershipEntityRefs: string[] = [ref],
+): PolicyQueryUser {
+  return {
+    credentials: mockCredentials.user(ref),
+    info: { userEntityRef: ref, ownershipEntityRefs },
+  };
+}
+
+function policy(config: object = {}, ownership: Record<string, string[]> = {}) {
+  const userInfo = mockServices.userInfo.mock({
+    getUserInfo: async credentials => {
+      const ref = (credentials.principal as { userEntityRef: string })
+        .userEntityRef;
+      return {
+        userEntityRef: ref,
+        ownershipEntityRefs: ownership[ref] ?? [ref],
+      };
+    },
+  });
+  return FleetPermissionPolicy.fromConfig(new ConfigReader(config), {
+    userInfo,
+  });
+}
+
+describe('FleetPermissionPolicy', () => {
+  const guest = 'user:default/guest';
+  const guestGroups = { [guest]: [guest, 'group:default/guests'] };
+
+  it('makes fleet.deployment.create conditional on owning the entity, with the caller’s claims', async () => {
+    const decision = await policy({}, guestGroups).handle(
+      { permission: byName('fleet.deployment.create') },
+      user(guest),
+    );
+    expect(decision).toEqual({
+      result: AuthorizeResult.CONDITIONAL,
+      pluginId: 'catalog',
+      resourceType: 'catalog-entity',
+      conditions: {
+        rule: 'IS_ENTITY_OWNER',
+        resourceType: 'catalog-entity',
+        params: { claims: [guest, 'group:default/guests'] },
+      },
+    });
+  });
+
+  it('allows fleet.deployment.create outright to members of a configured deployer group', async () => {
+    const p = policy(
+      {
+        fleet: { permissions: { deployers: ['guests', 'group:default/Ops'] } },
+      },
+      {
+        ...guestGroups,
+        'user:default/olga': ['user:default/olga', 'group:default/ops'],
+      },
+    );
+    const deploy = { permission: byName('fleet.deployment.create') };
+    expect(await p.handle(deploy, user(guest))).toEqual({
+      result: AuthorizeResult.ALLOW,
+    });
+    expect(await p.handle(deploy, user('user:default/olga'))).toEqual({
+      result: AuthorizeResult.ALLOW,
+    });
+    expect((await p.handle(deploy, user('user:default/mallory'))).result).toBe(
+      AuthorizeResult.CONDITIONAL,
+    );
+  });
+
+  it.each([
+    'fleet.cluster.create',
+    'fleet.cluster.update',
+    'fleet.cluster.delete',
+    'fleet.health.run',
+  ])(
+    'allows %s to signed-in users, or only to the configured cluster admins',
+    async name => {
+      const request = { permission: byName(name) };
+      expect(
+        await policy().handle(request, user('user:default/anyone')),
+      ).toEqual({ result: AuthorizeResult.ALLOW });
+      const narrowed = policy(
+        {
+          fleet: { permissions: { clusterAdmins: ['group:default/platform'] } },
+        },
+        {
+          'user:default/pat': ['user:default/pat', 'group:default/platform'],
+        },
+      );
+      expect(await narrowed.handle(request, user('user:default/pat'))).toEqual({
+        result: AuthorizeResult.ALLOW,
+      });
+      expect(
+        await narrowed.handle(request, user('user:default/anyone')),
+      ).toEqual({ result: AuthorizeResult.DENY });
+      expect(await narrowed.handle(request)).toEqual({
+        result: AuthorizeResult.DENY,
+      });
+    },
+  );
+
+  it('allows everything that is not Fleet’s', async () => {
+    const p = policy({
+      fleet: { permissions: { clusterAdmins: ['group:default/platform'] } },
+    });
+    const catalogRead = createPermission({
+      name: 'catalog.entity.read',
+      attributes: { action: 'read' },
+      resourceType: 'catalog-entity',
+    });
+    expect(
+      await p.handle({ permission: catalogRead }, user('user:default/anyone')),
+    ).toEqual({
+      result: AuthorizeResult.ALLOW,
+    });
+    const other = createPermission({
+      name: 'other.thing.delete',
+      attributes: { action: 'delete' },
+    });
+    expect(await p.handle({ permission: other })).toEqual({
+      result: AuthorizeResult.ALLOW,
+    });
+  });
+
+  it('refuses a malformed group in config at startup', () => {
+    expect(() =>
+      policy({ fleet: { permissions: { deployers: ['group:'] } } }),
+    ).toThrow(/Invalid config value fleet.permissions.deployers/);
+  });
+});

@@ -1,0 +1,156 @@
+import {
+  coreServices,
+  createBackendModule,
+  UserInfoService,
+} from '@backstage/backend-plugin-api';
+import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import { Config } from '@backstage/config';
+import {
+  AuthorizeResult,
+  isPermission,
+  PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  PermissionPolicy,
+  PolicyQuery,
+  PolicyQueryUser,
+} from '@backstage/plugin-permission-node';
+import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
+import {
+  createFleetDeploymentConditionalDecision,
+  fleetDeploymentConditions,
+} from '@cnp/plugin-fleet-backend';
+import {
+  fleetClusterCreatePermission,
+  fleetClusterDeletePermission,
+  fleetClusterUpdatePermission,
+  fleetDeploymentCreatePermission,
+  fleetHealthRunPermission,
+} from '@cnp/plugin-fleet-common';
+
+const FLEET_ADMIN_PERMISSIONS = [
+  fleetClusterCreatePermission,
+  fleetClusterUpdatePermission,
+  fleetClusterDeletePermission,
+  fleetHealthRunPermission,
+];
+
+function normalizeRefs(refs: string[] | undefined, key: string): string[] {
+  return (refs ?? []).map(ref => {
+    try {
+      return stringifyEntityRef(
+        parseEntityRef(ref, {
+          defaultKind: 'group',
+          defaultNamespace: 'default',
+        }),
+      ).toLocaleLowerCase('en-US');
+    } catch (error) {
+      throw new Error(
+        `Invalid config value ${key}: '${ref}': ${(error as Error).message}`,
+      );
+    }
+  });
+}
+
+/**
+ * This app's permission policy (see "Permissions" in the README):
+ *
+ * - `fleet.deployment.create` (deploying a component, registering or changing its application)
+ *   is conditional: allowed when the user owns the component (the catalog's `IS_ENTITY_OWNER`
+ *   rule, evaluated by the catalog), or outright when the user belongs to one of the groups in
+ *   `fleet.permissions.deployers`;
+ * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to every
+ *   signed-in user, unless `fleet.permissions.clusterAdmins` lists groups: then to their members
+ *   only;
+ * - everything else is allowed.
+ *
+ * Service principals (plugins, static tokens) never reach a policy: the permission framework
+ * allows them within their configured `accessRestrictions`.
+ */
+export class FleetPermissionPolicy implements PermissionPolicy {
+  private constructor(
+    private readonly userInfo: UserInfoService,
+    private readonly deployers: string[],
+    private readonly clusterAdmins: string[],
+  ) {}
+
+  static fromConfig(
+    config: Config,
+    deps: { userInfo: UserInfoService },
+  ): FleetPermissionPolicy {
+    return new FleetPermissionPolicy(
+      deps.userInfo,
+      normalizeRefs(
+        config.getOptionalStringArray('fleet.permissions.deployers'),
+        'fleet.permissions.deployers',
+      ),
+      normalizeRefs(
+        config.getOptionalStringArray('fleet.permissions.clusterAdmins'),
+        'fleet.permissions.clusterAdmins',
+      ),
+    );
+  }
+
+  async handle(
+    request: PolicyQuery,
+    user?: PolicyQueryUser,
+  ): Promise<PolicyDecision> {
+    const isFleetAdminPermission = FLEET_ADMIN_PERMISSIONS.some(p =>
+      isPermission(request.permission, p),
+    );
+    const isDeploy = isPermission(
+      request.permission,
+      fleetDeploymentCreatePermission,
+    );
+    if (!isFleetAdminPermission && !isDeploy) {
+      return { result: AuthorizeResult.ALLOW };
+    }
+    if (!user) {
+      return { result: AuthorizeResult.DENY };
+    }
+    const { ownershipEntityRefs } = await this.userInfo.getUserInfo(
+      user.credentials,
+    );
+    const claims = ownershipEntityRefs.map(ref =>
+      ref.toLocaleLowerCase('en-US'),
+    );
+    const memberOf = (groups: string[]) =>
+      groups.some(group => claims.includes(group));
+
+    if (isFleetAdminPermission) {
+      return {
+        result:
+          this.clusterAdmins.length === 0 || memberOf(this.clusterAdmins)
+            ? AuthorizeResult.ALLOW
+            : AuthorizeResult.DENY,
+      };
+    }
+    if (memberOf(this.deployers)) {
+      return { result: AuthorizeResult.ALLOW };
+    }
+    return createFleetDeploymentConditionalDecision(
+      fleetDeploymentCreatePermission,
+      fleetDeploymentConditions.isEntityOwner({ claims: ownershipEntityRefs }),
+    );
+  }
+}
+
+/** Installs {@link FleetPermissionPolicy} as the app's permission policy. */
+export const permissionModuleFleetPolicy = createBackendModule({
+  pluginId: 'permission',
+  moduleId: 'fleet-policy',
+  register(reg) {
+    reg.registerInit({
+      deps: {
+        policy: policyExtensionPoint,
+        config: coreServices.rootConfig,
+        userInfo: coreServices.userInfo,
+      },
+      async init({ policy, config, userInfo }) {
+        policy.setPolicy(
+          FleetPermissionPolicy.fromConfig(config, { userInfo }),
+        );
+      },
+    });
+  },
+});

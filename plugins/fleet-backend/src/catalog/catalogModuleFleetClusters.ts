@@ -1,0 +1,52 @@
+import {
+  coreServices,
+  createBackendModule,
+} from '@backstage/backend-plugin-api';
+import { catalogProcessingExtensionPoint } from '@backstage/plugin-catalog-node';
+import { FleetApiClient } from '../client/FleetApiClient';
+import { isFleetDeployable } from '../permissions/rules';
+import { FleetClusterEntityProvider } from './FleetClusterEntityProvider';
+
+/**
+ * Catalog module: publishes every Fleet cluster as a `Resource` entity of type
+ * `kubernetes-cluster` (read from the Fleet API on a schedule), and registers Fleet's catalog
+ * permission rule `IS_FLEET_DEPLOYABLE` for conditional decisions on `fleet.deployment.create`.
+ *
+ * @public
+ */
+export const catalogModuleFleetClusters = createBackendModule({
+  pluginId: 'catalog',
+  moduleId: 'fleet-clusters',
+  register(reg) {
+    reg.registerInit({
+      deps: {
+        catalog: catalogProcessingExtensionPoint,
+        config: coreServices.rootConfig,
+        logger: coreServices.logger,
+        scheduler: coreServices.scheduler,
+        discovery: coreServices.discovery,
+        auth: coreServices.auth,
+        permissionsRegistry: coreServices.permissionsRegistry,
+      },
+      async init({
+        catalog,
+        config,
+        logger,
+        scheduler,
+        discovery,
+        auth,
+        permissionsRegistry,
+      }) {
+        permissionsRegistry.addPermissionRules([isFleetDeployable]);
+        const client = FleetApiClient.create({ discovery, auth });
+        catalog.addEntityProvider(
+          FleetClusterEntityProvider.fromConfig(config, {
+            client,
+            logger,
+            scheduler,
+          }),
+        );
+      },
+    });
+  },
+});

@@ -1,0 +1,172 @@
+import {
+  AuthService,
+  BackstageCredentials,
+  DiscoveryService,
+} from '@backstage/backend-plugin-api';
+import {
+  AuthenticationError,
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+  ResponseError,
+} from '@backstage/errors';
+import type {
+  Application,
+  ApplicationOrigin,
+  ApplicationPlacement,
+  ApplicationSpec,
+  Cluster,
+  ClusterStatus,
+  Deployment,
+  ListResponse,
+} from '@cnp/plugin-fleet-common';
+
+/** @public */
+export interface FleetApiRequestOptions {
+  /**
+   * Whose call this is: a user's credentials (e.g. a scaffolder task's initiator) so that Fleet's
+   * permission checks apply to that user; by default the calling plugin's own service credentials.
+   */
+  credentials?: BackstageCredentials;
+}
+
+/** @public */
+export interface FleetRegisterApplicationRequest {
+  entityRef: string;
+  origin?: ApplicationOrigin;
+  spec: ApplicationSpec;
+  placement?: ApplicationPlacement;
+}
+
+/** @public */
+export interface FleetDeployRequest {
+  entityRef: string;
+  cluster: string;
+  image?: string;
+  replicas?: number;
+}
+
+/**
+ * A typed client of the Fleet HTTP API (`/api/fleet`) for other backend plugins and modules. It
+ * finds Fleet with the discovery service and calls it with a plugin request token, so every call
+ * goes through Fleet's own authentication and permission checks.
+ *
+ * Errors keep the status Fleet answered with: a 400 is an `InputError`, 401 an
+ * `AuthenticationError`, 403 a `NotAllowedError`, 404 a `NotFoundError` and 409 a
+ * `ConflictError`, each with a message such as `Fleet answered 409 Conflict: Cluster 'west' is
+ * OFFLINE ...`; anything else is a `ResponseError`.
+ *
+ * @public
+ */
+export class FleetApiClient {
+  private constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly auth: AuthService,
+    private readonly fetchFn: typeof fetch,
+  ) {}
+
+  static create(options: {
+    discovery: DiscoveryService;
+    auth: AuthService;
+    fetch?: typeof fetch;
+  }): FleetApiClient {
+    return new FleetApiClient(
+      options.discovery,
+      options.auth,
+      options.fetch ?? fetch,
+    );
+  }
+
+  async listClusters(
+    filter: { status?: ClusterStatus } = {},
+    options?: FleetApiRequestOptions,
+  ): Promise<Cluster[]> {
+    const query = filter.status
+      ? `?status=${encodeURIComponent(filter.status)}`
+      : '';
+    const body = await this.request<ListResponse<Cluster>>(
+      'GET',
+      `/clusters${query}`,
+      undefined,
+      options,
+    );
+    return body.items;
+  }
+
+  async listDeployments(
+    filter: { entityRef?: string; cluster?: string } = {},
+    options?: FleetApiRequestOptions,
+  ): Promise<Deployment[]> {
+    const params = new URLSearchParams();
+    if (filter.entityRef) params.set('entityRef', filter.entityRef);
+    if (filter.cluster) params.set('cluster', filter.cluster);
+    const query = params.toString() ? `?${params}` : '';
+    const body = await this.request<ListResponse<Deployment>>(
+      'GET',
+      `/deployments${query}`,
+      undefined,
+      options,
+    );
+    return body.items;
+  }
+
+  registerApplication(
+    request: FleetRegisterApplicationRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Application> {
+    return this.request<Application>('POST', '/applications', request, options);
+  }
+
+  deploy(
+    request: FleetDeployRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Deployment> {
+    return this.request<Deployment>('POST', '/deployments', request, options);
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    options: FleetApiRequestOptions | undefined,
+  ): Promise<T> {
+    const baseUrl = await this.discovery.getBaseUrl('fleet');
+    const { token } = await this.auth.getPluginRequestToken({
+      onBehalfOf:
+        options?.credentials ?? (await this.auth.getOwnServiceCredentials()),
+      targetPluginId: 'fleet',
+    });
+    const response = await this.fetchFn(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    if (!response.ok) {
+      throw await toFleetError(response);
+    }
+    return (await response.json()) as T;
+  }
+}
+
+async function toFleetError(response: Response): Promise<Error> {
+  const error = await ResponseError.fromResponse(response);
+  const message = `Fleet answered ${response.status} ${response.statusText}: ${error.cause.message}`;
+  switch (response.status) {
+    case 400:
+      return new InputError(message, error);
+    case 401:
+      return new AuthenticationError(message, error);
+    case 403:
+      return new NotAllowedError(message, error);
+    case 404:
+      return new NotFoundError(message, error);
+    case 409:
+      return new ConflictError(message, error);
+    default:
+      return error;
+  }
+}

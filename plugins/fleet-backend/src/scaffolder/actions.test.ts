@@ -1,0 +1,315 @@
+import type { DiscoveryService } from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-node';
+import { createMockActionContext } from '@backstage/plugin-scaffolder-node-test-utils';
+import { KubeSimulator } from '@cnp/kube-simulator';
+import request from 'supertest';
+import { FleetApiClient } from '../client/FleetApiClient';
+import { createTestDatabases } from '../testUtils/databases';
+import { startFleetTestBackend } from '../testUtils/startFleetTestBackend';
+import { createFleetDeployAction } from './createFleetDeployAction';
+import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
+import { scaffolderModuleFleetActions } from './scaffolderModuleFleetActions';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+let sim: KubeSimulator;
+let fleet: Awaited<ReturnType<typeof startFleetTestBackend>>;
+let client: FleetApiClient;
+/** What the Fleet API was asked to authorize, and for whom. */
+const authorized: Array<{
+  permission: string;
+  resourceRef?: string;
+  user?: string;
+}> = [];
+
+beforeAll(async () => {
+  sim = await KubeSimulator.start({
+    clusters: ['alpha', 'bravo'],
+    readyDelayMs: 50,
+  });
+  const permissions = mockServices.permissions.mock({
+    authorize: async (requests, options) => {
+      const user = (
+        options?.credentials.principal as { userEntityRef?: string }
+      ).userEntityRef;
+      return requests.map(r => {
+        authorized.push({
+          permission: r.permission.name,
+          resourceRef: (r as { resourceRef?: string }).resourceRef,
+          user,
+        });
+        return {
+          result:
+            user === 'user:default/mallory'
+              ? AuthorizeResult.DENY
+              : AuthorizeResult.ALLOW,
+        };
+      });
+    },
+  });
+  fleet = await startFleetTestBackend({
+    knex: await databases.init('SQLITE_3'),
+    kubeconfigDir: sim.kubeconfigDir,
+    features: [permissions.factory],
+  });
+  const port = fleet.server.port();
+  const discovery: DiscoveryService = {
+    getBaseUrl: async pluginId => `http://localhost:${port}/api/${pluginId}`,
+    getExternalBaseUrl: async pluginId =>
+      `http://localhost:${port}/api/${pluginId}`,
+  };
+  // The scaffolder's own auth: it asks for a token to Fleet on behalf of the task's initiator.
+  client = FleetApiClient.create({
+    discovery,
+    auth: mockServices.auth({ pluginId: 'scaffolder' }),
+  });
+  await request(fleet.server).post('/api/fleet/health/run').expect(200);
+});
+
+afterAll(async () => {
+  await sim?.stop();
+});
+
+describe('fleet:application:register', () => {
+  const action = () => createFleetRegisterApplicationAction({ client });
+
+  it('records the application with origin scaffolded, on behalf of the initiator', async () => {
+    const ctx = createMockActionContext({
+      input: {
+        entityRef: 'component:default/scaffolded-app',
+        spec: {
+          image: 'ghcr.io/acme/scaffolded-app:1.0',
+          replicas: 2,
+          port: 8080,
+        },
+        placement: { clusters: ['alpha'] },
+      },
+    });
+    authorized.length = 0;
+    await action().handler(ctx);
+
+    const [applicationId] = (ctx.output as jest.Mock).mock.calls
+      .filter(([name]) => name === 'applicationId')
+      .map(([, value]) => value);
+    expect(applicationId).toMatch(/^[0-9a-f-]{36}$/);
+    const apps = await request(fleet.server)
+      .get('/api/fleet/applications?entityRef=component:default/scaffolded-app')
+      .expect(200);
+    expect(apps.body.items).toEqual([
+      expect.objectContaining({
+        id: applicationId,
+        origin: 'scaffolded',
+        name: 'scaffolded-app',
+        spec: {
+          image: 'ghcr.io/acme/scaffolded-app:1.0',
+          replicas: 2,
+          port: 8080,
+        },
+        placement: { clusters: ['alpha'] },
+      }),
+    ]);
+    expect(authorized).toEqual([
+      {
+        permission: 'fleet.deployment.create',
+        resourceRef: 'component:default/scaffolded-app',
+        user: 'user:default/mock',
+      },
+    ]);
+  });
+
+  it("fails the step with Fleet's words when Fleet refuses", async () => {
+    const again = createMockActionContext({
+      input: {
+        entityRef: 'component:default/scaffolded-app',
+        spec: { image: 'nginx:1.27' },
+      },
+    });
+    await expect(action().handler(again)).rejects.toThrow(
+      /Fleet did not register component:default\/scaffolded-app: Fleet answered 409 Conflict: .*already/,
+    );
+
+    const denied = {
+      ...createMockActionContext({
+        input: {
+          entityRef: 'component:default/not-mine',
+          spec: { image: 'nginx:1.27' },
+        },
+      }),
+      getInitiatorCredentials: async () =>
+        mockCredentials.user('user:default/mallory'),
+    };
+    await expect(action().handler(denied)).rejects.toThrow(
+      /403 Forbidden: Not allowed: fleet.deployment.create/,
+    );
+    const unknownCluster = createMockActionContext({
+      input: {
+        entityRef: 'component:default/elsewhere',
+        spec: { image: 'nginx:1.27' },
+        placement: { clusters: ['nope'] },
+      },
+    });
+    await expect(action().handler(unknownCluster)).rejects.toThrow(
+      /400 Bad Request: Placement names an unknown cluster 'nope'/,
+    );
+    const apps = await request(fleet.server)
+      .get('/api/fleet/applications')
+      .expect(200);
+    expect(
+      apps.body.items.map((a: { entityRef: string }) => a.entityRef),
+    ).not.toContain('component:default/not-mine');
+  });
+
+  it('changes nothing in a dry run', async () => {
+    const ctx = {
+      ...createMockActionContext({
+        input: {
+          entityRef: 'component:default/dry',
+          spec: { image: 'nginx:1.27' },
+        },
+      }),
+      isDryRun: true,
+    };
+    await action().handler(ctx);
+    expect(ctx.output).toHaveBeenCalledWith('applicationId', 'dry-run');
+    const apps = await request(fleet.server)
+      .get('/api/fleet/applications?entityRef=component:default/dry')
+      .expect(200);
+    expect(apps.body.items).toEqual([]);
+  });
+});
+
+describe('fleet:deploy', () => {
+  const action = () => createFleetDeployAction({ client, pollIntervalMs: 50 });
+  const outputs = (ctx: { output: unknown }) =>
+    Object.fromEntries(
+      (ctx.output as jest.Mock).mock.calls.map(([name, value]) => [
+        name,
+        value,
+      ]),
+    );
+
+  it('deploys and reports the final status of the rollout', async () => {
+    const ctx = createMockActionContext({
+      input: {
+        entityRef: 'component:default/scaffolded-app',
+        cluster: 'alpha',
+        replicas: 2,
+      },
+    });
+    await action().handler(ctx);
+    expect(outputs(ctx)).toEqual({
+      deploymentId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      status: 'DEPLOYED',
+    });
+    expect(
+      sim
+        .objects('alpha')
+        .some(
+          o =>
+            o.kind === 'Deployment' &&
+            (o.metadata as { name?: string }).name === 'scaffolded-app',
+        ),
+    ).toBe(true);
+    const events = await request(fleet.server)
+      .get(`/api/fleet/deployments/${outputs(ctx).deploymentId}/events`)
+      .expect(200);
+    expect(
+      events.body.items.map((e: { to: string; actor: string }) => [
+        e.to,
+        e.actor,
+      ]),
+    ).toEqual([
+      ['DEPLOYED', 'fleet-rollout'],
+      ['PROGRESSING', 'user:default/mock'],
+      ['PENDING', 'user:default/mock'],
+    ]);
+  });
+
+  it('reports PROGRESSING without waiting when asked not to wait', async () => {
+    const ctx = createMockActionContext({
+      input: {
+        entityRef: 'component:default/no-wait',
+        cluster: 'alpha',
+        image: 'nginx:1.27',
+        waitForRollout: false,
+      },
+    });
+    await action().handler(ctx);
+    expect(outputs(ctx)).toMatchObject({ status: 'PROGRESSING' });
+  });
+
+  it('fails the step with the 409 reason when the cluster is OFFLINE, and touches nothing', async () => {
+    sim.setFault('bravo', { mode: 'down' });
+    try {
+      await request(fleet.server).post('/api/fleet/health/run').expect(200);
+      await request(fleet.server).post('/api/fleet/health/run').expect(200);
+      expect(
+        (await request(fleet.server).get('/api/fleet/clusters/bravo')).body
+          .status,
+      ).toBe('OFFLINE');
+      const bravoRequests = sim.requestCount('bravo');
+
+      const ctx = createMockActionContext({
+        input: {
+          entityRef: 'component:default/scaffolded-app',
+          cluster: 'bravo',
+        },
+      });
+      await expect(action().handler(ctx)).rejects.toThrow(
+        /Fleet did not deploy component:default\/scaffolded-app to 'bravo': Fleet answered 409 Conflict: Cluster 'bravo' is OFFLINE/,
+      );
+      expect(ctx.output).not.toHaveBeenCalled();
+      expect(sim.requestCount('bravo')).toBe(bravoRequests);
+      const deployments = await request(fleet.server)
+        .get('/api/fleet/deployments?cluster=bravo')
+        .expect(200);
+      expect(deployments.body.items).toEqual([]);
+    } finally {
+      sim.setFault('bravo', { mode: 'ok' });
+    }
+  });
+
+  it('fails the step when the deployment FAILED, with its reason in the output', async () => {
+    await request(fleet.server)
+      .post('/api/fleet/clusters')
+      .send({
+        name: 'vaulted',
+        endpoint: 'https://10.9.9.9:6443',
+        kubeconfigRef: 'secret/vaulted',
+      })
+      .expect(201);
+    const ctx = createMockActionContext({
+      input: {
+        entityRef: 'component:default/scaffolded-app',
+        cluster: 'vaulted',
+      },
+    });
+    await expect(action().handler(ctx)).rejects.toThrow(
+      /Deployment of component:default\/scaffolded-app to 'vaulted' FAILED \(CLUSTER_NOT_CONFIGURED\)/,
+    );
+    expect(outputs(ctx)).toMatchObject({
+      status: 'FAILED',
+      statusReason: 'CLUSTER_NOT_CONFIGURED',
+    });
+  });
+});
+
+describe('scaffolderModuleFleetActions', () => {
+  it('adds both actions to the scaffolder', async () => {
+    const addActions = jest.fn();
+    await startTestBackend({
+      extensionPoints: [[scaffolderActionsExtensionPoint, { addActions }]],
+      features: [scaffolderModuleFleetActions],
+    });
+    expect(
+      addActions.mock.calls.flat().map((a: { id: string }) => a.id),
+    ).toEqual(['fleet:application:register', 'fleet:deploy']);
+  });
+});

@@ -1,0 +1,114 @@
+import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
+import type { FleetApiClient } from '../client/FleetApiClient';
+
+/**
+ * `fleet:application:register`: records a component as a Fleet application with origin
+ * `scaffolded`, on behalf of the user who runs the template (Fleet checks
+ * `fleet.deployment.create` on the entity for that user).
+ *
+ * @public
+ */
+export function createFleetRegisterApplicationAction(options: {
+  client: Pick<FleetApiClient, 'registerApplication'>;
+}) {
+  const { client } = options;
+  return createTemplateAction({
+    id: 'fleet:application:register',
+    description:
+      'Registers a catalog component with Fleet as a scaffolded application (image, replicas, port, placement)',
+    supportsDryRun: true,
+    examples: [
+      {
+        description: 'Register the new component, to run 2 replicas on sim-1',
+        example: [
+          'steps:',
+          '  - id: fleet-register',
+          '    action: fleet:application:register',
+          '    input:',
+          '      entityRef: component:default/${{ parameters.name }}',
+          '      spec: { image: ${{ parameters.image }}, replicas: 2, port: 8000 }',
+          '      placement: { clusters: [sim-1] }',
+        ].join('\n'),
+      },
+    ],
+    schema: {
+      input: {
+        entityRef: z =>
+          z
+            .string()
+            .min(1)
+            .max(255)
+            .describe('The component, e.g. component:default/payments'),
+        spec: z =>
+          z
+            .object({
+              image: z
+                .string()
+                .min(1)
+                .max(512)
+                .describe('Container image, e.g. ghcr.io/acme/payments:1.0'),
+              replicas: z
+                .number()
+                .int()
+                .min(0)
+                .max(1000)
+                .optional()
+                .describe('Replicas (Fleet default: 3)'),
+              port: z
+                .number()
+                .int()
+                .min(1)
+                .max(65535)
+                .optional()
+                .describe('Container port (default 8000)'),
+            })
+            .describe('What to run'),
+        placement: z =>
+          z
+            .object({
+              clusters: z
+                .array(z.string())
+                .max(500)
+                .optional()
+                .describe('Cluster names'),
+              clusterSelector: z
+                .record(z.string())
+                .optional()
+                .describe('Cluster labels to match, e.g. { env: prod }'),
+            })
+            .optional()
+            .describe('Where it should run'),
+      },
+      output: {
+        applicationId: z =>
+          z.string().describe('The id of the Fleet application'),
+      },
+    },
+    async handler(ctx) {
+      const { entityRef, spec, placement } = ctx.input;
+      if (ctx.isDryRun) {
+        ctx.logger.info(
+          `Dry run: would register ${entityRef} with Fleet (origin scaffolded)`,
+        );
+        ctx.output('applicationId', 'dry-run');
+        return;
+      }
+      const credentials = await ctx.getInitiatorCredentials();
+      let application;
+      try {
+        application = await client.registerApplication(
+          { entityRef, origin: 'scaffolded', spec, placement },
+          { credentials },
+        );
+      } catch (error) {
+        throw new Error(
+          `Fleet did not register ${entityRef}: ${(error as Error).message}`,
+        );
+      }
+      ctx.logger.info(
+        `Registered ${application.entityRef} with Fleet as application ${application.id} (origin ${application.origin})`,
+      );
+      ctx.output('applicationId', application.id);
+    },
+  });
+}

@@ -1,0 +1,728 @@
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { KubeSimulator } from '@cnp/kube-simulator';
+import { KubeConfig } from '@kubernetes/client-node';
+import { generateKeyPairSync } from 'node:crypto';
+import { promises as fs, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { createTestDatabases } from '../testUtils/databases';
+import {
+  snapshotFleetTables,
+  startFleetTestBackend,
+} from '../testUtils/startFleetTestBackend';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+/** The simulated fleet Fleet discovers. */
+let sim: KubeSimulator;
+/** A cluster Fleet must never reach: its kubeconfig lies outside the allowed directories. */
+let bait: KubeSimulator;
+let workDir: string;
+/** Allowed by `fleet.discovery.allowedKubeconfigDirs`. */
+let allowedDir: string;
+/** Not allowed: holds a valid kubeconfig of the bait cluster. */
+let outsideDir: string;
+let baitKubeconfig: string;
+
+const TOKEN_MARKER = 'fleet-secret-token-7f3a9c1e5b';
+// Short: a YAML parser's excerpt of the bad lines would show it whole.
+const MALFORMED_MARKER = 'Qz7kP2wX';
+let keyPem: string;
+
+beforeAll(async () => {
+  sim = await KubeSimulator.start({ clusters: ['east', 'west'] });
+  bait = await KubeSimulator.start({ clusters: ['bait'] });
+  workDir = realpathSync(
+    await fs.mkdtemp(path.join(os.tmpdir(), 'fleet-security-')),
+  );
+  allowedDir = path.join(workDir, 'allowed');
+  outsideDir = path.join(workDir, 'outside');
+  await fs.mkdir(allowedDir);
+  await fs.mkdir(outsideDir);
+  baitKubeconfig = path.join(outsideDir, 'bait.yaml');
+  await fs.copyFile(bait.kubeconfigPath('bait'), baitKubeconfig);
+  await fs.symlink(baitKubeconfig, path.join(allowedDir, 'link-to-bait.yaml'));
+
+  // A kubeconfig with every kind of secret a kubeconfig holds: a token, a CA, a client cert and key.
+  keyPem = generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey;
+  const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  await fs.writeFile(
+    path.join(allowedDir, 'vaulted.yaml'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: vaulted',
+      '  cluster:',
+      `    server: ${sim.endpoint('east')}`,
+      `    certificate-authority-data: ${b64(sim.caPem)}`,
+      'users:',
+      '- name: vaulted-admin',
+      '  user:',
+      `    token: ${TOKEN_MARKER}`,
+      `    client-certificate-data: ${b64(sim.caPem)}`,
+      `    client-key-data: ${b64(keyPem)}`,
+      'contexts:',
+      '- name: vaulted',
+      '  context: { cluster: vaulted, user: vaulted-admin }',
+      'current-context: vaulted',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  // Malformed YAML whose bad line holds a secret: the parse error must not quote it back.
+  await fs.writeFile(
+    path.join(allowedDir, 'malformed.yaml'),
+    `apiVersion: v1\nusers:\n- name: u\n  user:\n    token: ${MALFORMED_MARKER}\n   bad: [indentation\n`,
+    { mode: 0o600 },
+  );
+});
+
+afterAll(async () => {
+  await sim?.stop();
+  await bait?.stop();
+  if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
+});
+
+interface Seed {
+  applicationId: string;
+  deploymentId: string;
+}
+
+interface RouteCase {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  path: string;
+  body?: object;
+  /** For write routes: the permission the route must check, and its resource. */
+  permission?: string;
+  resourceRef?: string;
+}
+
+/** Every route of DESIGN §8, with a valid request for each, against the seeded state. */
+function allRoutes(seed: Seed): RouteCase[] {
+  return [
+    { method: 'get', path: '/clusters' },
+    { method: 'get', path: '/clusters?status=UNKNOWN' },
+    { method: 'get', path: '/clusters/east' },
+    { method: 'get', path: '/clusters/east/events' },
+    { method: 'get', path: '/summary' },
+    { method: 'get', path: '/events' },
+    { method: 'get', path: '/events?limit=5' },
+    { method: 'get', path: '/applications' },
+    {
+      method: 'get',
+      path: '/applications?entityRef=component:default/payments',
+    },
+    { method: 'get', path: '/deployments' },
+    {
+      method: 'get',
+      path: '/deployments?entityRef=component:default/payments&cluster=east',
+    },
+    { method: 'get', path: `/deployments/${seed.deploymentId}/events` },
+    ...writeRoutes(seed),
+  ];
+}
+
+function writeRoutes(seed: Seed): RouteCase[] {
+  return [
+    {
+      method: 'post',
+      path: '/clusters',
+      body: {
+        name: 'new-one',
+        endpoint: 'https://10.0.0.9:6443',
+        kubeconfigRef: 'vault:new-one',
+      },
+      permission: 'fleet.cluster.create',
+    },
+    {
+      method: 'patch',
+      path: '/clusters/east',
+      body: { labels: { env: 'prod' } },
+      permission: 'fleet.cluster.update',
+    },
+    {
+      method: 'delete',
+      path: '/clusters/manual-x',
+      permission: 'fleet.cluster.delete',
+    },
+    { method: 'post', path: '/health/run', permission: 'fleet.health.run' },
+    {
+      method: 'post',
+      path: '/applications',
+      body: {
+        entityRef: 'component:default/fresh',
+        spec: { image: 'nginx:1.27' },
+      },
+      permission: 'fleet.deployment.create',
+      resourceRef: 'component:default/fresh',
+    },
+    {
+      method: 'patch',
+      path: `/applications/${seed.applicationId}`,
+      body: { spec: { replicas: 5 } },
+      permission: 'fleet.deployment.create',
+      resourceRef: 'component:default/payments',
+    },
+    {
+      method: 'post',
+      path: '/deployments',
+      body: {
+        entityRef: 'component:default/payments',
+        cluster: 'west',
+        image: 'nginx:1.28',
+      },
+      permission: 'fleet.deployment.create',
+      resourceRef: 'component:default/payments',
+    },
+  ];
+}
+
+function call(
+  server: Parameters<typeof request>[0],
+  route: RouteCase,
+  authorization?: string,
+) {
+  let req = request(server)[route.method](`/api/fleet${route.path}`);
+  if (authorization) req = req.set('Authorization', authorization);
+  return route.body ? req.send(route.body) : req;
+}
+
+describe.each(databases.eachSupportedId())(
+  'Fleet API security (%s)',
+  databaseId => {
+    // Each test stops its backend, so that no rollout it started still talks to the simulator
+    // while the next test counts requests.
+    const running: Array<{ stop(): Promise<void> }> = [];
+    afterEach(async () => {
+      await Promise.all(running.splice(0).map(b => b.stop()));
+    });
+
+    async function start(
+      features: Parameters<typeof startFleetTestBackend>[0]['features'] = [],
+    ) {
+      const knex = await databases.init(databaseId);
+      const started = await startFleetTestBackend({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        allowedKubeconfigDirs: [allowedDir],
+        features,
+      });
+      running.push(started.backend);
+      const { store } = started;
+      await store.insertCluster({
+        name: 'manual-x',
+        endpoint: 'https://10.0.0.8:6443',
+        kubeconfigRef: 'vault:x',
+        source: 'manual',
+      });
+      const application = await store.insertApplication({
+        entityRef: 'component:default/payments',
+        name: 'payments',
+        spec: { image: 'nginx:1.27' },
+      });
+      const deployment = await store.insertDeployment(
+        {
+          applicationId: application.id,
+          cluster: 'east',
+          status: 'DEPLOYED',
+          image: 'nginx:1.27',
+          revision: 1,
+        },
+        'test',
+      );
+      return {
+        ...started,
+        knex,
+        seed: { applicationId: application.id, deploymentId: deployment.id },
+      };
+    }
+
+    const simState = () =>
+      JSON.stringify(
+        sim
+          .clusterNames()
+          .map(name => [
+            name,
+            sim.requestCount(name),
+            sim.objects(name).length,
+          ]),
+      );
+
+    it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
+      const { server, knex, seed } = await start();
+      const routes = allRoutes(seed);
+      expect(routes).toHaveLength(19);
+      const before = await snapshotFleetTables(knex);
+      const simBefore = simState();
+
+      await request(server)
+        .get('/api/fleet/health')
+        .set('Authorization', mockCredentials.none.header())
+        .expect(200, { status: 'ok' });
+      const answers: Array<[string, number]> = [];
+      for (const route of routes) {
+        // (No header at all means the default mock user in a test backend; 'none' is the real case.)
+        for (const authorization of [
+          mockCredentials.none.header(),
+          mockCredentials.user.invalidHeader(),
+          mockCredentials.service.invalidHeader(),
+        ]) {
+          const res = await call(server, route, authorization);
+          answers.push([
+            `${route.method.toUpperCase()} ${route.path} ${authorization}`,
+            res.status,
+          ]);
+        }
+      }
+      // Authentication comes first: a malformed or oversized body does not change the answer.
+      for (const target of ['/health/run', '/clusters', '/deployments']) {
+        for (const body of [
+          '{"broken',
+          JSON.stringify({ big: 'x'.repeat(70_000) }),
+        ]) {
+          const res = await request(server)
+            .post(`/api/fleet${target}`)
+            .set('Authorization', mockCredentials.none.header())
+            .set('Content-Type', 'application/json')
+            .send(body);
+          answers.push([`POST ${target} with a bad body`, res.status]);
+        }
+      }
+      expect(answers.filter(([, status]) => status !== 401)).toEqual([]);
+      expect(await snapshotFleetTables(knex)).toBe(before);
+      expect(simState()).toBe(simBefore);
+    });
+
+    it('answers 403 on every write route when its permission is denied, and changes nothing', async () => {
+      const { server, knex, seed } = await start([
+        mockServices.permissions.factory({ result: AuthorizeResult.DENY }),
+      ]);
+      const before = await snapshotFleetTables(knex);
+      const simBefore = simState();
+      const routes = writeRoutes(seed);
+      expect(routes).toHaveLength(7);
+      for (const route of routes) {
+        const res = await call(server, route);
+        expect({
+          route: `${route.method} ${route.path}`,
+          status: res.status,
+          error: res.body.error?.name,
+        }).toEqual({
+          route: `${route.method} ${route.path}`,
+          status: 403,
+          error: 'NotAllowedError',
+        });
+        expect(res.body.error.message).toBe(`Not allowed: ${route.permission}`);
+      }
+      expect(await snapshotFleetTables(knex)).toBe(before);
+      expect(simState()).toBe(simBefore);
+
+      // Reads stay open to any authenticated principal.
+      for (const route of allRoutes(seed).filter(r => r.method === 'get')) {
+        expect((await call(server, route)).status).toBe(200);
+      }
+    });
+
+    it('checks the right permission on each write route, for the caller, with the entity as resource', async () => {
+      const permissions = mockServices.permissions.mock({
+        authorize: async requests =>
+          requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+      });
+      const auditor = mockServices.auditor.mock();
+      const { server, seed, store } = await start([
+        permissions.factory,
+        auditor.factory,
+      ]);
+      const caller = 'user:default/ada';
+
+      for (const route of writeRoutes(seed)) {
+        permissions.authorize.mockClear();
+        const res = await call(
+          server,
+          route,
+          mockCredentials.user.header(caller),
+        );
+        expect({
+          route: `${route.method} ${route.path}`,
+          ok: res.status < 300,
+        }).toEqual({
+          route: `${route.method} ${route.path}`,
+          ok: true,
+        });
+        expect(permissions.authorize).toHaveBeenCalledTimes(1);
+        const [[requests, options]] = permissions.authorize.mock.calls;
+        expect(requests).toEqual([
+          expect.objectContaining({
+            permission: expect.objectContaining({ name: route.permission }),
+            ...(route.resourceRef ? { resourceRef: route.resourceRef } : {}),
+          }),
+        ]);
+        expect((options?.credentials.principal as any).userEntityRef).toBe(
+          caller,
+        );
+      }
+
+      // Who made each manual change is on record: in Fleet's events...
+      const actors = async (subject: string) =>
+        (await store.listEvents({ subjectKind: 'cluster', subject })).map(e => [
+          e.reason,
+          e.actor,
+        ]);
+      expect(await actors('new-one')).toEqual([['NEVER_PROBED', caller]]);
+      expect(
+        (await actors('east')).find(
+          ([reason]) => reason === 'SETTINGS_CHANGED',
+        ),
+      ).toEqual(['SETTINGS_CHANGED', caller]);
+      expect((await actors('manual-x'))[0]).toEqual(['DELETED', caller]);
+      const [westDeployment] = await store.listDeployments({ cluster: 'west' });
+      const deploymentEvents = await store.listEvents({
+        subjectKind: 'deployment',
+        subject: westDeployment.id,
+      });
+      expect(deploymentEvents.find(e => e.to === 'PENDING')?.actor).toBe(
+        caller,
+      );
+      // ...and in the audit log, for every write including the applications'.
+      expect(
+        auditor.createEvent.mock.calls.map(([event]) => event.eventId),
+      ).toEqual([
+        'cluster-create',
+        'cluster-update',
+        'cluster-delete',
+        'health-run',
+        'application-register',
+        'application-update',
+        'deployment-create',
+      ]);
+      for (const [event] of auditor.createEvent.mock.calls) {
+        expect(event.request?.headers.authorization).toBe(
+          mockCredentials.user.header(caller),
+        );
+      }
+    });
+
+    it('bounds request bodies and names, answering 400 or 413, never 500', async () => {
+      const { server, knex } = await start();
+      const before = await snapshotFleetTables(knex);
+      const cluster = {
+        name: 'bounded',
+        endpoint: 'https://10.0.0.1:6443',
+        kubeconfigRef: 'vault:x',
+      };
+      const cases: Array<[object | string, number]> = [
+        [{ ...cluster, labels: { big: 'x'.repeat(70_000) } }, 413],
+        [{ ...cluster, name: 'a'.repeat(64) }, 400],
+        [{ ...cluster, kubeconfigRef: `/${'a'.repeat(1030)}` }, 400],
+        [{ ...cluster, kubeconfigRef: 'vault:x\nINFO forged log line' }, 400],
+        [
+          {
+            ...cluster,
+            kubeconfigRef: `{"apiVersion":"v1","users":[{"user":{"token":"${TOKEN_MARKER}"}}]}`,
+          },
+          400,
+        ],
+        [
+          {
+            ...cluster,
+            labels: Object.fromEntries(
+              Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']),
+            ),
+          },
+          400,
+        ],
+        [{ ...cluster, context: 'c'.repeat(254) }, 400],
+        [`{"name": "${TOKEN_MARKER}`, 400],
+      ];
+      for (const [body, status] of cases) {
+        const res = await request(server)
+          .post('/api/fleet/clusters')
+          .set('Content-Type', 'application/json')
+          .send(typeof body === 'string' ? body : JSON.stringify(body));
+        expect({
+          body: JSON.stringify(body).slice(0, 60),
+          status: res.status,
+        }).toEqual({
+          body: JSON.stringify(body).slice(0, 60),
+          status,
+        });
+        expect(JSON.stringify(res.body)).not.toContain(TOKEN_MARKER);
+      }
+      await request(server)
+        .get(`/api/fleet/clusters/${'a'.repeat(64)}`)
+        .expect(400);
+      await request(server)
+        .get(`/api/fleet/applications?entityRef=${'a'.repeat(300)}`)
+        .expect(400);
+      await request(server)
+        .get('/api/fleet/deployments?cluster=Not_A_Name')
+        .expect(400);
+      await request(server)
+        .get('/api/fleet/clusters?status=ONLINE&status=OFFLINE')
+        .expect(400);
+      expect(await snapshotFleetTables(knex)).toBe(before);
+    });
+
+    it('never opens a kubeconfigRef outside the allowed directories: relative, absolute, traversal or symlink', async () => {
+      const loadFromFile = jest.spyOn(KubeConfig.prototype, 'loadFromFile');
+      try {
+        const { server } = await start();
+        const baitRequests = bait.requestCount('bait');
+        const refs: Record<string, string> = {
+          'rel-passwd': '../../etc/passwd',
+          'abs-passwd': '/etc/passwd',
+          'abs-outside': baitKubeconfig,
+          traversal: `${allowedDir}/../outside/bait.yaml`,
+          'rel-outside': path.relative(process.cwd(), baitKubeconfig),
+          symlink: path.join(allowedDir, 'link-to-bait.yaml'),
+        };
+        for (const [name, kubeconfigRef] of Object.entries(refs)) {
+          await request(server)
+            .post('/api/fleet/clusters')
+            .send({ name, endpoint: bait.endpoint('bait'), kubeconfigRef })
+            .expect(201);
+        }
+        await request(server).post('/api/fleet/health/run').expect(200);
+        await request(server).post('/api/fleet/health/run').expect(200);
+        for (const name of Object.keys(refs)) {
+          const res = await request(server)
+            .post('/api/fleet/deployments')
+            .send({
+              entityRef: `component:default/app-${name}`,
+              cluster: name,
+              image: 'nginx:1.27',
+            })
+            .expect(201);
+          expect(res.body).toMatchObject({
+            status: 'FAILED',
+            statusReason: 'CLUSTER_NOT_CONFIGURED',
+          });
+          const cluster = (
+            await request(server).get(`/api/fleet/clusters/${name}`).expect(200)
+          ).body;
+          expect({
+            name,
+            status: cluster.status,
+            reason: cluster.statusReason,
+          }).toEqual({
+            name,
+            status: 'UNKNOWN',
+            reason: expect.stringMatching(
+              /^NOT_PROBEABLE: kubeconfigRef '.*' is (an opaque reference|outside the allowed kubeconfig directories)/,
+            ),
+          });
+        }
+        expect(bait.requestCount('bait')).toBe(baitRequests);
+        const opened = loadFromFile.mock.calls.map(([file]) =>
+          realpathSync(file),
+        );
+        expect(opened.length).toBeGreaterThan(0);
+        const simDir = realpathSync(sim.kubeconfigDir);
+        expect(
+          opened.filter(
+            file =>
+              !file.startsWith(`${simDir}/`) &&
+              !file.startsWith(`${allowedDir}/`),
+          ),
+        ).toEqual([]);
+
+        // The same kubeconfig copied inside the allowed directory is used: the check above could fail.
+        await fs.copyFile(
+          baitKubeconfig,
+          path.join(allowedDir, 'bait-allowed.yaml'),
+        );
+        await request(server)
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'control',
+            endpoint: bait.endpoint('bait'),
+            kubeconfigRef: path.join(allowedDir, 'bait-allowed.yaml'),
+          })
+          .expect(201);
+        await request(server).post('/api/fleet/health/run').expect(200);
+        expect(
+          (await request(server).get('/api/fleet/clusters/control')).body
+            .status,
+        ).toBe('ONLINE');
+        expect(bait.requestCount('bait')).toBeGreaterThan(baitRequests);
+        await request(server).delete('/api/fleet/clusters/control').expect(204);
+        await fs.rm(path.join(allowedDir, 'bait-allowed.yaml'));
+      } finally {
+        loadFromFile.mockRestore();
+      }
+    });
+
+    it("never sends a kubeconfig's credentials to an endpoint other than its server", async () => {
+      const { server } = await start();
+      await fs.copyFile(
+        sim.kubeconfigPath('west'),
+        path.join(allowedDir, 'west-copy.yaml'),
+      );
+      try {
+        const baitRequests = bait.requestCount('bait');
+        await request(server)
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'redirected',
+            endpoint: bait.endpoint('bait'),
+            kubeconfigRef: path.join(allowedDir, 'west-copy.yaml'),
+          })
+          .expect(201);
+        await request(server).post('/api/fleet/health/run').expect(200);
+        const cluster = (
+          await request(server).get('/api/fleet/clusters/redirected')
+        ).body;
+        expect(cluster).toMatchObject({ status: 'UNKNOWN' });
+        expect(cluster.statusReason).toMatch(
+          /is not the server of kubeconfig file/,
+        );
+        expect(bait.requestCount('bait')).toBe(baitRequests);
+      } finally {
+        await fs.rm(path.join(allowedDir, 'west-copy.yaml'));
+      }
+    });
+
+    it('no answer of any route contains kubeconfig contents, tokens, certificates or keys', async () => {
+      const { server, seed } = await start();
+      const b64 = (text: string) =>
+        Buffer.from(text, 'utf8').toString('base64');
+      const pemBody = (pem: string) =>
+        pem.split('\n').filter(l => l && !l.startsWith('-----'))[1];
+      const secrets = [
+        sim.token('east'),
+        sim.token('west'),
+        TOKEN_MARKER,
+        MALFORMED_MARKER,
+        pemBody(sim.caPem),
+        b64(sim.caPem).slice(0, 40),
+        pemBody(keyPem),
+        b64(keyPem).slice(0, 40),
+        'BEGIN CERTIFICATE',
+        'PRIVATE KEY',
+        'certificate-authority-data',
+        'client-key-data',
+        'current-context',
+      ];
+
+      const answers: string[] = [];
+      const record = async (req: request.Test) => {
+        const res = await req;
+        answers.push(`${res.status} ${res.text}`);
+        return res;
+      };
+      const api = () => request(server);
+
+      await record(
+        api()
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'vaulted',
+            endpoint: sim.endpoint('east'),
+            kubeconfigRef: path.join(allowedDir, 'vaulted.yaml'),
+            labels: { tier: 'gold' },
+          }),
+      );
+      await record(
+        api()
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'malformed',
+            endpoint: sim.endpoint('east'),
+            kubeconfigRef: path.join(allowedDir, 'malformed.yaml'),
+          }),
+      );
+      await record(
+        api()
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'vaulted',
+            endpoint: sim.endpoint('east'),
+            kubeconfigRef: 'dup',
+          }),
+      );
+      await record(
+        api()
+          .post('/api/fleet/clusters')
+          .send({
+            name: 'x',
+            endpoint: 'https://x',
+            kubeconfigRef: `token: ${TOKEN_MARKER}\napiVersion: v1`,
+          }),
+      );
+      await record(api().post('/api/fleet/health/run'));
+      await record(api().post('/api/fleet/health/run'));
+      sim.setFault('west', { mode: 'error' });
+      await record(api().post('/api/fleet/health/run'));
+      await record(
+        api()
+          .patch('/api/fleet/clusters/vaulted')
+          .send({ labels: { tier: 'silver' }, failureThreshold: 3 }),
+      );
+      await record(
+        api()
+          .post('/api/fleet/applications')
+          .send({
+            entityRef: 'component:default/scanned',
+            origin: 'scaffolded',
+            spec: { image: 'nginx:1.27', env: { MODE: 'scan' } },
+          }),
+      );
+      for (const cluster of ['east', 'vaulted', 'malformed', 'west', 'nope']) {
+        await record(
+          api()
+            .post('/api/fleet/deployments')
+            .send({ entityRef: 'component:default/scanned', cluster }),
+        );
+      }
+      await record(
+        api()
+          .patch(`/api/fleet/applications/${seed.applicationId}`)
+          .send({ spec: { replicas: 2 } }),
+      );
+      const clusters = (await record(api().get('/api/fleet/clusters'))).body
+        .items as Array<{ name: string }>;
+      expect(clusters.map(c => c.name)).toEqual(
+        expect.arrayContaining(['east', 'west', 'vaulted', 'malformed']),
+      );
+      for (const { name } of clusters) {
+        await record(api().get(`/api/fleet/clusters/${name}`));
+        await record(api().get(`/api/fleet/clusters/${name}/events`));
+      }
+      await record(api().get('/api/fleet/summary'));
+    await record(api().get('/api/fleet/events?limit=500'));
+      await record(api().get('/api/fleet/applications'));
+      const deployments = (await record(api().get('/api/fleet/deployments')))
+        .body.items as Array<{ id: string }>;
+      expect(deployments.length).toBeGreaterThanOrEqual(4);
+      for (const { id } of deployments) {
+        await record(api().get(`/api/fleet/deployments/${id}/events`));
+      }
+      await record(api().delete('/api/fleet/clusters/malformed'));
+      await record(api().get('/api/fleet/health'));
+
+      // The scan sees what it should: the clusters' references and reasons, with their secrets.
+      const all = answers.join('\n');
+      expect(all).toContain(path.join(allowedDir, 'vaulted.yaml'));
+      expect(all).toMatch(/malformed\.yaml' is malformed/);
+      for (const secret of secrets) {
+        expect({ secret, found: all.includes(secret) }).toEqual({
+          secret,
+          found: false,
+        });
+      }
+    });
+  },
+);

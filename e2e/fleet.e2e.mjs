@@ -179,6 +179,7 @@ async function main() {
   }
   await offlineOption.getByText(/Unavailable: FAILURE_THRESHOLD_REACHED/).waitFor();
   log('OFFLINE cluster disabled in the picker, with its reason');
+  await page.waitForTimeout(500); // let the menu finish opening for the screenshot
   await shot(page, 'picker-offline-disabled');
   await page.keyboard.press('Escape');
 }

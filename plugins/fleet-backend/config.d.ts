@@ -40,6 +40,13 @@ export interface Config {
         fraction?: number;
       };
     };
+    /** Drift detection, self-healing and placement by cluster labels. */
+    reconcile?: {
+      /** Time between two reconciles (default 60 s). */
+      interval?: HumanDuration;
+      /** How many deployments are read at once (default 8). */
+      concurrency?: number;
+    };
     /** Deploying applications. */
     deploy?: {
       /** Target namespace (default `default`). Env: K8S_TARGET_NAMESPACE. */

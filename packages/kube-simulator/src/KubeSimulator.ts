@@ -11,6 +11,7 @@
  *   GET  /clusters/<name>/_sim/readiness     → { readyDelayMs, neverReady }
  *   POST /clusters/<name>/_sim/readiness     ← { readyDelayMs?, neverReady? }
  *   POST /clusters/<name>/_sim/crds          ← { name: 'rollouts.argoproj.io', installed: boolean }
+ *   POST /clusters/<name>/_sim/drift         ← { kind, namespace?, name, patch? | delete: true } (drift injection)
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -24,9 +25,20 @@ import { createServerCertificate } from './certs';
 import { ApiError, errors, failureStatus } from './errors';
 import { Fault, NO_FAULT, parseFault } from './faults';
 import { writeKubeconfig } from './kubeconfig';
+import { PATCH_TYPES } from './patch';
+import { resourceForKind } from './resources';
 import { ClusterStore, SimObject } from './store';
 import { isPlainObject } from './util';
 import { isDns1123Label } from './validation';
+
+/** A change made behind Fleet's back: a JSON merge patch, or a deletion. */
+export interface DriftChange {
+  kind: string;
+  namespace?: string;
+  name: string;
+  patch?: Record<string, unknown>;
+  delete?: boolean;
+}
 
 export interface KubeSimulatorOptions {
   /** N → clusters 'sim-1'...'sim-N'; or explicit DNS-1123 label names. */
@@ -263,6 +275,25 @@ export class KubeSimulator {
     return this.cluster(name).store.objects();
   }
 
+  /**
+   * Drift injection: changes (JSON merge patch) or deletes a live object behind Fleet's back, as
+   * a person with kubectl or another controller would. Generation and resourceVersion move as
+   * for any write.
+   */
+  drift(name: string, change: DriftChange): SimObject | undefined {
+    const def = resourceForKind(change.kind);
+    if (!def) throw new Error(`unknown kind ${change.kind}`);
+    const store = this.cluster(name).store;
+    const namespace = def.namespaced ? change.namespace ?? 'default' : undefined;
+    if (change.delete) {
+      store.delete(def, namespace, change.name, undefined, {});
+      return undefined;
+    }
+    if (!isPlainObject(change.patch)) throw new Error('drift needs a patch object or delete: true');
+    return store.patch(def, namespace, change.name, PATCH_TYPES.merge, change.patch, {});
+  }
+
+
   requestCount(name: string): number {
     return this.cluster(name).requests;
   }
@@ -484,6 +515,22 @@ export class KubeSimulator {
             neverReady: neverReady as boolean | undefined,
           });
           return this.send(res, 200, state.store.readiness);
+        }
+        case 'POST /_sim/drift': {
+          const input = parse();
+          if (
+            !isPlainObject(input) ||
+            typeof input.kind !== 'string' ||
+            typeof input.name !== 'string' ||
+            (input.delete !== true && !isPlainObject(input.patch))
+          ) {
+            throw errors.badRequest(
+              'expected {"kind":"Deployment","namespace":"default","name":"web","patch":{...}} or {...,"delete":true}',
+            );
+          }
+          if (!resourceForKind(input.kind)) throw errors.badRequest(`unknown kind ${input.kind}`);
+          const object = this.drift(state.name, input as unknown as DriftChange);
+          return this.send(res, 200, object ?? { deleted: true });
         }
         case 'POST /_sim/crds': {
           const input = parse();

@@ -4,6 +4,6 @@
  * @packageDocumentation
  */
 export { KubeSimulator } from './KubeSimulator';
-export type { KubeSimulatorOptions } from './KubeSimulator';
+export type { DriftChange, KubeSimulatorOptions } from './KubeSimulator';
 export type { Fault, FaultMode } from './faults';
 export type { SimObject } from './store';

@@ -2,7 +2,8 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import { FLEET_ANNOTATION_CLUSTER_SELECTOR, fleetPermissions } from '@cnp/plugin-fleet-common';
+import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
@@ -11,6 +12,7 @@ import { ManifestApplier } from './deploy/ManifestApplier';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
+import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { createRouter } from './service/router';
 
 /**
@@ -33,8 +35,10 @@ export const fleetPlugin = createBackendPlugin({
         httpAuth: coreServices.httpAuth,
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
+        auth: coreServices.auth,
+        catalog: catalogServiceRef,
       },
-      async init({ config, logger, auditor, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry }) {
+      async init({ config, logger, auditor, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry, auth, catalog }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
@@ -56,9 +60,10 @@ export const fleetPlugin = createBackendPlugin({
         });
         await health.start();
 
+        const applier = ManifestApplier.create({ clients });
         const deployments = DeploymentService.create({
           store,
-          applier: ManifestApplier.create({ clients }),
+          applier,
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
         });
@@ -66,6 +71,23 @@ export const fleetPlugin = createBackendPlugin({
           await deployments.resumeTracking();
         });
         lifecycle.addShutdownHook(() => deployments.stop());
+
+        const reconciler = ReconcileWorker.create({
+          store,
+          applier,
+          deployments,
+          logger: logger.child({ task: 'fleet-reconcile' }),
+          scheduler,
+          deploy: fleetConfig.deploy,
+          reconcile: fleetConfig.reconcile,
+          clusterSelectorOf: async entityRef => {
+            const entity = await catalog.getEntityByRef(entityRef, {
+              credentials: await auth.getOwnServiceCredentials(),
+            });
+            return entity?.metadata.annotations?.[FLEET_ANNOTATION_CLUSTER_SELECTOR];
+          },
+        });
+        await reconciler.start();
 
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         httpRouter.use(

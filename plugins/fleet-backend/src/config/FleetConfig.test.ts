@@ -13,6 +13,7 @@ describe('readFleetConfig', () => {
         concurrency: 16,
         massOutage: { minClusters: 3, fraction: 0.55 },
       },
+      reconcile: { intervalMs: 60_000, concurrency: 8 },
       deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000, pollIntervalMs: 2_000 },
     });
   });

@@ -19,6 +19,10 @@ export interface FleetConfig {
     concurrency: number;
     massOutage: { minClusters: number; fraction: number };
   };
+  reconcile: {
+    intervalMs: number;
+    concurrency: number;
+  };
   deploy: {
     namespace: string;
     defaultReplicas: number;
@@ -135,6 +139,10 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         minClusters: integerFromConfig(config, 'health.massOutage.minClusters', 3, { max: 100000 }),
         fraction,
       },
+    },
+    reconcile: {
+      intervalMs: durationMsFromConfig(config, 'reconcile.interval', { seconds: 60 }),
+      concurrency: integerFromConfig(config, 'reconcile.concurrency', 8, { max: 1000 }),
     },
     deploy: {
       namespace,

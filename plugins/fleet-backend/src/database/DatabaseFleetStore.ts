@@ -22,6 +22,7 @@ import {
   ClusterRecord,
   DeploymentFilter,
   DeploymentStatusUpdate,
+  DeploymentSyncUpdate,
   DeploymentUpdateCondition,
   DiscoveredCluster,
   FleetStore,
@@ -115,6 +116,7 @@ function toDeployment(row: Row): Deployment {
     statusReason: optional(row.status_reason),
     message: optional(row.message),
     syncStatus: row.sync_status,
+    syncDifferences: row.sync_differences ? parseJson(row.sync_differences, undefined) : undefined,
     image: optional(row.image),
     revision: Number(row.revision),
     lastAppliedAt: toIso(row.last_applied_at),
@@ -647,7 +649,10 @@ export class DatabaseFleetStore implements FleetStore {
       const patch: Row = { status: update.status, updated_at: now };
       if (update.statusReason !== undefined) patch.status_reason = update.statusReason;
       if (update.message !== undefined) patch.message = update.message;
-      if (update.syncStatus !== undefined) patch.sync_status = update.syncStatus;
+      if (update.syncStatus !== undefined) {
+        patch.sync_status = update.syncStatus;
+        if (update.syncStatus !== 'OUT_OF_SYNC') patch.sync_differences = null;
+      }
       if (update.image !== undefined) patch.image = update.image;
       if (update.revision !== undefined) patch.revision = update.revision;
       if (update.lastAppliedAt !== undefined) patch.last_applied_at = update.lastAppliedAt;
@@ -665,6 +670,51 @@ export class DatabaseFleetStore implements FleetStore {
               to: update.status,
               reason: reason ?? undefined,
               message: update.message ?? undefined,
+            },
+            now,
+          ),
+        );
+      }
+      const row = await deploymentsQuery(tx).where('d.id', id).first();
+      return toDeployment(row);
+    });
+  }
+
+  async recordSync(
+    id: string,
+    update: DeploymentSyncUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined> {
+    return this.db.transaction(async tx => {
+      const current = await tx('fleet_deployments').where({ id }).first();
+      if (!current) return undefined;
+      const now = new Date();
+      const patch: Row = {
+        sync_status: update.syncStatus,
+        sync_differences:
+          update.syncStatus === 'OUT_OF_SYNC' && update.syncDifferences?.length
+            ? JSON.stringify(update.syncDifferences)
+            : null,
+        updated_at: now,
+      };
+      if (update.lastSyncedAt) patch.last_synced_at = update.lastSyncedAt;
+      if (update.lastAppliedAt) patch.last_applied_at = update.lastAppliedAt;
+      const changed = current.sync_status !== update.syncStatus;
+      const differencesChanged = (current.sync_differences ?? null) !== patch.sync_differences;
+      if (changed || differencesChanged || update.lastSyncedAt || update.lastAppliedAt) {
+        await tx('fleet_deployments').where({ id }).update(patch);
+      }
+      if (changed || update.forceEvent) {
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'deployment',
+              subject: id,
+              actor,
+              from: current.sync_status,
+              to: update.syncStatus,
+              reason: update.reason,
+              message: update.message,
             },
             now,
           ),

@@ -9,6 +9,7 @@ import type {
   Deployment,
   DeploymentStatus,
   FleetEvent,
+  SyncDifference,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
 
@@ -85,6 +86,20 @@ export interface DeploymentStatusUpdate {
   revision?: number;
   lastAppliedAt?: Date;
   lastSyncedAt?: Date;
+}
+
+/** What the reconcile found when it compared a deployment's live objects with the desired ones. */
+export interface DeploymentSyncUpdate {
+  syncStatus: SyncStatus;
+  /** With OUT_OF_SYNC: what differs (cleared otherwise). */
+  syncDifferences?: SyncDifference[];
+  lastSyncedAt?: Date;
+  lastAppliedAt?: Date;
+  /** Event reason, e.g. DRIFT_DETECTED or SELF_HEALED. */
+  reason?: string;
+  message?: string;
+  /** Write the event even when the sync status stays the same (e.g. a self-heal). */
+  forceEvent?: boolean;
 }
 
 /** Guards an update: it only happens while the deployment is still as the caller last saw it. */
@@ -196,4 +211,6 @@ export interface FleetStore {
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined>;
   countDeploymentsOnCluster(cluster: string): Promise<number>;
+  /** Records a sync result, with an event when the sync status changes. */
+  recordSync(id: string, update: DeploymentSyncUpdate, actor: string): Promise<Deployment | undefined>;
 }

@@ -72,4 +72,21 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     }
     await knex.destroy();
   });
+  it('20261129100000_sync_differences.js adds and removes the differences column, keeping deployments', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261129100000_sync_differences.js');
+    const now = new Date();
+    await knex('fleet_clusters').insert({ name: 'c1', endpoint: 'https://c1', kubeconfig_ref: '/k', source: 'manual', created_at: now, updated_at: now });
+    await knex('fleet_applications').insert({ id: 'a1', entity_ref: 'component:default/web', name: 'web', spec: '{}', created_at: now, updated_at: now });
+    await knex('fleet_deployments').insert({ id: 'd1', application_id: 'a1', cluster: 'c1', status: 'DEPLOYED', created_at: now, updated_at: now });
+
+    await knex.migrate.up({ directory: migrationsDir, name: '20261129100000_sync_differences.js' });
+    expect(await knex('fleet_deployments').where({ id: 'd1' }).first()).toMatchObject({ status: 'DEPLOYED', sync_differences: null });
+    await knex('fleet_deployments').where({ id: 'd1' }).update({ sync_differences: '[{"kind":"Service","name":"web","path":"/"}]' });
+
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasColumn('fleet_deployments', 'sync_differences')).toBe(false);
+    expect(await knex('fleet_deployments').where({ id: 'd1' }).first()).toMatchObject({ status: 'DEPLOYED' });
+    await knex.destroy();
+  });
 });

@@ -13,7 +13,7 @@ import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
-import { buildManifests } from './manifests';
+import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier } from './ManifestApplier';
 
 export interface DeployRequest {
@@ -119,6 +119,19 @@ export class DeploymentService {
     return updated;
   }
 
+  /** The objects an application should have on every cluster it is deployed to. */
+  manifestsFor(application: Application): Manifests {
+    const { deploy } = this.options;
+    return buildManifests({
+      name: application.name,
+      entityRef: application.entityRef,
+      namespace: deploy.namespace,
+      spec: application.spec,
+      defaultReplicas: deploy.defaultReplicas,
+      progressDeadlineSeconds: Math.max(1, Math.ceil(deploy.progressDeadlineMs / 1000)),
+    });
+  }
+
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {
     const { store, applier, deploy, logger } = this.options;
     const entityRef = normalizeEntityRef(request.entityRef);
@@ -161,14 +174,7 @@ export class DeploymentService {
 
     let deployment = await this.recordPending(application.id, cluster.name, image, actor);
     const revision = deployment.revision;
-    const manifests = buildManifests({
-      name: application.name,
-      entityRef,
-      namespace: deploy.namespace,
-      spec: application.spec,
-      defaultReplicas: deploy.defaultReplicas,
-      progressDeadlineSeconds: Math.max(1, Math.ceil(deploy.progressDeadlineMs / 1000)),
-    });
+    const manifests = this.manifestsFor(application);
     const result = await applier.apply(cluster, deploy.namespace, manifests);
     const now = new Date();
     if (result.kind === 'not-configured') {

@@ -1,10 +1,13 @@
 import {
   AppsV1Api,
+  AutoscalingV2Api,
   CoreV1Api,
   PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
   type V1Deployment,
+  type V1PodDisruptionBudget,
+  type V1Service,
 } from '@kubernetes/client-node';
 import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
 import { describeKubeError, withTimeout } from '../kubernetes/requestOptions';
@@ -14,6 +17,18 @@ export type ApplyResult =
   | { kind: 'applied'; generation?: number }
   | { kind: 'not-configured'; message: string }
   | { kind: 'failed'; message: string };
+
+/** The live counterparts of an application's objects on one cluster. */
+export type LiveObjects =
+  | {
+      kind: 'read';
+      deployment?: V1Deployment;
+      service?: V1Service;
+      podDisruptionBudget?: V1PodDisruptionBudget;
+      /** An HPA targets the Deployment: it owns `spec.replicas`. */
+      autoscaled: boolean;
+    }
+  | { kind: 'unreachable'; message: string };
 
 export type RolloutState =
   | { kind: 'ready' }
@@ -109,6 +124,38 @@ export class ManifestApplier {
       return { kind: 'applied', generation: applied.metadata?.generation };
     } catch (error) {
       return { kind: 'failed', message: describeKubeError(error, this.requestTimeoutMs) };
+    }
+  }
+
+  /** Reads the live objects that correspond to `manifests` (absent ones are undefined). */
+  async readLive(cluster: ClusterAccess, namespace: string, manifests: Manifests): Promise<LiveObjects> {
+    const loaded = await this.clients.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
+    const kc = loaded.kubeConfig;
+    const opts = () => withTimeout(this.requestTimeoutMs);
+    const orUndefined = <T>(promise: Promise<T>): Promise<T | undefined> =>
+      promise.catch(error => {
+        if (isStatus(error, 404)) return undefined;
+        throw error;
+      });
+    const name = manifests.deployment.metadata!.name!;
+    try {
+      const [deployment, service, podDisruptionBudget, hpas] = await Promise.all([
+        orUndefined(kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name, namespace }, opts())),
+        orUndefined(
+          kc.makeApiClient(CoreV1Api).readNamespacedService({ name: manifests.service.metadata!.name!, namespace }, opts()),
+        ),
+        manifests.podDisruptionBudget
+          ? orUndefined(kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ name, namespace }, opts()))
+          : Promise.resolve(undefined),
+        kc.makeApiClient(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+      ]);
+      const autoscaled = hpas.items.some(
+        hpa => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === name,
+      );
+      return { kind: 'read', deployment, service, podDisruptionBudget, autoscaled };
+    } catch (error) {
+      return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };
     }
   }
 

@@ -1,0 +1,264 @@
+import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
+import { ForwardedError } from '@backstage/errors';
+import {
+  DeploymentReasons,
+  type Application,
+  type Cluster,
+  type Deployment,
+  type SyncDifference,
+} from '@cnp/plugin-fleet-common';
+import pLimit from 'p-limit';
+import type { FleetConfig } from '../config/FleetConfig';
+import type { FleetStore } from '../database/FleetStore';
+import type { DeploymentService } from '../deploy/DeploymentService';
+import type { LiveObjects, ManifestApplier } from '../deploy/ManifestApplier';
+import { diffObject } from './drift';
+import { parseLabelSelector, placementTargets } from './placement';
+
+export const RECONCILE_TASK_ID = 'fleet-reconcile';
+const ACTOR = 'fleet-reconcile';
+
+export interface ReconcileSummary {
+  startedAt: string;
+  durationMs: number;
+  checked: number;
+  synced: number;
+  outOfSync: number;
+  unknown: number;
+  healed: number;
+  placed: Array<{ entityRef: string; cluster: string; status: string }>;
+  degraded: number;
+  recovered: number;
+  errors: Array<{ deployment?: string; entityRef?: string; cluster?: string; message: string }>;
+}
+
+export interface ReconcileWorkerOptions {
+  store: FleetStore;
+  applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
+  deployments: Pick<DeploymentService, 'deploy' | 'manifestsFor'>;
+  logger: LoggerService;
+  scheduler?: SchedulerService;
+  deploy: Pick<FleetConfig['deploy'], 'namespace'>;
+  reconcile: FleetConfig['reconcile'];
+  /** The entity's cnp.io/cluster-selector annotation, if the catalog knows the entity. */
+  clusterSelectorOf?: (entityRef: string) => Promise<string | undefined>;
+}
+
+/**
+ * Keeps the fleet as desired: places applications on the clusters their placement selects,
+ * compares every deployment's live objects with the desired ones on the fields Fleet owns
+ * (SYNCED / OUT_OF_SYNC with what differs / UNKNOWN when it cannot know), re-applies drifted ones
+ * whose application asks for selfHeal, and turns workload health into DEGRADED /
+ * WORKLOAD_UNHEALTHY and back. Live reads run with bounded concurrency; one failing deployment or
+ * cluster never stops the others.
+ */
+export class ReconcileWorker {
+  private constructor(private readonly options: ReconcileWorkerOptions) {}
+
+  static create(options: ReconcileWorkerOptions): ReconcileWorker {
+    return new ReconcileWorker(options);
+  }
+
+  async start(): Promise<void> {
+    const { scheduler, reconcile } = this.options;
+    if (!scheduler) throw new Error('ReconcileWorker.start needs a scheduler');
+    await scheduler.scheduleTask({
+      id: RECONCILE_TASK_ID,
+      scope: 'global',
+      frequency: { milliseconds: reconcile.intervalMs },
+      timeout: { milliseconds: Math.max(reconcile.intervalMs, 10 * 60_000) },
+      initialDelay: { seconds: 15 },
+      fn: async () => {
+        try {
+          await this.runOnce();
+        } catch (error) {
+          throw new ForwardedError('Fleet reconcile failed', error);
+        }
+      },
+    });
+  }
+
+  async runOnce(): Promise<ReconcileSummary> {
+    const started = Date.now();
+    const summary: ReconcileSummary = {
+      startedAt: new Date(started).toISOString(),
+      durationMs: 0,
+      checked: 0,
+      synced: 0,
+      outOfSync: 0,
+      unknown: 0,
+      healed: 0,
+      placed: [],
+      degraded: 0,
+      recovered: 0,
+      errors: [],
+    };
+    const { store } = this.options;
+    const [applications, clusters] = await Promise.all([store.listApplications(), store.listClusters()]);
+    await this.place(applications, clusters, summary);
+
+    const deployments = await store.listDeployments();
+    const apps = new Map(applications.map(a => [a.id, a]));
+    const clustersByName = new Map(clusters.map(c => [c.name, c]));
+    const limit = pLimit(this.options.reconcile.concurrency);
+    await Promise.all(
+      deployments.map(deployment =>
+        limit(async () => {
+          try {
+            await this.check(deployment, apps.get(deployment.applicationId), clustersByName.get(deployment.cluster), summary);
+          } catch (error) {
+            summary.errors.push({ deployment: deployment.id, cluster: deployment.cluster, message: (error as Error).message });
+            this.options.logger.warn(`Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed: ${error}`);
+          }
+        }),
+      ),
+    );
+    summary.durationMs = Date.now() - started;
+    return summary;
+  }
+
+  /** Gives every application a deployment on each ONLINE/UNKNOWN cluster its placement selects. */
+  private async place(applications: Application[], clusters: Cluster[], summary: ReconcileSummary) {
+    const { store, deployments, clusterSelectorOf, logger } = this.options;
+    for (const application of applications) {
+      let annotationSelector: Record<string, string> | undefined;
+      if (!application.placement.clusterSelector && clusterSelectorOf) {
+        try {
+          annotationSelector = parseLabelSelector(await clusterSelectorOf(application.entityRef));
+        } catch (error) {
+          logger.debug(`No catalog annotations for ${application.entityRef}: ${error}`);
+        }
+      }
+      const targets = placementTargets(application.placement, annotationSelector, clusters);
+      if (targets.length === 0) continue;
+      const existing = new Set((await store.listDeployments({ applicationId: application.id })).map(d => d.cluster));
+      for (const cluster of targets) {
+        const target = clusters.find(c => c.name === cluster)!;
+        if (existing.has(cluster) || target.status === 'OFFLINE') continue;
+        if (!application.spec.image) {
+          summary.errors.push({ entityRef: application.entityRef, cluster, message: 'the application has no image to place' });
+          continue;
+        }
+        try {
+          const placed = await deployments.deploy({ entityRef: application.entityRef, cluster }, ACTOR);
+          summary.placed.push({ entityRef: application.entityRef, cluster, status: placed.status });
+          logger.info(`Placed ${application.entityRef} on ${cluster} (${placed.status})`);
+        } catch (error) {
+          summary.errors.push({ entityRef: application.entityRef, cluster, message: (error as Error).message });
+        }
+      }
+    }
+  }
+
+  private async check(
+    deployment: Deployment,
+    application: Application | undefined,
+    cluster: Cluster | undefined,
+    summary: ReconcileSummary,
+  ): Promise<void> {
+    const { store, applier, deployments, deploy } = this.options;
+    if (!application || deployment.status === 'PENDING' || deployment.status === 'PROGRESSING') return;
+    summary.checked += 1;
+    if (!cluster || cluster.status !== 'ONLINE') {
+      summary.unknown += 1;
+      await store.recordSync(
+        deployment.id,
+        { syncStatus: 'UNKNOWN', reason: 'CLUSTER_NOT_ONLINE', message: `Cluster ${deployment.cluster} is ${cluster?.status ?? 'gone'}` },
+        ACTOR,
+      );
+      return;
+    }
+    const manifests = deployments.manifestsFor(application);
+    const live = await applier.readLive(cluster, deploy.namespace, manifests);
+    if (live.kind === 'unreachable') {
+      summary.unknown += 1;
+      await store.recordSync(deployment.id, { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message }, ACTOR);
+      return;
+    }
+
+    const ignore = [...(application.spec.ignoreDifferences ?? []), ...(live.autoscaled ? ['/spec/replicas'] : [])];
+    const differences: SyncDifference[] = [
+      ...diffObject(manifests.deployment, live.deployment, ignore),
+      ...diffObject(manifests.service, live.service, ignore),
+      ...(manifests.podDisruptionBudget ? diffObject(manifests.podDisruptionBudget, live.podDisruptionBudget, ignore) : []),
+    ];
+    const now = new Date();
+    const described = differences.map(d => `${d.kind}/${d.name}${d.path === '/' ? ' (missing)' : ` ${d.path}`}`).join(', ');
+
+    if (differences.length === 0) {
+      summary.synced += 1;
+      await store.recordSync(deployment.id, { syncStatus: 'SYNCED', lastSyncedAt: now, reason: 'IN_SYNC' }, ACTOR);
+    } else if (application.spec.selfHeal) {
+      const result = await applier.apply(cluster, deploy.namespace, manifests);
+      if (result.kind === 'applied') {
+        summary.healed += 1;
+        summary.synced += 1;
+        await store.recordSync(
+          deployment.id,
+          {
+            syncStatus: 'SYNCED',
+            lastSyncedAt: now,
+            lastAppliedAt: now,
+            reason: 'SELF_HEALED',
+            message: `Re-applied to undo drift: ${described}`,
+            forceEvent: true,
+          },
+          ACTOR,
+        );
+        return; // the workload is rolling out again: judge its health next time
+      }
+      summary.outOfSync += 1;
+      await store.recordSync(
+        deployment.id,
+        { syncStatus: 'OUT_OF_SYNC', syncDifferences: differences, reason: 'SELF_HEAL_FAILED', message: `${result.message} (drift: ${described})`, forceEvent: true },
+        ACTOR,
+      );
+    } else {
+      summary.outOfSync += 1;
+      await store.recordSync(
+        deployment.id,
+        { syncStatus: 'OUT_OF_SYNC', syncDifferences: differences, reason: 'DRIFT_DETECTED', message: described },
+        ACTOR,
+      );
+    }
+    await this.judgeWorkload(deployment, live, summary);
+  }
+
+  /** DEPLOYED -> DEGRADED / WORKLOAD_UNHEALTHY when replicas are missing, and back when they return. */
+  private async judgeWorkload(
+    deployment: Deployment,
+    live: Extract<LiveObjects, { kind: 'read' }>,
+    summary: ReconcileSummary,
+  ): Promise<void> {
+    const { store } = this.options;
+    const desired = live.deployment?.spec?.replicas ?? 1;
+    const available = live.deployment?.status?.availableReplicas ?? 0;
+    const healthy = live.deployment !== undefined && available >= desired;
+    const condition = { status: deployment.status, revision: deployment.revision };
+    if (!healthy && deployment.status === 'DEPLOYED') {
+      const moved = await store.updateDeploymentStatus(
+        deployment.id,
+        {
+          status: 'DEGRADED',
+          statusReason: DeploymentReasons.WORKLOAD_UNHEALTHY,
+          message: live.deployment ? `${available} of ${desired} replicas available` : 'The Deployment is missing',
+        },
+        ACTOR,
+        condition,
+      );
+      if (moved) summary.degraded += 1;
+    } else if (
+      healthy &&
+      deployment.status === 'DEGRADED' &&
+      deployment.statusReason === DeploymentReasons.WORKLOAD_UNHEALTHY
+    ) {
+      const moved = await store.updateDeploymentStatus(
+        deployment.id,
+        { status: 'DEPLOYED', statusReason: null, message: `${available} of ${desired} replicas available again` },
+        ACTOR,
+        condition,
+      );
+      if (moved) summary.recovered += 1;
+    }
+  }
+}

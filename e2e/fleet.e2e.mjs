@@ -2,7 +2,8 @@
 // README's run command starts it (scripts/start.sh: simulated fleet + backend + frontend).
 //
 // It opens a component page, sees a chip per cluster, deploys through the dialog and sees the
-// deployment appear; then takes that simulated cluster down, runs health cycles through the API,
+// deployment appear; changes its image behind Fleet's back and sees the drift reported; then
+// takes that simulated cluster down, runs health cycles through the API,
 // and — without reloading the page — sees the chip turn OFFLINE, the deployment DEGRADED and the
 // cluster disabled in the picker. Screenshots of each step go to e2e-artifacts/ (git-ignored).
 import { spawn } from 'node:child_process';
@@ -49,6 +50,34 @@ function simulatorFault(cluster, mode) {
     );
     req.on('error', reject);
     req.end(JSON.stringify({ mode }));
+  });
+}
+
+function simulatorRequest(route, body) {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      { host: '127.0.0.1', port: SIM_PORT, path: route, method: body ? 'POST' : 'GET', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } },
+      res => {
+        let text = '';
+        res.on('data', chunk => (text += chunk));
+        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`${route}: HTTP ${res.statusCode} ${text}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(body ? JSON.stringify(body) : undefined);
+  });
+}
+
+/** `kubectl set image` behind Fleet's back, through the simulator's drift injection. */
+async function simulatorDrift(cluster, name, image) {
+  const { items } = await simulatorRequest(`/clusters/${cluster}/_sim/objects`);
+  const live = items.find(o => o.kind === 'Deployment' && o.metadata.name === name);
+  const containers = live.spec.template.spec.containers.map((c, i) => (i === 0 ? { ...c, image } : c));
+  await simulatorRequest(`/clusters/${cluster}/_sim/drift`, {
+    kind: 'Deployment',
+    namespace: live.metadata.namespace,
+    name,
+    patch: { spec: { template: { spec: { containers } } } },
   });
 }
 
@@ -154,6 +183,14 @@ async function main() {
   await row.getByLabel('Deployment status: DEPLOYED').waitFor({ timeout: 60_000 });
   log('deployment DEPLOYED');
   await shot(page, 'deployed');
+
+  // Drift: change the image behind Fleet's back; the next reconcile reports it on the card.
+  await simulatorDrift(CLUSTER, 'payments', 'evil:latest');
+  const differences = page.getByRole('list', { name: `Differences on ${CLUSTER}` });
+  await differences.getByText('/spec/template/spec/containers/0/image').waitFor({ timeout: 90_000 });
+  await row.getByLabel('Sync status: OUT OF SYNC').waitFor();
+  log('drift reported: OUT OF SYNC with the image path');
+  await shot(page, 'drift-out-of-sync');
 
   // Take the cluster down and run two health cycles (grace period, then confirmed outage).
   await simulatorFault(CLUSTER, 'down');

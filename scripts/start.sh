@@ -48,6 +48,8 @@ fleet:
     kubeconfigDir: $state/kubeconfigs
   health:
     interval: { seconds: 60 }
+  reconcile:
+    interval: { seconds: 15 }
 YAML
 
 echo "fleet: portal starting — frontend http://localhost:3000, API http://localhost:7007/api/fleet (token in ${state#$root/}/dev-token)"

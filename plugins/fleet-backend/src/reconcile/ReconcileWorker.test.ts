@@ -93,6 +93,8 @@ describe.each(databases.eachSupportedId())('ReconcileWorker against the kube sim
     expect(drifted.syncDifferences).toEqual([{ kind: 'Deployment', name, path: imagePath }]);
     const [event] = await h.store.listEvents({ subjectKind: 'deployment', subject: deployment.id });
     expect(event).toMatchObject({ from: 'SYNCED', to: 'OUT_OF_SYNC', reason: 'DRIFT_DETECTED' });
+    // GET /summary counts it
+    expect((await h.store.getSummaryCounts()).deploymentsBySyncStatus).toEqual({ SYNCED: 0, OUT_OF_SYNC: 1, UNKNOWN: 0 });
     await h.reconciler.runOnce();
     expect(liveImage('east', name)).toBe('evil:latest'); // reported, not fought
     expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe('OUT_OF_SYNC');

@@ -219,6 +219,24 @@ async function main() {
   await page.waitForTimeout(500); // let the menu finish opening for the screenshot
   await shot(page, 'picker-offline-disabled');
   await page.keyboard.press('Escape');
+
+  // The cluster's own catalog page (published by the catalog module) and the fleet page.
+  await waitFor('the sim-2 cluster page with its Fleet card', async () => {
+    await page.goto(`${FRONTEND}/catalog/default/resource/${CLUSTER}`);
+    await page.getByText(`Fleet cluster ${CLUSTER}`).waitFor({ timeout: 15_000 });
+    return true;
+  }, 120_000, 2000);
+  await page.getByLabel('Cluster status: OFFLINE').first().waitFor();
+  await page.getByRole('list', { name: 'Applications on this cluster' }).getByText('component:default/payments').waitFor();
+  log('cluster page: OFFLINE, with payments on it');
+  await shot(page, 'cluster-page');
+
+  await page.goto(`${FRONTEND}/fleet`);
+  const table = page.getByRole('table', { name: 'Clusters' });
+  await table.locator(`tr[data-cluster="${CLUSTER}"]`).getByLabel('Cluster status: OFFLINE').waitFor();
+  await page.getByRole('list', { name: 'Events' }).getByText(/ONLINE → OFFLINE/).first().waitFor();
+  log('fleet page: clusters table and recent events');
+  await shot(page, 'fleet-page');
 }
 
 let failed = false;

@@ -292,8 +292,20 @@ export class DatabaseFleetStore implements FleetStore {
   ): Promise<{ inserted: string[]; updated: string[] }> {
     const inserted: string[] = [];
     const updated: string[] = [];
+    // One read for all: discovery runs every cycle and must stay cheap for a large fleet.
+    const known = new Map(
+      (
+        await this.db('fleet_clusters').select('name', 'endpoint', 'kubeconfig_ref', 'context', 'source')
+      ).map(row => [row.name as string, row]),
+    );
     for (const cluster of clusters) {
-      const existing = await this.getCluster(cluster.name);
+      const row = known.get(cluster.name);
+      const existing = row && {
+        source: row.source,
+        endpoint: row.endpoint,
+        kubeconfigRef: row.kubeconfig_ref,
+        context: optional(row.context),
+      };
       if (!existing) {
         try {
           await this.insertCluster({ ...cluster, source: 'discovered' });

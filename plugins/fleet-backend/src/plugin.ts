@@ -68,7 +68,7 @@ export const fleetPlugin = createBackendPlugin({
           deploy: fleetConfig.deploy,
         });
         lifecycle.addStartupHook(async () => {
-          await deployments.resumeTracking();
+          await deployments.adoptUnfinished();
         });
         lifecycle.addShutdownHook(() => deployments.stop());
 

@@ -166,4 +166,15 @@ describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId
       ['user:default/ada', undefined, 'UNKNOWN', 'NEVER_PROBED', 'Cluster registered (manual)'],
     ]);
   });
+  it('refuses to delete a cluster that still has deployments with a ConflictError', async () => {
+    const { store } = await createStore();
+    await store.insertCluster({ name: 'busy', endpoint: 'https://busy', kubeconfigRef: '/k', source: 'manual' });
+    const app = await store.insertApplication({ entityRef: 'component:default/web', name: 'web', spec: {} });
+    await store.insertDeployment({ applicationId: app.id, cluster: 'busy', status: 'DEPLOYED' }, 'test');
+    await expect(store.deleteCluster('busy')).rejects.toMatchObject({ name: 'ConflictError' });
+    expect(await store.getCluster('busy')).toBeDefined();
+    await expect(
+      store.insertDeployment({ applicationId: app.id, cluster: 'never-registered', status: 'PENDING' }, 'test'),
+    ).rejects.toMatchObject(databaseId.startsWith('POSTGRES') ? { name: 'ConflictError' } : {});
+  });
 });

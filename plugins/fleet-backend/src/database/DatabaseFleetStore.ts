@@ -164,6 +164,25 @@ function isUniqueViolation(error: unknown): boolean {
   );
 }
 
+/**
+ * Locks the selected rows until the transaction ends (PostgreSQL), so that a check and the write
+ * that depends on it cannot interleave with another writer. SQLite runs one write transaction at
+ * a time, so it needs (and supports) no row locks.
+ */
+function forUpdate<T extends Knex.QueryBuilder>(query: T, db: Knex | Knex.Transaction): T {
+  const client = String(db.client.config.client ?? '');
+  return client === 'pg' || client.includes('postgres') ? (query.forUpdate() as T) : query;
+}
+
+function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return (
+    e?.code === '23503' || // PostgreSQL
+    e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
+    /FOREIGN KEY constraint failed|violates foreign key constraint/i.test(e?.message ?? '')
+  );
+}
+
 function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map(k => [k, 0])) as Record<K, number>;
 }
@@ -182,9 +201,10 @@ async function moveDeployments(
   to: { status: DeploymentStatus; statusReason: string | null; message: string },
   actor: string,
 ): Promise<number> {
-  let query = tx('fleet_deployments')
-    .where({ cluster: where.cluster, status: where.status })
-    .select('id', 'status');
+  let query = forUpdate(
+    tx('fleet_deployments').where({ cluster: where.cluster, status: where.status }).select('id', 'status'),
+    tx,
+  );
   if (where.statusReason) query = query.andWhere('status_reason', where.statusReason);
   const rows: Row[] = await query;
   if (rows.length === 0) return 0;
@@ -382,9 +402,22 @@ export class DatabaseFleetStore implements FleetStore {
 
   async deleteCluster(name: string, actor?: string): Promise<boolean> {
     return this.db.transaction(async tx => {
-      const row = await tx('fleet_clusters').where({ name }).first();
+      const row = await forUpdate(tx('fleet_clusters').where({ name }), tx).first();
       if (!row) return false;
-      await tx('fleet_clusters').where({ name }).delete();
+      // Checked here, in the transaction, and enforced by the foreign key on PostgreSQL: a
+      // deployment created meanwhile makes this a 409, never a 500.
+      const deployments = await tx('fleet_deployments').where({ cluster: name }).count({ n: '*' }).first();
+      if (Number(deployments?.n ?? 0) > 0) {
+        throw new ConflictError(`Cluster '${name}' still has ${deployments!.n} deployment(s); remove them first`);
+      }
+      try {
+        await tx('fleet_clusters').where({ name }).delete();
+      } catch (error) {
+        if (isForeignKeyViolation(error)) {
+          throw new ConflictError(`Cluster '${name}' still has deployments; remove them first`);
+        }
+        throw error;
+      }
       await tx('fleet_events').insert(
         eventRow(
           {
@@ -422,7 +455,7 @@ export class DatabaseFleetStore implements FleetStore {
           if (update.lastSuccessAt) patch.last_success_at = update.lastSuccessAt;
           if (update.lastTransitionAt) patch.last_transition_at = update.lastTransitionAt;
           if (update.probeLatencyMs !== undefined) patch.probe_latency_ms = update.probeLatencyMs;
-          if (update.serverVersion !== undefined) patch.server_version = update.serverVersion;
+          if (update.serverVersion !== undefined) patch.server_version = update.serverVersion.slice(0, 64);
           await trx('fleet_clusters').where({ name }).update(patch);
         },
         setCascadeHeld: async (name: string, held: boolean) => {
@@ -639,6 +672,9 @@ export class DatabaseFleetStore implements FleetStore {
           `Application '${deployment.applicationId}' already has a deployment on '${deployment.cluster}'`,
         );
       }
+      if (isForeignKeyViolation(error)) {
+        throw new ConflictError(`Cluster '${deployment.cluster}' was removed meanwhile`);
+      }
       throw error;
     }
     return (await this.getDeployment(id))!;
@@ -651,7 +687,7 @@ export class DatabaseFleetStore implements FleetStore {
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current = await tx('fleet_deployments').where({ id }).first();
+      const current = await forUpdate(tx('fleet_deployments').where({ id }), tx).first();
       if (!current) return undefined;
       if (condition?.status !== undefined && current.status !== condition.status) return undefined;
       if (condition?.revision !== undefined && Number(current.revision) !== condition.revision) {
@@ -667,6 +703,7 @@ export class DatabaseFleetStore implements FleetStore {
       }
       if (update.image !== undefined) patch.image = update.image;
       if (update.revision !== undefined) patch.revision = update.revision;
+      if (update.bumpRevision) patch.revision = Number(current.revision) + 1;
       if (update.lastAppliedAt !== undefined) patch.last_applied_at = update.lastAppliedAt;
       if (update.lastSyncedAt !== undefined) patch.last_synced_at = update.lastSyncedAt;
       await tx('fleet_deployments').where({ id }).update(patch);
@@ -698,7 +735,7 @@ export class DatabaseFleetStore implements FleetStore {
     actor: string,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current = await tx('fleet_deployments').where({ id }).first();
+      const current = await forUpdate(tx('fleet_deployments').where({ id }), tx).first();
       if (!current) return undefined;
       const now = new Date();
       const patch: Row = {

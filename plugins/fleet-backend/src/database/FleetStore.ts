@@ -84,6 +84,8 @@ export interface DeploymentStatusUpdate {
   syncStatus?: SyncStatus;
   image?: string;
   revision?: number;
+  /** Sets revision to the stored one plus one, read and written under one row lock. */
+  bumpRevision?: boolean;
   lastAppliedAt?: Date;
   lastSyncedAt?: Date;
 }

@@ -1,3 +1,4 @@
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubeSimulator, type SimObject } from '@cnp/kube-simulator';
 import type { Deployment, DeploymentStatus } from '@cnp/plugin-fleet-common';
 import type { FleetStore } from '../database/FleetStore';
@@ -244,5 +245,67 @@ describe.each(databases.eachSupportedId())('deploy flow against the kube simulat
     expect(await statusOf(healthy)).toEqual(['DEPLOYED', undefined]);
     expect(await statusOf(failed)).toEqual(['FAILED', 'PROGRESS_DEADLINE_EXCEEDED']);
     expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
+  });
+  it('gives components of other namespaces, or with cleaned names, their own object names', async () => {
+    const { store, deployments } = await setup();
+    const a = await settle(store, (await deployments.deploy({ entityRef: 'component:team-a/web', cluster: 'alpha', image: 'nginx:1.27' }, 'test')).id);
+    const b = await settle(store, (await deployments.deploy({ entityRef: 'component:team-b/web', cluster: 'alpha', image: 'nginx:1.26' }, 'test')).id);
+    expect([a.status, b.status]).toEqual(['DEPLOYED', 'DEPLOYED']);
+    const names = (await store.listApplications()).map(app => app.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.filter(n => n.startsWith('team-a-web-'))).toHaveLength(1);
+    expect(names.filter(n => n.startsWith('team-b-web-'))).toHaveLength(1);
+  });
+
+  it("never patches an object of the same name that is not Fleet's: FAILED / APPLY_FAILED", async () => {
+    const { store, deployments, namespace } = await setup();
+    const kc = new KubeConfig();
+    kc.loadFromFile(sim.kubeconfigPath('charlie'));
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => undefined);
+    const squatter = `squatter-${databaseId.toLowerCase().replace(/_/g, '-')}`;
+    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: squatter },
+        spec: { selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'x', image: 'theirs:1' }] } } },
+      },
+    });
+    const d = await deployments.deploy({ entityRef: `component:default/${squatter}`, cluster: 'charlie', image: 'nginx:1.27' }, 'test');
+    expect(d).toMatchObject({ status: 'FAILED', statusReason: 'APPLY_FAILED' });
+    expect(d.message).toMatch(/already exists and is not Fleet's object/);
+    expect((liveObject('charlie', 'Deployment', squatter) as any).spec.template.spec.containers[0].image).toBe('theirs:1');
+  });
+
+  it('ends two concurrent deploys of the same component and cluster at the last revision, not stuck', async () => {
+    const { store, deployments } = await setup();
+    const ref = `component:default/twice-${databaseId.toLowerCase().replace(/_/g, '-')}`;
+    const [first, second] = await Promise.all([
+      deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' }, 'a'),
+      deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' }, 'b'),
+    ]);
+    expect(first.id).toBe(second.id);
+    const done = await settle(store, first.id);
+    expect(done.status).toBe('DEPLOYED');
+    expect(done.revision).toBe(2);
+  });
+
+  it('writes DEGRADED / CLUSTER_OFFLINE, not DEPLOYED, when the cluster went OFFLINE during the rollout', async () => {
+    const { store, deployments } = await setup();
+    sim.setReadiness('alpha', { readyDelayMs: 600 });
+    const d = await deployments.deploy({ entityRef: 'component:default/caught-out', cluster: 'alpha', image: 'nginx:1.27' }, 'test');
+    await store.inClusterTransaction(tx =>
+      tx.updateClusterHealth('alpha', { status: 'OFFLINE', statusReason: 'FAILURE_THRESHOLD_REACHED', consecutiveFailures: 2, consecutiveSuccesses: 0 }),
+    );
+    expect(await settle(store, d.id)).toMatchObject({ status: 'DEGRADED', statusReason: 'CLUSTER_OFFLINE' });
+  });
+
+  it('fails a deployment left PENDING past the deadline, and follows one left PROGRESSING', async () => {
+    const { store, deployments } = await setup({ progressDeadlineMs: 200 });
+    const app = await store.insertApplication({ entityRef: 'component:default/orphan', name: 'orphan', spec: { image: 'x' } });
+    const pending = await store.insertDeployment({ applicationId: app.id, cluster: 'alpha', status: 'PENDING', revision: 1 }, 'test');
+    await new Promise(r => setTimeout(r, 300));
+    await deployments.adoptUnfinished();
+    expect(await store.getDeployment(pending.id)).toMatchObject({ status: 'FAILED', statusReason: 'APPLY_FAILED' });
   });
 });

@@ -12,7 +12,7 @@ import {
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
-import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+import { isDns1123Label, sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
 import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier } from './ManifestApplier';
 
@@ -64,13 +64,26 @@ export function normalizeEntityRef(ref: string): string {
 }
 
 /**
+ * The Kubernetes name of a component's objects. Every application shares one target namespace,
+ * so the name must be unique per entity: a component of the `default` namespace whose name is
+ * already a DNS-1123 label keeps it (`payments`); any other (another namespace, or a name that
+ * had to be cleaned, like `my_app`) gets a stable hash of the whole entity ref.
+ */
+export function applicationNameFor(entityRef: string): string {
+  const { namespace, name } = parseEntityRef(entityRef);
+  if (namespace === 'default' && isDns1123Label(name)) return name;
+  const base = namespace === 'default' ? name : `${namespace}-${name}`;
+  return withStableSuffix(sanitizeK8sName(base), entityRef);
+}
+
+/**
  * The deploy flow of DESIGN §5.3: record PENDING, apply through the cluster's own client, move to
  * PROGRESSING, then follow the rollout until DEPLOYED, or FAILED with PROGRESS_DEADLINE_EXCEEDED.
  * A cluster without a usable kubeconfig gives FAILED / CLUSTER_NOT_CONFIGURED and a Kubernetes
  * API error FAILED / APPLY_FAILED with the API's message: a result, never an HTTP 500.
  */
 export class DeploymentService {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { revision: number; timer: NodeJS.Timeout }>();
   private stopped = false;
 
   private constructor(private readonly options: DeploymentServiceOptions) {}
@@ -97,7 +110,7 @@ export class DeploymentService {
     await this.checkPlacement(request.placement);
     return this.options.store.insertApplication({
       entityRef,
-      name: sanitizeK8sName(parseEntityRef(entityRef).name),
+      name: applicationNameFor(entityRef),
       origin: request.origin,
       spec: request.spec,
       placement: request.placement,
@@ -150,7 +163,7 @@ export class DeploymentService {
       try {
         application = await store.insertApplication({
           entityRef,
-          name: sanitizeK8sName(parseEntityRef(entityRef).name),
+          name: applicationNameFor(entityRef),
           origin: 'imported',
           spec: { image, replicas: request.replicas },
         });
@@ -177,21 +190,26 @@ export class DeploymentService {
     const manifests = this.manifestsFor(application);
     const result = await applier.apply(cluster, deploy.namespace, manifests);
     const now = new Date();
+    // Only while no newer deploy of the same (application, cluster) came in meanwhile.
+    const condition = { status: 'PENDING' as const, revision };
+    let outcome: Deployment | undefined;
     if (result.kind === 'not-configured') {
-      deployment = (await store.updateDeploymentStatus(
+      outcome = await store.updateDeploymentStatus(
         deployment.id,
         { status: 'FAILED', statusReason: DeploymentReasons.CLUSTER_NOT_CONFIGURED, message: result.message },
         actor,
-      ))!;
+        condition,
+      );
     } else if (result.kind === 'failed') {
       logger.warn(`Deploying ${entityRef} to ${cluster.name} failed: ${result.message}`);
-      deployment = (await store.updateDeploymentStatus(
+      outcome = await store.updateDeploymentStatus(
         deployment.id,
         { status: 'FAILED', statusReason: DeploymentReasons.APPLY_FAILED, message: result.message },
         actor,
-      ))!;
+        condition,
+      );
     } else {
-      deployment = (await store.updateDeploymentStatus(
+      outcome = await store.updateDeploymentStatus(
         deployment.id,
         {
           status: 'PROGRESSING',
@@ -202,9 +220,11 @@ export class DeploymentService {
           lastSyncedAt: now,
         },
         actor,
-      ))!;
-      this.track(deployment.id, revision);
+        condition,
+      );
+      if (outcome) this.track(deployment.id, revision);
     }
+    deployment = outcome ?? (await store.getDeployment(deployment.id))!;
     return deployment;
   }
 
@@ -224,7 +244,7 @@ export class DeploymentService {
     const current = existing ?? (await store.getDeploymentFor(applicationId, cluster))!;
     return (await store.updateDeploymentStatus(
       current.id,
-      { status: 'PENDING', statusReason: null, message: 'Deploy requested', image, revision: current.revision + 1 },
+      { status: 'PENDING', statusReason: null, message: 'Deploy requested', image, bumpRevision: true },
       actor,
     ))!;
   }
@@ -232,34 +252,48 @@ export class DeploymentService {
   /** Follows a rollout until DEPLOYED or FAILED; only while it is still this revision. */
   track(deploymentId: string, revision: number): void {
     if (this.stopped) return;
-    clearTimeout(this.timers.get(deploymentId));
-    this.timers.set(
-      deploymentId,
-      setTimeout(() => {
-        this.poll(deploymentId, revision).catch(error =>
-          this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed: ${error}`),
-        );
+    const current = this.timers.get(deploymentId);
+    if (current && current.revision > revision) return; // a newer deploy is followed already
+    if (current) clearTimeout(current.timer);
+    this.timers.set(deploymentId, {
+      revision,
+      timer: setTimeout(() => {
+        this.poll(deploymentId, revision).catch(error => {
+          this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed, retrying: ${error}`);
+          this.track(deploymentId, revision);
+        });
       }, this.pollMs),
-    );
+    });
   }
 
   private async poll(deploymentId: string, revision: number): Promise<void> {
     const { store, applier, deploy } = this.options;
-    this.timers.delete(deploymentId);
+    if (this.timers.get(deploymentId)?.revision === revision) this.timers.delete(deploymentId);
     const deployment = await store.getDeployment(deploymentId);
     if (!deployment || deployment.status !== 'PROGRESSING' || deployment.revision !== revision) return;
     const condition = { status: 'PROGRESSING' as const, revision };
-    const cluster = await store.getCluster(deployment.cluster);
     const application = await store.getApplication(deployment.applicationId);
-    if (!cluster || !application) return;
+    if (!application) return;
+    const cluster = await store.getCluster(deployment.cluster);
+    if (!cluster) return;
 
     const state = await applier.rolloutState(cluster, deploy.namespace, application.name);
     const appliedAt = deployment.lastAppliedAt ? Date.parse(deployment.lastAppliedAt) : Date.now();
     const overdue = Date.now() - appliedAt > deploy.progressDeadlineMs;
     if (state.kind === 'ready') {
+      // The cluster may have gone OFFLINE during the rollout: then this is what the cascade
+      // would have done, so that targeted recovery restores it with the cluster.
+      const latest = await store.getCluster(deployment.cluster);
+      const offline = latest?.status === 'OFFLINE';
       await store.updateDeploymentStatus(
         deploymentId,
-        { status: 'DEPLOYED', statusReason: null, message: 'Rollout complete: all replicas updated and available' },
+        offline
+          ? {
+              status: 'DEGRADED',
+              statusReason: DeploymentReasons.CLUSTER_OFFLINE,
+              message: `Rollout complete, but cluster '${deployment.cluster}' is OFFLINE`,
+            }
+          : { status: 'DEPLOYED', statusReason: null, message: 'Rollout complete: all replicas updated and available' },
         'fleet-rollout',
         condition,
       );
@@ -282,21 +316,36 @@ export class DeploymentService {
     this.track(deploymentId, revision);
   }
 
-  /** Picks up rollouts that were in progress when the backend stopped. */
-  async resumeTracking(): Promise<number> {
-    const progressing = (await this.options.store.listDeployments()).filter(d => d.status === 'PROGRESSING');
-    for (const d of progressing) this.track(d.id, d.revision);
-    return progressing.length;
-  }
-
-  /** Whether any rollout is being followed (for tests and shutdown). */
-  get tracking(): number {
-    return this.timers.size;
+  /**
+   * Follows the rollouts of deployments left PROGRESSING (by a restart, or by another replica
+   * that stopped), and fails those left PENDING for longer than the progress deadline: their
+   * apply was interrupted. Runs at startup and on every reconcile.
+   */
+  async adoptUnfinished(): Promise<number> {
+    const { store, deploy } = this.options;
+    let adopted = 0;
+    for (const d of await store.listDeployments()) {
+      if (d.status === 'PROGRESSING') {
+        if (!this.timers.has(d.id)) {
+          this.track(d.id, d.revision);
+          adopted += 1;
+        }
+      } else if (d.status === 'PENDING' && Date.now() - Date.parse(d.updatedAt) > deploy.progressDeadlineMs) {
+        await store.updateDeploymentStatus(
+          d.id,
+          { status: 'FAILED', statusReason: DeploymentReasons.APPLY_FAILED, message: 'The apply was interrupted; deploy again' },
+          'fleet-rollout',
+          { status: 'PENDING', revision: d.revision },
+        );
+        adopted += 1;
+      }
+    }
+    return adopted;
   }
 
   stop(): void {
     this.stopped = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
 }

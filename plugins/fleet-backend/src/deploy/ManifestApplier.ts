@@ -11,7 +11,8 @@ import {
 } from '@kubernetes/client-node';
 import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
 import { describeKubeError, withTimeout } from '../kubernetes/requestOptions';
-import type { Manifests } from './manifests';
+import { diffObject } from '../reconcile/drift';
+import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
 
 export type ApplyResult =
   | { kind: 'applied'; generation?: number }
@@ -36,6 +37,9 @@ export type RolloutState =
   | { kind: 'deadline-exceeded'; message: string }
   | { kind: 'unreachable'; message: string }
   | { kind: 'missing' };
+
+/** An object with Fleet's name exists but belongs to someone else. */
+class ForeignObjectError extends Error {}
 
 const isStatus = (error: unknown, code: number) => (error as { code?: unknown })?.code === code;
 
@@ -65,16 +69,27 @@ export class ManifestApplier {
     const opts = () => withTimeout(this.requestTimeoutMs);
     const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts());
 
+    const entityRef = manifests.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
+    /** On a 409, the object there must be ours: never patch or replace someone else's. */
+    const assertOurs = (kind: string, live: { metadata?: { annotations?: Record<string, string> } }) => {
+      const owner = live.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
+      if (owner !== entityRef) {
+        throw new ForeignObjectError(
+          `${kind} ${namespace}/${manifests.deployment.metadata!.name} already exists and is not Fleet's object for ${entityRef}${owner ? ` (it belongs to ${owner})` : ''}`,
+        );
+      }
+    };
+
     try {
+      // Create the namespace when missing; a namespace-scoped account may not read namespaces
+      // (403), and someone else may have created it meanwhile (409): both mean "go on".
       try {
-        await core.readNamespace({ name: namespace }, opts());
+        await core.createNamespace(
+          { body: { metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'fleet' } } } },
+          opts(),
+        );
       } catch (error) {
-        if (!isStatus(error, 404)) throw error;
-        try {
-          await core.createNamespace({ body: { metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'fleet' } } } }, opts());
-        } catch (createError) {
-          if (!isStatus(createError, 409)) throw createError;
-        }
+        if (!isStatus(error, 409) && !isStatus(error, 403)) throw error;
       }
 
       const { deployment, service, podDisruptionBudget } = manifests;
@@ -84,6 +99,7 @@ export class ManifestApplier {
         applied = await apps.createNamespacedDeployment({ namespace, body: deployment }, opts());
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
+        assertOurs('Deployment', await apps.readNamespacedDeployment({ name, namespace }, opts()));
         applied = await apps.patchNamespacedDeployment({ name, namespace, body: deployment }, mergePatch());
       }
 
@@ -93,18 +109,22 @@ export class ManifestApplier {
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
         const live = await core.readNamespacedService({ name: serviceName, namespace }, opts());
-        await core.replaceNamespacedService(
-          {
-            name: serviceName,
-            namespace,
-            body: {
-              ...service,
-              metadata: { ...service.metadata, resourceVersion: live.metadata?.resourceVersion },
-              spec: { ...service.spec, clusterIP: live.spec?.clusterIP, clusterIPs: live.spec?.clusterIPs },
+        assertOurs('Service', live);
+        // Replace only when Fleet's fields differ: an identical apply changes nothing.
+        if (diffObject(service, live).length > 0) {
+          await core.replaceNamespacedService(
+            {
+              name: serviceName,
+              namespace,
+              body: {
+                ...service,
+                metadata: { ...service.metadata, resourceVersion: live.metadata?.resourceVersion },
+                spec: { ...service.spec, clusterIP: live.spec?.clusterIP, clusterIPs: live.spec?.clusterIPs },
+              },
             },
-          },
-          opts(),
-        );
+            opts(),
+          );
+        }
       }
 
       if (podDisruptionBudget) {
@@ -112,17 +132,23 @@ export class ManifestApplier {
           await policy.createNamespacedPodDisruptionBudget({ namespace, body: podDisruptionBudget }, opts());
         } catch (error) {
           if (!isStatus(error, 409)) throw error;
+          assertOurs('PodDisruptionBudget', await policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts()));
           await policy.patchNamespacedPodDisruptionBudget({ name, namespace, body: podDisruptionBudget }, mergePatch());
         }
       } else {
+        // Fewer than 2 replicas: a PDB of ours from an earlier spec must go, never someone else's.
         try {
-          await policy.deleteNamespacedPodDisruptionBudget({ name, namespace }, opts());
+          const live = await policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts());
+          if (live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef) {
+            await policy.deleteNamespacedPodDisruptionBudget({ name, namespace }, opts());
+          }
         } catch (error) {
           if (!isStatus(error, 404)) throw error;
         }
       }
       return { kind: 'applied', generation: applied.metadata?.generation };
     } catch (error) {
+      if (error instanceof ForeignObjectError) return { kind: 'failed', message: error.message };
       return { kind: 'failed', message: describeKubeError(error, this.requestTimeoutMs) };
     }
   }

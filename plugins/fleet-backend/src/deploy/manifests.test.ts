@@ -57,3 +57,12 @@ describe('buildManifests', () => {
     expect(serviceNameFor('web')).toBe('web');
   });
 });
+
+describe('buildManifests and empty values', () => {
+  it('leaves out empty env and resources, which an API server would drop', () => {
+    const { deployment } = buildManifests({ ...base, spec: { image: 'x', env: {}, resources: {} } });
+    const container = deployment.spec!.template.spec!.containers[0];
+    expect(container).not.toHaveProperty('env');
+    expect(container).not.toHaveProperty('resources');
+  });
+});

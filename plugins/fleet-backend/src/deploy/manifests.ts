@@ -75,10 +75,14 @@ export function buildManifests(input: ManifestInput): Manifests {
               name,
               image: spec.image,
               ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-              env: Object.entries(spec.env ?? {})
-                .sort(([a], [b]) => a.localeCompare(b))
-                .map(([envName, value]) => ({ name: envName, value })),
-              resources: spec.resources ?? {},
+              // Empty lists and maps are left out: an API server drops them (omitempty), and a
+              // field that is never there would look like drift forever.
+              env: nonEmpty(
+                Object.entries(spec.env ?? {})
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([envName, value]) => ({ name: envName, value })),
+              ),
+              resources: nonEmpty(spec.resources),
               readinessProbe: probe(2),
               livenessProbe: probe(10),
             },
@@ -124,6 +128,13 @@ export function buildManifests(input: ManifestInput): Manifests {
       : undefined;
 
   return { deployment: stripUndefined(deployment), service: stripUndefined(service), podDisruptionBudget: podDisruptionBudget && stripUndefined(podDisruptionBudget) };
+}
+
+function nonEmpty<T>(value: T | undefined): T | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.length ? value : undefined;
+  if (typeof value === 'object') return Object.keys(value as object).length ? value : undefined;
+  return value;
 }
 
 /** Drops undefined fields, so that what is sent is exactly what is compared later. */

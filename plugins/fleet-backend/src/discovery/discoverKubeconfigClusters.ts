@@ -67,6 +67,10 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
         );
         continue;
       }
+      if (context.name.length > 253) {
+        warnings.push(`Skipping a context of kubeconfig file ${file}: its name is longer than 253 characters`);
+        continue;
+      }
       const origin = `${file}#${context.name}`;
       let name = sanitizeK8sName(context.name);
       const holder = taken.get(name);

@@ -225,6 +225,35 @@ describe.each(databases.eachSupportedId())('HealthWorker against the kube simula
     expect((await status(store, 'delta')).cascadeHeldAt).toBeUndefined();
   });
 
+  it('rule 6 keeps a held cascade while the cluster is UNKNOWN, and applies it when it is OFFLINE again', async () => {
+    const { store, worker } = await setup();
+    await worker.runCycle();
+    const deps: Record<string, string> = {};
+    for (const c of ['alpha', 'bravo', 'charlie', 'delta']) deps[c] = (await seedDeployment(store, c, 'web', 'DEPLOYED')).id;
+    for (const c of ['alpha', 'bravo', 'charlie', 'delta']) sim.setFault(c, { mode: 'down' });
+    await worker.runCycle();
+    expect((await worker.runCycle()).massOutage.active).toBe(true);
+    expect((await status(store, 'delta')).cascadeHeldAt).toBeDefined();
+
+    // the network comes back for three; delta's kubeconfig disappears meanwhile: UNKNOWN, held
+    for (const c of ['alpha', 'bravo', 'charlie']) sim.setFault(c, { mode: 'ok' });
+    const moved = path.join(os.tmpdir(), `fleet-test-delta-held-${process.pid}.yaml`);
+    fs.renameSync(sim.kubeconfigPath('delta'), moved);
+    try {
+      await worker.runCycle();
+      expect(await status(store, 'delta')).toMatchObject({ status: 'UNKNOWN' });
+      expect((await status(store, 'delta')).cascadeHeldAt).toBeDefined();
+      expect(await store.getDeployment(deps.delta)).toMatchObject({ status: 'DEPLOYED' });
+    } finally {
+      fs.renameSync(moved, sim.kubeconfigPath('delta'));
+    }
+    // back and still down: UNKNOWN -> OFFLINE would never cascade, but the held cascade applies
+    await worker.runCycle();
+    expect(await status(store, 'delta')).toMatchObject({ status: 'OFFLINE', cascadeHeldAt: undefined });
+    expect(await store.getDeployment(deps.delta)).toMatchObject({ status: 'DEGRADED', statusReason: 'CLUSTER_OFFLINE' });
+    for (const c of ['alpha', 'bravo', 'charlie']) expect(await store.getDeployment(deps[c])).toMatchObject({ status: 'DEPLOYED' });
+  });
+
   it('probes with bounded concurrency and a timeout that really aborts', async () => {
     let inFlight = 0;
     let maxInFlight = 0;

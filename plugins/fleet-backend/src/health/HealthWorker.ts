@@ -4,6 +4,7 @@ import {
 } from '@backstage/backend-plugin-api';
 import { ConflictError, ForwardedError } from '@backstage/errors';
 import type {
+  ClusterStatus,
   HealthCycleSummary,
   MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
@@ -17,6 +18,9 @@ import { describeKubeError } from '../kubernetes/requestOptions';
 import { decideClusterHealth, HealthDecision, isMassOutage } from './clusterHealthRules';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
+
+const countKey = (status: ClusterStatus) =>
+  status === 'ONLINE' ? 'online' : status === 'OFFLINE' ? 'offline' : 'unknown';
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
 const ACTOR = 'fleet-health';
@@ -44,6 +48,7 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  */
 export class HealthWorker {
   private readonly holder = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  private leaseLost = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
 
@@ -88,8 +93,14 @@ export class HealthWorker {
       }
       await sleep(250);
     }
+    this.leaseLost = false;
     const renew = setInterval(() => {
-      store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS).catch(() => undefined);
+      store
+        .tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS)
+        .then(renewed => {
+          if (!renewed) this.leaseLost = true;
+        })
+        .catch(() => undefined); // a blip: the lease lasts LEASE_TTL_MS, the next renewal may work
     }, LEASE_TTL_MS / 3);
     try {
       return await this.cycle();
@@ -163,6 +174,13 @@ export class HealthWorker {
     for (let i = 0; i < clusters.length; i++) {
       const cluster = clusters[i];
       const decision = decisions[i];
+      if (this.leaseLost) {
+        // Another replica may have taken over: writing decisions made from this cycle's reads
+        // could undo its work, so the rest of this cycle is dropped.
+        summary.errors.push({ cluster: cluster.name, message: 'skipped: the health-cycle lease was lost' });
+        summary[countKey(cluster.status)] += 1;
+        continue;
+      }
       try {
         const moved = await this.applyDecision(cluster, outcomes[i], decision, guard, started);
         summary.degradedDeployments += moved.degraded;
@@ -178,13 +196,12 @@ export class HealthWorker {
             `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
           );
         }
-        const counted = decision.status;
-        summary[counted === 'ONLINE' ? 'online' : counted === 'OFFLINE' ? 'offline' : 'unknown'] += 1;
+        summary[countKey(decision.status)] += 1;
       } catch (error) {
         // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
         const message = (error as Error).message;
         summary.errors.push({ cluster: cluster.name, message });
-        summary[cluster.status === 'ONLINE' ? 'online' : cluster.status === 'OFFLINE' ? 'offline' : 'unknown'] += 1;
+        summary[countKey(cluster.status)] += 1;
         logger.error(`Health update of cluster '${cluster.name}' failed and was rolled back: ${message}`);
       }
     }
@@ -246,9 +263,11 @@ export class HealthWorker {
       // A cascade held by an earlier guard cycle: applied once the guard is off and the cluster
       // is still OFFLINE, dropped as soon as the cluster is no longer OFFLINE.
       if (cluster.cascadeHeldAt && decision.cascade !== 'degrade') {
-        if (decision.status !== 'OFFLINE') {
+        // Dropped only once the cluster is back ONLINE; a cluster that became UNKNOWN keeps its
+        // hold, since UNKNOWN -> OFFLINE would never cascade again.
+        if (decision.status === 'ONLINE') {
           await tx.setCascadeHeld(cluster.name, false);
-        } else if (!guard) {
+        } else if (!guard && decision.status === 'OFFLINE') {
           degraded += await tx.degradeDeploymentsOnCluster(
             cluster.name,
             ACTOR,
@@ -274,7 +293,7 @@ export class HealthWorker {
         active: true,
         raisedAt: previous?.active ? previous.raisedAt : now.toISOString(),
         clusters: [...new Set([...(previous?.active ? previous.clusters : []), ...newlyOffline.map(c => c.name)])],
-        message: `Mass outage suspected: ${newlyOffline.length} of ${probeable} probeable clusters went OFFLINE in one cycle (threshold: ${health.massOutage.minClusters} clusters and ${Math.round(health.massOutage.fraction * 100)}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
+        message: `Mass outage suspected: ${newlyOffline.length} of ${probeable} probeable clusters went OFFLINE in this cycle or are still OFFLINE with a held cascade (threshold: ${health.massOutage.minClusters} clusters and ${Math.round(health.massOutage.fraction * 100)}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
       };
       logger.warn(warning.message!);
       await store.setState(MASS_OUTAGE_STATE_KEY, warning);

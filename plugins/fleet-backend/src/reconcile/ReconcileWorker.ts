@@ -35,7 +35,7 @@ export interface ReconcileSummary {
 export interface ReconcileWorkerOptions {
   store: FleetStore;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
-  deployments: Pick<DeploymentService, 'deploy' | 'manifestsFor'>;
+  deployments: Pick<DeploymentService, 'deploy' | 'manifestsFor' | 'adoptUnfinished'>;
   logger: LoggerService;
   scheduler?: SchedulerService;
   deploy: Pick<FleetConfig['deploy'], 'namespace'>;
@@ -93,7 +93,9 @@ export class ReconcileWorker {
       recovered: 0,
       errors: [],
     };
-    const { store } = this.options;
+    const { store, deployments: deployService } = this.options;
+    // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
+    await deployService.adoptUnfinished();
     const [applications, clusters] = await Promise.all([store.listApplications(), store.listClusters()]);
     await this.place(applications, clusters, summary);
 
@@ -188,7 +190,7 @@ export class ReconcileWorker {
     if (differences.length === 0) {
       summary.synced += 1;
       await store.recordSync(deployment.id, { syncStatus: 'SYNCED', lastSyncedAt: now, reason: 'IN_SYNC' }, ACTOR);
-    } else if (application.spec.selfHeal) {
+    } else if (application.spec.selfHeal && deployment.status !== 'FAILED' && (await this.unchangedSince(deployment, application))) {
       const result = await applier.apply(cluster, deploy.namespace, manifests);
       if (result.kind === 'applied') {
         summary.healed += 1;
@@ -210,7 +212,14 @@ export class ReconcileWorker {
       summary.outOfSync += 1;
       await store.recordSync(
         deployment.id,
-        { syncStatus: 'OUT_OF_SYNC', syncDifferences: differences, reason: 'SELF_HEAL_FAILED', message: `${result.message} (drift: ${described})`, forceEvent: true },
+        {
+          syncStatus: 'OUT_OF_SYNC',
+          syncDifferences: differences,
+          reason: 'SELF_HEAL_FAILED',
+          message: `${result.message} (drift: ${described})`,
+          // once per failure, not once per reconcile while it keeps failing
+          forceEvent: deployment.syncStatus !== 'OUT_OF_SYNC',
+        },
         ACTOR,
       );
     } else {
@@ -222,6 +231,22 @@ export class ReconcileWorker {
       );
     }
     await this.judgeWorkload(deployment, live, summary);
+  }
+
+  /**
+   * True while the deployment is still as this run read it: a deploy that came in meanwhile
+   * (new revision, new spec) must not be "healed" back to what this run thought was desired.
+   */
+  private async unchangedSince(deployment: Deployment, application: Application): Promise<boolean> {
+    const { store } = this.options;
+    const [now, app] = await Promise.all([store.getDeployment(deployment.id), store.getApplication(application.id)]);
+    return (
+      app?.updatedAt === application.updatedAt &&
+      now !== undefined &&
+      now.revision === deployment.revision &&
+      now.status === deployment.status &&
+      (now.status === 'DEPLOYED' || now.status === 'DEGRADED')
+    );
   }
 
   /** DEPLOYED -> DEGRADED / WORKLOAD_UNHEALTHY when replicas are missing, and back when they return. */

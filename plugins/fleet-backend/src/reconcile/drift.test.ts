@@ -50,3 +50,14 @@ describe('diffObject', () => {
     expect(diffObject(service, undefined)).toEqual([{ kind: 'Service', name: 'payments', path: '/' }]);
   });
 });
+
+describe('diffObject and omitted empties', () => {
+  it('treats a missing list or map in the live object as equal to an empty desired one', () => {
+    const desired = { kind: 'Deployment', metadata: { name: 'x', labels: {} }, spec: { template: { spec: { containers: [{ name: 'x', env: [] }] } } } };
+    const live = { metadata: {}, spec: { template: { spec: { containers: [{ name: 'x' }] } } } };
+    expect(diffObject(desired, live)).toEqual([]);
+    const drifted = { metadata: {}, spec: { template: { spec: { containers: [{ name: 'x', env: [{ name: 'A', value: '1' }] }] } } } };
+    // an explicit empty list that someone filled is a difference
+    expect(diffObject(desired, drifted).map(d => d.path)).toEqual(['/spec/template/spec/containers/0/env']);
+  });
+});

@@ -22,8 +22,20 @@ function isPlainObject(value: Json): value is Record<string, Json> {
 }
 
 /** Collects the pointers where `live` does not hold what `desired` sets. */
+/** An empty list or map: what an API server leaves out of what it returns (omitempty). */
+function isEmpty(value: Json): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    (Array.isArray(value) && value.length === 0) ||
+    (isPlainObject(value) && Object.keys(value).length === 0)
+  );
+}
+
 function collect(desired: Json, live: Json, path: string, out: string[]): void {
   if (desired === undefined) return;
+  // Missing and empty are the same to an API server: `env: []` comes back absent.
+  if (isEmpty(desired) && isEmpty(live)) return;
   if (isPlainObject(desired)) {
     if (!isPlainObject(live)) {
       out.push(path || '/');

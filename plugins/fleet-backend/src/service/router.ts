@@ -147,13 +147,15 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   });
 
   router.patch('/clusters/:name', async (req, res) => {
-    const body = parseOrThrow(patchClusterSchema, req.body, 'cluster update');
     const updated = await audited(req, 'cluster-update', { cluster: req.params.name }, async () => {
       const credentials = await requirePermission(
         { httpAuth, permissions },
         req,
         fleetClusterUpdatePermission,
       );
+      // Validated after the permission check: a caller who may not update gets 403, not a
+      // description of the schema.
+      const body = parseOrThrow(patchClusterSchema, req.body, 'cluster update');
       const cluster = await getClusterOr404(req.params.name);
       const result = await store.updateClusterSettings(cluster.name, body, actorOf(credentials));
       if (!result) throw new NotFoundError(`Cluster '${cluster.name}' not found`);

@@ -258,7 +258,7 @@ describe.each(databases.eachSupportedId())('deploy flow against the kube simulat
   });
 
   it("never patches an object of the same name that is not Fleet's: FAILED / APPLY_FAILED", async () => {
-    const { store, deployments, namespace } = await setup();
+    const { deployments, namespace } = await setup();
     const kc = new KubeConfig();
     kc.loadFromFile(sim.kubeconfigPath('charlie'));
     const core = kc.makeApiClient(CoreV1Api);

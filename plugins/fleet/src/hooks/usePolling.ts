@@ -25,11 +25,24 @@ export function usePolling<T>(
   const [state, setState] = useState<Omit<PollingState<T>, 'refresh'>>({ loading: true });
   const [generation, setGeneration] = useState(0);
 
+  // A change of what is fetched (another entity, another filter) must not show the old answer.
+  const depsKey = useRef<DependencyList>(deps);
+  const depsChanged = deps.length !== depsKey.current.length || deps.some((d, i) => !Object.is(d, depsKey.current[i]));
+  depsKey.current = deps;
+  if (depsChanged && (state.value !== undefined || state.error !== undefined)) {
+    setState({ loading: true });
+  }
+
   useEffect(() => {
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let delay = intervalMs;
     const run = async () => {
+      // Hidden tabs do not poll; they catch up when shown again.
+      if (typeof document !== 'undefined' && document.visibilityState === 'hidden') {
+        timer = setTimeout(run, intervalMs);
+        return;
+      }
       try {
         const value = await fetchRef.current();
         if (cancelled) return;

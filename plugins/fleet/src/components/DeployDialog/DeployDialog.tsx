@@ -97,7 +97,15 @@ export function DeployDialog(props: DeployDialogProps) {
   };
 
   return (
-    <Dialog open={open} onClose={onClose} fullWidth maxWidth="sm" aria-labelledby="fleet-deploy-title">
+    <Dialog
+      open={open}
+      onClose={() => {
+        if (!submitting) onClose(); // keep the dialog, and the API's answer, while a deploy runs
+      }}
+      fullWidth
+      maxWidth="sm"
+      aria-labelledby="fleet-deploy-title"
+    >
       <form onSubmit={submit} noValidate>
         <DialogTitle id="fleet-deploy-title">Deploy {entityRef}</DialogTitle>
         <DialogContent>
@@ -156,7 +164,7 @@ export function DeployDialog(props: DeployDialogProps) {
             value={replicas}
             onChange={e => setReplicas(e.target.value)}
             error={replicasInvalid}
-            helperText={replicasInvalid ? 'A whole number from 0 to 1000' : 'Leave empty for the default (3)'}
+            helperText={replicasInvalid ? 'A whole number from 0 to 1000' : 'Leave empty to keep the application\'s replicas (new applications get the configured default)'}
             inputProps={{ min: 0, max: 1000, 'aria-label': 'Replicas' }}
           />
         </DialogContent>

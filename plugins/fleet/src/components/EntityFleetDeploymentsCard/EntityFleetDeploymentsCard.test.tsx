@@ -85,6 +85,19 @@ describe('EntityFleetDeploymentsCard', () => {
     await waitFor(() => expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent('OFFLINE'));
   });
 
+  it('keeps the last state and says so when a refresh fails', async () => {
+    let fail = false;
+    const listClusters = jest.fn(async () => {
+      if (fail) throw new Error('backend restarting');
+      return [cluster('sim-1', 'ONLINE')];
+    });
+    await renderCard(mockFleetApi({ listClusters }), 50);
+    await screen.findByRole('list', { name: 'Clusters' });
+    fail = true;
+    expect(await screen.findByText(/Could not refresh \(backend restarting\); showing the last known state/)).toBeInTheDocument();
+    expect(screen.getByRole('list', { name: 'Clusters' })).toHaveTextContent('ONLINE');
+  });
+
   it('deploys from the dialog and shows the new deployment', async () => {
     const created = deployment('sim-1', 'PROGRESSING');
     const listDeployments = jest.fn().mockResolvedValueOnce([]).mockResolvedValue([created]);

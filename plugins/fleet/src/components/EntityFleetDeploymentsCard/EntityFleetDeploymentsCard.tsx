@@ -150,6 +150,11 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
   } else if (value) {
     content = (
       <>
+        {error && (
+          <Typography variant="caption" color="error" role="status" display="block" gutterBottom>
+            Could not refresh ({error.message}); showing the last known state.
+          </Typography>
+        )}
         <ClusterChips clusters={value.clusters} named={named} />
         <Box mt={2}>
           {value.deployments.length === 0 ? (

@@ -16,7 +16,7 @@ type Tone = 'ok' | 'error' | 'warning' | 'neutral' | 'progress';
 const useStyles = makeStyles({
   ok: { backgroundColor: '#1b5e20', color: '#fff' },
   error: { backgroundColor: '#b71c1c', color: '#fff' },
-  warning: { backgroundColor: '#e65100', color: '#fff' },
+  warning: { backgroundColor: '#bf360c', color: '#fff' }, // 5.6:1 with white (WCAG AA)
   neutral: { backgroundColor: '#616161', color: '#fff' },
   progress: { backgroundColor: '#0d47a1', color: '#fff' },
   icon: { color: 'inherit' },

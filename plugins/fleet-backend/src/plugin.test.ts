@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { KubeSimulator } from '@cnp/kube-simulator';
@@ -174,6 +175,13 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(server).patch('/api/fleet/clusters/nope').send({ labels: {} }).expect(404);
 
     await request(server).delete('/api/fleet/clusters/east').expect(409);
+    // once its kubeconfig no longer names it, a discovered cluster can be removed
+    const gone = `gone-${databaseId.toLowerCase().replace(/_/g, '-')}`;
+    const goneFile = await sim.addCluster(gone);
+    await request(server).post('/api/fleet/health/run').expect(200);
+    await request(server).delete(`/api/fleet/clusters/${gone}`).expect(409);
+    fs.rmSync(goneFile);
+    await request(server).delete(`/api/fleet/clusters/${gone}`).expect(204);
     await request(server).delete('/api/fleet/clusters/manual-1').expect(204);
     await request(server).delete('/api/fleet/clusters/manual-1').expect(404);
   });

@@ -7,6 +7,7 @@ import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
+import { discoverKubeconfigClusters } from './discovery/discoverKubeconfigClusters';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { HealthWorker } from './health/HealthWorker';
@@ -99,6 +100,8 @@ export const fleetPlugin = createBackendPlugin({
             store,
             runHealthCycle: () => health.runCycle({ wait: true }),
             deployments,
+            isDiscovered: async name =>
+              (await discoverKubeconfigClusters(fleetConfig.discovery)).clusters.some(c => c.name === name),
           }),
         );
       },

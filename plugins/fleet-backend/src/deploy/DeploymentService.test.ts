@@ -37,7 +37,7 @@ function liveObject(cluster: string, kind: string, name: string): any {
 
 describe.each(databases.eachSupportedId())('deploy flow against the kube simulator (%s)', databaseId => {
   const services: DeploymentService[] = [];
-  afterEach(() => services.splice(0).forEach(s => s.stop()));
+  afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
   async function setup(opts: { probe?: boolean; namespace?: string; progressDeadlineMs?: number } = {}) {
     const knex = await databases.init(databaseId);

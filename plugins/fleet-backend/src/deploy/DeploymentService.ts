@@ -84,6 +84,7 @@ export function applicationNameFor(entityRef: string): string {
  */
 export class DeploymentService {
   private readonly timers = new Map<string, { revision: number; timer: NodeJS.Timeout }>();
+  private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
   private constructor(private readonly options: DeploymentServiceOptions) {}
@@ -258,10 +259,13 @@ export class DeploymentService {
     this.timers.set(deploymentId, {
       revision,
       timer: setTimeout(() => {
-        this.poll(deploymentId, revision).catch(error => {
-          this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed, retrying: ${error}`);
-          this.track(deploymentId, revision);
-        });
+        const polling = this.poll(deploymentId, revision)
+          .catch(error => {
+            this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed, retrying: ${error}`);
+            this.track(deploymentId, revision);
+          })
+          .finally(() => this.inFlight.delete(polling));
+        this.inFlight.add(polling);
       }, this.pollMs),
     });
   }
@@ -343,10 +347,11 @@ export class DeploymentService {
     return adopted;
   }
 
-  stop(): void {
+  /** Stops following rollouts; resolves once no readiness check is still talking to a cluster. */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    await Promise.all([...this.inFlight]);
   }
 }
-

@@ -30,7 +30,7 @@ describe.each(databases.eachSupportedId())('ReconcileWorker against the kube sim
   const tag = databaseId.toLowerCase().replace(/_/g, '-');
   const namespace = `rec-${tag}`;
   const services: DeploymentService[] = [];
-  afterEach(() => services.splice(0).forEach(s => s.stop()));
+  afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
   async function setup(options: { clusterSelectorOf?: (ref: string) => Promise<string | undefined>; concurrency?: number; wrapRead?: (read: ManifestApplier['readLive']) => ManifestApplier['readLive'] } = {}) {
     const knex = await databases.init(databaseId);

@@ -51,6 +51,8 @@ export interface RouterOptions {
   /** Runs one health cycle now, waiting for a running one to finish first. */
   runHealthCycle: () => Promise<HealthCycleSummary>;
   deployments: Pick<DeploymentService, 'deploy' | 'registerApplication' | 'updateApplication'>;
+  /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
+  isDiscovered?: (name: string) => Promise<boolean>;
 }
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
@@ -172,9 +174,11 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
         fleetClusterDeletePermission,
       );
       const cluster = await getClusterOr404(req.params.name);
-      if (cluster.source !== 'manual') {
+      // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
+      // would only bring it back.
+      if (cluster.source !== 'manual' && (!options.isDiscovered || (await options.isDiscovered(cluster.name)))) {
         throw new ConflictError(
-          `Cluster '${cluster.name}' was discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig instead`,
+          `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
         );
       }
       const count = await store.countDeploymentsOnCluster(cluster.name);

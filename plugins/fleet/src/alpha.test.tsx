@@ -12,7 +12,8 @@ describe('fleet plugin (new frontend system)', () => {
     renderInTestApp(<EntityProvider entity={paymentsEntity}>{tester.reactElement()}</EntityProvider>, {
       apis: [[fleetApiRef, api]],
     });
-    const table = await screen.findByRole('table', { name: 'Deployments' });
+    // the card is lazy-loaded through the extension: allow a loaded machine some time
+    const table = await screen.findByRole('table', { name: 'Deployments' }, { timeout: 15_000 });
     expect(within(table).getByText('DEPLOYED')).toBeInTheDocument();
     expect(screen.getByRole('list', { name: 'Clusters' })).toHaveTextContent(/sim-2.*OFFLINE/);
     expect(api.listDeployments).toHaveBeenCalledWith({ entityRef: 'component:default/payments' });

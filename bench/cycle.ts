@@ -1,0 +1,330 @@
+/*
+ * One health cycle over N simulated clusters of which 10 % time out: Fleet's HealthWorker
+ * (bounded concurrency) against the sequential baseline (bench/lib/sequentialBaseline.ts), on
+ * PostgreSQL, in the same run. Also counts the statements of each cycle.
+ */
+import { createFleet, statementCounter, type ProbeFn } from './lib/fleet';
+import { createTempDatabase } from './lib/pg';
+import { leanProbe } from './lib/leanProbe';
+import { sequentialBaselineCycle } from './lib/sequentialBaseline';
+import { startSimProcess } from './lib/simProcess';
+import { loadAverage, machineCpu, median, ms } from './lib/stats';
+
+export interface CycleRun {
+  totalMs: number;
+  discoveryMs: number;
+  probePhaseMs: number;
+  afterProbesMs: number;
+  statements: number;
+  load: string;
+  /** CPU seconds used by the prober process (Fleet: discovery, probes, knex) during the cycle. */
+  proberCpuS: number;
+  /** CPU seconds used by the simulator process (the 1,000 simulated API servers). */
+  simulatorCpuS: number;
+  /** How busy the whole machine was during the cycle (all processes, all cores), in %. */
+  machineBusyPct: number;
+}
+
+export interface CycleSizeResult {
+  n: number;
+  down: number;
+  probeTimeoutMs: number;
+  simStartMs: number;
+  simRssMiB: number;
+  firstCycleMs: number;
+  rttMs: number;
+  fleet: Array<{
+    concurrency: number;
+    runs: CycleRun[];
+    medianMs: number;
+    boundMs: number;
+    withinBound: number;
+  }>;
+  baseline: { runs: CycleRun[]; medianMs: number };
+  /** What-if (not Fleet): Fleet's HealthWorker with the leaner probe of lib/leanProbe.ts. */
+  whatIf?: {
+    concurrency: number;
+    runs: CycleRun[];
+    medianMs: number;
+    boundMs: number;
+    rttMs: number;
+  };
+}
+
+/** Wraps the probe to time the probe phase of a cycle (first probe start to last probe end). */
+function probeTimer() {
+  let first = Infinity;
+  let last = 0;
+  const wrap =
+    (probe: ProbeFn): ProbeFn =>
+    async (cluster, timeoutMs) => {
+      const start = performance.now();
+      first = Math.min(first, start);
+      try {
+        return await probe(cluster, timeoutMs);
+      } finally {
+        last = Math.max(last, performance.now());
+      }
+    };
+  return {
+    wrap,
+    reset() {
+      first = Infinity;
+      last = 0;
+    },
+    span: () => ({ first, last }),
+  };
+}
+
+export async function benchCycle(options: {
+  n: number;
+  concurrencies: number[];
+  fleetRuns: number;
+  baselineRuns: number;
+  probeTimeoutMs: number;
+  downFraction: number;
+  /** Also measure the what-if lean probe at this concurrency. */
+  whatIfConcurrency?: number;
+  log: (line: string) => void;
+}): Promise<CycleSizeResult> {
+  const { n, log } = options;
+  const db = await createTempDatabase('fleet_bench');
+  const sim = await startSimProcess({ clusters: n });
+  try {
+    const knex = db.knex();
+    const counter = statementCounter(knex);
+    const timer = probeTimer();
+    let discoveryMs = 0;
+    const aroundDiscovery = async (run: () => Promise<void>) => {
+      const t = performance.now();
+      await run();
+      discoveryMs = performance.now() - t;
+    };
+    const fleets = new Map<number, Awaited<ReturnType<typeof createFleet>>>();
+    for (const concurrency of options.concurrencies) {
+      fleets.set(
+        concurrency,
+        await createFleet({
+          knex,
+          kubeconfigDir: sim.kubeconfigDir,
+          health: { probeTimeoutMs: options.probeTimeoutMs, concurrency },
+          wrapProbe: timer.wrap,
+          aroundDiscovery,
+        }),
+      );
+    }
+    const first = fleets.get(options.concurrencies[0])!;
+
+    // Registration: the first cycle discovers and inserts every cluster, all healthy.
+    let t = performance.now();
+    const firstSummary = await first.worker.runCycle();
+    const firstCycleMs = performance.now() - t;
+    if (firstSummary.online !== n)
+      throw new Error(`first cycle: ${firstSummary.online}/${n} ONLINE`);
+    log(
+      `  N=${n}: simulator started in ${ms(sim.startMs)} (${sim.rssMiB.toFixed(
+        0,
+      )} MiB RSS); first cycle (registers ${n} clusters) ${ms(firstCycleMs)}`,
+    );
+
+    // The probe round trip: one probe of a healthy cluster, warm client cache, nothing else
+    // running; sampled before, between and after the measured cycles (median of the samples),
+    // so that one busy moment of the machine does not set the bound.
+    const clusters = await first.store.listClusters();
+    // 10 % of the fleet will time out (evenly spread: every 10th cluster).
+    const step = Math.round(1 / options.downFraction);
+    const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
+    const down = new Set(downNames);
+    const rttSamples: number[] = [];
+    const sampleRtt = async () => {
+      for (const cluster of clusters
+        .filter(c => !down.has(c.name))
+        .slice(0, 30)) {
+        const t0 = performance.now();
+        const outcome = await first.clients.probe(
+          cluster,
+          options.probeTimeoutMs,
+        );
+        if (outcome.kind === 'success') rttSamples.push(performance.now() - t0);
+      }
+    };
+    await sampleRtt();
+
+    await sim.setFault(downNames, { mode: 'timeout' });
+    log(
+      `  N=${n}: ${downNames.length} clusters now time out (probe timeout ${options.probeTimeoutMs} ms)`,
+    );
+
+    const measure = async (
+      label: string,
+      run: () => Promise<unknown>,
+    ): Promise<CycleRun> => {
+      timer.reset();
+      discoveryMs = 0;
+      const cpu0 = process.cpuUsage();
+      const sim0 = await sim.cpuUsage();
+      const machine0 = await machineCpu();
+      counter.start();
+      const start = performance.now();
+      await run();
+      const end = performance.now();
+      const statements = counter.stop().total;
+      const cpu1 = process.cpuUsage(cpu0);
+      const sim1 = await sim.cpuUsage();
+      const machine1 = await machineCpu();
+      const span = timer.span();
+      const result: CycleRun = {
+        totalMs: end - start,
+        discoveryMs,
+        probePhaseMs: span.last - span.first,
+        afterProbesMs: end - span.last,
+        statements,
+        load: loadAverage(),
+        proberCpuS: (cpu1.user + cpu1.system) / 1e6,
+        simulatorCpuS:
+          (sim1.user - sim0.user + sim1.system - sim0.system) / 1e6,
+        machineBusyPct:
+          (100 * (machine1.busy - machine0.busy)) /
+          Math.max(1, machine1.total - machine0.total),
+      };
+      log(
+        `    ${label}: ${ms(result.totalMs)} (discovery ${ms(
+          result.discoveryMs,
+        )}, probes ${ms(result.probePhaseMs)}, after probes ${ms(
+          result.afterProbesMs,
+        )}; ${statements} statements; CPU: Fleet ${result.proberCpuS.toFixed(
+          1,
+        )} s, simulator ${result.simulatorCpuS.toFixed(
+          1,
+        )} s, machine ${result.machineBusyPct.toFixed(0)} % busy; load ${
+          result.load
+        })`,
+      );
+      return result;
+    };
+
+    const fleetRuns = new Map<number, CycleRun[]>();
+    for (const concurrency of options.concurrencies) {
+      const fleet = fleets.get(concurrency)!;
+      // Warm-up: the worker's client cache, and the timed-out clusters' first failure.
+      await measure(`Fleet c=${concurrency} warm-up (not counted)`, () =>
+        fleet.worker.runCycle(),
+      );
+      const runs: CycleRun[] = [];
+      for (let i = 0; i < options.fleetRuns; i++) {
+        runs.push(
+          await measure(
+            `Fleet c=${concurrency} run ${i + 1}/${options.fleetRuns}`,
+            () => fleet.worker.runCycle(),
+          ),
+        );
+      }
+      fleetRuns.set(concurrency, runs);
+      await sampleRtt();
+    }
+    const rttMs = median(rttSamples);
+    log(
+      `  N=${n}: probe round trip ${ms(rttMs)} (median of ${
+        rttSamples.length
+      } sequential probes of healthy clusters, sampled before, between and after the runs)`,
+    );
+    const fleetResults: CycleSizeResult['fleet'] = options.concurrencies.map(
+      concurrency => {
+        const runs = fleetRuns.get(concurrency)!;
+        const boundMs =
+          Math.ceil(downNames.length / concurrency) * options.probeTimeoutMs +
+          Math.ceil(n / concurrency) * rttMs;
+        const medianMs = median(runs.map(r => r.totalMs));
+        return {
+          concurrency,
+          runs,
+          medianMs,
+          boundMs,
+          withinBound: medianMs / boundMs,
+        };
+      },
+    );
+
+    let whatIf: CycleSizeResult['whatIf'];
+    if (options.whatIfConcurrency) {
+      const concurrency = options.whatIfConcurrency;
+      const lean = await createFleet({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        health: { probeTimeoutMs: options.probeTimeoutMs, concurrency },
+        wrapProbe: (_probe, clients) => timer.wrap(leanProbe(clients)),
+        aroundDiscovery,
+      });
+      const leanFn = leanProbe(lean.clients);
+      const leanRtts: number[] = [];
+      for (const cluster of clusters
+        .filter(c => !downNames.includes(c.name))
+        .slice(0, 50)) {
+        await leanFn(cluster, options.probeTimeoutMs); // warm
+        const t0 = performance.now();
+        const outcome = await leanFn(cluster, options.probeTimeoutMs);
+        if (outcome.kind === 'success') leanRtts.push(performance.now() - t0);
+      }
+      await measure(
+        `WHAT-IF lean probe c=${concurrency} warm-up (not counted)`,
+        () => lean.worker.runCycle(),
+      );
+      const runs: CycleRun[] = [];
+      for (let i = 0; i < options.fleetRuns; i++) {
+        runs.push(
+          await measure(
+            `WHAT-IF lean probe c=${concurrency} run ${i + 1}/${
+              options.fleetRuns
+            }`,
+            () => lean.worker.runCycle(),
+          ),
+        );
+      }
+      const leanRtt = median(leanRtts);
+      whatIf = {
+        concurrency,
+        runs,
+        medianMs: median(runs.map(r => r.totalMs)),
+        rttMs: leanRtt,
+        boundMs:
+          Math.ceil(downNames.length / concurrency) * options.probeTimeoutMs +
+          Math.ceil(n / concurrency) * leanRtt,
+      };
+    }
+
+    const baselineRuns: CycleRun[] = [];
+    for (let i = 0; i < options.baselineRuns; i++) {
+      baselineRuns.push(
+        await measure(
+          `sequential baseline run ${i + 1}/${options.baselineRuns}`,
+          () =>
+            sequentialBaselineCycle({
+              store: first.store,
+              probe: timer.wrap(first.clients.probe.bind(first.clients)),
+              health: first.health,
+              discover: () =>
+                aroundDiscovery(async () => void (await first.discovery.run())),
+            }),
+        ),
+      );
+    }
+    return {
+      n,
+      down: downNames.length,
+      probeTimeoutMs: options.probeTimeoutMs,
+      simStartMs: sim.startMs,
+      simRssMiB: sim.rssMiB,
+      firstCycleMs,
+      rttMs,
+      fleet: fleetResults,
+      baseline: {
+        runs: baselineRuns,
+        medianMs: median(baselineRuns.map(r => r.totalMs)),
+      },
+      whatIf,
+    };
+  } finally {
+    await sim.stop();
+    await db.drop();
+  }
+}

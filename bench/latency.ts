@@ -1,0 +1,569 @@
+/*
+ * GET /deployments?entityRef= (what the entity card calls) on PostgreSQL with 1,000 clusters and
+ * 10,000 deployments, under 20 concurrent clients, over real HTTP on loopback; and the peak RSS
+ * of the backend process that serves it (VmHWM from /proc).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { createTempDatabase } from './lib/pg';
+import { startBackendProcess } from './lib/backendProcess';
+import { createFleet } from './lib/fleet';
+import { startSimProcess } from './lib/simProcess';
+import {
+  loadAverage,
+  machineCpu,
+  median,
+  ms,
+  percentile,
+  processCpuSeconds,
+  processMemory,
+} from './lib/stats';
+
+export interface LoadRun {
+  label: string;
+  requests: number;
+  errors: number;
+  durationMs: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  load: string;
+  /** Backend CPU per request, ms (from /proc). */
+  backendCpuMsPerRequest: number;
+  /** Load generator (this process) CPU per request, ms. */
+  clientCpuMsPerRequest: number;
+  machineBusyPct: number;
+}
+
+export interface LatencyResult {
+  clusters: number;
+  deployments: number;
+  applications: number;
+  clients: number;
+  requestsPerRun: number;
+  backendStartMs: number;
+  startupCycleMs: number;
+  runs: LoadRun[];
+  duringCycle?: LoadRun;
+  duringReconcile?: LoadRun;
+  reconcileMs: number;
+  httpClientRun: LoadRun;
+  median: { p50: number; p95: number; p99: number };
+  other: Record<string, number>;
+  memory: Array<{
+    phase: string;
+    rssMiB: number;
+    peakMiB: number;
+    heapAfterGcMiB: number;
+  }>;
+  peakMiB: number;
+  /** RSS of the same backend process without the Fleet plugin. */
+  controlMiB: number;
+}
+
+/** A POST that may take minutes (fetch gives up on headers after 300 s). */
+function postLong(
+  url: string,
+  token: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise(resolve => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(timeoutMs),
+      },
+      res => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', chunk => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', error => resolve({ status: 0, body: String(error) }));
+      },
+    );
+    req.on('error', error => resolve({ status: 0, body: String(error) }));
+    req.end();
+  });
+}
+
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await fn().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise(r => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export async function benchLatency(options: {
+  clusters: number;
+  applications: number;
+  deploymentsPerApplication: number;
+  clients: number;
+  requestsPerRun: number;
+  runs: number;
+  maxRunMs: number;
+  downFraction: number;
+  concurrency: number;
+  log: (line: string) => void;
+}): Promise<LatencyResult> {
+  const { log } = options;
+  const db = await createTempDatabase('fleet_bench');
+  const sim = await startSimProcess({ clusters: options.clusters });
+  const token = randomBytes(24).toString('hex');
+  const step = Math.round(1 / options.downFraction);
+  const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
+  await sim.setFault(downNames, { mode: 'timeout' });
+
+  // Registered and seeded before the backend starts, so that its startup work (health cycle,
+  // reconcile) sees the whole fleet: clusters by discovery, then 1,000 applications (components)
+  // × 10 clusters each = 10,000 deployments, straight through SQL.
+  // A first health cycle (Fleet's HealthWorker, run here) registers the clusters and records
+  // them ONLINE, so that the backend's reconcile run really reads the live objects.
+  const knex = db.knex();
+  const pre = await createFleet({
+    knex,
+    kubeconfigDir: sim.kubeconfigDir,
+    health: { probeTimeoutMs: 2000, concurrency: 64 },
+  });
+  const preCycle = await pre.worker.runCycle();
+  log(
+    `  registered ${preCycle.probed} clusters (${preCycle.online} ONLINE, ${preCycle.unknown} UNKNOWN)`,
+  );
+  const now = new Date();
+  const apps = Array.from({ length: options.applications }, (_, i) => ({
+    id: randomUUID(),
+    entity_ref: `component:default/service-${i + 1}`,
+    name: `service-${i + 1}`,
+    origin: 'imported',
+    spec: JSON.stringify({
+      image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
+      replicas: 3,
+    }),
+    placement: '{}',
+    created_at: now,
+    updated_at: now,
+  }));
+  await knex.batchInsert('fleet_applications', apps, 500);
+  const clusterNames = sim.names;
+  // 80 % DEPLOYED, 10 % DEGRADED (WORKLOAD_UNHEALTHY), 10 % FAILED; none in flight (PENDING or
+  // PROGRESSING would be adopted and followed at startup).
+  const statuses = [
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEGRADED',
+    'FAILED',
+  ];
+  const reasons: Record<string, string | null> = {
+    DEPLOYED: null,
+    DEGRADED: 'WORKLOAD_UNHEALTHY',
+    FAILED: 'APPLY_FAILED',
+  };
+  const deployments = apps.flatMap((app, i) =>
+    Array.from({ length: options.deploymentsPerApplication }, (_, k) => {
+      const status = statuses[(i + k) % statuses.length];
+      return {
+        id: randomUUID(),
+        application_id: app.id,
+        cluster:
+          clusterNames[
+            (i * options.deploymentsPerApplication + k) % clusterNames.length
+          ],
+        status,
+        status_reason: reasons[status],
+        message: null,
+        sync_status: 'SYNCED',
+        image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
+        revision: 1,
+        last_applied_at: now,
+        last_synced_at: now,
+        created_at: now,
+        updated_at: now,
+      };
+    }),
+  );
+  await knex.batchInsert('fleet_deployments', deployments, 1000);
+  await knex.raw('ANALYZE');
+  const counts = await knex('fleet_deployments').count({ n: '*' }).first();
+  log(
+    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments`,
+  );
+
+  const env = {
+    FLEET_BENCH_DB: db.connection,
+    FLEET_BENCH_KUBECONFIG_DIR: sim.kubeconfigDir,
+    FLEET_BENCH_TOKEN: token,
+    FLEET_BENCH_HEALTH: JSON.stringify({
+      probeTimeout: { seconds: 2 },
+      concurrency: options.concurrency,
+    }),
+    // The reconcile task runs once, 15 s after startup; then not again during the measurement.
+    FLEET_BENCH_FLEET: JSON.stringify({
+      reconcile: { interval: { hours: 1 } },
+    }),
+    LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+  };
+
+  // Control: the same backend process without the Fleet plugin, to tell Fleet's share apart.
+  const control = await startBackendProcess({
+    ...env,
+    FLEET_BENCH_NO_FLEET: '1',
+  });
+  await new Promise(r => setTimeout(r, 2_000));
+  const controlMemory = await processMemory(control.pid);
+  log(
+    `  control: the same backend without Fleet: RSS ${controlMemory.rssMiB.toFixed(
+      0,
+    )} MiB, peak ${controlMemory.peakMiB.toFixed(0)} MiB`,
+  );
+  await control.stop();
+
+  const backendStartedAt = Date.now();
+  const backend = await startBackendProcess(env);
+  const ready = backend;
+  const memory: LatencyResult['memory'] = [];
+  const sample = async (phase: string) => {
+    const m = await processMemory(backend.pid);
+    const live = await backend.liveMemory();
+    const heapAfterGcMiB = live ? live.heapUsed / 2 ** 20 : NaN;
+    memory.push({ phase, ...m, heapAfterGcMiB });
+    log(
+      `    backend memory after ${phase}: RSS ${m.rssMiB.toFixed(
+        0,
+      )} MiB, peak ${m.peakMiB.toFixed(
+        0,
+      )} MiB; JS heap in use after a full GC ${heapAfterGcMiB.toFixed(0)} MiB`,
+    );
+  };
+  try {
+    const base = `http://127.0.0.1:${ready.port}/api/fleet`;
+    const headers = {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/json',
+    };
+    const get = async (pathAndQuery: string) => {
+      const res = await fetch(`${base}${pathAndQuery}`, { headers });
+      const body = await res.text();
+      return { status: res.status, body };
+    };
+    log(`  backend started in ${ms(ready.startMs)} on 127.0.0.1:${ready.port}`);
+    await sample('startup');
+
+    // The scheduler runs the first health cycle at startup; wait for it (its summary is stored).
+    const startupCycle = await waitFor(
+      'the startup health cycle',
+      async () => {
+        const row = await knex('fleet_state')
+          .where({ key: 'lastCycle' })
+          .first();
+        const cycle = row ? JSON.parse(row.value) : undefined;
+        return cycle && Date.parse(cycle.startedAt) >= backendStartedAt
+          ? cycle
+          : undefined;
+      },
+      300_000,
+    );
+    log(
+      `  startup health cycle over ${startupCycle.probed} clusters: ${ms(
+        startupCycle.durationMs,
+      )} (${startupCycle.online} ONLINE, ${startupCycle.unknown} UNKNOWN, ${
+        startupCycle.offline
+      } OFFLINE)`,
+    );
+    await sample('startup health cycle');
+
+    const refOf = (i: number) => `component:default/service-${i + 1}`;
+    const one = await get(
+      `/deployments?entityRef=${encodeURIComponent(refOf(0))}`,
+    );
+    const items = JSON.parse(one.body).items;
+    if (
+      one.status !== 200 ||
+      items.length !== options.deploymentsPerApplication
+    ) {
+      throw new Error(
+        `GET /deployments?entityRef= answered ${one.status} with ${items?.length} items`,
+      );
+    }
+
+    const keepAlive = new http.Agent({
+      keepAlive: true,
+      maxSockets: options.clients,
+    });
+    const httpGet = (url: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.get(
+          url,
+          { agent: keepAlive, headers, signal: AbortSignal.timeout(30_000) },
+          res => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', chunk => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+      });
+    const runLoad = async (
+      label: string,
+      requests: number,
+      client: 'fetch' | 'http' = 'fetch',
+    ): Promise<LoadRun> => {
+      const latencies: number[] = [];
+      let errors = 0;
+      let issued = 0;
+      const backendCpu0 = await processCpuSeconds(backend.pid);
+      const clientCpu0 = process.cpuUsage();
+      const machine0 = await machineCpu();
+      const started = performance.now();
+      const deadline = started + options.maxRunMs;
+      const clientLoop = async () => {
+        while (issued < requests && performance.now() < deadline) {
+          issued += 1;
+          const ref = refOf(Math.floor(Math.random() * options.applications));
+          const t = performance.now();
+          try {
+            const url = `${base}/deployments?entityRef=${encodeURIComponent(
+              ref,
+            )}`;
+            let status: number;
+            let body: any;
+            if (client === 'fetch') {
+              const res = await fetch(url, { headers });
+              status = res.status;
+              body = await res.json();
+            } else {
+              const res = await httpGet(url);
+              status = res.status;
+              body = JSON.parse(res.body);
+            }
+            latencies.push(performance.now() - t);
+            if (
+              status !== 200 ||
+              body.items?.length !== options.deploymentsPerApplication
+            )
+              errors += 1;
+          } catch {
+            errors += 1;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: options.clients }, clientLoop));
+      const backendCpu = (await processCpuSeconds(backend.pid)) - backendCpu0;
+      const clientCpu = process.cpuUsage(clientCpu0);
+      const machine1 = await machineCpu();
+      const run: LoadRun = {
+        label,
+        requests: latencies.length,
+        errors,
+        durationMs: performance.now() - started,
+        p50: percentile(latencies, 50),
+        p95: percentile(latencies, 95),
+        p99: percentile(latencies, 99),
+        max: Math.max(...latencies),
+        load: loadAverage(),
+        backendCpuMsPerRequest:
+          (backendCpu * 1000) / Math.max(1, latencies.length),
+        clientCpuMsPerRequest:
+          (clientCpu.user + clientCpu.system) /
+          1000 /
+          Math.max(1, latencies.length),
+        machineBusyPct:
+          (100 * (machine1.busy - machine0.busy)) /
+          Math.max(1, machine1.total - machine0.total),
+      };
+      log(
+        `    ${label}: ${run.requests} requests in ${ms(
+          run.durationMs,
+        )} (${Math.round(
+          (run.requests / run.durationMs) * 1000,
+        )}/s), ${errors} errors; p50 ${ms(run.p50)} p95 ${ms(run.p95)} p99 ${ms(
+          run.p99,
+        )} max ${ms(
+          run.max,
+        )}; CPU per request: backend ${run.backendCpuMsPerRequest.toFixed(
+          2,
+        )} ms, load generator ${run.clientCpuMsPerRequest.toFixed(
+          2,
+        )} ms; machine ${run.machineBusyPct.toFixed(0)} % busy; load ${
+          run.load
+        }`,
+      );
+      return run;
+    };
+
+    // The reconcile task's first run (15 s after startup) reads every deployment's live objects:
+    // measure the entity card while it runs, then wait for it to end.
+    const reconcileTask = async () =>
+      (await knex('backstage_backend_tasks__tasks')
+        .where({ id: 'fleet-reconcile' })
+        .first()) as
+        | {
+            current_run_ticket: string | null;
+            current_run_started_at: unknown;
+            next_run_start_at: unknown;
+          }
+        | undefined;
+    const hasRun = (task: Awaited<ReturnType<typeof reconcileTask>>) =>
+      !!task &&
+      !task.current_run_ticket &&
+      new Date(task.next_run_start_at as string).getTime() >
+        Date.now() + 30 * 60_000;
+    const state = await waitFor(
+      'the first reconcile run',
+      async () => {
+        const task = await reconcileTask();
+        if (task?.current_run_ticket) return 'running';
+        return hasRun(task) ? 'done' : undefined;
+      },
+      120_000,
+    );
+    const reconcileStarted = Date.now();
+    let duringReconcile: LoadRun | undefined;
+    if (state === 'running') {
+      duringReconcile = await runLoad(
+        `during the reconcile run, ${options.clients} clients`,
+        options.requestsPerRun,
+      );
+      if (!(await reconcileTask())?.current_run_ticket) {
+        log(
+          '    (the reconcile run ended before that load run did: figure not kept)',
+        );
+        duringReconcile = undefined;
+      }
+    } else {
+      log(
+        '    (the first reconcile run had already ended: no figure during it)',
+      );
+    }
+    await waitFor(
+      'the first reconcile run to end',
+      async () =>
+        (await reconcileTask())?.current_run_ticket ? undefined : true,
+      900_000,
+    );
+    const reconcileMs = Date.now() - reconcileStarted;
+    const syncCounts = await knex('fleet_deployments')
+      .select('sync_status')
+      .count({ n: '*' })
+      .groupBy('sync_status');
+    log(
+      `  the reconcile run over ${counts?.n} deployments took about ${ms(
+        reconcileMs,
+      )} (sync statuses after: ${JSON.stringify(
+        Object.fromEntries(
+          syncCounts.map((r: any) => [r.sync_status, Number(r.n)]),
+        ),
+      )})`,
+    );
+    await sample('reconcile run');
+
+    await runLoad(
+      'warm-up (not counted)',
+      Math.min(1000, options.requestsPerRun),
+    );
+    const runs: LoadRun[] = [];
+    for (let i = 0; i < options.runs; i++) {
+      runs.push(
+        await runLoad(
+          `run ${i + 1}/${options.runs}, ${options.clients} clients`,
+          options.requestsPerRun,
+        ),
+      );
+    }
+    await sample('entity-card load');
+    // Sensitivity to the load generator, which shares the machine's 2 cores with the backend and
+    // PostgreSQL: the same load with node:http and a keep-alive agent instead of fetch.
+    const httpClientRun = await runLoad(
+      `node:http keep-alive client instead of fetch, ${options.clients} clients`,
+      options.requestsPerRun,
+      'http',
+    );
+
+    // The heavier reads, once each, for the record (and for the memory peak).
+    const other: Record<string, number> = {};
+    for (const [name, q] of [
+      ['GET /clusters (all)', '/clusters'],
+      ['GET /deployments (all)', '/deployments'],
+      ['GET /summary', '/summary'],
+      ['GET /deployments?cluster=', `/deployments?cluster=${clusterNames[0]}`],
+    ] as const) {
+      const t = performance.now();
+      const res = await get(q);
+      other[name] = performance.now() - t;
+      log(
+        `    ${name}: ${res.status}, ${(res.body.length / 1024).toFixed(
+          0,
+        )} KiB in ${ms(other[name])}`,
+      );
+    }
+
+    // Entity-card latency while a health cycle over the whole fleet runs in the same backend.
+    const cycle = postLong(`${base}/health/run`, token, 900_000);
+    await new Promise(r => setTimeout(r, 200));
+    const duringCycle = await runLoad(
+      `during a health cycle, ${options.clients} clients`,
+      options.requestsPerRun,
+    );
+    const cycleAnswer = await cycle;
+    if (cycleAnswer.status === 200) {
+      const summary = JSON.parse(cycleAnswer.body);
+      log(
+        `    (that health cycle: ${ms(summary.durationMs)}, ${
+          summary.probed
+        } clusters)`,
+      );
+    } else {
+      log(
+        `    (that health cycle answered ${
+          cycleAnswer.status
+        }: ${cycleAnswer.body.slice(0, 200)})`,
+      );
+    }
+    await sample('health cycle under load');
+
+    const peakMiB = Math.max(...memory.map(m => m.peakMiB));
+    return {
+      clusters: options.clusters,
+      deployments: Number(counts?.n),
+      applications: apps.length,
+      clients: options.clients,
+      requestsPerRun: options.requestsPerRun,
+      backendStartMs: ready.startMs,
+      startupCycleMs: startupCycle.durationMs,
+      runs,
+      duringCycle,
+      duringReconcile,
+      reconcileMs,
+      httpClientRun,
+      median: {
+        p50: median(runs.map(r => r.p50)),
+        p95: median(runs.map(r => r.p95)),
+        p99: median(runs.map(r => r.p99)),
+      },
+      other,
+      memory,
+      peakMiB,
+      controlMiB: controlMemory.rssMiB,
+    };
+  } finally {
+    await backend.stop();
+    await sim.stop();
+    await db.drop();
+  }
+}

@@ -1,0 +1,107 @@
+/*
+ * A Backstage backend (createBackend from @backstage/backend-defaults, the production wiring)
+ * with only the Fleet backend plugin, in a process of its own so that its memory can be read
+ * from /proc. Listens on 127.0.0.1 only. Its database is the PostgreSQL database named by
+ * FLEET_BENCH_DB (given as the plugin's database, like `backend.database` would), it discovers
+ * FLEET_BENCH_KUBECONFIG_DIR, and the real scheduler runs the health task at startup.
+ *
+ * Callers are authenticated with a static external-access token (FLEET_BENCH_TOKEN): the
+ * backend's real auth and httpAuth services, no mocks.
+ */
+import { createBackend } from '@backstage/backend-defaults';
+import {
+  coreServices,
+  createServiceFactory,
+} from '@backstage/backend-plugin-api';
+import { ConfigReader } from '@backstage/config';
+import knexFactory from 'knex';
+import { createServer } from 'node:net';
+import { fleetPlugin } from '../../plugins/fleet-backend/src/plugin';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function main() {
+  const connection = process.env.FLEET_BENCH_DB!;
+  const kubeconfigDir = process.env.FLEET_BENCH_KUBECONFIG_DIR!;
+  const token = process.env.FLEET_BENCH_TOKEN!;
+  const health = JSON.parse(process.env.FLEET_BENCH_HEALTH ?? '{}');
+  const fleet = JSON.parse(process.env.FLEET_BENCH_FLEET ?? '{}');
+  const knex = knexFactory({
+    client: 'pg',
+    connection,
+    pool: { min: 0, max: 10 },
+  });
+  const port = await freePort();
+
+  const backend = createBackend();
+  const config = new ConfigReader({
+    backend: {
+      baseUrl: `http://127.0.0.1:${port}`,
+      listen: { host: '127.0.0.1', port },
+      auth: {
+        externalAccess: [
+          { type: 'static', options: { token, subject: 'fleet-bench' } },
+        ],
+      },
+    },
+    fleet: {
+      ...fleet,
+      discovery: { kubeconfigDir, ...fleet.discovery },
+      health: { interval: { hours: 1 }, ...fleet.health, ...health },
+    },
+  });
+  backend.add(
+    createServiceFactory({
+      service: coreServices.rootConfig,
+      deps: {},
+      factory: () => config,
+    }),
+  );
+  // Every plugin's database is the benchmark's database (the scheduler's tables go there too).
+  backend.add(
+    createServiceFactory({
+      service: coreServices.database,
+      deps: {},
+      factory: () => ({ getClient: async () => knex }),
+    }),
+  );
+  // FLEET_BENCH_NO_FLEET: the same backend without the plugin, to tell Fleet's memory apart.
+  if (!process.env.FLEET_BENCH_NO_FLEET) backend.add(fleetPlugin);
+  const started = performance.now();
+  await backend.start();
+  process.send!({ type: 'ready', port, startMs: performance.now() - started });
+
+  process.on('message', (message: { op?: string; id?: number }) => {
+    if (message?.op === 'memory') {
+      // After a full GC (the child runs with --expose-gc): what is live, apart from the peak.
+      (globalThis as { gc?: () => void }).gc?.();
+      process.send!({
+        type: 'memory',
+        id: message.id,
+        usage: process.memoryUsage(),
+      });
+    }
+    if (message?.op === 'stop') {
+      backend
+        .stop()
+        .catch(() => undefined)
+        .finally(() => process.exit(0)); // the pool goes with the process
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+main().catch(error => {
+  process.stderr.write(`backend child: ${(error as Error)?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,100 @@
+/*
+ * Parent side of backendChild.ts: a Backstage backend with the Fleet plugin in a process of its
+ * own, on 127.0.0.1, authenticated callers via a static token.
+ */
+import path from 'node:path';
+import { forkTs } from './simProcess';
+
+export interface BackendProcess {
+  pid: number;
+  port: number;
+  startMs: number;
+  /** http://127.0.0.1:PORT/api/fleet */
+  base: string;
+  /** Graceful stop (backend.stop()), SIGKILL after 20 s. */
+  stop(): Promise<void>;
+  /** Kills the process at once, like a crash or an OOM kill. */
+  kill(): Promise<void>;
+  exited(): boolean;
+  /** process.memoryUsage() of the backend after a full GC, in bytes. */
+  liveMemory(): Promise<NodeJS.MemoryUsage | undefined>;
+}
+
+/**
+ * Env: FLEET_BENCH_DB (connection string), FLEET_BENCH_KUBECONFIG_DIR, FLEET_BENCH_TOKEN,
+ * FLEET_BENCH_HEALTH (JSON merged into fleet.health), FLEET_BENCH_FLEET (JSON merged into fleet),
+ * FLEET_BENCH_NO_FLEET, LOG_LEVEL.
+ */
+export async function startBackendProcess(
+  env: NodeJS.ProcessEnv,
+  options: { logFile?: string; startTimeoutMs?: number } = {},
+): Promise<BackendProcess> {
+  const child = forkTs(path.join(__dirname, 'backendChild.ts'), [], env, {
+    logFile: options.logFile,
+    execArgv: ['--expose-gc'],
+  });
+  const ready = await new Promise<{ port: number; startMs: number }>(
+    (resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('backend did not start in time')),
+        options.startTimeoutMs ?? 180_000,
+      );
+      child.on('message', (m: any) => {
+        if (m?.type === 'ready') {
+          clearTimeout(timer);
+          resolve(m);
+        }
+      });
+      child.once('exit', code => {
+        clearTimeout(timer);
+        reject(new Error(`backend exited with ${code} before it was ready`));
+      });
+    },
+  );
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const waitExit = (ms: number) =>
+    new Promise<void>(resolve => {
+      if (exited()) return resolve();
+      const force = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve();
+      }, ms);
+      child.once('exit', () => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  return {
+    pid: child.pid!,
+    port: ready.port,
+    startMs: ready.startMs,
+    base: `http://127.0.0.1:${ready.port}/api/fleet`,
+    stop: async () => {
+      if (exited()) return;
+      if (child.connected) child.send({ op: 'stop' });
+      else child.kill('SIGTERM');
+      await waitExit(20_000);
+    },
+    kill: async () => {
+      if (exited()) return;
+      child.kill('SIGKILL');
+      await waitExit(5_000);
+    },
+    exited,
+    liveMemory: () =>
+      new Promise(resolve => {
+        if (!child.connected) return resolve(undefined);
+        const id = Math.random();
+        const timer = setTimeout(() => resolve(undefined), 10_000);
+        const onMessage = (m: any) => {
+          if (m?.type === 'memory' && m.id === id) {
+            clearTimeout(timer);
+            child.off('message', onMessage);
+            resolve(m.usage);
+          }
+        };
+        child.on('message', onMessage);
+        child.send({ op: 'memory', id });
+      }),
+  };
+}

@@ -1,0 +1,89 @@
+/*
+ * THE SEQUENTIAL BASELINE — the original design's loop (ADR-0015, seeds/000): the health worker
+ * "sonde chaque cluster (list_namespace avec timeout)" in a plain loop, one cluster after
+ * another, and commits each cluster on its own before probing the next. Written here, in the
+ * benchmark, to compare against; Fleet itself never runs it.
+ *
+ * To compare only the probing strategy, it uses Fleet's own probe (same client-node calls, same
+ * timeout), Fleet's own rules (decideClusterHealth) and Fleet's own per-cluster transaction, so
+ * the database work is the same; it has no bounded concurrency and no mass-outage guard (the
+ * original had neither).
+ */
+import type { FleetConfig } from '../../plugins/fleet-backend/src/config/FleetConfig';
+import type { FleetStore } from '../../plugins/fleet-backend/src/database/FleetStore';
+import { decideClusterHealth } from '../../plugins/fleet-backend/src/health/clusterHealthRules';
+import type { ProbeOutcome } from '../../plugins/fleet-backend/src/kubernetes/ClusterClients';
+import type { ProbeFn } from './fleet';
+
+export async function sequentialBaselineCycle(options: {
+  store: FleetStore;
+  probe: ProbeFn;
+  health: FleetConfig['health'];
+  discover: () => Promise<void>;
+}): Promise<{ probed: number; errors: number }> {
+  const { store, probe, health, discover } = options;
+  await discover();
+  const clusters = await store.listClusters();
+  let errors = 0;
+  for (const cluster of clusters) {
+    let outcome: ProbeOutcome;
+    try {
+      outcome = await probe(cluster, health.probeTimeoutMs);
+    } catch (error) {
+      outcome = {
+        kind: 'failure',
+        latencyMs: 0,
+        message: String((error as Error)?.message ?? error),
+      };
+    }
+    const decision = decideClusterHealth(cluster, outcome, {
+      failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
+      recoveryThreshold: health.recoveryThreshold,
+    });
+    const now = new Date();
+    try {
+      await store.inClusterTransaction(async tx => {
+        await tx.updateClusterHealth(cluster.name, {
+          status: decision.status,
+          statusReason: decision.statusReason,
+          consecutiveFailures: decision.consecutiveFailures,
+          consecutiveSuccesses: decision.consecutiveSuccesses,
+          lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
+          lastSuccessAt: outcome.kind === 'success' ? now : undefined,
+          lastTransitionAt: decision.transition ? now : undefined,
+          probeLatencyMs:
+            outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
+          serverVersion:
+            outcome.kind === 'success' ? outcome.serverVersion : undefined,
+        });
+        if (decision.transition) {
+          await tx.insertEvent({
+            subjectKind: 'cluster',
+            subject: cluster.name,
+            actor: 'sequential-baseline',
+            from: decision.transition.from,
+            to: decision.transition.to,
+            reason: decision.statusReason.split(':')[0],
+            message: decision.statusReason,
+          });
+        }
+        if (decision.cascade === 'degrade') {
+          await tx.degradeDeploymentsOnCluster(
+            cluster.name,
+            'sequential-baseline',
+            decision.statusReason,
+          );
+        } else if (decision.cascade === 'restore') {
+          await tx.restoreDeploymentsOnCluster(
+            cluster.name,
+            'sequential-baseline',
+            'back ONLINE',
+          );
+        }
+      });
+    } catch {
+      errors += 1; // rolled back for this cluster alone; the loop goes on
+    }
+  }
+  return { probed: clusters.length, errors };
+}

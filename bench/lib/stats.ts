@@ -1,0 +1,89 @@
+import os from 'node:os';
+
+export function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+/** Nearest-rank percentile of `values` (p in 0..100). */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
+  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
+  return `${value.toFixed(value < 10 ? 1 : 0)} ms`;
+}
+
+export function sleep(msToWait: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, msToWait));
+}
+
+/** One line about the machine and its load, printed next to every figure. */
+export function machineLine(): string {
+  const cpus = os.cpus();
+  const load = os
+    .loadavg()
+    .map(l => l.toFixed(2))
+    .join(' ');
+  return `${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(
+    os.totalmem() / 2 ** 30,
+  )} GiB RAM, ${os.type()} ${os.release()}, Node ${
+    process.version
+  }; load average ${load}`;
+}
+
+export function loadAverage(): string {
+  return os
+    .loadavg()
+    .map(l => l.toFixed(2))
+    .join(' ');
+}
+
+/** A plain text table with a header row. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ')} |`;
+  return [
+    line(header),
+    `| ${widths.map(w => '-'.repeat(w)).join(' | ')} |`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+/** Reads VmRSS and VmHWM (peak resident set) of a process from /proc, in MiB. */
+export async function processMemory(
+  pid: number,
+): Promise<{ rssMiB: number; peakMiB: number }> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string) =>
+    Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+/** Machine-wide CPU counters from /proc/stat (all cores), to tell how busy the machine was. */
+export async function machineCpu(): Promise<{ busy: number; total: number }> {
+  const { readFile } = await import('node:fs/promises');
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0];
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = fields[3] + (fields[4] ?? 0);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks a second). */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

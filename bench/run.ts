@@ -1,0 +1,280 @@
+/*
+ * Fleet's benchmarks (docs/benchmarks.md). Run with `bash bench/run.sh [flags]`:
+ *
+ *   --only cycle,statements,latency   parts to run (default: all)
+ *   --sizes 100,1000                  cycle benchmark fleet sizes
+ *   --concurrency 16,64               fleet.health.concurrency values measured
+ *   --fleet-runs 5                    measured Fleet cycles per size and concurrency (median)
+ *   --baseline-runs 3                 sequential baseline runs at N <= 100
+ *   --baseline-runs-large 1           sequential baseline runs at N > 100 (each takes > 200 s)
+ *   --statement-sizes 100,300,1000    fleet sizes for the statement counts
+ *   --latency-runs 3 --requests 5000  entity-card load runs and requests per run
+ *   --latency-clusters 1000           clusters (and applications; 10 deployments each)
+ *   --what-if 64                      also time a leaner probe (bench/lib/leanProbe.ts; not Fleet) at
+ *                                     that concurrency; 0 to skip
+ *   --quick                           a small smoke run (minutes, not for the figures)
+ *   --json <file>                     also write every figure as JSON
+ *
+ * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth), or FLEET_BENCH_PG. Creates
+ * fleet_bench_* databases and drops them at the end. Loopback only; every loop is bounded.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { benchCycle, type CycleSizeResult } from './cycle';
+import { runMain } from './lib/cleanup';
+import { postgresAnswers } from './lib/pg';
+import { machineLine, ms, table } from './lib/stats';
+import { benchLatency, type LatencyResult } from './latency';
+import {
+  benchStatements,
+  medianTotal,
+  type StatementsResult,
+} from './statements';
+
+/** The commit measured, and whether the backend had uncommitted changes (read-only git calls). */
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', args, {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+    const dirty = git('status', '--porcelain', '--', 'plugins', 'packages')
+      .split('\n')
+      .filter(Boolean).length;
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${
+      dirty ? ` + ${dirty} uncommitted file(s) in plugins/ and packages/` : ''
+    }`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
+function parseArgs(argv: string[]) {
+  const args = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    if (a === '--quick') args.set('quick', '1');
+    else args.set(a.slice(2), argv[++i] ?? '');
+  }
+  const quick = args.has('quick');
+  const list = (key: string, fallback: string) =>
+    (args.get(key) ?? fallback).split(',').filter(Boolean);
+  const int = (key: string, fallback: number) => {
+    const v = Number(args.get(key) ?? fallback);
+    if (!Number.isInteger(v) || v < 0 || v > 100_000)
+      throw new Error(`--${key}: expected an integer`);
+    return v;
+  };
+  return {
+    only: new Set(list('only', 'cycle,statements,latency')),
+    sizes: list('sizes', quick ? '100' : '100,1000').map(Number),
+    concurrency: list('concurrency', '16,64').map(Number),
+    fleetRuns: int('fleet-runs', quick ? 2 : 5),
+    baselineRuns: int('baseline-runs', quick ? 1 : 3),
+    baselineRunsLarge: int('baseline-runs-large', 1),
+    statementSizes: list(
+      'statement-sizes',
+      quick ? '50,100' : '100,300,1000',
+    ).map(Number),
+    latencyRuns: int('latency-runs', quick ? 1 : 3),
+    requests: int('requests', quick ? 1000 : 5000),
+    latencyClusters: int('latency-clusters', quick ? 200 : 1000),
+    whatIf: int('what-if', 64),
+    json: args.get('json'),
+  };
+}
+
+const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
+  [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
+  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--what-if 64] [--quick] [--json <file>]
+(see the comment at the top of bench/run.ts)`;
+
+async function main(): Promise<number> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const options = parseArgs(process.argv.slice(2));
+  if (!(await postgresAnswers())) {
+    process.stderr.write(
+      'bench: PostgreSQL does not answer at 127.0.0.1:5432 (or FLEET_BENCH_PG)\n',
+    );
+    return 2;
+  }
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const startedAt = new Date();
+  log(`Fleet benchmarks, ${startedAt.toISOString()}`);
+  log(`machine: ${machineLine()}`);
+  log(`code: ${codeVersion()}`);
+  const results: {
+    startedAt: string;
+    machine: string;
+    code: string;
+    cycle: CycleSizeResult[];
+    statements: StatementsResult[];
+    latency?: LatencyResult;
+  } = {
+    startedAt: startedAt.toISOString(),
+    machine: machineLine(),
+    code: codeVersion(),
+    cycle: [],
+    statements: [],
+  };
+
+  if (options.only.has('cycle')) {
+    log(
+      '\n== health cycle: Fleet vs the sequential baseline (10 % of clusters time out, probe timeout 2 s)',
+    );
+    for (const n of options.sizes) {
+      results.cycle.push(
+        await benchCycle({
+          n,
+          concurrencies: options.concurrency,
+          fleetRuns: options.fleetRuns,
+          baselineRuns:
+            n > 100 ? options.baselineRunsLarge : options.baselineRuns,
+          probeTimeoutMs: 2_000,
+          downFraction: 0.1,
+          whatIfConcurrency: options.whatIf || undefined,
+          log,
+        }),
+      );
+    }
+  }
+  if (options.only.has('statements')) {
+    log('\n== database statements per cycle (10 deployments per cluster)');
+    for (const n of options.statementSizes) {
+      results.statements.push(
+        await benchStatements({
+          n,
+          deploymentsPerCluster: 10,
+          noChangeRuns: 3,
+          downFraction: 0.1,
+          log,
+        }),
+      );
+    }
+  }
+  if (options.only.has('latency')) {
+    log('\n== GET /deployments?entityRef= and backend memory (PostgreSQL)');
+    const apps = options.latencyClusters;
+    results.latency = await benchLatency({
+      clusters: options.latencyClusters,
+      applications: apps,
+      deploymentsPerApplication: 10,
+      clients: 20,
+      requestsPerRun: options.requests,
+      runs: options.latencyRuns,
+      maxRunMs: 120_000,
+      downFraction: 0.1,
+      concurrency: 16,
+      log,
+    });
+  }
+
+  // ------------------------------------------------------------------ summary
+  log(
+    `\n== summary (${new Date().toISOString()}; load average at the end ${
+      machineLine().split('load average ')[1]
+    })`,
+  );
+  if (results.cycle.length) {
+    const rows: string[][] = [];
+    for (const r of results.cycle) {
+      for (const f of r.fleet) {
+        rows.push([
+          String(r.n),
+          String(r.down),
+          String(f.concurrency),
+          `${ms(f.medianMs)} (${f.runs.length})`,
+          `${ms(f.boundMs)}`,
+          `${f.withinBound.toFixed(2)}×`,
+          `${ms(r.baseline.medianMs)} (${r.baseline.runs.length})`,
+          `${(r.baseline.medianMs / f.medianMs).toFixed(1)}×`,
+          ms(r.rttMs),
+        ]);
+      }
+    }
+    for (const r of results.cycle) {
+      if (r.whatIf) {
+        rows.push([
+          String(r.n),
+          String(r.down),
+          `${r.whatIf.concurrency} WHAT-IF lean probe`,
+          `${ms(r.whatIf.medianMs)} (${r.whatIf.runs.length})`,
+          ms(r.whatIf.boundMs),
+          `${(r.whatIf.medianMs / r.whatIf.boundMs).toFixed(2)}×`,
+          `${ms(r.baseline.medianMs)} (${r.baseline.runs.length})`,
+          `${(r.baseline.medianMs / r.whatIf.medianMs).toFixed(1)}×`,
+          ms(r.whatIf.rttMs),
+        ]);
+      }
+    }
+    log(
+      table(
+        [
+          'N',
+          'timing out',
+          'concurrency',
+          'Fleet cycle median (runs)',
+          'bound',
+          'Fleet / bound',
+          'sequential baseline median (runs)',
+          'speed-up',
+          'probe RTT',
+        ],
+        rows,
+      ),
+    );
+  }
+  if (results.statements.length) {
+    log(
+      table(
+        [
+          'N',
+          'no change (median of 3)',
+          'per cluster',
+          '10 % fail once',
+          '10 % go OFFLINE',
+          'per cluster',
+          'they recover',
+        ],
+        results.statements.map(s => [
+          String(s.n),
+          String(medianTotal(s.noChange)),
+          (medianTotal(s.noChange) / s.n).toFixed(2),
+          String(s.grace.total),
+          String(s.goOffline.total),
+          (s.goOffline.total / s.n).toFixed(2),
+          String(s.recover.total),
+        ]),
+      ),
+    );
+  }
+  if (results.latency) {
+    const l = results.latency;
+    log(
+      `GET /deployments?entityRef= at ${l.clusters} clusters × ${l.deployments} deployments, ${l.clients} clients, ${l.runs.length} runs of ${l.requestsPerRun}: ` +
+        `median p50 ${ms(l.median.p50)}, p95 ${ms(l.median.p95)}, p99 ${ms(
+          l.median.p99,
+        )}` +
+        (l.duringCycle
+          ? `; during a health cycle p95 ${ms(l.duringCycle.p95)}`
+          : '') +
+        `; backend peak RSS ${l.peakMiB.toFixed(
+          0,
+        )} MiB (the same backend without Fleet: ${l.controlMiB.toFixed(
+          0,
+        )} MiB)`,
+    );
+  }
+  if (options.json) {
+    writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+    log(`figures written to ${options.json}`);
+  }
+  return 0;
+}
+
+runMain(main, 90 * 60_000);

@@ -1,0 +1,30 @@
+/*
+ * Runs Fleet's kubeconfig discovery over one directory in a throw-away process, reporting
+ * event-loop ticks while it runs, so a parent can tell a blocked or runaway discovery apart
+ * (and kill it) without risking its own process.
+ */
+import { discoverKubeconfigClusters } from '../../plugins/fleet-backend/src/discovery/discoverKubeconfigClusters';
+
+const dir = process.argv[2];
+const tick = setInterval(() => process.send?.({ type: 'tick' }), 100);
+process.send?.({ type: 'started' });
+discoverKubeconfigClusters({ kubeconfigDir: dir }).then(
+  result => {
+    clearInterval(tick);
+    process.send?.(
+      {
+        type: 'done',
+        clusters: result.clusters.length,
+        warnings: result.warnings,
+      },
+      () => process.exit(0),
+    );
+  },
+  error => {
+    clearInterval(tick);
+    process.send?.(
+      { type: 'error', message: String(error?.message ?? error) },
+      () => process.exit(0),
+    );
+  },
+);

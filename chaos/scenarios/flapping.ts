@@ -1,0 +1,85 @@
+/*
+ * Flapping: a cluster that fails and succeeds on alternate cycles, 100 cycles, failureThreshold
+ * 2 → never OFFLINE, nothing degraded.
+ */
+import { createFleet, seedDeployments } from '../../bench/lib/fleet';
+import type { Scenario } from '../lib';
+import { startSimulator } from '../lib';
+
+const CYCLES = 100;
+const FAILURES = [
+  { mode: 'down' },
+  { mode: 'timeout' },
+  { mode: 'error' },
+] as const;
+
+export const flapping: Scenario = {
+  id: 'flapping',
+  title: 'Flapping cluster',
+  tried: `'flap' alternates failure (down / timeout / error in turn) and success for ${CYCLES} cycles, failureThreshold 2, 3 steady clusters beside it`,
+  timeoutMs: 180_000,
+  async run({ checks, db, log }) {
+    const sim = await startSimulator({
+      clusters: ['flap', 'steady-1', 'steady-2', 'steady-3'],
+    });
+    const knex = db.knex();
+    const fleet = await createFleet({
+      knex,
+      kubeconfigDir: sim.kubeconfigDir,
+      health: { failureThreshold: 2, probeTimeoutMs: 300 },
+    });
+    await fleet.worker.runCycle();
+    await seedDeployments(knex, sim.clusterNames(), 3);
+
+    let maxFailures = 0;
+    let offlineSeen = 0;
+    const statusesSeen = new Set<string>();
+    let cycles = 0;
+    for (let i = 0; i < CYCLES; i++) {
+      const failing = i % 2 === 0;
+      sim.setFault(
+        'flap',
+        failing ? FAILURES[(i / 2) % FAILURES.length] : { mode: 'ok' },
+      );
+      const summary = await fleet.worker.runCycle();
+      cycles += 1;
+      const flap = (await fleet.store.getCluster('flap'))!;
+      statusesSeen.add(flap.status);
+      maxFailures = Math.max(maxFailures, flap.consecutiveFailures);
+      if (flap.status === 'OFFLINE') offlineSeen += 1;
+      if (summary.errors.length)
+        log(`cycle ${i + 1}: errors ${JSON.stringify(summary.errors)}`);
+    }
+    const events = await fleet.store.listEvents({
+      subjectKind: 'cluster',
+      subject: 'flap',
+      limit: 1000,
+    });
+    const deployments = await fleet.store.listDeployments({ cluster: 'flap' });
+    const all = await fleet.store.listDeployments();
+
+    checks.equal(cycles, CYCLES, `${CYCLES} cycles ran`);
+    checks.equal(offlineSeen, 0, "'flap' was never OFFLINE after any cycle");
+    checks.equal([...statusesSeen], ['ONLINE'], "'flap' stayed ONLINE");
+    checks.ok(
+      maxFailures === 1,
+      `its consecutive failures never passed 1 (max ${maxFailures})`,
+      maxFailures,
+    );
+    checks.equal(
+      events.filter(e => e.to === 'OFFLINE').length,
+      0,
+      'no OFFLINE event recorded',
+    );
+    checks.ok(
+      deployments.length === 3 &&
+        deployments.every(d => d.status === 'DEPLOYED'),
+      `its ${deployments.length} deployments stayed DEPLOYED`,
+      deployments.map(d => d.status),
+    );
+    checks.ok(
+      all.every(d => d.status === 'DEPLOYED'),
+      `all ${all.length} deployments stayed DEPLOYED`,
+    );
+  },
+};

@@ -1,0 +1,676 @@
+/*
+ * A hostile-input corpus against a running backend (its own process, PostgreSQL): malformed and
+ * huge kubeconfigs in the discovery directory, 1 MB bodies, odd Unicode names, path-traversal
+ * references and entity refs. No crash, no 500, nothing lost, no secret in any answer.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { seedDeployments } from '../../bench/lib/fleet';
+import type { KubeSimulator } from '@cnp/kube-simulator';
+import type { Scenario } from '../lib';
+import { short, startFleetBackend, startSimulator, tempDir } from '../lib';
+
+const ODD_NAMES = [
+  'prod-🚀',
+  'ünïcødé',
+  '\u202Eevil-rtl',
+  'zero\u200Bwidth',
+  '名前',
+  '../../etc/passwd',
+  '..',
+  'a'.repeat(250),
+  '-leading-dash',
+  'UPPER_case',
+  ' spaced name ',
+  '🔥🔥🔥',
+  'new\nline',
+  'CON',
+  'e\u0301t\u00e9', // a combining accent and a precomposed one
+];
+
+/** The database's own words at the end of a knex error ("<sql> - <message>"), without colours. */
+function pgMessage(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const plain = text.replace(/\u001b\[[0-9;]*m/g, '');
+  const at = plain.lastIndexOf(' - ');
+  return (at >= 0 ? plain.slice(at + 3) : plain)
+    .split(/\s+type=|\s+name=/)[0]
+    .trim();
+}
+
+function kubeconfig(
+  contexts: Array<{
+    name: string;
+    server: string;
+    token?: string;
+    ca?: string;
+  }>,
+  extra: Record<string, unknown> = {},
+) {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    ...extra,
+    clusters: contexts.map((c, i) => ({
+      name: `cluster-${i}`,
+      cluster: {
+        server: c.server,
+        ...(c.ca ? { 'certificate-authority-data': c.ca } : {}),
+      },
+    })),
+    users: contexts.map((c, i) => ({
+      name: `user-${i}`,
+      user: { token: c.token ?? 'not-a-real-token' },
+    })),
+    contexts: contexts.map((c, i) => ({
+      name: c.name,
+      context: { cluster: `cluster-${i}`, user: `user-${i}` },
+    })),
+    'current-context': contexts[0]?.name,
+  });
+}
+
+function billionLaughs(): string {
+  let text =
+    'apiVersion: v1\nkind: Config\na: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+  let previous = 'a';
+  for (let i = 0; i < 9; i++) {
+    const name = String.fromCharCode(98 + i);
+    text += `${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]\n`;
+    previous = name;
+  }
+  return `${text}clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: bomb\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n`;
+}
+
+/** Writes the hostile kubeconfig files; returns what was written, for the table. */
+function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
+  const ca = Buffer.from(sim.caPem).toString('base64');
+  const written: string[] = [];
+  const write = (name: string, content: string | Buffer, what: string) => {
+    writeFileSync(path.join(dir, name), content, { mode: 0o600 });
+    written.push(what);
+  };
+  write(
+    'malformed.yaml',
+    'apiVersion: v1\nclusters: [ {name: x\n  ::: not yaml',
+    'malformed YAML',
+  );
+  write('empty.yaml', '', 'empty file');
+  write('whitespace.yaml', '\n\n   \n', 'whitespace only');
+  write('binary.yaml', randomBytes(256 * 1024), '256 KiB of random bytes');
+  write('list.yaml', '- 1\n- 2\n', 'a YAML list');
+  write(
+    'wrong-types.json',
+    JSON.stringify({
+      apiVersion: 'v1',
+      clusters: 'nope',
+      contexts: 42,
+      users: null,
+    }),
+    'wrong field types',
+  );
+  write(
+    'no-server.yaml',
+    kubeconfig([{ name: 'no-server', server: '' }]),
+    'a context without server',
+  );
+  write('bomb.yaml', billionLaughs(), 'a YAML alias bomb (billion laughs)');
+  // 8 MB: a working kubeconfig for good-1 padded with a huge unknown field.
+  write(
+    'huge.yaml',
+    kubeconfig(
+      [
+        {
+          name: 'huge-ok',
+          server: sim.endpoint('good-1'),
+          token: sim.token('good-1'),
+          ca,
+        },
+      ],
+      {
+        'x-padding': 'x'.repeat(8 * 1024 * 1024),
+      },
+    ),
+    'an 8 MB kubeconfig (works)',
+  );
+  // 100 contexts pointing at a closed loopback port.
+  write(
+    'many-contexts.yaml',
+    kubeconfig(
+      Array.from({ length: 100 }, (_, i) => ({
+        name: `many-${i}`,
+        server: `https://127.0.0.1:1/many-${i}`,
+      })),
+    ),
+    '100 contexts (unreachable)',
+  );
+  // Odd Unicode context names, all pointing at good-2 with its credentials.
+  write(
+    'odd-names.yaml',
+    kubeconfig(
+      ODD_NAMES.map(name => ({
+        name,
+        server: sim.endpoint('good-2'),
+        token: sim.token('good-2'),
+        ca,
+      })),
+    ),
+    `${ODD_NAMES.length} odd context names (Unicode, RTL override, zero-width, newline, '../../etc/passwd', 250 chars)`,
+  );
+  write(
+    'ünï cødé 🚀 file.yaml',
+    kubeconfig([
+      {
+        name: 'from-unicode-file',
+        server: sim.endpoint('good-3'),
+        token: sim.token('good-3'),
+        ca,
+      },
+    ]),
+    'a Unicode file name with spaces',
+  );
+  // A context whose server is a traversal-looking URL on the simulator.
+  write(
+    'traversal-server.yaml',
+    kubeconfig([
+      {
+        name: 'traversal-server',
+        server: `${sim.url}/clusters/../clusters/good-1/../../_sim/clusters`,
+        token: sim.token('good-1'),
+        ca,
+      },
+    ]),
+    'a server URL with ../ segments',
+  );
+  symlinkSync('/etc/passwd', path.join(dir, 'link-to-passwd.yaml'));
+  written.push('a symlink to /etc/passwd');
+  symlinkSync(path.join(dir, 'gone.yaml'), path.join(dir, 'dangling.yaml'));
+  written.push('a dangling symlink');
+  mkdirSync(path.join(dir, 'a-directory.yaml'));
+  written.push('a directory named *.yaml');
+  return written;
+}
+
+export const hostileInput: Scenario = {
+  id: 'hostile-input',
+  title: 'Hostile-input corpus',
+  tried:
+    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere; over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers; then a restart with all of it in place',
+  timeoutMs: 300_000,
+  async run({ checks, db, tmp, log }) {
+    const dir = tempDir('fleet-chaos-kubeconfigs-');
+    const sim = await startSimulator({
+      clusters: ['good-1', 'good-2', 'good-3'],
+      outDir: dir,
+    });
+    const files = writeHostileKubeconfigs(dir, sim);
+    log(`kubeconfig corpus: ${files.join('; ')}`);
+    const knex = db.knex();
+    const logFile = path.join(tmp, 'backend.log');
+
+    let fleet;
+    try {
+      fleet = await startFleetBackend({
+        db,
+        kubeconfigDir: dir,
+        fleet: { health: { probeTimeout: { seconds: 1 } } },
+        logFile,
+      });
+    } catch (error) {
+      checks.ok(
+        false,
+        'the backend starts with the hostile kubeconfigs in its directory',
+        (error as Error).message,
+      );
+      const tail = readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter(l => /error|Error/.test(l))
+        .slice(-5);
+      log(`backend log (errors): ${tail.join(' | ')}`);
+      return;
+    }
+    checks.ok(
+      true,
+      `the backend started with ${files.length} hostile kubeconfig entries in its directory`,
+    );
+    const { call, answers } = fleet;
+    const first = await call('POST', '/health/run');
+    checks.ok(
+      first.status === 200,
+      'a health cycle over the discovered clusters answers 200',
+      first.status,
+    );
+
+    const clusters = (await call('GET', '/clusters')).json?.items ?? [];
+    const names: string[] = clusters.map((c: any) => c.name);
+    checks.ok(
+      names.length > 0 &&
+        names.every(
+          n => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) && n.length <= 63,
+        ),
+      `every discovered cluster name is a DNS-1123 label (${names.length} clusters)`,
+      names.filter(
+        n => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63,
+      ),
+    );
+    const good = clusters.filter((c: any) =>
+      ['good-1', 'good-2', 'good-3', 'huge-ok', 'from-unicode-file'].includes(
+        c.name,
+      ),
+    );
+    checks.ok(
+      good.length === 5 && good.every((c: any) => c.status === 'ONLINE'),
+      'the good clusters, the 8 MB kubeconfig and the Unicode file name were discovered and are ONLINE',
+      good.map((c: any) => `${c.name}:${c.status}`),
+    );
+    const oddOnline = clusters.filter(
+      (c: any) => c.endpoint === sim.endpoint('good-2') && c.name !== 'good-2',
+    );
+    checks.ok(
+      oddOnline.length === ODD_NAMES.length,
+      `each of the ${ODD_NAMES.length} odd context names became its own cluster`,
+      oddOnline.map((c: any) => c.name),
+    );
+
+    // What must not be lost: deployments, applications and the good clusters, as seeded.
+    await seedDeployments(knex, ['good-1', 'good-2', 'good-3'], 3, {
+      appPrefix: 'precious',
+    });
+    const snapshot = async () =>
+      JSON.stringify({
+        apps: await knex('fleet_applications')
+          .where('entity_ref', 'like', 'component:default/precious-%')
+          .orderBy('id')
+          .select('id', 'entity_ref', 'spec'),
+        deployments: await knex('fleet_deployments')
+          .where('cluster', 'in', ['good-1', 'good-2', 'good-3'])
+          .orderBy('id')
+          .select('id', 'cluster', 'status', 'status_reason', 'image'),
+        clusters: await knex('fleet_clusters')
+          .whereIn('name', ['good-1', 'good-2', 'good-3'])
+          .orderBy('name')
+          .select('name', 'endpoint', 'kubeconfig_ref', 'source', 'labels'),
+      });
+    const before = await snapshot();
+    const eventsBefore = Number(
+      (await knex('fleet_events').count({ n: '*' }).first())?.n,
+    );
+
+    // ---------------------------------------------------------------- the HTTP corpus
+    const mb = 'x'.repeat(1024 * 1024);
+    const corpus: Array<
+      [
+        string,
+        string,
+        unknown?,
+        { headers?: Record<string, string>; raw?: boolean }?,
+      ]
+    > = [];
+    // 1 MB bodies on every write route, as JSON, as broken JSON and as text.
+    for (const [method, route] of [
+      ['POST', '/clusters'],
+      ['PATCH', '/clusters/good-1'],
+      ['DELETE', '/clusters/good-1'],
+      ['POST', '/applications'],
+      ['POST', '/deployments'],
+      ['POST', '/health/run'],
+    ]) {
+      corpus.push([method, route, { name: 'big', pad: mb }]);
+      corpus.push([method, route, `{"name": "${mb}`, { raw: true }]);
+      corpus.push([
+        method,
+        route,
+        mb,
+        { raw: true, headers: { 'Content-Type': 'text/plain' } },
+      ]);
+    }
+    // Deeply nested JSON under the size limit.
+    corpus.push([
+      'POST',
+      '/applications',
+      `${'['.repeat(30000)}${']'.repeat(30000)}`,
+      { raw: true },
+    ]);
+    corpus.push([
+      'POST',
+      '/applications',
+      `{"entityRef":"component:default/deep","spec":${'{"a":'.repeat(
+        6000,
+      )}1${'}'.repeat(6000)}}`,
+      { raw: true },
+    ]);
+    corpus.push([
+      'POST',
+      '/clusters',
+      '{"name":"proto","endpoint":"https://127.0.0.1:1","kubeconfigRef":"secret:x","__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}',
+      { raw: true },
+    ]);
+    // Odd names as cluster names, in bodies and in paths.
+    for (const name of [...ODD_NAMES, 'nul\u0000byte', 'a'.repeat(300)]) {
+      corpus.push([
+        'POST',
+        '/clusters',
+        { name, endpoint: 'https://127.0.0.1:1', kubeconfigRef: 'secret:x' },
+      ]);
+      corpus.push(['GET', `/clusters/${encodeURIComponent(name)}`]);
+      corpus.push(['GET', `/clusters/${encodeURIComponent(name)}/events`]);
+      corpus.push([
+        'PATCH',
+        `/clusters/${encodeURIComponent(name)}`,
+        { labels: { env: 'x' } },
+      ]);
+      corpus.push(['DELETE', `/clusters/${encodeURIComponent(name)}`]);
+      corpus.push([
+        'POST',
+        '/deployments',
+        { entityRef: `component:default/${name}`, cluster: 'good-1' },
+      ]);
+      corpus.push([
+        'POST',
+        '/deployments',
+        { entityRef: 'component:default/hostile', cluster: name },
+      ]);
+      corpus.push([
+        'GET',
+        `/deployments?entityRef=${encodeURIComponent(name)}`,
+      ]);
+      corpus.push([
+        'POST',
+        '/clusters',
+        {
+          name: 'odd-labels',
+          endpoint: 'https://127.0.0.1:1',
+          kubeconfigRef: 'secret:x',
+          labels: { [name]: name },
+        },
+      ]);
+    }
+    // Path traversal as kubeconfigRef (registered clusters must stay UNKNOWN, never opened).
+    const traversalRefs = [
+      '../../etc/passwd',
+      '/etc/passwd',
+      '/etc/shadow',
+      '/proc/self/environ',
+      `${dir}/../../../../etc/passwd`,
+      `${dir}/link-to-passwd.yaml`,
+      `${dir}/good-1.yaml/../../../etc/passwd`,
+      'file:///etc/passwd',
+      '\\\\server\\share\\kubeconfig',
+      'C:\\Windows\\System32\\config\\SAM',
+      '%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+      `${dir}/good-1.yaml`, // a real kubeconfig, but for another endpoint: never sent its token
+      `${dir}/./good-2.yaml`,
+      'apiVersion: v1\nkind: Config',
+    ];
+    traversalRefs.forEach((kubeconfigRef, i) => {
+      corpus.push([
+        'POST',
+        '/clusters',
+        { name: `trav-${i}`, endpoint: 'https://127.0.0.1:1', kubeconfigRef },
+      ]);
+    });
+    // Path traversal and injection in paths and queries.
+    for (const p of [
+      '/clusters/..%2F..%2Fetc%2Fpasswd',
+      '/clusters/%2e%2e',
+      '/clusters/good-1%00',
+      '/clusters/good-1%2F..%2F..%2Fsummary',
+      '/deployments/..%2F..%2Fetc%2Fpasswd/events',
+      '/deployments/00000000-0000-0000-0000-000000000000/events',
+      `/deployments?entityRef=${encodeURIComponent("' OR 1=1 --")}`,
+      `/deployments?entityRef=${encodeURIComponent(
+        'component:default/../../../etc/passwd',
+      )}`,
+      `/deployments?entityRef=${encodeURIComponent('\u0000')}`,
+      `/deployments?entityRef=${'a'.repeat(5000)}`,
+      '/deployments?entityRef=a&entityRef=b',
+      '/deployments?entityRef[a]=b',
+      '/deployments?cluster=good-1&cluster=good-2',
+      `/deployments?cluster=${encodeURIComponent("good-1' OR '1'='1")}`,
+      '/applications?entityRef[$ne]=x',
+      '/clusters?status=OFFLINE%27%3B%20DROP%20TABLE%20fleet_clusters%3B--',
+      '/events?limit=99999999999999999999',
+      '/events?limit=-1',
+      '/clusters/good-1/events?limit=NaN',
+    ]) {
+      corpus.push(['GET', p]);
+    }
+    for (const entityRef of [
+      "component:default/x'); DROP TABLE fleet_deployments;--",
+      'user:default/guest',
+      'component:other/' + 'n'.repeat(63),
+      'component:default/' + 'n'.repeat(64),
+      'x'.repeat(255),
+      'x'.repeat(256),
+    ]) {
+      corpus.push(['POST', '/deployments', { entityRef, cluster: 'good-1' }]);
+      corpus.push([
+        'POST',
+        '/applications',
+        { entityRef, spec: { image: 'nginx:1.27' } },
+      ]);
+    }
+    corpus.push([
+      'POST',
+      '/deployments',
+      {
+        entityRef: 'component:default/precious-1',
+        cluster: 'good-1',
+        replicas: 1e9,
+      },
+    ]);
+    corpus.push([
+      'POST',
+      '/deployments',
+      {
+        entityRef: 'component:default/precious-1',
+        cluster: 'good-1',
+        image: 'a b',
+      },
+    ]);
+    corpus.push([
+      'POST',
+      '/deployments',
+      {
+        entityRef: 'component:default/precious-1',
+        cluster: 'good-1',
+        image: 'i'.repeat(100_000),
+      },
+    ]);
+    corpus.push([
+      'GET',
+      '/clusters',
+      undefined,
+      { headers: { Authorization: '' } },
+    ]);
+    corpus.push([
+      'GET',
+      '/clusters',
+      undefined,
+      { headers: { Authorization: `Bearer ${'x'.repeat(8000)}` } },
+    ]);
+    corpus.push([
+      'POST',
+      '/health/run',
+      undefined,
+      { headers: { Authorization: 'Basic cm9vdDpyb290' } },
+    ]);
+    corpus.push([
+      'POST',
+      '/clusters',
+      '{"name":"charset"}',
+      {
+        raw: true,
+        headers: { 'Content-Type': 'application/json; charset=utf-16' },
+      },
+    ]);
+
+    const statuses = new Map<number, number>();
+    const failures: string[] = [];
+    for (const [method, route, body, options] of corpus) {
+      try {
+        const answer = await call(method, route, body, options);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status >= 500)
+          failures.push(
+            `${method} ${short(route, 80)} → ${answer.status} ${short(
+              answer.text,
+              200,
+            )}`,
+          );
+      } catch (error) {
+        failures.push(
+          `${method} ${short(route, 80)} → ${(error as Error).message}`,
+        );
+      }
+    }
+    log(
+      `HTTP corpus: ${corpus.length} requests, statuses ${JSON.stringify(
+        Object.fromEntries(statuses),
+      )}`,
+    );
+    for (const failure of failures) log(`  not held: ${failure}`);
+    checks.ok(
+      failures.length === 0,
+      `${
+        corpus.length
+      } hostile requests: no 5xx, no dropped connection (statuses ${JSON.stringify(
+        Object.fromEntries(statuses),
+      )})`,
+      failures,
+    );
+
+    // More kubeconfigs arrive while it runs, among them context names a database column cannot
+    // hold as they are (300 characters; a NUL character): the next cycles must skip or store
+    // them, and still discover the files after them.
+    const ca = Buffer.from(sim.caPem).toString('base64');
+    const late = (name: string, context: string, cluster: string) =>
+      writeFileSync(
+        path.join(dir, name),
+        kubeconfig([
+          {
+            name: context,
+            server: sim.endpoint(cluster),
+            token: sim.token(cluster),
+            ca,
+          },
+        ]),
+      );
+    writeFileSync(path.join(dir, 'late-malformed.yaml'), '{{{{');
+    late('late-odd.yaml', '🚀 late', 'good-3');
+    late('long-context.yaml', 'l'.repeat(300), 'good-3');
+    late('nul-context.yaml', 'nul\u0000byte', 'good-3');
+    late('zz-after.yaml', 'zz-after', 'good-1');
+    const later = await call('POST', '/health/run');
+    const final = await call('POST', '/health/run');
+    checks.ok(
+      later.status === 200 && final.status === 200,
+      'the next health cycles, discovering kubeconfigs added meanwhile (300-character and NUL context names among them), answer 200',
+      [later.status, final.status],
+    );
+    const zz = await call('GET', '/clusters/zz-after');
+    const discoveryFailure = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .find(line => /discovery failed/i.test(line));
+    checks.ok(
+      zz.status === 200 && zz.json?.status === 'ONLINE',
+      'a good kubeconfig added beside them (after them in file order) is discovered and ONLINE',
+      `${zz.status}; backend log: ${short(
+        pgMessage(discoveryFailure ?? '(nothing)'),
+        200,
+      )}`,
+    );
+
+    const registered = ((await call('GET', '/clusters')).json?.items ??
+      []) as any[];
+    const trav = registered.filter(c => c.name.startsWith('trav-'));
+    checks.ok(
+      trav.length > 0 &&
+        trav.every(
+          c =>
+            c.status === 'UNKNOWN' &&
+            /NOT_PROBEABLE/.test(c.statusReason ?? ''),
+        ),
+      `the ${trav.length} clusters registered with traversal references stay UNKNOWN / NOT_PROBEABLE (never opened, never OFFLINE)`,
+      trav.map(c => `${c.name}:${c.status}:${short(c.statusReason, 60)}`),
+    );
+    const goodAfter = registered.filter(c =>
+      ['good-1', 'good-2', 'good-3'].includes(c.name),
+    );
+    checks.ok(
+      goodAfter.length === 3 && goodAfter.every(c => c.status === 'ONLINE'),
+      'good-1..3 still ONLINE',
+    );
+    checks.equal(
+      await snapshot(),
+      before,
+      'nothing lost: the seeded applications, deployments and good clusters are exactly as before',
+    );
+    const eventsAfter = Number(
+      (await knex('fleet_events').count({ n: '*' }).first())?.n,
+    );
+    checks.ok(
+      eventsAfter >= eventsBefore,
+      `the event history only grew (${eventsBefore} → ${eventsAfter})`,
+    );
+    const health = await call('GET', '/health');
+    checks.ok(
+      health.status === 200 && !fleet.backend.exited(),
+      'the backend process is alive and answers GET /health',
+    );
+
+    // No answer carries kubeconfig contents, tokens, certificates or /etc/passwd.
+    const secrets = [
+      ...['good-1', 'good-2', 'good-3'].map(n => sim.token(n)),
+      Buffer.from(sim.caPem).toString('base64').slice(0, 40),
+      'BEGIN CERTIFICATE',
+      'root:x:0:0',
+      'x-padding',
+    ];
+    const leaks = answers
+      .filter(a => secrets.some(s => a.text.includes(s)))
+      .map(a => `${a.method} ${short(a.path, 60)}`);
+    checks.ok(
+      leaks.length === 0,
+      `no secret, certificate or file content in any of the ${answers.length} answers`,
+      leaks,
+    );
+    await fleet.backend.stop();
+    const logText = readFileSync(logFile, 'utf8');
+    checks.ok(
+      !/Unhandled|uncaught/i.test(logText),
+      'no unhandled error in the backend log',
+    );
+
+    // A restart with the whole corpus in the directory (discovery runs during plugin startup).
+    try {
+      const again = await startFleetBackend({
+        db,
+        kubeconfigDir: dir,
+        fleet: { health: { probeTimeout: { seconds: 1 } } },
+        logFile,
+      });
+      const cycle = await again.call('POST', '/health/run');
+      checks.ok(
+        cycle.status === 200,
+        'the backend restarts with the whole corpus in its directory and runs a cycle',
+        cycle.status,
+      );
+      await again.backend.stop();
+    } catch (error) {
+      const cause = readFileSync(logFile, 'utf8').match(
+        /startup failed; caused by error: ([^\n]*)/,
+      )?.[1];
+      checks.ok(
+        false,
+        'the backend restarts with the whole corpus in its directory',
+        `plugin 'fleet' startup failed: ${short(
+          pgMessage(cause ?? (error as Error).message),
+          200,
+        )}`,
+      );
+    }
+  },
+};

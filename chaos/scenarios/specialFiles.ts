@@ -1,0 +1,91 @@
+/*
+ * KNOWN FINDING, beyond the issue's list (run with --findings): discovery follows symlinks and
+ * reads kubeconfigs with client-node's synchronous loadFromFile, without checking that the target
+ * is a regular file of bounded size. A symlink to a FIFO blocks the whole backend's event loop;
+ * a symlink to /dev/zero reads without end. Each case runs in a throw-away process that is
+ * killed when it blocks or grows past 1 GiB.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { forkTs } from '../../bench/lib/simProcess';
+import { processMemory } from '../../bench/lib/stats';
+import type { Scenario } from '../lib';
+
+async function watch(child: ChildProcess, limitMs: number, maxRssMiB: number) {
+  let ticks = 0;
+  let done: any;
+  let peak = 0;
+  child.on('message', (m: any) => {
+    if (m?.type === 'tick') ticks += 1;
+    if (m?.type === 'done' || m?.type === 'error') done = m;
+  });
+  const started = Date.now();
+  let killedFor: string | undefined;
+  while (!done && Date.now() - started < limitMs && child.exitCode === null) {
+    await new Promise(r => setTimeout(r, 100));
+    try {
+      peak = Math.max(peak, (await processMemory(child.pid!)).rssMiB);
+    } catch {
+      break;
+    }
+    if (peak > maxRssMiB) {
+      killedFor = `RSS passed ${maxRssMiB} MiB`;
+      break;
+    }
+  }
+  if (!done && child.exitCode === null) {
+    killedFor ??= `no answer within ${limitMs / 1000} s`;
+    child.kill('SIGKILL');
+  }
+  return { done, ticks, peak, killedFor, ms: Date.now() - started };
+}
+
+export const specialFiles: Scenario = {
+  id: 'special-files',
+  title: 'Special files in the kubeconfig directory (finding)',
+  tried:
+    'a symlink to a FIFO, and a symlink to /dev/zero, in the discovery directory (each discovered in a throw-away process)',
+  timeoutMs: 60_000,
+  async run({ checks, tmp, log }) {
+    const child = (dir: string) =>
+      forkTs(path.join(__dirname, '..', 'lib', 'discoverChild.ts'), [dir]);
+
+    const fifoDir = path.join(tmp, 'fifo');
+    mkdirSync(fifoDir);
+    execFileSync('mkfifo', [path.join(tmp, 'a-fifo')]);
+    symlinkSync(path.join(tmp, 'a-fifo'), path.join(fifoDir, 'fifo.yaml'));
+    const fifo = await watch(child(fifoDir), 5_000, 1024);
+    log(
+      `FIFO: ${
+        fifo.done
+          ? `finished in ${fifo.ms} ms: ${JSON.stringify(fifo.done.warnings)}`
+          : `killed (${fifo.killedFor}); event-loop ticks meanwhile: ${fifo.ticks}`
+      }`,
+    );
+    checks.ok(
+      !!fifo.done && fifo.ticks > 0,
+      'a symlink to a FIFO is skipped with a warning, without blocking the event loop',
+      fifo.killedFor,
+    );
+
+    const zeroDir = path.join(tmp, 'zero');
+    mkdirSync(zeroDir);
+    symlinkSync('/dev/zero', path.join(zeroDir, 'zero.yaml'));
+    const zero = await watch(child(zeroDir), 15_000, 1024);
+    log(
+      `/dev/zero: ${
+        zero.done
+          ? `finished in ${zero.ms} ms`
+          : `killed (${zero.killedFor}) after ${
+              zero.ms
+            } ms, RSS ${zero.peak.toFixed(0)} MiB`
+      }`,
+    );
+    checks.ok(
+      !!zero.done && zero.peak < 256,
+      'a symlink to /dev/zero is skipped with a warning, reading a bounded amount',
+      zero.killedFor ?? `${zero.peak.toFixed(0)} MiB`,
+    );
+  },
+};

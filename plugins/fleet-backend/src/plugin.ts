@@ -47,7 +47,12 @@ export const fleetPlugin = createBackendPlugin({
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
         const clients = ClusterClients.create({ policy });
         const discovery = ClusterDiscovery.create({ store, logger, sources: fleetConfig.discovery });
-        await discovery.run();
+        try {
+          await discovery.run();
+        } catch (error) {
+          // The health cycle runs discovery again; a bad source must not keep the backend down.
+          logger.warn(`Cluster discovery at startup failed: ${(error as Error).message}`);
+        }
 
         const health = HealthWorker.create({
           store,

@@ -47,11 +47,11 @@ describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId
       { name: 'a', endpoint: 'https://a:1', kubeconfigRef: '/k/a.yaml', context: 'a' },
       { name: 'manual-1', endpoint: 'https://other', kubeconfigRef: '/k/m.yaml', context: 'm' },
     ]);
-    expect(first).toEqual({ inserted: ['a'], updated: [] });
+    expect(first).toEqual({ inserted: ['a'], updated: [], failed: [] });
     const second = await store.upsertDiscoveredClusters([
       { name: 'a', endpoint: 'https://a:2', kubeconfigRef: '/k/new-a.yaml', context: 'a2' },
     ]);
-    expect(second).toEqual({ inserted: [], updated: ['a'] });
+    expect(second).toEqual({ inserted: [], updated: ['a'], failed: [] });
     expect(await store.getCluster('a')).toMatchObject({
       endpoint: 'https://a:2',
       kubeconfigRef: '/k/new-a.yaml',
@@ -63,7 +63,7 @@ describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId
     const third = await store.upsertDiscoveredClusters([
       { name: 'a', endpoint: 'https://a:2', kubeconfigRef: '/k/new-a.yaml', context: 'a2' },
     ]);
-    expect(third).toEqual({ inserted: [], updated: [] });
+    expect(third).toEqual({ inserted: [], updated: [], failed: [] });
   });
 
   it('rolls back every write of a cluster transaction that throws', async () => {

@@ -309,9 +309,10 @@ export class DatabaseFleetStore implements FleetStore {
 
   async upsertDiscoveredClusters(
     clusters: DiscoveredCluster[],
-  ): Promise<{ inserted: string[]; updated: string[] }> {
+  ): Promise<{ inserted: string[]; updated: string[]; failed: Array<{ name: string; message: string }> }> {
     const inserted: string[] = [];
     const updated: string[] = [];
+    const failed: Array<{ name: string; message: string }> = [];
     // One read for all: discovery runs every cycle and must stay cheap for a large fleet.
     const known = new Map(
       (
@@ -319,7 +320,22 @@ export class DatabaseFleetStore implements FleetStore {
       ).map(row => [row.name as string, row]),
     );
     for (const cluster of clusters) {
-      const row = known.get(cluster.name);
+      try {
+        await this.upsertDiscoveredCluster(cluster, known.get(cluster.name), inserted, updated);
+      } catch (error) {
+        // One cluster the database refuses must not keep the others from being discovered.
+        failed.push({ name: cluster.name, message: (error as Error).message });
+      }
+    }
+    return { inserted, updated, failed };
+  }
+
+  private async upsertDiscoveredCluster(
+    cluster: DiscoveredCluster,
+    row: Row | undefined,
+    inserted: string[],
+    updated: string[],
+  ): Promise<void> {
       const existing = row && {
         source: row.source,
         endpoint: row.endpoint,
@@ -334,9 +350,9 @@ export class DatabaseFleetStore implements FleetStore {
           // Another replica inserted it between our read and write: it is known now.
           if ((error as Error).name !== 'ConflictError') throw error;
         }
-        continue;
+        return;
       }
-      if (existing.source !== 'discovered') continue; // a manual registration wins
+      if (existing.source !== 'discovered') return; // a manual registration wins
       if (
         existing.endpoint !== cluster.endpoint ||
         existing.kubeconfigRef !== cluster.kubeconfigRef ||
@@ -350,8 +366,6 @@ export class DatabaseFleetStore implements FleetStore {
         });
         updated.push(cluster.name);
       }
-    }
-    return { inserted, updated };
   }
 
   async updateClusterSettings(

@@ -155,7 +155,7 @@ export interface FleetStore {
    */
   upsertDiscoveredClusters(
     clusters: DiscoveredCluster[],
-  ): Promise<{ inserted: string[]; updated: string[] }>;
+  ): Promise<{ inserted: string[]; updated: string[]; failed: Array<{ name: string; message: string }> }>;
   /**
    * Changes labels and/or the per-cluster failure threshold. With an `actor`, also writes a
    * `SETTINGS_CHANGED` event saying who changed what (same transaction).

@@ -20,7 +20,12 @@ export class ClusterDiscovery {
     }
     const { clusters, warnings } = await discoverKubeconfigClusters(this.sources);
     for (const warning of warnings) this.logger.warn(warning);
-    const { inserted, updated } = await this.store.upsertDiscoveredClusters(clusters);
+    const { inserted, updated, failed } = await this.store.upsertDiscoveredClusters(clusters);
+    for (const { name, message } of failed) {
+      const warning = `Could not record discovered cluster '${name}': ${message}`;
+      this.logger.warn(warning);
+      warnings.push(warning);
+    }
     if (inserted.length) this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`);
     if (updated.length) {
       this.logger.info(`Updated endpoint or kubeconfig of clusters: ${updated.join(', ')}`);

@@ -68,4 +68,17 @@ describe('discoverKubeconfigClusters', () => {
     const result = await discoverKubeconfigClusters({ kubeconfigPath: file });
     expect(result.clusters).toEqual([{ name: 'solo', endpoint: 'https://10.0.0.9:6443', kubeconfigRef: file, context: 'solo' }]);
   });
+  it('skips special files and context names with control characters, and reads the rest', async () => {
+    const { execFileSync } = require('node:child_process');
+    execFileSync('mkfifo', [path.join(dir, '0-fifo')]);
+    fs.symlinkSync('/dev/zero', path.join(dir, '0-zero'));
+    fs.symlinkSync(path.join(dir, '0-fifo'), path.join(dir, '0-fifo-link'));
+    fs.writeFileSync(path.join(dir, '1-nul.yaml'), kubeconfig([{ name: 'bad\u0000name', server: 'https://10.0.0.1:6443' }, { name: 'fine', server: 'https://10.0.0.2:6443' }]));
+    const result = await discoverKubeconfigClusters({ kubeconfigDir: dir });
+    expect(result.clusters.map(c => c.name)).toEqual(['fine']);
+    // the FIFO itself is not even listed (not a file); through a symlink it would be warned like /dev/zero
+    expect(result.warnings.some(w => w.includes('0-zero') && w.includes('not a regular file'))).toBe(true);
+    expect(result.warnings.some(w => w.includes('0-fifo-link') && w.includes('not a regular file'))).toBe(true);
+    expect(result.warnings.some(w => w.includes('NUL character'))).toBe(true);
+  });
 });

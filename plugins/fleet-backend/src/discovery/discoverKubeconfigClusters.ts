@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { DiscoveredCluster } from '../database/FleetStore';
 import { sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
 
+const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
+
 export interface DiscoverySources {
   kubeconfigPath?: string;
   kubeconfigDir?: string;
@@ -49,8 +51,18 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
   for (const file of await listKubeconfigFiles(sources, warnings)) {
     const kubeConfig = new KubeConfig();
     try {
-      await fs.access(file);
-      kubeConfig.loadFromFile(file);
+      // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
+      // would never end (both reachable through a symlink in the directory).
+      const stat = await fs.stat(file);
+      if (!stat.isFile()) {
+        warnings.push(`Skipping kubeconfig file ${file}: not a regular file`);
+        continue;
+      }
+      if (stat.size > MAX_KUBECONFIG_BYTES) {
+        warnings.push(`Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes`);
+        continue;
+      }
+      kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
     } catch (error) {
       warnings.push(`Skipping kubeconfig file ${file}: ${(error as Error).message}`);
       continue;
@@ -67,8 +79,11 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
         );
         continue;
       }
-      if (context.name.length > 253) {
-        warnings.push(`Skipping a context of kubeconfig file ${file}: its name is longer than 253 characters`);
+      // PostgreSQL text cannot hold NUL, and a context name is at most a DNS subdomain long.
+      if (context.name.length > 253 || context.name.includes('\u0000')) {
+        warnings.push(
+          `Skipping a context of kubeconfig file ${file}: its name is longer than 253 characters or holds a NUL character`,
+        );
         continue;
       }
       const origin = `${file}#${context.name}`;

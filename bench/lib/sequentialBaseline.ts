@@ -12,6 +12,7 @@
 import type { FleetConfig } from '../../plugins/fleet-backend/src/config/FleetConfig';
 import type { FleetStore } from '../../plugins/fleet-backend/src/database/FleetStore';
 import { decideClusterHealth } from '../../plugins/fleet-backend/src/health/clusterHealthRules';
+import { healthUpdateOf } from '../../plugins/fleet-backend/src/health/HealthWorker';
 import type { ProbeOutcome } from '../../plugins/fleet-backend/src/kubernetes/ClusterClients';
 import type { ProbeFn } from './fleet';
 
@@ -43,19 +44,7 @@ export async function sequentialBaselineCycle(options: {
     const now = new Date();
     try {
       await store.inClusterTransaction(async tx => {
-        await tx.updateClusterHealth(cluster.name, {
-          status: decision.status,
-          statusReason: decision.statusReason,
-          consecutiveFailures: decision.consecutiveFailures,
-          consecutiveSuccesses: decision.consecutiveSuccesses,
-          lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
-          lastSuccessAt: outcome.kind === 'success' ? now : undefined,
-          lastTransitionAt: decision.transition ? now : undefined,
-          probeLatencyMs:
-            outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
-          serverVersion:
-            outcome.kind === 'success' ? outcome.serverVersion : undefined,
-        });
+        await tx.updateClusterHealth(cluster.name, healthUpdateOf(decision, outcome, now));
         if (decision.transition) {
           await tx.insertEvent({
             subjectKind: 'cluster',

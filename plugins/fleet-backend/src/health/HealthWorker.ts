@@ -12,12 +12,27 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
-import type { ClusterRecord, FleetStore } from '../database/FleetStore';
+import type { ClusterHealthUpdate, ClusterRecord, FleetStore } from '../database/FleetStore';
 import type { ClusterClients, ProbeOutcome } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
 import { decideClusterHealth, HealthDecision, isMassOutage } from './clusterHealthRules';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
+
+/** The cluster row a probe outcome and its decision make. */
+export function healthUpdateOf(decision: HealthDecision, outcome: ProbeOutcome, now: Date): ClusterHealthUpdate {
+  return {
+    status: decision.status,
+    statusReason: decision.statusReason,
+    consecutiveFailures: decision.consecutiveFailures,
+    consecutiveSuccesses: decision.consecutiveSuccesses,
+    lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
+    lastSuccessAt: outcome.kind === 'success' ? now : undefined,
+    lastTransitionAt: decision.transition ? now : undefined,
+    probeLatencyMs: outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
+    serverVersion: outcome.kind === 'success' ? outcome.serverVersion : undefined,
+  };
+}
 
 const countKey = (status: ClusterStatus) =>
   status === 'ONLINE' ? 'online' : status === 'OFFLINE' ? 'offline' : 'unknown';
@@ -224,17 +239,7 @@ export class HealthWorker {
     return this.options.store.inClusterTransaction(async tx => {
       let degraded = 0;
       let restored = 0;
-      await tx.updateClusterHealth(cluster.name, {
-        status: decision.status,
-        statusReason: decision.statusReason,
-        consecutiveFailures: decision.consecutiveFailures,
-        consecutiveSuccesses: decision.consecutiveSuccesses,
-        lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
-        lastSuccessAt: outcome.kind === 'success' ? now : undefined,
-        lastTransitionAt: decision.transition ? now : undefined,
-        probeLatencyMs: outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
-        serverVersion: outcome.kind === 'success' ? outcome.serverVersion : undefined,
-      });
+      await tx.updateClusterHealth(cluster.name, healthUpdateOf(decision, outcome, now));
       if (decision.transition) {
         await tx.insertEvent({
           subjectKind: 'cluster',

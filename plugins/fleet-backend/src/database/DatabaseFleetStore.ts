@@ -453,10 +453,6 @@ export class DatabaseFleetStore implements FleetStore {
   async inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T> {
     return this.db.transaction(async trx => {
       const api: ClusterHealthTransaction = {
-        getCluster: async name => {
-          const row = await trx('fleet_clusters').where({ name }).first();
-          return row ? toClusterRecord(row) : undefined;
-        },
         updateClusterHealth: async (name: string, update: ClusterHealthUpdate) => {
           const patch: Row = {
             status: update.status,
@@ -514,10 +510,6 @@ export class DatabaseFleetStore implements FleetStore {
   async listRecentEvents(limit: number): Promise<FleetEvent[]> {
     const rows = await this.db('fleet_events').orderBy('id', 'desc').limit(limit);
     return rows.map(toEvent);
-  }
-
-  async insertEvent(event: NewEvent): Promise<void> {
-    await this.db('fleet_events').insert(eventRow(event, new Date()));
   }
 
   async getState<T>(key: string): Promise<T | undefined> {

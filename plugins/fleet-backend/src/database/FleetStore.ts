@@ -127,7 +127,6 @@ export interface SummaryCounts {
  * of them land or none does (DESIGN §4 rule 4).
  */
 export interface ClusterHealthTransaction {
-  getCluster(name: string): Promise<ClusterRecord | undefined>;
   updateClusterHealth(name: string, update: ClusterHealthUpdate): Promise<void>;
   setCascadeHeld(name: string, held: boolean): Promise<void>;
   /**
@@ -180,7 +179,6 @@ export interface FleetStore {
     limit?: number;
   }): Promise<FleetEvent[]>;
   listRecentEvents(limit: number): Promise<FleetEvent[]>;
-  insertEvent(event: NewEvent): Promise<void>;
 
   getState<T>(key: string): Promise<T | undefined>;
   setState<T>(key: string, value: T): Promise<void>;

@@ -2,7 +2,6 @@ import {
   CoreV1Api,
   KubeConfig,
   VersionApi,
-  type ApiType,
 } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
@@ -24,8 +23,6 @@ export type ProbeOutcome =
   | { kind: 'not-probeable'; message: string };
 
 export type KubeConfigResult = { kind: 'ok'; kubeConfig: KubeConfig } | { kind: 'unusable'; reason: string };
-
-type ApiConstructor<T extends ApiType> = new (config: any) => T;
 
 /**
  * The first line of a parse error, without the excerpt of the file that YAML parsers append
@@ -106,16 +103,6 @@ export class ClusterClients {
     return { kind: 'ok', kubeConfig };
   }
 
-  /** An API client of the given kind for this cluster. */
-  async apiClient<T extends ApiType>(
-    cluster: ClusterAccess,
-    api: ApiConstructor<T>,
-  ): Promise<{ kind: 'ok'; client: T } | { kind: 'unusable'; reason: string }> {
-    const loaded = await this.kubeConfigFor(cluster);
-    if (loaded.kind === 'unusable') return loaded;
-    return { kind: 'ok', client: loaded.kubeConfig.makeApiClient(api) };
-  }
-
   /** Lists namespaces (limit 1) with a timeout that really aborts the request. */
   async probe(cluster: ClusterAccess, timeoutMs: number): Promise<ProbeOutcome> {
     const loaded = await this.kubeConfigFor(cluster);
@@ -136,10 +123,5 @@ export class ClusterClients {
       latencyMs,
       serverVersion: info.status === 'fulfilled' ? info.value.gitVersion : undefined,
     };
-  }
-
-  /** Forgets a cluster's client, e.g. when the cluster is deleted. */
-  forget(name: string): void {
-    this.cache.delete(name);
   }
 }

@@ -52,16 +52,6 @@ export class KubeconfigAccessPolicy {
     );
   }
 
-  /** Is this path (after symlinks) one Fleet may open? */
-  async isAllowedPath(ref: string): Promise<boolean> {
-    if (!KubeconfigAccessPolicy.isPathReference(ref)) return false;
-    try {
-      return await this.isInside(await fs.realpath(ref));
-    } catch {
-      return this.isInside(path.resolve(ref)); // not there (yet): judge the path as written
-    }
-  }
-
   /**
    * Resolves a reference to a readable file, or says why it cannot be used. The path is resolved
    * once, symlinks included, and the containment check and the open both use that one real path:

@@ -7,13 +7,11 @@ import {
 import type { JsonObject } from '@backstage/types';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
-  DEPLOYMENT_STATUSES,
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
   fleetHealthRunPermission,
-  SYNC_STATUSES,
   type Cluster,
   type FleetSummary,
   type HealthCycleSummary,
@@ -219,8 +217,8 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       clusters: { total: sum(counts.clusters), ...counts.clusters },
       deployments: {
         total: sum(counts.deploymentsByStatus),
-        byStatus: { ...Object.fromEntries(DEPLOYMENT_STATUSES.map(s => [s, 0])), ...counts.deploymentsByStatus } as FleetSummary['deployments']['byStatus'],
-        bySyncStatus: { ...Object.fromEntries(SYNC_STATUSES.map(s => [s, 0])), ...counts.deploymentsBySyncStatus } as FleetSummary['deployments']['bySyncStatus'],
+        byStatus: counts.deploymentsByStatus, // the store counts every status, zeros included
+        bySyncStatus: counts.deploymentsBySyncStatus,
       },
       massOutage,
       lastCycleAt: lastCycle?.finishedAt,

@@ -94,6 +94,7 @@ export class KubeSimulator {
   private stopping?: Promise<void>;
   /** Set when the simulator created kubeconfigDir itself (removed on stop). */
   private ownsKubeconfigDir = false;
+  private tlsConnections = 0;
 
   private constructor(
     private readonly server: Server,
@@ -108,6 +109,7 @@ export class KubeSimulator {
       socket.on('close', () => this.sockets.delete(socket));
     });
     server.on('secureConnection', (socket: Socket) => {
+      this.tlsConnections += 1;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -158,6 +160,9 @@ export class KubeSimulator {
     // Requests in 'timeout' mode are held on purpose: no server-side timeouts.
     server.requestTimeout = 0;
     server.headersTimeout = 60_000;
+    // kube-apiserver keeps an idle connection 90 s (its http.Server IdleTimeout): clients that
+    // pool connections see the same reuse here as against a real API server.
+    server.keepAliveTimeout = 90_000;
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
       server.listen(port, '127.0.0.1', () => {
@@ -296,6 +301,11 @@ export class KubeSimulator {
 
   requestCount(name: string): number {
     return this.cluster(name).requests;
+  }
+
+  /** TLS connections accepted since start, all clusters together (one listener serves them). */
+  connectionCount(): number {
+    return this.tlsConnections;
   }
 
   /**

@@ -77,6 +77,7 @@ export const fleetPlugin = createBackendPlugin({
           await deployments.adoptUnfinished();
         });
         lifecycle.addShutdownHook(() => deployments.stop());
+        lifecycle.addShutdownHook(() => clients.dispose());
 
         const reconciler = ReconcileWorker.create({
           store,

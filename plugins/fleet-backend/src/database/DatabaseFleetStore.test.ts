@@ -84,6 +84,73 @@ describe.each(databases.eachSupportedId())('DatabaseFleetStore (%s)', databaseId
     expect(await store.listEvents({ subjectKind: 'deployment', subject: dep.id })).toHaveLength(1);
   });
 
+  it('writes several clusters health in one statement, each with its own values, keeping what it does not set', async () => {
+    const { knex, store } = await createStore();
+    for (const name of ['b1', 'b2', 'b3']) {
+      await store.insertCluster({ name, endpoint: `https://${name}`, kubeconfigRef: `/k/${name}.yaml`, source: 'manual' });
+    }
+    const earlier = new Date('2026-11-29T10:00:00.000Z');
+    const now = new Date('2026-11-29T10:05:00.000Z');
+    await store.inClusterTransaction(tx =>
+      tx.updateClusterHealth('b2', {
+        status: 'ONLINE',
+        statusReason: 'PROBE_SUCCEEDED',
+        consecutiveFailures: 0,
+        consecutiveSuccesses: 1,
+        lastProbeAt: earlier,
+        lastSuccessAt: earlier,
+        lastTransitionAt: earlier,
+        probeLatencyMs: 7,
+        serverVersion: 'v1.31.0',
+      }),
+    );
+
+    const statements: string[] = [];
+    const onQuery = (q: { sql: string }) => statements.push(q.sql);
+    knex.on('query', onQuery);
+    await store.updateClustersHealth([
+      {
+        name: 'b1',
+        update: { status: 'UNKNOWN', statusReason: 'NOT_PROBEABLE: opaque', consecutiveFailures: 0, consecutiveSuccesses: 0 },
+      },
+      {
+        name: 'b2',
+        update: {
+          status: 'ONLINE',
+          statusReason: 'PROBE_FAILED: timed out',
+          consecutiveFailures: 1,
+          consecutiveSuccesses: 0,
+          lastProbeAt: now,
+          probeLatencyMs: 2000,
+        },
+      },
+      { name: 'gone', update: { status: 'ONLINE', consecutiveFailures: 0, consecutiveSuccesses: 3, lastProbeAt: now } },
+    ]);
+    knex.off('query', onQuery);
+    expect(statements).toHaveLength(1);
+
+    expect(await store.getCluster('b1')).toMatchObject({
+      status: 'UNKNOWN',
+      statusReason: 'NOT_PROBEABLE: opaque',
+      lastProbeAt: undefined,
+    });
+    const b2 = await store.getCluster('b2');
+    expect(b2).toMatchObject({
+      status: 'ONLINE',
+      statusReason: 'PROBE_FAILED: timed out',
+      consecutiveFailures: 1,
+      consecutiveSuccesses: 0,
+      probeLatencyMs: 2000,
+      serverVersion: 'v1.31.0', // not set by this update: kept
+    });
+    expect(new Date(b2!.lastProbeAt!).toISOString()).toBe(now.toISOString());
+    expect(new Date(b2!.lastSuccessAt!).toISOString()).toBe(earlier.toISOString());
+    expect(new Date(b2!.lastTransitionAt!).toISOString()).toBe(earlier.toISOString());
+    expect(await store.getCluster('b3')).toMatchObject({ status: 'UNKNOWN', consecutiveFailures: 0 });
+    expect(await store.getCluster('gone')).toBeUndefined();
+    await store.updateClustersHealth([]); // nothing to write: no statement, no error
+  });
+
   it('degrades only DEPLOYED deployments and restores only those degraded by CLUSTER_OFFLINE', async () => {
     const { store } = await createStore();
     await store.insertCluster({ name: 'c1', endpoint: 'https://c1', kubeconfigRef: '/k', source: 'manual' });

@@ -169,9 +169,13 @@ function isUniqueViolation(error: unknown): boolean {
  * that depends on it cannot interleave with another writer. SQLite runs one write transaction at
  * a time, so it needs (and supports) no row locks.
  */
-function forUpdate<T extends Knex.QueryBuilder>(query: T, db: Knex | Knex.Transaction): T {
+function isPostgres(db: Knex | Knex.Transaction): boolean {
   const client = String(db.client.config.client ?? '');
-  return client === 'pg' || client.includes('postgres') ? (query.forUpdate() as T) : query;
+  return client === 'pg' || client.includes('postgres');
+}
+
+function forUpdate<T extends Knex.QueryBuilder>(query: T, db: Knex | Knex.Transaction): T {
+  return isPostgres(db) ? (query.forUpdate() as T) : query;
 }
 
 function isForeignKeyViolation(error: unknown): boolean {
@@ -448,6 +452,39 @@ export class DatabaseFleetStore implements FleetStore {
       );
       return true;
     });
+  }
+
+  async updateClustersHealth(updates: Array<{ name: string; update: ClusterHealthUpdate }>): Promise<void> {
+    if (updates.length === 0) return;
+    const pg = isPostgres(this.db);
+    // One UPDATE ... SET column = CASE name WHEN ... END per column; a column a cluster does not
+    // change keeps its value (ELSE column). PostgreSQL needs the parameters' types spelled out.
+    const cast = (type: string) => (pg ? `CAST(? AS ${type})` : '?');
+    const columns: Array<{ column: string; type: string; value: (u: ClusterHealthUpdate) => unknown }> = [
+      { column: 'status', type: 'varchar', value: u => u.status },
+      { column: 'status_reason', type: 'text', value: u => u.statusReason ?? null },
+      { column: 'consecutive_failures', type: 'integer', value: u => u.consecutiveFailures },
+      { column: 'consecutive_successes', type: 'integer', value: u => u.consecutiveSuccesses },
+      { column: 'last_probe_at', type: 'timestamptz', value: u => u.lastProbeAt },
+      { column: 'last_success_at', type: 'timestamptz', value: u => u.lastSuccessAt },
+      { column: 'probe_latency_ms', type: 'integer', value: u => u.probeLatencyMs },
+      { column: 'server_version', type: 'varchar', value: u => u.serverVersion?.slice(0, 64) },
+    ];
+    const sets: string[] = [];
+    const bindings: unknown[] = [];
+    for (const { column, type, value } of columns) {
+      const arms = updates.filter(({ update }) => value(update) !== undefined);
+      if (arms.length === 0) continue;
+      sets.push(`${column} = CASE name ${arms.map(() => `WHEN ? THEN ${cast(type)}`).join(' ')} ELSE ${column} END`);
+      for (const { name, update } of arms) bindings.push(name, value(update));
+    }
+    sets.push(`updated_at = ${cast('timestamptz')}`);
+    bindings.push(new Date());
+    bindings.push(...updates.map(u => u.name));
+    await this.db.raw(
+      `UPDATE fleet_clusters SET ${sets.join(', ')} WHERE name IN (${updates.map(() => '?').join(', ')})`,
+      bindings as Knex.RawBinding[],
+    );
   }
 
   async inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T> {

@@ -172,6 +172,12 @@ export interface FleetStore {
 
   /** Runs `fn` in one database transaction. */
   inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Writes the health rows of several clusters in one statement: for the clusters of a cycle
+   * with no status change and nothing to cascade (a counter, the probe time, the latency). All
+   * of them land or none does; `lastTransitionAt` is ignored here.
+   */
+  updateClustersHealth(updates: Array<{ name: string; update: ClusterHealthUpdate }>): Promise<void>;
 
   listEvents(filter: {
     subjectKind: FleetEvent['subjectKind'];

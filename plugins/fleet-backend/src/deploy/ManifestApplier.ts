@@ -10,7 +10,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
-import { describeKubeError, withTimeout } from '../kubernetes/requestOptions';
+import { describeKubeError } from '../kubernetes/requestOptions';
 import { diffObject } from '../reconcile/drift';
 import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
 
@@ -66,7 +66,7 @@ export class ManifestApplier {
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const policy = kc.makeApiClient(PolicyV1Api);
-    const opts = () => withTimeout(this.requestTimeoutMs);
+    const opts = () => loaded.requestOptions(this.requestTimeoutMs);
     const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts());
 
     const entityRef = manifests.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
@@ -158,7 +158,7 @@ export class ManifestApplier {
     const loaded = await this.clients.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
     const kc = loaded.kubeConfig;
-    const opts = () => withTimeout(this.requestTimeoutMs);
+    const opts = () => loaded.requestOptions(this.requestTimeoutMs);
     const orUndefined = <T>(promise: Promise<T>): Promise<T | undefined> =>
       promise.catch(error => {
         if (isStatus(error, 404)) return undefined;
@@ -192,7 +192,7 @@ export class ManifestApplier {
     const apps = loaded.kubeConfig.makeApiClient(AppsV1Api);
     let live: V1Deployment;
     try {
-      live = await apps.readNamespacedDeployment({ name, namespace }, withTimeout(this.requestTimeoutMs));
+      live = await apps.readNamespacedDeployment({ name, namespace }, loaded.requestOptions(this.requestTimeoutMs));
     } catch (error) {
       if (isStatus(error, 404)) return { kind: 'missing' };
       return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };

@@ -157,6 +157,58 @@ describe.each(databases.eachSupportedId())('HealthWorker against the kube simula
     expect(summary.probed).toBe(5);
   });
 
+  it('writes a cycle without transitions in one statement for all its clusters', async () => {
+    const { knex, worker } = await setup();
+    await worker.runCycle(); // UNKNOWN -> ONLINE: one transaction each
+    const updates: string[] = [];
+    const onQuery = (q: { sql: string }) => {
+      if (/^update\s+"?fleet_clusters/i.test(q.sql.trim())) updates.push(q.sql);
+    };
+    knex.on('query', onQuery);
+    const summary = await worker.runCycle();
+    knex.off('query', onQuery);
+    expect(summary).toMatchObject({ probed: 5, online: 5, errors: [], transitions: [] });
+    expect(updates).toHaveLength(1);
+  });
+
+  it('rule 4 with batched writes: a failed batch is written cluster by cluster and only the failing one rolls back', async () => {
+    const failOn = 'charlie';
+    let batches = 0;
+    let failing = false;
+    const { store, worker } = await setup({
+      wrapStore: inner =>
+        Object.assign(Object.create(inner), {
+          updateClustersHealth: async (updates: Parameters<FleetStore['updateClustersHealth']>[0]) => {
+            batches += 1;
+            if (failing) throw new Error('injected batch failure');
+            return inner.updateClustersHealth(updates);
+          },
+          inClusterTransaction: (fn: Parameters<FleetStore['inClusterTransaction']>[0]) =>
+            inner.inClusterTransaction(tx =>
+              fn({
+                ...tx,
+                updateClusterHealth: async (name, update) => {
+                  await tx.updateClusterHealth(name, update);
+                  if (failing && name === failOn) throw new Error(`injected failure on ${name}`);
+                },
+              }),
+            ),
+        }),
+    });
+    await worker.runCycle(); // UNKNOWN -> ONLINE: per-cluster transactions
+    failing = true;
+    sim.setFault('bravo', { mode: 'down' });
+    const before = await status(store, 'alpha');
+    const charlieBefore = await status(store, failOn);
+    const summary = await worker.runCycle(); // no transition: one batch, which fails
+    expect(batches).toBe(1);
+    expect(summary.errors).toEqual([{ cluster: failOn, message: `injected failure on ${failOn}` }]);
+    expect(await status(store, 'bravo')).toMatchObject({ status: 'ONLINE', consecutiveFailures: 1 });
+    const alpha = await status(store, 'alpha');
+    expect(new Date(alpha.lastProbeAt!).getTime()).toBeGreaterThan(new Date(before.lastProbeAt!).getTime());
+    expect((await status(store, failOn)).lastProbeAt).toBe(charlieBefore.lastProbeAt); // rolled back
+  });
+
   it('rule 5 not probeable: an opaque or vanished kubeconfigRef makes UNKNOWN, never OFFLINE, with no cascade', async () => {
     const { store, worker } = await setup();
     await worker.runCycle();

@@ -39,6 +39,9 @@ const countKey = (status: ClusterStatus) =>
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
 const ACTOR = 'fleet-health';
+/** Clusters written per batched statement. */
+const BATCH_SIZE = 500;
+const LEASE_LOST = 'skipped: the health-cycle lease was lost';
 export const MASS_OUTAGE_STATE_KEY = 'massOutage';
 export const LAST_CYCLE_STATE_KEY = 'lastCycle';
 
@@ -186,39 +189,70 @@ export class HealthWorker {
       massOutage: { active: guard, clusters: [] },
     };
 
-    for (let i = 0; i < clusters.length; i++) {
+    const counted = (i: number, moved?: { degraded: number; restored: number }) => {
       const cluster = clusters[i];
       const decision = decisions[i];
-      if (this.leaseLost) {
-        // Another replica may have taken over: writing decisions made from this cycle's reads
-        // could undo its work, so the rest of this cycle is dropped.
-        summary.errors.push({ cluster: cluster.name, message: 'skipped: the health-cycle lease was lost' });
-        summary[countKey(cluster.status)] += 1;
-        continue;
+      summary.degradedDeployments += moved?.degraded ?? 0;
+      summary.restoredDeployments += moved?.restored ?? 0;
+      if (decision.transition) {
+        summary.transitions.push({ cluster: cluster.name, ...decision.transition });
+        logger.info(
+          `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
+        );
       }
+      if (outcomes[i].kind === 'not-probeable' && cluster.statusReason !== decision.statusReason) {
+        logger.warn(`Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`);
+      }
+      summary[countKey(decision.status)] += 1;
+    };
+    const failed = (i: number, message: string) => {
+      summary.errors.push({ cluster: clusters[i].name, message });
+      summary[countKey(clusters[i].status)] += 1;
+    };
+    const applyAlone = async (i: number) => {
       try {
-        const moved = await this.applyDecision(cluster, outcomes[i], decision, guard, started);
-        summary.degradedDeployments += moved.degraded;
-        summary.restoredDeployments += moved.restored;
-        if (decision.transition) {
-          summary.transitions.push({ cluster: cluster.name, ...decision.transition });
-        }
-        if (outcomes[i].kind === 'not-probeable' && cluster.statusReason !== decision.statusReason) {
-          logger.warn(`Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`);
-        }
-        if (decision.transition) {
-          logger.info(
-            `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
-          );
-        }
-        summary[countKey(decision.status)] += 1;
+        counted(i, await this.applyDecision(clusters[i], outcomes[i], decisions[i], guard, started));
       } catch (error) {
         // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
         const message = (error as Error).message;
-        summary.errors.push({ cluster: cluster.name, message });
-        summary[countKey(cluster.status)] += 1;
-        logger.error(`Health update of cluster '${cluster.name}' failed and was rolled back: ${message}`);
+        failed(i, message);
+        logger.error(`Health update of cluster '${clusters[i].name}' failed and was rolled back: ${message}`);
       }
+    };
+
+    // Clusters whose status stays and that have nothing to cascade (most of them, most cycles)
+    // are written in batches, one statement each; the others get a transaction of their own.
+    const plain: number[] = [];
+    const changing: number[] = [];
+    clusters.forEach((cluster, i) => {
+      const quiet = !decisions[i].transition && decisions[i].cascade === 'none' && !cluster.cascadeHeldAt;
+      (quiet ? plain : changing).push(i);
+    });
+    for (let at = 0; at < plain.length; at += BATCH_SIZE) {
+      const batch = plain.slice(at, at + BATCH_SIZE);
+      if (this.leaseLost) {
+        batch.forEach(i => failed(i, LEASE_LOST));
+        continue;
+      }
+      try {
+        await store.updateClustersHealth(
+          batch.map(i => ({ name: clusters[i].name, update: healthUpdateOf(decisions[i], outcomes[i], started) })),
+        );
+        batch.forEach(i => counted(i));
+      } catch (error) {
+        // The batch rolled back whole; one transaction per cluster finds the one that fails.
+        logger.warn(`Batched health update failed, writing its ${batch.length} clusters one by one: ${(error as Error).message}`);
+        for (const i of batch) await applyAlone(i);
+      }
+    }
+    for (const i of changing) {
+      if (this.leaseLost) {
+        // Another replica may have taken over: writing decisions made from this cycle's reads
+        // could undo its work, so the rest of this cycle is dropped.
+        failed(i, LEASE_LOST);
+        continue;
+      }
+      await applyAlone(i);
     }
 
     summary.massOutage = await this.updateMassOutageWarning(guard, newlyOffline, probeable, started);

@@ -4,8 +4,11 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
+import https from 'node:https';
+import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
 import { describeKubeError, withTimeout } from './requestOptions';
+import type { ConfigurationOptions } from '@kubernetes/client-node';
 
 /** The cluster fields needed to reach it. */
 export interface ClusterAccess {
@@ -22,7 +25,23 @@ export type ProbeOutcome =
   | { kind: 'failure'; latencyMs: number; message: string }
   | { kind: 'not-probeable'; message: string };
 
-export type KubeConfigResult = { kind: 'ok'; kubeConfig: KubeConfig } | { kind: 'unusable'; reason: string };
+export type KubeConfigResult =
+  | {
+      kind: 'ok';
+      kubeConfig: KubeConfig;
+      /** Per-call options: the cluster's own connection pool and a timeout that really aborts. */
+      requestOptions: (timeoutMs: number) => ConfigurationOptions;
+    }
+  | { kind: 'unusable'; reason: string };
+
+/**
+ * Idle connections are closed after this long: below kube-apiserver's 90 s idle timeout and the
+ * usual load-balancer idle timeouts, so Fleet never sends a request on a connection the server is
+ * closing at that moment.
+ */
+const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+/** How long a cluster's server version is trusted before a probe asks `/version` again. */
+const VERSION_REFRESH_MS = 10 * 60_000;
 
 /**
  * The first line of a parse error, without the excerpt of the file that YAML parsers append
@@ -46,11 +65,38 @@ function sameServer(a: string, b: string): boolean {
 }
 
 /**
+ * One keep-alive HTTPS agent for a cluster, with its TLS context built once. client-node builds a
+ * new agent, so a new TLS context and a full handshake, for every request; at fleet scale that is
+ * most of a probe's CPU. Only for direct HTTPS with static credentials: a proxy, plain HTTP, or an
+ * exec / auth-provider user (whose plugin may supply a client certificate per request) keep
+ * client-node's own per-request agent.
+ */
+async function clusterAgent(kubeConfig: KubeConfig): Promise<https.Agent | undefined> {
+  const cluster = kubeConfig.getCurrentCluster();
+  const user = kubeConfig.getCurrentUser();
+  if (!cluster || !user || cluster.proxyUrl || !cluster.server.startsWith('https:')) return undefined;
+  if (user.exec || user.authProvider) return undefined;
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options); // TLS fields only are kept (headers go per request)
+  const { ca, cert, key, rejectUnauthorized, servername } = options;
+  return new https.Agent({
+    keepAlive: true,
+    timeout: IDLE_SOCKET_TIMEOUT_MS,
+    secureContext: tls.createSecureContext({ ca, cert, key }),
+    ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    ...(servername ? { servername } : {}),
+  });
+}
+
+/**
  * One Kubernetes client per cluster, built from that cluster's own kubeconfig (never a global
  * singleton), rebuilt when the file, the context or the endpoint change.
  */
 export class ClusterClients {
-  private readonly cache = new Map<string, { key: string; kubeConfig: KubeConfig }>();
+  private readonly cache = new Map<
+    string,
+    { key: string; kubeConfig: KubeConfig; agent?: https.Agent; versionAt?: number }
+  >();
 
   private constructor(private readonly policy: KubeconfigAccessPolicy) {}
 
@@ -70,7 +116,7 @@ export class ClusterClients {
     }
     const key = [resolved.path, cluster.context ?? '', cluster.endpoint, cluster.source, stat.mtimeMs, stat.size].join('|');
     const cached = this.cache.get(cluster.name);
-    if (cached?.key === key) return { kind: 'ok', kubeConfig: cached.kubeConfig };
+    if (cached?.key === key) return this.loaded(cached);
 
     const kubeConfig = new KubeConfig();
     try {
@@ -99,29 +145,71 @@ export class ClusterClients {
         reason: `endpoint ${cluster.endpoint} is not the server of kubeconfig file '${cluster.kubeconfigRef}'; Fleet only sends a kubeconfig's credentials to its own server`,
       };
     }
-    this.cache.set(cluster.name, { key, kubeConfig });
-    return { kind: 'ok', kubeConfig };
+    cached?.agent?.destroy();
+    let agent: https.Agent | undefined;
+    try {
+      agent = await clusterAgent(kubeConfig);
+    } catch (error) {
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' has unusable TLS data: ${parseErrorSummary(error)}`,
+      };
+    }
+    const entry = { key, kubeConfig, agent };
+    this.cache.set(cluster.name, entry);
+    return this.loaded(entry);
   }
 
-  /** Lists namespaces (limit 1) with a timeout that really aborts the request. */
+  private loaded(entry: { kubeConfig: KubeConfig; agent?: https.Agent }): KubeConfigResult {
+    return {
+      kind: 'ok',
+      kubeConfig: entry.kubeConfig,
+      requestOptions: (timeoutMs: number) => withTimeout(timeoutMs, entry.agent),
+    };
+  }
+
+  /** Closes every idle connection (the next request to each cluster opens a new one). */
+  closeIdleConnections(): void {
+    for (const entry of this.cache.values()) {
+      const agent = entry.agent;
+      if (!agent) continue;
+      for (const sockets of Object.values(agent.freeSockets)) {
+        for (const socket of sockets ?? []) socket.destroy();
+      }
+    }
+  }
+
+  /** Drops every cached client and closes its connections (backend shutdown). */
+  dispose(): void {
+    for (const entry of this.cache.values()) entry.agent?.destroy();
+    this.cache.clear();
+  }
+
+  /**
+   * Lists namespaces (limit 1) with a timeout that really aborts the request: one request per
+   * probe. `/version` is asked alongside only when the cluster's version is not known yet, or
+   * was read more than ten minutes ago (an upgrade shows within that time).
+   */
   async probe(cluster: ClusterAccess, timeoutMs: number): Promise<ProbeOutcome> {
     const loaded = await this.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable') return { kind: 'not-probeable', message: loaded.reason };
+    const entry = this.cache.get(cluster.name);
+    const askVersion = !entry?.versionAt || Date.now() - entry.versionAt > VERSION_REFRESH_MS;
     const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
-    const version = loaded.kubeConfig.makeApiClient(VersionApi);
     const started = performance.now();
     const [namespaces, info] = await Promise.allSettled([
-      core.listNamespace({ limit: 1 }, withTimeout(timeoutMs)),
-      version.getCode({}, withTimeout(timeoutMs)),
+      core.listNamespace({ limit: 1 }, loaded.requestOptions(timeoutMs)),
+      askVersion
+        ? loaded.kubeConfig.makeApiClient(VersionApi).getCode({}, loaded.requestOptions(timeoutMs))
+        : Promise.resolve(undefined),
     ]);
     const latencyMs = Math.round(performance.now() - started);
     if (namespaces.status === 'rejected') {
+      if (entry) entry.versionAt = undefined; // ask again once it answers: it may come back upgraded
       return { kind: 'failure', latencyMs, message: describeKubeError(namespaces.reason, timeoutMs) };
     }
-    return {
-      kind: 'success',
-      latencyMs,
-      serverVersion: info.status === 'fulfilled' ? info.value.gitVersion : undefined,
-    };
+    const serverVersion = info.status === 'fulfilled' ? info.value?.gitVersion : undefined;
+    if (entry && serverVersion) entry.versionAt = Date.now();
+    return { kind: 'success', latencyMs, serverVersion };
   }
 }

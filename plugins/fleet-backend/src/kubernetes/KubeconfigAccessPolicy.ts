@@ -1,6 +1,8 @@
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 
+const ROOTS_TTL_MS = 5_000;
+
 /** What a kubeconfigRef turns out to be when Fleet is about to use it. */
 export type KubeconfigResolution =
   | { kind: 'file'; path: string }
@@ -31,12 +33,22 @@ export class KubeconfigAccessPolicy {
     return path.isAbsolute(ref);
   }
 
-  private async realRoots(): Promise<{ roots: string[]; files: string[] }> {
+  private realRootsCache?: { at: number; value: Promise<{ roots: string[]; files: string[] }> };
+
+  /**
+   * The allowed directories and files after symlinks, read again every few seconds (a health
+   * cycle resolves every cluster's reference; the roots do not change within it).
+   */
+  private realRoots(): Promise<{ roots: string[]; files: string[] }> {
+    const now = Date.now();
+    if (this.realRootsCache && now - this.realRootsCache.at < ROOTS_TTL_MS) return this.realRootsCache.value;
     const real = async (p: string) => fs.realpath(p).catch(() => p);
-    return {
+    const value = (async () => ({
       roots: await Promise.all(this.roots.map(real)),
       files: await Promise.all(this.files.map(real)),
-    };
+    }))();
+    this.realRootsCache = { at: now, value };
+    return value;
   }
 
   /** Is this absolute, symlink-free path inside the allowed directories (or an allowed file)? */

@@ -4,19 +4,23 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
+import type { Agent } from 'node:https';
 
 /**
  * Per-call options that really abort a Kubernetes API request after `timeoutMs` (the server
  * sees the connection close), instead of waiting on a dead cluster for the OS TCP timeout.
  * The object-style API of client-node 1.x hands them to its observable API, so the middleware
- * returns client-node's own Observable.
+ * returns client-node's own Observable. With `agent`, the request goes through that agent.
  */
-export function withTimeout(timeoutMs: number): ConfigurationOptions {
+export function withTimeout(timeoutMs: number, agent?: Agent): ConfigurationOptions {
   return {
     middleware: [
       {
         pre: (context: RequestContext) => {
           context.setSignal(AbortSignal.timeout(timeoutMs));
+          // Runs after client-node's authentication set its own one-off agent: the cluster's
+          // pooled agent replaces it (same TLS options, see ClusterClients).
+          if (agent) context.setAgent(agent);
           return new Observable(Promise.resolve(context));
         },
         post: (response: ResponseContext) => new Observable(Promise.resolve(response)),

@@ -1,0 +1,159 @@
+import { KubeSimulator } from '@cnp/kube-simulator';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { ClusterAccess, ClusterClients } from './ClusterClients';
+import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+
+jest.setTimeout(30_000);
+
+let sim: KubeSimulator;
+let other: KubeSimulator;
+let dir: string;
+
+beforeAll(async () => {
+  sim = await KubeSimulator.start({ clusters: ['alpha', 'bravo'] });
+  other = await KubeSimulator.start({ clusters: ['elsewhere'] });
+});
+afterAll(async () => {
+  await sim?.stop();
+  await other?.stop();
+});
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-clients-'));
+  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function clientsFor(...dirs: string[]) {
+  return ClusterClients.create({
+    policy: KubeconfigAccessPolicy.create({ kubeconfigDir: sim.kubeconfigDir, allowedKubeconfigDirs: dirs }),
+  });
+}
+
+const access = (name: string, kubeconfigRef = sim.kubeconfigPath(name)): ClusterAccess => ({
+  name,
+  endpoint: sim.endpoint(name),
+  kubeconfigRef,
+  source: 'discovered',
+});
+
+describe('ClusterClients', () => {
+  it('probes a cluster over one pooled TLS connection, asking /version only the first time', async () => {
+    const clients = clientsFor();
+    try {
+      const connections = sim.connectionCount();
+      const requests = sim.requestCount('alpha');
+
+      const first = await clients.probe(access('alpha'), 2_000);
+      expect(first).toMatchObject({ kind: 'success', serverVersion: expect.stringMatching(/^v1\./) });
+      expect(sim.requestCount('alpha') - requests).toBe(2); // namespaces and /version
+
+      const second = await clients.probe(access('alpha'), 2_000);
+      const third = await clients.probe(access('alpha'), 2_000);
+      expect(second).toMatchObject({ kind: 'success', serverVersion: undefined });
+      expect(third.kind).toBe('success');
+      expect(sim.requestCount('alpha') - requests).toBe(4); // one request per later probe
+      // The first probe's two parallel requests may open two connections; later ones reuse them.
+      const afterFirst = sim.connectionCount() - connections;
+      expect(afterFirst).toBeGreaterThanOrEqual(1);
+      expect(afterFirst).toBeLessThanOrEqual(2);
+
+      await clients.probe(access('alpha'), 2_000);
+      expect(sim.connectionCount() - connections).toBe(afterFirst);
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('opens a new connection after closeIdleConnections, and keeps clusters on their own pools', async () => {
+    const clients = clientsFor();
+    try {
+      await clients.probe(access('alpha'), 2_000);
+      const connections = sim.connectionCount();
+      await clients.probe(access('bravo'), 2_000);
+      expect(sim.connectionCount()).toBeGreaterThan(connections); // bravo never shares alpha's sockets
+
+      const before = sim.connectionCount();
+      clients.closeIdleConnections();
+      expect((await clients.probe(access('alpha'), 2_000)).kind).toBe('success');
+      expect(sim.connectionCount()).toBe(before + 1);
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('asks /version again once a failed cluster answers (it may come back upgraded)', async () => {
+    const clients = clientsFor();
+    try {
+      await clients.probe(access('bravo'), 2_000);
+      sim.setFault('bravo', { mode: 'down' });
+      expect((await clients.probe(access('bravo'), 2_000)).kind).toBe('failure');
+      sim.setFault('bravo', { mode: 'ok' });
+      expect(await clients.probe(access('bravo'), 2_000)).toMatchObject({
+        kind: 'success',
+        serverVersion: expect.stringMatching(/^v1\./),
+      });
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('a timed-out probe aborts and the next probe still works on a fresh connection', async () => {
+    const clients = clientsFor();
+    try {
+      await clients.probe(access('alpha'), 2_000);
+      sim.setFault('alpha', { mode: 'timeout' });
+      expect(await clients.probe(access('alpha'), 300)).toMatchObject({
+        kind: 'failure',
+        message: 'timed out after 300 ms',
+      });
+      sim.setFault('alpha', { mode: 'ok' });
+      expect((await clients.probe(access('alpha'), 2_000)).kind).toBe('success');
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('the pooled agent still verifies the server against the kubeconfig CA', async () => {
+    // alpha's server and token, with another simulator's CA: the TLS handshake must fail.
+    const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
+    const foreignCa = parse(fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8')).clusters[0].cluster[
+      'certificate-authority-data'
+    ];
+    doc.clusters[0].cluster['certificate-authority-data'] = foreignCa;
+    const file = path.join(dir, 'wrong-ca.yaml');
+    fs.writeFileSync(file, stringify(doc), { mode: 0o600 });
+
+    const clients = clientsFor(dir);
+    try {
+      const outcome = await clients.probe(access('alpha', file), 2_000);
+      expect(outcome.kind).toBe('failure');
+      expect((outcome as { message: string }).message).toMatch(/certificate|self.signed|verify/i);
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('rebuilds the client and its pool when the kubeconfig file changes', async () => {
+    const file = path.join(dir, 'alpha.yaml');
+    fs.copyFileSync(sim.kubeconfigPath('alpha'), file);
+    const clients = clientsFor(dir);
+    try {
+      expect((await clients.probe(access('alpha', file), 2_000)).kind).toBe('success');
+      // The same file, now with bravo's token: alpha must answer 401, so the new token is used.
+      const doc = parse(fs.readFileSync(file, 'utf8'));
+      doc.users[0].user.token = sim.token('bravo');
+      fs.writeFileSync(file, stringify(doc));
+      const future = new Date(Date.now() + 5_000);
+      fs.utimesSync(file, future, future);
+      expect(await clients.probe(access('alpha', file), 2_000)).toMatchObject({
+        kind: 'failure',
+        message: expect.stringContaining('HTTP 401'),
+      });
+    } finally {
+      clients.dispose();
+    }
+  });
+});

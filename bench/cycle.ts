@@ -5,7 +5,6 @@
  */
 import { createFleet, statementCounter, type ProbeFn } from './lib/fleet';
 import { createTempDatabase } from './lib/pg';
-import { leanProbe } from './lib/leanProbe';
 import { sequentialBaselineCycle } from './lib/sequentialBaseline';
 import { startSimProcess } from './lib/simProcess';
 import { loadAverage, machineCpu, median, ms } from './lib/stats';
@@ -41,8 +40,12 @@ export interface CycleSizeResult {
     withinBound: number;
   }>;
   baseline: { runs: CycleRun[]; medianMs: number };
-  /** What-if (not Fleet): Fleet's HealthWorker with the leaner probe of lib/leanProbe.ts. */
-  whatIf?: {
+  /**
+   * Fleet with every pooled connection closed before each cycle: what a cycle costs when the
+   * health interval is longer than the clients' 30 s idle timeout (the default interval is 300 s).
+   * The other runs go back to back, so they reuse the connections of the cycle before.
+   */
+  cold?: {
     concurrency: number;
     runs: CycleRun[];
     medianMs: number;
@@ -83,8 +86,8 @@ export async function benchCycle(options: {
   baselineRuns: number;
   probeTimeoutMs: number;
   downFraction: number;
-  /** Also measure the what-if lean probe at this concurrency. */
-  whatIfConcurrency?: number;
+  /** Also measure cycles on cold connections at this concurrency. */
+  coldConcurrency?: number;
   log: (line: string) => void;
 }): Promise<CycleSizeResult> {
   const { n, log } = options;
@@ -245,50 +248,49 @@ export async function benchCycle(options: {
       },
     );
 
-    let whatIf: CycleSizeResult['whatIf'];
-    if (options.whatIfConcurrency) {
-      const concurrency = options.whatIfConcurrency;
-      const lean = await createFleet({
-        knex,
-        kubeconfigDir: sim.kubeconfigDir,
-        health: { probeTimeoutMs: options.probeTimeoutMs, concurrency },
-        wrapProbe: (_probe, clients) => timer.wrap(leanProbe(clients)),
-        aroundDiscovery,
-      });
-      const leanFn = leanProbe(lean.clients);
-      const leanRtts: number[] = [];
-      for (const cluster of clusters
-        .filter(c => !downNames.includes(c.name))
-        .slice(0, 50)) {
-        await leanFn(cluster, options.probeTimeoutMs); // warm
+    let cold: CycleSizeResult['cold'];
+    if (options.coldConcurrency) {
+      const concurrency = options.coldConcurrency;
+      const fleet =
+        fleets.get(concurrency) ??
+        (await createFleet({
+          knex,
+          kubeconfigDir: sim.kubeconfigDir,
+          health: { probeTimeoutMs: options.probeTimeoutMs, concurrency },
+          wrapProbe: timer.wrap,
+          aroundDiscovery,
+        }));
+      // The round trip of a probe on a new connection (TLS session resumed, as in such a cycle).
+      const coldRtts: number[] = [];
+      for (const cluster of clusters.filter(c => !down.has(c.name)).slice(0, 30)) {
+        fleet.clients.closeIdleConnections();
         const t0 = performance.now();
-        const outcome = await leanFn(cluster, options.probeTimeoutMs);
-        if (outcome.kind === 'success') leanRtts.push(performance.now() - t0);
+        const outcome = await fleet.clients.probe(cluster, options.probeTimeoutMs);
+        if (outcome.kind === 'success') coldRtts.push(performance.now() - t0);
       }
-      await measure(
-        `WHAT-IF lean probe c=${concurrency} warm-up (not counted)`,
-        () => lean.worker.runCycle(),
+      fleet.clients.closeIdleConnections();
+      await measure(`Fleet c=${concurrency} cold connections warm-up (not counted)`, () =>
+        fleet.worker.runCycle(),
       );
       const runs: CycleRun[] = [];
       for (let i = 0; i < options.fleetRuns; i++) {
+        fleet.clients.closeIdleConnections();
         runs.push(
-          await measure(
-            `WHAT-IF lean probe c=${concurrency} run ${i + 1}/${
-              options.fleetRuns
-            }`,
-            () => lean.worker.runCycle(),
+          await measure(`Fleet c=${concurrency} cold connections run ${i + 1}/${options.fleetRuns}`, () =>
+            fleet.worker.runCycle(),
           ),
         );
       }
-      const leanRtt = median(leanRtts);
-      whatIf = {
+      const coldRtt = median(coldRtts);
+      log(`  N=${n}: probe round trip on a new connection ${ms(coldRtt)} (median of ${coldRtts.length})`);
+      cold = {
         concurrency,
         runs,
         medianMs: median(runs.map(r => r.totalMs)),
-        rttMs: leanRtt,
+        rttMs: coldRtt,
         boundMs:
           Math.ceil(downNames.length / concurrency) * options.probeTimeoutMs +
-          Math.ceil(n / concurrency) * leanRtt,
+          Math.ceil(n / concurrency) * coldRtt,
       };
     }
 
@@ -321,7 +323,7 @@ export async function benchCycle(options: {
         runs: baselineRuns,
         medianMs: median(baselineRuns.map(r => r.totalMs)),
       },
-      whatIf,
+      cold,
     };
   } finally {
     await sim.stop();

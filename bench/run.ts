@@ -10,8 +10,9 @@
  *   --statement-sizes 100,300,1000    fleet sizes for the statement counts
  *   --latency-runs 3 --requests 5000  entity-card load runs and requests per run
  *   --latency-clusters 1000           clusters (and applications; 10 deployments each)
- *   --what-if 64                      also time a leaner probe (bench/lib/leanProbe.ts; not Fleet) at
- *                                     that concurrency; 0 to skip
+ *   --cold 64                         also time cycles that start with no open connection (health
+ *                                     interval > the clients' 30 s idle timeout) at that
+ *                                     concurrency; 0 to skip
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -81,14 +82,14 @@ function parseArgs(argv: string[]) {
     latencyRuns: int('latency-runs', quick ? 1 : 3),
     requests: int('requests', quick ? 1000 : 5000),
     latencyClusters: int('latency-clusters', quick ? 200 : 1000),
-    whatIf: int('what-if', 64),
+    cold: int('cold', 64),
     json: args.get('json'),
   };
 }
 
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
-  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--what-if 64] [--quick] [--json <file>]
+  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64] [--quick] [--json <file>]
 (see the comment at the top of bench/run.ts)`;
 
 async function main(): Promise<number> {
@@ -137,7 +138,7 @@ async function main(): Promise<number> {
             n > 100 ? options.baselineRunsLarge : options.baselineRuns,
           probeTimeoutMs: 2_000,
           downFraction: 0.1,
-          whatIfConcurrency: options.whatIf || undefined,
+          coldConcurrency: options.cold || undefined,
           log,
         }),
       );
@@ -198,17 +199,17 @@ async function main(): Promise<number> {
       }
     }
     for (const r of results.cycle) {
-      if (r.whatIf) {
+      if (r.cold) {
         rows.push([
           String(r.n),
           String(r.down),
-          `${r.whatIf.concurrency} WHAT-IF lean probe`,
-          `${ms(r.whatIf.medianMs)} (${r.whatIf.runs.length})`,
-          ms(r.whatIf.boundMs),
-          `${(r.whatIf.medianMs / r.whatIf.boundMs).toFixed(2)}×`,
+          `${r.cold.concurrency}, cold connections`,
+          `${ms(r.cold.medianMs)} (${r.cold.runs.length})`,
+          ms(r.cold.boundMs),
+          `${(r.cold.medianMs / r.cold.boundMs).toFixed(2)}×`,
           `${ms(r.baseline.medianMs)} (${r.baseline.runs.length})`,
-          `${(r.baseline.medianMs / r.whatIf.medianMs).toFixed(1)}×`,
-          ms(r.whatIf.rttMs),
+          `${(r.baseline.medianMs / r.cold.medianMs).toFixed(1)}×`,
+          ms(r.cold.rttMs),
         ]);
       }
     }

@@ -31,7 +31,13 @@ export async function startBackendProcess(
 ): Promise<BackendProcess> {
   const child = forkTs(path.join(__dirname, 'backendChild.ts'), [], env, {
     logFile: options.logFile,
-    execArgv: ['--expose-gc'],
+    // FLEET_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the backend, written when it stops.
+    execArgv: [
+      '--expose-gc',
+      ...(process.env.FLEET_BENCH_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLEET_BENCH_CPU_PROF}`]
+        : []),
+    ],
   });
   const ready = await new Promise<{ port: number; startMs: number }>(
     (resolve, reject) => {

@@ -174,7 +174,7 @@ export function classify(sql: string): string {
   if (s.startsWith('commit')) return 'COMMIT';
   if (s.startsWith('rollback')) return 'ROLLBACK';
   const verb = s.split(/\s+/)[0].toUpperCase();
-  const table = s.match(/"(fleet_[a-z_]+)"/)?.[1] ?? '?';
+  const table = s.match(/"?\b(fleet_[a-z_]+)\b"?/)?.[1] ?? '?';
   if (
     table === 'fleet_clusters' &&
     verb === 'SELECT' &&

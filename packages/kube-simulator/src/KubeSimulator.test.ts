@@ -271,6 +271,8 @@ describe('faults', () => {
   it('down destroys the connection, timeout holds it, error answers 500, latency delays, ok recovers', async () => {
     const { core } = clients('sim-3');
     const before = sim.requestCount('sim-3');
+    const listsBefore = sim.requestCount('sim-3', '/api/v1/namespaces');
+    const versionsBefore = sim.requestCount('sim-3', '/version');
 
     sim.setFault('sim-3', { mode: 'down' });
     await expect(core.listNamespace()).rejects.toThrow(
@@ -303,6 +305,9 @@ describe('faults', () => {
     const ok = await core.listNamespace({ limit: 1 });
     expect(ok.items).toHaveLength(1);
     expect(sim.requestCount('sim-3') - before).toBe(5);
+    // Counted per path too (query strings left out): all five were namespace lists.
+    expect(sim.requestCount('sim-3', '/api/v1/namespaces') - listsBefore).toBe(5);
+    expect(sim.requestCount('sim-3', '/version') - versionsBefore).toBe(0);
     expect(sim.getFault('sim-3')).toEqual({ mode: 'ok' });
   });
 

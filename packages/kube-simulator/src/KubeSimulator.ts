@@ -57,6 +57,8 @@ interface ClusterState {
   store: ClusterStore;
   fault: Fault;
   requests: number;
+  /** Requests per API path (query string left out), e.g. `/api/v1/namespaces`. */
+  requestsByPath: Map<string, number>;
   kubeconfigPath: string;
 }
 
@@ -219,6 +221,7 @@ export class KubeSimulator {
       store: new ClusterStore(this.readyDelayMs),
       fault: { ...NO_FAULT },
       requests: 0,
+      requestsByPath: new Map(),
       kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
     };
     this.clusters.set(name, state);
@@ -299,8 +302,10 @@ export class KubeSimulator {
   }
 
 
-  requestCount(name: string): number {
-    return this.cluster(name).requests;
+  /** API requests a cluster received (control calls excluded); with `path`, those to that path only. */
+  requestCount(name: string, path?: string): number {
+    const state = this.cluster(name);
+    return path === undefined ? state.requests : state.requestsByPath.get(path) ?? 0;
   }
 
   /** TLS connections accepted since start, all clusters together (one listener serves them). */
@@ -420,6 +425,8 @@ export class KubeSimulator {
       return this.control(state, req, res, rest);
 
     state.requests += 1;
+    const apiPath = rest.split('?')[0];
+    state.requestsByPath.set(apiPath, (state.requestsByPath.get(apiPath) ?? 0) + 1);
     const fault = state.fault;
     if (fault.mode === 'down') {
       req.socket.destroy();

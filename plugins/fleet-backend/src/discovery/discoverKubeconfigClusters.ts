@@ -1,10 +1,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import type { DiscoveredCluster } from '../database/FleetStore';
 import { sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
 
 const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
+const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once
 
 export interface DiscoverySources {
   kubeconfigPath?: string;
@@ -37,6 +39,26 @@ async function listKubeconfigFiles(sources: DiscoverySources, warnings: string[]
   return files;
 }
 
+/** Reads one kubeconfig file, or says why it is skipped. */
+async function readKubeconfig(
+  file: string,
+): Promise<{ kind: 'ok'; kubeConfig: KubeConfig } | { kind: 'skip'; warning: string }> {
+  const kubeConfig = new KubeConfig();
+  try {
+    // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
+    // would never end (both reachable through a symlink in the directory).
+    const stat = await fs.stat(file);
+    if (!stat.isFile()) return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: not a regular file` };
+    if (stat.size > MAX_KUBECONFIG_BYTES) {
+      return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes` };
+    }
+    kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
+  } catch (error) {
+    return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}` };
+  }
+  return { kind: 'ok', kubeConfig };
+}
+
 /**
  * Reads every context of every kubeconfig file the sources name, with client-node's KubeConfig.
  * Each context is a cluster named after the context, made DNS-1123-safe; when two contexts get
@@ -48,25 +70,18 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
   const clusters: DiscoveredCluster[] = [];
   const taken = new Map<string, string>(); // cluster name -> "file#context" that took it
 
-  for (const file of await listKubeconfigFiles(sources, warnings)) {
-    const kubeConfig = new KubeConfig();
-    try {
-      // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
-      // would never end (both reachable through a symlink in the directory).
-      const stat = await fs.stat(file);
-      if (!stat.isFile()) {
-        warnings.push(`Skipping kubeconfig file ${file}: not a regular file`);
-        continue;
-      }
-      if (stat.size > MAX_KUBECONFIG_BYTES) {
-        warnings.push(`Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes`);
-        continue;
-      }
-      kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
-    } catch (error) {
-      warnings.push(`Skipping kubeconfig file ${file}: ${(error as Error).message}`);
+  // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
+  // taken in file order, so names and collision suffixes do not depend on read timing.
+  const files = await listKubeconfigFiles(sources, warnings);
+  const limit = pLimit(READ_CONCURRENCY);
+  const loaded = await Promise.all(files.map(file => limit(() => readKubeconfig(file))));
+  for (const [i, file] of files.entries()) {
+    const result = loaded[i];
+    if (result.kind === 'skip') {
+      warnings.push(result.warning);
       continue;
     }
+    const kubeConfig = result.kubeConfig;
     if (kubeConfig.getContexts().length === 0) {
       warnings.push(`Skipping kubeconfig file ${file}: it has no contexts`);
       continue;

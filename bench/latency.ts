@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { createTempDatabase } from './lib/pg';
 import { startBackendProcess } from './lib/backendProcess';
 import { createFleet } from './lib/fleet';
@@ -19,8 +20,18 @@ import {
   processMemory,
 } from './lib/stats';
 
+/**
+ * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
+ * every answer is a full 200), `fetch` (Node's fetch, heavier on the shared CPU), or `browser`
+ * (`http` plus a browser's HTTP cache per client: If-None-Match, 304 when nothing changed).
+ */
+export type LoadClient = 'http' | 'fetch' | 'browser';
+
 export interface LoadRun {
   label: string;
+  client?: LoadClient;
+  /** `browser` runs: answers that were 304 Not Modified. */
+  revalidated?: number;
   requests: number;
   errors: number;
   durationMs: number;
@@ -48,7 +59,10 @@ export interface LatencyResult {
   duringCycle?: LoadRun;
   duringReconcile?: LoadRun;
   reconcileMs: number;
-  httpClientRun: LoadRun;
+  /** The same load with Node's fetch as the load generator. */
+  fetchClientRun: LoadRun;
+  /** Browsers that already show every card, revalidating (304 when unchanged). */
+  browserRun: LoadRun;
   median: { p50: number; p95: number; p99: number };
   other: Record<string, number>;
   memory: Array<{
@@ -251,10 +265,7 @@ export async function benchLatency(options: {
   };
   try {
     const base = `http://127.0.0.1:${ready.port}/api/fleet`;
-    const headers = {
-      Authorization: `Bearer ${token}`,
-      'Content-Type': 'application/json',
-    };
+    const headers = { Authorization: `Bearer ${token}` };
     const get = async (pathAndQuery: string) => {
       const res = await fetch(`${base}${pathAndQuery}`, { headers });
       const body = await res.text();
@@ -300,39 +311,72 @@ export async function benchLatency(options: {
       );
     }
 
+    // The lighter load generator: node:http over keep-alive connections, asking for gzip and
+    // inflating the answer like a browser does. With `etag`, it revalidates like a browser's HTTP
+    // cache (If-None-Match; a 304 has no body and the cached one is used).
     const keepAlive = new http.Agent({
       keepAlive: true,
       maxSockets: options.clients,
     });
-    const httpGet = (url: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const browserHeaders = {
+      Authorization: `Bearer ${token}`,
+      'Accept-Encoding': 'gzip, deflate, br',
+      Accept: 'application/json',
+    };
+    const httpGet = (url: string, etag?: string) =>
+      new Promise<{ status: number; body: string; etag?: string }>((resolve, reject) => {
         const req = http.get(
           url,
-          { agent: keepAlive, headers, signal: AbortSignal.timeout(30_000) },
+          {
+            agent: keepAlive,
+            headers: etag ? { ...browserHeaders, 'If-None-Match': etag } : browserHeaders,
+            signal: AbortSignal.timeout(30_000),
+          },
           res => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', chunk => (body += chunk));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => {
+              const raw = Buffer.concat(chunks);
+              const encoding = res.headers['content-encoding'];
+              const body =
+                encoding === 'gzip'
+                  ? gunzipSync(raw)
+                  : encoding === 'br'
+                  ? brotliDecompressSync(raw)
+                  : encoding === 'deflate'
+                  ? inflateSync(raw)
+                  : raw;
+              resolve({
+                status: res.statusCode ?? 0,
+                body: body.toString('utf8'),
+                etag: res.headers.etag,
+              });
+            });
             res.on('error', reject);
           },
         );
         req.on('error', reject);
       });
+    const browserCaches = Array.from(
+      { length: options.clients },
+      () => new Map<string, { etag: string; body: unknown }>(),
+    );
     const runLoad = async (
       label: string,
       requests: number,
-      client: 'fetch' | 'http' = 'fetch',
+      client: LoadClient = 'http',
     ): Promise<LoadRun> => {
       const latencies: number[] = [];
       let errors = 0;
       let issued = 0;
+      let revalidated = 0;
       const backendCpu0 = await processCpuSeconds(backend.pid);
       const clientCpu0 = process.cpuUsage();
       const machine0 = await machineCpu();
       const started = performance.now();
       const deadline = started + options.maxRunMs;
-      const clientLoop = async () => {
+      const clientLoop = async (clientIndex: number) => {
+        const cache = browserCaches[clientIndex];
         while (issued < requests && performance.now() < deadline) {
           issued += 1;
           const ref = refOf(Math.floor(Math.random() * options.applications));
@@ -347,10 +391,22 @@ export async function benchLatency(options: {
               const res = await fetch(url, { headers });
               status = res.status;
               body = await res.json();
-            } else {
+            } else if (client === 'http') {
               const res = await httpGet(url);
               status = res.status;
               body = JSON.parse(res.body);
+            } else {
+              const cached = cache.get(url);
+              const res = await httpGet(url, cached?.etag);
+              if (res.status === 304 && cached) {
+                revalidated += 1;
+                status = 200;
+                body = cached.body;
+              } else {
+                status = res.status;
+                body = JSON.parse(res.body);
+                if (res.etag) cache.set(url, { etag: res.etag, body });
+              }
             }
             latencies.push(performance.now() - t);
             if (
@@ -363,7 +419,7 @@ export async function benchLatency(options: {
           }
         }
       };
-      await Promise.all(Array.from({ length: options.clients }, clientLoop));
+      await Promise.all(Array.from({ length: options.clients }, (_, i) => clientLoop(i)));
       const backendCpu = (await processCpuSeconds(backend.pid)) - backendCpu0;
       const clientCpu = process.cpuUsage(clientCpu0);
       const machine1 = await machineCpu();
@@ -402,9 +458,9 @@ export async function benchLatency(options: {
           2,
         )} ms; machine ${run.machineBusyPct.toFixed(0)} % busy; load ${
           run.load
-        }`,
+        }${client === 'browser' ? `; ${revalidated} answered 304 Not Modified` : ''}`,
       );
-      return run;
+      return { ...run, client, revalidated };
     };
 
     // The reconcile task's first run (15 s after startup) reads every deployment's live objects:
@@ -488,11 +544,25 @@ export async function benchLatency(options: {
     }
     await sample('entity-card load');
     // Sensitivity to the load generator, which shares the machine's 2 cores with the backend and
-    // PostgreSQL: the same load with node:http and a keep-alive agent instead of fetch.
-    const httpClientRun = await runLoad(
-      `node:http keep-alive client instead of fetch, ${options.clients} clients`,
+    // PostgreSQL: the same load with Node's fetch (undici) instead of node:http.
+    const fetchClientRun = await runLoad(
+      `Node's fetch as the load generator instead of node:http, ${options.clients} clients`,
       options.requestsPerRun,
-      'http',
+      'fetch',
+    );
+    // Browsers polling cards they already show: every client first reads every card once (its
+    // HTTP cache), then revalidates; nothing changes meanwhile, so the answers are 304s.
+    for (let c = 0; c < options.clients; c++) {
+      for (let i = 0; i < options.applications; i++) {
+        const url = `${base}/deployments?entityRef=${encodeURIComponent(refOf(i))}`;
+        const res = await httpGet(url);
+        if (res.etag) browserCaches[c].set(url, { etag: res.etag, body: JSON.parse(res.body) });
+      }
+    }
+    const browserRun = await runLoad(
+      `browsers revalidating the cards they show (If-None-Match), ${options.clients} clients`,
+      options.requestsPerRun,
+      'browser',
     );
 
     // The heavier reads, once each, for the record (and for the memory peak).
@@ -550,7 +620,8 @@ export async function benchLatency(options: {
       duringCycle,
       duringReconcile,
       reconcileMs,
-      httpClientRun,
+      fetchClientRun,
+      browserRun,
       median: {
         p50: median(runs.map(r => r.p50)),
         p95: median(runs.map(r => r.p95)),

@@ -261,8 +261,14 @@ async function main(): Promise<number> {
         `median p50 ${ms(l.median.p50)}, p95 ${ms(l.median.p95)}, p99 ${ms(
           l.median.p99,
         )}` +
+        ` (node:http load generator, gzip, no HTTP cache); with Node's fetch as the load generator p95 ${ms(
+          l.fetchClientRun.p95,
+        )}; browsers revalidating (304) p95 ${ms(l.browserRun.p95)}` +
         (l.duringCycle
           ? `; during a health cycle p95 ${ms(l.duringCycle.p95)}`
+          : '') +
+        (l.duringReconcile
+          ? `; during the reconcile run p95 ${ms(l.duringReconcile.p95)}`
           : '') +
         `; backend peak RSS ${l.peakMiB.toFixed(
           0,

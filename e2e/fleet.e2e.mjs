@@ -144,6 +144,14 @@ async function main() {
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
   page.setDefaultTimeout(60_000);
+  // The deployments card's polls, as the browser sent them: an unchanged answer should be
+  // revalidated (If-None-Match, 304) by the browser's own HTTP cache, with no body sent again.
+  const cardPolls = [];
+  page.on('response', async response => {
+    if (!response.url().includes('/api/fleet/deployments?entityRef=')) return;
+    const headers = await response.request().allHeaders().catch(() => ({}));
+    cardPolls.push({ status: response.status(), conditional: 'if-none-match' in headers });
+  });
 
   // The guest sign-in page comes first: enter, and wait until the app shell is there.
   await page.goto(FRONTEND);
@@ -237,6 +245,19 @@ async function main() {
   await page.getByRole('list', { name: 'Events' }).getByText(/ONLINE → OFFLINE/).first().waitFor();
   log('fleet page: clusters table and recent events');
   await shot(page, 'fleet-page');
+
+  // Playwright reports a revalidated answer as the cached 200; the backend's log has the 304s.
+  const conditional = cardPolls.filter(p => p.conditional).length;
+  const notModified = (fs.readFileSync(path.join(artifacts, 'portal.log'), 'utf8').match(
+    /GET \/api\/fleet\/deployments\?entityRef=\S+ HTTP\/1\.1" 304/g,
+  ) ?? []).length;
+  log(
+    `deployments card polls: ${cardPolls.length}, of which ${conditional} conditional (If-None-Match); ` +
+      `the backend answered ${notModified} of them 304 Not Modified`,
+  );
+  if (conditional === 0) {
+    throw new Error('no poll of the deployments card was conditional: the browser does not revalidate its cached answers');
+  }
 }
 
 let failed = false;

@@ -30,7 +30,10 @@ export interface Config {
       recoveryThreshold?: number;
       /** Timeout of one probe (default 5 s). */
       probeTimeout?: HumanDuration;
-      /** How many clusters are probed at once (default 16). */
+      /**
+       * How many clusters are probed at once (default 16). A cycle takes about
+       * ceil(unreachable / concurrency) × probeTimeout: a fleet of ~1,000 clusters wants 64.
+       */
       concurrency?: number;
       /** The brake on mass false degradation. */
       massOutage?: {

@@ -76,8 +76,12 @@ export const fleetPlugin = createBackendPlugin({
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
         });
-        lifecycle.addShutdownHook(() => deployments.stop());
-        lifecycle.addShutdownHook(() => clients.dispose());
+        // One hook, in order: shutdown hooks run concurrently, and the rollouts being followed
+        // need their connections until they stop.
+        lifecycle.addShutdownHook(async () => {
+          await deployments.stop();
+          clients.dispose();
+        });
 
         const reconciler = ReconcileWorker.create({
           store,

@@ -39,10 +39,17 @@ async function listKubeconfigFiles(sources: DiscoverySources, warnings: string[]
   return files;
 }
 
-/** Reads one kubeconfig file, or says why it is skipped. */
+/** What discovery needs of one context (not the credentials: files are read 8 at a time). */
+interface ContextSummary {
+  name: string;
+  cluster: string;
+  server?: string;
+}
+
+/** Reads one kubeconfig file's contexts, or says why it is skipped. */
 async function readKubeconfig(
   file: string,
-): Promise<{ kind: 'ok'; kubeConfig: KubeConfig } | { kind: 'skip'; warning: string }> {
+): Promise<{ kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }> {
   const kubeConfig = new KubeConfig();
   try {
     // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
@@ -56,7 +63,14 @@ async function readKubeconfig(
   } catch (error) {
     return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}` };
   }
-  return { kind: 'ok', kubeConfig };
+  return {
+    kind: 'ok',
+    contexts: kubeConfig.getContexts().map(context => ({
+      name: context.name,
+      cluster: context.cluster,
+      server: kubeConfig.getCluster(context.cluster)?.server,
+    })),
+  };
 }
 
 /**
@@ -81,14 +95,13 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
       warnings.push(result.warning);
       continue;
     }
-    const kubeConfig = result.kubeConfig;
-    if (kubeConfig.getContexts().length === 0) {
+    const contexts = result.contexts;
+    if (contexts.length === 0) {
       warnings.push(`Skipping kubeconfig file ${file}: it has no contexts`);
       continue;
     }
-    for (const context of kubeConfig.getContexts()) {
-      const cluster = kubeConfig.getCluster(context.cluster);
-      if (!cluster?.server) {
+    for (const context of contexts) {
+      if (!context.server) {
         warnings.push(
           `Skipping context '${context.name}' of kubeconfig file ${file}: its cluster '${context.cluster}' has no server`,
         );
@@ -112,7 +125,7 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
         name = renamed;
       }
       taken.set(name, origin);
-      clusters.push({ name, endpoint: cluster.server, kubeconfigRef: file, context: context.name });
+      clusters.push({ name, endpoint: context.server, kubeconfigRef: file, context: context.name });
     }
   }
   return { clusters, warnings };

@@ -242,7 +242,10 @@ export class HealthWorker {
       } catch (error) {
         // The batch rolled back whole; one transaction per cluster finds the one that fails.
         logger.warn(`Batched health update failed, writing its ${batch.length} clusters one by one: ${(error as Error).message}`);
-        for (const i of batch) await applyAlone(i);
+        for (const i of batch) {
+          if (this.leaseLost) failed(i, LEASE_LOST);
+          else await applyAlone(i);
+        }
       }
     }
     for (const i of changing) {

@@ -32,12 +32,15 @@ function clientsFor(...dirs: string[]) {
   });
 }
 
-const access = (name: string, kubeconfigRef = sim.kubeconfigPath(name)): ClusterAccess => ({
+const access = (name: string, kubeconfigRef = sim.kubeconfigPath(name), serverVersion?: string): ClusterAccess => ({
   name,
   endpoint: sim.endpoint(name),
   kubeconfigRef,
   source: 'discovered',
+  serverVersion,
 });
+/** As the health worker passes it: with the version the first probe stored. */
+const known = (name: string, kubeconfigRef?: string) => access(name, kubeconfigRef, 'v1.31.0');
 
 describe('ClusterClients', () => {
   it('probes a cluster over one pooled TLS connection, asking /version only the first time', async () => {
@@ -50,8 +53,8 @@ describe('ClusterClients', () => {
       expect(first).toMatchObject({ kind: 'success', serverVersion: expect.stringMatching(/^v1\./) });
       expect(sim.requestCount('alpha') - requests).toBe(2); // namespaces and /version
 
-      const second = await clients.probe(access('alpha'), 2_000);
-      const third = await clients.probe(access('alpha'), 2_000);
+      const second = await clients.probe(known('alpha'), 2_000);
+      const third = await clients.probe(known('alpha'), 2_000);
       expect(second).toMatchObject({ kind: 'success', serverVersion: undefined });
       expect(third.kind).toBe('success');
       expect(sim.requestCount('alpha') - requests).toBe(4); // one request per later probe
@@ -60,8 +63,11 @@ describe('ClusterClients', () => {
       expect(afterFirst).toBeGreaterThanOrEqual(1);
       expect(afterFirst).toBeLessThanOrEqual(2);
 
-      await clients.probe(access('alpha'), 2_000);
+      await clients.probe(known('alpha'), 2_000);
       expect(sim.connectionCount() - connections).toBe(afterFirst);
+      // A cluster with no stored version yet (e.g. registered again) still gets asked.
+      await clients.probe(access('alpha'), 2_000);
+      expect(sim.requestCount('alpha') - requests).toBe(7);
     } finally {
       clients.dispose();
     }
@@ -70,14 +76,14 @@ describe('ClusterClients', () => {
   it('opens a new connection after closeIdleConnections, and keeps clusters on their own pools', async () => {
     const clients = clientsFor();
     try {
-      await clients.probe(access('alpha'), 2_000);
+      await clients.probe(known('alpha'), 2_000);
       const connections = sim.connectionCount();
-      await clients.probe(access('bravo'), 2_000);
+      await clients.probe(known('bravo'), 2_000);
       expect(sim.connectionCount()).toBeGreaterThan(connections); // bravo never shares alpha's sockets
 
       const before = sim.connectionCount();
       clients.closeIdleConnections();
-      expect((await clients.probe(access('alpha'), 2_000)).kind).toBe('success');
+      expect((await clients.probe(known('alpha'), 2_000)).kind).toBe('success');
       expect(sim.connectionCount()).toBe(before + 1);
     } finally {
       clients.dispose();
@@ -87,11 +93,11 @@ describe('ClusterClients', () => {
   it('asks /version again once a failed cluster answers (it may come back upgraded)', async () => {
     const clients = clientsFor();
     try {
-      await clients.probe(access('bravo'), 2_000);
+      await clients.probe(known('bravo'), 2_000);
       sim.setFault('bravo', { mode: 'down' });
-      expect((await clients.probe(access('bravo'), 2_000)).kind).toBe('failure');
+      expect((await clients.probe(known('bravo'), 2_000)).kind).toBe('failure');
       sim.setFault('bravo', { mode: 'ok' });
-      expect(await clients.probe(access('bravo'), 2_000)).toMatchObject({
+      expect(await clients.probe(known('bravo'), 2_000)).toMatchObject({
         kind: 'success',
         serverVersion: expect.stringMatching(/^v1\./),
       });
@@ -152,6 +158,32 @@ describe('ClusterClients', () => {
         kind: 'failure',
         message: expect.stringContaining('HTTP 401'),
       });
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it('picks up a rotated CA file named by path in an unchanged kubeconfig', async () => {
+    const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
+    const caFile = path.join(dir, 'ca.pem');
+    fs.writeFileSync(caFile, Buffer.from(doc.clusters[0].cluster['certificate-authority-data'], 'base64'));
+    delete doc.clusters[0].cluster['certificate-authority-data'];
+    doc.clusters[0].cluster['certificate-authority'] = caFile;
+    const file = path.join(dir, 'by-path.yaml');
+    fs.writeFileSync(file, stringify(doc), { mode: 0o600 });
+
+    const clients = clientsFor(dir);
+    try {
+      expect((await clients.probe(known('alpha', file), 2_000)).kind).toBe('success');
+      // The CA file is replaced by another simulator's CA: the kubeconfig itself is untouched.
+      const foreign = parse(fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8')).clusters[0].cluster;
+      fs.writeFileSync(caFile, Buffer.from(foreign['certificate-authority-data'], 'base64'));
+      const future = new Date(Date.now() + 5_000);
+      fs.utimesSync(caFile, future, future);
+      clients.closeIdleConnections(); // a pooled connection was verified with the old CA already
+      const outcome = await clients.probe(known('alpha', file), 2_000);
+      expect(outcome.kind).toBe('failure');
+      expect((outcome as { message: string }).message).toMatch(/certificate|self.signed|verify/i);
     } finally {
       clients.dispose();
     }

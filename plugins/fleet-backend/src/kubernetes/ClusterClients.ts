@@ -5,6 +5,7 @@ import {
 } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import https from 'node:https';
+import path from 'node:path';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
 import { describeKubeError, withTimeout } from './requestOptions';
@@ -17,6 +18,8 @@ export interface ClusterAccess {
   kubeconfigRef: string;
   context?: string;
   source: 'discovered' | 'manual';
+  /** The version last stored for it: a probe asks `/version` while there is none. */
+  serverVersion?: string;
 }
 
 /** What one probe of a cluster found. */
@@ -40,6 +43,8 @@ export type KubeConfigResult =
  * closing at that moment.
  */
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+/** The largest kubeconfig file Fleet reads (as discovery). */
+const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
 
@@ -88,15 +93,41 @@ async function clusterAgent(kubeConfig: KubeConfig): Promise<https.Agent | undef
   });
 }
 
+interface CacheEntry {
+  key: string;
+  kubeConfig: KubeConfig;
+  agent?: https.Agent;
+  /** CA, certificate and key files the kubeconfig names by path, and their stat when read. */
+  tlsFiles: string[];
+  tlsKey: string;
+  versionAt?: number;
+}
+
+/** Changes when any of the files changes (or appears, or goes). */
+async function filesKey(files: string[]): Promise<string> {
+  const parts = await Promise.all(
+    files.map(file =>
+      fs.stat(file).then(
+        s => `${file}:${s.ino}:${s.mtimeMs}:${s.size}`,
+        () => `${file}:missing`,
+      ),
+    ),
+  );
+  return parts.join('|');
+}
+
+function closeIdle(agent: https.Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) {
+    for (const socket of sockets ?? []) socket.destroy();
+  }
+}
+
 /**
  * One Kubernetes client per cluster, built from that cluster's own kubeconfig (never a global
  * singleton), rebuilt when the file, the context or the endpoint change.
  */
 export class ClusterClients {
-  private readonly cache = new Map<
-    string,
-    { key: string; kubeConfig: KubeConfig; agent?: https.Agent; versionAt?: number }
-  >();
+  private readonly cache = new Map<string, CacheEntry>();
 
   private constructor(private readonly policy: KubeconfigAccessPolicy) {}
 
@@ -116,11 +147,20 @@ export class ClusterClients {
     }
     const key = [resolved.path, cluster.context ?? '', cluster.endpoint, cluster.source, stat.mtimeMs, stat.size].join('|');
     const cached = this.cache.get(cluster.name);
-    if (cached?.key === key) return this.loaded(cached);
+    // A rotated client certificate or CA file, named by path in an unchanged kubeconfig, must
+    // rebuild the client too: the pooled agent holds the TLS material it read.
+    if (cached?.key === key && (cached.tlsFiles.length === 0 || (await filesKey(cached.tlsFiles)) === cached.tlsKey)) {
+      return this.loaded(cached);
+    }
 
+    if (stat.size > MAX_KUBECONFIG_BYTES) {
+      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is larger than ${MAX_KUBECONFIG_BYTES} bytes` };
+    }
     const kubeConfig = new KubeConfig();
     try {
-      kubeConfig.loadFromFile(resolved.path);
+      // Read without blocking the event loop (as discovery does), then parsed like loadFromFile.
+      kubeConfig.loadFromString(await fs.readFile(resolved.path, 'utf8'));
+      kubeConfig.makePathsAbsolute(path.dirname(resolved.path));
     } catch (error) {
       return {
         kind: 'unusable',
@@ -145,7 +185,9 @@ export class ClusterClients {
         reason: `endpoint ${cluster.endpoint} is not the server of kubeconfig file '${cluster.kubeconfigRef}'; Fleet only sends a kubeconfig's credentials to its own server`,
       };
     }
-    cached?.agent?.destroy();
+    const user = kubeConfig.getCurrentUser();
+    const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter((f): f is string => !!f);
+    const tlsKey = await filesKey(tlsFiles);
     let agent: https.Agent | undefined;
     try {
       agent = await clusterAgent(kubeConfig);
@@ -155,7 +197,9 @@ export class ClusterClients {
         reason: `kubeconfig file '${cluster.kubeconfigRef}' has unusable TLS data: ${parseErrorSummary(error)}`,
       };
     }
-    const entry = { key, kubeConfig, agent };
+    // Requests still running on the old pool finish there; its idle connections close now.
+    if (cached?.agent) closeIdle(cached.agent);
+    const entry: CacheEntry = { key, kubeConfig, agent, tlsFiles, tlsKey };
     this.cache.set(cluster.name, entry);
     return this.loaded(entry);
   }
@@ -170,18 +214,15 @@ export class ClusterClients {
 
   /** Closes every idle connection (the next request to each cluster opens a new one). */
   closeIdleConnections(): void {
-    for (const entry of this.cache.values()) {
-      const agent = entry.agent;
-      if (!agent) continue;
-      for (const sockets of Object.values(agent.freeSockets)) {
-        for (const socket of sockets ?? []) socket.destroy();
-      }
-    }
+    for (const entry of this.cache.values()) if (entry.agent) closeIdle(entry.agent);
   }
 
-  /** Drops every cached client and closes its connections (backend shutdown). */
+  /**
+   * Backend shutdown: closes the idle connections and forgets the clients. Requests still running
+   * finish on their connections (idle pooled sockets never keep the process alive).
+   */
   dispose(): void {
-    for (const entry of this.cache.values()) entry.agent?.destroy();
+    this.closeIdleConnections();
     this.cache.clear();
   }
 
@@ -194,7 +235,8 @@ export class ClusterClients {
     const loaded = await this.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable') return { kind: 'not-probeable', message: loaded.reason };
     const entry = this.cache.get(cluster.name);
-    const askVersion = !entry?.versionAt || Date.now() - entry.versionAt > VERSION_REFRESH_MS;
+    const askVersion =
+      !cluster.serverVersion || !entry?.versionAt || Date.now() - entry.versionAt > VERSION_REFRESH_MS;
     const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
     const started = performance.now();
     const [namespaces, info] = await Promise.allSettled([

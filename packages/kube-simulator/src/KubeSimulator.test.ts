@@ -306,7 +306,9 @@ describe('faults', () => {
     expect(ok.items).toHaveLength(1);
     expect(sim.requestCount('sim-3') - before).toBe(5);
     // Counted per path too (query strings left out): all five were namespace lists.
-    expect(sim.requestCount('sim-3', '/api/v1/namespaces') - listsBefore).toBe(5);
+    expect(sim.requestCount('sim-3', '/api/v1/namespaces') - listsBefore).toBe(
+      5,
+    );
     expect(sim.requestCount('sim-3', '/version') - versionsBefore).toBe(0);
     expect(sim.getFault('sim-3')).toEqual({ mode: 'ok' });
   });
@@ -393,6 +395,46 @@ describe('objects', () => {
     await core.createNamespace({ body: { metadata: { name: 'team-a' } } });
     const ns = await core.readNamespace({ name: 'team-a' });
     expect(ns.status?.phase).toBe('Active');
+  });
+
+  it('stores resource quantities in canonical form: cpu "0.5" reads back "500m"; a bad one is a 400', async () => {
+    const { apps } = clients('sim-2');
+    const body = deployment('sized');
+    body.spec!.template.spec!.containers[0].resources = {
+      requests: { cpu: '0.5', memory: '1024Mi' },
+      limits: { cpu: '1.5', memory: '1536Mi' },
+    };
+    const created = await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body,
+    });
+    const expected = {
+      requests: { cpu: '500m', memory: '1Gi' },
+      limits: { cpu: '1500m', memory: '1536Mi' },
+    };
+    expect(created.spec?.template.spec?.containers[0].resources).toEqual(
+      expected,
+    );
+    const read = await apps.readNamespacedDeployment({
+      name: 'sized',
+      namespace: 'default',
+    });
+    expect(read.spec?.template.spec?.containers[0].resources).toEqual(expected);
+
+    const bad = deployment('badly-sized');
+    bad.spec!.template.spec!.containers[0].resources = {
+      requests: { cpu: 'half' },
+    };
+    const rejected = await apiError(
+      apps.createNamespacedDeployment({ namespace: 'default', body: bad }),
+    );
+    expect(rejected.code).toBe(400);
+    expect(JSON.parse(rejected.body)).toMatchObject({
+      reason: 'BadRequest',
+      message: expect.stringContaining(
+        'Deployment in version "v1" cannot be handled as a Deployment: quantities must match',
+      ),
+    });
   });
 
   it('a Service gets a clusterIP that a replace keeps, and may not change', async () => {

@@ -292,6 +292,154 @@ describe('ClusterStore', () => {
     ).toContain('spec.ports[0].name');
   });
 
+  it('stores container requests and limits in canonical form; a patch back to the same values is no write', () => {
+    const { store } = setup();
+    const withResources = (resources: unknown) => {
+      const body = deployment('sized');
+      (body.spec.template.spec.containers[0] as any).resources = resources;
+      (body.spec.template.spec as any).initContainers = [
+        { name: 'init', image: 'busybox:1.36', resources },
+      ];
+      return body;
+    };
+    const sent = {
+      requests: { cpu: '0.5', memory: '1024Mi' },
+      limits: { cpu: 2, memory: '1.5Gi' },
+    };
+    const stored = {
+      requests: { cpu: '500m', memory: '1Gi' },
+      limits: { cpu: '2', memory: '1536Mi' },
+    };
+    const created = store.create(DEPLOY, 'default', withResources(sent), {});
+    const podSpec = (o: any) => o.spec.template.spec;
+    expect(podSpec(created).containers[0].resources).toEqual(stored);
+    expect(podSpec(created).initContainers[0].resources).toEqual(stored);
+
+    const again = store.patch(
+      DEPLOY,
+      'default',
+      'sized',
+      PATCH_TYPES.merge,
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                { name: 'app', image: 'nginx:1.25', resources: sent },
+              ],
+            },
+          },
+        },
+      },
+      {},
+    );
+    expect(meta(again).resourceVersion).toBe(meta(created).resourceVersion);
+    expect(meta(again).generation).toBe(1);
+
+    const replaced = withResources({ requests: { cpu: '1000m' } });
+    (replaced.metadata as any).resourceVersion = meta(created).resourceVersion;
+    const put = store.replace(DEPLOY, 'default', 'sized', replaced, {});
+    expect(podSpec(put.object).containers[0].resources).toEqual({
+      requests: { cpu: '1' },
+    });
+
+    // a custom resource keeps what was sent
+    const ro = rollout('r');
+    (ro.spec.template.spec.containers[0] as any).resources = sent;
+    const storedRollout = store.create(ROLLOUT, 'default', ro, {});
+    expect(podSpec(storedRollout).containers[0].resources).toEqual(sent);
+  });
+
+  it('rejects a quantity that does not parse as the decoder does, and a negative or above-limit one as Invalid', () => {
+    const { store } = setup();
+    const sized = (name: string, resources: unknown) => {
+      const body = deployment(name);
+      (body.spec.template.spec.containers[0] as any).resources = resources;
+      return body;
+    };
+    const regexp =
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    const undecodable = apiErrorOf(() =>
+      store.create(
+        DEPLOY,
+        'default',
+        sized('bad', { requests: { cpu: 'half' } }),
+        {},
+      ),
+    );
+    expect(undecodable.toStatus()).toMatchObject({
+      code: 400,
+      reason: 'BadRequest',
+      message: `Deployment in version "v1" cannot be handled as a Deployment: ${regexp}`,
+    });
+    expect(
+      apiErrorOf(() =>
+        store.create(
+          DEPLOY,
+          'default',
+          sized('bad', { limits: { memory: '512mi' } }),
+          {},
+        ),
+      ).message,
+    ).toContain("unable to parse quantity's suffix");
+
+    store.create(DEPLOY, 'default', deployment('web'), {});
+    const badPatch = apiErrorOf(() =>
+      store.patch(
+        DEPLOY,
+        'default',
+        'web',
+        PATCH_TYPES.strategic,
+        {
+          spec: {
+            template: {
+              spec: {
+                containers: [
+                  { name: 'app', resources: { limits: { cpu: 'lots' } } },
+                ],
+              },
+            },
+          },
+        },
+        {},
+      ),
+    );
+    expect(badPatch.code).toBe(422);
+    expect(badPatch.reason).toBe('Invalid');
+    expect(badPatch.message).toMatch(
+      /^ "" is invalid: patch: Invalid value: "\{/,
+    );
+    expect(badPatch.message).toContain(`: ${regexp}`);
+
+    const negative = apiErrorOf(() =>
+      store.create(
+        DEPLOY,
+        'default',
+        sized('neg', { requests: { cpu: '-0.5' } }),
+        {},
+      ),
+    );
+    expect(negative.code).toBe(422);
+    expect(negative.message).toBe(
+      'Deployment.apps "neg" is invalid: spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: "-500m": must be greater than or equal to 0',
+    );
+    const aboveLimit = apiErrorOf(() =>
+      store.create(
+        DEPLOY,
+        'default',
+        sized('over', {
+          requests: { memory: '2Gi' },
+          limits: { memory: '1024Mi' },
+        }),
+        {},
+      ),
+    );
+    expect(aboveLimit.message).toBe(
+      'Deployment.apps "over" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi',
+    );
+    expect(store.objects().some(o => o.metadata.name === 'over')).toBe(false);
+  });
+
   it('allocates unique clusterIPs and nodePorts, keeps them across updates, frees them on delete', () => {
     const { store } = setup();
     const a = store.create(

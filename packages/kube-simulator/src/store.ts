@@ -12,6 +12,7 @@ import { Allocator, clusterIpAllocator, nodePortAllocator } from './allocators';
 import { applyDefaults } from './defaults';
 import { ApiError, cause, errors, StatusCause } from './errors';
 import { applyPatch, PatchType } from './patch';
+import { canonicalizeQuantities } from './quantity';
 import {
   apiVersionOf,
   RESOURCES,
@@ -374,7 +375,16 @@ export class ClusterStore {
         'the namespace of the provided object does not match the namespace sent on the request',
       );
     }
-    return clone(body);
+    const obj = clone(body);
+    // Quantities are read when the body is decoded: a bad one fails the
+    // decoding, before defaulting and validation.
+    const problem = canonicalizeQuantities(def, obj);
+    if (problem) {
+      throw errors.badRequest(
+        `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${problem}`,
+      );
+    }
+    return obj;
   }
 
   private invalid(
@@ -559,6 +569,15 @@ export class ClusterStore {
     this.tick();
     const entry = this.mustGet(def, namespace, name);
     const patched = applyPatch(clone(entry.obj), type, patchBody);
+    const problem = canonicalizeQuantities(def, patched);
+    if (problem) {
+      // What the API server answers when the patched object does not decode:
+      // Invalid, with no kind or name, showing the whole patched object (as
+      // JSON here; a strategic merge patch shows a Go map there).
+      throw errors.invalid('', '', '', [
+        cause.invalid('patch', JSON.stringify(patched), problem),
+      ]);
+    }
     const meta = metaOf(patched);
     if (meta.name !== name) throw this.nameMismatch(meta.name, name);
     const rv = meta.resourceVersion;

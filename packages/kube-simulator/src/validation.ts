@@ -1,10 +1,17 @@
 /**
  * Validation with the rules and messages of the real API server for the
  * fields a deployment tool gets wrong most often: names, labels, annotations,
- * Deployment selectors and containers, Service ports, PDB and HPA bounds, and
- * the immutable fields (Deployment selector, Service clusterIP).
+ * Deployment selectors and containers (resource requests and limits
+ * included), Service ports, PDB and HPA bounds, and the immutable fields
+ * (Deployment selector, Service clusterIP).
  */
 import { cause, StatusCause } from './errors';
+import {
+  compareQuantities,
+  formatQuantity,
+  parseQuantity,
+  Quantity,
+} from './quantity';
 import { ResourceDef } from './resources';
 import { matches, requirementsOf } from './selectors';
 import {
@@ -167,6 +174,68 @@ function isPort(value: unknown): boolean {
 
 const PORT_RANGE = 'must be between 1 and 65535, inclusive';
 
+/** A canonical quantity as stored, or undefined if it is not one. */
+function quantityOf(value: unknown): Quantity | undefined {
+  try {
+    return typeof value === 'string' ? parseQuantity(value) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** cpu, memory, ephemeral-storage, *.kubernetes.io/*: not hugepages, not extended resources. */
+function isOvercommitAllowed(name: string): boolean {
+  const native = !name.includes('/') || name.includes('kubernetes.io/');
+  return native && !name.startsWith('hugepages-');
+}
+
+/** The parseable quantities of one ResourceList (requests or limits). */
+function resourceList(resources: unknown, key: string): Map<string, Quantity> {
+  const list = new Map<string, Quantity>();
+  const raw = asObject(asObject(resources)?.[key]) ?? {};
+  for (const [name, value] of Object.entries(raw)) {
+    const q = quantityOf(value);
+    if (q) list.set(name, q);
+  }
+  return list;
+}
+
+/** ValidateResourceRequirements: no negative quantity, no request above its limit. */
+function validateResources(resources: unknown, f: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const limits = resourceList(resources, 'limits');
+  const requests = resourceList(resources, 'requests');
+  for (const [key, list] of [
+    ['limits', limits],
+    ['requests', requests],
+  ] as const) {
+    for (const [name, q] of list) {
+      if (q.n < 0n)
+        out.push(
+          cause.invalid(
+            `${f}.${key}[${name}]`,
+            formatQuantity(q),
+            'must be greater than or equal to 0',
+          ),
+        );
+    }
+  }
+  for (const [name, q] of requests) {
+    const limit = limits.get(name);
+    if (limit && isOvercommitAllowed(name) && compareQuantities(q, limit) > 0)
+      out.push(
+        cause.invalid(
+          `${f}.requests`,
+          formatQuantity(q),
+          `must be less than or equal to ${name} limit of ${formatQuantity(
+            limit,
+          )}`,
+        ),
+      );
+  }
+  return out;
+}
+
 function validateContainers(spec: JsonObject, base: string): StatusCause[] {
   const out: StatusCause[] = [];
   const containers = asArray(spec.containers);
@@ -226,6 +295,7 @@ function validateContainers(spec: JsonObject, base: string): StatusCause[] {
       if (typeof e.name !== 'string' || !e.name)
         out.push(cause.required(`${f}.env[${j}].name`));
     });
+    out.push(...validateResources(c.resources, `${f}.resources`));
   });
   return out;
 }

@@ -114,6 +114,18 @@ describe.each(databases.eachSupportedId())('ReconcileWorker against the kube sim
     expect(event.message).toContain(imagePath);
   });
 
+  it('is SYNCED when the cluster stores requests in canonical form ("0.5" as "500m"), and heals nothing', async () => {
+    const h = await setup();
+    const entityRef = `component:default/sized-${tag}`;
+    const resources = { requests: { cpu: '0.5', memory: '1024Mi' } };
+    const app = await h.deployments.registerApplication({ entityRef, spec: { image: 'nginx:1.27', resources, selfHeal: true } });
+    const deployment = await settle(h.store, (await h.deployments.deploy({ entityRef, cluster: 'east' }, 'test')).id);
+    const live = sim.objects('east').find(o => o.kind === 'Deployment' && o.metadata.name === app.name && o.metadata.namespace === namespace) as any;
+    expect(live.spec.template.spec.containers[0].resources).toEqual({ requests: { cpu: '500m', memory: '1Gi' } });
+    for (let i = 0; i < 2; i++) expect((await h.reconciler.runOnce()).healed).toBe(0);
+    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({ syncStatus: 'SYNCED', syncDifferences: undefined });
+  });
+
   it('counts a deleted Service as OUT_OF_SYNC and recreates it with selfHeal', async () => {
     const h = await setup();
     const { deployment, app, name } = await deployed(h, 'nosvc', 'west', { selfHeal: false });

@@ -61,3 +61,33 @@ describe('diffObject and omitted empties', () => {
     expect(diffObject(desired, drifted).map(d => d.path)).toEqual(['/spec/template/spec/containers/0/env']);
   });
 });
+
+describe('diffObject and resource quantities', () => {
+  const sized = (resources: unknown) => ({
+    kind: 'Deployment',
+    metadata: { name: 'x', labels: { app: 'x' } },
+    spec: { template: { spec: { containers: [{ name: 'x', resources }] } } },
+  });
+
+  it('compares requests and limits by value, as the API server stores them in canonical form', () => {
+    const desired = sized({ requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: 2, memory: '0.5Gi', 'nvidia.com/gpu': '1' } });
+    const live = sized({ requests: { cpu: '500m', memory: '1024Mi' }, limits: { cpu: '2', memory: '512Mi', 'nvidia.com/gpu': '1' } });
+    expect(diffObject(desired, live)).toEqual([]);
+    expect(diffObject(sized({ requests: { cpu: '1.5', memory: '1000k' } }), sized({ requests: { cpu: '1500m', memory: '1M' } }))).toEqual([]);
+  });
+
+  it('still finds a different value, and compares what is not a quantity as text', () => {
+    const path = '/spec/template/spec/containers/0/resources/requests/cpu';
+    expect(diffObject(sized({ requests: { cpu: '1' } }), sized({ requests: { cpu: '2' } })).map(d => d.path)).toEqual([path]);
+    expect(diffObject(sized({ requests: { cpu: '1Gi' } }), sized({ requests: { cpu: '1G' } })).map(d => d.path)).toEqual([path]);
+    expect(diffObject(sized({ requests: { cpu: 'lots' } }), sized({ requests: { cpu: 'lots' } }))).toEqual([]);
+    expect(diffObject(sized({ requests: { cpu: 'lots' } }), sized({ requests: { cpu: '1' } })).map(d => d.path)).toEqual([path]);
+    expect(diffObject(sized({ requests: { cpu: '1' } }), sized({})).map(d => d.path)).toEqual(['/spec/template/spec/containers/0/resources/requests']);
+  });
+
+  it('compares by value only under resources/requests and resources/limits', () => {
+    const desired = { kind: 'Deployment', metadata: { name: 'x', labels: { size: '0.5' } }, spec: {} };
+    const live = { metadata: { labels: { size: '500m' } }, spec: {} };
+    expect(diffObject(desired, live).map(d => d.path)).toEqual(['/metadata/labels/size']);
+  });
+});

@@ -2,7 +2,8 @@
  * Drift detection: compares the live objects with the desired ones on the fields Fleet owns.
  * Fleet owns what it applies, so the desired object itself says which fields count: every field
  * it sets must be equal in the live object; fields only the live object has (server defaults,
- * status, other controllers' annotations) are not Fleet's and never count.
+ * status, other controllers' annotations) are not Fleet's and never count. Container requests
+ * and limits compare by value, as the API server rewrites them ("0.5" is stored as "500m").
  */
 
 /** One field that differs, as a JSON pointer (RFC 6901) into the object. */
@@ -21,7 +22,6 @@ function isPlainObject(value: Json): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Collects the pointers where `live` does not hold what `desired` sets. */
 /** An empty list or map: what an API server leaves out of what it returns (omitempty). */
 function isEmpty(value: Json): boolean {
   return (
@@ -32,6 +32,68 @@ function isEmpty(value: Json): boolean {
   );
 }
 
+/** A container's request or limit, `.../resources/requests/cpu`: a resource quantity. */
+const QUANTITY_PATH = /\/resources\/(requests|limits)\/[^/]+$/;
+
+/** Decimal and binary suffixes, as [power of ten, power of two]. */
+const QUANTITY_SUFFIXES: Record<string, [number, number]> = {
+  n: [-9, 0],
+  u: [-6, 0],
+  m: [-3, 0],
+  '': [0, 0],
+  k: [3, 0],
+  M: [6, 0],
+  G: [9, 0],
+  T: [12, 0],
+  P: [15, 0],
+  E: [18, 0],
+  Ki: [0, 10],
+  Mi: [0, 20],
+  Gi: [0, 30],
+  Ti: [0, 40],
+  Pi: [0, 50],
+  Ei: [0, 60],
+};
+
+/**
+ * A resource quantity ("0.5", "500m", "1Gi", 2) as the exact value `n * 10^e`, rounded up to
+ * whole nanos as an API server does; undefined when it is not a quantity.
+ */
+function quantityValue(value: Json): { n: bigint; e: number } | undefined {
+  let text: string;
+  if (typeof value === 'number') text = String(value);
+  else if (typeof value === 'string') text = value.trim();
+  else return undefined;
+  const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3})|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/.exec(text);
+  if (!match) return undefined;
+  const [, sign, whole = '', fraction = '', exponent, suffix = ''] = match;
+  if (!whole && !fraction) return undefined;
+  const [ten, two] = QUANTITY_SUFFIXES[suffix];
+  let n = BigInt(`${sign}${whole}${fraction}`) * 2n ** BigInt(two);
+  let e = ten + Number(exponent ?? 0) - fraction.length;
+  if (e < -9 && n !== 0n) {
+    const unit = 10n ** BigInt(-9 - e);
+    const magnitude = n < 0n ? -n : n;
+    const nanos = (magnitude + unit - 1n) / unit;
+    n = n < 0n ? -nanos : nanos;
+    e = -9;
+  }
+  return { n, e };
+}
+
+/**
+ * True when both are quantities of the same value. An API server stores quantities in canonical
+ * form: "0.5" comes back as "500m", "1024Mi" as "1Gi".
+ */
+function sameQuantity(desired: Json, live: Json): boolean {
+  const a = quantityValue(desired);
+  const b = quantityValue(live);
+  if (!a || !b) return false;
+  const e = Math.min(a.e, b.e);
+  return a.n * 10n ** BigInt(a.e - e) === b.n * 10n ** BigInt(b.e - e);
+}
+
+/** Collects the pointers where `live` does not hold what `desired` sets. */
 function collect(desired: Json, live: Json, path: string, out: string[]): void {
   if (desired === undefined) return;
   // Missing and empty are the same to an API server: `env: []` comes back absent.
@@ -54,7 +116,9 @@ function collect(desired: Json, live: Json, path: string, out: string[]): void {
     desired.forEach((item, i) => collect(item, live[i], `${path}/${i}`, out));
     return;
   }
-  if (desired !== live) out.push(path || '/');
+  if (desired === live) return;
+  if (QUANTITY_PATH.test(path) && sameQuantity(desired, live)) return;
+  out.push(path || '/');
 }
 
 /** True when `path` is `prefix` or lies under it. */

@@ -61,6 +61,14 @@ export interface Config {
       /** How often a rollout in progress is checked (default 2 s). */
       pollInterval?: HumanDuration;
     };
+    /** The history of cluster and deployment status changes. */
+    events?: {
+      /**
+       * How long events are kept (default 90 days): once a day, older ones are removed. A
+       * duration such as `{ days: 90 }`, `90d` or `P90D`; it must be positive.
+       */
+      retention?: HumanDuration | string;
+    };
     /** How the Fleet catalog module publishes clusters as catalog entities. */
     catalog?: {
       /** How often the clusters are read from Fleet (default every 30 s, after 10 s). */

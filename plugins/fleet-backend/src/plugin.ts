@@ -10,6 +10,7 @@ import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { discoverKubeconfigClusters } from './discovery/discoverKubeconfigClusters';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
+import { EVENT_RETENTION_TASK_ID, EventRetention } from './events/EventRetention';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
@@ -99,6 +100,14 @@ export const fleetPlugin = createBackendPlugin({
           },
         });
         await reconciler.start();
+
+        const retention = EventRetention.create({
+          store,
+          logger: logger.child({ task: EVENT_RETENTION_TASK_ID }),
+          scheduler,
+          events: fleetConfig.events,
+        });
+        await retention.start();
 
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         httpRouter.use(

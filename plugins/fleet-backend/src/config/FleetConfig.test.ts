@@ -15,6 +15,7 @@ describe('readFleetConfig', () => {
       },
       reconcile: { intervalMs: 60_000, concurrency: 8 },
       deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000, pollIntervalMs: 2_000 },
+      events: { retentionMs: 90 * 24 * 3600_000 },
     });
   });
 
@@ -62,5 +63,16 @@ describe('readFleetConfig', () => {
     expect(() =>
       readFleetConfig(new ConfigReader({ fleet: { health: { massOutage: { fraction: 1.5 } } } }), {}),
     ).toThrow(/fleet\.health\.massOutage\.fraction/);
+  });
+
+  it('reads the event retention as a duration and refuses one that is not positive', () => {
+    const retention = (value: unknown) =>
+      readFleetConfig(new ConfigReader({ fleet: { events: { retention: value } } } as any), {}).events.retentionMs;
+    expect(retention({ days: 30 })).toBe(30 * 24 * 3600_000);
+    expect(retention('2w')).toBe(14 * 24 * 3600_000);
+    expect(retention('P1D')).toBe(24 * 3600_000);
+    for (const invalid of [{ days: 0 }, { hours: -1 }, 0, 'soon', { weeks: 'two' }, { fortnights: 1 }]) {
+      expect(() => retention(invalid)).toThrow(/^Invalid config value fleet\.events\.retention: /);
+    }
   });
 });

@@ -29,6 +29,10 @@ export interface FleetConfig {
     progressDeadlineMs: number;
     pollIntervalMs: number;
   };
+  events: {
+    /** Events older than this are removed by the daily retention task. */
+    retentionMs: number;
+  };
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -67,9 +71,13 @@ function integerFromConfig(
 }
 
 function durationMsFromConfig(config: Config, key: string, fallback: HumanDuration): number {
-  const ms = durationToMilliseconds(
-    config.has(key) ? readDurationFromConfig(config, { key }) : fallback,
-  );
+  let duration: HumanDuration;
+  try {
+    duration = config.has(key) ? readDurationFromConfig(config, { key }) : fallback;
+  } catch (error) {
+    throw new Error(`Invalid config value fleet.${key}: ${(error as Error).message}`);
+  }
+  const ms = durationToMilliseconds(duration);
   if (!(ms > 0)) {
     throw new Error(`Invalid config value fleet.${key}: the duration must be positive`);
   }
@@ -149,6 +157,9 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, { max: 1000 }),
       progressDeadlineMs: durationMsFromConfig(config, 'deploy.progressDeadline', { seconds: 600 }),
       pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', { seconds: 2 }),
+    },
+    events: {
+      retentionMs: durationMsFromConfig(config, 'events.retention', { days: 90 }),
     },
   };
 }

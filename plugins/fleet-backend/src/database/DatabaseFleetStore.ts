@@ -549,6 +549,19 @@ export class DatabaseFleetStore implements FleetStore {
     return rows.map(toEvent);
   }
 
+  async deleteEventsBefore(cutoff: Date, limit: number): Promise<number> {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new Error(`deleteEventsBefore needs a positive integer limit, got ${limit}`);
+    }
+    // DELETE ... LIMIT is not portable; a bounded subquery is, on SQLite and PostgreSQL alike.
+    const oldest = this.db('fleet_events')
+      .select('id')
+      .where('created_at', '<', cutoff)
+      .orderBy('created_at')
+      .limit(limit);
+    return this.db('fleet_events').whereIn('id', oldest).delete();
+  }
+
   async getState<T>(key: string): Promise<T | undefined> {
     const row = await this.db('fleet_state').where({ key }).first();
     return row ? parseJson<T | undefined>(row.value, undefined) : undefined;

@@ -185,6 +185,11 @@ export interface FleetStore {
     limit?: number;
   }): Promise<FleetEvent[]>;
   listRecentEvents(limit: number): Promise<FleetEvent[]>;
+  /**
+   * Deletes at most `limit` events created before `cutoff`, oldest first, in one short
+   * statement; returns how many went. Call it again until it returns less than `limit`.
+   */
+  deleteEventsBefore(cutoff: Date, limit: number): Promise<number>;
 
   getState<T>(key: string): Promise<T | undefined>;
   setState<T>(key: string, value: T): Promise<void>;

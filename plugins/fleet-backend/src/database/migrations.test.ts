@@ -11,6 +11,15 @@ const migrationFiles = fs
   .filter(f => f.endsWith('.js'))
   .sort();
 
+async function indexNames(knex: Knex, table: string): Promise<string[]> {
+  if (knex.client.config.client.includes('sqlite')) {
+    const rows = await knex.raw(`PRAGMA index_list(??)`, [table]);
+    return rows.map((r: { name: string }) => r.name);
+  }
+  const result = await knex.raw('SELECT indexname FROM pg_indexes WHERE tablename = ?', [table]);
+  return result.rows.map((r: { indexname: string }) => r.indexname);
+}
+
 async function migrateUntilBefore(knex: Knex, target: string): Promise<void> {
   const index = migrationFiles.indexOf(target);
   if (index === -1) throw new Error(`Unknown migration ${target}`);
@@ -87,6 +96,23 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     await knex.migrate.down({ directory: migrationsDir });
     expect(await knex.schema.hasColumn('fleet_deployments', 'sync_differences')).toBe(false);
     expect(await knex('fleet_deployments').where({ id: 'd1' }).first()).toMatchObject({ status: 'DEPLOYED' });
+    await knex.destroy();
+  });
+  it('20261130000000_events_created_at_index.js adds and drops the index on the events time, keeping events', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261130000000_events_created_at_index.js');
+    const createdAt = new Date('2026-11-29T10:00:00.000Z');
+    await knex('fleet_events').insert({ subject_kind: 'cluster', subject: 'c1', actor: 'test', to_status: 'ONLINE', created_at: createdAt });
+    expect(await indexNames(knex, 'fleet_events')).not.toContain('fleet_events_created_at_idx');
+
+    await knex.migrate.up({ directory: migrationsDir, name: '20261130000000_events_created_at_index.js' });
+    expect(await indexNames(knex, 'fleet_events')).toContain('fleet_events_created_at_idx');
+    expect(await knex('fleet_events').where('created_at', '<', new Date(createdAt.getTime() + 1)).select('subject')).toEqual([{ subject: 'c1' }]);
+
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await indexNames(knex, 'fleet_events')).not.toContain('fleet_events_created_at_idx');
+    expect(await indexNames(knex, 'fleet_events')).toContain('fleet_events_subject_idx');
+    expect(await knex('fleet_events').select('subject', 'to_status')).toEqual([{ subject: 'c1', to_status: 'ONLINE' }]);
     await knex.destroy();
   });
 });

@@ -8,6 +8,7 @@ import {
   type V1Deployment,
   type V1PodDisruptionBudget,
   type V1Service,
+  type V2HorizontalPodAutoscalerList,
 } from '@kubernetes/client-node';
 import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
@@ -20,6 +21,9 @@ export type ApplyResult =
   | { kind: 'failed'; message: string };
 
 /** The live counterparts of an application's objects on one cluster. */
+/** HPA-targeted Deployment names per cluster and namespace, for one reconcile run. */
+export type AutoscalerCache = Map<string, Promise<Set<string>>>;
+
 export type LiveObjects =
   | {
       kind: 'read';
@@ -153,8 +157,17 @@ export class ManifestApplier {
     }
   }
 
-  /** Reads the live objects that correspond to `manifests` (absent ones are undefined). */
-  async readLive(cluster: ClusterAccess, namespace: string, manifests: Manifests): Promise<LiveObjects> {
+  /**
+   * Reads the live objects that correspond to `manifests` (absent ones are undefined). With
+   * `autoscalers`, the namespace's HPA list is read once per cluster and namespace for all the
+   * calls sharing that map (a reconcile run), instead of once per deployment.
+   */
+  async readLive(
+    cluster: ClusterAccess,
+    namespace: string,
+    manifests: Manifests,
+    options: { autoscalers?: AutoscalerCache } = {},
+  ): Promise<LiveObjects> {
     const loaded = await this.clients.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
     const kc = loaded.kubeConfig;
@@ -174,15 +187,40 @@ export class ManifestApplier {
         manifests.podDisruptionBudget
           ? orUndefined(kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ name, namespace }, opts()))
           : Promise.resolve(undefined),
-        kc.makeApiClient(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+        this.autoscaledDeployments(cluster, namespace, options.autoscalers, () =>
+          kc.makeApiClient(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+        ),
       ]);
-      const autoscaled = hpas.items.some(
-        hpa => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === name,
-      );
+      const autoscaled = hpas.has(name);
       return { kind: 'read', deployment, service, podDisruptionBudget, autoscaled };
     } catch (error) {
       return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };
     }
+  }
+
+  /** The names of the Deployments an HPA targets in `namespace`, shared through `cache`. */
+  private autoscaledDeployments(
+    cluster: ClusterAccess,
+    namespace: string,
+    cache: AutoscalerCache | undefined,
+    list: () => Promise<V2HorizontalPodAutoscalerList>,
+  ): Promise<Set<string>> {
+    const read = async () =>
+      new Set(
+        (await list()).items
+          .filter(hpa => hpa.spec?.scaleTargetRef?.kind === 'Deployment')
+          .map(hpa => hpa.spec!.scaleTargetRef.name),
+      );
+    if (!cache) return read();
+    const key = `${cluster.name}\u0000${namespace}`;
+    let names = cache.get(key);
+    if (!names) {
+      names = read();
+      // A failed read is not shared: the next deployment of that cluster tries again.
+      names.catch(() => cache.delete(key));
+      cache.set(key, names);
+    }
+    return names;
   }
 
   /** Reads the live Deployment and says whether its rollout is complete. */

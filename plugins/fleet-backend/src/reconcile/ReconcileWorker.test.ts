@@ -4,8 +4,8 @@ import type { Deployment } from '@cnp/plugin-fleet-common';
 import type { FleetStore } from '../database/FleetStore';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
-import { createTestDatabases } from '../testUtils/databases';
-import { createFleetHarness } from '../testUtils/fleetHarness';
+import { createTestDatabases } from '../__testUtils__/databases';
+import { createFleetHarness } from '../__testUtils__/fleetHarness';
 import { ReconcileWorker } from './ReconcileWorker';
 
 jest.setTimeout(90_000);
@@ -155,7 +155,11 @@ describe.each(databases.eachSupportedId())('ReconcileWorker against the kube sim
       },
     });
     for (const { name } of [scaled, plain]) sim.drift('east', { kind: 'Deployment', namespace, name, patch: { spec: { replicas: 5 } } });
+    const hpaList = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`;
+    const listsBefore = sim.requestCount('east', hpaList);
     await h.reconciler.runOnce();
+    // Both deployments are on east in one namespace: one HPA list for the run, not one each.
+    expect(sim.requestCount('east', hpaList) - listsBefore).toBe(1);
     await h.reconciler.runOnce();
     const liveReplicas = (name: string) =>
       (sim.objects('east').find(o => o.kind === 'Deployment' && o.metadata.name === name && o.metadata.namespace === namespace) as any).spec.replicas;

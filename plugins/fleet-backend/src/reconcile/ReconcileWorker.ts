@@ -11,7 +11,7 @@ import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import type { DeploymentService } from '../deploy/DeploymentService';
-import type { LiveObjects, ManifestApplier } from '../deploy/ManifestApplier';
+import type { AutoscalerCache, LiveObjects, ManifestApplier } from '../deploy/ManifestApplier';
 import { diffObject } from './drift';
 import { parseLabelSelector, placementTargets } from './placement';
 
@@ -103,11 +103,19 @@ export class ReconcileWorker {
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
     const limit = pLimit(this.options.reconcile.concurrency);
+    // One HPA list per cluster and namespace for the whole run, not one per deployment.
+    const autoscalers: AutoscalerCache = new Map();
     await Promise.all(
       deployments.map(deployment =>
         limit(async () => {
           try {
-            await this.check(deployment, apps.get(deployment.applicationId), clustersByName.get(deployment.cluster), summary);
+            await this.check(
+              deployment,
+              apps.get(deployment.applicationId),
+              clustersByName.get(deployment.cluster),
+              summary,
+              autoscalers,
+            );
           } catch (error) {
             summary.errors.push({ deployment: deployment.id, cluster: deployment.cluster, message: (error as Error).message });
             this.options.logger.warn(`Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed: ${error}`);
@@ -157,6 +165,7 @@ export class ReconcileWorker {
     application: Application | undefined,
     cluster: Cluster | undefined,
     summary: ReconcileSummary,
+    autoscalers: AutoscalerCache,
   ): Promise<void> {
     const { store, applier, deployments, deploy } = this.options;
     if (!application || deployment.status === 'PENDING' || deployment.status === 'PROGRESSING') return;
@@ -171,7 +180,7 @@ export class ReconcileWorker {
       return;
     }
     const manifests = deployments.manifestsFor(application);
-    const live = await applier.readLive(cluster, deploy.namespace, manifests);
+    const live = await applier.readLive(cluster, deploy.namespace, manifests, { autoscalers });
     if (live.kind === 'unreachable') {
       summary.unknown += 1;
       await store.recordSync(deployment.id, { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message }, ACTOR);

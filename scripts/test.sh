@@ -27,6 +27,8 @@ export BACKSTAGE_TEST_DISABLE_DOCKER=1
 
 echo "fleet: type check"
 yarn tsc
+echo "fleet: lint"
+yarn lint:all
 echo "fleet: unit, integration and backend tests"
 CI=true yarn backstage-cli repo test
 

@@ -2,7 +2,7 @@
  * Fleet's real parts wired as plugins/fleet-backend/src/plugin.ts wires them — the knex store on
  * a real database, discovery of real kubeconfig files, client-node clients, the HealthWorker —
  * without the scheduler, so a benchmark or a chaos scenario runs cycles itself. (The same as
- * testUtils/fleetHarness.ts, minus its jest mocks, so it runs under plain node.)
+ * __testUtils__/fleetHarness.ts, minus its jest mocks, so it runs under plain node.)
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { DeploymentStatus } from '@cnp/plugin-fleet-common';

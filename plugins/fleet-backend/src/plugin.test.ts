@@ -4,7 +4,7 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { KubeSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
 import { fleetPlugin } from './plugin';
-import { createTestDatabases } from './testUtils/databases';
+import { createTestDatabases } from './__testUtils__/databases';
 
 jest.setTimeout(60_000);
 

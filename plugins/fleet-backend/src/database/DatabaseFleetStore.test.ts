@@ -1,5 +1,5 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '../testUtils/databases';
+import { createTestDatabases } from '../__testUtils__/databases';
 import { DatabaseFleetStore } from './DatabaseFleetStore';
 
 jest.setTimeout(60_000);

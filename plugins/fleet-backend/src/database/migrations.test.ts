@@ -1,6 +1,6 @@
 import { Knex } from 'knex';
 import fs from 'node:fs';
-import { createTestDatabases } from '../testUtils/databases';
+import { createTestDatabases } from '../__testUtils__/databases';
 import { DatabaseFleetStore } from './DatabaseFleetStore';
 
 jest.setTimeout(60_000);
@@ -63,17 +63,23 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     });
     const cluster = await knex('fleet_clusters').where({ name: 'c1' }).first();
     expect(cluster).toMatchObject({ status: 'UNKNOWN', consecutive_failures: 0, labels: '{}' });
-    // SQLite as Backstage opens it does not enforce foreign keys; PostgreSQL must.
-    if (databaseId.startsWith('POSTGRES')) await expect(
-      knex('fleet_deployments').insert({
+    // PostgreSQL must enforce foreign keys; SQLite as Backstage opens it may or may not (it does
+    // when this file runs alone, not always in the full suite), so either outcome passes there.
+    const orphanInsert = await knex('fleet_deployments')
+      .insert({
         id: 'd2',
         application_id: 'a1',
         cluster: 'no-such-cluster',
         status: 'DEPLOYED',
         created_at: now,
         updated_at: now,
-      }),
-    ).rejects.toThrow();
+      })
+      .then(
+        () => 'accepted',
+        () => 'rejected',
+      );
+    const allowed = databaseId.startsWith('POSTGRES') ? ['rejected'] : ['accepted', 'rejected'];
+    expect(allowed).toContain(orphanInsert);
 
     await knex.migrate.down({ directory: migrationsDir });
     for (const table of ['fleet_clusters', 'fleet_applications', 'fleet_deployments', 'fleet_events', 'fleet_state', 'fleet_locks']) {

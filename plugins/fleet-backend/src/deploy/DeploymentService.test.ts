@@ -2,8 +2,8 @@ import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubeSimulator, type SimObject } from '@cnp/kube-simulator';
 import type { Deployment, DeploymentStatus } from '@cnp/plugin-fleet-common';
 import type { FleetStore } from '../database/FleetStore';
-import { createTestDatabases } from '../testUtils/databases';
-import { createFleetHarness, seedDeployment } from '../testUtils/fleetHarness';
+import { createTestDatabases } from '../__testUtils__/databases';
+import { createFleetHarness, seedDeployment } from '../__testUtils__/fleetHarness';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 

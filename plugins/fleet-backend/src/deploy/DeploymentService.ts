@@ -14,7 +14,7 @@ import type { FleetStore } from '../database/FleetStore';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
 import { isDns1123Label, sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
 import { buildManifests, type Manifests } from './manifests';
-import type { ManifestApplier } from './ManifestApplier';
+import type { ManifestApplier, RolloutState } from './ManifestApplier';
 
 export interface DeployRequest {
   entityRef: string;
@@ -304,7 +304,7 @@ export class DeploymentService {
       return;
     }
     if (state.kind === 'deadline-exceeded' || overdue) {
-      const detail = state.kind === 'missing' ? 'the Deployment is missing' : 'message' in state ? state.message : '';
+      const detail = rolloutDetail(state);
       await store.updateDeploymentStatus(
         deploymentId,
         {
@@ -354,4 +354,10 @@ export class DeploymentService {
     this.timers.clear();
     await Promise.all([...this.inFlight]);
   }
+}
+
+/** What a rollout that did not complete in time was last doing, for its FAILED message. */
+function rolloutDetail(state: RolloutState): string {
+  if (state.kind === 'missing') return 'the Deployment is missing';
+  return 'message' in state ? state.message : '';
 }

@@ -45,7 +45,7 @@ describe('discoverKubeconfigClusters', () => {
     const result = await discoverKubeconfigClusters({ kubeconfigDir: dir, kubeconfigPath: path.join(dir, 'missing.yaml') });
     expect(result.clusters.map(c => c.name)).toEqual(['good', 'also-good']);
     for (const file of ['missing.yaml', '2-broken.yaml', '3-empty.yaml', '4-dangling.yaml', '5-noserver.yaml']) {
-      expect(result.warnings.some(w => w.includes(path.join(dir, file)))).toBe(true);
+      expect(result.warnings).toContainEqual(expect.stringContaining(path.join(dir, file)));
     }
     expect(result.warnings).toHaveLength(5);
   });

@@ -1,7 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { Knex } from 'knex';
 import { DatabaseFleetStore } from '../database/DatabaseFleetStore';
-import { createTestDatabases } from '../testUtils/databases';
+import { createTestDatabases } from '../__testUtils__/databases';
 import { EVENT_RETENTION_TASK_ID, EventRetention } from './EventRetention';
 
 jest.setTimeout(60_000);

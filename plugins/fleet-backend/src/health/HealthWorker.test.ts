@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FleetStore } from '../database/FleetStore';
-import { createTestDatabases } from '../testUtils/databases';
-import { createFleetHarness, seedDeployment } from '../testUtils/fleetHarness';
+import { createTestDatabases } from '../__testUtils__/databases';
+import { createFleetHarness, seedDeployment } from '../__testUtils__/fleetHarness';
 
 jest.setTimeout(60_000);
 

@@ -34,8 +34,11 @@ export function healthUpdateOf(decision: HealthDecision, outcome: ProbeOutcome, 
   };
 }
 
-const countKey = (status: ClusterStatus) =>
-  status === 'ONLINE' ? 'online' : status === 'OFFLINE' ? 'offline' : 'unknown';
+function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
+  if (status === 'ONLINE') return 'online';
+  if (status === 'OFFLINE') return 'offline';
+  return 'unknown';
+}
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
 const ACTOR = 'fleet-health';

@@ -5,6 +5,7 @@ import {
   assertClusterAcceptsDeployments,
   ClusterHealthState,
   decideClusterHealth,
+  HealthDecision,
   isMassOutage,
 } from './clusterHealthRules';
 
@@ -78,22 +79,24 @@ describe('decideClusterHealth', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 1, max: 3 }),
         (status, outcomes, failureThreshold, recoveryThreshold) => {
+          const steps: Array<{ before: ClusterHealthState; outcome: ProbeOutcome; decision: HealthDecision }> = [];
           let state: ClusterHealthState = { status, consecutiveFailures: 0, consecutiveSuccesses: 0 };
           for (const o of outcomes) {
-            const d = decideClusterHealth(state, o, { failureThreshold, recoveryThreshold });
-            if (d.cascade === 'degrade') {
-              expect(d.transition).toEqual({ from: 'ONLINE', to: 'OFFLINE' });
-            }
-            if (d.transition?.to === 'OFFLINE') {
-              expect(d.consecutiveFailures).toBeGreaterThanOrEqual(failureThreshold);
-            }
-            if (o.kind === 'not-probeable') {
-              expect([d.consecutiveFailures, d.consecutiveSuccesses]).toEqual([
-                state.consecutiveFailures,
-                state.consecutiveSuccesses,
-              ]);
-            }
-            state = d;
+            const decision = decideClusterHealth(state, o, { failureThreshold, recoveryThreshold });
+            steps.push({ before: state, outcome: o, decision });
+            state = decision;
+          }
+          for (const { decision } of steps.filter(s => s.decision.cascade === 'degrade')) {
+            expect(decision.transition).toEqual({ from: 'ONLINE', to: 'OFFLINE' });
+          }
+          for (const { decision } of steps.filter(s => s.decision.transition?.to === 'OFFLINE')) {
+            expect(decision.consecutiveFailures).toBeGreaterThanOrEqual(failureThreshold);
+          }
+          for (const { before, decision } of steps.filter(s => s.outcome.kind === 'not-probeable')) {
+            expect([decision.consecutiveFailures, decision.consecutiveSuccesses]).toEqual([
+              before.consecutiveFailures,
+              before.consecutiveSuccesses,
+            ]);
           }
         },
       ),

@@ -90,6 +90,12 @@ export function decideClusterHealth(
       }
       return decide(from, `${ClusterReasons.PROBE_FAILED}: ${tally}`, counts);
     }
+
+    default: {
+      // Exhaustive: a new ProbeOutcome kind fails type checking here until it has a rule.
+      const unhandled: never = outcome;
+      throw new Error(`Unknown probe outcome: ${JSON.stringify(unhandled)}`);
+    }
   }
 }
 

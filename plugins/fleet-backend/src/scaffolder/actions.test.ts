@@ -10,8 +10,8 @@ import { createMockActionContext } from '@backstage/plugin-scaffolder-node-test-
 import { KubeSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
 import { FleetApiClient } from '../client/FleetApiClient';
-import { createTestDatabases } from '../testUtils/databases';
-import { startFleetTestBackend } from '../testUtils/startFleetTestBackend';
+import { createTestDatabases } from '../__testUtils__/databases';
+import { startFleetTestBackend } from '../__testUtils__/startFleetTestBackend';
 import { createFleetDeployAction } from './createFleetDeployAction';
 import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
 import { scaffolderModuleFleetActions } from './scaffolderModuleFleetActions';

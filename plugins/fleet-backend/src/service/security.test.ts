@@ -6,11 +6,11 @@ import { promises as fs, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { createTestDatabases } from '../testUtils/databases';
+import { createTestDatabases } from '../__testUtils__/databases';
 import {
   snapshotFleetTables,
   startFleetTestBackend,
-} from '../testUtils/startFleetTestBackend';
+} from '../__testUtils__/startFleetTestBackend';
 
 jest.setTimeout(60_000);
 

@@ -34,6 +34,18 @@ function firstDeployable(clusters: Cluster[], preferred: string[]): string {
   );
 }
 
+function clusterHelperText(clusters: Cluster[], selected: Cluster | undefined): string {
+  if (clusters.length === 0) return 'No clusters are registered yet';
+  if (!selected) return 'Pick a cluster';
+  return `${selected.status}${selected.statusReason ? ` — ${selected.statusReason}` : ''}`;
+}
+
+function imageHelperText(image: string, imageInvalid: boolean, defaultImage: string | undefined): string {
+  if (imageInvalid) return 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.4.2';
+  if (defaultImage && image === defaultImage) return 'From the cnp.io/image annotation';
+  return ' ';
+}
+
 /**
  * Deploys the component to the cluster the user picks. OFFLINE clusters are in the list but
  * disabled, with the reason; errors are shown in the words the API used.
@@ -123,13 +135,7 @@ export function DeployDialog(props: DeployDialogProps) {
             onChange={e => setCluster(e.target.value as string)}
             SelectProps={{ MenuProps: { disablePortal: false } }}
             inputProps={{ 'aria-label': 'Cluster' }}
-            helperText={
-              clusters.length === 0
-                ? 'No clusters are registered yet'
-                : selected
-                  ? `${selected.status}${selected.statusReason ? ` — ${selected.statusReason}` : ''}`
-                  : 'Pick a cluster'
-            }
+            helperText={clusterHelperText(clusters, selected)}
           >
             {ordered.map(c => (
               <MenuItem key={c.name} value={c.name} disabled={c.status === 'OFFLINE'} data-cluster={c.name}>
@@ -147,13 +153,7 @@ export function DeployDialog(props: DeployDialogProps) {
             value={image}
             onChange={e => setImage(e.target.value)}
             error={imageInvalid && image !== ''}
-            helperText={
-              imageInvalid
-                ? 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.4.2'
-                : props.defaultImage && image === props.defaultImage
-                  ? 'From the cnp.io/image annotation'
-                  : ' '
-            }
+            helperText={imageHelperText(image, imageInvalid, props.defaultImage)}
             inputProps={{ 'aria-label': 'Image' }}
           />
           <TextField

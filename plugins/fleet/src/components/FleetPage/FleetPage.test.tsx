@@ -1,9 +1,33 @@
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
-import { screen, within } from '@testing-library/react';
+import type { Cluster, ClusterStatus } from '@cnp/plugin-fleet-common';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { fleetApiRef } from '../../api';
 import { cluster, mockFleetApi, summary } from '../../testUtils/fixtures';
 import { FleetPage } from './FleetPage';
+
+/** cluster-01 … cluster-NN, every third OFFLINE, env=prod on the even ones. */
+function manyClusters(n: number): Cluster[] {
+  return Array.from({ length: n }, (_, i) => {
+    const name = `cluster-${String(i + 1).padStart(2, '0')}`;
+    const status: ClusterStatus = (i + 1) % 3 === 0 ? 'OFFLINE' : 'ONLINE';
+    return cluster(name, status, { labels: (i + 1) % 2 === 0 ? { env: 'prod' } : { env: 'dev' } });
+  });
+}
+
+/** A FleetApi over `all`, filtering by status as the backend does. */
+function fleetOf(all: Cluster[]) {
+  return mockFleetApi({
+    listClusters: jest.fn(async (opts?: { status?: ClusterStatus }) => all.filter(c => !opts?.status || c.status === opts.status)),
+    getSummary: jest.fn().mockResolvedValue({ ...summary, clusters: { ...summary.clusters, total: all.length } }),
+  });
+}
+
+const shownClusters = () =>
+  within(screen.getByRole('table', { name: 'Clusters' }))
+    .getAllByRole('row')
+    .slice(1)
+    .map(r => r.getAttribute('data-cluster'));
 
 describe('FleetPage', () => {
   it('shows counts, the clusters table with a status filter, and recent events', async () => {
@@ -50,5 +74,100 @@ describe('FleetPage', () => {
       </TestApiProvider>,
     );
     expect(await screen.findByText(/No clusters yet/)).toBeInTheDocument();
+  });
+
+  it('shows 25 clusters a page and pages through them', async () => {
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, fleetOf(manyClusters(60))]]}>
+        <FleetPage />
+      </TestApiProvider>,
+    );
+    await screen.findByRole('table', { name: 'Clusters' });
+    expect(shownClusters()).toHaveLength(25);
+    expect(shownClusters()[0]).toBe('cluster-01');
+    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('60 of 60 clusters');
+    expect(screen.getByText('1-25 of 60')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    expect(shownClusters()).toHaveLength(25);
+    expect(shownClusters()[0]).toBe('cluster-26');
+    expect(shownClusters()[24]).toBe('cluster-50');
+
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    expect(shownClusters()).toEqual(Array.from({ length: 10 }, (_, i) => `cluster-${51 + i}`));
+    expect(screen.getByRole('button', { name: 'Next page' })).toBeDisabled();
+  });
+
+  it('filters by name or label, and counts what it shows', async () => {
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, fleetOf(manyClusters(60))]]}>
+        <FleetPage />
+      </TestApiProvider>,
+    );
+    await screen.findByRole('table', { name: 'Clusters' });
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+
+    const filter = screen.getByRole('searchbox', { name: 'Name or label filter' });
+    await userEvent.type(filter, 'cluster-1');
+    expect(shownClusters()).toEqual(['cluster-10', 'cluster-11', 'cluster-12', 'cluster-13', 'cluster-14', 'cluster-15', 'cluster-16', 'cluster-17', 'cluster-18', 'cluster-19']);
+    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('10 of 60 clusters');
+
+    await userEvent.clear(filter);
+    await userEvent.type(filter, 'ENV=prod cluster-1');
+    expect(shownClusters()).toEqual(['cluster-10', 'cluster-12', 'cluster-14', 'cluster-16', 'cluster-18']);
+    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('5 of 60 clusters');
+
+    await userEvent.clear(filter);
+    await userEvent.type(filter, 'nope');
+    expect(screen.queryByRole('table', { name: 'Clusters' })).not.toBeInTheDocument();
+    expect(screen.getByText('No clusters match “nope”.')).toBeInTheDocument();
+    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('0 of 60 clusters');
+  });
+
+  it('combines the status filter with the name filter', async () => {
+    const api = fleetOf(manyClusters(60));
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, api]]}>
+        <FleetPage />
+      </TestApiProvider>,
+    );
+    await screen.findByRole('table', { name: 'Clusters' });
+    await userEvent.type(screen.getByRole('searchbox', { name: 'Name or label filter' }), 'cluster-1');
+    await userEvent.click(screen.getByRole('button', { name: 'Status filter' }));
+    await userEvent.click(await screen.findByRole('option', { name: 'OFFLINE' }));
+    expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
+
+    await screen.findByRole('table', { name: 'Clusters' });
+    expect(shownClusters()).toEqual(['cluster-12', 'cluster-15', 'cluster-18']);
+    expect(screen.getByRole('searchbox', { name: 'Name or label filter' })).toHaveValue('cluster-1');
+    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('3 of 60 clusters');
+    for (const row of within(screen.getByRole('table', { name: 'Clusters' })).getAllByRole('row').slice(1)) {
+      expect(within(row).getByLabelText('Cluster status: OFFLINE')).toBeInTheDocument();
+    }
+  });
+
+  it('stays on its page across polls, and moves back when the fleet shrinks', async () => {
+    const all = manyClusters(60);
+    const api = fleetOf(all);
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, api]]}>
+        <FleetPage pollIntervalMs={200} />
+      </TestApiProvider>,
+    );
+    await screen.findByRole('table', { name: 'Clusters' });
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    expect(shownClusters()[0]).toBe('cluster-51');
+
+    // The same answer again, as fresh objects from the network.
+    api.listClusters.mockImplementation(async () => all.map(c => ({ ...c, labels: { ...c.labels } })));
+    const calls = api.listClusters.mock.calls.length;
+    await waitFor(() => expect(api.listClusters.mock.calls.length).toBeGreaterThan(calls + 1));
+    expect(shownClusters()[0]).toBe('cluster-51');
+    expect(screen.getByText('51-60 of 60')).toBeInTheDocument();
+
+    api.listClusters.mockResolvedValue(all.slice(0, 40));
+    await waitFor(() => expect(screen.getByText('26-40 of 40')).toBeInTheDocument());
+    expect(shownClusters()[0]).toBe('cluster-26');
   });
 });

@@ -51,23 +51,27 @@ function useStableClusters(next: readonly Cluster[] | undefined): readonly Clust
  * One row of the clusters table. It renders again only when its cluster changed, or when `minute`
  * ticks (to move "2 minutes ago" on).
  */
+/** Short values stay on one line; a long reason wraps instead of squeezing them. */
+const noWrap = { whiteSpace: 'nowrap' } as const;
+const reasonCell = { minWidth: 220, maxWidth: 420, overflowWrap: 'anywhere' } as const;
+
 function ClusterRowView(props: { cluster: Cluster; minute: number }) {
   const c = props.cluster;
   return (
     <TableRow data-cluster={c.name}>
-      <TableCell>{c.name}</TableCell>
+      <TableCell style={noWrap}>{c.name}</TableCell>
       <TableCell>
         <ClusterStatusChip status={c.status} reason={c.statusReason} />
       </TableCell>
-      <TableCell>{c.statusReason}</TableCell>
+      <TableCell style={reasonCell}>{c.statusReason}</TableCell>
       <TableCell>
         <code>{c.endpoint}</code>
       </TableCell>
-      <TableCell>
+      <TableCell style={noWrap}>
         <RelativeTime value={c.lastProbeAt} />
       </TableCell>
-      <TableCell>{c.consecutiveFailures}</TableCell>
-      <TableCell>{c.serverVersion ?? '—'}</TableCell>
+      <TableCell style={noWrap}>{c.consecutiveFailures}</TableCell>
+      <TableCell style={noWrap}>{c.serverVersion ?? '—'}</TableCell>
       <TableCell>{labelText(c.labels).join(', ') || '—'}</TableCell>
     </TableRow>
   );
@@ -144,14 +148,14 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
         <Table size="small" aria-label="Clusters">
           <TableHead>
             <TableRow>
-              <TableCell>Name</TableCell>
+              <TableCell style={noWrap}>Name</TableCell>
               <TableCell>Status</TableCell>
               <TableCell>Reason</TableCell>
               <TableCell>Endpoint</TableCell>
-              <TableCell>Last probe</TableCell>
-              <TableCell>Failures</TableCell>
-              <TableCell>Version</TableCell>
-              <TableCell>Labels</TableCell>
+              <TableCell style={noWrap}>Last probe</TableCell>
+              <TableCell style={noWrap}>Failures</TableCell>
+              <TableCell style={noWrap}>Version</TableCell>
+              <TableCell style={noWrap}>Labels</TableCell>
             </TableRow>
           </TableHead>
           <TableBody>

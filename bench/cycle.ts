@@ -262,27 +262,40 @@ export async function benchCycle(options: {
         }));
       // The round trip of a probe on a new connection (TLS session resumed, as in such a cycle).
       const coldRtts: number[] = [];
-      for (const cluster of clusters.filter(c => !down.has(c.name)).slice(0, 30)) {
+      for (const cluster of clusters
+        .filter(c => !down.has(c.name))
+        .slice(0, 30)) {
         fleet.clients.closeIdleConnections();
         const t0 = performance.now();
-        const outcome = await fleet.clients.probe(cluster, options.probeTimeoutMs);
+        const outcome = await fleet.clients.probe(
+          cluster,
+          options.probeTimeoutMs,
+        );
         if (outcome.kind === 'success') coldRtts.push(performance.now() - t0);
       }
       fleet.clients.closeIdleConnections();
-      await measure(`Fleet c=${concurrency} cold connections warm-up (not counted)`, () =>
-        fleet.worker.runCycle(),
+      await measure(
+        `Fleet c=${concurrency} cold connections warm-up (not counted)`,
+        () => fleet.worker.runCycle(),
       );
       const runs: CycleRun[] = [];
       for (let i = 0; i < options.fleetRuns; i++) {
         fleet.clients.closeIdleConnections();
         runs.push(
-          await measure(`Fleet c=${concurrency} cold connections run ${i + 1}/${options.fleetRuns}`, () =>
-            fleet.worker.runCycle(),
+          await measure(
+            `Fleet c=${concurrency} cold connections run ${i + 1}/${
+              options.fleetRuns
+            }`,
+            () => fleet.worker.runCycle(),
           ),
         );
       }
       const coldRtt = median(coldRtts);
-      log(`  N=${n}: probe round trip on a new connection ${ms(coldRtt)} (median of ${coldRtts.length})`);
+      log(
+        `  N=${n}: probe round trip on a new connection ${ms(
+          coldRtt,
+        )} (median of ${coldRtts.length})`,
+      );
       cold = {
         concurrency,
         runs,

@@ -324,39 +324,43 @@ export async function benchLatency(options: {
       Accept: 'application/json',
     };
     const httpGet = (url: string, etag?: string) =>
-      new Promise<{ status: number; body: string; etag?: string }>((resolve, reject) => {
-        const req = http.get(
-          url,
-          {
-            agent: keepAlive,
-            headers: etag ? { ...browserHeaders, 'If-None-Match': etag } : browserHeaders,
-            signal: AbortSignal.timeout(30_000),
-          },
-          res => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => {
-              const raw = Buffer.concat(chunks);
-              const encoding = res.headers['content-encoding'];
-              const body =
-                encoding === 'gzip'
-                  ? gunzipSync(raw)
-                  : encoding === 'br'
-                  ? brotliDecompressSync(raw)
-                  : encoding === 'deflate'
-                  ? inflateSync(raw)
-                  : raw;
-              resolve({
-                status: res.statusCode ?? 0,
-                body: body.toString('utf8'),
-                etag: res.headers.etag,
+      new Promise<{ status: number; body: string; etag?: string }>(
+        (resolve, reject) => {
+          const req = http.get(
+            url,
+            {
+              agent: keepAlive,
+              headers: etag
+                ? { ...browserHeaders, 'If-None-Match': etag }
+                : browserHeaders,
+              signal: AbortSignal.timeout(30_000),
+            },
+            res => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () => {
+                const raw = Buffer.concat(chunks);
+                const encoding = res.headers['content-encoding'];
+                const body =
+                  encoding === 'gzip'
+                    ? gunzipSync(raw)
+                    : encoding === 'br'
+                    ? brotliDecompressSync(raw)
+                    : encoding === 'deflate'
+                    ? inflateSync(raw)
+                    : raw;
+                resolve({
+                  status: res.statusCode ?? 0,
+                  body: body.toString('utf8'),
+                  etag: res.headers.etag,
+                });
               });
-            });
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-      });
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+        },
+      );
     const browserCaches = Array.from(
       { length: options.clients },
       () => new Map<string, { etag: string; body: unknown }>(),
@@ -419,7 +423,9 @@ export async function benchLatency(options: {
           }
         }
       };
-      await Promise.all(Array.from({ length: options.clients }, (_, i) => clientLoop(i)));
+      await Promise.all(
+        Array.from({ length: options.clients }, (_, i) => clientLoop(i)),
+      );
       const backendCpu = (await processCpuSeconds(backend.pid)) - backendCpu0;
       const clientCpu = process.cpuUsage(clientCpu0);
       const machine1 = await machineCpu();
@@ -458,7 +464,11 @@ export async function benchLatency(options: {
           2,
         )} ms; machine ${run.machineBusyPct.toFixed(0)} % busy; load ${
           run.load
-        }${client === 'browser' ? `; ${revalidated} answered 304 Not Modified` : ''}`,
+        }${
+          client === 'browser'
+            ? `; ${revalidated} answered 304 Not Modified`
+            : ''
+        }`,
       );
       return { ...run, client, revalidated };
     };
@@ -554,9 +564,15 @@ export async function benchLatency(options: {
     // HTTP cache), then revalidates; nothing changes meanwhile, so the answers are 304s.
     for (let c = 0; c < options.clients; c++) {
       for (let i = 0; i < options.applications; i++) {
-        const url = `${base}/deployments?entityRef=${encodeURIComponent(refOf(i))}`;
+        const url = `${base}/deployments?entityRef=${encodeURIComponent(
+          refOf(i),
+        )}`;
         const res = await httpGet(url);
-        if (res.etag) browserCaches[c].set(url, { etag: res.etag, body: JSON.parse(res.body) });
+        if (res.etag)
+          browserCaches[c].set(url, {
+            etag: res.etag,
+            body: JSON.parse(res.body),
+          });
       }
     }
     const browserRun = await runLoad(

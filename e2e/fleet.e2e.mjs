@@ -21,7 +21,8 @@ const BACKEND = 'http://localhost:7007';
 const FRONTEND = 'http://localhost:3000';
 const CLUSTER = 'sim-2';
 
-const log = (...args) => console.log(`[e2e ${new Date().toISOString().slice(11, 19)}]`, ...args);
+const log = (...args) =>
+  console.log(`[e2e ${new Date().toISOString().slice(11, 19)}]`, ...args);
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 async function waitFor(what, fn, timeoutMs = 180_000, everyMs = 1000) {
@@ -36,16 +37,29 @@ async function waitFor(what, fn, timeoutMs = 180_000, everyMs = 1000) {
     }
     await sleep(everyMs);
   }
-  throw new Error(`Timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+  throw new Error(
+    `Timed out waiting for ${what}${last ? `: ${last.message}` : ''}`,
+  );
 }
 
 function simulatorFault(cluster, mode) {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port: SIM_PORT, path: `/clusters/${cluster}/_sim/fault`, method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: SIM_PORT,
+        path: `/clusters/${cluster}/_sim/fault`,
+        method: 'POST',
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json' },
+      },
       res => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`fault: HTTP ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve()
+            : reject(new Error(`fault: HTTP ${res.statusCode}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -56,11 +70,22 @@ function simulatorFault(cluster, mode) {
 function simulatorRequest(route, body) {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port: SIM_PORT, path: route, method: body ? 'POST' : 'GET', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: SIM_PORT,
+        path: route,
+        method: body ? 'POST' : 'GET',
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json' },
+      },
       res => {
         let text = '';
         res.on('data', chunk => (text += chunk));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`${route}: HTTP ${res.statusCode} ${text}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(JSON.parse(text))
+            : reject(new Error(`${route}: HTTP ${res.statusCode} ${text}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -71,8 +96,12 @@ function simulatorRequest(route, body) {
 /** `kubectl set image` behind Fleet's back, through the simulator's drift injection. */
 async function simulatorDrift(cluster, name, image) {
   const { items } = await simulatorRequest(`/clusters/${cluster}/_sim/objects`);
-  const live = items.find(o => o.kind === 'Deployment' && o.metadata.name === name);
-  const containers = live.spec.template.spec.containers.map((c, i) => (i === 0 ? { ...c, image } : c));
+  const live = items.find(
+    o => o.kind === 'Deployment' && o.metadata.name === name,
+  );
+  const containers = live.spec.template.spec.containers.map((c, i) =>
+    i === 0 ? { ...c, image } : c,
+  );
   await simulatorRequest(`/clusters/${cluster}/_sim/drift`, {
     kind: 'Deployment',
     namespace: live.metadata.namespace,
@@ -82,9 +111,17 @@ async function simulatorDrift(cluster, name, image) {
 }
 
 async function api(method, route) {
-  const token = fs.readFileSync(path.join(stateDir, 'dev-token'), 'utf8').trim();
-  const res = await fetch(`${BACKEND}/api/fleet${route}`, { method, headers: { authorization: `Bearer ${token}` } });
-  if (!res.ok) throw new Error(`${method} ${route}: HTTP ${res.status} ${await res.text()}`);
+  const token = fs
+    .readFileSync(path.join(stateDir, 'dev-token'), 'utf8')
+    .trim();
+  const res = await fetch(`${BACKEND}/api/fleet${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (!res.ok)
+    throw new Error(
+      `${method} ${route}: HTTP ${res.status} ${await res.text()}`,
+    );
   return res.json();
 }
 
@@ -93,7 +130,10 @@ let browser;
 let step = 0;
 async function shot(page, name) {
   step += 1;
-  const file = path.join(artifacts, `${String(step).padStart(2, '0')}-${name}.png`);
+  const file = path.join(
+    artifacts,
+    `${String(step).padStart(2, '0')}-${name}.png`,
+  );
   await page.screenshot({ path: file, fullPage: true });
   log('screenshot', path.relative(root, file));
 }
@@ -113,7 +153,9 @@ async function portFree(port) {
 async function main() {
   for (const port of [3000, 7007, SIM_PORT]) {
     if (!(await portFree(port))) {
-      throw new Error(`Port ${port} is already in use: stop the portal that runs there first`);
+      throw new Error(
+        `Port ${port} is already in use: stop the portal that runs there first`,
+      );
     }
   }
   fs.rmSync(stateDir, { recursive: true, force: true });
@@ -126,12 +168,25 @@ async function main() {
     cwd: root,
     detached: true, // its own process group, stopped as a whole at the end
     stdio: ['ignore', out, out],
-    env: { ...process.env, FLEET_STATE_DIR: stateDir, FLEET_SIM_PORT: String(SIM_PORT), BROWSER: 'none' },
+    env: {
+      ...process.env,
+      FLEET_STATE_DIR: stateDir,
+      FLEET_SIM_PORT: String(SIM_PORT),
+      BROWSER: 'none',
+    },
   });
   portal.on('exit', code => log(`portal exited with ${code}`));
 
-  await waitFor('the backend', async () => (await fetch(`${BACKEND}/.backstage/health/v1/readiness`)).ok, 240_000);
-  await waitFor('the frontend', async () => (await fetch(FRONTEND)).ok, 240_000);
+  await waitFor(
+    'the backend',
+    async () => (await fetch(`${BACKEND}/.backstage/health/v1/readiness`)).ok,
+    240_000,
+  );
+  await waitFor(
+    'the frontend',
+    async () => (await fetch(FRONTEND)).ok,
+    240_000,
+  );
   await waitFor('3 ONLINE clusters', async () => {
     const { items } = await api('GET', '/clusters');
     return items.length === 3 && items.every(c => c.status === 'ONLINE');
@@ -140,17 +195,34 @@ async function main() {
 
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+  const page = await browser.newPage({
+    viewport: { width: 1400, height: 1100 },
+  });
   page.setDefaultTimeout(60_000);
   // The deployments card's polls, as the browser sent them: an unchanged answer should be
   // revalidated (If-None-Match, 304) by the browser's own HTTP cache, with no body sent again.
   const cardPolls = [];
   page.on('response', async response => {
     if (!response.url().includes('/api/fleet/deployments?entityRef=')) return;
-    const headers = await response.request().allHeaders().catch(() => ({}));
-    cardPolls.push({ status: response.status(), conditional: 'if-none-match' in headers });
+    const headers = await response
+      .request()
+      .allHeaders()
+      .catch(() => ({}));
+    cardPolls.push({
+      status: response.status(),
+      conditional: 'if-none-match' in headers,
+    });
   });
 
   // The guest sign-in page comes first: enter, and wait until the app shell is there.
@@ -161,16 +233,27 @@ async function main() {
   await page.getByRole('link', { name: 'Fleet' }).waitFor();
 
   // The catalog ingests the example components shortly after startup.
-  await waitFor('the payments page with its Fleet card', async () => {
-    await page.goto(`${FRONTEND}/catalog/default/component/payments`);
-    if (await enter.isVisible()) await enter.click();
-    await page.getByText('Fleet deployments').first().waitFor({ timeout: 15_000 });
-    return true;
-  }, 180_000, 2000);
+  await waitFor(
+    'the payments page with its Fleet card',
+    async () => {
+      await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+      if (await enter.isVisible()) await enter.click();
+      await page
+        .getByText('Fleet deployments')
+        .first()
+        .waitFor({ timeout: 15_000 });
+      return true;
+    },
+    180_000,
+    2000,
+  );
 
   const clusters = page.getByRole('list', { name: 'Clusters' });
   for (const name of ['sim-1', 'sim-2']) {
-    await clusters.locator(`[data-cluster="${name}"]`).getByLabel('Cluster status: ONLINE').waitFor();
+    await clusters
+      .locator(`[data-cluster="${name}"]`)
+      .getByLabel('Cluster status: ONLINE')
+      .waitFor();
   }
   log('a chip per cluster: sim-1 and sim-2 ONLINE');
   await shot(page, 'component-page-clusters-online');
@@ -180,22 +263,32 @@ async function main() {
   const dialog = page.getByRole('dialog');
   await dialog.waitFor();
   await dialog.getByRole('button', { name: 'Cluster' }).click();
-  await page.getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) }).click();
+  await page
+    .getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) })
+    .click();
   await shot(page, 'deploy-dialog');
   await dialog.getByRole('button', { name: 'Deploy' }).click();
   await dialog.waitFor({ state: 'detached' });
 
-  const row = page.locator(`table[aria-label="Deployments"] tr[data-cluster="${CLUSTER}"]`);
+  const row = page.locator(
+    `table[aria-label="Deployments"] tr[data-cluster="${CLUSTER}"]`,
+  );
   await row.waitFor();
   log('deployment row appeared:', (await row.innerText()).replace(/\s+/g, ' '));
-  await row.getByLabel('Deployment status: DEPLOYED').waitFor({ timeout: 60_000 });
+  await row
+    .getByLabel('Deployment status: DEPLOYED')
+    .waitFor({ timeout: 60_000 });
   log('deployment DEPLOYED');
   await shot(page, 'deployed');
 
   // Drift: change the image behind Fleet's back; the next reconcile reports it on the card.
   await simulatorDrift(CLUSTER, 'payments', 'evil:latest');
-  const differences = page.getByRole('list', { name: `Differences on ${CLUSTER}` });
-  await differences.getByText('/spec/template/spec/containers/0/image').waitFor({ timeout: 90_000 });
+  const differences = page.getByRole('list', {
+    name: `Differences on ${CLUSTER}`,
+  });
+  await differences
+    .getByText('/spec/template/spec/containers/0/image')
+    .waitFor({ timeout: 90_000 });
   await row.getByLabel('Sync status: OUT OF SYNC').waitFor();
   log('drift reported: OUT OF SYNC with the image path');
   await shot(page, 'drift-out-of-sync');
@@ -207,9 +300,14 @@ async function main() {
   log('health cycles ran; transitions:', JSON.stringify(cycle.transitions));
 
   // No reload from here on: the card refreshes by itself.
-  await clusters.locator(`[data-cluster="${CLUSTER}"]`).getByLabel('Cluster status: OFFLINE').waitFor({ timeout: 60_000 });
+  await clusters
+    .locator(`[data-cluster="${CLUSTER}"]`)
+    .getByLabel('Cluster status: OFFLINE')
+    .waitFor({ timeout: 60_000 });
   log('chip turned OFFLINE without a reload');
-  await row.getByLabel('Deployment status: DEGRADED').waitFor({ timeout: 60_000 });
+  await row
+    .getByLabel('Deployment status: DEGRADED')
+    .waitFor({ timeout: 60_000 });
   await row.getByText('CLUSTER_OFFLINE').waitFor();
   log('deployment DEGRADED / CLUSTER_OFFLINE');
   await shot(page, 'cluster-offline-deployment-degraded');
@@ -217,46 +315,72 @@ async function main() {
   await page.getByRole('button', { name: 'Deploy' }).click();
   await dialog.waitFor();
   await dialog.getByRole('button', { name: 'Cluster' }).click();
-  const offlineOption = page.getByRole('option', { name: new RegExp(`^${CLUSTER} — OFFLINE`) });
+  const offlineOption = page.getByRole('option', {
+    name: new RegExp(`^${CLUSTER} — OFFLINE`),
+  });
   await offlineOption.waitFor();
   if ((await offlineOption.getAttribute('aria-disabled')) !== 'true') {
     throw new Error(`${CLUSTER} is not disabled in the picker`);
   }
-  await offlineOption.getByText(/Unavailable: FAILURE_THRESHOLD_REACHED/).waitFor();
+  await offlineOption
+    .getByText(/Unavailable: FAILURE_THRESHOLD_REACHED/)
+    .waitFor();
   log('OFFLINE cluster disabled in the picker, with its reason');
   await page.waitForTimeout(500); // let the menu finish opening for the screenshot
   await shot(page, 'picker-offline-disabled');
   await page.keyboard.press('Escape');
 
   // The cluster's own catalog page (published by the catalog module) and the fleet page.
-  await waitFor('the sim-2 cluster page with its Fleet card', async () => {
-    await page.goto(`${FRONTEND}/catalog/default/resource/${CLUSTER}`);
-    await page.getByText(`Fleet cluster ${CLUSTER}`).waitFor({ timeout: 15_000 });
-    return true;
-  }, 120_000, 2000);
+  await waitFor(
+    'the sim-2 cluster page with its Fleet card',
+    async () => {
+      await page.goto(`${FRONTEND}/catalog/default/resource/${CLUSTER}`);
+      await page
+        .getByText(`Fleet cluster ${CLUSTER}`)
+        .waitFor({ timeout: 15_000 });
+      return true;
+    },
+    120_000,
+    2000,
+  );
   await page.getByLabel('Cluster status: OFFLINE').first().waitFor();
-  await page.getByRole('list', { name: 'Applications on this cluster' }).getByText('component:default/payments').waitFor();
+  await page
+    .getByRole('list', { name: 'Applications on this cluster' })
+    .getByText('component:default/payments')
+    .waitFor();
   log('cluster page: OFFLINE, with payments on it');
   await shot(page, 'cluster-page');
 
   await page.goto(`${FRONTEND}/fleet`);
   const table = page.getByRole('table', { name: 'Clusters' });
-  await table.locator(`tr[data-cluster="${CLUSTER}"]`).getByLabel('Cluster status: OFFLINE').waitFor();
-  await page.getByRole('list', { name: 'Events' }).getByText(/ONLINE → OFFLINE/).first().waitFor();
+  await table
+    .locator(`tr[data-cluster="${CLUSTER}"]`)
+    .getByLabel('Cluster status: OFFLINE')
+    .waitFor();
+  await page
+    .getByRole('list', { name: 'Events' })
+    .getByText(/ONLINE → OFFLINE/)
+    .first()
+    .waitFor();
   log('fleet page: clusters table and recent events');
   await shot(page, 'fleet-page');
 
   // Playwright reports a revalidated answer as the cached 200; the backend's log has the 304s.
   const conditional = cardPolls.filter(p => p.conditional).length;
-  const notModified = (fs.readFileSync(path.join(artifacts, 'portal.log'), 'utf8').match(
-    /GET \/api\/fleet\/deployments\?entityRef=\S+ HTTP\/1\.1" 304/g,
-  ) ?? []).length;
+  const notModified = (
+    fs
+      .readFileSync(path.join(artifacts, 'portal.log'), 'utf8')
+      .match(/GET \/api\/fleet\/deployments\?entityRef=\S+ HTTP\/1\.1" 304/g) ??
+    []
+  ).length;
   log(
     `deployments card polls: ${cardPolls.length}, of which ${conditional} conditional (If-None-Match); ` +
       `the backend answered ${notModified} of them 304 Not Modified`,
   );
   if (conditional === 0) {
-    throw new Error('no poll of the deployments card was conditional: the browser does not revalidate its cached answers');
+    throw new Error(
+      'no poll of the deployments card was conditional: the browser does not revalidate its cached answers',
+    );
   }
 }
 
@@ -280,7 +404,12 @@ try {
   }
 }
 if (failed) {
-  console.error(`[e2e] portal log: ${path.relative(root, path.join(artifacts, 'portal.log'))}`);
+  console.error(
+    `[e2e] portal log: ${path.relative(
+      root,
+      path.join(artifacts, 'portal.log'),
+    )}`,
+  );
   console.log('0 passed, 1 failed');
   process.exit(1);
 }

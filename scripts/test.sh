@@ -27,8 +27,9 @@ export BACKSTAGE_TEST_DISABLE_DOCKER=1
 
 echo "fleet: type check"
 yarn tsc
-echo "fleet: lint"
+echo "fleet: lint and formatting"
 yarn lint:all
+yarn prettier:check
 echo "fleet: unit, integration and backend tests"
 CI=true yarn backstage-cli repo test
 

@@ -44,7 +44,10 @@ export async function sequentialBaselineCycle(options: {
     const now = new Date();
     try {
       await store.inClusterTransaction(async tx => {
-        await tx.updateClusterHealth(cluster.name, healthUpdateOf(decision, outcome, now));
+        await tx.updateClusterHealth(
+          cluster.name,
+          healthUpdateOf(decision, outcome, now),
+        );
         if (decision.transition) {
           await tx.insertEvent({
             subjectKind: 'cluster',

@@ -66,7 +66,10 @@ export const specialFiles: Scenario = {
     // A blocked event loop would never answer 'done' (the child is killed at 5 s instead).
     checks.ok(
       !!fifo.done &&
-        (fifo.done.warnings ?? []).some((w: string) => w.includes('fifo.yaml') && w.includes('not a regular file')),
+        (fifo.done.warnings ?? []).some(
+          (w: string) =>
+            w.includes('fifo.yaml') && w.includes('not a regular file'),
+        ),
       'a symlink to a FIFO is skipped with a warning, without blocking the event loop',
       fifo.killedFor ?? fifo.done,
     );

@@ -99,10 +99,14 @@ export const twoInstances: Scenario = {
             (r.reason as Error).name === 'ConflictError',
         ).length,
       );
-      const deltas = names.map(n => sim.requestCount(n, NAMESPACES) - requests0[n]);
+      const deltas = names.map(
+        n => sim.requestCount(n, NAMESPACES) - requests0[n],
+      );
       // One probe = one namespace list (a down cluster's too); /version is asked only now and then.
       if (!deltas.every(d => d === 1))
-        log(`tick ${tick + 1}: namespace-list deltas ${JSON.stringify(deltas)}`);
+        log(
+          `tick ${tick + 1}: namespace-list deltas ${JSON.stringify(deltas)}`,
+        );
       if (!deltas.every(d => d === 1)) ranPerTick[tick] = -1;
     }
     checks.ok(
@@ -158,7 +162,9 @@ export const twoInstances: Scenario = {
       cycles.length * names.length,
       `probes in all: ${cycles.length} cycles × ${names.length} clusters`,
     );
-    const requests = names.map(n => sim.requestCount(n, NAMESPACES) - requestsBefore[n]);
+    const requests = names.map(
+      n => sim.requestCount(n, NAMESPACES) - requestsBefore[n],
+    );
     checks.ok(
       requests.every(r => r === cycles.length),
       `simulator request counts agree: ${cycles.length} namespace lists per cluster (1 per probe)`,

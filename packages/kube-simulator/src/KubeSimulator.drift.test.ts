@@ -21,36 +21,71 @@ describe('drift injection', () => {
         spec: {
           replicas: 1,
           selector: { matchLabels: { app: 'web' } },
-          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+          },
         },
       },
     });
-    await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } } });
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } },
+    });
 
     const edited = sim.drift('d1', {
       kind: 'Deployment',
       name: 'web',
-      patch: { spec: { template: { spec: { containers: [{ name: 'web', image: 'evil:latest' }] } } } },
+      patch: {
+        spec: {
+          template: {
+            spec: { containers: [{ name: 'web', image: 'evil:latest' }] },
+          },
+        },
+      },
     });
     expect(edited?.metadata.generation).toBe(2);
-    const live = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+    const live = await apps.readNamespacedDeployment({
+      name: 'web',
+      namespace: 'default',
+    });
     expect(live.spec?.template.spec?.containers[0].image).toBe('evil:latest');
 
-    const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-      const req = https.request(
-        `${sim.url}/clusters/d1/_sim/drift`,
-        { method: 'POST', ca: sim.caPem, headers: { 'content-type': 'application/json' } },
-        res => {
-          let body = '';
-          res.on('data', chunk => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ kind: 'Service', namespace: 'default', name: 'web', delete: true }));
+    const answer = await new Promise<{ status?: number; body: string }>(
+      (resolve, reject) => {
+        const req = https.request(
+          `${sim.url}/clusters/d1/_sim/drift`,
+          {
+            method: 'POST',
+            ca: sim.caPem,
+            headers: { 'content-type': 'application/json' },
+          },
+          res => {
+            let body = '';
+            res.on('data', chunk => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end(
+          JSON.stringify({
+            kind: 'Service',
+            namespace: 'default',
+            name: 'web',
+            delete: true,
+          }),
+        );
+      },
+    );
+    expect(answer).toEqual({
+      status: 200,
+      body: JSON.stringify({ deleted: true }),
     });
-    expect(answer).toEqual({ status: 200, body: JSON.stringify({ deleted: true }) });
-    await expect(core.readNamespacedService({ name: 'web', namespace: 'default' })).rejects.toMatchObject({ code: 404 });
-    expect(() => sim.drift('d1', { kind: 'Nope', name: 'x', patch: {} })).toThrow(/unknown kind/);
+    await expect(
+      core.readNamespacedService({ name: 'web', namespace: 'default' }),
+    ).rejects.toMatchObject({ code: 404 });
+    expect(() =>
+      sim.drift('d1', { kind: 'Nope', name: 'x', patch: {} }),
+    ).toThrow(/unknown kind/);
   });
 });

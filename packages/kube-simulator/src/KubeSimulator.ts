@@ -292,20 +292,31 @@ export class KubeSimulator {
     const def = resourceForKind(change.kind);
     if (!def) throw new Error(`unknown kind ${change.kind}`);
     const store = this.cluster(name).store;
-    const namespace = def.namespaced ? change.namespace ?? 'default' : undefined;
+    const namespace = def.namespaced
+      ? change.namespace ?? 'default'
+      : undefined;
     if (change.delete) {
       store.delete(def, namespace, change.name, undefined, {});
       return undefined;
     }
-    if (!isPlainObject(change.patch)) throw new Error('drift needs a patch object or delete: true');
-    return store.patch(def, namespace, change.name, PATCH_TYPES.merge, change.patch, {});
+    if (!isPlainObject(change.patch))
+      throw new Error('drift needs a patch object or delete: true');
+    return store.patch(
+      def,
+      namespace,
+      change.name,
+      PATCH_TYPES.merge,
+      change.patch,
+      {},
+    );
   }
-
 
   /** API requests a cluster received (control calls excluded); with `path`, those to that path only. */
   requestCount(name: string, path?: string): number {
     const state = this.cluster(name);
-    return path === undefined ? state.requests : state.requestsByPath.get(path) ?? 0;
+    return path === undefined
+      ? state.requests
+      : state.requestsByPath.get(path) ?? 0;
   }
 
   /** TLS connections accepted since start, all clusters together (one listener serves them). */
@@ -426,7 +437,10 @@ export class KubeSimulator {
 
     state.requests += 1;
     const apiPath = rest.split('?')[0];
-    state.requestsByPath.set(apiPath, (state.requestsByPath.get(apiPath) ?? 0) + 1);
+    state.requestsByPath.set(
+      apiPath,
+      (state.requestsByPath.get(apiPath) ?? 0) + 1,
+    );
     const fault = state.fault;
     if (fault.mode === 'down') {
       req.socket.destroy();
@@ -545,8 +559,12 @@ export class KubeSimulator {
               'expected {"kind":"Deployment","namespace":"default","name":"web","patch":{...}} or {...,"delete":true}',
             );
           }
-          if (!resourceForKind(input.kind)) throw errors.badRequest(`unknown kind ${input.kind}`);
-          const object = this.drift(state.name, input as unknown as DriftChange);
+          if (!resourceForKind(input.kind))
+            throw errors.badRequest(`unknown kind ${input.kind}`);
+          const object = this.drift(
+            state.name,
+            input as unknown as DriftChange,
+          );
           return this.send(res, 200, object ?? { deleted: true });
         }
         case 'POST /_sim/crds': {

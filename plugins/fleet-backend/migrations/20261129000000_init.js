@@ -15,7 +15,9 @@ exports.up = async function up(knex) {
     table
       .text('kubeconfig_ref')
       .notNullable()
-      .comment('A kubeconfig file path or an opaque reference, never the contents');
+      .comment(
+        'A kubeconfig file path or an opaque reference, never the contents',
+      );
     table.string('context', 255).nullable().comment('Kubeconfig context name');
     table.string('source', 16).notNullable().comment('discovered | manual');
     table.text('labels').notNullable().defaultTo('{}').comment('JSON map');
@@ -23,7 +25,10 @@ exports.up = async function up(knex) {
     table.text('status_reason').nullable();
     table.integer('consecutive_failures').notNullable().defaultTo(0);
     table.integer('consecutive_successes').notNullable().defaultTo(0);
-    table.integer('failure_threshold').nullable().comment('Per-cluster override');
+    table
+      .integer('failure_threshold')
+      .nullable()
+      .comment('Per-cluster override');
     table
       .timestamp('cascade_held_at', { useTz: true })
       .nullable()
@@ -41,11 +46,21 @@ exports.up = async function up(knex) {
   await knex.schema.createTable('fleet_applications', table => {
     table.comment('Catalog components that Fleet deploys');
     table.string('id', 36).primary().notNullable();
-    table.string('entity_ref', 255).notNullable().unique('fleet_applications_entity_ref_uniq');
-    table.string('name', 63).notNullable().comment('DNS-1123 name derived from the entity');
+    table
+      .string('entity_ref', 255)
+      .notNullable()
+      .unique('fleet_applications_entity_ref_uniq');
+    table
+      .string('name', 63)
+      .notNullable()
+      .comment('DNS-1123 name derived from the entity');
     table.string('origin', 16).nullable().comment('scaffolded | imported');
     table.text('spec').notNullable().comment('JSON application spec');
-    table.text('placement').notNullable().defaultTo('{}').comment('JSON placement');
+    table
+      .text('placement')
+      .notNullable()
+      .defaultTo('{}')
+      .comment('JSON placement');
     table.timestamp('created_at', { useTz: true }).notNullable();
     table.timestamp('updated_at', { useTz: true }).notNullable();
   });
@@ -84,9 +99,18 @@ exports.up = async function up(knex) {
   await knex.schema.createTable('fleet_events', table => {
     table.comment('Every status change of a cluster or a deployment');
     table.bigIncrements('id').primary();
-    table.string('subject_kind', 16).notNullable().comment('cluster | deployment');
-    table.string('subject', 63).notNullable().comment('Cluster name or deployment id');
-    table.string('actor', 255).notNullable().comment('Who or what made the change');
+    table
+      .string('subject_kind', 16)
+      .notNullable()
+      .comment('cluster | deployment');
+    table
+      .string('subject', 63)
+      .notNullable()
+      .comment('Cluster name or deployment id');
+    table
+      .string('actor', 255)
+      .notNullable()
+      .comment('Who or what made the change');
     table.string('from_status', 16).nullable();
     table.string('to_status', 16).notNullable();
     table.string('reason', 64).nullable();

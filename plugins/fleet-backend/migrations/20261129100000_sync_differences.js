@@ -11,7 +11,9 @@ exports.up = async function up(knex) {
     table
       .text('sync_differences')
       .nullable()
-      .comment('JSON list of { kind, name, path } that differ, while OUT_OF_SYNC');
+      .comment(
+        'JSON list of { kind, name, path } that differ, while OUT_OF_SYNC',
+      );
   });
 };
 

@@ -1,5 +1,9 @@
 import fs from 'node:fs';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { KubeSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
@@ -35,7 +39,12 @@ function fleetConfig(extra: Record<string, unknown> = {}) {
 }
 
 describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
-  async function start(options: { knex?: Awaited<ReturnType<typeof databases.init>>; deny?: boolean } = {}) {
+  async function start(
+    options: {
+      knex?: Awaited<ReturnType<typeof databases.init>>;
+      deny?: boolean;
+    } = {},
+  ) {
     const knex = options.knex ?? (await databases.init(databaseId));
     const backend = await startTestBackend({
       features: [
@@ -43,7 +52,9 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         mockServices.database.factory({ knex }),
         mockServices.rootConfig.factory(fleetConfig()),
         mockServices.scheduler.factory(),
-        ...(options.deny ? [mockServices.permissions.factory({ result: AuthorizeResult.DENY })] : []),
+        ...(options.deny
+          ? [mockServices.permissions.factory({ result: AuthorizeResult.DENY })]
+          : []),
       ],
     });
     return { knex, backend, server: backend.server };
@@ -57,19 +68,38 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       ['north', 'UNKNOWN'],
       ['west', 'UNKNOWN'],
     ]);
-    const cycle = await request(server).post('/api/fleet/health/run').expect(200);
+    const cycle = await request(server)
+      .post('/api/fleet/health/run')
+      .expect(200);
     expect(cycle.body).toMatchObject({ probed: 3, online: 3 });
 
     sim.setFault('west', { mode: 'down' });
     await request(server).post('/api/fleet/health/run').expect(200);
     await request(server).post('/api/fleet/health/run').expect(200);
-    const offline = await request(server).get('/api/fleet/clusters?status=OFFLINE').expect(200);
+    const offline = await request(server)
+      .get('/api/fleet/clusters?status=OFFLINE')
+      .expect(200);
     expect(offline.body.items.map((c: any) => c.name)).toEqual(['west']);
-    const west = await request(server).get('/api/fleet/clusters/west').expect(200);
-    expect(west.body).toMatchObject({ name: 'west', status: 'OFFLINE', consecutiveFailures: 2, source: 'discovered' });
-    const events = await request(server).get('/api/fleet/clusters/west/events').expect(200);
-    expect(events.body.items[0]).toMatchObject({ from: 'ONLINE', to: 'OFFLINE', reason: 'FAILURE_THRESHOLD_REACHED' });
-    expect(events.body.items[0].message).toMatch(/2\/2 consecutive probes failed/);
+    const west = await request(server)
+      .get('/api/fleet/clusters/west')
+      .expect(200);
+    expect(west.body).toMatchObject({
+      name: 'west',
+      status: 'OFFLINE',
+      consecutiveFailures: 2,
+      source: 'discovered',
+    });
+    const events = await request(server)
+      .get('/api/fleet/clusters/west/events')
+      .expect(200);
+    expect(events.body.items[0]).toMatchObject({
+      from: 'ONLINE',
+      to: 'OFFLINE',
+      reason: 'FAILURE_THRESHOLD_REACHED',
+    });
+    expect(events.body.items[0].message).toMatch(
+      /2\/2 consecutive probes failed/,
+    );
 
     const summary = await request(server).get('/api/fleet/summary').expect(200);
     expect(summary.body).toMatchObject({
@@ -81,17 +111,22 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
 
     sim.setFault('west', { mode: 'ok' });
     await request(server).post('/api/fleet/health/run').expect(200);
-    expect((await request(server).get('/api/fleet/clusters/west')).body.status).toBe('ONLINE');
+    expect(
+      (await request(server).get('/api/fleet/clusters/west')).body.status,
+    ).toBe('ONLINE');
 
-    const recent = await request(server).get('/api/fleet/events?limit=2').expect(200);
-    expect(recent.body.items.map((e: any) => `${e.subject} ${e.from}->${e.to}`)).toEqual([
-      'west OFFLINE->ONLINE',
-      'west ONLINE->OFFLINE',
-    ]);
+    const recent = await request(server)
+      .get('/api/fleet/events?limit=2')
+      .expect(200);
+    expect(
+      recent.body.items.map((e: any) => `${e.subject} ${e.from}->${e.to}`),
+    ).toEqual(['west OFFLINE->ONLINE', 'west ONLINE->OFFLINE']);
     await request(server).get('/api/fleet/events?limit=0').expect(400);
     await request(server).get('/api/fleet/events?limit=abc').expect(400);
 
-    const all = JSON.stringify((await request(server).get('/api/fleet/clusters')).body);
+    const all = JSON.stringify(
+      (await request(server).get('/api/fleet/clusters')).body,
+    );
     expect(all).not.toContain(sim.token('east'));
     expect(all).not.toContain('BEGIN CERTIFICATE');
   });
@@ -101,19 +136,25 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(first.server).post('/api/fleet/health/run').expect(200);
     sim.setFault('north', { mode: 'down' });
     await request(first.server).post('/api/fleet/health/run').expect(200);
-    expect((await request(first.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+    expect(
+      (await request(first.server).get('/api/fleet/clusters/north')).body,
+    ).toMatchObject({
       status: 'ONLINE',
       consecutiveFailures: 1,
     });
     await first.backend.stop();
 
     const second = await start({ knex: first.knex });
-    expect((await request(second.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+    expect(
+      (await request(second.server).get('/api/fleet/clusters/north')).body,
+    ).toMatchObject({
       status: 'ONLINE',
       consecutiveFailures: 1,
     });
     await request(second.server).post('/api/fleet/health/run').expect(200);
-    expect((await request(second.server).get('/api/fleet/clusters/north')).body).toMatchObject({
+    expect(
+      (await request(second.server).get('/api/fleet/clusters/north')).body,
+    ).toMatchObject({
       status: 'OFFLINE',
       consecutiveFailures: 2,
     });
@@ -123,41 +164,86 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     const { server } = await start();
     const created = await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'manual-1', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'vault:prod', labels: { env: 'prod' } })
+      .send({
+        name: 'manual-1',
+        endpoint: 'https://10.0.0.1:6443',
+        kubeconfigRef: 'vault:prod',
+        labels: { env: 'prod' },
+      })
       .expect(201);
-    expect(created.body).toMatchObject({ name: 'manual-1', status: 'UNKNOWN', source: 'manual', labels: { env: 'prod' } });
+    expect(created.body).toMatchObject({
+      name: 'manual-1',
+      status: 'UNKNOWN',
+      source: 'manual',
+      labels: { env: 'prod' },
+    });
 
     const dup = await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'manual-1', endpoint: 'https://10.0.0.2:6443', kubeconfigRef: 'x' })
+      .send({
+        name: 'manual-1',
+        endpoint: 'https://10.0.0.2:6443',
+        kubeconfigRef: 'x',
+      })
       .expect(409);
-    expect(dup.body.error).toMatchObject({ name: 'ConflictError', message: "Cluster 'manual-1' already exists" });
+    expect(dup.body.error).toMatchObject({
+      name: 'ConflictError',
+      message: "Cluster 'manual-1' already exists",
+    });
     const dupDiscovered = await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'east', endpoint: 'https://10.0.0.2:6443', kubeconfigRef: 'x' })
+      .send({
+        name: 'east',
+        endpoint: 'https://10.0.0.2:6443',
+        kubeconfigRef: 'x',
+      })
       .expect(409);
     expect(dupDiscovered.body.error.name).toBe('ConflictError');
 
     const badName = await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'Bad_Name!', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'x' })
+      .send({
+        name: 'Bad_Name!',
+        endpoint: 'https://10.0.0.1:6443',
+        kubeconfigRef: 'x',
+      })
       .expect(400);
     expect(badName.body.error.name).toBe('InputError');
-    expect(badName.body.error.message).toMatch(/name: must be a DNS-1123 label/);
+    expect(badName.body.error.message).toMatch(
+      /name: must be a DNS-1123 label/,
+    );
     const badEndpoint = await request(server)
       .post('/api/fleet/clusters')
       .send({ name: 'ok-name', endpoint: 'not a url', kubeconfigRef: 'x' })
       .expect(400);
-    expect(badEndpoint.body.error.message).toMatch(/endpoint: must be an http\(s\) URL/);
-    await request(server).post('/api/fleet/clusters').send({ name: 'x' }).expect(400);
-    await request(server).post('/api/fleet/clusters').set('Content-Type', 'application/json').send('{"name":').expect(400);
+    expect(badEndpoint.body.error.message).toMatch(
+      /endpoint: must be an http\(s\) URL/,
+    );
     await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'a'.repeat(64), endpoint: 'https://10.0.0.1', kubeconfigRef: 'x' })
+      .send({ name: 'x' })
       .expect(400);
     await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'extra', endpoint: 'https://10.0.0.1', kubeconfigRef: 'x', kubeconfig: 'apiVersion: v1' })
+      .set('Content-Type', 'application/json')
+      .send('{"name":')
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({
+        name: 'a'.repeat(64),
+        endpoint: 'https://10.0.0.1',
+        kubeconfigRef: 'x',
+      })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({
+        name: 'extra',
+        endpoint: 'https://10.0.0.1',
+        kubeconfigRef: 'x',
+        kubeconfig: 'apiVersion: v1',
+      })
       .expect(400);
 
     await request(server).get('/api/fleet/clusters?status=BROKEN').expect(400);
@@ -169,10 +255,22 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .patch('/api/fleet/clusters/manual-1')
       .send({ labels: { env: 'staging' }, failureThreshold: 4 })
       .expect(200);
-    expect(patched.body).toMatchObject({ labels: { env: 'staging' }, failureThreshold: 4 });
-    await request(server).patch('/api/fleet/clusters/manual-1').send({ failureThreshold: 0 }).expect(400);
-    await request(server).patch('/api/fleet/clusters/manual-1').send({}).expect(400);
-    await request(server).patch('/api/fleet/clusters/nope').send({ labels: {} }).expect(404);
+    expect(patched.body).toMatchObject({
+      labels: { env: 'staging' },
+      failureThreshold: 4,
+    });
+    await request(server)
+      .patch('/api/fleet/clusters/manual-1')
+      .send({ failureThreshold: 0 })
+      .expect(400);
+    await request(server)
+      .patch('/api/fleet/clusters/manual-1')
+      .send({})
+      .expect(400);
+    await request(server)
+      .patch('/api/fleet/clusters/nope')
+      .send({ labels: {} })
+      .expect(404);
 
     await request(server).delete('/api/fleet/clusters/east').expect(409);
     // once its kubeconfig no longer names it, a discovered cluster can be removed
@@ -192,22 +290,63 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
 
     const created = await request(server)
       .post('/api/fleet/deployments')
-      .send({ entityRef: 'component:default/payments', cluster: 'east', image: 'ghcr.io/acme/payments:1.0', replicas: 2 })
+      .send({
+        entityRef: 'component:default/payments',
+        cluster: 'east',
+        image: 'ghcr.io/acme/payments:1.0',
+        replicas: 2,
+      })
       .expect(201);
-    expect(created.body).toMatchObject({ entityRef: 'component:default/payments', cluster: 'east', clusterStatus: 'ONLINE', status: 'PROGRESSING' });
+    expect(created.body).toMatchObject({
+      entityRef: 'component:default/payments',
+      cluster: 'east',
+      clusterStatus: 'ONLINE',
+      status: 'PROGRESSING',
+    });
     let deployment = created.body;
     for (let i = 0; i < 100 && deployment.status === 'PROGRESSING'; i++) {
       await new Promise(r => setTimeout(r, 100));
-      deployment = (await request(server).get('/api/fleet/deployments?entityRef=component:default/payments').expect(200)).body.items[0];
+      deployment = (
+        await request(server)
+          .get('/api/fleet/deployments?entityRef=component:default/payments')
+          .expect(200)
+      ).body.items[0];
     }
     expect(deployment.status).toBe('DEPLOYED');
-    const events = await request(server).get(`/api/fleet/deployments/${deployment.id}/events`).expect(200);
-    expect(events.body.items.map((e: any) => e.to)).toEqual(['DEPLOYED', 'PROGRESSING', 'PENDING']);
-    expect(sim.objects('east').some(o => o.kind === 'Deployment' && (o.metadata as any).name === 'payments')).toBe(true);
+    const events = await request(server)
+      .get(`/api/fleet/deployments/${deployment.id}/events`)
+      .expect(200);
+    expect(events.body.items.map((e: any) => e.to)).toEqual([
+      'DEPLOYED',
+      'PROGRESSING',
+      'PENDING',
+    ]);
+    expect(
+      sim
+        .objects('east')
+        .some(
+          o =>
+            o.kind === 'Deployment' && (o.metadata as any).name === 'payments',
+        ),
+    ).toBe(true);
 
-    const apps = await request(server).get('/api/fleet/applications?entityRef=component:default/payments').expect(200);
-    expect(apps.body.items).toEqual([expect.objectContaining({ origin: 'imported', name: 'payments', spec: { image: 'ghcr.io/acme/payments:1.0', replicas: 2 } })]);
-    expect((await request(server).get('/api/fleet/deployments?cluster=west').expect(200)).body.items).toEqual([]);
+    const apps = await request(server)
+      .get('/api/fleet/applications?entityRef=component:default/payments')
+      .expect(200);
+    expect(apps.body.items).toEqual([
+      expect.objectContaining({
+        origin: 'imported',
+        name: 'payments',
+        spec: { image: 'ghcr.io/acme/payments:1.0', replicas: 2 },
+      }),
+    ]);
+    expect(
+      (
+        await request(server)
+          .get('/api/fleet/deployments?cluster=west')
+          .expect(200)
+      ).body.items,
+    ).toEqual([]);
 
     sim.setFault('west', { mode: 'down' });
     await request(server).post('/api/fleet/health/run').expect(200);
@@ -225,49 +364,136 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .expect(409);
     expect(moved.body.error.name).toBe('ConflictError');
 
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/payments', cluster: 'nope' }).expect(404);
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/payments', cluster: 'Bad!' }).expect(400);
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/new-one', cluster: 'east' }).expect(400);
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/x', cluster: 'east', image: 'has space' }).expect(400);
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:default/x', cluster: 'east', image: 'x', replicas: -1 }).expect(400);
-    await request(server).post('/api/fleet/deployments').send({ entityRef: 'component:ns/name/extra', cluster: 'east', image: 'x' }).expect(400);
-    const wrongKind = await request(server).post('/api/fleet/deployments').send({ entityRef: 'user:default/ada', cluster: 'east', image: 'x' }).expect(400);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/payments', cluster: 'nope' })
+      .expect(404);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/payments', cluster: 'Bad!' })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/new-one', cluster: 'east' })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({
+        entityRef: 'component:default/x',
+        cluster: 'east',
+        image: 'has space',
+      })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({
+        entityRef: 'component:default/x',
+        cluster: 'east',
+        image: 'x',
+        replicas: -1,
+      })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({
+        entityRef: 'component:ns/name/extra',
+        cluster: 'east',
+        image: 'x',
+      })
+      .expect(400);
+    const wrongKind = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'user:default/ada', cluster: 'east', image: 'x' })
+      .expect(400);
     expect(wrongKind.body.error.message).toMatch(/Fleet deploys components/);
-    await request(server).get('/api/fleet/deployments/not-an-id/events').expect(400);
-    await request(server).get('/api/fleet/deployments/00000000-0000-4000-8000-000000000000/events').expect(404);
+    await request(server)
+      .get('/api/fleet/deployments/not-an-id/events')
+      .expect(400);
+    await request(server)
+      .get('/api/fleet/deployments/00000000-0000-4000-8000-000000000000/events')
+      .expect(404);
 
     const registered = await request(server)
       .post('/api/fleet/applications')
-      .send({ entityRef: 'component:default/scaffolded-app', origin: 'scaffolded', spec: { image: 'nginx:1.27', port: 8080 } })
+      .send({
+        entityRef: 'component:default/scaffolded-app',
+        origin: 'scaffolded',
+        spec: { image: 'nginx:1.27', port: 8080 },
+      })
       .expect(201);
-    expect(registered.body).toMatchObject({ origin: 'scaffolded', name: 'scaffolded-app' });
-    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/scaffolded-app', spec: {} }).expect(409);
-    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/y', spec: { replicas: 'three' } }).expect(400);
-    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/y', origin: 'stolen', spec: {} }).expect(400);
-    await request(server).patch(`/api/fleet/applications/${registered.body.id}`).send({ spec: { replicas: 4 } }).expect(200);
-    await request(server).patch('/api/fleet/applications/00000000-0000-4000-8000-000000000000').send({ spec: { replicas: 4 } }).expect(404);
+    expect(registered.body).toMatchObject({
+      origin: 'scaffolded',
+      name: 'scaffolded-app',
+    });
+    await request(server)
+      .post('/api/fleet/applications')
+      .send({ entityRef: 'component:default/scaffolded-app', spec: {} })
+      .expect(409);
+    await request(server)
+      .post('/api/fleet/applications')
+      .send({ entityRef: 'component:default/y', spec: { replicas: 'three' } })
+      .expect(400);
+    await request(server)
+      .post('/api/fleet/applications')
+      .send({ entityRef: 'component:default/y', origin: 'stolen', spec: {} })
+      .expect(400);
+    await request(server)
+      .patch(`/api/fleet/applications/${registered.body.id}`)
+      .send({ spec: { replicas: 4 } })
+      .expect(200);
+    await request(server)
+      .patch('/api/fleet/applications/00000000-0000-4000-8000-000000000000')
+      .send({ spec: { replicas: 4 } })
+      .expect(404);
     const summary = await request(server).get('/api/fleet/summary').expect(200);
-    expect(summary.body.deployments).toMatchObject({ total: 1, byStatus: { DEPLOYED: 1 }, bySyncStatus: { SYNCED: 1 } });
+    expect(summary.body.deployments).toMatchObject({
+      total: 1,
+      byStatus: { DEPLOYED: 1 },
+      bySyncStatus: { SYNCED: 1 },
+    });
   });
 
   it('needs credentials, except for liveness, and checks permissions on writes', async () => {
     const { server } = await start({ deny: true });
-    await request(server).get('/api/fleet/health').set('Authorization', mockCredentials.none.header()).expect(200, { status: 'ok' });
-    await request(server).get('/api/fleet/clusters').set('Authorization', mockCredentials.none.header()).expect(401);
-    await request(server).get('/api/fleet/summary').set('Authorization', mockCredentials.none.header()).expect(401);
+    await request(server)
+      .get('/api/fleet/health')
+      .set('Authorization', mockCredentials.none.header())
+      .expect(200, { status: 'ok' });
+    await request(server)
+      .get('/api/fleet/clusters')
+      .set('Authorization', mockCredentials.none.header())
+      .expect(401);
+    await request(server)
+      .get('/api/fleet/summary')
+      .set('Authorization', mockCredentials.none.header())
+      .expect(401);
     await request(server).get('/api/fleet/clusters').expect(200);
     await request(server).post('/api/fleet/health/run').expect(403);
     await request(server)
       .post('/api/fleet/clusters')
-      .send({ name: 'manual-1', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: 'x' })
+      .send({
+        name: 'manual-1',
+        endpoint: 'https://10.0.0.1:6443',
+        kubeconfigRef: 'x',
+      })
       .expect(403);
-    await request(server).patch('/api/fleet/clusters/east').send({ labels: {} }).expect(403);
+    await request(server)
+      .patch('/api/fleet/clusters/east')
+      .send({ labels: {} })
+      .expect(403);
     await request(server).delete('/api/fleet/clusters/east').expect(403);
     await request(server)
       .post('/api/fleet/deployments')
-      .send({ entityRef: 'component:default/payments', cluster: 'east', image: 'x' })
+      .send({
+        entityRef: 'component:default/payments',
+        cluster: 'east',
+        image: 'x',
+      })
       .expect(403);
-    await request(server).post('/api/fleet/applications').send({ entityRef: 'component:default/p', spec: {} }).expect(403);
+    await request(server)
+      .post('/api/fleet/applications')
+      .send({ entityRef: 'component:default/p', spec: {} })
+      .expect(403);
   });
 });
 
@@ -285,8 +511,14 @@ describe('fleet plugin startup', () => {
     process.env[name] = value;
     await expect(
       startTestBackend({
-        features: [fleetPlugin, mockServices.rootConfig.factory(fleetConfig()), mockServices.scheduler.factory()],
+        features: [
+          fleetPlugin,
+          mockServices.rootConfig.factory(fleetConfig()),
+          mockServices.scheduler.factory(),
+        ],
       }),
-    ).rejects.toThrow(new RegExp(`Invalid environment variable ${name}='${value}'`));
+    ).rejects.toThrow(
+      new RegExp(`Invalid environment variable ${name}='${value}'`),
+    );
   });
 });

@@ -2,7 +2,10 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { FLEET_ANNOTATION_CLUSTER_SELECTOR, fleetPermissions } from '@cnp/plugin-fleet-common';
+import {
+  FLEET_ANNOTATION_CLUSTER_SELECTOR,
+  fleetPermissions,
+} from '@cnp/plugin-fleet-common';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
@@ -10,7 +13,10 @@ import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { discoverKubeconfigClusters } from './discovery/discoverKubeconfigClusters';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
-import { EVENT_RETENTION_TASK_ID, EventRetention } from './events/EventRetention';
+import {
+  EVENT_RETENTION_TASK_ID,
+  EventRetention,
+} from './events/EventRetention';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
@@ -40,19 +46,38 @@ export const fleetPlugin = createBackendPlugin({
         auth: coreServices.auth,
         catalog: catalogServiceRef,
       },
-      async init({ config, logger, auditor, database, scheduler, lifecycle, httpRouter, httpAuth, permissions, permissionsRegistry, auth, catalog }) {
+      async init({
+        config,
+        logger,
+        auditor,
+        database,
+        scheduler,
+        lifecycle,
+        httpRouter,
+        httpAuth,
+        permissions,
+        permissionsRegistry,
+        auth,
+        catalog,
+      }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
         const store = await DatabaseFleetStore.create({ database });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
         const clients = ClusterClients.create({ policy });
-        const discovery = ClusterDiscovery.create({ store, logger, sources: fleetConfig.discovery });
+        const discovery = ClusterDiscovery.create({
+          store,
+          logger,
+          sources: fleetConfig.discovery,
+        });
         try {
           await discovery.run();
         } catch (error) {
           // The health cycle runs discovery again; a bad source must not keep the backend down.
-          logger.warn(`Cluster discovery at startup failed: ${(error as Error).message}`);
+          logger.warn(
+            `Cluster discovery at startup failed: ${(error as Error).message}`,
+          );
         }
 
         const health = HealthWorker.create({
@@ -96,7 +121,9 @@ export const fleetPlugin = createBackendPlugin({
             const entity = await catalog.getEntityByRef(entityRef, {
               credentials: await auth.getOwnServiceCredentials(),
             });
-            return entity?.metadata.annotations?.[FLEET_ANNOTATION_CLUSTER_SELECTOR];
+            return entity?.metadata.annotations?.[
+              FLEET_ANNOTATION_CLUSTER_SELECTOR
+            ];
           },
         });
         await reconciler.start();
@@ -120,7 +147,9 @@ export const fleetPlugin = createBackendPlugin({
             runHealthCycle: () => health.runCycle({ wait: true }),
             deployments,
             isDiscovered: async name =>
-              (await discoverKubeconfigClusters(fleetConfig.discovery)).clusters.some(c => c.name === name),
+              (
+                await discoverKubeconfigClusters(fleetConfig.discovery)
+              ).clusters.some(c => c.name === name),
           }),
         );
       },

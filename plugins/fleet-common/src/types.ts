@@ -148,7 +148,11 @@ export interface HealthCycleSummary {
   online: number;
   offline: number;
   unknown: number;
-  transitions: Array<{ cluster: string; from: ClusterStatus; to: ClusterStatus }>;
+  transitions: Array<{
+    cluster: string;
+    from: ClusterStatus;
+    to: ClusterStatus;
+  }>;
   degradedDeployments: number;
   restoredDeployments: number;
   errors: Array<{ cluster: string; message: string }>;

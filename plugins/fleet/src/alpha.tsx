@@ -1,4 +1,7 @@
-import { compatWrapper, convertLegacyRouteRef } from '@backstage/core-compat-api';
+import {
+  compatWrapper,
+  convertLegacyRouteRef,
+} from '@backstage/core-compat-api';
 import {
   ApiBlueprint,
   createFrontendPlugin,
@@ -17,7 +20,8 @@ export const fleetApi = ApiBlueprint.make({
     defineParams({
       api: fleetApiRef,
       deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
-      factory: ({ discoveryApi, fetchApi }) => new FleetClient({ discoveryApi, fetchApi }),
+      factory: ({ discoveryApi, fetchApi }) =>
+        new FleetClient({ discoveryApi, fetchApi }),
     }),
 });
 
@@ -51,7 +55,10 @@ export const fleetPage = PageBlueprint.make({
     path: '/fleet',
     title: 'Fleet',
     routeRef: convertLegacyRouteRef(rootRouteRef),
-    loader: () => import('./components/FleetPage').then(m => compatWrapper(<m.FleetPage />)),
+    loader: () =>
+      import('./components/FleetPage').then(m =>
+        compatWrapper(<m.FleetPage />),
+      ),
   },
 });
 
@@ -62,6 +69,11 @@ export const fleetPage = PageBlueprint.make({
  */
 export default createFrontendPlugin({
   pluginId: 'fleet',
-  extensions: [fleetApi, fleetDeploymentsEntityCard, fleetClusterEntityCard, fleetPage],
+  extensions: [
+    fleetApi,
+    fleetDeploymentsEntityCard,
+    fleetClusterEntityCard,
+    fleetPage,
+  ],
   routes: { root: convertLegacyRouteRef(rootRouteRef) },
 });

@@ -3,9 +3,18 @@
  *
  * @packageDocumentation
  */
-export { fleetPlugin, FleetPage, EntityFleetDeploymentsCard, EntityFleetClusterCard } from './plugin';
+export {
+  fleetPlugin,
+  FleetPage,
+  EntityFleetDeploymentsCard,
+  EntityFleetClusterCard,
+} from './plugin';
 export { fleetApiRef, FleetClient, apiErrorMessage } from './api';
 export type { FleetApi, CreateDeploymentRequest } from './api';
 export { isFleetClusterEntity } from './components/EntityFleetClusterCard';
 export { isFleetComponentEntity } from './conditions';
-export { ClusterStatusChip, DeploymentStatusChip, SyncStatusChip } from './components/StatusChip';
+export {
+  ClusterStatusChip,
+  DeploymentStatusChip,
+  SyncStatusChip,
+} from './components/StatusChip';

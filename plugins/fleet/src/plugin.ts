@@ -20,7 +20,8 @@ export const fleetPlugin = createPlugin({
     createApiFactory({
       api: fleetApiRef,
       deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
-      factory: ({ discoveryApi, fetchApi }) => new FleetClient({ discoveryApi, fetchApi }),
+      factory: ({ discoveryApi, fetchApi }) =>
+        new FleetClient({ discoveryApi, fetchApi }),
     }),
   ],
   routes: { root: rootRouteRef },
@@ -49,7 +50,9 @@ export const EntityFleetDeploymentsCard = fleetPlugin.provide(
     name: 'EntityFleetDeploymentsCard',
     component: {
       lazy: () =>
-        import('./components/EntityFleetDeploymentsCard').then(m => m.EntityFleetDeploymentsCard),
+        import('./components/EntityFleetDeploymentsCard').then(
+          m => m.EntityFleetDeploymentsCard,
+        ),
     },
   }),
 );
@@ -63,7 +66,10 @@ export const EntityFleetClusterCard = fleetPlugin.provide(
   createComponentExtension({
     name: 'EntityFleetClusterCard',
     component: {
-      lazy: () => import('./components/EntityFleetClusterCard').then(m => m.EntityFleetClusterCard),
+      lazy: () =>
+        import('./components/EntityFleetClusterCard').then(
+          m => m.EntityFleetClusterCard,
+        ),
     },
   }),
 );

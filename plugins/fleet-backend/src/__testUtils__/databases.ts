@@ -5,5 +5,8 @@ import { TestDatabases } from '@backstage/backend-test-utils';
  * server (the README test command sets it whenever 127.0.0.1:5432 answers).
  */
 export function createTestDatabases(): TestDatabases {
-  return TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'], disableDocker: true });
+  return TestDatabases.create({
+    ids: ['POSTGRES_15', 'SQLITE_3'],
+    disableDocker: true,
+  });
 }

@@ -32,9 +32,14 @@ export async function createFleetHarness(options: {
 }) {
   const logger = mockServices.logger.mock();
   const store = await DatabaseFleetStore.create({
-    database: mockServices.database({ knex: options.knex, migrations: { skip: false } }),
+    database: mockServices.database({
+      knex: options.knex,
+      migrations: { skip: false },
+    }),
   });
-  const policy = KubeconfigAccessPolicy.create({ kubeconfigDir: options.kubeconfigDir });
+  const policy = KubeconfigAccessPolicy.create({
+    kubeconfigDir: options.kubeconfigDir,
+  });
   const clients = ClusterClients.create({ policy });
   const discovery = ClusterDiscovery.create({
     store,
@@ -43,7 +48,9 @@ export async function createFleetHarness(options: {
   });
   const worker = HealthWorker.create({
     store: options.wrapStore ? options.wrapStore(store) : store,
-    clients: options.wrapProbe ? { probe: options.wrapProbe(clients.probe.bind(clients)) } : clients,
+    clients: options.wrapProbe
+      ? { probe: options.wrapProbe(clients.probe.bind(clients)) }
+      : clients,
     logger,
     health: { ...testHealthConfig, ...options.health },
     discover: async () => {
@@ -64,7 +71,11 @@ export async function seedDeployment(
   const entityRef = `component:default/${name}`;
   const application =
     (await store.getApplicationByEntityRef(entityRef)) ??
-    (await store.insertApplication({ entityRef, name, spec: { image: 'nginx:1.27' } }));
+    (await store.insertApplication({
+      entityRef,
+      name,
+      spec: { image: 'nginx:1.27' },
+    }));
   return store.insertDeployment(
     { applicationId: application.id, cluster, status, statusReason },
     'test',

@@ -4,7 +4,11 @@ import { readFleetConfig } from './FleetConfig';
 describe('readFleetConfig', () => {
   it('has the defaults of the design', () => {
     expect(readFleetConfig(new ConfigReader({}), {})).toEqual({
-      discovery: { kubeconfigPath: undefined, kubeconfigDir: undefined, allowedKubeconfigDirs: [] },
+      discovery: {
+        kubeconfigPath: undefined,
+        kubeconfigDir: undefined,
+        allowedKubeconfigDirs: [],
+      },
       health: {
         intervalMs: 300_000,
         failureThreshold: 2,
@@ -14,7 +18,12 @@ describe('readFleetConfig', () => {
         massOutage: { minClusters: 3, fraction: 0.55 },
       },
       reconcile: { intervalMs: 60_000, concurrency: 8 },
-      deploy: { namespace: 'default', defaultReplicas: 3, progressDeadlineMs: 600_000, pollIntervalMs: 2_000 },
+      deploy: {
+        namespace: 'default',
+        defaultReplicas: 3,
+        progressDeadlineMs: 600_000,
+        pollIntervalMs: 2_000,
+      },
       events: { retentionMs: 90 * 24 * 3600_000 },
     });
   });
@@ -22,8 +31,16 @@ describe('readFleetConfig', () => {
   it('reads config and lets the environment variables win', () => {
     const config = new ConfigReader({
       fleet: {
-        discovery: { kubeconfigDir: '/from/config', allowedKubeconfigDirs: ['/extra'] },
-        health: { interval: { seconds: 60 }, failureThreshold: 4, probeTimeout: { seconds: 2 }, concurrency: 8 },
+        discovery: {
+          kubeconfigDir: '/from/config',
+          allowedKubeconfigDirs: ['/extra'],
+        },
+        health: {
+          interval: { seconds: 60 },
+          failureThreshold: 4,
+          probeTimeout: { seconds: 2 },
+          concurrency: 8,
+        },
         deploy: { namespace: 'apps' },
       },
     });
@@ -35,10 +52,22 @@ describe('readFleetConfig', () => {
       K8S_TARGET_NAMESPACE: 'team-a',
     };
     const result = readFleetConfig(config, env);
-    expect(result.discovery).toEqual({ kubeconfigDir: '/from/env', kubeconfigPath: '/one/file', allowedKubeconfigDirs: ['/extra'] });
-    expect(result.health).toMatchObject({ intervalMs: 30_000, failureThreshold: 3, probeTimeoutMs: 2_000, concurrency: 8 });
+    expect(result.discovery).toEqual({
+      kubeconfigDir: '/from/env',
+      kubeconfigPath: '/one/file',
+      allowedKubeconfigDirs: ['/extra'],
+    });
+    expect(result.health).toMatchObject({
+      intervalMs: 30_000,
+      failureThreshold: 3,
+      probeTimeoutMs: 2_000,
+      concurrency: 8,
+    });
     expect(result.deploy.namespace).toBe('team-a');
-    expect(readFleetConfig(config, {}).health).toMatchObject({ intervalMs: 60_000, failureThreshold: 4 });
+    expect(readFleetConfig(config, {}).health).toMatchObject({
+      intervalMs: 60_000,
+      failureThreshold: 4,
+    });
   });
 
   it.each([
@@ -51,28 +80,55 @@ describe('readFleetConfig', () => {
     ['CLUSTER_HEALTH_INTERVAL', '5m'],
     ['K8S_TARGET_NAMESPACE', 'Not_A_Namespace'],
   ])('stops on %s=%s with a message naming the variable', (name, value) => {
-    expect(() => readFleetConfig(new ConfigReader({}), { [name]: value })).toThrow(
-      new RegExp(`Invalid environment variable ${name}='${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`),
+    expect(() =>
+      readFleetConfig(new ConfigReader({}), { [name]: value }),
+    ).toThrow(
+      new RegExp(
+        `Invalid environment variable ${name}='${value.replace(
+          /[.*+?^${}()|[\]\\]/g,
+          '\\$&',
+        )}'`,
+      ),
     );
   });
 
   it('rejects nonsense config values naming the key', () => {
-    expect(() => readFleetConfig(new ConfigReader({ fleet: { health: { failureThreshold: 0 } } }), {})).toThrow(
-      /fleet\.health\.failureThreshold/,
-    );
     expect(() =>
-      readFleetConfig(new ConfigReader({ fleet: { health: { massOutage: { fraction: 1.5 } } } }), {}),
+      readFleetConfig(
+        new ConfigReader({ fleet: { health: { failureThreshold: 0 } } }),
+        {},
+      ),
+    ).toThrow(/fleet\.health\.failureThreshold/);
+    expect(() =>
+      readFleetConfig(
+        new ConfigReader({
+          fleet: { health: { massOutage: { fraction: 1.5 } } },
+        }),
+        {},
+      ),
     ).toThrow(/fleet\.health\.massOutage\.fraction/);
   });
 
   it('reads the event retention as a duration and refuses one that is not positive', () => {
     const retention = (value: unknown) =>
-      readFleetConfig(new ConfigReader({ fleet: { events: { retention: value } } } as any), {}).events.retentionMs;
+      readFleetConfig(
+        new ConfigReader({ fleet: { events: { retention: value } } } as any),
+        {},
+      ).events.retentionMs;
     expect(retention({ days: 30 })).toBe(30 * 24 * 3600_000);
     expect(retention('2w')).toBe(14 * 24 * 3600_000);
     expect(retention('P1D')).toBe(24 * 3600_000);
-    for (const invalid of [{ days: 0 }, { hours: -1 }, 0, 'soon', { weeks: 'two' }, { fortnights: 1 }]) {
-      expect(() => retention(invalid)).toThrow(/^Invalid config value fleet\.events\.retention: /);
+    for (const invalid of [
+      { days: 0 },
+      { hours: -1 },
+      0,
+      'soon',
+      { weeks: 'two' },
+      { fortnights: 1 },
+    ]) {
+      expect(() => retention(invalid)).toThrow(
+        /^Invalid config value fleet\.events\.retention: /,
+      );
     }
   });
 });

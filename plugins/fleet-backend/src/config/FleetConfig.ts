@@ -1,4 +1,8 @@
-import { Config, ConfigReader, readDurationFromConfig } from '@backstage/config';
+import {
+  Config,
+  ConfigReader,
+  readDurationFromConfig,
+} from '@backstage/config';
 import { durationToMilliseconds, HumanDuration } from '@backstage/types';
 
 /**
@@ -46,7 +50,12 @@ function positiveIntegerFromEnv(
   if (raw === undefined || raw.trim() === '') return undefined;
   const trimmed = raw.trim();
   const value = Number(trimmed);
-  if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(value) || value < min || value > max) {
+  if (
+    !/^\d+$/.test(trimmed) ||
+    !Number.isSafeInteger(value) ||
+    value < min ||
+    value > max
+  ) {
     throw new Error(
       `Invalid environment variable ${name}='${raw}': expected an integer between ${min} and ${max}`,
     );
@@ -70,16 +79,26 @@ function integerFromConfig(
   return value;
 }
 
-function durationMsFromConfig(config: Config, key: string, fallback: HumanDuration): number {
+function durationMsFromConfig(
+  config: Config,
+  key: string,
+  fallback: HumanDuration,
+): number {
   let duration: HumanDuration;
   try {
-    duration = config.has(key) ? readDurationFromConfig(config, { key }) : fallback;
+    duration = config.has(key)
+      ? readDurationFromConfig(config, { key })
+      : fallback;
   } catch (error) {
-    throw new Error(`Invalid config value fleet.${key}: ${(error as Error).message}`);
+    throw new Error(
+      `Invalid config value fleet.${key}: ${(error as Error).message}`,
+    );
   }
   const ms = durationToMilliseconds(duration);
   if (!(ms > 0)) {
-    throw new Error(`Invalid config value fleet.${key}: the duration must be positive`);
+    throw new Error(
+      `Invalid config value fleet.${key}: the duration must be positive`,
+    );
   }
   return ms;
 }
@@ -97,25 +116,38 @@ export function readFleetConfig(
 }
 
 function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
-  const intervalSeconds = positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_INTERVAL', {
-    max: 7 * 24 * 3600,
-  });
+  const intervalSeconds = positiveIntegerFromEnv(
+    env,
+    'CLUSTER_HEALTH_INTERVAL',
+    {
+      max: 7 * 24 * 3600,
+    },
+  );
   const failureThreshold =
-    positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_FAILURE_THRESHOLD', { max: 100 }) ??
-    integerFromConfig(config, 'health.failureThreshold', 2, { max: 100 });
+    positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_FAILURE_THRESHOLD', {
+      max: 100,
+    }) ?? integerFromConfig(config, 'health.failureThreshold', 2, { max: 100 });
 
   const envNamespace = env.K8S_TARGET_NAMESPACE?.trim();
-  if (envNamespace !== undefined && envNamespace !== '' && !DNS1123_LABEL.test(envNamespace)) {
+  if (
+    envNamespace !== undefined &&
+    envNamespace !== '' &&
+    !DNS1123_LABEL.test(envNamespace)
+  ) {
     throw new Error(
       `Invalid environment variable K8S_TARGET_NAMESPACE='${envNamespace}': expected a DNS-1123 label (lower case letters, digits and '-', at most 63 characters)`,
     );
   }
-  const namespace = envNamespace || config.getOptionalString('deploy.namespace') || 'default';
+  const namespace =
+    envNamespace || config.getOptionalString('deploy.namespace') || 'default';
   if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
-    throw new Error(`Invalid config value fleet.deploy.namespace='${namespace}': expected a DNS-1123 label`);
+    throw new Error(
+      `Invalid config value fleet.deploy.namespace='${namespace}': expected a DNS-1123 label`,
+    );
   }
 
-  const fraction = config.getOptionalNumber('health.massOutage.fraction') ?? 0.55;
+  const fraction =
+    config.getOptionalNumber('health.massOutage.fraction') ?? 0.55;
   if (!(fraction > 0 && fraction <= 1)) {
     throw new Error(
       `Invalid config value fleet.health.massOutage.fraction=${fraction}: expected a number in (0, 1]`,
@@ -128,9 +160,11 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
   return {
     discovery: {
       kubeconfigPath:
-        nonEmpty(env.KUBECONFIG_PATH) ?? nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
+        nonEmpty(env.KUBECONFIG_PATH) ??
+        nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
       kubeconfigDir:
-        nonEmpty(env.KUBECONFIG_DIR) ?? nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
+        nonEmpty(env.KUBECONFIG_DIR) ??
+        nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
       allowedKubeconfigDirs:
         config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
     },
@@ -140,26 +174,54 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
           ? intervalSeconds * 1000
           : durationMsFromConfig(config, 'health.interval', { seconds: 300 }),
       failureThreshold,
-      recoveryThreshold: integerFromConfig(config, 'health.recoveryThreshold', 1, { max: 100 }),
-      probeTimeoutMs: durationMsFromConfig(config, 'health.probeTimeout', { seconds: 5 }),
-      concurrency: integerFromConfig(config, 'health.concurrency', 16, { max: 1000 }),
+      recoveryThreshold: integerFromConfig(
+        config,
+        'health.recoveryThreshold',
+        1,
+        { max: 100 },
+      ),
+      probeTimeoutMs: durationMsFromConfig(config, 'health.probeTimeout', {
+        seconds: 5,
+      }),
+      concurrency: integerFromConfig(config, 'health.concurrency', 16, {
+        max: 1000,
+      }),
       massOutage: {
-        minClusters: integerFromConfig(config, 'health.massOutage.minClusters', 3, { max: 100000 }),
+        minClusters: integerFromConfig(
+          config,
+          'health.massOutage.minClusters',
+          3,
+          { max: 100000 },
+        ),
         fraction,
       },
     },
     reconcile: {
-      intervalMs: durationMsFromConfig(config, 'reconcile.interval', { seconds: 60 }),
-      concurrency: integerFromConfig(config, 'reconcile.concurrency', 8, { max: 1000 }),
+      intervalMs: durationMsFromConfig(config, 'reconcile.interval', {
+        seconds: 60,
+      }),
+      concurrency: integerFromConfig(config, 'reconcile.concurrency', 8, {
+        max: 1000,
+      }),
     },
     deploy: {
       namespace,
-      defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, { max: 1000 }),
-      progressDeadlineMs: durationMsFromConfig(config, 'deploy.progressDeadline', { seconds: 600 }),
-      pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', { seconds: 2 }),
+      defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, {
+        max: 1000,
+      }),
+      progressDeadlineMs: durationMsFromConfig(
+        config,
+        'deploy.progressDeadline',
+        { seconds: 600 },
+      ),
+      pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', {
+        seconds: 2,
+      }),
     },
     events: {
-      retentionMs: durationMsFromConfig(config, 'events.retention', { days: 90 }),
+      retentionMs: durationMsFromConfig(config, 'events.retention', {
+        days: 90,
+      }),
     },
   };
 }

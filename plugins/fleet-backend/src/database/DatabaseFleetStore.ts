@@ -33,7 +33,10 @@ import {
   SummaryCounts,
 } from './FleetStore';
 
-const migrationsDir = resolvePackagePath('@cnp/plugin-fleet-backend', 'migrations');
+const migrationsDir = resolvePackagePath(
+  '@cnp/plugin-fleet-backend',
+  'migrations',
+);
 
 /** Turns what a driver gives back for a timestamp column into ISO 8601. */
 export function toIso(value: unknown): string | undefined {
@@ -43,7 +46,9 @@ export function toIso(value: unknown): string | undefined {
   const text = String(value);
   if (/^\d+$/.test(text)) return new Date(Number(text)).toISOString();
   // SQLite's CURRENT_TIMESTAMP style: '2026-11-29 10:00:00' (UTC)
-  const normalized = /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`;
+  const normalized = /[zZ]|[+-]\d\d:?\d\d$/.test(text)
+    ? text
+    : `${text.replace(' ', 'T')}Z`;
   return new Date(normalized).toISOString();
 }
 
@@ -116,7 +121,9 @@ function toDeployment(row: Row): Deployment {
     statusReason: optional(row.status_reason),
     message: optional(row.message),
     syncStatus: row.sync_status,
-    syncDifferences: row.sync_differences ? parseJson(row.sync_differences, undefined) : undefined,
+    syncDifferences: row.sync_differences
+      ? parseJson(row.sync_differences, undefined)
+      : undefined,
     image: optional(row.image),
     revision: Number(row.revision),
     lastAppliedAt: toIso(row.last_applied_at),
@@ -174,7 +181,10 @@ function isPostgres(db: Knex | Knex.Transaction): boolean {
   return client === 'pg' || client.includes('postgres');
 }
 
-function forUpdate<T extends Knex.QueryBuilder>(query: T, db: Knex | Knex.Transaction): T {
+function forUpdate<T extends Knex.QueryBuilder>(
+  query: T,
+  db: Knex | Knex.Transaction,
+): T {
   return isPostgres(db) ? (query.forUpdate() as T) : query;
 }
 
@@ -183,7 +193,9 @@ function isForeignKeyViolation(error: unknown): boolean {
   return (
     e?.code === '23503' || // PostgreSQL
     e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
-    /FOREIGN KEY constraint failed|violates foreign key constraint/i.test(e?.message ?? '')
+    /FOREIGN KEY constraint failed|violates foreign key constraint/i.test(
+      e?.message ?? '',
+    )
   );
 }
 
@@ -202,14 +214,21 @@ function deploymentsQuery(db: Knex | Knex.Transaction) {
 async function moveDeployments(
   tx: Knex.Transaction,
   where: { cluster: string; status: DeploymentStatus; statusReason?: string },
-  to: { status: DeploymentStatus; statusReason: string | null; message: string },
+  to: {
+    status: DeploymentStatus;
+    statusReason: string | null;
+    message: string;
+  },
   actor: string,
 ): Promise<number> {
   let query = forUpdate(
-    tx('fleet_deployments').where({ cluster: where.cluster, status: where.status }).select('id', 'status'),
+    tx('fleet_deployments')
+      .where({ cluster: where.cluster, status: where.status })
+      .select('id', 'status'),
     tx,
   );
-  if (where.statusReason) query = query.andWhere('status_reason', where.statusReason);
+  if (where.statusReason)
+    query = query.andWhere('status_reason', where.statusReason);
   const rows: Row[] = await query;
   if (rows.length === 0) return 0;
   const now = new Date();
@@ -243,7 +262,9 @@ async function moveDeployments(
 export class DatabaseFleetStore implements FleetStore {
   private constructor(private readonly db: Knex) {}
 
-  static async create(options: { database: DatabaseService }): Promise<DatabaseFleetStore> {
+  static async create(options: {
+    database: DatabaseService;
+  }): Promise<DatabaseFleetStore> {
     const client = await options.database.getClient();
     if (!options.database.migrations?.skip) {
       await client.migrate.latest({ directory: migrationsDir });
@@ -258,7 +279,9 @@ export class DatabaseFleetStore implements FleetStore {
 
   static readonly migrationsDir = migrationsDir;
 
-  async listClusters(filter?: { status?: ClusterStatus }): Promise<ClusterRecord[]> {
+  async listClusters(filter?: {
+    status?: ClusterStatus;
+  }): Promise<ClusterRecord[]> {
     const query = this.db('fleet_clusters').orderBy('name');
     if (filter?.status) query.where({ status: filter.status });
     return (await query).map(toClusterRecord);
@@ -293,7 +316,10 @@ export class DatabaseFleetStore implements FleetStore {
               subjectKind: 'cluster',
               subject: cluster.name,
               actor:
-                cluster.actor ?? (cluster.source === 'discovered' ? 'fleet-discovery' : 'fleet-api'),
+                cluster.actor ??
+                (cluster.source === 'discovered'
+                  ? 'fleet-discovery'
+                  : 'fleet-api'),
               to: 'UNKNOWN',
               reason: 'NEVER_PROBED',
               message: `Cluster registered (${cluster.source})`,
@@ -311,21 +337,34 @@ export class DatabaseFleetStore implements FleetStore {
     return (await this.getCluster(cluster.name))!;
   }
 
-  async upsertDiscoveredClusters(
-    clusters: DiscoveredCluster[],
-  ): Promise<{ inserted: string[]; updated: string[]; failed: Array<{ name: string; message: string }> }> {
+  async upsertDiscoveredClusters(clusters: DiscoveredCluster[]): Promise<{
+    inserted: string[];
+    updated: string[];
+    failed: Array<{ name: string; message: string }>;
+  }> {
     const inserted: string[] = [];
     const updated: string[] = [];
     const failed: Array<{ name: string; message: string }> = [];
     // One read for all: discovery runs every cycle and must stay cheap for a large fleet.
     const known = new Map(
       (
-        await this.db('fleet_clusters').select('name', 'endpoint', 'kubeconfig_ref', 'context', 'source')
+        await this.db('fleet_clusters').select(
+          'name',
+          'endpoint',
+          'kubeconfig_ref',
+          'context',
+          'source',
+        )
       ).map(row => [row.name as string, row]),
     );
     for (const cluster of clusters) {
       try {
-        await this.upsertDiscoveredCluster(cluster, known.get(cluster.name), inserted, updated);
+        await this.upsertDiscoveredCluster(
+          cluster,
+          known.get(cluster.name),
+          inserted,
+          updated,
+        );
       } catch (error) {
         // One cluster the database refuses must not keep the others from being discovered.
         failed.push({ name: cluster.name, message: (error as Error).message });
@@ -340,47 +379,54 @@ export class DatabaseFleetStore implements FleetStore {
     inserted: string[],
     updated: string[],
   ): Promise<void> {
-      const existing = row && {
-        source: row.source,
-        endpoint: row.endpoint,
-        kubeconfigRef: row.kubeconfig_ref,
-        context: optional(row.context),
-      };
-      if (!existing) {
-        try {
-          await this.insertCluster({ ...cluster, source: 'discovered' });
-          inserted.push(cluster.name);
-        } catch (error) {
-          // Another replica inserted it between our read and write: it is known now.
-          if ((error as Error).name !== 'ConflictError') throw error;
-        }
-        return;
+    const existing = row && {
+      source: row.source,
+      endpoint: row.endpoint,
+      kubeconfigRef: row.kubeconfig_ref,
+      context: optional(row.context),
+    };
+    if (!existing) {
+      try {
+        await this.insertCluster({ ...cluster, source: 'discovered' });
+        inserted.push(cluster.name);
+      } catch (error) {
+        // Another replica inserted it between our read and write: it is known now.
+        if ((error as Error).name !== 'ConflictError') throw error;
       }
-      if (existing.source !== 'discovered') return; // a manual registration wins
-      if (
-        existing.endpoint !== cluster.endpoint ||
-        existing.kubeconfigRef !== cluster.kubeconfigRef ||
-        (existing.context ?? null) !== (cluster.context ?? null)
-      ) {
-        await this.db('fleet_clusters').where({ name: cluster.name }).update({
+      return;
+    }
+    if (existing.source !== 'discovered') return; // a manual registration wins
+    if (
+      existing.endpoint !== cluster.endpoint ||
+      existing.kubeconfigRef !== cluster.kubeconfigRef ||
+      (existing.context ?? null) !== (cluster.context ?? null)
+    ) {
+      await this.db('fleet_clusters')
+        .where({ name: cluster.name })
+        .update({
           endpoint: cluster.endpoint,
           kubeconfig_ref: cluster.kubeconfigRef,
           context: cluster.context ?? null,
           updated_at: new Date(),
         });
-        updated.push(cluster.name);
-      }
+      updated.push(cluster.name);
+    }
   }
 
   async updateClusterSettings(
     name: string,
-    settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+    settings: {
+      labels?: Record<string, string>;
+      failureThreshold?: number | null;
+    },
     actor?: string,
   ): Promise<ClusterRecord | undefined> {
     const now = new Date();
     const patch: Row = { updated_at: now };
-    if (settings.labels !== undefined) patch.labels = JSON.stringify(settings.labels);
-    if (settings.failureThreshold !== undefined) patch.failure_threshold = settings.failureThreshold;
+    if (settings.labels !== undefined)
+      patch.labels = JSON.stringify(settings.labels);
+    if (settings.failureThreshold !== undefined)
+      patch.failure_threshold = settings.failureThreshold;
     const updated = await this.db.transaction(async tx => {
       const row = await tx('fleet_clusters').where({ name }).first();
       if (!row) return false;
@@ -388,8 +434,12 @@ export class DatabaseFleetStore implements FleetStore {
       if (actor) {
         const changes: string[] = [];
         if (settings.labels !== undefined) {
-          const labels = Object.entries(settings.labels).map(([k, v]) => `${k}=${v}`);
-          changes.push(`labels set to ${labels.length ? labels.join(',') : '(none)'}`);
+          const labels = Object.entries(settings.labels).map(
+            ([k, v]) => `${k}=${v}`,
+          );
+          changes.push(
+            `labels set to ${labels.length ? labels.join(',') : '(none)'}`,
+          );
         }
         if (settings.failureThreshold !== undefined) {
           changes.push(
@@ -420,19 +470,31 @@ export class DatabaseFleetStore implements FleetStore {
 
   async deleteCluster(name: string, actor?: string): Promise<boolean> {
     return this.db.transaction(async tx => {
-      const row = await forUpdate(tx('fleet_clusters').where({ name }), tx).first();
+      const row = await forUpdate(
+        tx('fleet_clusters').where({ name }),
+        tx,
+      ).first();
       if (!row) return false;
       // Checked here, in the transaction, and enforced by the foreign key on PostgreSQL: a
       // deployment created meanwhile makes this a 409, never a 500.
-      const deployments = await tx('fleet_deployments').where({ cluster: name }).count({ n: '*' }).first();
+      const deployments = await tx('fleet_deployments')
+        .where({ cluster: name })
+        .count({ n: '*' })
+        .first();
       if (Number(deployments?.n ?? 0) > 0) {
-        throw new ConflictError(`Cluster '${name}' still has ${deployments!.n} deployment(s); remove them first`);
+        throw new ConflictError(
+          `Cluster '${name}' still has ${
+            deployments!.n
+          } deployment(s); remove them first`,
+        );
       }
       try {
         await tx('fleet_clusters').where({ name }).delete();
       } catch (error) {
         if (isForeignKeyViolation(error)) {
-          throw new ConflictError(`Cluster '${name}' still has deployments; remove them first`);
+          throw new ConflictError(
+            `Cluster '${name}' still has deployments; remove them first`,
+          );
         }
         throw error;
       }
@@ -454,43 +516,88 @@ export class DatabaseFleetStore implements FleetStore {
     });
   }
 
-  async updateClustersHealth(updates: Array<{ name: string; update: ClusterHealthUpdate }>): Promise<void> {
+  async updateClustersHealth(
+    updates: Array<{ name: string; update: ClusterHealthUpdate }>,
+  ): Promise<void> {
     if (updates.length === 0) return;
     const pg = isPostgres(this.db);
     // One UPDATE ... SET column = CASE name WHEN ... END per column; a column a cluster does not
     // change keeps its value (ELSE column). PostgreSQL needs the parameters' types spelled out.
     const cast = (type: string) => (pg ? `CAST(? AS ${type})` : '?');
-    const columns: Array<{ column: string; type: string; value: (u: ClusterHealthUpdate) => unknown }> = [
+    const columns: Array<{
+      column: string;
+      type: string;
+      value: (u: ClusterHealthUpdate) => unknown;
+    }> = [
       { column: 'status', type: 'varchar', value: u => u.status },
-      { column: 'status_reason', type: 'text', value: u => u.statusReason ?? null },
-      { column: 'consecutive_failures', type: 'integer', value: u => u.consecutiveFailures },
-      { column: 'consecutive_successes', type: 'integer', value: u => u.consecutiveSuccesses },
-      { column: 'last_probe_at', type: 'timestamptz', value: u => u.lastProbeAt },
-      { column: 'last_success_at', type: 'timestamptz', value: u => u.lastSuccessAt },
-      { column: 'probe_latency_ms', type: 'integer', value: u => u.probeLatencyMs },
-      { column: 'server_version', type: 'varchar', value: u => u.serverVersion?.slice(0, 64) },
+      {
+        column: 'status_reason',
+        type: 'text',
+        value: u => u.statusReason ?? null,
+      },
+      {
+        column: 'consecutive_failures',
+        type: 'integer',
+        value: u => u.consecutiveFailures,
+      },
+      {
+        column: 'consecutive_successes',
+        type: 'integer',
+        value: u => u.consecutiveSuccesses,
+      },
+      {
+        column: 'last_probe_at',
+        type: 'timestamptz',
+        value: u => u.lastProbeAt,
+      },
+      {
+        column: 'last_success_at',
+        type: 'timestamptz',
+        value: u => u.lastSuccessAt,
+      },
+      {
+        column: 'probe_latency_ms',
+        type: 'integer',
+        value: u => u.probeLatencyMs,
+      },
+      {
+        column: 'server_version',
+        type: 'varchar',
+        value: u => u.serverVersion?.slice(0, 64),
+      },
     ];
     const sets: string[] = [];
     const bindings: unknown[] = [];
     for (const { column, type, value } of columns) {
       const arms = updates.filter(({ update }) => value(update) !== undefined);
       if (arms.length === 0) continue;
-      sets.push(`${column} = CASE name ${arms.map(() => `WHEN ? THEN ${cast(type)}`).join(' ')} ELSE ${column} END`);
+      sets.push(
+        `${column} = CASE name ${arms
+          .map(() => `WHEN ? THEN ${cast(type)}`)
+          .join(' ')} ELSE ${column} END`,
+      );
       for (const { name, update } of arms) bindings.push(name, value(update));
     }
     sets.push(`updated_at = ${cast('timestamptz')}`);
     bindings.push(new Date());
     bindings.push(...updates.map(u => u.name));
     await this.db.raw(
-      `UPDATE fleet_clusters SET ${sets.join(', ')} WHERE name IN (${updates.map(() => '?').join(', ')})`,
+      `UPDATE fleet_clusters SET ${sets.join(', ')} WHERE name IN (${updates
+        .map(() => '?')
+        .join(', ')})`,
       bindings as Knex.RawBinding[],
     );
   }
 
-  async inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T> {
+  async inClusterTransaction<T>(
+    fn: (tx: ClusterHealthTransaction) => Promise<T>,
+  ): Promise<T> {
     return this.db.transaction(async trx => {
       const api: ClusterHealthTransaction = {
-        updateClusterHealth: async (name: string, update: ClusterHealthUpdate) => {
+        updateClusterHealth: async (
+          name: string,
+          update: ClusterHealthUpdate,
+        ) => {
           const patch: Row = {
             status: update.status,
             status_reason: update.statusReason ?? null,
@@ -499,10 +606,14 @@ export class DatabaseFleetStore implements FleetStore {
             updated_at: new Date(),
           };
           if (update.lastProbeAt) patch.last_probe_at = update.lastProbeAt;
-          if (update.lastSuccessAt) patch.last_success_at = update.lastSuccessAt;
-          if (update.lastTransitionAt) patch.last_transition_at = update.lastTransitionAt;
-          if (update.probeLatencyMs !== undefined) patch.probe_latency_ms = update.probeLatencyMs;
-          if (update.serverVersion !== undefined) patch.server_version = update.serverVersion.slice(0, 64);
+          if (update.lastSuccessAt)
+            patch.last_success_at = update.lastSuccessAt;
+          if (update.lastTransitionAt)
+            patch.last_transition_at = update.lastTransitionAt;
+          if (update.probeLatencyMs !== undefined)
+            patch.probe_latency_ms = update.probeLatencyMs;
+          if (update.serverVersion !== undefined)
+            patch.server_version = update.serverVersion.slice(0, 64);
           await trx('fleet_clusters').where({ name }).update(patch);
         },
         setCascadeHeld: async (name: string, held: boolean) => {
@@ -514,13 +625,21 @@ export class DatabaseFleetStore implements FleetStore {
           moveDeployments(
             trx,
             { cluster, status: 'DEPLOYED' },
-            { status: 'DEGRADED', statusReason: DeploymentReasons.CLUSTER_OFFLINE, message },
+            {
+              status: 'DEGRADED',
+              statusReason: DeploymentReasons.CLUSTER_OFFLINE,
+              message,
+            },
             actor,
           ),
         restoreDeploymentsOnCluster: (cluster, actor, message) =>
           moveDeployments(
             trx,
-            { cluster, status: 'DEGRADED', statusReason: DeploymentReasons.CLUSTER_OFFLINE },
+            {
+              cluster,
+              status: 'DEGRADED',
+              statusReason: DeploymentReasons.CLUSTER_OFFLINE,
+            },
             { status: 'DEPLOYED', statusReason: null, message },
             actor,
           ),
@@ -545,13 +664,17 @@ export class DatabaseFleetStore implements FleetStore {
   }
 
   async listRecentEvents(limit: number): Promise<FleetEvent[]> {
-    const rows = await this.db('fleet_events').orderBy('id', 'desc').limit(limit);
+    const rows = await this.db('fleet_events')
+      .orderBy('id', 'desc')
+      .limit(limit);
     return rows.map(toEvent);
   }
 
   async deleteEventsBefore(cutoff: Date, limit: number): Promise<number> {
     if (!Number.isSafeInteger(limit) || limit < 1) {
-      throw new Error(`deleteEventsBefore needs a positive integer limit, got ${limit}`);
+      throw new Error(
+        `deleteEventsBefore needs a positive integer limit, got ${limit}`,
+      );
     }
     // DELETE ... LIMIT is not portable; a bounded subquery is, on SQLite and PostgreSQL alike.
     const oldest = this.db('fleet_events')
@@ -574,7 +697,11 @@ export class DatabaseFleetStore implements FleetStore {
       .merge(['value', 'updated_at']);
   }
 
-  async tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+  async tryAcquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<boolean> {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + ttlMs);
     // Take over an expired lease (or renew our own) ...
@@ -585,7 +712,11 @@ export class DatabaseFleetStore implements FleetStore {
     if (taken > 0) return true;
     // ... or create it when nobody holds it.
     try {
-      await this.db('fleet_locks').insert({ name, holder, expires_at: expiresAt });
+      await this.db('fleet_locks').insert({
+        name,
+        holder,
+        expires_at: expiresAt,
+      });
       return true;
     } catch (error) {
       if (isUniqueViolation(error)) return false;
@@ -603,20 +734,37 @@ export class DatabaseFleetStore implements FleetStore {
     keys: readonly K[],
   ): Promise<Record<K, number>> {
     const counts = zeroCounts(keys);
-    const rows: Row[] = await this.db(table).select(column).count({ n: '*' }).groupBy(column);
+    const rows: Row[] = await this.db(table)
+      .select(column)
+      .count({ n: '*' })
+      .groupBy(column);
     for (const row of rows) counts[row[column] as K] = Number(row.n);
     return counts;
   }
 
   async getSummaryCounts(): Promise<SummaryCounts> {
     return {
-      clusters: await this.countBy('fleet_clusters', 'status', CLUSTER_STATUSES),
-      deploymentsByStatus: await this.countBy('fleet_deployments', 'status', DEPLOYMENT_STATUSES),
-      deploymentsBySyncStatus: await this.countBy('fleet_deployments', 'sync_status', SYNC_STATUSES),
+      clusters: await this.countBy(
+        'fleet_clusters',
+        'status',
+        CLUSTER_STATUSES,
+      ),
+      deploymentsByStatus: await this.countBy(
+        'fleet_deployments',
+        'status',
+        DEPLOYMENT_STATUSES,
+      ),
+      deploymentsBySyncStatus: await this.countBy(
+        'fleet_deployments',
+        'sync_status',
+        SYNC_STATUSES,
+      ),
     };
   }
 
-  async listApplications(filter?: { entityRef?: string }): Promise<Application[]> {
+  async listApplications(filter?: {
+    entityRef?: string;
+  }): Promise<Application[]> {
     const query = this.db('fleet_applications').orderBy('entity_ref');
     if (filter?.entityRef) query.where({ entity_ref: filter.entityRef });
     return (await query).map(toApplication);
@@ -627,8 +775,12 @@ export class DatabaseFleetStore implements FleetStore {
     return row ? toApplication(row) : undefined;
   }
 
-  async getApplicationByEntityRef(entityRef: string): Promise<Application | undefined> {
-    const row = await this.db('fleet_applications').where({ entity_ref: entityRef }).first();
+  async getApplicationByEntityRef(
+    entityRef: string,
+  ): Promise<Application | undefined> {
+    const row = await this.db('fleet_applications')
+      .where({ entity_ref: entityRef })
+      .first();
     return row ? toApplication(row) : undefined;
   }
 
@@ -648,7 +800,9 @@ export class DatabaseFleetStore implements FleetStore {
       });
     } catch (error) {
       if (isUniqueViolation(error)) {
-        throw new ConflictError(`An application for '${application.entityRef}' already exists`);
+        throw new ConflictError(
+          `An application for '${application.entityRef}' already exists`,
+        );
       }
       throw error;
     }
@@ -657,12 +811,18 @@ export class DatabaseFleetStore implements FleetStore {
 
   async updateApplication(
     id: string,
-    update: { spec?: Application['spec']; placement?: Application['placement'] },
+    update: {
+      spec?: Application['spec'];
+      placement?: Application['placement'];
+    },
   ): Promise<Application | undefined> {
     const patch: Row = { updated_at: new Date() };
     if (update.spec !== undefined) patch.spec = JSON.stringify(update.spec);
-    if (update.placement !== undefined) patch.placement = JSON.stringify(update.placement);
-    const count = await this.db('fleet_applications').where({ id }).update(patch);
+    if (update.placement !== undefined)
+      patch.placement = JSON.stringify(update.placement);
+    const count = await this.db('fleet_applications')
+      .where({ id })
+      .update(patch);
     return count ? this.getApplication(id) : undefined;
   }
 
@@ -673,7 +833,8 @@ export class DatabaseFleetStore implements FleetStore {
     ]);
     if (filter?.entityRef) query.where('a.entity_ref', filter.entityRef);
     if (filter?.cluster) query.where('d.cluster', filter.cluster);
-    if (filter?.applicationId) query.where('d.application_id', filter.applicationId);
+    if (filter?.applicationId)
+      query.where('d.application_id', filter.applicationId);
     return (await query).map(toDeployment);
   }
 
@@ -682,7 +843,10 @@ export class DatabaseFleetStore implements FleetStore {
     return row ? toDeployment(row) : undefined;
   }
 
-  async getDeploymentFor(applicationId: string, cluster: string): Promise<Deployment | undefined> {
+  async getDeploymentFor(
+    applicationId: string,
+    cluster: string,
+  ): Promise<Deployment | undefined> {
     const row = await deploymentsQuery(this.db)
       .where('d.application_id', applicationId)
       .andWhere('d.cluster', cluster)
@@ -690,7 +854,10 @@ export class DatabaseFleetStore implements FleetStore {
     return row ? toDeployment(row) : undefined;
   }
 
-  async insertDeployment(deployment: NewDeployment, actor: string): Promise<Deployment> {
+  async insertDeployment(
+    deployment: NewDeployment,
+    actor: string,
+  ): Promise<Deployment> {
     const now = new Date();
     const id = randomUUID();
     try {
@@ -729,7 +896,9 @@ export class DatabaseFleetStore implements FleetStore {
         );
       }
       if (isForeignKeyViolation(error)) {
-        throw new ConflictError(`Cluster '${deployment.cluster}' was removed meanwhile`);
+        throw new ConflictError(
+          `Cluster '${deployment.cluster}' was removed meanwhile`,
+        );
       }
       throw error;
     }
@@ -743,15 +912,26 @@ export class DatabaseFleetStore implements FleetStore {
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current = await forUpdate(tx('fleet_deployments').where({ id }), tx).first();
+      const current = await forUpdate(
+        tx('fleet_deployments').where({ id }),
+        tx,
+      ).first();
       if (!current) return undefined;
-      if (condition?.status !== undefined && current.status !== condition.status) return undefined;
-      if (condition?.revision !== undefined && Number(current.revision) !== condition.revision) {
+      if (
+        condition?.status !== undefined &&
+        current.status !== condition.status
+      )
+        return undefined;
+      if (
+        condition?.revision !== undefined &&
+        Number(current.revision) !== condition.revision
+      ) {
         return undefined;
       }
       const now = new Date();
       const patch: Row = { status: update.status, updated_at: now };
-      if (update.statusReason !== undefined) patch.status_reason = update.statusReason;
+      if (update.statusReason !== undefined)
+        patch.status_reason = update.statusReason;
       if (update.message !== undefined) patch.message = update.message;
       if (update.syncStatus !== undefined) {
         patch.sync_status = update.syncStatus;
@@ -760,11 +940,19 @@ export class DatabaseFleetStore implements FleetStore {
       if (update.image !== undefined) patch.image = update.image;
       if (update.revision !== undefined) patch.revision = update.revision;
       if (update.bumpRevision) patch.revision = Number(current.revision) + 1;
-      if (update.lastAppliedAt !== undefined) patch.last_applied_at = update.lastAppliedAt;
-      if (update.lastSyncedAt !== undefined) patch.last_synced_at = update.lastSyncedAt;
+      if (update.lastAppliedAt !== undefined)
+        patch.last_applied_at = update.lastAppliedAt;
+      if (update.lastSyncedAt !== undefined)
+        patch.last_synced_at = update.lastSyncedAt;
       await tx('fleet_deployments').where({ id }).update(patch);
-      const reason = update.statusReason === undefined ? current.status_reason : update.statusReason;
-      if (current.status !== update.status || current.status_reason !== reason) {
+      const reason =
+        update.statusReason === undefined
+          ? current.status_reason
+          : update.statusReason;
+      if (
+        current.status !== update.status ||
+        current.status_reason !== reason
+      ) {
         await tx('fleet_events').insert(
           eventRow(
             {
@@ -791,7 +979,10 @@ export class DatabaseFleetStore implements FleetStore {
     actor: string,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current = await forUpdate(tx('fleet_deployments').where({ id }), tx).first();
+      const current = await forUpdate(
+        tx('fleet_deployments').where({ id }),
+        tx,
+      ).first();
       if (!current) return undefined;
       const now = new Date();
       const patch: Row = {
@@ -805,8 +996,14 @@ export class DatabaseFleetStore implements FleetStore {
       if (update.lastSyncedAt) patch.last_synced_at = update.lastSyncedAt;
       if (update.lastAppliedAt) patch.last_applied_at = update.lastAppliedAt;
       const changed = current.sync_status !== update.syncStatus;
-      const differencesChanged = (current.sync_differences ?? null) !== patch.sync_differences;
-      if (changed || differencesChanged || update.lastSyncedAt || update.lastAppliedAt) {
+      const differencesChanged =
+        (current.sync_differences ?? null) !== patch.sync_differences;
+      if (
+        changed ||
+        differencesChanged ||
+        update.lastSyncedAt ||
+        update.lastAppliedAt
+      ) {
         await tx('fleet_deployments').where({ id }).update(patch);
       }
       if (changed || update.forceEvent) {
@@ -831,7 +1028,10 @@ export class DatabaseFleetStore implements FleetStore {
   }
 
   async countDeploymentsOnCluster(cluster: string): Promise<number> {
-    const row = await this.db('fleet_deployments').where({ cluster }).count({ n: '*' }).first();
+    const row = await this.db('fleet_deployments')
+      .where({ cluster })
+      .count({ n: '*' })
+      .first();
     return Number(row?.n ?? 0);
   }
 }

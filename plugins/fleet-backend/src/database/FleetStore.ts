@@ -133,12 +133,20 @@ export interface ClusterHealthTransaction {
    * Moves the cluster's `DEPLOYED` deployments to `DEGRADED` / `CLUSTER_OFFLINE`, with an event
    * each. Returns how many moved.
    */
-  degradeDeploymentsOnCluster(cluster: string, actor: string, message: string): Promise<number>;
+  degradeDeploymentsOnCluster(
+    cluster: string,
+    actor: string,
+    message: string,
+  ): Promise<number>;
   /**
    * Moves back to `DEPLOYED` only the cluster's deployments that are `DEGRADED` with reason
    * `CLUSTER_OFFLINE`. Returns how many moved.
    */
-  restoreDeploymentsOnCluster(cluster: string, actor: string, message: string): Promise<number>;
+  restoreDeploymentsOnCluster(
+    cluster: string,
+    actor: string,
+    message: string,
+  ): Promise<number>;
   insertEvent(event: NewEvent): Promise<void>;
 }
 
@@ -152,16 +160,21 @@ export interface FleetStore {
    * Inserts unknown clusters as `UNKNOWN`/`discovered`, and updates endpoint, kubeconfigRef and
    * context of known ones when they changed.
    */
-  upsertDiscoveredClusters(
-    clusters: DiscoveredCluster[],
-  ): Promise<{ inserted: string[]; updated: string[]; failed: Array<{ name: string; message: string }> }>;
+  upsertDiscoveredClusters(clusters: DiscoveredCluster[]): Promise<{
+    inserted: string[];
+    updated: string[];
+    failed: Array<{ name: string; message: string }>;
+  }>;
   /**
    * Changes labels and/or the per-cluster failure threshold. With an `actor`, also writes a
    * `SETTINGS_CHANGED` event saying who changed what (same transaction).
    */
   updateClusterSettings(
     name: string,
-    settings: { labels?: Record<string, string>; failureThreshold?: number | null },
+    settings: {
+      labels?: Record<string, string>;
+      failureThreshold?: number | null;
+    },
     actor?: string,
   ): Promise<ClusterRecord | undefined>;
   /**
@@ -171,13 +184,17 @@ export interface FleetStore {
   deleteCluster(name: string, actor?: string): Promise<boolean>;
 
   /** Runs `fn` in one database transaction. */
-  inClusterTransaction<T>(fn: (tx: ClusterHealthTransaction) => Promise<T>): Promise<T>;
+  inClusterTransaction<T>(
+    fn: (tx: ClusterHealthTransaction) => Promise<T>,
+  ): Promise<T>;
   /**
    * Writes the health rows of several clusters in one statement: for the clusters of a cycle
    * with no status change and nothing to cascade (a counter, the probe time, the latency). All
    * of them land or none does; `lastTransitionAt` is ignored here.
    */
-  updateClustersHealth(updates: Array<{ name: string; update: ClusterHealthUpdate }>): Promise<void>;
+  updateClustersHealth(
+    updates: Array<{ name: string; update: ClusterHealthUpdate }>,
+  ): Promise<void>;
 
   listEvents(filter: {
     subjectKind: FleetEvent['subjectKind'];
@@ -195,14 +212,20 @@ export interface FleetStore {
   setState<T>(key: string, value: T): Promise<void>;
 
   /** Takes (or renews) a lease; false when another holder has an unexpired one. */
-  tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  tryAcquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<boolean>;
   releaseLease(name: string, holder: string): Promise<void>;
 
   getSummaryCounts(): Promise<SummaryCounts>;
 
   listApplications(filter?: { entityRef?: string }): Promise<Application[]>;
   getApplication(id: string): Promise<Application | undefined>;
-  getApplicationByEntityRef(entityRef: string): Promise<Application | undefined>;
+  getApplicationByEntityRef(
+    entityRef: string,
+  ): Promise<Application | undefined>;
   /** Throws `ConflictError` when the entity already has an application. */
   insertApplication(application: NewApplication): Promise<Application>;
   updateApplication(
@@ -212,8 +235,14 @@ export interface FleetStore {
 
   listDeployments(filter?: DeploymentFilter): Promise<Deployment[]>;
   getDeployment(id: string): Promise<Deployment | undefined>;
-  getDeploymentFor(applicationId: string, cluster: string): Promise<Deployment | undefined>;
-  insertDeployment(deployment: NewDeployment, actor: string): Promise<Deployment>;
+  getDeploymentFor(
+    applicationId: string,
+    cluster: string,
+  ): Promise<Deployment | undefined>;
+  insertDeployment(
+    deployment: NewDeployment,
+    actor: string,
+  ): Promise<Deployment>;
   /** Changes a deployment's status and writes the event when the status changed. */
   updateDeploymentStatus(
     id: string,
@@ -223,5 +252,9 @@ export interface FleetStore {
   ): Promise<Deployment | undefined>;
   countDeploymentsOnCluster(cluster: string): Promise<number>;
   /** Records a sync result, with an event when the sync status changes. */
-  recordSync(id: string, update: DeploymentSyncUpdate, actor: string): Promise<Deployment | undefined>;
+  recordSync(
+    id: string,
+    update: DeploymentSyncUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined>;
 }

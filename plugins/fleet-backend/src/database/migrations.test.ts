@@ -16,7 +16,10 @@ async function indexNames(knex: Knex, table: string): Promise<string[]> {
     const rows = await knex.raw(`PRAGMA index_list(??)`, [table]);
     return rows.map((r: { name: string }) => r.name);
   }
-  const result = await knex.raw('SELECT indexname FROM pg_indexes WHERE tablename = ?', [table]);
+  const result = await knex.raw(
+    'SELECT indexname FROM pg_indexes WHERE tablename = ?',
+    [table],
+  );
   return result.rows.map((r: { indexname: string }) => r.indexname);
 }
 
@@ -24,7 +27,10 @@ async function migrateUntilBefore(knex: Knex, target: string): Promise<void> {
   const index = migrationFiles.indexOf(target);
   if (index === -1) throw new Error(`Unknown migration ${target}`);
   for (let i = 0; i < index; i++) {
-    await knex.migrate.up({ directory: migrationsDir, name: migrationFiles[i] });
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: migrationFiles[i],
+    });
   }
 }
 
@@ -34,7 +40,10 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
   it('20261129000000_init.js goes up and down, keeping the rows it is given', async () => {
     const knex = await databases.init(databaseId);
     await migrateUntilBefore(knex, '20261129000000_init.js');
-    await knex.migrate.up({ directory: migrationsDir, name: '20261129000000_init.js' });
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261129000000_init.js',
+    });
 
     const now = new Date();
     await knex('fleet_clusters').insert({
@@ -62,7 +71,11 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
       updated_at: now,
     });
     const cluster = await knex('fleet_clusters').where({ name: 'c1' }).first();
-    expect(cluster).toMatchObject({ status: 'UNKNOWN', consecutive_failures: 0, labels: '{}' });
+    expect(cluster).toMatchObject({
+      status: 'UNKNOWN',
+      consecutive_failures: 0,
+      labels: '{}',
+    });
     // PostgreSQL must enforce foreign keys; SQLite as Backstage opens it may or may not (it does
     // when this file runs alone, not always in the full suite), so either outcome passes there.
     const orphanInsert = await knex('fleet_deployments')
@@ -78,11 +91,20 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
         () => 'accepted',
         () => 'rejected',
       );
-    const allowed = databaseId.startsWith('POSTGRES') ? ['rejected'] : ['accepted', 'rejected'];
+    const allowed = databaseId.startsWith('POSTGRES')
+      ? ['rejected']
+      : ['accepted', 'rejected'];
     expect(allowed).toContain(orphanInsert);
 
     await knex.migrate.down({ directory: migrationsDir });
-    for (const table of ['fleet_clusters', 'fleet_applications', 'fleet_deployments', 'fleet_events', 'fleet_state', 'fleet_locks']) {
+    for (const table of [
+      'fleet_clusters',
+      'fleet_applications',
+      'fleet_deployments',
+      'fleet_events',
+      'fleet_state',
+      'fleet_locks',
+    ]) {
       expect(await knex.schema.hasTable(table)).toBe(false);
     }
     await knex.destroy();
@@ -91,34 +113,89 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     const knex = await databases.init(databaseId);
     await migrateUntilBefore(knex, '20261129100000_sync_differences.js');
     const now = new Date();
-    await knex('fleet_clusters').insert({ name: 'c1', endpoint: 'https://c1', kubeconfig_ref: '/k', source: 'manual', created_at: now, updated_at: now });
-    await knex('fleet_applications').insert({ id: 'a1', entity_ref: 'component:default/web', name: 'web', spec: '{}', created_at: now, updated_at: now });
-    await knex('fleet_deployments').insert({ id: 'd1', application_id: 'a1', cluster: 'c1', status: 'DEPLOYED', created_at: now, updated_at: now });
+    await knex('fleet_clusters').insert({
+      name: 'c1',
+      endpoint: 'https://c1',
+      kubeconfig_ref: '/k',
+      source: 'manual',
+      created_at: now,
+      updated_at: now,
+    });
+    await knex('fleet_applications').insert({
+      id: 'a1',
+      entity_ref: 'component:default/web',
+      name: 'web',
+      spec: '{}',
+      created_at: now,
+      updated_at: now,
+    });
+    await knex('fleet_deployments').insert({
+      id: 'd1',
+      application_id: 'a1',
+      cluster: 'c1',
+      status: 'DEPLOYED',
+      created_at: now,
+      updated_at: now,
+    });
 
-    await knex.migrate.up({ directory: migrationsDir, name: '20261129100000_sync_differences.js' });
-    expect(await knex('fleet_deployments').where({ id: 'd1' }).first()).toMatchObject({ status: 'DEPLOYED', sync_differences: null });
-    await knex('fleet_deployments').where({ id: 'd1' }).update({ sync_differences: '[{"kind":"Service","name":"web","path":"/"}]' });
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261129100000_sync_differences.js',
+    });
+    expect(
+      await knex('fleet_deployments').where({ id: 'd1' }).first(),
+    ).toMatchObject({ status: 'DEPLOYED', sync_differences: null });
+    await knex('fleet_deployments').where({ id: 'd1' }).update({
+      sync_differences: '[{"kind":"Service","name":"web","path":"/"}]',
+    });
 
     await knex.migrate.down({ directory: migrationsDir });
-    expect(await knex.schema.hasColumn('fleet_deployments', 'sync_differences')).toBe(false);
-    expect(await knex('fleet_deployments').where({ id: 'd1' }).first()).toMatchObject({ status: 'DEPLOYED' });
+    expect(
+      await knex.schema.hasColumn('fleet_deployments', 'sync_differences'),
+    ).toBe(false);
+    expect(
+      await knex('fleet_deployments').where({ id: 'd1' }).first(),
+    ).toMatchObject({ status: 'DEPLOYED' });
     await knex.destroy();
   });
   it('20261130000000_events_created_at_index.js adds and drops the index on the events time, keeping events', async () => {
     const knex = await databases.init(databaseId);
     await migrateUntilBefore(knex, '20261130000000_events_created_at_index.js');
     const createdAt = new Date('2026-11-29T10:00:00.000Z');
-    await knex('fleet_events').insert({ subject_kind: 'cluster', subject: 'c1', actor: 'test', to_status: 'ONLINE', created_at: createdAt });
-    expect(await indexNames(knex, 'fleet_events')).not.toContain('fleet_events_created_at_idx');
+    await knex('fleet_events').insert({
+      subject_kind: 'cluster',
+      subject: 'c1',
+      actor: 'test',
+      to_status: 'ONLINE',
+      created_at: createdAt,
+    });
+    expect(await indexNames(knex, 'fleet_events')).not.toContain(
+      'fleet_events_created_at_idx',
+    );
 
-    await knex.migrate.up({ directory: migrationsDir, name: '20261130000000_events_created_at_index.js' });
-    expect(await indexNames(knex, 'fleet_events')).toContain('fleet_events_created_at_idx');
-    expect(await knex('fleet_events').where('created_at', '<', new Date(createdAt.getTime() + 1)).select('subject')).toEqual([{ subject: 'c1' }]);
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261130000000_events_created_at_index.js',
+    });
+    expect(await indexNames(knex, 'fleet_events')).toContain(
+      'fleet_events_created_at_idx',
+    );
+    expect(
+      await knex('fleet_events')
+        .where('created_at', '<', new Date(createdAt.getTime() + 1))
+        .select('subject'),
+    ).toEqual([{ subject: 'c1' }]);
 
     await knex.migrate.down({ directory: migrationsDir });
-    expect(await indexNames(knex, 'fleet_events')).not.toContain('fleet_events_created_at_idx');
-    expect(await indexNames(knex, 'fleet_events')).toContain('fleet_events_subject_idx');
-    expect(await knex('fleet_events').select('subject', 'to_status')).toEqual([{ subject: 'c1', to_status: 'ONLINE' }]);
+    expect(await indexNames(knex, 'fleet_events')).not.toContain(
+      'fleet_events_created_at_idx',
+    );
+    expect(await indexNames(knex, 'fleet_events')).toContain(
+      'fleet_events_subject_idx',
+    );
+    expect(await knex('fleet_events').select('subject', 'to_status')).toEqual([
+      { subject: 'c1', to_status: 'ONLINE' },
+    ]);
     await knex.destroy();
   });
 });

@@ -3,7 +3,10 @@ import { KubeSimulator, type SimObject } from '@cnp/kube-simulator';
 import type { Deployment, DeploymentStatus } from '@cnp/plugin-fleet-common';
 import type { FleetStore } from '../database/FleetStore';
 import { createTestDatabases } from '../__testUtils__/databases';
-import { createFleetHarness, seedDeployment } from '../__testUtils__/fleetHarness';
+import {
+  createFleetHarness,
+  seedDeployment,
+} from '../__testUtils__/fleetHarness';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 
@@ -13,7 +16,10 @@ const databases = createTestDatabases();
 let sim: KubeSimulator;
 
 beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: ['alpha', 'bravo', 'charlie'], readyDelayMs: 100 });
+  sim = await KubeSimulator.start({
+    clusters: ['alpha', 'bravo', 'charlie'],
+    readyDelayMs: 100,
+  });
 });
 afterAll(async () => {
   await sim?.stop();
@@ -29,283 +35,597 @@ beforeEach(() => {
 function fleetObjects(cluster: string): SimObject[] {
   return sim
     .objects(cluster)
-    .filter(o => (o.metadata as any)?.labels?.['app.kubernetes.io/managed-by'] === 'fleet' && o.kind !== 'Namespace');
+    .filter(
+      o =>
+        (o.metadata as any)?.labels?.['app.kubernetes.io/managed-by'] ===
+          'fleet' && o.kind !== 'Namespace',
+    );
 }
 function liveObject(cluster: string, kind: string, name: string): any {
-  return sim.objects(cluster).find(o => o.kind === kind && (o.metadata as any).name === name);
+  return sim
+    .objects(cluster)
+    .find(o => o.kind === kind && (o.metadata as any).name === name);
 }
 
-describe.each(databases.eachSupportedId())('deploy flow against the kube simulator (%s)', databaseId => {
-  const services: DeploymentService[] = [];
-  afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
+describe.each(databases.eachSupportedId())(
+  'deploy flow against the kube simulator (%s)',
+  databaseId => {
+    const services: DeploymentService[] = [];
+    afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
-  async function setup(opts: { probe?: boolean; namespace?: string; progressDeadlineMs?: number } = {}) {
-    const knex = await databases.init(databaseId);
-    const harness = await createFleetHarness({ knex, kubeconfigDir: sim.kubeconfigDir });
-    if (opts.probe ?? true) await harness.worker.runCycle();
-    else await harness.discovery.run();
-    const deployments = DeploymentService.create({
-      store: harness.store,
-      applier: ManifestApplier.create({ clients: harness.clients }),
-      logger: harness.logger,
-      deploy: {
-        namespace: opts.namespace ?? `apps-${databaseId.toLowerCase().replace(/_/g, '-')}`,
-        defaultReplicas: 3,
-        progressDeadlineMs: opts.progressDeadlineMs ?? 5_000,
-        pollIntervalMs: 50,
-      },
-    });
-    services.push(deployments);
-    return { ...harness, deployments, namespace: opts.namespace ?? `apps-${databaseId.toLowerCase().replace(/_/g, '-')}` };
-  }
-
-  async function settle(store: FleetStore, id: string): Promise<Deployment> {
-    for (let i = 0; i < 400; i++) {
-      const d = (await store.getDeployment(id))!;
-      if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-      await new Promise(r => setTimeout(r, 25));
+    async function setup(
+      opts: {
+        probe?: boolean;
+        namespace?: string;
+        progressDeadlineMs?: number;
+      } = {},
+    ) {
+      const knex = await databases.init(databaseId);
+      const harness = await createFleetHarness({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+      });
+      if (opts.probe ?? true) await harness.worker.runCycle();
+      else await harness.discovery.run();
+      const deployments = DeploymentService.create({
+        store: harness.store,
+        applier: ManifestApplier.create({ clients: harness.clients }),
+        logger: harness.logger,
+        deploy: {
+          namespace:
+            opts.namespace ??
+            `apps-${databaseId.toLowerCase().replace(/_/g, '-')}`,
+          defaultReplicas: 3,
+          progressDeadlineMs: opts.progressDeadlineMs ?? 5_000,
+          pollIntervalMs: 50,
+        },
+      });
+      services.push(deployments);
+      return {
+        ...harness,
+        deployments,
+        namespace:
+          opts.namespace ??
+          `apps-${databaseId.toLowerCase().replace(/_/g, '-')}`,
+      };
     }
-    throw new Error(`deployment ${id} did not settle`);
-  }
 
-  it('deploys for real: PENDING -> PROGRESSING -> DEPLOYED, every change an event', async () => {
-    const { store, deployments, namespace } = await setup();
-    const entity = `web-${databaseId.toLowerCase()}`;
-    const started = await deployments.deploy({ entityRef: `component:default/${entity}`, cluster: 'alpha', image: 'nginx:1.27' }, 'user:default/ada');
-    expect(started).toMatchObject({ status: 'PROGRESSING', cluster: 'alpha', image: 'nginx:1.27', revision: 1, clusterStatus: 'ONLINE' });
-    const done = await settle(store, started.id);
-    expect(done).toMatchObject({ status: 'DEPLOYED', syncStatus: 'SYNCED' });
-    expect(done.lastAppliedAt).toBeDefined();
+    async function settle(store: FleetStore, id: string): Promise<Deployment> {
+      for (let i = 0; i < 400; i++) {
+        const d = (await store.getDeployment(id))!;
+        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
+        await new Promise(r => setTimeout(r, 25));
+      }
+      throw new Error(`deployment ${id} did not settle`);
+    }
 
-    const events = await store.listEvents({ subjectKind: 'deployment', subject: started.id });
-    expect(events.map(e => `${e.from ?? ''}->${e.to}`)).toEqual(['PROGRESSING->DEPLOYED', 'PENDING->PROGRESSING', '->PENDING']);
-    expect(events[2].actor).toBe('user:default/ada');
+    it('deploys for real: PENDING -> PROGRESSING -> DEPLOYED, every change an event', async () => {
+      const { store, deployments, namespace } = await setup();
+      const entity = `web-${databaseId.toLowerCase()}`;
+      const started = await deployments.deploy(
+        {
+          entityRef: `component:default/${entity}`,
+          cluster: 'alpha',
+          image: 'nginx:1.27',
+        },
+        'user:default/ada',
+      );
+      expect(started).toMatchObject({
+        status: 'PROGRESSING',
+        cluster: 'alpha',
+        image: 'nginx:1.27',
+        revision: 1,
+        clusterStatus: 'ONLINE',
+      });
+      const done = await settle(store, started.id);
+      expect(done).toMatchObject({ status: 'DEPLOYED', syncStatus: 'SYNCED' });
+      expect(done.lastAppliedAt).toBeDefined();
 
-    const kinds = fleetObjects('alpha').filter(o => (o.metadata as any).namespace === namespace).map(o => o.kind).sort();
-    expect(kinds).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
-    expect(sim.objects('alpha').some(o => o.kind === 'Namespace' && (o.metadata as any).name === namespace)).toBe(true);
-    const app = await store.getApplicationByEntityRef(`component:default/${entity}`);
-    expect(app).toMatchObject({ origin: 'imported', spec: { image: 'nginx:1.27' } });
-  });
+      const events = await store.listEvents({
+        subjectKind: 'deployment',
+        subject: started.id,
+      });
+      expect(events.map(e => `${e.from ?? ''}->${e.to}`)).toEqual([
+        'PROGRESSING->DEPLOYED',
+        'PENDING->PROGRESSING',
+        '->PENDING',
+      ]);
+      expect(events[2].actor).toBe('user:default/ada');
 
-  it('is idempotent: deploying the same spec twice succeeds and leaves the live spec and generation unchanged', async () => {
-    const { store, deployments, namespace } = await setup();
-    const ref = `component:default/idem-${databaseId.toLowerCase().replace(/_/g, '-')}`;
-    const first = await deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 }, 'test');
-    await settle(store, first.id);
-    const name = (await store.getApplicationByEntityRef(ref))!.name;
-    const before = {
-      deployment: liveObject('bravo', 'Deployment', name),
-      service: liveObject('bravo', 'Service', name),
-      pdb: liveObject('bravo', 'PodDisruptionBudget', name),
-    };
-    expect(before.deployment.metadata.namespace).toBe(namespace);
-
-    const second = await deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 }, 'test');
-    expect(second.id).toBe(first.id);
-    expect(second.revision).toBe(2);
-    expect(await settle(store, second.id)).toMatchObject({ status: 'DEPLOYED' });
-    const after = {
-      deployment: liveObject('bravo', 'Deployment', name),
-      service: liveObject('bravo', 'Service', name),
-      pdb: liveObject('bravo', 'PodDisruptionBudget', name),
-    };
-    expect(after.deployment.metadata.generation).toBe(before.deployment.metadata.generation);
-    expect(after.deployment.spec).toEqual(before.deployment.spec);
-    expect(after.service.spec).toEqual(before.service.spec);
-    expect(after.pdb.metadata.generation).toBe(before.pdb.metadata.generation);
-    expect(after.pdb.spec).toEqual(before.pdb.spec);
-  });
-
-  it('lands in the cluster that was picked and nowhere else', async () => {
-    const { store, deployments } = await setup();
-    const ref = `component:default/only-b-${databaseId.toLowerCase().replace(/_/g, '-')}`;
-    const before = { alpha: sim.requestCount('alpha'), charlie: sim.requestCount('charlie') };
-    const d = await deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' }, 'test');
-    await settle(store, d.id);
-    const name = (await store.getApplicationByEntityRef(ref))!.name;
-    expect(liveObject('bravo', 'Deployment', name)).toBeDefined();
-    expect(liveObject('alpha', 'Deployment', name)).toBeUndefined();
-    expect(liveObject('charlie', 'Deployment', name)).toBeUndefined();
-    expect(sim.requestCount('alpha')).toBe(before.alpha);
-    expect(sim.requestCount('charlie')).toBe(before.charlie);
-  });
-
-  it('replaces a changed Service keeping its clusterIP', async () => {
-    const { store, deployments } = await setup();
-    const ref = `component:default/svc-${databaseId.toLowerCase().replace(/_/g, '-')}`;
-    const d = await deployments.deploy({ entityRef: ref, cluster: 'charlie', image: 'nginx:1.27' }, 'test');
-    await settle(store, d.id);
-    const app = (await store.getApplicationByEntityRef(ref))!;
-    const before = liveObject('charlie', 'Service', app.name);
-    await deployments.updateApplication(app.id, { spec: { port: 9000 } });
-    await settle(store, (await deployments.deploy({ entityRef: ref, cluster: 'charlie' }, 'test')).id);
-    const after = liveObject('charlie', 'Service', app.name);
-    expect(after.spec.ports[0].targetPort).toBe(9000);
-    expect(after.spec.clusterIP).toBe(before.spec.clusterIP);
-    expect(after.metadata.resourceVersion).not.toBe(before.metadata.resourceVersion);
-  });
-
-  it('refuses an OFFLINE cluster with a ConflictError and writes nothing to Kubernetes', async () => {
-    const { store, worker, deployments } = await setup();
-    sim.setFault('charlie', { mode: 'down' });
-    await worker.runCycle();
-    await worker.runCycle();
-    expect((await store.getCluster('charlie'))!.status).toBe('OFFLINE');
-    const requests = sim.requestCount('charlie');
-    await expect(
-      deployments.deploy({ entityRef: 'component:default/refused', cluster: 'charlie', image: 'nginx:1.27' }, 'test'),
-    ).rejects.toMatchObject({ name: 'ConflictError' });
-    expect(sim.requestCount('charlie')).toBe(requests);
-    expect(await store.listDeployments({ cluster: 'charlie' })).toEqual([]);
-  });
-
-  it('proceeds on an UNKNOWN (never probed) cluster', async () => {
-    const { store, deployments } = await setup({ probe: false });
-    expect((await store.getCluster('alpha'))!.status).toBe('UNKNOWN');
-    const d = await deployments.deploy({ entityRef: 'component:default/early', cluster: 'alpha', image: 'nginx:1.27' }, 'test');
-    expect(d.clusterStatus).toBe('UNKNOWN');
-    expect(await settle(store, d.id)).toMatchObject({ status: 'DEPLOYED' });
-  });
-
-  it('records FAILED / CLUSTER_NOT_CONFIGURED for a cluster without a readable kubeconfig', async () => {
-    const { store, deployments } = await setup();
-    await store.insertCluster({ name: 'vaulted', endpoint: 'https://10.9.9.9:6443', kubeconfigRef: 'secret/vaulted', source: 'manual' });
-    const d = await deployments.deploy({ entityRef: 'component:default/web', cluster: 'vaulted', image: 'nginx:1.27' }, 'test');
-    expect(d).toMatchObject({ status: 'FAILED', statusReason: 'CLUSTER_NOT_CONFIGURED' });
-    expect(d.message).toContain('opaque reference');
-  });
-
-  it.each([
-    ['error', /HTTP 500/],
-    ['down', /socket hang up|ECONNRESET/],
-  ] as const)('records FAILED / APPLY_FAILED with the API message when the cluster is in %s mode', async (mode, message) => {
-    const { deployments } = await setup();
-    sim.setFault('bravo', { mode });
-    const d = await deployments.deploy({ entityRef: `component:default/broken-${mode}`, cluster: 'bravo', image: 'nginx:1.27' }, 'test');
-    expect(d).toMatchObject({ status: 'FAILED', statusReason: 'APPLY_FAILED' });
-    expect(d.message).toMatch(message);
-  });
-
-  it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {
-    const { store, deployments } = await setup({ progressDeadlineMs: 1_000 });
-    sim.setReadiness('alpha', { neverReady: true });
-    const d = await deployments.deploy({ entityRef: 'component:default/stuck', cluster: 'alpha', image: 'nginx:1.27' }, 'test');
-    expect(d.status).toBe('PROGRESSING');
-    const done = await settle(store, d.id);
-    expect(done).toMatchObject({ status: 'FAILED', statusReason: 'PROGRESS_DEADLINE_EXCEEDED' });
-    const events = await store.listEvents({ subjectKind: 'deployment', subject: d.id });
-    expect(events[0]).toMatchObject({ from: 'PROGRESSING', to: 'FAILED', reason: 'PROGRESS_DEADLINE_EXCEEDED' });
-  });
-
-  it('refuses a deploy with no image anywhere with an InputError, and an unknown cluster with a NotFoundError', async () => {
-    const { deployments, store } = await setup();
-    await expect(deployments.deploy({ entityRef: 'component:default/noimage', cluster: 'alpha' }, 'test')).rejects.toMatchObject({ name: 'InputError' });
-    await expect(deployments.deploy({ entityRef: 'component:default/x', cluster: 'nope', image: 'x' }, 'test')).rejects.toMatchObject({ name: 'NotFoundError' });
-    expect(await store.listApplications()).toEqual([]);
-  });
-
-  it('refuses to move an application onto an OFFLINE cluster, allows UNKNOWN and ONLINE', async () => {
-    const { store, worker, deployments } = await setup();
-    const app = await deployments.registerApplication({ entityRef: 'component:default/placed', origin: 'scaffolded', spec: { image: 'nginx:1.27' } });
-    expect(app.origin).toBe('scaffolded');
-    sim.setFault('charlie', { mode: 'down' });
-    await worker.runCycle();
-    await worker.runCycle();
-    await expect(deployments.updateApplication(app.id, { placement: { clusters: ['charlie'] } })).rejects.toMatchObject({ name: 'ConflictError' });
-    await expect(deployments.updateApplication(app.id, { placement: { clusters: ['nope'] } })).rejects.toMatchObject({ name: 'InputError' });
-    await store.insertCluster({ name: 'later', endpoint: 'https://10.0.0.1', kubeconfigRef: 'x', source: 'manual' });
-    const moved = await deployments.updateApplication(app.id, { placement: { clusters: ['alpha', 'later'] } });
-    expect(moved.placement).toEqual({ clusters: ['alpha', 'later'] });
-  });
-
-  it('cascades on deployments made by this flow and restores only those (end to end)', async () => {
-    const { store, worker, deployments } = await setup({ progressDeadlineMs: 1_000 });
-    const healthy = await settle(store, (await deployments.deploy({ entityRef: 'component:default/healthy', cluster: 'bravo', image: 'nginx:1.27' }, 'test')).id);
-    expect(healthy.status).toBe('DEPLOYED');
-    sim.setReadiness('bravo', { neverReady: true });
-    const failed = await settle(store, (await deployments.deploy({ entityRef: 'component:default/stuck', cluster: 'bravo', image: 'nginx:1.27' }, 'test')).id);
-    expect(failed).toMatchObject({ status: 'FAILED', statusReason: 'PROGRESS_DEADLINE_EXCEEDED' });
-    sim.setReadiness('bravo', { neverReady: false });
-    const sick = await seedDeployment(store, 'bravo', 'sick', 'DEGRADED', 'WORKLOAD_UNHEALTHY');
-
-    sim.setFault('bravo', { mode: 'down' });
-    await worker.runCycle();
-    await worker.runCycle();
-    const statusOf = async (d: Deployment): Promise<[DeploymentStatus, string | undefined]> => {
-      const now = (await store.getDeployment(d.id))!;
-      return [now.status, now.statusReason];
-    };
-    expect(await statusOf(healthy)).toEqual(['DEGRADED', 'CLUSTER_OFFLINE']);
-    expect(await statusOf(failed)).toEqual(['FAILED', 'PROGRESS_DEADLINE_EXCEEDED']);
-    expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
-
-    sim.setFault('bravo', { mode: 'ok' });
-    await worker.runCycle();
-    expect(await statusOf(healthy)).toEqual(['DEPLOYED', undefined]);
-    expect(await statusOf(failed)).toEqual(['FAILED', 'PROGRESS_DEADLINE_EXCEEDED']);
-    expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
-  });
-  it('gives components of other namespaces, or with cleaned names, their own object names', async () => {
-    const { store, deployments } = await setup();
-    const a = await settle(store, (await deployments.deploy({ entityRef: 'component:team-a/web', cluster: 'alpha', image: 'nginx:1.27' }, 'test')).id);
-    const b = await settle(store, (await deployments.deploy({ entityRef: 'component:team-b/web', cluster: 'alpha', image: 'nginx:1.26' }, 'test')).id);
-    expect([a.status, b.status]).toEqual(['DEPLOYED', 'DEPLOYED']);
-    const names = (await store.listApplications()).map(app => app.name);
-    expect(new Set(names).size).toBe(names.length);
-    expect(names.filter(n => n.startsWith('team-a-web-'))).toHaveLength(1);
-    expect(names.filter(n => n.startsWith('team-b-web-'))).toHaveLength(1);
-  });
-
-  it("never patches an object of the same name that is not Fleet's: FAILED / APPLY_FAILED", async () => {
-    const { deployments, namespace } = await setup();
-    const kc = new KubeConfig();
-    kc.loadFromFile(sim.kubeconfigPath('charlie'));
-    const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => undefined);
-    const squatter = `squatter-${databaseId.toLowerCase().replace(/_/g, '-')}`;
-    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: squatter },
-        spec: { selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'x', image: 'theirs:1' }] } } },
-      },
+      const kinds = fleetObjects('alpha')
+        .filter(o => (o.metadata as any).namespace === namespace)
+        .map(o => o.kind)
+        .sort();
+      expect(kinds).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
+      expect(
+        sim
+          .objects('alpha')
+          .some(
+            o =>
+              o.kind === 'Namespace' && (o.metadata as any).name === namespace,
+          ),
+      ).toBe(true);
+      const app = await store.getApplicationByEntityRef(
+        `component:default/${entity}`,
+      );
+      expect(app).toMatchObject({
+        origin: 'imported',
+        spec: { image: 'nginx:1.27' },
+      });
     });
-    const d = await deployments.deploy({ entityRef: `component:default/${squatter}`, cluster: 'charlie', image: 'nginx:1.27' }, 'test');
-    expect(d).toMatchObject({ status: 'FAILED', statusReason: 'APPLY_FAILED' });
-    expect(d.message).toMatch(/already exists and is not Fleet's object/);
-    expect((liveObject('charlie', 'Deployment', squatter) as any).spec.template.spec.containers[0].image).toBe('theirs:1');
-  });
 
-  it('ends two concurrent deploys of the same component and cluster at the last revision, not stuck', async () => {
-    const { store, deployments } = await setup();
-    const ref = `component:default/twice-${databaseId.toLowerCase().replace(/_/g, '-')}`;
-    const [first, second] = await Promise.all([
-      deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' }, 'a'),
-      deployments.deploy({ entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' }, 'b'),
-    ]);
-    expect(first.id).toBe(second.id);
-    const done = await settle(store, first.id);
-    expect(done.status).toBe('DEPLOYED');
-    expect(done.revision).toBe(2);
-  });
+    it('is idempotent: deploying the same spec twice succeeds and leaves the live spec and generation unchanged', async () => {
+      const { store, deployments, namespace } = await setup();
+      const ref = `component:default/idem-${databaseId
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
+      const first = await deployments.deploy(
+        { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 },
+        'test',
+      );
+      await settle(store, first.id);
+      const name = (await store.getApplicationByEntityRef(ref))!.name;
+      const before = {
+        deployment: liveObject('bravo', 'Deployment', name),
+        service: liveObject('bravo', 'Service', name),
+        pdb: liveObject('bravo', 'PodDisruptionBudget', name),
+      };
+      expect(before.deployment.metadata.namespace).toBe(namespace);
 
-  it('writes DEGRADED / CLUSTER_OFFLINE, not DEPLOYED, when the cluster went OFFLINE during the rollout', async () => {
-    const { store, deployments } = await setup();
-    sim.setReadiness('alpha', { readyDelayMs: 600 });
-    const d = await deployments.deploy({ entityRef: 'component:default/caught-out', cluster: 'alpha', image: 'nginx:1.27' }, 'test');
-    await store.inClusterTransaction(tx =>
-      tx.updateClusterHealth('alpha', { status: 'OFFLINE', statusReason: 'FAILURE_THRESHOLD_REACHED', consecutiveFailures: 2, consecutiveSuccesses: 0 }),
+      const second = await deployments.deploy(
+        { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 },
+        'test',
+      );
+      expect(second.id).toBe(first.id);
+      expect(second.revision).toBe(2);
+      expect(await settle(store, second.id)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      const after = {
+        deployment: liveObject('bravo', 'Deployment', name),
+        service: liveObject('bravo', 'Service', name),
+        pdb: liveObject('bravo', 'PodDisruptionBudget', name),
+      };
+      expect(after.deployment.metadata.generation).toBe(
+        before.deployment.metadata.generation,
+      );
+      expect(after.deployment.spec).toEqual(before.deployment.spec);
+      expect(after.service.spec).toEqual(before.service.spec);
+      expect(after.pdb.metadata.generation).toBe(
+        before.pdb.metadata.generation,
+      );
+      expect(after.pdb.spec).toEqual(before.pdb.spec);
+    });
+
+    it('lands in the cluster that was picked and nowhere else', async () => {
+      const { store, deployments } = await setup();
+      const ref = `component:default/only-b-${databaseId
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
+      const before = {
+        alpha: sim.requestCount('alpha'),
+        charlie: sim.requestCount('charlie'),
+      };
+      const d = await deployments.deploy(
+        { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' },
+        'test',
+      );
+      await settle(store, d.id);
+      const name = (await store.getApplicationByEntityRef(ref))!.name;
+      expect(liveObject('bravo', 'Deployment', name)).toBeDefined();
+      expect(liveObject('alpha', 'Deployment', name)).toBeUndefined();
+      expect(liveObject('charlie', 'Deployment', name)).toBeUndefined();
+      expect(sim.requestCount('alpha')).toBe(before.alpha);
+      expect(sim.requestCount('charlie')).toBe(before.charlie);
+    });
+
+    it('replaces a changed Service keeping its clusterIP', async () => {
+      const { store, deployments } = await setup();
+      const ref = `component:default/svc-${databaseId
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
+      const d = await deployments.deploy(
+        { entityRef: ref, cluster: 'charlie', image: 'nginx:1.27' },
+        'test',
+      );
+      await settle(store, d.id);
+      const app = (await store.getApplicationByEntityRef(ref))!;
+      const before = liveObject('charlie', 'Service', app.name);
+      await deployments.updateApplication(app.id, { spec: { port: 9000 } });
+      await settle(
+        store,
+        (
+          await deployments.deploy(
+            { entityRef: ref, cluster: 'charlie' },
+            'test',
+          )
+        ).id,
+      );
+      const after = liveObject('charlie', 'Service', app.name);
+      expect(after.spec.ports[0].targetPort).toBe(9000);
+      expect(after.spec.clusterIP).toBe(before.spec.clusterIP);
+      expect(after.metadata.resourceVersion).not.toBe(
+        before.metadata.resourceVersion,
+      );
+    });
+
+    it('refuses an OFFLINE cluster with a ConflictError and writes nothing to Kubernetes', async () => {
+      const { store, worker, deployments } = await setup();
+      sim.setFault('charlie', { mode: 'down' });
+      await worker.runCycle();
+      await worker.runCycle();
+      expect((await store.getCluster('charlie'))!.status).toBe('OFFLINE');
+      const requests = sim.requestCount('charlie');
+      await expect(
+        deployments.deploy(
+          {
+            entityRef: 'component:default/refused',
+            cluster: 'charlie',
+            image: 'nginx:1.27',
+          },
+          'test',
+        ),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      expect(sim.requestCount('charlie')).toBe(requests);
+      expect(await store.listDeployments({ cluster: 'charlie' })).toEqual([]);
+    });
+
+    it('proceeds on an UNKNOWN (never probed) cluster', async () => {
+      const { store, deployments } = await setup({ probe: false });
+      expect((await store.getCluster('alpha'))!.status).toBe('UNKNOWN');
+      const d = await deployments.deploy(
+        {
+          entityRef: 'component:default/early',
+          cluster: 'alpha',
+          image: 'nginx:1.27',
+        },
+        'test',
+      );
+      expect(d.clusterStatus).toBe('UNKNOWN');
+      expect(await settle(store, d.id)).toMatchObject({ status: 'DEPLOYED' });
+    });
+
+    it('records FAILED / CLUSTER_NOT_CONFIGURED for a cluster without a readable kubeconfig', async () => {
+      const { store, deployments } = await setup();
+      await store.insertCluster({
+        name: 'vaulted',
+        endpoint: 'https://10.9.9.9:6443',
+        kubeconfigRef: 'secret/vaulted',
+        source: 'manual',
+      });
+      const d = await deployments.deploy(
+        {
+          entityRef: 'component:default/web',
+          cluster: 'vaulted',
+          image: 'nginx:1.27',
+        },
+        'test',
+      );
+      expect(d).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'CLUSTER_NOT_CONFIGURED',
+      });
+      expect(d.message).toContain('opaque reference');
+    });
+
+    it.each([
+      ['error', /HTTP 500/],
+      ['down', /socket hang up|ECONNRESET/],
+    ] as const)(
+      'records FAILED / APPLY_FAILED with the API message when the cluster is in %s mode',
+      async (mode, message) => {
+        const { deployments } = await setup();
+        sim.setFault('bravo', { mode });
+        const d = await deployments.deploy(
+          {
+            entityRef: `component:default/broken-${mode}`,
+            cluster: 'bravo',
+            image: 'nginx:1.27',
+          },
+          'test',
+        );
+        expect(d).toMatchObject({
+          status: 'FAILED',
+          statusReason: 'APPLY_FAILED',
+        });
+        expect(d.message).toMatch(message);
+      },
     );
-    expect(await settle(store, d.id)).toMatchObject({ status: 'DEGRADED', statusReason: 'CLUSTER_OFFLINE' });
-  });
 
-  it('fails a deployment left PENDING past the deadline, and follows one left PROGRESSING', async () => {
-    const { store, deployments } = await setup({ progressDeadlineMs: 200 });
-    const app = await store.insertApplication({ entityRef: 'component:default/orphan', name: 'orphan', spec: { image: 'x' } });
-    const pending = await store.insertDeployment({ applicationId: app.id, cluster: 'alpha', status: 'PENDING', revision: 1 }, 'test');
-    await new Promise(r => setTimeout(r, 300));
-    await deployments.adoptUnfinished();
-    expect(await store.getDeployment(pending.id)).toMatchObject({ status: 'FAILED', statusReason: 'APPLY_FAILED' });
-  });
-});
+    it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {
+      const { store, deployments } = await setup({ progressDeadlineMs: 1_000 });
+      sim.setReadiness('alpha', { neverReady: true });
+      const d = await deployments.deploy(
+        {
+          entityRef: 'component:default/stuck',
+          cluster: 'alpha',
+          image: 'nginx:1.27',
+        },
+        'test',
+      );
+      expect(d.status).toBe('PROGRESSING');
+      const done = await settle(store, d.id);
+      expect(done).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
+      });
+      const events = await store.listEvents({
+        subjectKind: 'deployment',
+        subject: d.id,
+      });
+      expect(events[0]).toMatchObject({
+        from: 'PROGRESSING',
+        to: 'FAILED',
+        reason: 'PROGRESS_DEADLINE_EXCEEDED',
+      });
+    });
+
+    it('refuses a deploy with no image anywhere with an InputError, and an unknown cluster with a NotFoundError', async () => {
+      const { deployments, store } = await setup();
+      await expect(
+        deployments.deploy(
+          { entityRef: 'component:default/noimage', cluster: 'alpha' },
+          'test',
+        ),
+      ).rejects.toMatchObject({ name: 'InputError' });
+      await expect(
+        deployments.deploy(
+          { entityRef: 'component:default/x', cluster: 'nope', image: 'x' },
+          'test',
+        ),
+      ).rejects.toMatchObject({ name: 'NotFoundError' });
+      expect(await store.listApplications()).toEqual([]);
+    });
+
+    it('refuses to move an application onto an OFFLINE cluster, allows UNKNOWN and ONLINE', async () => {
+      const { store, worker, deployments } = await setup();
+      const app = await deployments.registerApplication({
+        entityRef: 'component:default/placed',
+        origin: 'scaffolded',
+        spec: { image: 'nginx:1.27' },
+      });
+      expect(app.origin).toBe('scaffolded');
+      sim.setFault('charlie', { mode: 'down' });
+      await worker.runCycle();
+      await worker.runCycle();
+      await expect(
+        deployments.updateApplication(app.id, {
+          placement: { clusters: ['charlie'] },
+        }),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      await expect(
+        deployments.updateApplication(app.id, {
+          placement: { clusters: ['nope'] },
+        }),
+      ).rejects.toMatchObject({ name: 'InputError' });
+      await store.insertCluster({
+        name: 'later',
+        endpoint: 'https://10.0.0.1',
+        kubeconfigRef: 'x',
+        source: 'manual',
+      });
+      const moved = await deployments.updateApplication(app.id, {
+        placement: { clusters: ['alpha', 'later'] },
+      });
+      expect(moved.placement).toEqual({ clusters: ['alpha', 'later'] });
+    });
+
+    it('cascades on deployments made by this flow and restores only those (end to end)', async () => {
+      const { store, worker, deployments } = await setup({
+        progressDeadlineMs: 1_000,
+      });
+      const healthy = await settle(
+        store,
+        (
+          await deployments.deploy(
+            {
+              entityRef: 'component:default/healthy',
+              cluster: 'bravo',
+              image: 'nginx:1.27',
+            },
+            'test',
+          )
+        ).id,
+      );
+      expect(healthy.status).toBe('DEPLOYED');
+      sim.setReadiness('bravo', { neverReady: true });
+      const failed = await settle(
+        store,
+        (
+          await deployments.deploy(
+            {
+              entityRef: 'component:default/stuck',
+              cluster: 'bravo',
+              image: 'nginx:1.27',
+            },
+            'test',
+          )
+        ).id,
+      );
+      expect(failed).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
+      });
+      sim.setReadiness('bravo', { neverReady: false });
+      const sick = await seedDeployment(
+        store,
+        'bravo',
+        'sick',
+        'DEGRADED',
+        'WORKLOAD_UNHEALTHY',
+      );
+
+      sim.setFault('bravo', { mode: 'down' });
+      await worker.runCycle();
+      await worker.runCycle();
+      const statusOf = async (
+        d: Deployment,
+      ): Promise<[DeploymentStatus, string | undefined]> => {
+        const now = (await store.getDeployment(d.id))!;
+        return [now.status, now.statusReason];
+      };
+      expect(await statusOf(healthy)).toEqual(['DEGRADED', 'CLUSTER_OFFLINE']);
+      expect(await statusOf(failed)).toEqual([
+        'FAILED',
+        'PROGRESS_DEADLINE_EXCEEDED',
+      ]);
+      expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
+
+      sim.setFault('bravo', { mode: 'ok' });
+      await worker.runCycle();
+      expect(await statusOf(healthy)).toEqual(['DEPLOYED', undefined]);
+      expect(await statusOf(failed)).toEqual([
+        'FAILED',
+        'PROGRESS_DEADLINE_EXCEEDED',
+      ]);
+      expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
+    });
+    it('gives components of other namespaces, or with cleaned names, their own object names', async () => {
+      const { store, deployments } = await setup();
+      const a = await settle(
+        store,
+        (
+          await deployments.deploy(
+            {
+              entityRef: 'component:team-a/web',
+              cluster: 'alpha',
+              image: 'nginx:1.27',
+            },
+            'test',
+          )
+        ).id,
+      );
+      const b = await settle(
+        store,
+        (
+          await deployments.deploy(
+            {
+              entityRef: 'component:team-b/web',
+              cluster: 'alpha',
+              image: 'nginx:1.26',
+            },
+            'test',
+          )
+        ).id,
+      );
+      expect([a.status, b.status]).toEqual(['DEPLOYED', 'DEPLOYED']);
+      const names = (await store.listApplications()).map(app => app.name);
+      expect(new Set(names).size).toBe(names.length);
+      expect(names.filter(n => n.startsWith('team-a-web-'))).toHaveLength(1);
+      expect(names.filter(n => n.startsWith('team-b-web-'))).toHaveLength(1);
+    });
+
+    it("never patches an object of the same name that is not Fleet's: FAILED / APPLY_FAILED", async () => {
+      const { deployments, namespace } = await setup();
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('charlie'));
+      const core = kc.makeApiClient(CoreV1Api);
+      await core
+        .createNamespace({ body: { metadata: { name: namespace } } })
+        .catch(() => undefined);
+      const squatter = `squatter-${databaseId
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
+      await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+        namespace,
+        body: {
+          metadata: { name: squatter },
+          spec: {
+            selector: { matchLabels: { app: 'x' } },
+            template: {
+              metadata: { labels: { app: 'x' } },
+              spec: { containers: [{ name: 'x', image: 'theirs:1' }] },
+            },
+          },
+        },
+      });
+      const d = await deployments.deploy(
+        {
+          entityRef: `component:default/${squatter}`,
+          cluster: 'charlie',
+          image: 'nginx:1.27',
+        },
+        'test',
+      );
+      expect(d).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'APPLY_FAILED',
+      });
+      expect(d.message).toMatch(/already exists and is not Fleet's object/);
+      expect(
+        (liveObject('charlie', 'Deployment', squatter) as any).spec.template
+          .spec.containers[0].image,
+      ).toBe('theirs:1');
+    });
+
+    it('ends two concurrent deploys of the same component and cluster at the last revision, not stuck', async () => {
+      const { store, deployments } = await setup();
+      const ref = `component:default/twice-${databaseId
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
+      const [first, second] = await Promise.all([
+        deployments.deploy(
+          { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' },
+          'a',
+        ),
+        deployments.deploy(
+          { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' },
+          'b',
+        ),
+      ]);
+      expect(first.id).toBe(second.id);
+      const done = await settle(store, first.id);
+      expect(done.status).toBe('DEPLOYED');
+      expect(done.revision).toBe(2);
+    });
+
+    it('writes DEGRADED / CLUSTER_OFFLINE, not DEPLOYED, when the cluster went OFFLINE during the rollout', async () => {
+      const { store, deployments } = await setup();
+      sim.setReadiness('alpha', { readyDelayMs: 600 });
+      const d = await deployments.deploy(
+        {
+          entityRef: 'component:default/caught-out',
+          cluster: 'alpha',
+          image: 'nginx:1.27',
+        },
+        'test',
+      );
+      await store.inClusterTransaction(tx =>
+        tx.updateClusterHealth('alpha', {
+          status: 'OFFLINE',
+          statusReason: 'FAILURE_THRESHOLD_REACHED',
+          consecutiveFailures: 2,
+          consecutiveSuccesses: 0,
+        }),
+      );
+      expect(await settle(store, d.id)).toMatchObject({
+        status: 'DEGRADED',
+        statusReason: 'CLUSTER_OFFLINE',
+      });
+    });
+
+    it('fails a deployment left PENDING past the deadline, and follows one left PROGRESSING', async () => {
+      const { store, deployments } = await setup({ progressDeadlineMs: 200 });
+      const app = await store.insertApplication({
+        entityRef: 'component:default/orphan',
+        name: 'orphan',
+        spec: { image: 'x' },
+      });
+      const pending = await store.insertDeployment(
+        {
+          applicationId: app.id,
+          cluster: 'alpha',
+          status: 'PENDING',
+          revision: 1,
+        },
+        'test',
+      );
+      await new Promise(r => setTimeout(r, 300));
+      await deployments.adoptUnfinished();
+      expect(await store.getDeployment(pending.id)).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'APPLY_FAILED',
+      });
+    });
+  },
+);

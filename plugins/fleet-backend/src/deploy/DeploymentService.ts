@@ -12,7 +12,11 @@ import {
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
-import { isDns1123Label, sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
+import {
+  isDns1123Label,
+  sanitizeK8sName,
+  withStableSuffix,
+} from '../kubernetes/sanitizeK8sName';
 import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
 
@@ -34,7 +38,9 @@ export interface DeploymentServiceOptions {
   store: FleetStore;
   applier: ManifestApplier;
   logger: LoggerService;
-  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & { pollIntervalMs?: number };
+  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & {
+    pollIntervalMs?: number;
+  };
 }
 
 const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
@@ -46,14 +52,24 @@ const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
 export function normalizeEntityRef(ref: string): string {
   let parsed;
   try {
-    parsed = parseEntityRef(ref, { defaultKind: 'component', defaultNamespace: 'default' });
+    parsed = parseEntityRef(ref, {
+      defaultKind: 'component',
+      defaultNamespace: 'default',
+    });
   } catch (error) {
-    throw new InputError(`Invalid entityRef '${ref}': ${(error as Error).message}`);
+    throw new InputError(
+      `Invalid entityRef '${ref}': ${(error as Error).message}`,
+    );
   }
   if (parsed.kind.toLocaleLowerCase('en-US') !== 'component') {
-    throw new InputError(`Invalid entityRef '${ref}': Fleet deploys components, not ${parsed.kind} entities`);
+    throw new InputError(
+      `Invalid entityRef '${ref}': Fleet deploys components, not ${parsed.kind} entities`,
+    );
   }
-  for (const [part, value] of [['namespace', parsed.namespace], ['name', parsed.name]] as const) {
+  for (const [part, value] of [
+    ['namespace', parsed.namespace],
+    ['name', parsed.name],
+  ] as const) {
     if (value.length > 63 || !ENTITY_NAME.test(value)) {
       throw new InputError(
         `Invalid entityRef '${ref}': the ${part} must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
@@ -83,7 +99,10 @@ export function applicationNameFor(entityRef: string): string {
  * API error FAILED / APPLY_FAILED with the API's message: a result, never an HTTP 500.
  */
 export class DeploymentService {
-  private readonly timers = new Map<string, { revision: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<
+    string,
+    { revision: number; timer: NodeJS.Timeout }
+  >();
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
@@ -98,15 +117,22 @@ export class DeploymentService {
   }
 
   /** Checks that every cluster named by a placement exists and that the new ones are not OFFLINE. */
-  private async checkPlacement(placement: ApplicationPlacement | undefined, previous?: ApplicationPlacement) {
+  private async checkPlacement(
+    placement: ApplicationPlacement | undefined,
+    previous?: ApplicationPlacement,
+  ) {
     for (const name of placement?.clusters ?? []) {
       const cluster = await this.options.store.getCluster(name);
-      if (!cluster) throw new InputError(`Placement names an unknown cluster '${name}'`);
-      if (!previous?.clusters?.includes(name)) assertClusterAcceptsDeployments(cluster);
+      if (!cluster)
+        throw new InputError(`Placement names an unknown cluster '${name}'`);
+      if (!previous?.clusters?.includes(name))
+        assertClusterAcceptsDeployments(cluster);
     }
   }
 
-  async registerApplication(request: RegisterApplicationRequest): Promise<Application> {
+  async registerApplication(
+    request: RegisterApplicationRequest,
+  ): Promise<Application> {
     const entityRef = normalizeEntityRef(request.entityRef);
     await this.checkPlacement(request.placement);
     return this.options.store.insertApplication({
@@ -142,7 +168,10 @@ export class DeploymentService {
       namespace: deploy.namespace,
       spec: application.spec,
       defaultReplicas: deploy.defaultReplicas,
-      progressDeadlineSeconds: Math.max(1, Math.ceil(deploy.progressDeadlineMs / 1000)),
+      progressDeadlineSeconds: Math.max(
+        1,
+        Math.ceil(deploy.progressDeadlineMs / 1000),
+      ),
     });
   }
 
@@ -150,7 +179,8 @@ export class DeploymentService {
     const { store, applier, deploy, logger } = this.options;
     const entityRef = normalizeEntityRef(request.entityRef);
     const cluster = await store.getCluster(request.cluster);
-    if (!cluster) throw new NotFoundError(`Cluster '${request.cluster}' not found`);
+    if (!cluster)
+      throw new NotFoundError(`Cluster '${request.cluster}' not found`);
     assertClusterAcceptsDeployments(cluster);
 
     let application = await store.getApplicationByEntityRef(entityRef);
@@ -175,18 +205,26 @@ export class DeploymentService {
     }
     if (
       (request.image && request.image !== application.spec.image) ||
-      (request.replicas !== undefined && request.replicas !== application.spec.replicas)
+      (request.replicas !== undefined &&
+        request.replicas !== application.spec.replicas)
     ) {
       application = (await store.updateApplication(application.id, {
         spec: {
           ...application.spec,
           ...(request.image ? { image: request.image } : {}),
-          ...(request.replicas !== undefined ? { replicas: request.replicas } : {}),
+          ...(request.replicas !== undefined
+            ? { replicas: request.replicas }
+            : {}),
         },
       }))!;
     }
 
-    let deployment = await this.recordPending(application.id, cluster.name, image, actor);
+    let deployment = await this.recordPending(
+      application.id,
+      cluster.name,
+      image,
+      actor,
+    );
     const revision = deployment.revision;
     const manifests = this.manifestsFor(application);
     const result = await applier.apply(cluster, deploy.namespace, manifests);
@@ -197,15 +235,25 @@ export class DeploymentService {
     if (result.kind === 'not-configured') {
       outcome = await store.updateDeploymentStatus(
         deployment.id,
-        { status: 'FAILED', statusReason: DeploymentReasons.CLUSTER_NOT_CONFIGURED, message: result.message },
+        {
+          status: 'FAILED',
+          statusReason: DeploymentReasons.CLUSTER_NOT_CONFIGURED,
+          message: result.message,
+        },
         actor,
         condition,
       );
     } else if (result.kind === 'failed') {
-      logger.warn(`Deploying ${entityRef} to ${cluster.name} failed: ${result.message}`);
+      logger.warn(
+        `Deploying ${entityRef} to ${cluster.name} failed: ${result.message}`,
+      );
       outcome = await store.updateDeploymentStatus(
         deployment.id,
-        { status: 'FAILED', statusReason: DeploymentReasons.APPLY_FAILED, message: result.message },
+        {
+          status: 'FAILED',
+          statusReason: DeploymentReasons.APPLY_FAILED,
+          message: result.message,
+        },
         actor,
         condition,
       );
@@ -229,23 +277,42 @@ export class DeploymentService {
     return deployment;
   }
 
-  private async recordPending(applicationId: string, cluster: string, image: string, actor: string) {
+  private async recordPending(
+    applicationId: string,
+    cluster: string,
+    image: string,
+    actor: string,
+  ) {
     const { store } = this.options;
     const existing = await store.getDeploymentFor(applicationId, cluster);
     if (!existing) {
       try {
         return await store.insertDeployment(
-          { applicationId, cluster, status: 'PENDING', message: 'Deploy requested', image, revision: 1 },
+          {
+            applicationId,
+            cluster,
+            status: 'PENDING',
+            message: 'Deploy requested',
+            image,
+            revision: 1,
+          },
           actor,
         );
       } catch (error) {
         if ((error as Error).name !== 'ConflictError') throw error;
       }
     }
-    const current = existing ?? (await store.getDeploymentFor(applicationId, cluster))!;
+    const current =
+      existing ?? (await store.getDeploymentFor(applicationId, cluster))!;
     return (await store.updateDeploymentStatus(
       current.id,
-      { status: 'PENDING', statusReason: null, message: 'Deploy requested', image, bumpRevision: true },
+      {
+        status: 'PENDING',
+        statusReason: null,
+        message: 'Deploy requested',
+        image,
+        bumpRevision: true,
+      },
       actor,
     ))!;
   }
@@ -261,7 +328,9 @@ export class DeploymentService {
       timer: setTimeout(() => {
         const polling = this.poll(deploymentId, revision)
           .catch(error => {
-            this.options.logger.warn(`Readiness check of deployment ${deploymentId} failed, retrying: ${error}`);
+            this.options.logger.warn(
+              `Readiness check of deployment ${deploymentId} failed, retrying: ${error}`,
+            );
             this.track(deploymentId, revision);
           })
           .finally(() => this.inFlight.delete(polling));
@@ -272,17 +341,29 @@ export class DeploymentService {
 
   private async poll(deploymentId: string, revision: number): Promise<void> {
     const { store, applier, deploy } = this.options;
-    if (this.timers.get(deploymentId)?.revision === revision) this.timers.delete(deploymentId);
+    if (this.timers.get(deploymentId)?.revision === revision)
+      this.timers.delete(deploymentId);
     const deployment = await store.getDeployment(deploymentId);
-    if (!deployment || deployment.status !== 'PROGRESSING' || deployment.revision !== revision) return;
+    if (
+      !deployment ||
+      deployment.status !== 'PROGRESSING' ||
+      deployment.revision !== revision
+    )
+      return;
     const condition = { status: 'PROGRESSING' as const, revision };
     const application = await store.getApplication(deployment.applicationId);
     if (!application) return;
     const cluster = await store.getCluster(deployment.cluster);
     if (!cluster) return;
 
-    const state = await applier.rolloutState(cluster, deploy.namespace, application.name);
-    const appliedAt = deployment.lastAppliedAt ? Date.parse(deployment.lastAppliedAt) : Date.now();
+    const state = await applier.rolloutState(
+      cluster,
+      deploy.namespace,
+      application.name,
+    );
+    const appliedAt = deployment.lastAppliedAt
+      ? Date.parse(deployment.lastAppliedAt)
+      : Date.now();
     const overdue = Date.now() - appliedAt > deploy.progressDeadlineMs;
     if (state.kind === 'ready') {
       // The cluster may have gone OFFLINE during the rollout: then this is what the cascade
@@ -297,7 +378,11 @@ export class DeploymentService {
               statusReason: DeploymentReasons.CLUSTER_OFFLINE,
               message: `Rollout complete, but cluster '${deployment.cluster}' is OFFLINE`,
             }
-          : { status: 'DEPLOYED', statusReason: null, message: 'Rollout complete: all replicas updated and available' },
+          : {
+              status: 'DEPLOYED',
+              statusReason: null,
+              message: 'Rollout complete: all replicas updated and available',
+            },
         'fleet-rollout',
         condition,
       );
@@ -310,7 +395,9 @@ export class DeploymentService {
         {
           status: 'FAILED',
           statusReason: DeploymentReasons.PROGRESS_DEADLINE_EXCEEDED,
-          message: `Rollout not complete after ${Math.round(deploy.progressDeadlineMs / 1000)} s${detail ? `: ${detail}` : ''}`,
+          message: `Rollout not complete after ${Math.round(
+            deploy.progressDeadlineMs / 1000,
+          )} s${detail ? `: ${detail}` : ''}`,
         },
         'fleet-rollout',
         condition,
@@ -334,10 +421,17 @@ export class DeploymentService {
           this.track(d.id, d.revision);
           adopted += 1;
         }
-      } else if (d.status === 'PENDING' && Date.now() - Date.parse(d.updatedAt) > deploy.progressDeadlineMs) {
+      } else if (
+        d.status === 'PENDING' &&
+        Date.now() - Date.parse(d.updatedAt) > deploy.progressDeadlineMs
+      ) {
         await store.updateDeploymentStatus(
           d.id,
-          { status: 'FAILED', statusReason: DeploymentReasons.APPLY_FAILED, message: 'The apply was interrupted; deploy again' },
+          {
+            status: 'FAILED',
+            statusReason: DeploymentReasons.APPLY_FAILED,
+            message: 'The apply was interrupted; deploy again',
+          },
           'fleet-rollout',
           { status: 'PENDING', revision: d.revision },
         );

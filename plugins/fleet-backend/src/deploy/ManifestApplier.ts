@@ -10,7 +10,10 @@ import {
   type V1Service,
   type V2HorizontalPodAutoscalerList,
 } from '@kubernetes/client-node';
-import type { ClusterAccess, ClusterClients } from '../kubernetes/ClusterClients';
+import type {
+  ClusterAccess,
+  ClusterClients,
+} from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
 import { diffObject } from '../reconcile/drift';
 import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
@@ -45,7 +48,8 @@ export type RolloutState =
 /** An object with Fleet's name exists but belongs to someone else. */
 class ForeignObjectError extends Error {}
 
-const isStatus = (error: unknown, code: number) => (error as { code?: unknown })?.code === code;
+const isStatus = (error: unknown, code: number) =>
+  (error as { code?: unknown })?.code === code;
 
 /**
  * Applies an application's objects to one cluster through that cluster's own client,
@@ -59,27 +63,47 @@ export class ManifestApplier {
     private readonly requestTimeoutMs: number,
   ) {}
 
-  static create(options: { clients: ClusterClients; requestTimeoutMs?: number }): ManifestApplier {
-    return new ManifestApplier(options.clients, options.requestTimeoutMs ?? 15_000);
+  static create(options: {
+    clients: ClusterClients;
+    requestTimeoutMs?: number;
+  }): ManifestApplier {
+    return new ManifestApplier(
+      options.clients,
+      options.requestTimeoutMs ?? 15_000,
+    );
   }
 
-  async apply(cluster: ClusterAccess, namespace: string, manifests: Manifests): Promise<ApplyResult> {
+  async apply(
+    cluster: ClusterAccess,
+    namespace: string,
+    manifests: Manifests,
+  ): Promise<ApplyResult> {
     const loaded = await this.clients.kubeConfigFor(cluster);
-    if (loaded.kind === 'unusable') return { kind: 'not-configured', message: loaded.reason };
+    if (loaded.kind === 'unusable')
+      return { kind: 'not-configured', message: loaded.reason };
     const kc = loaded.kubeConfig;
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const policy = kc.makeApiClient(PolicyV1Api);
     const opts = () => loaded.requestOptions(this.requestTimeoutMs);
-    const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts());
+    const mergePatch = () =>
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts());
 
-    const entityRef = manifests.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
+    const entityRef =
+      manifests.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
     /** On a 409, the object there must be ours: never patch or replace someone else's. */
-    const assertOurs = (kind: string, live: { metadata?: { annotations?: Record<string, string> } }) => {
+    const assertOurs = (
+      kind: string,
+      live: { metadata?: { annotations?: Record<string, string> } },
+    ) => {
       const owner = live.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
       if (owner !== entityRef) {
         throw new ForeignObjectError(
-          `${kind} ${namespace}/${manifests.deployment.metadata!.name} already exists and is not Fleet's object for ${entityRef}${owner ? ` (it belongs to ${owner})` : ''}`,
+          `${kind} ${namespace}/${
+            manifests.deployment.metadata!.name
+          } already exists and is not Fleet's object for ${entityRef}${
+            owner ? ` (it belongs to ${owner})` : ''
+          }`,
         );
       }
     };
@@ -89,7 +113,14 @@ export class ManifestApplier {
       // (403), and someone else may have created it meanwhile (409): both mean "go on".
       try {
         await core.createNamespace(
-          { body: { metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'fleet' } } } },
+          {
+            body: {
+              metadata: {
+                name: namespace,
+                labels: { 'app.kubernetes.io/managed-by': 'fleet' },
+              },
+            },
+          },
           opts(),
         );
       } catch (error) {
@@ -100,19 +131,34 @@ export class ManifestApplier {
       const name = deployment.metadata!.name!;
       let applied: V1Deployment;
       try {
-        applied = await apps.createNamespacedDeployment({ namespace, body: deployment }, opts());
+        applied = await apps.createNamespacedDeployment(
+          { namespace, body: deployment },
+          opts(),
+        );
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
-        assertOurs('Deployment', await apps.readNamespacedDeployment({ name, namespace }, opts()));
-        applied = await apps.patchNamespacedDeployment({ name, namespace, body: deployment }, mergePatch());
+        assertOurs(
+          'Deployment',
+          await apps.readNamespacedDeployment({ name, namespace }, opts()),
+        );
+        applied = await apps.patchNamespacedDeployment(
+          { name, namespace, body: deployment },
+          mergePatch(),
+        );
       }
 
       const serviceName = service.metadata!.name!;
       try {
-        await core.createNamespacedService({ namespace, body: service }, opts());
+        await core.createNamespacedService(
+          { namespace, body: service },
+          opts(),
+        );
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
-        const live = await core.readNamespacedService({ name: serviceName, namespace }, opts());
+        const live = await core.readNamespacedService(
+          { name: serviceName, namespace },
+          opts(),
+        );
         assertOurs('Service', live);
         // Replace only when Fleet's fields differ: an identical apply changes nothing.
         if (diffObject(service, live).length > 0) {
@@ -122,8 +168,15 @@ export class ManifestApplier {
               namespace,
               body: {
                 ...service,
-                metadata: { ...service.metadata, resourceVersion: live.metadata?.resourceVersion },
-                spec: { ...service.spec, clusterIP: live.spec?.clusterIP, clusterIPs: live.spec?.clusterIPs },
+                metadata: {
+                  ...service.metadata,
+                  resourceVersion: live.metadata?.resourceVersion,
+                },
+                spec: {
+                  ...service.spec,
+                  clusterIP: live.spec?.clusterIP,
+                  clusterIPs: live.spec?.clusterIPs,
+                },
               },
             },
             opts(),
@@ -133,18 +186,38 @@ export class ManifestApplier {
 
       if (podDisruptionBudget) {
         try {
-          await policy.createNamespacedPodDisruptionBudget({ namespace, body: podDisruptionBudget }, opts());
+          await policy.createNamespacedPodDisruptionBudget(
+            { namespace, body: podDisruptionBudget },
+            opts(),
+          );
         } catch (error) {
           if (!isStatus(error, 409)) throw error;
-          assertOurs('PodDisruptionBudget', await policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts()));
-          await policy.patchNamespacedPodDisruptionBudget({ name, namespace, body: podDisruptionBudget }, mergePatch());
+          assertOurs(
+            'PodDisruptionBudget',
+            await policy.readNamespacedPodDisruptionBudget(
+              { name, namespace },
+              opts(),
+            ),
+          );
+          await policy.patchNamespacedPodDisruptionBudget(
+            { name, namespace, body: podDisruptionBudget },
+            mergePatch(),
+          );
         }
       } else {
         // Fewer than 2 replicas: a PDB of ours from an earlier spec must go, never someone else's.
         try {
-          const live = await policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts());
-          if (live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef) {
-            await policy.deleteNamespacedPodDisruptionBudget({ name, namespace }, opts());
+          const live = await policy.readNamespacedPodDisruptionBudget(
+            { name, namespace },
+            opts(),
+          );
+          if (
+            live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef
+          ) {
+            await policy.deleteNamespacedPodDisruptionBudget(
+              { name, namespace },
+              opts(),
+            );
           }
         } catch (error) {
           if (!isStatus(error, 404)) throw error;
@@ -152,8 +225,12 @@ export class ManifestApplier {
       }
       return { kind: 'applied', generation: applied.metadata?.generation };
     } catch (error) {
-      if (error instanceof ForeignObjectError) return { kind: 'failed', message: error.message };
-      return { kind: 'failed', message: describeKubeError(error, this.requestTimeoutMs) };
+      if (error instanceof ForeignObjectError)
+        return { kind: 'failed', message: error.message };
+      return {
+        kind: 'failed',
+        message: describeKubeError(error, this.requestTimeoutMs),
+      };
     }
   }
 
@@ -169,7 +246,8 @@ export class ManifestApplier {
     options: { autoscalers?: AutoscalerCache } = {},
   ): Promise<LiveObjects> {
     const loaded = await this.clients.kubeConfigFor(cluster);
-    if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
+    if (loaded.kind === 'unusable')
+      return { kind: 'unreachable', message: loaded.reason };
     const kc = loaded.kubeConfig;
     const opts = () => loaded.requestOptions(this.requestTimeoutMs);
     const orUndefined = <T>(promise: Promise<T>): Promise<T | undefined> =>
@@ -179,22 +257,54 @@ export class ManifestApplier {
       });
     const name = manifests.deployment.metadata!.name!;
     try {
-      const [deployment, service, podDisruptionBudget, hpas] = await Promise.all([
-        orUndefined(kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name, namespace }, opts())),
-        orUndefined(
-          kc.makeApiClient(CoreV1Api).readNamespacedService({ name: manifests.service.metadata!.name!, namespace }, opts()),
-        ),
-        manifests.podDisruptionBudget
-          ? orUndefined(kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ name, namespace }, opts()))
-          : Promise.resolve(undefined),
-        this.autoscaledDeployments(cluster, namespace, options.autoscalers, () =>
-          kc.makeApiClient(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
-        ),
-      ]);
+      const [deployment, service, podDisruptionBudget, hpas] =
+        await Promise.all([
+          orUndefined(
+            kc
+              .makeApiClient(AppsV1Api)
+              .readNamespacedDeployment({ name, namespace }, opts()),
+          ),
+          orUndefined(
+            kc
+              .makeApiClient(CoreV1Api)
+              .readNamespacedService(
+                { name: manifests.service.metadata!.name!, namespace },
+                opts(),
+              ),
+          ),
+          manifests.podDisruptionBudget
+            ? orUndefined(
+                kc
+                  .makeApiClient(PolicyV1Api)
+                  .readNamespacedPodDisruptionBudget(
+                    { name, namespace },
+                    opts(),
+                  ),
+              )
+            : Promise.resolve(undefined),
+          this.autoscaledDeployments(
+            cluster,
+            namespace,
+            options.autoscalers,
+            () =>
+              kc
+                .makeApiClient(AutoscalingV2Api)
+                .listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+          ),
+        ]);
       const autoscaled = hpas.has(name);
-      return { kind: 'read', deployment, service, podDisruptionBudget, autoscaled };
+      return {
+        kind: 'read',
+        deployment,
+        service,
+        podDisruptionBudget,
+        autoscaled,
+      };
     } catch (error) {
-      return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };
+      return {
+        kind: 'unreachable',
+        message: describeKubeError(error, this.requestTimeoutMs),
+      };
     }
   }
 
@@ -224,16 +334,27 @@ export class ManifestApplier {
   }
 
   /** Reads the live Deployment and says whether its rollout is complete. */
-  async rolloutState(cluster: ClusterAccess, namespace: string, name: string): Promise<RolloutState> {
+  async rolloutState(
+    cluster: ClusterAccess,
+    namespace: string,
+    name: string,
+  ): Promise<RolloutState> {
     const loaded = await this.clients.kubeConfigFor(cluster);
-    if (loaded.kind === 'unusable') return { kind: 'unreachable', message: loaded.reason };
+    if (loaded.kind === 'unusable')
+      return { kind: 'unreachable', message: loaded.reason };
     const apps = loaded.kubeConfig.makeApiClient(AppsV1Api);
     let live: V1Deployment;
     try {
-      live = await apps.readNamespacedDeployment({ name, namespace }, loaded.requestOptions(this.requestTimeoutMs));
+      live = await apps.readNamespacedDeployment(
+        { name, namespace },
+        loaded.requestOptions(this.requestTimeoutMs),
+      );
     } catch (error) {
       if (isStatus(error, 404)) return { kind: 'missing' };
-      return { kind: 'unreachable', message: describeKubeError(error, this.requestTimeoutMs) };
+      return {
+        kind: 'unreachable',
+        message: describeKubeError(error, this.requestTimeoutMs),
+      };
     }
     return rolloutStateOf(live);
   }
@@ -248,22 +369,37 @@ export function rolloutStateOf(live: V1Deployment): RolloutState {
     c => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded',
   );
   if ((status.observedGeneration ?? 0) >= generation && stalled) {
-    return { kind: 'deadline-exceeded', message: stalled.message ?? 'ProgressDeadlineExceeded' };
+    return {
+      kind: 'deadline-exceeded',
+      message: stalled.message ?? 'ProgressDeadlineExceeded',
+    };
   }
   const updated = status.updatedReplicas ?? 0;
   const available = status.availableReplicas ?? 0;
   const total = status.replicas ?? 0;
   if ((status.observedGeneration ?? 0) < generation) {
-    return { kind: 'progressing', message: 'waiting for the deployment spec update to be observed' };
+    return {
+      kind: 'progressing',
+      message: 'waiting for the deployment spec update to be observed',
+    };
   }
   if (updated < desired) {
-    return { kind: 'progressing', message: `${updated} of ${desired} replicas updated` };
+    return {
+      kind: 'progressing',
+      message: `${updated} of ${desired} replicas updated`,
+    };
   }
   if (total > updated) {
-    return { kind: 'progressing', message: `${total - updated} old replicas pending termination` };
+    return {
+      kind: 'progressing',
+      message: `${total - updated} old replicas pending termination`,
+    };
   }
   if (available < desired) {
-    return { kind: 'progressing', message: `${available} of ${desired} updated replicas available` };
+    return {
+      kind: 'progressing',
+      message: `${available} of ${desired} updated replicas available`,
+    };
   }
   return { kind: 'ready' };
 }

@@ -9,11 +9,21 @@ const base = {
 
 describe('buildManifests', () => {
   it('builds an HA Deployment, a Service 80 -> 8000 and a PodDisruptionBudget by default', () => {
-    const { deployment, service, podDisruptionBudget } = buildManifests({ ...base, spec: { image: 'ghcr.io/acme/payments:1.0' } });
-    const labels = { 'app.kubernetes.io/name': 'payments', 'app.kubernetes.io/managed-by': 'fleet' };
+    const { deployment, service, podDisruptionBudget } = buildManifests({
+      ...base,
+      spec: { image: 'ghcr.io/acme/payments:1.0' },
+    });
+    const labels = {
+      'app.kubernetes.io/name': 'payments',
+      'app.kubernetes.io/managed-by': 'fleet',
+    };
     const annotations = { 'cnp.io/entity-ref': 'component:default/payments' };
     for (const object of [deployment, service, podDisruptionBudget!]) {
-      expect(object.metadata).toMatchObject({ namespace: 'apps', labels, annotations });
+      expect(object.metadata).toMatchObject({
+        namespace: 'apps',
+        labels,
+        annotations,
+      });
     }
     expect(deployment.spec!.replicas).toBe(3);
     const container = deployment.spec!.template.spec!.containers[0];
@@ -24,28 +34,54 @@ describe('buildManifests', () => {
       livenessProbe: { httpGet: { path: '/health', port: 8000 } },
     });
     expect(deployment.spec!.template.spec!.topologySpreadConstraints).toEqual([
-      expect.objectContaining({ topologyKey: 'kubernetes.io/hostname', maxSkew: 1 }),
+      expect.objectContaining({
+        topologyKey: 'kubernetes.io/hostname',
+        maxSkew: 1,
+      }),
     ]);
-    expect(service.spec!.ports).toEqual([{ name: 'http', port: 80, targetPort: 8000, protocol: 'TCP' }]);
-    expect(service.spec!.selector).toEqual({ 'app.kubernetes.io/name': 'payments' });
+    expect(service.spec!.ports).toEqual([
+      { name: 'http', port: 80, targetPort: 8000, protocol: 'TCP' },
+    ]);
+    expect(service.spec!.selector).toEqual({
+      'app.kubernetes.io/name': 'payments',
+    });
     expect(podDisruptionBudget!.spec!.minAvailable).toBe(2);
   });
 
   it('caps minAvailable at replicas - 1 and 2, and drops the PDB and spread for one replica', () => {
-    expect(buildManifests({ ...base, spec: { image: 'x', replicas: 2 } }).podDisruptionBudget!.spec!.minAvailable).toBe(1);
-    expect(buildManifests({ ...base, spec: { image: 'x', replicas: 10 } }).podDisruptionBudget!.spec!.minAvailable).toBe(2);
-    const single = buildManifests({ ...base, spec: { image: 'x', replicas: 1 } });
+    expect(
+      buildManifests({ ...base, spec: { image: 'x', replicas: 2 } })
+        .podDisruptionBudget!.spec!.minAvailable,
+    ).toBe(1);
+    expect(
+      buildManifests({ ...base, spec: { image: 'x', replicas: 10 } })
+        .podDisruptionBudget!.spec!.minAvailable,
+    ).toBe(2);
+    const single = buildManifests({
+      ...base,
+      spec: { image: 'x', replicas: 1 },
+    });
     expect(single.podDisruptionBudget).toBeUndefined();
-    expect(single.deployment.spec!.template.spec!.topologySpreadConstraints).toBeUndefined();
+    expect(
+      single.deployment.spec!.template.spec!.topologySpreadConstraints,
+    ).toBeUndefined();
   });
 
   it('uses the spec port, env and resources', () => {
     const { deployment, service } = buildManifests({
       ...base,
-      spec: { image: 'x', port: 9090, env: { B: '2', A: '1' }, resources: { limits: { memory: '256Mi' } } },
+      spec: {
+        image: 'x',
+        port: 9090,
+        env: { B: '2', A: '1' },
+        resources: { limits: { memory: '256Mi' } },
+      },
     });
     const container = deployment.spec!.template.spec!.containers[0];
-    expect(container.env).toEqual([{ name: 'A', value: '1' }, { name: 'B', value: '2' }]);
+    expect(container.env).toEqual([
+      { name: 'A', value: '1' },
+      { name: 'B', value: '2' },
+    ]);
     expect(container.resources).toEqual({ limits: { memory: '256Mi' } });
     expect(container.readinessProbe!.httpGet!.port).toBe(9090);
     expect(service.spec!.ports![0].targetPort).toBe(9090);
@@ -60,7 +96,10 @@ describe('buildManifests', () => {
 
 describe('buildManifests and empty values', () => {
   it('leaves out empty env and resources, which an API server would drop', () => {
-    const { deployment } = buildManifests({ ...base, spec: { image: 'x', env: {}, resources: {} } });
+    const { deployment } = buildManifests({
+      ...base,
+      spec: { image: 'x', env: {}, resources: {} },
+    });
     const container = deployment.spec!.template.spec!.containers[0];
     expect(container).not.toHaveProperty('env');
     expect(container).not.toHaveProperty('resources');

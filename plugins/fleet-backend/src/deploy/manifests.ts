@@ -110,7 +110,9 @@ export function buildManifests(input: ManifestInput): Manifests {
     spec: {
       type: 'ClusterIP',
       selector,
-      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: port, protocol: 'TCP' }],
+      ports: [
+        { name: 'http', port: SERVICE_PORT, targetPort: port, protocol: 'TCP' },
+      ],
     },
   };
 
@@ -127,13 +129,19 @@ export function buildManifests(input: ManifestInput): Manifests {
         }
       : undefined;
 
-  return { deployment: stripUndefined(deployment), service: stripUndefined(service), podDisruptionBudget: podDisruptionBudget && stripUndefined(podDisruptionBudget) };
+  return {
+    deployment: stripUndefined(deployment),
+    service: stripUndefined(service),
+    podDisruptionBudget:
+      podDisruptionBudget && stripUndefined(podDisruptionBudget),
+  };
 }
 
 function nonEmpty<T>(value: T | undefined): T | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) return value.length ? value : undefined;
-  if (typeof value === 'object') return Object.keys(value as object).length ? value : undefined;
+  if (typeof value === 'object')
+    return Object.keys(value as object).length ? value : undefined;
   return value;
 }
 

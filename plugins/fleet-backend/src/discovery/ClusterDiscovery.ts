@@ -1,6 +1,9 @@
 import { LoggerService } from '@backstage/backend-plugin-api';
 import type { FleetStore } from '../database/FleetStore';
-import { discoverKubeconfigClusters, DiscoverySources } from './discoverKubeconfigClusters';
+import {
+  discoverKubeconfigClusters,
+  DiscoverySources,
+} from './discoverKubeconfigClusters';
 
 /** Reads the kubeconfig sources and upserts what they name into the store. */
 export class ClusterDiscovery {
@@ -10,25 +13,39 @@ export class ClusterDiscovery {
     private readonly sources: DiscoverySources,
   ) {}
 
-  static create(options: { store: FleetStore; logger: LoggerService; sources: DiscoverySources }) {
+  static create(options: {
+    store: FleetStore;
+    logger: LoggerService;
+    sources: DiscoverySources;
+  }) {
     return new ClusterDiscovery(options.store, options.logger, options.sources);
   }
 
-  async run(): Promise<{ inserted: string[]; updated: string[]; warnings: string[] }> {
+  async run(): Promise<{
+    inserted: string[];
+    updated: string[];
+    warnings: string[];
+  }> {
     if (!this.sources.kubeconfigPath && !this.sources.kubeconfigDir) {
       return { inserted: [], updated: [], warnings: [] };
     }
-    const { clusters, warnings } = await discoverKubeconfigClusters(this.sources);
+    const { clusters, warnings } = await discoverKubeconfigClusters(
+      this.sources,
+    );
     for (const warning of warnings) this.logger.warn(warning);
-    const { inserted, updated, failed } = await this.store.upsertDiscoveredClusters(clusters);
+    const { inserted, updated, failed } =
+      await this.store.upsertDiscoveredClusters(clusters);
     for (const { name, message } of failed) {
       const warning = `Could not record discovered cluster '${name}': ${message}`;
       this.logger.warn(warning);
       warnings.push(warning);
     }
-    if (inserted.length) this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`);
+    if (inserted.length)
+      this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`);
     if (updated.length) {
-      this.logger.info(`Updated endpoint or kubeconfig of clusters: ${updated.join(', ')}`);
+      this.logger.info(
+        `Updated endpoint or kubeconfig of clusters: ${updated.join(', ')}`,
+      );
     }
     return { inserted, updated, warnings };
   }

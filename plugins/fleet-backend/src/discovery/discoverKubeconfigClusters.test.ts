@@ -8,9 +8,15 @@ function kubeconfig(contexts: Array<{ name: string; server: string }>) {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: contexts.map(c => ({ name: `${c.name}-cluster`, cluster: { server: c.server } })),
+    clusters: contexts.map(c => ({
+      name: `${c.name}-cluster`,
+      cluster: { server: c.server },
+    })),
     users: [{ name: 'u', user: { token: 'secret-token' } }],
-    contexts: contexts.map(c => ({ name: c.name, context: { cluster: `${c.name}-cluster`, user: 'u' } })),
+    contexts: contexts.map(c => ({
+      name: c.name,
+      context: { cluster: `${c.name}-cluster`, user: 'u' },
+    })),
     'current-context': contexts[0]?.name,
   });
 }
@@ -23,36 +29,92 @@ describe('discoverKubeconfigClusters', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('makes every context of every file a cluster, named DNS-1123-safe', async () => {
-    fs.writeFileSync(path.join(dir, 'a.yaml'), kubeconfig([{ name: 'prod-eu', server: 'https://10.0.0.1:6443' }, { name: 'Staging_US', server: 'https://10.0.0.2:6443' }]));
-    fs.writeFileSync(path.join(dir, 'b'), kubeconfig([{ name: 'dev', server: 'https://10.0.0.3:6443' }]));
+    fs.writeFileSync(
+      path.join(dir, 'a.yaml'),
+      kubeconfig([
+        { name: 'prod-eu', server: 'https://10.0.0.1:6443' },
+        { name: 'Staging_US', server: 'https://10.0.0.2:6443' },
+      ]),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'b'),
+      kubeconfig([{ name: 'dev', server: 'https://10.0.0.3:6443' }]),
+    );
     const result = await discoverKubeconfigClusters({ kubeconfigDir: dir });
     expect(result.warnings).toEqual([]);
     expect(result.clusters).toEqual([
-      { name: 'prod-eu', endpoint: 'https://10.0.0.1:6443', kubeconfigRef: path.join(dir, 'a.yaml'), context: 'prod-eu' },
-      { name: 'staging-us', endpoint: 'https://10.0.0.2:6443', kubeconfigRef: path.join(dir, 'a.yaml'), context: 'Staging_US' },
-      { name: 'dev', endpoint: 'https://10.0.0.3:6443', kubeconfigRef: path.join(dir, 'b'), context: 'dev' },
+      {
+        name: 'prod-eu',
+        endpoint: 'https://10.0.0.1:6443',
+        kubeconfigRef: path.join(dir, 'a.yaml'),
+        context: 'prod-eu',
+      },
+      {
+        name: 'staging-us',
+        endpoint: 'https://10.0.0.2:6443',
+        kubeconfigRef: path.join(dir, 'a.yaml'),
+        context: 'Staging_US',
+      },
+      {
+        name: 'dev',
+        endpoint: 'https://10.0.0.3:6443',
+        kubeconfigRef: path.join(dir, 'b'),
+        context: 'dev',
+      },
     ]);
     expect(JSON.stringify(result)).not.toContain('secret-token');
   });
 
   it('skips a malformed or unreadable file with a warning naming it, and still discovers the others', async () => {
-    fs.writeFileSync(path.join(dir, '1-good.yaml'), kubeconfig([{ name: 'good', server: 'https://10.0.0.1:6443' }]));
-    fs.writeFileSync(path.join(dir, '2-broken.yaml'), 'apiVersion: v1\nclusters: [ {name: x\n  ::: not yaml');
+    fs.writeFileSync(
+      path.join(dir, '1-good.yaml'),
+      kubeconfig([{ name: 'good', server: 'https://10.0.0.1:6443' }]),
+    );
+    fs.writeFileSync(
+      path.join(dir, '2-broken.yaml'),
+      'apiVersion: v1\nclusters: [ {name: x\n  ::: not yaml',
+    );
     fs.writeFileSync(path.join(dir, '3-empty.yaml'), '');
-    fs.symlinkSync(path.join(dir, 'gone.yaml'), path.join(dir, '4-dangling.yaml'));
-    fs.writeFileSync(path.join(dir, '5-noserver.yaml'), kubeconfig([{ name: 'noserver', server: '' }]));
-    fs.writeFileSync(path.join(dir, '6-also-good.yaml'), kubeconfig([{ name: 'also-good', server: 'https://10.0.0.2:6443' }]));
-    const result = await discoverKubeconfigClusters({ kubeconfigDir: dir, kubeconfigPath: path.join(dir, 'missing.yaml') });
+    fs.symlinkSync(
+      path.join(dir, 'gone.yaml'),
+      path.join(dir, '4-dangling.yaml'),
+    );
+    fs.writeFileSync(
+      path.join(dir, '5-noserver.yaml'),
+      kubeconfig([{ name: 'noserver', server: '' }]),
+    );
+    fs.writeFileSync(
+      path.join(dir, '6-also-good.yaml'),
+      kubeconfig([{ name: 'also-good', server: 'https://10.0.0.2:6443' }]),
+    );
+    const result = await discoverKubeconfigClusters({
+      kubeconfigDir: dir,
+      kubeconfigPath: path.join(dir, 'missing.yaml'),
+    });
     expect(result.clusters.map(c => c.name)).toEqual(['good', 'also-good']);
-    for (const file of ['missing.yaml', '2-broken.yaml', '3-empty.yaml', '4-dangling.yaml', '5-noserver.yaml']) {
-      expect(result.warnings).toContainEqual(expect.stringContaining(path.join(dir, file)));
+    for (const file of [
+      'missing.yaml',
+      '2-broken.yaml',
+      '3-empty.yaml',
+      '4-dangling.yaml',
+      '5-noserver.yaml',
+    ]) {
+      expect(result.warnings).toContainEqual(
+        expect.stringContaining(path.join(dir, file)),
+      );
     }
     expect(result.warnings).toHaveLength(5);
   });
 
   it('gives a stable suffix to a name that collides across files, with a warning', async () => {
-    fs.writeFileSync(path.join(dir, 'a.yaml'), kubeconfig([{ name: 'prod', server: 'https://10.0.0.1:6443' }]));
-    fs.writeFileSync(path.join(dir, 'b.yaml'), kubeconfig([{ name: 'PROD', server: 'https://10.0.0.2:6443' }]));
+    fs.writeFileSync(
+      path.join(dir, 'a.yaml'),
+      kubeconfig([{ name: 'prod', server: 'https://10.0.0.1:6443' }]),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'b.yaml'),
+      kubeconfig([{ name: 'PROD', server: 'https://10.0.0.2:6443' }]),
+    );
     const first = await discoverKubeconfigClusters({ kubeconfigDir: dir });
     const second = await discoverKubeconfigClusters({ kubeconfigDir: dir });
     expect(first.clusters[0].name).toBe('prod');
@@ -64,21 +126,45 @@ describe('discoverKubeconfigClusters', () => {
 
   it('reads one file given by kubeconfigPath', async () => {
     const file = path.join(dir, 'config');
-    fs.writeFileSync(file, kubeconfig([{ name: 'solo', server: 'https://10.0.0.9:6443' }]));
+    fs.writeFileSync(
+      file,
+      kubeconfig([{ name: 'solo', server: 'https://10.0.0.9:6443' }]),
+    );
     const result = await discoverKubeconfigClusters({ kubeconfigPath: file });
-    expect(result.clusters).toEqual([{ name: 'solo', endpoint: 'https://10.0.0.9:6443', kubeconfigRef: file, context: 'solo' }]);
+    expect(result.clusters).toEqual([
+      {
+        name: 'solo',
+        endpoint: 'https://10.0.0.9:6443',
+        kubeconfigRef: file,
+        context: 'solo',
+      },
+    ]);
   });
   it('skips special files and context names with control characters, and reads the rest', async () => {
     const { execFileSync } = require('node:child_process');
     execFileSync('mkfifo', [path.join(dir, '0-fifo')]);
     fs.symlinkSync('/dev/zero', path.join(dir, '0-zero'));
     fs.symlinkSync(path.join(dir, '0-fifo'), path.join(dir, '0-fifo-link'));
-    fs.writeFileSync(path.join(dir, '1-nul.yaml'), kubeconfig([{ name: 'bad\u0000name', server: 'https://10.0.0.1:6443' }, { name: 'fine', server: 'https://10.0.0.2:6443' }]));
+    fs.writeFileSync(
+      path.join(dir, '1-nul.yaml'),
+      kubeconfig([
+        { name: 'bad\u0000name', server: 'https://10.0.0.1:6443' },
+        { name: 'fine', server: 'https://10.0.0.2:6443' },
+      ]),
+    );
     const result = await discoverKubeconfigClusters({ kubeconfigDir: dir });
     expect(result.clusters.map(c => c.name)).toEqual(['fine']);
     // the FIFO itself is not even listed (not a file); through a symlink it would be warned like /dev/zero
-    expect(result.warnings.some(w => w.includes('0-zero') && w.includes('not a regular file'))).toBe(true);
-    expect(result.warnings.some(w => w.includes('0-fifo-link') && w.includes('not a regular file'))).toBe(true);
+    expect(
+      result.warnings.some(
+        w => w.includes('0-zero') && w.includes('not a regular file'),
+      ),
+    ).toBe(true);
+    expect(
+      result.warnings.some(
+        w => w.includes('0-fifo-link') && w.includes('not a regular file'),
+      ),
+    ).toBe(true);
     expect(result.warnings.some(w => w.includes('NUL character'))).toBe(true);
   });
 });

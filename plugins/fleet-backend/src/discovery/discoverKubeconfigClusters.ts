@@ -3,7 +3,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { DiscoveredCluster } from '../database/FleetStore';
-import { sanitizeK8sName, withStableSuffix } from '../kubernetes/sanitizeK8sName';
+import {
+  sanitizeK8sName,
+  withStableSuffix,
+} from '../kubernetes/sanitizeK8sName';
 
 const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once
@@ -19,21 +22,29 @@ export interface DiscoveryResult {
   warnings: string[];
 }
 
-async function listKubeconfigFiles(sources: DiscoverySources, warnings: string[]): Promise<string[]> {
+async function listKubeconfigFiles(
+  sources: DiscoverySources,
+  warnings: string[],
+): Promise<string[]> {
   const files: string[] = [];
   if (sources.kubeconfigPath) files.push(path.resolve(sources.kubeconfigPath));
   if (sources.kubeconfigDir) {
     const dir = path.resolve(sources.kubeconfigDir);
     try {
       const entries = await fs.readdir(dir, { withFileTypes: true });
-      for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      for (const entry of entries.sort((a, b) =>
+        a.name.localeCompare(b.name),
+      )) {
         if (entry.name.startsWith('.')) continue;
         const file = path.join(dir, entry.name);
         // Symlinks are followed when read: a dangling one is reported like an unreadable file.
-        if ((entry.isFile() || entry.isSymbolicLink()) && !files.includes(file)) files.push(file);
+        if ((entry.isFile() || entry.isSymbolicLink()) && !files.includes(file))
+          files.push(file);
       }
     } catch (error) {
-      warnings.push(`Skipping kubeconfig directory ${dir}: ${(error as Error).message}`);
+      warnings.push(
+        `Skipping kubeconfig directory ${dir}: ${(error as Error).message}`,
+      );
     }
   }
   return files;
@@ -49,19 +60,31 @@ interface ContextSummary {
 /** Reads one kubeconfig file's contexts, or says why it is skipped. */
 async function readKubeconfig(
   file: string,
-): Promise<{ kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }> {
+): Promise<
+  { kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }
+> {
   const kubeConfig = new KubeConfig();
   try {
     // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
     // would never end (both reachable through a symlink in the directory).
     const stat = await fs.stat(file);
-    if (!stat.isFile()) return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: not a regular file` };
+    if (!stat.isFile())
+      return {
+        kind: 'skip',
+        warning: `Skipping kubeconfig file ${file}: not a regular file`,
+      };
     if (stat.size > MAX_KUBECONFIG_BYTES) {
-      return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes` };
+      return {
+        kind: 'skip',
+        warning: `Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+      };
     }
     kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
   } catch (error) {
-    return { kind: 'skip', warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}` };
+    return {
+      kind: 'skip',
+      warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}`,
+    };
   }
   return {
     kind: 'ok',
@@ -79,7 +102,9 @@ async function readKubeconfig(
  * the same name, the later one (in file order) gets a stable suffix and a warning. A malformed or
  * unreadable file is skipped with a warning naming it; the others are still read.
  */
-export async function discoverKubeconfigClusters(sources: DiscoverySources): Promise<DiscoveryResult> {
+export async function discoverKubeconfigClusters(
+  sources: DiscoverySources,
+): Promise<DiscoveryResult> {
   const warnings: string[] = [];
   const clusters: DiscoveredCluster[] = [];
   const taken = new Map<string, string>(); // cluster name -> "file#context" that took it
@@ -88,7 +113,9 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
   // taken in file order, so names and collision suffixes do not depend on read timing.
   const files = await listKubeconfigFiles(sources, warnings);
   const limit = pLimit(READ_CONCURRENCY);
-  const loaded = await Promise.all(files.map(file => limit(() => readKubeconfig(file))));
+  const loaded = await Promise.all(
+    files.map(file => limit(() => readKubeconfig(file))),
+  );
   for (const [i, file] of files.entries()) {
     const result = loaded[i];
     if (result.kind === 'skip') {
@@ -125,7 +152,12 @@ export async function discoverKubeconfigClusters(sources: DiscoverySources): Pro
         name = renamed;
       }
       taken.set(name, origin);
-      clusters.push({ name, endpoint: context.server, kubeconfigRef: file, context: context.name });
+      clusters.push({
+        name,
+        endpoint: context.server,
+        kubeconfigRef: file,
+        context: context.name,
+      });
     }
   }
   return { clusters, warnings };

@@ -61,11 +61,15 @@ export class EventRetention {
       removed += count;
       if (count < batchSize) break;
       if (signal?.aborted) {
-        logger.warn('Event retention stopped before it finished; the next run removes the rest');
+        logger.warn(
+          'Event retention stopped before it finished; the next run removes the rest',
+        );
         break;
       }
     }
-    logger.info(`Removed ${removed} Fleet event(s) created before ${cutoff.toISOString()}`);
+    logger.info(
+      `Removed ${removed} Fleet event(s) created before ${cutoff.toISOString()}`,
+    );
     return removed;
   }
 }

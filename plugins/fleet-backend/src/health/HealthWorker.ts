@@ -1,7 +1,4 @@
-import {
-  LoggerService,
-  SchedulerService,
-} from '@backstage/backend-plugin-api';
+import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
 import { ConflictError, ForwardedError } from '@backstage/errors';
 import type {
   ClusterStatus,
@@ -12,15 +9,30 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
-import type { ClusterHealthUpdate, ClusterRecord, FleetStore } from '../database/FleetStore';
-import type { ClusterClients, ProbeOutcome } from '../kubernetes/ClusterClients';
+import type {
+  ClusterHealthUpdate,
+  ClusterRecord,
+  FleetStore,
+} from '../database/FleetStore';
+import type {
+  ClusterClients,
+  ProbeOutcome,
+} from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
-import { decideClusterHealth, HealthDecision, isMassOutage } from './clusterHealthRules';
+import {
+  decideClusterHealth,
+  HealthDecision,
+  isMassOutage,
+} from './clusterHealthRules';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
 
 /** The cluster row a probe outcome and its decision make. */
-export function healthUpdateOf(decision: HealthDecision, outcome: ProbeOutcome, now: Date): ClusterHealthUpdate {
+export function healthUpdateOf(
+  decision: HealthDecision,
+  outcome: ProbeOutcome,
+  now: Date,
+): ClusterHealthUpdate {
   return {
     status: decision.status,
     statusReason: decision.statusReason,
@@ -29,8 +41,10 @@ export function healthUpdateOf(decision: HealthDecision, outcome: ProbeOutcome, 
     lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
     lastSuccessAt: outcome.kind === 'success' ? now : undefined,
     lastTransitionAt: decision.transition ? now : undefined,
-    probeLatencyMs: outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
-    serverVersion: outcome.kind === 'success' ? outcome.serverVersion : undefined,
+    probeLatencyMs:
+      outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
+    serverVersion:
+      outcome.kind === 'success' ? outcome.serverVersion : undefined,
   };
 }
 
@@ -68,7 +82,9 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  * scheduled task and a manual run take the same database lease.
  */
 export class HealthWorker {
-  private readonly holder = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  private readonly holder = `${os.hostname()}-${
+    process.pid
+  }-${randomUUID().slice(0, 8)}`;
   private leaseLost = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
@@ -92,7 +108,9 @@ export class HealthWorker {
           await this.runCycle({ wait: false });
         } catch (error) {
           if ((error as Error).name === 'ConflictError') {
-            logger.info('Skipping scheduled health cycle: another one is running');
+            logger.info(
+              'Skipping scheduled health cycle: another one is running',
+            );
             return;
           }
           throw new ForwardedError('Fleet health cycle failed', error);
@@ -107,10 +125,15 @@ export class HealthWorker {
    */
   async runCycle(opts: { wait?: boolean } = {}): Promise<HealthCycleSummary> {
     const { store } = this.options;
-    const deadline = Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
-    while (!(await store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS))) {
+    const deadline =
+      Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
+    while (
+      !(await store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS))
+    ) {
       if (Date.now() >= deadline) {
-        throw new ConflictError('A health cycle is already running; try again when it has finished');
+        throw new ConflictError(
+          'A health cycle is already running; try again when it has finished',
+        );
       }
       await sleep(250);
     }
@@ -140,7 +163,11 @@ export class HealthWorker {
           try {
             return await clients.probe(cluster, health.probeTimeoutMs);
           } catch (error) {
-            return { kind: 'failure', latencyMs: 0, message: describeKubeError(error, health.probeTimeoutMs) };
+            return {
+              kind: 'failure',
+              latencyMs: 0,
+              message: describeKubeError(error, health.probeTimeoutMs),
+            };
           }
         }),
       ),
@@ -154,7 +181,11 @@ export class HealthWorker {
       try {
         await discover();
       } catch (error) {
-        logger.warn(`Cluster discovery failed, probing the known clusters: ${(error as Error).message}`);
+        logger.warn(
+          `Cluster discovery failed, probing the known clusters: ${
+            (error as Error).message
+          }`,
+        );
       }
     }
     const clusters = await store.listClusters();
@@ -172,10 +203,15 @@ export class HealthWorker {
     const newlyOffline = clusters.filter(
       (cluster, i) =>
         decisions[i].transition?.to === 'OFFLINE' ||
-        (cluster.cascadeHeldAt !== undefined && decisions[i].status === 'OFFLINE'),
+        (cluster.cascadeHeldAt !== undefined &&
+          decisions[i].status === 'OFFLINE'),
     );
     const probeable = outcomes.filter(o => o.kind !== 'not-probeable').length;
-    const guard = isMassOutage(newlyOffline.length, probeable, health.massOutage);
+    const guard = isMassOutage(
+      newlyOffline.length,
+      probeable,
+      health.massOutage,
+    );
 
     const summary: HealthCycleSummary = {
       startedAt: started.toISOString(),
@@ -192,19 +228,30 @@ export class HealthWorker {
       massOutage: { active: guard, clusters: [] },
     };
 
-    const counted = (i: number, moved?: { degraded: number; restored: number }) => {
+    const counted = (
+      i: number,
+      moved?: { degraded: number; restored: number },
+    ) => {
       const cluster = clusters[i];
       const decision = decisions[i];
       summary.degradedDeployments += moved?.degraded ?? 0;
       summary.restoredDeployments += moved?.restored ?? 0;
       if (decision.transition) {
-        summary.transitions.push({ cluster: cluster.name, ...decision.transition });
+        summary.transitions.push({
+          cluster: cluster.name,
+          ...decision.transition,
+        });
         logger.info(
           `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
         );
       }
-      if (outcomes[i].kind === 'not-probeable' && cluster.statusReason !== decision.statusReason) {
-        logger.warn(`Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`);
+      if (
+        outcomes[i].kind === 'not-probeable' &&
+        cluster.statusReason !== decision.statusReason
+      ) {
+        logger.warn(
+          `Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`,
+        );
       }
       summary[countKey(decision.status)] += 1;
     };
@@ -214,12 +261,23 @@ export class HealthWorker {
     };
     const applyAlone = async (i: number) => {
       try {
-        counted(i, await this.applyDecision(clusters[i], outcomes[i], decisions[i], guard, started));
+        counted(
+          i,
+          await this.applyDecision(
+            clusters[i],
+            outcomes[i],
+            decisions[i],
+            guard,
+            started,
+          ),
+        );
       } catch (error) {
         // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
         const message = (error as Error).message;
         failed(i, message);
-        logger.error(`Health update of cluster '${clusters[i].name}' failed and was rolled back: ${message}`);
+        logger.error(
+          `Health update of cluster '${clusters[i].name}' failed and was rolled back: ${message}`,
+        );
       }
     };
 
@@ -228,7 +286,10 @@ export class HealthWorker {
     const plain: number[] = [];
     const changing: number[] = [];
     clusters.forEach((cluster, i) => {
-      const quiet = !decisions[i].transition && decisions[i].cascade === 'none' && !cluster.cascadeHeldAt;
+      const quiet =
+        !decisions[i].transition &&
+        decisions[i].cascade === 'none' &&
+        !cluster.cascadeHeldAt;
       (quiet ? plain : changing).push(i);
     });
     for (let at = 0; at < plain.length; at += BATCH_SIZE) {
@@ -239,12 +300,19 @@ export class HealthWorker {
       }
       try {
         await store.updateClustersHealth(
-          batch.map(i => ({ name: clusters[i].name, update: healthUpdateOf(decisions[i], outcomes[i], started) })),
+          batch.map(i => ({
+            name: clusters[i].name,
+            update: healthUpdateOf(decisions[i], outcomes[i], started),
+          })),
         );
         batch.forEach(i => counted(i));
       } catch (error) {
         // The batch rolled back whole; one transaction per cluster finds the one that fails.
-        logger.warn(`Batched health update failed, writing its ${batch.length} clusters one by one: ${(error as Error).message}`);
+        logger.warn(
+          `Batched health update failed, writing its ${
+            batch.length
+          } clusters one by one: ${(error as Error).message}`,
+        );
         for (const i of batch) {
           if (this.leaseLost) failed(i, LEASE_LOST);
           else await applyAlone(i);
@@ -261,7 +329,12 @@ export class HealthWorker {
       await applyAlone(i);
     }
 
-    summary.massOutage = await this.updateMassOutageWarning(guard, newlyOffline, probeable, started);
+    summary.massOutage = await this.updateMassOutageWarning(
+      guard,
+      newlyOffline,
+      probeable,
+      started,
+    );
     const finished = new Date();
     summary.finishedAt = finished.toISOString();
     summary.durationMs = finished.getTime() - started.getTime();
@@ -279,7 +352,10 @@ export class HealthWorker {
     return this.options.store.inClusterTransaction(async tx => {
       let degraded = 0;
       let restored = 0;
-      await tx.updateClusterHealth(cluster.name, healthUpdateOf(decision, outcome, now));
+      await tx.updateClusterHealth(
+        cluster.name,
+        healthUpdateOf(decision, outcome, now),
+      );
       if (decision.transition) {
         await tx.insertEvent({
           subjectKind: 'cluster',
@@ -296,7 +372,11 @@ export class HealthWorker {
         if (guard) {
           await tx.setCascadeHeld(cluster.name, true);
         } else {
-          degraded += await tx.degradeDeploymentsOnCluster(cluster.name, ACTOR, offlineMessage);
+          degraded += await tx.degradeDeploymentsOnCluster(
+            cluster.name,
+            ACTOR,
+            offlineMessage,
+          );
         }
       } else if (decision.cascade === 'restore') {
         restored += await tx.restoreDeploymentsOnCluster(
@@ -332,21 +412,40 @@ export class HealthWorker {
     now: Date,
   ): Promise<MassOutageWarning> {
     const { store, logger, health } = this.options;
-    const previous = await store.getState<MassOutageWarning>(MASS_OUTAGE_STATE_KEY);
+    const previous = await store.getState<MassOutageWarning>(
+      MASS_OUTAGE_STATE_KEY,
+    );
     if (guard) {
       const warning: MassOutageWarning = {
         active: true,
         raisedAt: previous?.active ? previous.raisedAt : now.toISOString(),
-        clusters: [...new Set([...(previous?.active ? previous.clusters : []), ...newlyOffline.map(c => c.name)])],
-        message: `Mass outage suspected: ${newlyOffline.length} of ${probeable} probeable clusters went OFFLINE in this cycle or are still OFFLINE with a held cascade (threshold: ${health.massOutage.minClusters} clusters and ${Math.round(health.massOutage.fraction * 100)}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
+        clusters: [
+          ...new Set([
+            ...(previous?.active ? previous.clusters : []),
+            ...newlyOffline.map(c => c.name),
+          ]),
+        ],
+        message: `Mass outage suspected: ${
+          newlyOffline.length
+        } of ${probeable} probeable clusters went OFFLINE in this cycle or are still OFFLINE with a held cascade (threshold: ${
+          health.massOutage.minClusters
+        } clusters and ${Math.round(
+          health.massOutage.fraction * 100,
+        )}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
       };
       logger.warn(warning.message!);
       await store.setState(MASS_OUTAGE_STATE_KEY, warning);
       return warning;
     }
     if (previous?.active) {
-      logger.info('Mass-outage guard lifted: held cascades are applied to clusters still OFFLINE');
-      const lifted: MassOutageWarning = { active: false, clusters: [], message: undefined };
+      logger.info(
+        'Mass-outage guard lifted: held cascades are applied to clusters still OFFLINE',
+      );
+      const lifted: MassOutageWarning = {
+        active: false,
+        clusters: [],
+        message: undefined,
+      };
       await store.setState(MASS_OUTAGE_STATE_KEY, lifted);
       return lifted;
     }

@@ -9,12 +9,27 @@ import {
   isMassOutage,
 } from './clusterHealthRules';
 
-const ok: ProbeOutcome = { kind: 'success', latencyMs: 3, serverVersion: 'v1.30.0' };
-const fail: ProbeOutcome = { kind: 'failure', latencyMs: 5, message: 'socket hang up' };
-const notProbeable: ProbeOutcome = { kind: 'not-probeable', message: 'opaque reference' };
+const ok: ProbeOutcome = {
+  kind: 'success',
+  latencyMs: 3,
+  serverVersion: 'v1.30.0',
+};
+const fail: ProbeOutcome = {
+  kind: 'failure',
+  latencyMs: 5,
+  message: 'socket hang up',
+};
+const notProbeable: ProbeOutcome = {
+  kind: 'not-probeable',
+  message: 'opaque reference',
+};
 const thresholds = { failureThreshold: 2, recoveryThreshold: 1 };
 
-function run(start: ClusterHealthState, outcomes: ProbeOutcome[], t = thresholds) {
+function run(
+  start: ClusterHealthState,
+  outcomes: ProbeOutcome[],
+  t = thresholds,
+) {
   let state = start;
   return outcomes.map(outcome => {
     const decision = decideClusterHealth(state, outcome, t);
@@ -23,15 +38,34 @@ function run(start: ClusterHealthState, outcomes: ProbeOutcome[], t = thresholds
   });
 }
 
-const online: ClusterHealthState = { status: 'ONLINE', consecutiveFailures: 0, consecutiveSuccesses: 3 };
-const unknown: ClusterHealthState = { status: 'UNKNOWN', consecutiveFailures: 0, consecutiveSuccesses: 0 };
+const online: ClusterHealthState = {
+  status: 'ONLINE',
+  consecutiveFailures: 0,
+  consecutiveSuccesses: 3,
+};
+const unknown: ClusterHealthState = {
+  status: 'UNKNOWN',
+  consecutiveFailures: 0,
+  consecutiveSuccesses: 0,
+};
 
 describe('decideClusterHealth', () => {
   it('rule 1 grace period: one failure keeps ONLINE, the threshold makes OFFLINE, a success resets', () => {
     const [first, second] = run(online, [fail, fail]);
-    expect(first).toMatchObject({ status: 'ONLINE', consecutiveFailures: 1, transition: undefined, cascade: 'none' });
-    expect(first.statusReason).toContain('1/2 consecutive probes failed: socket hang up');
-    expect(second).toMatchObject({ status: 'OFFLINE', consecutiveFailures: 2, transition: { from: 'ONLINE', to: 'OFFLINE' } });
+    expect(first).toMatchObject({
+      status: 'ONLINE',
+      consecutiveFailures: 1,
+      transition: undefined,
+      cascade: 'none',
+    });
+    expect(first.statusReason).toContain(
+      '1/2 consecutive probes failed: socket hang up',
+    );
+    expect(second).toMatchObject({
+      status: 'OFFLINE',
+      consecutiveFailures: 2,
+      transition: { from: 'ONLINE', to: 'OFFLINE' },
+    });
 
     const [, reset, again] = run(online, [fail, ok, fail]);
     expect(reset).toMatchObject({ status: 'ONLINE', consecutiveFailures: 0 });
@@ -39,9 +73,19 @@ describe('decideClusterHealth', () => {
   });
 
   it('rule 1 honours a higher threshold and the recovery threshold', () => {
-    const decisions = run(online, [fail, fail, fail], { failureThreshold: 3, recoveryThreshold: 2 });
-    expect(decisions.map(d => d.status)).toEqual(['ONLINE', 'ONLINE', 'OFFLINE']);
-    const recovery = run(decisions[2], [ok, ok], { failureThreshold: 3, recoveryThreshold: 2 });
+    const decisions = run(online, [fail, fail, fail], {
+      failureThreshold: 3,
+      recoveryThreshold: 2,
+    });
+    expect(decisions.map(d => d.status)).toEqual([
+      'ONLINE',
+      'ONLINE',
+      'OFFLINE',
+    ]);
+    const recovery = run(decisions[2], [ok, ok], {
+      failureThreshold: 3,
+      recoveryThreshold: 2,
+    });
     expect(recovery.map(d => d.status)).toEqual(['OFFLINE', 'ONLINE']);
     expect(recovery[1].cascade).toBe('restore');
   });
@@ -49,25 +93,51 @@ describe('decideClusterHealth', () => {
   it('rule 2 cascades only on a confirmed ONLINE -> OFFLINE, never from UNKNOWN', () => {
     expect(run(online, [fail, fail])[1].cascade).toBe('degrade');
     const fromUnknown = run(unknown, [fail, fail]);
-    expect(fromUnknown[1]).toMatchObject({ status: 'OFFLINE', transition: { from: 'UNKNOWN', to: 'OFFLINE' }, cascade: 'none' });
+    expect(fromUnknown[1]).toMatchObject({
+      status: 'OFFLINE',
+      transition: { from: 'UNKNOWN', to: 'OFFLINE' },
+      cascade: 'none',
+    });
     // staying OFFLINE does not cascade again
-    expect(run(fromUnknown[1], [fail])[0]).toMatchObject({ status: 'OFFLINE', cascade: 'none' });
+    expect(run(fromUnknown[1], [fail])[0]).toMatchObject({
+      status: 'OFFLINE',
+      cascade: 'none',
+    });
   });
 
   it('rule 3 restores on becoming ONLINE, from OFFLINE or UNKNOWN, and only then', () => {
     const offline = run(online, [fail, fail])[1];
-    expect(run(offline, [ok])[0]).toMatchObject({ status: 'ONLINE', cascade: 'restore' });
-    expect(run(unknown, [ok])[0]).toMatchObject({ status: 'ONLINE', cascade: 'restore' });
-    expect(run(online, [ok])[0]).toMatchObject({ status: 'ONLINE', cascade: 'none', transition: undefined });
+    expect(run(offline, [ok])[0]).toMatchObject({
+      status: 'ONLINE',
+      cascade: 'restore',
+    });
+    expect(run(unknown, [ok])[0]).toMatchObject({
+      status: 'ONLINE',
+      cascade: 'restore',
+    });
+    expect(run(online, [ok])[0]).toMatchObject({
+      status: 'ONLINE',
+      cascade: 'none',
+      transition: undefined,
+    });
   });
 
   it('rule 5 not probeable: UNKNOWN, counts neither reset nor advanced, no cascade', () => {
     const halfway = run(online, [fail])[0];
     const [np] = run(halfway, [notProbeable]);
-    expect(np).toMatchObject({ status: 'UNKNOWN', consecutiveFailures: 1, cascade: 'none', transition: { from: 'ONLINE', to: 'UNKNOWN' } });
+    expect(np).toMatchObject({
+      status: 'UNKNOWN',
+      consecutiveFailures: 1,
+      cascade: 'none',
+      transition: { from: 'ONLINE', to: 'UNKNOWN' },
+    });
     expect(np.statusReason).toContain('NOT_PROBEABLE');
     const offline = run(online, [fail, fail])[1];
-    expect(run(offline, [notProbeable])[0]).toMatchObject({ status: 'UNKNOWN', cascade: 'none', consecutiveFailures: 2 });
+    expect(run(offline, [notProbeable])[0]).toMatchObject({
+      status: 'UNKNOWN',
+      cascade: 'none',
+      consecutiveFailures: 2,
+    });
   });
 
   it('never degrades except on ONLINE -> OFFLINE, and never goes OFFLINE below the threshold (property)', () => {
@@ -79,21 +149,46 @@ describe('decideClusterHealth', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 1, max: 3 }),
         (status, outcomes, failureThreshold, recoveryThreshold) => {
-          const steps: Array<{ before: ClusterHealthState; outcome: ProbeOutcome; decision: HealthDecision }> = [];
-          let state: ClusterHealthState = { status, consecutiveFailures: 0, consecutiveSuccesses: 0 };
+          const steps: Array<{
+            before: ClusterHealthState;
+            outcome: ProbeOutcome;
+            decision: HealthDecision;
+          }> = [];
+          let state: ClusterHealthState = {
+            status,
+            consecutiveFailures: 0,
+            consecutiveSuccesses: 0,
+          };
           for (const o of outcomes) {
-            const decision = decideClusterHealth(state, o, { failureThreshold, recoveryThreshold });
+            const decision = decideClusterHealth(state, o, {
+              failureThreshold,
+              recoveryThreshold,
+            });
             steps.push({ before: state, outcome: o, decision });
             state = decision;
           }
-          for (const { decision } of steps.filter(s => s.decision.cascade === 'degrade')) {
-            expect(decision.transition).toEqual({ from: 'ONLINE', to: 'OFFLINE' });
+          for (const { decision } of steps.filter(
+            s => s.decision.cascade === 'degrade',
+          )) {
+            expect(decision.transition).toEqual({
+              from: 'ONLINE',
+              to: 'OFFLINE',
+            });
           }
-          for (const { decision } of steps.filter(s => s.decision.transition?.to === 'OFFLINE')) {
-            expect(decision.consecutiveFailures).toBeGreaterThanOrEqual(failureThreshold);
+          for (const { decision } of steps.filter(
+            s => s.decision.transition?.to === 'OFFLINE',
+          )) {
+            expect(decision.consecutiveFailures).toBeGreaterThanOrEqual(
+              failureThreshold,
+            );
           }
-          for (const { before, decision } of steps.filter(s => s.outcome.kind === 'not-probeable')) {
-            expect([decision.consecutiveFailures, decision.consecutiveSuccesses]).toEqual([
+          for (const { before, decision } of steps.filter(
+            s => s.outcome.kind === 'not-probeable',
+          )) {
+            expect([
+              decision.consecutiveFailures,
+              decision.consecutiveSuccesses,
+            ]).toEqual([
               before.consecutiveFailures,
               before.consecutiveSuccesses,
             ]);
@@ -117,10 +212,14 @@ describe('isMassOutage', () => {
 
 describe('assertClusterAcceptsDeployments', () => {
   it('refuses OFFLINE with a ConflictError and allows ONLINE and UNKNOWN', () => {
-    expect(() => assertClusterAcceptsDeployments({ name: 'c', status: 'OFFLINE' })).toThrow(
-      expect.objectContaining({ name: 'ConflictError' }),
-    );
-    expect(() => assertClusterAcceptsDeployments({ name: 'c', status: 'ONLINE' })).not.toThrow();
-    expect(() => assertClusterAcceptsDeployments({ name: 'c', status: 'UNKNOWN' })).not.toThrow();
+    expect(() =>
+      assertClusterAcceptsDeployments({ name: 'c', status: 'OFFLINE' }),
+    ).toThrow(expect.objectContaining({ name: 'ConflictError' }));
+    expect(() =>
+      assertClusterAcceptsDeployments({ name: 'c', status: 'ONLINE' }),
+    ).not.toThrow();
+    expect(() =>
+      assertClusterAcceptsDeployments({ name: 'c', status: 'UNKNOWN' }),
+    ).not.toThrow();
   });
 });

@@ -48,7 +48,10 @@ export function decideClusterHealth(
   const decide = (
     to: ClusterStatus,
     statusReason: string,
-    counts: Pick<ClusterHealthState, 'consecutiveFailures' | 'consecutiveSuccesses'>,
+    counts: Pick<
+      ClusterHealthState,
+      'consecutiveFailures' | 'consecutiveSuccesses'
+    >,
     cascade: Cascade = 'none',
   ): HealthDecision => ({
     status: to,
@@ -60,25 +63,43 @@ export function decideClusterHealth(
 
   switch (outcome.kind) {
     case 'not-probeable':
-      return decide('UNKNOWN', `${ClusterReasons.NOT_PROBEABLE}: ${outcome.message}`, {
-        consecutiveFailures: current.consecutiveFailures,
-        consecutiveSuccesses: current.consecutiveSuccesses,
-      });
+      return decide(
+        'UNKNOWN',
+        `${ClusterReasons.NOT_PROBEABLE}: ${outcome.message}`,
+        {
+          consecutiveFailures: current.consecutiveFailures,
+          consecutiveSuccesses: current.consecutiveSuccesses,
+        },
+      );
 
     case 'success': {
-      const counts = { consecutiveFailures: 0, consecutiveSuccesses: current.consecutiveSuccesses + 1 };
-      if (from === 'OFFLINE' && counts.consecutiveSuccesses < thresholds.recoveryThreshold) {
+      const counts = {
+        consecutiveFailures: 0,
+        consecutiveSuccesses: current.consecutiveSuccesses + 1,
+      };
+      if (
+        from === 'OFFLINE' &&
+        counts.consecutiveSuccesses < thresholds.recoveryThreshold
+      ) {
         return decide(
           'OFFLINE',
           `RECOVERING: ${counts.consecutiveSuccesses}/${thresholds.recoveryThreshold} consecutive successful probes`,
           counts,
         );
       }
-      return decide('ONLINE', ClusterReasons.PROBE_SUCCEEDED, counts, 'restore');
+      return decide(
+        'ONLINE',
+        ClusterReasons.PROBE_SUCCEEDED,
+        counts,
+        'restore',
+      );
     }
 
     case 'failure': {
-      const counts = { consecutiveFailures: current.consecutiveFailures + 1, consecutiveSuccesses: 0 };
+      const counts = {
+        consecutiveFailures: current.consecutiveFailures + 1,
+        consecutiveSuccesses: 0,
+      };
       const tally = `${counts.consecutiveFailures}/${thresholds.failureThreshold} consecutive probes failed: ${outcome.message}`;
       if (counts.consecutiveFailures >= thresholds.failureThreshold) {
         return decide(
@@ -125,10 +146,16 @@ export function isMassOutage(
  * The deploy guard: a deployment may not be created on, or an application moved to, an OFFLINE
  * cluster. UNKNOWN and ONLINE clusters are allowed.
  */
-export function assertClusterAcceptsDeployments(cluster: { name: string; status: ClusterStatus; statusReason?: string }): void {
+export function assertClusterAcceptsDeployments(cluster: {
+  name: string;
+  status: ClusterStatus;
+  statusReason?: string;
+}): void {
   if (cluster.status === 'OFFLINE') {
     throw new ConflictError(
-      `Cluster '${cluster.name}' is OFFLINE${cluster.statusReason ? ` (${cluster.statusReason})` : ''}; deployments to it are refused until it is back ONLINE`,
+      `Cluster '${cluster.name}' is OFFLINE${
+        cluster.statusReason ? ` (${cluster.statusReason})` : ''
+      }; deployments to it are refused until it is back ONLINE`,
     );
   }
 }

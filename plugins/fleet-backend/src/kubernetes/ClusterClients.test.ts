@@ -28,11 +28,18 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function clientsFor(...dirs: string[]) {
   return ClusterClients.create({
-    policy: KubeconfigAccessPolicy.create({ kubeconfigDir: sim.kubeconfigDir, allowedKubeconfigDirs: dirs }),
+    policy: KubeconfigAccessPolicy.create({
+      kubeconfigDir: sim.kubeconfigDir,
+      allowedKubeconfigDirs: dirs,
+    }),
   });
 }
 
-const access = (name: string, kubeconfigRef = sim.kubeconfigPath(name), serverVersion?: string): ClusterAccess => ({
+const access = (
+  name: string,
+  kubeconfigRef = sim.kubeconfigPath(name),
+  serverVersion?: string,
+): ClusterAccess => ({
   name,
   endpoint: sim.endpoint(name),
   kubeconfigRef,
@@ -40,7 +47,8 @@ const access = (name: string, kubeconfigRef = sim.kubeconfigPath(name), serverVe
   serverVersion,
 });
 /** As the health worker passes it: with the version the first probe stored. */
-const known = (name: string, kubeconfigRef?: string) => access(name, kubeconfigRef, 'v1.31.0');
+const known = (name: string, kubeconfigRef?: string) =>
+  access(name, kubeconfigRef, 'v1.31.0');
 
 describe('ClusterClients', () => {
   it('probes a cluster over one pooled TLS connection, asking /version only the first time', async () => {
@@ -50,12 +58,18 @@ describe('ClusterClients', () => {
       const requests = sim.requestCount('alpha');
 
       const first = await clients.probe(access('alpha'), 2_000);
-      expect(first).toMatchObject({ kind: 'success', serverVersion: expect.stringMatching(/^v1\./) });
+      expect(first).toMatchObject({
+        kind: 'success',
+        serverVersion: expect.stringMatching(/^v1\./),
+      });
       expect(sim.requestCount('alpha') - requests).toBe(2); // namespaces and /version
 
       const second = await clients.probe(known('alpha'), 2_000);
       const third = await clients.probe(known('alpha'), 2_000);
-      expect(second).toMatchObject({ kind: 'success', serverVersion: undefined });
+      expect(second).toMatchObject({
+        kind: 'success',
+        serverVersion: undefined,
+      });
       expect(third.kind).toBe('success');
       expect(sim.requestCount('alpha') - requests).toBe(4); // one request per later probe
       // The first probe's two parallel requests may open two connections; later ones reuse them.
@@ -116,7 +130,9 @@ describe('ClusterClients', () => {
         message: 'timed out after 300 ms',
       });
       sim.setFault('alpha', { mode: 'ok' });
-      expect((await clients.probe(access('alpha'), 2_000)).kind).toBe('success');
+      expect((await clients.probe(access('alpha'), 2_000)).kind).toBe(
+        'success',
+      );
     } finally {
       clients.dispose();
     }
@@ -125,9 +141,9 @@ describe('ClusterClients', () => {
   it('the pooled agent still verifies the server against the kubeconfig CA', async () => {
     // alpha's server and token, with another simulator's CA: the TLS handshake must fail.
     const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
-    const foreignCa = parse(fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8')).clusters[0].cluster[
-      'certificate-authority-data'
-    ];
+    const foreignCa = parse(
+      fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8'),
+    ).clusters[0].cluster['certificate-authority-data'];
     doc.clusters[0].cluster['certificate-authority-data'] = foreignCa;
     const file = path.join(dir, 'wrong-ca.yaml');
     fs.writeFileSync(file, stringify(doc), { mode: 0o600 });
@@ -136,7 +152,9 @@ describe('ClusterClients', () => {
     try {
       const outcome = await clients.probe(access('alpha', file), 2_000);
       expect(outcome.kind).toBe('failure');
-      expect((outcome as { message: string }).message).toMatch(/certificate|self.signed|verify/i);
+      expect((outcome as { message: string }).message).toMatch(
+        /certificate|self.signed|verify/i,
+      );
     } finally {
       clients.dispose();
     }
@@ -147,7 +165,9 @@ describe('ClusterClients', () => {
     fs.copyFileSync(sim.kubeconfigPath('alpha'), file);
     const clients = clientsFor(dir);
     try {
-      expect((await clients.probe(access('alpha', file), 2_000)).kind).toBe('success');
+      expect((await clients.probe(access('alpha', file), 2_000)).kind).toBe(
+        'success',
+      );
       // The same file, now with bravo's token: alpha must answer 401, so the new token is used.
       const doc = parse(fs.readFileSync(file, 'utf8'));
       doc.users[0].user.token = sim.token('bravo');
@@ -166,7 +186,13 @@ describe('ClusterClients', () => {
   it('picks up a rotated CA file named by path in an unchanged kubeconfig', async () => {
     const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
     const caFile = path.join(dir, 'ca.pem');
-    fs.writeFileSync(caFile, Buffer.from(doc.clusters[0].cluster['certificate-authority-data'], 'base64'));
+    fs.writeFileSync(
+      caFile,
+      Buffer.from(
+        doc.clusters[0].cluster['certificate-authority-data'],
+        'base64',
+      ),
+    );
     delete doc.clusters[0].cluster['certificate-authority-data'];
     doc.clusters[0].cluster['certificate-authority'] = caFile;
     const file = path.join(dir, 'by-path.yaml');
@@ -174,16 +200,25 @@ describe('ClusterClients', () => {
 
     const clients = clientsFor(dir);
     try {
-      expect((await clients.probe(known('alpha', file), 2_000)).kind).toBe('success');
+      expect((await clients.probe(known('alpha', file), 2_000)).kind).toBe(
+        'success',
+      );
       // The CA file is replaced by another simulator's CA: the kubeconfig itself is untouched.
-      const foreign = parse(fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8')).clusters[0].cluster;
-      fs.writeFileSync(caFile, Buffer.from(foreign['certificate-authority-data'], 'base64'));
+      const foreign = parse(
+        fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8'),
+      ).clusters[0].cluster;
+      fs.writeFileSync(
+        caFile,
+        Buffer.from(foreign['certificate-authority-data'], 'base64'),
+      );
       const future = new Date(Date.now() + 5_000);
       fs.utimesSync(caFile, future, future);
       clients.closeIdleConnections(); // a pooled connection was verified with the old CA already
       const outcome = await clients.probe(known('alpha', file), 2_000);
       expect(outcome.kind).toBe('failure');
-      expect((outcome as { message: string }).message).toMatch(/certificate|self.signed|verify/i);
+      expect((outcome as { message: string }).message).toMatch(
+        /certificate|self.signed|verify/i,
+      );
     } finally {
       clients.dispose();
     }

@@ -1,8 +1,4 @@
-import {
-  CoreV1Api,
-  KubeConfig,
-  VersionApi,
-} from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -54,7 +50,8 @@ const VERSION_REFRESH_MS = 10 * 60_000;
  */
 function parseErrorSummary(error: unknown): string {
   const e = error as { reason?: unknown; message?: unknown };
-  const text = typeof e?.reason === 'string' ? e.reason : String(e?.message ?? error);
+  const text =
+    typeof e?.reason === 'string' ? e.reason : String(e?.message ?? error);
   return text.split('\n')[0].slice(0, 200);
 }
 
@@ -76,10 +73,18 @@ function sameServer(a: string, b: string): boolean {
  * exec / auth-provider user (whose plugin may supply a client certificate per request) keep
  * client-node's own per-request agent.
  */
-async function clusterAgent(kubeConfig: KubeConfig): Promise<https.Agent | undefined> {
+async function clusterAgent(
+  kubeConfig: KubeConfig,
+): Promise<https.Agent | undefined> {
   const cluster = kubeConfig.getCurrentCluster();
   const user = kubeConfig.getCurrentUser();
-  if (!cluster || !user || cluster.proxyUrl || !cluster.server.startsWith('https:')) return undefined;
+  if (
+    !cluster ||
+    !user ||
+    cluster.proxyUrl ||
+    !cluster.server.startsWith('https:')
+  )
+    return undefined;
   if (user.exec || user.authProvider) return undefined;
   const options: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(options); // TLS fields only are kept (headers go per request)
@@ -143,18 +148,37 @@ export class ClusterClients {
     try {
       stat = await fs.stat(resolved.path);
     } catch (error) {
-      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is not readable (${(error as NodeJS.ErrnoException).code})` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' is not readable (${
+          (error as NodeJS.ErrnoException).code
+        })`,
+      };
     }
-    const key = [resolved.path, cluster.context ?? '', cluster.endpoint, cluster.source, stat.mtimeMs, stat.size].join('|');
+    const key = [
+      resolved.path,
+      cluster.context ?? '',
+      cluster.endpoint,
+      cluster.source,
+      stat.mtimeMs,
+      stat.size,
+    ].join('|');
     const cached = this.cache.get(cluster.name);
     // A rotated client certificate or CA file, named by path in an unchanged kubeconfig, must
     // rebuild the client too: the pooled agent holds the TLS material it read.
-    if (cached?.key === key && (cached.tlsFiles.length === 0 || (await filesKey(cached.tlsFiles)) === cached.tlsKey)) {
+    if (
+      cached?.key === key &&
+      (cached.tlsFiles.length === 0 ||
+        (await filesKey(cached.tlsFiles)) === cached.tlsKey)
+    ) {
       return this.loaded(cached);
     }
 
     if (stat.size > MAX_KUBECONFIG_BYTES) {
-      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' is larger than ${MAX_KUBECONFIG_BYTES} bytes` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' is larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+      };
     }
     const kubeConfig = new KubeConfig();
     try {
@@ -164,20 +188,31 @@ export class ClusterClients {
     } catch (error) {
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' is malformed: ${parseErrorSummary(error)}`,
+        reason: `kubeconfig file '${
+          cluster.kubeconfigRef
+        }' is malformed: ${parseErrorSummary(error)}`,
       };
     }
     if (cluster.context) {
       if (!kubeConfig.getContextObject(cluster.context)) {
-        return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' has no context '${cluster.context}'` };
+        return {
+          kind: 'unusable',
+          reason: `kubeconfig file '${cluster.kubeconfigRef}' has no context '${cluster.context}'`,
+        };
       }
       kubeConfig.setCurrentContext(cluster.context);
     }
     const current = kubeConfig.getCurrentCluster();
     if (!current) {
-      return { kind: 'unusable', reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context`,
+      };
     }
-    if (cluster.source === 'manual' && !sameServer(current.server, cluster.endpoint)) {
+    if (
+      cluster.source === 'manual' &&
+      !sameServer(current.server, cluster.endpoint)
+    ) {
       // Never send a kubeconfig's credentials to a server it does not name: a manual
       // registration pointing a trusted kubeconfig at another endpoint would leak its token.
       return {
@@ -186,7 +221,9 @@ export class ClusterClients {
       };
     }
     const user = kubeConfig.getCurrentUser();
-    const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter((f): f is string => !!f);
+    const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(
+      (f): f is string => !!f,
+    );
     const tlsKey = await filesKey(tlsFiles);
     let agent: https.Agent | undefined;
     try {
@@ -194,7 +231,9 @@ export class ClusterClients {
     } catch (error) {
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' has unusable TLS data: ${parseErrorSummary(error)}`,
+        reason: `kubeconfig file '${
+          cluster.kubeconfigRef
+        }' has unusable TLS data: ${parseErrorSummary(error)}`,
       };
     }
     // Requests still running on the old pool finish there; its idle connections close now.
@@ -204,17 +243,22 @@ export class ClusterClients {
     return this.loaded(entry);
   }
 
-  private loaded(entry: { kubeConfig: KubeConfig; agent?: https.Agent }): KubeConfigResult {
+  private loaded(entry: {
+    kubeConfig: KubeConfig;
+    agent?: https.Agent;
+  }): KubeConfigResult {
     return {
       kind: 'ok',
       kubeConfig: entry.kubeConfig,
-      requestOptions: (timeoutMs: number) => withTimeout(timeoutMs, entry.agent),
+      requestOptions: (timeoutMs: number) =>
+        withTimeout(timeoutMs, entry.agent),
     };
   }
 
   /** Closes every idle connection (the next request to each cluster opens a new one). */
   closeIdleConnections(): void {
-    for (const entry of this.cache.values()) if (entry.agent) closeIdle(entry.agent);
+    for (const entry of this.cache.values())
+      if (entry.agent) closeIdle(entry.agent);
   }
 
   /**
@@ -231,26 +275,39 @@ export class ClusterClients {
    * probe. `/version` is asked alongside only when the cluster's version is not known yet, or
    * was read more than ten minutes ago (an upgrade shows within that time).
    */
-  async probe(cluster: ClusterAccess, timeoutMs: number): Promise<ProbeOutcome> {
+  async probe(
+    cluster: ClusterAccess,
+    timeoutMs: number,
+  ): Promise<ProbeOutcome> {
     const loaded = await this.kubeConfigFor(cluster);
-    if (loaded.kind === 'unusable') return { kind: 'not-probeable', message: loaded.reason };
+    if (loaded.kind === 'unusable')
+      return { kind: 'not-probeable', message: loaded.reason };
     const entry = this.cache.get(cluster.name);
     const askVersion =
-      !cluster.serverVersion || !entry?.versionAt || Date.now() - entry.versionAt > VERSION_REFRESH_MS;
+      !cluster.serverVersion ||
+      !entry?.versionAt ||
+      Date.now() - entry.versionAt > VERSION_REFRESH_MS;
     const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
     const started = performance.now();
     const [namespaces, info] = await Promise.allSettled([
       core.listNamespace({ limit: 1 }, loaded.requestOptions(timeoutMs)),
       askVersion
-        ? loaded.kubeConfig.makeApiClient(VersionApi).getCode({}, loaded.requestOptions(timeoutMs))
+        ? loaded.kubeConfig
+            .makeApiClient(VersionApi)
+            .getCode({}, loaded.requestOptions(timeoutMs))
         : Promise.resolve(undefined),
     ]);
     const latencyMs = Math.round(performance.now() - started);
     if (namespaces.status === 'rejected') {
       if (entry) entry.versionAt = undefined; // ask again once it answers: it may come back upgraded
-      return { kind: 'failure', latencyMs, message: describeKubeError(namespaces.reason, timeoutMs) };
+      return {
+        kind: 'failure',
+        latencyMs,
+        message: describeKubeError(namespaces.reason, timeoutMs),
+      };
     }
-    const serverVersion = info.status === 'fulfilled' ? info.value?.gitVersion : undefined;
+    const serverVersion =
+      info.status === 'fulfilled' ? info.value?.gitVersion : undefined;
     if (entry && serverVersion) entry.versionAt = Date.now();
     return { kind: 'success', latencyMs, serverVersion };
   }

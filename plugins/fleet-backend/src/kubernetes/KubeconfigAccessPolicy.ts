@@ -14,17 +14,25 @@ export type KubeconfigResolution =
  * discovery file). Anything else is an opaque reference (e.g. a Secret name) and is never opened.
  */
 export class KubeconfigAccessPolicy {
-  private constructor(private readonly roots: string[], private readonly files: string[]) {}
+  private constructor(
+    private readonly roots: string[],
+    private readonly files: string[],
+  ) {}
 
   static create(options: {
     kubeconfigPath?: string;
     kubeconfigDir?: string;
     allowedKubeconfigDirs?: string[];
   }): KubeconfigAccessPolicy {
-    const roots = [options.kubeconfigDir, ...(options.allowedKubeconfigDirs ?? [])]
+    const roots = [
+      options.kubeconfigDir,
+      ...(options.allowedKubeconfigDirs ?? []),
+    ]
       .filter((d): d is string => !!d)
       .map(d => path.resolve(d));
-    const files = options.kubeconfigPath ? [path.resolve(options.kubeconfigPath)] : [];
+    const files = options.kubeconfigPath
+      ? [path.resolve(options.kubeconfigPath)]
+      : [];
     return new KubeconfigAccessPolicy(roots, files);
   }
 
@@ -33,7 +41,10 @@ export class KubeconfigAccessPolicy {
     return path.isAbsolute(ref);
   }
 
-  private realRootsCache?: { at: number; value: Promise<{ roots: string[]; files: string[] }> };
+  private realRootsCache?: {
+    at: number;
+    value: Promise<{ roots: string[]; files: string[] }>;
+  };
 
   /**
    * The allowed directories and files after symlinks, read again every few seconds (a health
@@ -41,7 +52,8 @@ export class KubeconfigAccessPolicy {
    */
   private realRoots(): Promise<{ roots: string[]; files: string[] }> {
     const now = Date.now();
-    if (this.realRootsCache && now - this.realRootsCache.at < ROOTS_TTL_MS) return this.realRootsCache.value;
+    if (this.realRootsCache && now - this.realRootsCache.at < ROOTS_TTL_MS)
+      return this.realRootsCache.value;
     const real = async (p: string) => fs.realpath(p).catch(() => p);
     const value = (async () => ({
       roots: await Promise.all(this.roots.map(real)),
@@ -71,7 +83,10 @@ export class KubeconfigAccessPolicy {
    */
   async resolve(ref: string): Promise<KubeconfigResolution> {
     if (!KubeconfigAccessPolicy.isPathReference(ref)) {
-      return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is an opaque reference, not a kubeconfig file Fleet can read` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfigRef '${ref}' is an opaque reference, not a kubeconfig file Fleet can read`,
+      };
     }
     const outside: KubeconfigResolution = {
       kind: 'unusable',
@@ -83,21 +98,31 @@ export class KubeconfigAccessPolicy {
     } catch (error) {
       if (!(await this.isInside(path.resolve(ref)))) return outside;
       const code = (error as NodeJS.ErrnoException).code;
-      return { kind: 'unusable', reason: `kubeconfig file '${ref}' is not readable${code ? ` (${code})` : ''}` };
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${ref}' is not readable${
+          code ? ` (${code})` : ''
+        }`,
+      };
     }
     if (!(await this.isInside(real))) return outside;
     try {
       await fs.access(real, fsConstants.R_OK);
       const stat = await fs.stat(real);
       if (!stat.isFile()) {
-        return { kind: 'unusable', reason: `kubeconfigRef '${ref}' is not a file` };
+        return {
+          kind: 'unusable',
+          reason: `kubeconfigRef '${ref}' is not a file`,
+        };
       }
       return { kind: 'file', path: real };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${ref}' is not readable${code ? ` (${code})` : ''}`,
+        reason: `kubeconfig file '${ref}' is not readable${
+          code ? ` (${code})` : ''
+        }`,
       };
     }
   }

@@ -12,7 +12,10 @@ import type { Agent } from 'node:https';
  * The object-style API of client-node 1.x hands them to its observable API, so the middleware
  * returns client-node's own Observable. With `agent`, the request goes through that agent.
  */
-export function withTimeout(timeoutMs: number, agent?: Agent): ConfigurationOptions {
+export function withTimeout(
+  timeoutMs: number,
+  agent?: Agent,
+): ConfigurationOptions {
   return {
     middleware: [
       {
@@ -23,7 +26,8 @@ export function withTimeout(timeoutMs: number, agent?: Agent): ConfigurationOpti
           if (agent) context.setAgent(agent);
           return new Observable(Promise.resolve(context));
         },
-        post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
+        post: (response: ResponseContext) =>
+          new Observable(Promise.resolve(response)),
       },
     ],
     middlewareMergeStrategy: 'append',
@@ -52,7 +56,9 @@ export function describeKubeError(error: unknown, timeoutMs?: number): string {
   }
   const cause = e?.cause?.code ?? e?.cause?.message;
   const message = e?.message ?? String(error);
-  return (cause && !message.includes(cause) ? `${message} (${cause})` : message).slice(0, 500);
+  return (
+    cause && !message.includes(cause) ? `${message} (${cause})` : message
+  ).slice(0, 500);
 }
 
 function safeJson(text: string): unknown {

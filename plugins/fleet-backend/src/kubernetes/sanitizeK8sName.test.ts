@@ -49,7 +49,9 @@ describe('sanitizeK8sName', () => {
         fc.string({ minLength: 1, maxLength: 40 }),
         (prefix, a, b) => {
           fc.pre(a !== b);
-          expect(sanitizeK8sName(prefix + a)).not.toBe(sanitizeK8sName(prefix + b));
+          expect(sanitizeK8sName(prefix + a)).not.toBe(
+            sanitizeK8sName(prefix + b),
+          );
         },
       ),
       { numRuns: 1000 },

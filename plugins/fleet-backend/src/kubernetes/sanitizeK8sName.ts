@@ -29,8 +29,11 @@ export function sanitizeK8sName(input: string): string {
   if (cleaned === '') return `x-${shortHash(input)}`;
   // A long input keeps a hash even when cleaning shortened it enough: two long names that differ
   // only in characters cleaning drops must still get different names.
-  if (cleaned.length <= MAX_LENGTH && input.length <= MAX_LENGTH) return cleaned;
-  const head = cleaned.slice(0, MAX_LENGTH - HASH_LENGTH - 1).replace(/-+$/, '');
+  if (cleaned.length <= MAX_LENGTH && input.length <= MAX_LENGTH)
+    return cleaned;
+  const head = cleaned
+    .slice(0, MAX_LENGTH - HASH_LENGTH - 1)
+    .replace(/-+$/, '');
   return `${head}-${shortHash(input)}`;
 }
 

@@ -14,7 +14,10 @@ const databases = createTestDatabases();
 let sim: KubeSimulator;
 
 beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: ['east', 'west'], readyDelayMs: 50 });
+  sim = await KubeSimulator.start({
+    clusters: ['east', 'west'],
+    readyDelayMs: 50,
+  });
 });
 afterAll(async () => {
   await sim?.stop();
@@ -26,243 +29,457 @@ beforeEach(() => {
   }
 });
 
-describe.each(databases.eachSupportedId())('ReconcileWorker against the kube simulator (%s)', databaseId => {
-  const tag = databaseId.toLowerCase().replace(/_/g, '-');
-  const namespace = `rec-${tag}`;
-  const services: DeploymentService[] = [];
-  afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
+describe.each(databases.eachSupportedId())(
+  'ReconcileWorker against the kube simulator (%s)',
+  databaseId => {
+    const tag = databaseId.toLowerCase().replace(/_/g, '-');
+    const namespace = `rec-${tag}`;
+    const services: DeploymentService[] = [];
+    afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
-  async function setup(options: { clusterSelectorOf?: (ref: string) => Promise<string | undefined>; concurrency?: number; wrapRead?: (read: ManifestApplier['readLive']) => ManifestApplier['readLive'] } = {}) {
-    const knex = await databases.init(databaseId);
-    const harness = await createFleetHarness({ knex, kubeconfigDir: sim.kubeconfigDir });
-    await harness.worker.runCycle();
-    const applier = ManifestApplier.create({ clients: harness.clients });
-    const deploy = { namespace, defaultReplicas: 2, progressDeadlineMs: 5_000, pollIntervalMs: 25 };
-    const deployments = DeploymentService.create({ store: harness.store, applier, logger: harness.logger, deploy });
-    services.push(deployments);
-    const reconciler = ReconcileWorker.create({
-      store: harness.store,
-      applier: options.wrapRead ? { apply: applier.apply.bind(applier), readLive: options.wrapRead(applier.readLive.bind(applier)) } : applier,
-      deployments,
-      logger: harness.logger,
-      deploy,
-      reconcile: { intervalMs: 60_000, concurrency: options.concurrency ?? 8 },
-      clusterSelectorOf: options.clusterSelectorOf,
-    });
-    return { ...harness, deployments, reconciler };
-  }
-
-  async function settle(store: FleetStore, id: string): Promise<Deployment> {
-    for (let i = 0; i < 400; i++) {
-      const d = (await store.getDeployment(id))!;
-      if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-      await new Promise(r => setTimeout(r, 25));
+    async function setup(
+      options: {
+        clusterSelectorOf?: (ref: string) => Promise<string | undefined>;
+        concurrency?: number;
+        wrapRead?: (
+          read: ManifestApplier['readLive'],
+        ) => ManifestApplier['readLive'];
+      } = {},
+    ) {
+      const knex = await databases.init(databaseId);
+      const harness = await createFleetHarness({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+      });
+      await harness.worker.runCycle();
+      const applier = ManifestApplier.create({ clients: harness.clients });
+      const deploy = {
+        namespace,
+        defaultReplicas: 2,
+        progressDeadlineMs: 5_000,
+        pollIntervalMs: 25,
+      };
+      const deployments = DeploymentService.create({
+        store: harness.store,
+        applier,
+        logger: harness.logger,
+        deploy,
+      });
+      services.push(deployments);
+      const reconciler = ReconcileWorker.create({
+        store: harness.store,
+        applier: options.wrapRead
+          ? {
+              apply: applier.apply.bind(applier),
+              readLive: options.wrapRead(applier.readLive.bind(applier)),
+            }
+          : applier,
+        deployments,
+        logger: harness.logger,
+        deploy,
+        reconcile: {
+          intervalMs: 60_000,
+          concurrency: options.concurrency ?? 8,
+        },
+        clusterSelectorOf: options.clusterSelectorOf,
+      });
+      return { ...harness, deployments, reconciler };
     }
-    throw new Error(`deployment ${id} did not settle`);
-  }
 
-  async function deployed(h: Awaited<ReturnType<typeof setup>>, name: string, cluster: string, spec: { selfHeal?: boolean } = {}) {
-    const entityRef = `component:default/${name}-${tag}`;
-    const d = await h.deployments.deploy({ entityRef, cluster, image: 'nginx:1.27' }, 'test');
-    await settle(h.store, d.id);
-    const app = (await h.store.getApplicationByEntityRef(entityRef))!;
-    if (spec.selfHeal !== undefined) await h.deployments.updateApplication(app.id, { spec: { selfHeal: spec.selfHeal } });
-    return { deployment: d, app, name: app.name };
-  }
-
-  const imagePath = '/spec/template/spec/containers/0/image';
-  /** `kubectl set image` behind Fleet's back: the same containers, another image. */
-  const setImage = (cluster: string, name: string, image: string) => {
-    const live = sim.objects(cluster).find(o => o.kind === 'Deployment' && o.metadata.name === name && o.metadata.namespace === namespace) as any;
-    const containers = live.spec.template.spec.containers.map((c: any, i: number) => (i === 0 ? { ...c, image } : c));
-    sim.drift(cluster, { kind: 'Deployment', namespace, name, patch: { spec: { template: { spec: { containers } } } } });
-  };
-  const liveImage = (cluster: string, name: string) =>
-    (sim.objects(cluster).find(o => o.kind === 'Deployment' && o.metadata.name === name && o.metadata.namespace === namespace) as any)?.spec.template.spec.containers[0].image;
-
-  it('reports a manual image change OUT_OF_SYNC with its path, and leaves it when selfHeal is off', async () => {
-    const h = await setup();
-    const { deployment, name } = await deployed(h, 'drifty', 'east', { selfHeal: false });
-    expect((await h.reconciler.runOnce()).synced).toBeGreaterThanOrEqual(1);
-    expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe('SYNCED');
-
-    setImage('east', name, 'evil:latest');
-    await h.reconciler.runOnce();
-    const drifted = (await h.store.getDeployment(deployment.id))!;
-    expect(drifted.syncStatus).toBe('OUT_OF_SYNC');
-    expect(drifted.syncDifferences).toEqual([{ kind: 'Deployment', name, path: imagePath }]);
-    const [event] = await h.store.listEvents({ subjectKind: 'deployment', subject: deployment.id });
-    expect(event).toMatchObject({ from: 'SYNCED', to: 'OUT_OF_SYNC', reason: 'DRIFT_DETECTED' });
-    // GET /summary counts it
-    expect((await h.store.getSummaryCounts()).deploymentsBySyncStatus).toEqual({ SYNCED: 0, OUT_OF_SYNC: 1, UNKNOWN: 0 });
-    await h.reconciler.runOnce();
-    expect(liveImage('east', name)).toBe('evil:latest'); // reported, not fought
-    expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe('OUT_OF_SYNC');
-  });
-
-  it('restores a manual image change when selfHeal is on, with an event', async () => {
-    const h = await setup();
-    const { deployment, name } = await deployed(h, 'healed', 'east', { selfHeal: true });
-    setImage('east', name, 'evil:latest');
-    const summary = await h.reconciler.runOnce();
-    expect(summary.healed).toBe(1);
-    expect(liveImage('east', name)).toBe('nginx:1.27');
-    const healed = (await h.store.getDeployment(deployment.id))!;
-    expect(healed).toMatchObject({ syncStatus: 'SYNCED', syncDifferences: undefined });
-    const [event] = await h.store.listEvents({ subjectKind: 'deployment', subject: deployment.id });
-    expect(event).toMatchObject({ reason: 'SELF_HEALED', to: 'SYNCED' });
-    expect(event.message).toContain(imagePath);
-  });
-
-  it('is SYNCED when the cluster stores requests in canonical form ("0.5" as "500m"), and heals nothing', async () => {
-    const h = await setup();
-    const entityRef = `component:default/sized-${tag}`;
-    const resources = { requests: { cpu: '0.5', memory: '1024Mi' } };
-    const app = await h.deployments.registerApplication({ entityRef, spec: { image: 'nginx:1.27', resources, selfHeal: true } });
-    const deployment = await settle(h.store, (await h.deployments.deploy({ entityRef, cluster: 'east' }, 'test')).id);
-    const live = sim.objects('east').find(o => o.kind === 'Deployment' && o.metadata.name === app.name && o.metadata.namespace === namespace) as any;
-    expect(live.spec.template.spec.containers[0].resources).toEqual({ requests: { cpu: '500m', memory: '1Gi' } });
-    for (let i = 0; i < 2; i++) expect((await h.reconciler.runOnce()).healed).toBe(0);
-    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({ syncStatus: 'SYNCED', syncDifferences: undefined });
-  });
-
-  it('counts a deleted Service as OUT_OF_SYNC and recreates it with selfHeal', async () => {
-    const h = await setup();
-    const { deployment, app, name } = await deployed(h, 'nosvc', 'west', { selfHeal: false });
-    sim.drift('west', { kind: 'Service', namespace, name, delete: true });
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
-      syncStatus: 'OUT_OF_SYNC',
-      syncDifferences: [{ kind: 'Service', name, path: '/' }],
-    });
-    await h.deployments.updateApplication(app.id, { spec: { selfHeal: true } });
-    await h.reconciler.runOnce();
-    expect(sim.objects('west').some(o => o.kind === 'Service' && o.metadata.name === name && o.metadata.namespace === namespace)).toBe(true);
-    expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe('SYNCED');
-  });
-
-  it('lets an HPA own replicas: its change is SYNCED and never reverted; without an HPA it is drift', async () => {
-    const h = await setup();
-    const scaled = await deployed(h, 'scaled', 'east', { selfHeal: true });
-    const plain = await deployed(h, 'plain', 'east', { selfHeal: false });
-    const kc = new KubeConfig();
-    kc.loadFromFile(sim.kubeconfigPath('east'));
-    await kc.makeApiClient(AutoscalingV2Api).createNamespacedHorizontalPodAutoscaler({
-      namespace,
-      body: {
-        metadata: { name: scaled.name },
-        spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: scaled.name }, minReplicas: 1, maxReplicas: 10 },
-      },
-    });
-    for (const { name } of [scaled, plain]) sim.drift('east', { kind: 'Deployment', namespace, name, patch: { spec: { replicas: 5 } } });
-    const hpaList = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`;
-    const listsBefore = sim.requestCount('east', hpaList);
-    await h.reconciler.runOnce();
-    // Both deployments are on east in one namespace: one HPA list for the run, not one each.
-    expect(sim.requestCount('east', hpaList) - listsBefore).toBe(1);
-    await h.reconciler.runOnce();
-    const liveReplicas = (name: string) =>
-      (sim.objects('east').find(o => o.kind === 'Deployment' && o.metadata.name === name && o.metadata.namespace === namespace) as any).spec.replicas;
-    expect((await h.store.getDeployment(scaled.deployment.id))!.syncStatus).toBe('SYNCED');
-    expect(liveReplicas(scaled.name)).toBe(5);
-    expect((await h.store.getDeployment(plain.deployment.id))!).toMatchObject({
-      syncStatus: 'OUT_OF_SYNC',
-      syncDifferences: [{ kind: 'Deployment', name: plain.name, path: '/spec/replicas' }],
-    });
-  });
-
-  it('never says SYNCED for a deployment on an OFFLINE or UNKNOWN cluster', async () => {
-    const h = await setup();
-    const { deployment } = await deployed(h, 'blind', 'west', { selfHeal: false });
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe('SYNCED');
-    sim.setFault('west', { mode: 'down' });
-    await h.worker.runCycle();
-    await h.worker.runCycle();
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({ syncStatus: 'UNKNOWN', status: 'DEGRADED', statusReason: 'CLUSTER_OFFLINE' });
-
-    await h.store.insertCluster({ name: `opaque-${tag}`, endpoint: 'https://10.0.0.9', kubeconfigRef: 'secret/x', source: 'manual' });
-    const other = await h.store.insertApplication({ entityRef: `component:default/unk-${tag}`, name: `unk-${tag}`, spec: { image: 'x' } });
-    const onUnknown = await h.store.insertDeployment({ applicationId: other.id, cluster: `opaque-${tag}`, status: 'DEPLOYED' }, 'test');
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(onUnknown.id))!.syncStatus).toBe('UNKNOWN');
-  });
-
-  it('degrades on missing replicas with WORKLOAD_UNHEALTHY and recovers with the workload', async () => {
-    const h = await setup();
-    const { deployment } = await deployed(h, 'sickly', 'east');
-    sim.setReadiness('east', { neverReady: true });
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({ status: 'DEGRADED', statusReason: 'WORKLOAD_UNHEALTHY' });
-    // the cluster cascade's recovery does not touch this reason
-    await h.worker.runCycle();
-    expect((await h.store.getDeployment(deployment.id))!.statusReason).toBe('WORKLOAD_UNHEALTHY');
-    sim.setReadiness('east', { neverReady: false, readyDelayMs: 0 });
-    await new Promise(r => setTimeout(r, 50));
-    await h.reconciler.runOnce();
-    expect((await h.store.getDeployment(deployment.id))!).toMatchObject({ status: 'DEPLOYED', statusReason: undefined });
-  });
-
-  it('places an application on a cluster that starts matching its selector, with no request', async () => {
-    const selectorOf = jest.fn(async (ref: string) => (ref.includes('annotated') ? 'tier=edge' : undefined));
-    const h = await setup({ clusterSelectorOf: selectorOf });
-    const byPlacement = await h.deployments.registerApplication({
-      entityRef: `component:default/placed-${tag}`,
-      spec: { image: 'nginx:1.27' },
-      placement: { clusterSelector: { env: 'prod' } },
-    });
-    const byAnnotation = await h.deployments.registerApplication({ entityRef: `component:default/annotated-${tag}`, spec: { image: 'nginx:1.27' } });
-    expect((await h.reconciler.runOnce()).placed).toEqual([]);
-
-    const fresh = `prod-${tag}`;
-    if (!sim.clusterNames().includes(fresh)) await sim.addCluster(fresh);
-    await h.discovery.run();
-    await h.store.updateClusterSettings(fresh, { labels: { env: 'prod', tier: 'edge' } });
-    const summary = await h.reconciler.runOnce();
-    expect(summary.placed.map(p => [p.entityRef, p.cluster]).sort()).toEqual([
-      [`component:default/annotated-${tag}`, fresh],
-      [`component:default/placed-${tag}`, fresh],
-    ]);
-    for (const app of [byPlacement, byAnnotation]) {
-      const [d] = await h.store.listDeployments({ applicationId: app.id });
-      expect(await settle(h.store, d.id)).toMatchObject({ cluster: fresh, status: 'DEPLOYED' });
+    async function settle(store: FleetStore, id: string): Promise<Deployment> {
+      for (let i = 0; i < 400; i++) {
+        const d = (await store.getDeployment(id))!;
+        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
+        await new Promise(r => setTimeout(r, 25));
+      }
+      throw new Error(`deployment ${id} did not settle`);
     }
-    expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
-  });
 
-  it('reads 200 deployments on 20 clusters with bounded concurrency; one failing cluster does not stop the others', async () => {
-    let inFlight = 0;
-    let maxInFlight = 0;
-    const h = await setup({
-      concurrency: 6,
-      wrapRead: read => async (...args) => {
-        maxInFlight = Math.max(maxInFlight, ++inFlight);
-        try {
-          return await read(...args);
-        } finally {
-          inFlight--;
-        }
-      },
-    });
-    const names = Array.from({ length: 20 }, (_, i) => `many-${tag}-${i}`);
-    for (const name of names) if (!sim.clusterNames().includes(name)) await sim.addCluster(name);
-    await h.worker.runCycle();
-    for (let i = 0; i < 200; i++) {
-      const app = await h.store.insertApplication({ entityRef: `component:default/bulk-${tag}-${i}`, name: `bulk-${i}`, spec: { image: 'nginx:1.27' } });
-      await h.store.insertDeployment({ applicationId: app.id, cluster: names[i % 20], status: 'DEPLOYED' }, 'test');
+    async function deployed(
+      h: Awaited<ReturnType<typeof setup>>,
+      name: string,
+      cluster: string,
+      spec: { selfHeal?: boolean } = {},
+    ) {
+      const entityRef = `component:default/${name}-${tag}`;
+      const d = await h.deployments.deploy(
+        { entityRef, cluster, image: 'nginx:1.27' },
+        'test',
+      );
+      await settle(h.store, d.id);
+      const app = (await h.store.getApplicationByEntityRef(entityRef))!;
+      if (spec.selfHeal !== undefined)
+        await h.deployments.updateApplication(app.id, {
+          spec: { selfHeal: spec.selfHeal },
+        });
+      return { deployment: d, app, name: app.name };
     }
-    sim.setFault(names[3], { mode: 'error' });
-    const summary = await h.reconciler.runOnce();
-    expect(maxInFlight).toBe(6);
-    const bulk = (await h.store.listDeployments()).filter(d => d.entityRef.includes(`bulk-${tag}`));
-    const onFailing = bulk.filter(d => d.cluster === names[3]);
-    expect(onFailing).toHaveLength(10);
-    expect(onFailing.every(d => d.syncStatus === 'UNKNOWN')).toBe(true);
-    // the other 190 were read: their objects were never applied, so they are missing
-    const others = bulk.filter(d => d.cluster !== names[3]);
-    expect(others.every(d => d.syncStatus === 'OUT_OF_SYNC')).toBe(true);
-    expect(summary.errors).toEqual([]);
-    sim.setFault(names[3], { mode: 'ok' });
-  });
-});
+
+    const imagePath = '/spec/template/spec/containers/0/image';
+    /** `kubectl set image` behind Fleet's back: the same containers, another image. */
+    const setImage = (cluster: string, name: string, image: string) => {
+      const live = sim
+        .objects(cluster)
+        .find(
+          o =>
+            o.kind === 'Deployment' &&
+            o.metadata.name === name &&
+            o.metadata.namespace === namespace,
+        ) as any;
+      const containers = live.spec.template.spec.containers.map(
+        (c: any, i: number) => (i === 0 ? { ...c, image } : c),
+      );
+      sim.drift(cluster, {
+        kind: 'Deployment',
+        namespace,
+        name,
+        patch: { spec: { template: { spec: { containers } } } },
+      });
+    };
+    const liveImage = (cluster: string, name: string) =>
+      (
+        sim
+          .objects(cluster)
+          .find(
+            o =>
+              o.kind === 'Deployment' &&
+              o.metadata.name === name &&
+              o.metadata.namespace === namespace,
+          ) as any
+      )?.spec.template.spec.containers[0].image;
+
+    it('reports a manual image change OUT_OF_SYNC with its path, and leaves it when selfHeal is off', async () => {
+      const h = await setup();
+      const { deployment, name } = await deployed(h, 'drifty', 'east', {
+        selfHeal: false,
+      });
+      expect((await h.reconciler.runOnce()).synced).toBeGreaterThanOrEqual(1);
+      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
+        'SYNCED',
+      );
+
+      setImage('east', name, 'evil:latest');
+      await h.reconciler.runOnce();
+      const drifted = (await h.store.getDeployment(deployment.id))!;
+      expect(drifted.syncStatus).toBe('OUT_OF_SYNC');
+      expect(drifted.syncDifferences).toEqual([
+        { kind: 'Deployment', name, path: imagePath },
+      ]);
+      const [event] = await h.store.listEvents({
+        subjectKind: 'deployment',
+        subject: deployment.id,
+      });
+      expect(event).toMatchObject({
+        from: 'SYNCED',
+        to: 'OUT_OF_SYNC',
+        reason: 'DRIFT_DETECTED',
+      });
+      // GET /summary counts it
+      expect(
+        (await h.store.getSummaryCounts()).deploymentsBySyncStatus,
+      ).toEqual({ SYNCED: 0, OUT_OF_SYNC: 1, UNKNOWN: 0 });
+      await h.reconciler.runOnce();
+      expect(liveImage('east', name)).toBe('evil:latest'); // reported, not fought
+      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
+        'OUT_OF_SYNC',
+      );
+    });
+
+    it('restores a manual image change when selfHeal is on, with an event', async () => {
+      const h = await setup();
+      const { deployment, name } = await deployed(h, 'healed', 'east', {
+        selfHeal: true,
+      });
+      setImage('east', name, 'evil:latest');
+      const summary = await h.reconciler.runOnce();
+      expect(summary.healed).toBe(1);
+      expect(liveImage('east', name)).toBe('nginx:1.27');
+      const healed = (await h.store.getDeployment(deployment.id))!;
+      expect(healed).toMatchObject({
+        syncStatus: 'SYNCED',
+        syncDifferences: undefined,
+      });
+      const [event] = await h.store.listEvents({
+        subjectKind: 'deployment',
+        subject: deployment.id,
+      });
+      expect(event).toMatchObject({ reason: 'SELF_HEALED', to: 'SYNCED' });
+      expect(event.message).toContain(imagePath);
+    });
+
+    it('is SYNCED when the cluster stores requests in canonical form ("0.5" as "500m"), and heals nothing', async () => {
+      const h = await setup();
+      const entityRef = `component:default/sized-${tag}`;
+      const resources = { requests: { cpu: '0.5', memory: '1024Mi' } };
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', resources, selfHeal: true },
+      });
+      const deployment = await settle(
+        h.store,
+        (
+          await h.deployments.deploy({ entityRef, cluster: 'east' }, 'test')
+        ).id,
+      );
+      const live = sim
+        .objects('east')
+        .find(
+          o =>
+            o.kind === 'Deployment' &&
+            o.metadata.name === app.name &&
+            o.metadata.namespace === namespace,
+        ) as any;
+      expect(live.spec.template.spec.containers[0].resources).toEqual({
+        requests: { cpu: '500m', memory: '1Gi' },
+      });
+      for (let i = 0; i < 2; i++)
+        expect((await h.reconciler.runOnce()).healed).toBe(0);
+      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+        syncStatus: 'SYNCED',
+        syncDifferences: undefined,
+      });
+    });
+
+    it('counts a deleted Service as OUT_OF_SYNC and recreates it with selfHeal', async () => {
+      const h = await setup();
+      const { deployment, app, name } = await deployed(h, 'nosvc', 'west', {
+        selfHeal: false,
+      });
+      sim.drift('west', { kind: 'Service', namespace, name, delete: true });
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+        syncStatus: 'OUT_OF_SYNC',
+        syncDifferences: [{ kind: 'Service', name, path: '/' }],
+      });
+      await h.deployments.updateApplication(app.id, {
+        spec: { selfHeal: true },
+      });
+      await h.reconciler.runOnce();
+      expect(
+        sim
+          .objects('west')
+          .some(
+            o =>
+              o.kind === 'Service' &&
+              o.metadata.name === name &&
+              o.metadata.namespace === namespace,
+          ),
+      ).toBe(true);
+      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
+        'SYNCED',
+      );
+    });
+
+    it('lets an HPA own replicas: its change is SYNCED and never reverted; without an HPA it is drift', async () => {
+      const h = await setup();
+      const scaled = await deployed(h, 'scaled', 'east', { selfHeal: true });
+      const plain = await deployed(h, 'plain', 'east', { selfHeal: false });
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('east'));
+      await kc
+        .makeApiClient(AutoscalingV2Api)
+        .createNamespacedHorizontalPodAutoscaler({
+          namespace,
+          body: {
+            metadata: { name: scaled.name },
+            spec: {
+              scaleTargetRef: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: scaled.name,
+              },
+              minReplicas: 1,
+              maxReplicas: 10,
+            },
+          },
+        });
+      for (const { name } of [scaled, plain])
+        sim.drift('east', {
+          kind: 'Deployment',
+          namespace,
+          name,
+          patch: { spec: { replicas: 5 } },
+        });
+      const hpaList = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`;
+      const listsBefore = sim.requestCount('east', hpaList);
+      await h.reconciler.runOnce();
+      // Both deployments are on east in one namespace: one HPA list for the run, not one each.
+      expect(sim.requestCount('east', hpaList) - listsBefore).toBe(1);
+      await h.reconciler.runOnce();
+      const liveReplicas = (name: string) =>
+        (
+          sim
+            .objects('east')
+            .find(
+              o =>
+                o.kind === 'Deployment' &&
+                o.metadata.name === name &&
+                o.metadata.namespace === namespace,
+            ) as any
+        ).spec.replicas;
+      expect(
+        (await h.store.getDeployment(scaled.deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
+      expect(liveReplicas(scaled.name)).toBe(5);
+      expect((await h.store.getDeployment(plain.deployment.id))!).toMatchObject(
+        {
+          syncStatus: 'OUT_OF_SYNC',
+          syncDifferences: [
+            { kind: 'Deployment', name: plain.name, path: '/spec/replicas' },
+          ],
+        },
+      );
+    });
+
+    it('never says SYNCED for a deployment on an OFFLINE or UNKNOWN cluster', async () => {
+      const h = await setup();
+      const { deployment } = await deployed(h, 'blind', 'west', {
+        selfHeal: false,
+      });
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
+        'SYNCED',
+      );
+      sim.setFault('west', { mode: 'down' });
+      await h.worker.runCycle();
+      await h.worker.runCycle();
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+        syncStatus: 'UNKNOWN',
+        status: 'DEGRADED',
+        statusReason: 'CLUSTER_OFFLINE',
+      });
+
+      await h.store.insertCluster({
+        name: `opaque-${tag}`,
+        endpoint: 'https://10.0.0.9',
+        kubeconfigRef: 'secret/x',
+        source: 'manual',
+      });
+      const other = await h.store.insertApplication({
+        entityRef: `component:default/unk-${tag}`,
+        name: `unk-${tag}`,
+        spec: { image: 'x' },
+      });
+      const onUnknown = await h.store.insertDeployment(
+        {
+          applicationId: other.id,
+          cluster: `opaque-${tag}`,
+          status: 'DEPLOYED',
+        },
+        'test',
+      );
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(onUnknown.id))!.syncStatus).toBe(
+        'UNKNOWN',
+      );
+    });
+
+    it('degrades on missing replicas with WORKLOAD_UNHEALTHY and recovers with the workload', async () => {
+      const h = await setup();
+      const { deployment } = await deployed(h, 'sickly', 'east');
+      sim.setReadiness('east', { neverReady: true });
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+        status: 'DEGRADED',
+        statusReason: 'WORKLOAD_UNHEALTHY',
+      });
+      // the cluster cascade's recovery does not touch this reason
+      await h.worker.runCycle();
+      expect((await h.store.getDeployment(deployment.id))!.statusReason).toBe(
+        'WORKLOAD_UNHEALTHY',
+      );
+      sim.setReadiness('east', { neverReady: false, readyDelayMs: 0 });
+      await new Promise(r => setTimeout(r, 50));
+      await h.reconciler.runOnce();
+      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+        status: 'DEPLOYED',
+        statusReason: undefined,
+      });
+    });
+
+    it('places an application on a cluster that starts matching its selector, with no request', async () => {
+      const selectorOf = jest.fn(async (ref: string) =>
+        ref.includes('annotated') ? 'tier=edge' : undefined,
+      );
+      const h = await setup({ clusterSelectorOf: selectorOf });
+      const byPlacement = await h.deployments.registerApplication({
+        entityRef: `component:default/placed-${tag}`,
+        spec: { image: 'nginx:1.27' },
+        placement: { clusterSelector: { env: 'prod' } },
+      });
+      const byAnnotation = await h.deployments.registerApplication({
+        entityRef: `component:default/annotated-${tag}`,
+        spec: { image: 'nginx:1.27' },
+      });
+      expect((await h.reconciler.runOnce()).placed).toEqual([]);
+
+      const fresh = `prod-${tag}`;
+      if (!sim.clusterNames().includes(fresh)) await sim.addCluster(fresh);
+      await h.discovery.run();
+      await h.store.updateClusterSettings(fresh, {
+        labels: { env: 'prod', tier: 'edge' },
+      });
+      const summary = await h.reconciler.runOnce();
+      expect(summary.placed.map(p => [p.entityRef, p.cluster]).sort()).toEqual([
+        [`component:default/annotated-${tag}`, fresh],
+        [`component:default/placed-${tag}`, fresh],
+      ]);
+      for (const app of [byPlacement, byAnnotation]) {
+        const [d] = await h.store.listDeployments({ applicationId: app.id });
+        expect(await settle(h.store, d.id)).toMatchObject({
+          cluster: fresh,
+          status: 'DEPLOYED',
+        });
+      }
+      expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
+    });
+
+    it('reads 200 deployments on 20 clusters with bounded concurrency; one failing cluster does not stop the others', async () => {
+      let inFlight = 0;
+      let maxInFlight = 0;
+      const h = await setup({
+        concurrency: 6,
+        wrapRead:
+          read =>
+          async (...args) => {
+            maxInFlight = Math.max(maxInFlight, ++inFlight);
+            try {
+              return await read(...args);
+            } finally {
+              inFlight--;
+            }
+          },
+      });
+      const names = Array.from({ length: 20 }, (_, i) => `many-${tag}-${i}`);
+      for (const name of names)
+        if (!sim.clusterNames().includes(name)) await sim.addCluster(name);
+      await h.worker.runCycle();
+      for (let i = 0; i < 200; i++) {
+        const app = await h.store.insertApplication({
+          entityRef: `component:default/bulk-${tag}-${i}`,
+          name: `bulk-${i}`,
+          spec: { image: 'nginx:1.27' },
+        });
+        await h.store.insertDeployment(
+          { applicationId: app.id, cluster: names[i % 20], status: 'DEPLOYED' },
+          'test',
+        );
+      }
+      sim.setFault(names[3], { mode: 'error' });
+      const summary = await h.reconciler.runOnce();
+      expect(maxInFlight).toBe(6);
+      const bulk = (await h.store.listDeployments()).filter(d =>
+        d.entityRef.includes(`bulk-${tag}`),
+      );
+      const onFailing = bulk.filter(d => d.cluster === names[3]);
+      expect(onFailing).toHaveLength(10);
+      expect(onFailing.every(d => d.syncStatus === 'UNKNOWN')).toBe(true);
+      // the other 190 were read: their objects were never applied, so they are missing
+      const others = bulk.filter(d => d.cluster !== names[3]);
+      expect(others.every(d => d.syncStatus === 'OUT_OF_SYNC')).toBe(true);
+      expect(summary.errors).toEqual([]);
+      sim.setFault(names[3], { mode: 'ok' });
+    });
+  },
+);

@@ -11,7 +11,11 @@ import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import type { DeploymentService } from '../deploy/DeploymentService';
-import type { AutoscalerCache, LiveObjects, ManifestApplier } from '../deploy/ManifestApplier';
+import type {
+  AutoscalerCache,
+  LiveObjects,
+  ManifestApplier,
+} from '../deploy/ManifestApplier';
 import { diffObject } from './drift';
 import { parseLabelSelector, placementTargets } from './placement';
 
@@ -29,13 +33,21 @@ export interface ReconcileSummary {
   placed: Array<{ entityRef: string; cluster: string; status: string }>;
   degraded: number;
   recovered: number;
-  errors: Array<{ deployment?: string; entityRef?: string; cluster?: string; message: string }>;
+  errors: Array<{
+    deployment?: string;
+    entityRef?: string;
+    cluster?: string;
+    message: string;
+  }>;
 }
 
 export interface ReconcileWorkerOptions {
   store: FleetStore;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
-  deployments: Pick<DeploymentService, 'deploy' | 'manifestsFor' | 'adoptUnfinished'>;
+  deployments: Pick<
+    DeploymentService,
+    'deploy' | 'manifestsFor' | 'adoptUnfinished'
+  >;
   logger: LoggerService;
   scheduler?: SchedulerService;
   deploy: Pick<FleetConfig['deploy'], 'namespace'>;
@@ -96,7 +108,10 @@ export class ReconcileWorker {
     const { store, deployments: deployService } = this.options;
     // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
     await deployService.adoptUnfinished();
-    const [applications, clusters] = await Promise.all([store.listApplications(), store.listClusters()]);
+    const [applications, clusters] = await Promise.all([
+      store.listApplications(),
+      store.listClusters(),
+    ]);
     await this.place(applications, clusters, summary);
 
     const deployments = await store.listDeployments();
@@ -117,8 +132,14 @@ export class ReconcileWorker {
               autoscalers,
             );
           } catch (error) {
-            summary.errors.push({ deployment: deployment.id, cluster: deployment.cluster, message: (error as Error).message });
-            this.options.logger.warn(`Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed: ${error}`);
+            summary.errors.push({
+              deployment: deployment.id,
+              cluster: deployment.cluster,
+              message: (error as Error).message,
+            });
+            this.options.logger.warn(
+              `Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed: ${error}`,
+            );
           }
         }),
       ),
@@ -128,33 +149,66 @@ export class ReconcileWorker {
   }
 
   /** Gives every application a deployment on each ONLINE/UNKNOWN cluster its placement selects. */
-  private async place(applications: Application[], clusters: Cluster[], summary: ReconcileSummary) {
+  private async place(
+    applications: Application[],
+    clusters: Cluster[],
+    summary: ReconcileSummary,
+  ) {
     const { store, deployments, clusterSelectorOf, logger } = this.options;
     for (const application of applications) {
       let annotationSelector: Record<string, string> | undefined;
       if (!application.placement.clusterSelector && clusterSelectorOf) {
         try {
-          annotationSelector = parseLabelSelector(await clusterSelectorOf(application.entityRef));
+          annotationSelector = parseLabelSelector(
+            await clusterSelectorOf(application.entityRef),
+          );
         } catch (error) {
-          logger.debug(`No catalog annotations for ${application.entityRef}: ${error}`);
+          logger.debug(
+            `No catalog annotations for ${application.entityRef}: ${error}`,
+          );
         }
       }
-      const targets = placementTargets(application.placement, annotationSelector, clusters);
+      const targets = placementTargets(
+        application.placement,
+        annotationSelector,
+        clusters,
+      );
       if (targets.length === 0) continue;
-      const existing = new Set((await store.listDeployments({ applicationId: application.id })).map(d => d.cluster));
+      const existing = new Set(
+        (await store.listDeployments({ applicationId: application.id })).map(
+          d => d.cluster,
+        ),
+      );
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
         if (existing.has(cluster) || target.status === 'OFFLINE') continue;
         if (!application.spec.image) {
-          summary.errors.push({ entityRef: application.entityRef, cluster, message: 'the application has no image to place' });
+          summary.errors.push({
+            entityRef: application.entityRef,
+            cluster,
+            message: 'the application has no image to place',
+          });
           continue;
         }
         try {
-          const placed = await deployments.deploy({ entityRef: application.entityRef, cluster }, ACTOR);
-          summary.placed.push({ entityRef: application.entityRef, cluster, status: placed.status });
-          logger.info(`Placed ${application.entityRef} on ${cluster} (${placed.status})`);
+          const placed = await deployments.deploy(
+            { entityRef: application.entityRef, cluster },
+            ACTOR,
+          );
+          summary.placed.push({
+            entityRef: application.entityRef,
+            cluster,
+            status: placed.status,
+          });
+          logger.info(
+            `Placed ${application.entityRef} on ${cluster} (${placed.status})`,
+          );
         } catch (error) {
-          summary.errors.push({ entityRef: application.entityRef, cluster, message: (error as Error).message });
+          summary.errors.push({
+            entityRef: application.entityRef,
+            cluster,
+            message: (error as Error).message,
+          });
         }
       }
     }
@@ -168,38 +222,77 @@ export class ReconcileWorker {
     autoscalers: AutoscalerCache,
   ): Promise<void> {
     const { store, applier, deployments, deploy } = this.options;
-    if (!application || deployment.status === 'PENDING' || deployment.status === 'PROGRESSING') return;
+    if (
+      !application ||
+      deployment.status === 'PENDING' ||
+      deployment.status === 'PROGRESSING'
+    )
+      return;
     summary.checked += 1;
     if (!cluster || cluster.status !== 'ONLINE') {
       summary.unknown += 1;
       await store.recordSync(
         deployment.id,
-        { syncStatus: 'UNKNOWN', reason: 'CLUSTER_NOT_ONLINE', message: `Cluster ${deployment.cluster} is ${cluster?.status ?? 'gone'}` },
+        {
+          syncStatus: 'UNKNOWN',
+          reason: 'CLUSTER_NOT_ONLINE',
+          message: `Cluster ${deployment.cluster} is ${
+            cluster?.status ?? 'gone'
+          }`,
+        },
         ACTOR,
       );
       return;
     }
     const manifests = deployments.manifestsFor(application);
-    const live = await applier.readLive(cluster, deploy.namespace, manifests, { autoscalers });
+    const live = await applier.readLive(cluster, deploy.namespace, manifests, {
+      autoscalers,
+    });
     if (live.kind === 'unreachable') {
       summary.unknown += 1;
-      await store.recordSync(deployment.id, { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message }, ACTOR);
+      await store.recordSync(
+        deployment.id,
+        { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message },
+        ACTOR,
+      );
       return;
     }
 
-    const ignore = [...(application.spec.ignoreDifferences ?? []), ...(live.autoscaled ? ['/spec/replicas'] : [])];
+    const ignore = [
+      ...(application.spec.ignoreDifferences ?? []),
+      ...(live.autoscaled ? ['/spec/replicas'] : []),
+    ];
     const differences: SyncDifference[] = [
       ...diffObject(manifests.deployment, live.deployment, ignore),
       ...diffObject(manifests.service, live.service, ignore),
-      ...(manifests.podDisruptionBudget ? diffObject(manifests.podDisruptionBudget, live.podDisruptionBudget, ignore) : []),
+      ...(manifests.podDisruptionBudget
+        ? diffObject(
+            manifests.podDisruptionBudget,
+            live.podDisruptionBudget,
+            ignore,
+          )
+        : []),
     ];
     const now = new Date();
-    const described = differences.map(d => `${d.kind}/${d.name}${d.path === '/' ? ' (missing)' : ` ${d.path}`}`).join(', ');
+    const described = differences
+      .map(
+        d =>
+          `${d.kind}/${d.name}${d.path === '/' ? ' (missing)' : ` ${d.path}`}`,
+      )
+      .join(', ');
 
     if (differences.length === 0) {
       summary.synced += 1;
-      await store.recordSync(deployment.id, { syncStatus: 'SYNCED', lastSyncedAt: now, reason: 'IN_SYNC' }, ACTOR);
-    } else if (application.spec.selfHeal && deployment.status !== 'FAILED' && (await this.unchangedSince(deployment, application))) {
+      await store.recordSync(
+        deployment.id,
+        { syncStatus: 'SYNCED', lastSyncedAt: now, reason: 'IN_SYNC' },
+        ACTOR,
+      );
+    } else if (
+      application.spec.selfHeal &&
+      deployment.status !== 'FAILED' &&
+      (await this.unchangedSince(deployment, application))
+    ) {
       const result = await applier.apply(cluster, deploy.namespace, manifests);
       if (result.kind === 'applied') {
         summary.healed += 1;
@@ -235,7 +328,12 @@ export class ReconcileWorker {
       summary.outOfSync += 1;
       await store.recordSync(
         deployment.id,
-        { syncStatus: 'OUT_OF_SYNC', syncDifferences: differences, reason: 'DRIFT_DETECTED', message: described },
+        {
+          syncStatus: 'OUT_OF_SYNC',
+          syncDifferences: differences,
+          reason: 'DRIFT_DETECTED',
+          message: described,
+        },
         ACTOR,
       );
     }
@@ -246,9 +344,15 @@ export class ReconcileWorker {
    * True while the deployment is still as this run read it: a deploy that came in meanwhile
    * (new revision, new spec) must not be "healed" back to what this run thought was desired.
    */
-  private async unchangedSince(deployment: Deployment, application: Application): Promise<boolean> {
+  private async unchangedSince(
+    deployment: Deployment,
+    application: Application,
+  ): Promise<boolean> {
     const { store } = this.options;
-    const [now, app] = await Promise.all([store.getDeployment(deployment.id), store.getApplication(application.id)]);
+    const [now, app] = await Promise.all([
+      store.getDeployment(deployment.id),
+      store.getApplication(application.id),
+    ]);
     return (
       app?.updatedAt === application.updatedAt &&
       now !== undefined &&
@@ -268,14 +372,19 @@ export class ReconcileWorker {
     const desired = live.deployment?.spec?.replicas ?? 1;
     const available = live.deployment?.status?.availableReplicas ?? 0;
     const healthy = live.deployment !== undefined && available >= desired;
-    const condition = { status: deployment.status, revision: deployment.revision };
+    const condition = {
+      status: deployment.status,
+      revision: deployment.revision,
+    };
     if (!healthy && deployment.status === 'DEPLOYED') {
       const moved = await store.updateDeploymentStatus(
         deployment.id,
         {
           status: 'DEGRADED',
           statusReason: DeploymentReasons.WORKLOAD_UNHEALTHY,
-          message: live.deployment ? `${available} of ${desired} replicas available` : 'The Deployment is missing',
+          message: live.deployment
+            ? `${available} of ${desired} replicas available`
+            : 'The Deployment is missing',
         },
         ACTOR,
         condition,
@@ -288,7 +397,11 @@ export class ReconcileWorker {
     ) {
       const moved = await store.updateDeploymentStatus(
         deployment.id,
-        { status: 'DEPLOYED', statusReason: null, message: `${available} of ${desired} replicas available again` },
+        {
+          status: 'DEPLOYED',
+          statusReason: null,
+          message: `${available} of ${desired} replicas available again`,
+        },
         ACTOR,
         condition,
       );

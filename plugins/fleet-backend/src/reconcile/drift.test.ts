@@ -28,7 +28,11 @@ describe('diffObject', () => {
     const live = clone(deployment);
     live.spec.template.spec.containers[0].image = 'evil:latest';
     expect(diffObject(deployment, live)).toEqual([
-      { kind: 'Deployment', name: 'payments', path: '/spec/template/spec/containers/0/image' },
+      {
+        kind: 'Deployment',
+        name: 'payments',
+        path: '/spec/template/spec/containers/0/image',
+      },
     ]);
   });
 
@@ -43,22 +47,44 @@ describe('diffObject', () => {
       '/spec/replicas',
       '/spec/template/spec/containers/0/ports',
     ]);
-    expect(diffObject(deployment, live, ['/spec/replicas']).map(d => d.path)).not.toContain('/spec/replicas');
+    expect(
+      diffObject(deployment, live, ['/spec/replicas']).map(d => d.path),
+    ).not.toContain('/spec/replicas');
   });
 
   it('counts a missing object as one difference at /', () => {
-    expect(diffObject(service, undefined)).toEqual([{ kind: 'Service', name: 'payments', path: '/' }]);
+    expect(diffObject(service, undefined)).toEqual([
+      { kind: 'Service', name: 'payments', path: '/' },
+    ]);
   });
 });
 
 describe('diffObject and omitted empties', () => {
   it('treats a missing list or map in the live object as equal to an empty desired one', () => {
-    const desired = { kind: 'Deployment', metadata: { name: 'x', labels: {} }, spec: { template: { spec: { containers: [{ name: 'x', env: [] }] } } } };
-    const live = { metadata: {}, spec: { template: { spec: { containers: [{ name: 'x' }] } } } };
+    const desired = {
+      kind: 'Deployment',
+      metadata: { name: 'x', labels: {} },
+      spec: { template: { spec: { containers: [{ name: 'x', env: [] }] } } },
+    };
+    const live = {
+      metadata: {},
+      spec: { template: { spec: { containers: [{ name: 'x' }] } } },
+    };
     expect(diffObject(desired, live)).toEqual([]);
-    const drifted = { metadata: {}, spec: { template: { spec: { containers: [{ name: 'x', env: [{ name: 'A', value: '1' }] }] } } } };
+    const drifted = {
+      metadata: {},
+      spec: {
+        template: {
+          spec: {
+            containers: [{ name: 'x', env: [{ name: 'A', value: '1' }] }],
+          },
+        },
+      },
+    };
     // an explicit empty list that someone filled is a difference
-    expect(diffObject(desired, drifted).map(d => d.path)).toEqual(['/spec/template/spec/containers/0/env']);
+    expect(diffObject(desired, drifted).map(d => d.path)).toEqual([
+      '/spec/template/spec/containers/0/env',
+    ]);
   });
 });
 
@@ -70,24 +96,63 @@ describe('diffObject and resource quantities', () => {
   });
 
   it('compares requests and limits by value, as the API server stores them in canonical form', () => {
-    const desired = sized({ requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: 2, memory: '0.5Gi', 'nvidia.com/gpu': '1' } });
-    const live = sized({ requests: { cpu: '500m', memory: '1024Mi' }, limits: { cpu: '2', memory: '512Mi', 'nvidia.com/gpu': '1' } });
+    const desired = sized({
+      requests: { cpu: '0.5', memory: '1Gi' },
+      limits: { cpu: 2, memory: '0.5Gi', 'nvidia.com/gpu': '1' },
+    });
+    const live = sized({
+      requests: { cpu: '500m', memory: '1024Mi' },
+      limits: { cpu: '2', memory: '512Mi', 'nvidia.com/gpu': '1' },
+    });
     expect(diffObject(desired, live)).toEqual([]);
-    expect(diffObject(sized({ requests: { cpu: '1.5', memory: '1000k' } }), sized({ requests: { cpu: '1500m', memory: '1M' } }))).toEqual([]);
+    expect(
+      diffObject(
+        sized({ requests: { cpu: '1.5', memory: '1000k' } }),
+        sized({ requests: { cpu: '1500m', memory: '1M' } }),
+      ),
+    ).toEqual([]);
   });
 
   it('still finds a different value, and compares what is not a quantity as text', () => {
     const path = '/spec/template/spec/containers/0/resources/requests/cpu';
-    expect(diffObject(sized({ requests: { cpu: '1' } }), sized({ requests: { cpu: '2' } })).map(d => d.path)).toEqual([path]);
-    expect(diffObject(sized({ requests: { cpu: '1Gi' } }), sized({ requests: { cpu: '1G' } })).map(d => d.path)).toEqual([path]);
-    expect(diffObject(sized({ requests: { cpu: 'lots' } }), sized({ requests: { cpu: 'lots' } }))).toEqual([]);
-    expect(diffObject(sized({ requests: { cpu: 'lots' } }), sized({ requests: { cpu: '1' } })).map(d => d.path)).toEqual([path]);
-    expect(diffObject(sized({ requests: { cpu: '1' } }), sized({})).map(d => d.path)).toEqual(['/spec/template/spec/containers/0/resources/requests']);
+    expect(
+      diffObject(
+        sized({ requests: { cpu: '1' } }),
+        sized({ requests: { cpu: '2' } }),
+      ).map(d => d.path),
+    ).toEqual([path]);
+    expect(
+      diffObject(
+        sized({ requests: { cpu: '1Gi' } }),
+        sized({ requests: { cpu: '1G' } }),
+      ).map(d => d.path),
+    ).toEqual([path]);
+    expect(
+      diffObject(
+        sized({ requests: { cpu: 'lots' } }),
+        sized({ requests: { cpu: 'lots' } }),
+      ),
+    ).toEqual([]);
+    expect(
+      diffObject(
+        sized({ requests: { cpu: 'lots' } }),
+        sized({ requests: { cpu: '1' } }),
+      ).map(d => d.path),
+    ).toEqual([path]);
+    expect(
+      diffObject(sized({ requests: { cpu: '1' } }), sized({})).map(d => d.path),
+    ).toEqual(['/spec/template/spec/containers/0/resources/requests']);
   });
 
   it('compares by value only under resources/requests and resources/limits', () => {
-    const desired = { kind: 'Deployment', metadata: { name: 'x', labels: { size: '0.5' } }, spec: {} };
+    const desired = {
+      kind: 'Deployment',
+      metadata: { name: 'x', labels: { size: '0.5' } },
+      spec: {},
+    };
     const live = { metadata: { labels: { size: '500m' } }, spec: {} };
-    expect(diffObject(desired, live).map(d => d.path)).toEqual(['/metadata/labels/size']);
+    expect(diffObject(desired, live).map(d => d.path)).toEqual([
+      '/metadata/labels/size',
+    ]);
   });
 });

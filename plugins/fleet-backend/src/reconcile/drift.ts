@@ -16,7 +16,8 @@ export interface Difference {
 
 type Json = unknown;
 
-const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (key: string) =>
+  key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function isPlainObject(value: Json): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -64,7 +65,10 @@ function quantityValue(value: Json): { n: bigint; e: number } | undefined {
   if (typeof value === 'number') text = String(value);
   else if (typeof value === 'string') text = value.trim();
   else return undefined;
-  const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3})|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/.exec(text);
+  const match =
+    /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3})|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/.exec(
+      text,
+    );
   if (!match) return undefined;
   const [, sign, whole = '', fraction = '', exponent, suffix = ''] = match;
   if (!whole && !fraction) return undefined;
@@ -123,7 +127,10 @@ function collect(desired: Json, live: Json, path: string, out: string[]): void {
 
 /** True when `path` is `prefix` or lies under it. */
 function isUnder(path: string, prefix: string): boolean {
-  return path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+  return (
+    path === prefix ||
+    path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`)
+  );
 }
 
 /**
@@ -131,16 +138,32 @@ function isUnder(path: string, prefix: string): boolean {
  * pointer. A missing live object is one difference at `/`.
  */
 export function diffObject(
-  desired: { kind?: string; metadata?: { name?: string; labels?: unknown; annotations?: unknown }; spec?: unknown },
-  live: { metadata?: { labels?: unknown; annotations?: unknown }; spec?: unknown } | undefined,
+  desired: {
+    kind?: string;
+    metadata?: { name?: string; labels?: unknown; annotations?: unknown };
+    spec?: unknown;
+  },
+  live:
+    | { metadata?: { labels?: unknown; annotations?: unknown }; spec?: unknown }
+    | undefined,
   ignore: string[] = [],
 ): Difference[] {
   const kind = desired.kind ?? 'Object';
   const name = desired.metadata?.name ?? '';
   if (!live) return [{ kind, name, path: '/' }];
   const paths: string[] = [];
-  collect(desired.metadata?.labels, live.metadata?.labels, '/metadata/labels', paths);
-  collect(desired.metadata?.annotations, live.metadata?.annotations, '/metadata/annotations', paths);
+  collect(
+    desired.metadata?.labels,
+    live.metadata?.labels,
+    '/metadata/labels',
+    paths,
+  );
+  collect(
+    desired.metadata?.annotations,
+    live.metadata?.annotations,
+    '/metadata/annotations',
+    paths,
+  );
   collect(desired.spec, live.spec, '/spec', paths);
   return paths
     .filter(path => !ignore.some(prefix => isUnder(path, prefix)))

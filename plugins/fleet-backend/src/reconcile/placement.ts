@@ -4,11 +4,16 @@ import type { ApplicationPlacement, Cluster } from '@cnp/plugin-fleet-common';
  * Parses an equality label selector such as `env=prod,tier=web` (also `env==prod`); returns
  * undefined for anything else, so that a typo never selects every cluster.
  */
-export function parseLabelSelector(text: string | undefined): Record<string, string> | undefined {
+export function parseLabelSelector(
+  text: string | undefined,
+): Record<string, string> | undefined {
   if (!text || !text.trim()) return undefined;
   const selector: Record<string, string> = {};
   for (const part of text.split(',')) {
-    const match = /^\s*([A-Za-z0-9][-A-Za-z0-9_./]*)\s*==?\s*([-A-Za-z0-9_.]*)\s*$/.exec(part);
+    const match =
+      /^\s*([A-Za-z0-9][-A-Za-z0-9_./]*)\s*==?\s*([-A-Za-z0-9_.]*)\s*$/.exec(
+        part,
+      );
     if (!match) return undefined;
     selector[match[1]] = match[2];
   }
@@ -16,9 +21,14 @@ export function parseLabelSelector(text: string | undefined): Record<string, str
 }
 
 /** True when every key of the selector has that value in the labels (an empty selector: never). */
-export function matchesSelector(labels: Record<string, string>, selector: Record<string, string>): boolean {
+export function matchesSelector(
+  labels: Record<string, string>,
+  selector: Record<string, string>,
+): boolean {
   const entries = Object.entries(selector);
-  return entries.length > 0 && entries.every(([key, value]) => labels[key] === value);
+  return (
+    entries.length > 0 && entries.every(([key, value]) => labels[key] === value)
+  );
 }
 
 /**
@@ -31,10 +41,16 @@ export function placementTargets(
   clusters: Cluster[],
 ): string[] {
   const named = new Set(placement?.clusters ?? []);
-  const selector = placement?.clusterSelector && Object.keys(placement.clusterSelector).length > 0
-    ? placement.clusterSelector
-    : annotationSelector;
+  const selector =
+    placement?.clusterSelector &&
+    Object.keys(placement.clusterSelector).length > 0
+      ? placement.clusterSelector
+      : annotationSelector;
   return clusters
-    .filter(c => named.has(c.name) || (selector !== undefined && matchesSelector(c.labels, selector)))
+    .filter(
+      c =>
+        named.has(c.name) ||
+        (selector !== undefined && matchesSelector(c.labels, selector)),
+    )
     .map(c => c.name);
 }

@@ -18,12 +18,16 @@ export async function requirePermission(
   permission: BasicPermission | ResourcePermission,
   resourceRef?: string,
 ): Promise<BackstageCredentials> {
-  const credentials = await options.httpAuth.credentials(req, { allow: ['user', 'service'] });
+  const credentials = await options.httpAuth.credentials(req, {
+    allow: ['user', 'service'],
+  });
   const request =
     permission.type === 'resource'
       ? { permission, resourceRef }
       : { permission };
-  const [decision] = await options.permissions.authorize([request as any], { credentials });
+  const [decision] = await options.permissions.authorize([request as any], {
+    credentials,
+  });
   if (decision.result !== AuthorizeResult.ALLOW) {
     throw new NotAllowedError(`Not allowed: ${permission.name}`);
   }
@@ -46,6 +50,7 @@ export function actorOf(credentials: BackstageCredentials): string {
       ? `${principal.userEntityRef} via ${principal.actor.subject}`
       : principal.userEntityRef;
   }
-  if (principal.type === 'service' && principal.subject) return principal.subject;
+  if (principal.type === 'service' && principal.subject)
+    return principal.subject;
   return principal.type;
 }

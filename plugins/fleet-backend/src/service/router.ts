@@ -22,7 +22,10 @@ import Router from 'express-promise-router';
 import type { ClusterRecord, FleetStore } from '../database/FleetStore';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import { normalizeEntityRef } from '../deploy/DeploymentService';
-import { LAST_CYCLE_STATE_KEY, MASS_OUTAGE_STATE_KEY } from '../health/HealthWorker';
+import {
+  LAST_CYCLE_STATE_KEY,
+  MASS_OUTAGE_STATE_KEY,
+} from '../health/HealthWorker';
 import { actorOf, requirePermission } from './requirePermission';
 import {
   applicationListQuerySchema,
@@ -48,7 +51,10 @@ export interface RouterOptions {
   store: FleetStore;
   /** Runs one health cycle now, waiting for a running one to finish first. */
   runHealthCycle: () => Promise<HealthCycleSummary>;
-  deployments: Pick<DeploymentService, 'deploy' | 'registerApplication' | 'updateApplication'>;
+  deployments: Pick<
+    DeploymentService,
+    'deploy' | 'registerApplication' | 'updateApplication'
+  >;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
 }
@@ -62,8 +68,18 @@ function toApiCluster(record: ClusterRecord): Cluster {
   return cluster;
 }
 
-export async function createRouter(options: RouterOptions): Promise<express.Router> {
-  const { httpAuth, permissions, store, runHealthCycle, logger, deployments, auditor } = options;
+export async function createRouter(
+  options: RouterOptions,
+): Promise<express.Router> {
+  const {
+    httpAuth,
+    permissions,
+    store,
+    runHealthCycle,
+    logger,
+    deployments,
+    auditor,
+  } = options;
   const router = Router();
 
   /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
@@ -73,7 +89,12 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     meta: JsonObject,
     fn: () => Promise<T>,
   ): Promise<T> {
-    const event = await auditor?.createEvent({ eventId, severityLevel: 'medium', request: req, meta });
+    const event = await auditor?.createEvent({
+      eventId,
+      severityLevel: 'medium',
+      request: req,
+      meta,
+    });
     try {
       const result = await fn();
       await event?.success();
@@ -102,11 +123,21 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.use(express.json({ limit: `${MAX_BODY_KB}kb` }));
   // Body parser errors, reworded: a JSON syntax error would otherwise quote the body back.
   router.use(
-    (error: Error & { type?: string }, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    (
+      error: Error & { type?: string },
+      _req: express.Request,
+      _res: express.Response,
+      next: express.NextFunction,
+    ) => {
       if (error.type === 'entity.parse.failed') {
         next(new InputError('Invalid request body: not valid JSON'));
       } else if (error.type === 'entity.too.large') {
-        next(Object.assign(new Error(`Request body larger than ${MAX_BODY_KB} kB`), { name: 'PayloadTooLargeError', statusCode: 413 }));
+        next(
+          Object.assign(
+            new Error(`Request body larger than ${MAX_BODY_KB} kB`),
+            { name: 'PayloadTooLargeError', statusCode: 413 },
+          ),
+        );
       } else {
         next(error);
       }
@@ -128,17 +159,28 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.post('/clusters', async (req, res) => {
     const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
-    const cluster = await audited(req, 'cluster-create', { cluster: body.name }, async () => {
-      const credentials = await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetClusterCreatePermission,
-      );
-      const actor = actorOf(credentials);
-      const created = await store.insertCluster({ ...body, source: 'manual', actor });
-      logger.info(`Cluster '${created.name}' registered manually by ${actor}`);
-      return created;
-    });
+    const cluster = await audited(
+      req,
+      'cluster-create',
+      { cluster: body.name },
+      async () => {
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetClusterCreatePermission,
+        );
+        const actor = actorOf(credentials);
+        const created = await store.insertCluster({
+          ...body,
+          source: 'manual',
+          actor,
+        });
+        logger.info(
+          `Cluster '${created.name}' registered manually by ${actor}`,
+        );
+        return created;
+      },
+    );
     res.status(201).json(toApiCluster(cluster));
   });
 
@@ -147,59 +189,90 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   });
 
   router.patch('/clusters/:name', async (req, res) => {
-    const updated = await audited(req, 'cluster-update', { cluster: req.params.name }, async () => {
-      const credentials = await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetClusterUpdatePermission,
-      );
-      // Validated after the permission check: a caller who may not update gets 403, not a
-      // description of the schema.
-      const body = parseOrThrow(patchClusterSchema, req.body, 'cluster update');
-      const cluster = await getClusterOr404(req.params.name);
-      const result = await store.updateClusterSettings(cluster.name, body, actorOf(credentials));
-      if (!result) throw new NotFoundError(`Cluster '${cluster.name}' not found`);
-      return result;
-    });
+    const updated = await audited(
+      req,
+      'cluster-update',
+      { cluster: req.params.name },
+      async () => {
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetClusterUpdatePermission,
+        );
+        // Validated after the permission check: a caller who may not update gets 403, not a
+        // description of the schema.
+        const body = parseOrThrow(
+          patchClusterSchema,
+          req.body,
+          'cluster update',
+        );
+        const cluster = await getClusterOr404(req.params.name);
+        const result = await store.updateClusterSettings(
+          cluster.name,
+          body,
+          actorOf(credentials),
+        );
+        if (!result)
+          throw new NotFoundError(`Cluster '${cluster.name}' not found`);
+        return result;
+      },
+    );
     res.json(toApiCluster(updated));
   });
 
   router.delete('/clusters/:name', async (req, res) => {
-    await audited(req, 'cluster-delete', { cluster: req.params.name }, async () => {
-      const credentials = await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetClusterDeletePermission,
-      );
-      const cluster = await getClusterOr404(req.params.name);
-      // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
-      // would only bring it back.
-      if (cluster.source !== 'manual' && (!options.isDiscovered || (await options.isDiscovered(cluster.name)))) {
-        throw new ConflictError(
-          `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
+    await audited(
+      req,
+      'cluster-delete',
+      { cluster: req.params.name },
+      async () => {
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetClusterDeletePermission,
         );
-      }
-      const count = await store.countDeploymentsOnCluster(cluster.name);
-      if (count > 0) {
-        throw new ConflictError(
-          `Cluster '${cluster.name}' still has ${count} deployment(s); remove them first`,
-        );
-      }
-      const actor = actorOf(credentials);
-      await store.deleteCluster(cluster.name, actor);
-      logger.info(`Cluster '${cluster.name}' deleted by ${actor}`);
-    });
+        const cluster = await getClusterOr404(req.params.name);
+        // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
+        // would only bring it back.
+        if (
+          cluster.source !== 'manual' &&
+          (!options.isDiscovered || (await options.isDiscovered(cluster.name)))
+        ) {
+          throw new ConflictError(
+            `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
+          );
+        }
+        const count = await store.countDeploymentsOnCluster(cluster.name);
+        if (count > 0) {
+          throw new ConflictError(
+            `Cluster '${cluster.name}' still has ${count} deployment(s); remove them first`,
+          );
+        }
+        const actor = actorOf(credentials);
+        await store.deleteCluster(cluster.name, actor);
+        logger.info(`Cluster '${cluster.name}' deleted by ${actor}`);
+      },
+    );
     res.status(204).end();
   });
 
   router.get('/clusters/:name/events', async (req, res) => {
     const cluster = await getClusterOr404(req.params.name);
-    res.json({ items: await store.listEvents({ subjectKind: 'cluster', subject: cluster.name }) });
+    res.json({
+      items: await store.listEvents({
+        subjectKind: 'cluster',
+        subject: cluster.name,
+      }),
+    });
   });
 
   router.post('/health/run', async (req, res) => {
     const summary = await audited(req, 'health-run', {}, async () => {
-      await requirePermission({ httpAuth, permissions }, req, fleetHealthRunPermission);
+      await requirePermission(
+        { httpAuth, permissions },
+        req,
+        fleetHealthRunPermission,
+      );
       return runHealthCycle();
     });
     res.json(summary);
@@ -207,12 +280,17 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.get('/summary', async (_req, res) => {
     const counts = await store.getSummaryCounts();
-    const massOutage = (await store.getState<MassOutageWarning>(MASS_OUTAGE_STATE_KEY)) ?? {
+    const massOutage = (await store.getState<MassOutageWarning>(
+      MASS_OUTAGE_STATE_KEY,
+    )) ?? {
       active: false,
       clusters: [],
     };
-    const lastCycle = await store.getState<HealthCycleSummary>(LAST_CYCLE_STATE_KEY);
-    const sum = (values: Record<string, number>) => Object.values(values).reduce((a, b) => a + b, 0);
+    const lastCycle = await store.getState<HealthCycleSummary>(
+      LAST_CYCLE_STATE_KEY,
+    );
+    const sum = (values: Record<string, number>) =>
+      Object.values(values).reduce((a, b) => a + b, 0);
     const summary: FleetSummary = {
       clusters: { total: sum(counts.clusters), ...counts.clusters },
       deployments: {
@@ -233,52 +311,82 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.get('/applications', async (req, res) => {
     const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
-    const entityRef = query.entityRef ? normalizeEntityRef(query.entityRef) : undefined;
+    const entityRef = query.entityRef
+      ? normalizeEntityRef(query.entityRef)
+      : undefined;
     res.json({ items: await store.listApplications({ entityRef }) });
   });
 
   router.post('/applications', async (req, res) => {
     const body = parseOrThrow(createApplicationSchema, req.body, 'application');
     const entityRef = normalizeEntityRef(body.entityRef);
-    const application = await audited(req, 'application-register', { entityRef }, async () => {
-      const credentials = await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetDeploymentCreatePermission,
-        entityRef,
-      );
-      const registered = await deployments.registerApplication({ ...body, entityRef });
-      logger.info(
-        `Application ${registered.id} registered for ${entityRef} (${registered.origin ?? 'no origin'}) by ${actorOf(credentials)}`,
-      );
-      return registered;
-    });
+    const application = await audited(
+      req,
+      'application-register',
+      { entityRef },
+      async () => {
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetDeploymentCreatePermission,
+          entityRef,
+        );
+        const registered = await deployments.registerApplication({
+          ...body,
+          entityRef,
+        });
+        logger.info(
+          `Application ${registered.id} registered for ${entityRef} (${
+            registered.origin ?? 'no origin'
+          }) by ${actorOf(credentials)}`,
+        );
+        return registered;
+      },
+    );
     res.status(201).json(application);
   });
 
   router.patch('/applications/:id', async (req, res) => {
     const id = parseOrThrow(idSchema, req.params.id, 'application id');
-    const body = parseOrThrow(patchApplicationSchema, req.body, 'application update');
-    const updated = await audited(req, 'application-update', { applicationId: id }, async () => {
-      const application = await store.getApplication(id);
-      if (!application) throw new NotFoundError(`Application '${id}' not found`);
-      const credentials = await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetDeploymentCreatePermission,
-        application.entityRef,
-      );
-      const result = await deployments.updateApplication(id, body);
-      logger.info(`Application ${id} of ${application.entityRef} updated by ${actorOf(credentials)}`);
-      return result;
-    });
+    const body = parseOrThrow(
+      patchApplicationSchema,
+      req.body,
+      'application update',
+    );
+    const updated = await audited(
+      req,
+      'application-update',
+      { applicationId: id },
+      async () => {
+        const application = await store.getApplication(id);
+        if (!application)
+          throw new NotFoundError(`Application '${id}' not found`);
+        const credentials = await requirePermission(
+          { httpAuth, permissions },
+          req,
+          fleetDeploymentCreatePermission,
+          application.entityRef,
+        );
+        const result = await deployments.updateApplication(id, body);
+        logger.info(
+          `Application ${id} of ${application.entityRef} updated by ${actorOf(
+            credentials,
+          )}`,
+        );
+        return result;
+      },
+    );
     res.json(updated);
   });
 
   router.get('/deployments', async (req, res) => {
     const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
-    const entityRef = query.entityRef ? normalizeEntityRef(query.entityRef) : undefined;
-    res.json({ items: await store.listDeployments({ entityRef, cluster: query.cluster }) });
+    const entityRef = query.entityRef
+      ? normalizeEntityRef(query.entityRef)
+      : undefined;
+    res.json({
+      items: await store.listDeployments({ entityRef, cluster: query.cluster }),
+    });
   });
 
   router.post('/deployments', async (req, res) => {
@@ -305,7 +413,9 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     const id = parseOrThrow(idSchema, req.params.id, 'deployment id');
     const deployment = await store.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
-    res.json({ items: await store.listEvents({ subjectKind: 'deployment', subject: id }) });
+    res.json({
+      items: await store.listEvents({ subjectKind: 'deployment', subject: id }),
+    });
   });
 
   return router;

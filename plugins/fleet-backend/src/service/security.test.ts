@@ -703,7 +703,7 @@ describe.each(databases.eachSupportedId())(
         await record(api().get(`/api/fleet/clusters/${name}/events`));
       }
       await record(api().get('/api/fleet/summary'));
-    await record(api().get('/api/fleet/events?limit=500'));
+      await record(api().get('/api/fleet/events?limit=500'));
       await record(api().get('/api/fleet/applications'));
       const deployments = (await record(api().get('/api/fleet/deployments')))
         .body.items as Array<{ id: string }>;

@@ -21,7 +21,10 @@ const labelKey = z
 const labelValue = z
   .string()
   .max(63)
-  .regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'label values are at most 63 letters, digits, -, _ or .');
+  .regex(
+    /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/,
+    'label values are at most 63 letters, digits, -, _ or .',
+  );
 
 export const labelsSchema = z
   .record(labelKey, labelValue)
@@ -33,11 +36,17 @@ const endpoint = z
   .refine(value => {
     try {
       const url = new URL(value);
-      return (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname;
+      return (
+        (url.protocol === 'https:' || url.protocol === 'http:') &&
+        !!url.hostname
+      );
     } catch {
       return false;
     }
   }, 'must be an http(s) URL such as https://10.0.0.1:6443');
+
+// eslint-disable-next-line no-control-regex
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 /** One line of printable text: no control characters, so it cannot forge log lines. */
 const singleLine = (max: number) =>
@@ -46,8 +55,10 @@ const singleLine = (max: number) =>
     .trim()
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    // eslint-disable-next-line no-control-regex
-    .regex(/^[^\u0000-\u001f\u007f]*$/, 'must be one line without control characters');
+    .regex(
+      NO_CONTROL_CHARACTERS,
+      'must be one line without control characters',
+    );
 
 export const createClusterSchema = z
   .object({
@@ -59,7 +70,9 @@ export const createClusterSchema = z
      */
     kubeconfigRef: singleLine(1024).refine(
       ref =>
-        !/apiVersion|current-context|certificate-authority-data|client-(key|certificate)-data|-----BEGIN/i.test(ref),
+        !/apiVersion|current-context|certificate-authority-data|client-(key|certificate)-data|-----BEGIN/i.test(
+          ref,
+        ),
       'give a reference to a kubeconfig (a file path or a Secret name), not its contents',
     ),
     context: singleLine(253).optional(),
@@ -85,11 +98,20 @@ export const clusterListQuerySchema = z.object({
 export const clusterNameSchema = dns1123Label;
 
 /** Parses `value` or throws an InputError (400) that says what is wrong. */
-export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+export function parseOrThrow<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  what: string,
+): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const details = parsed.error.issues
-      .map(issue => `${issue.path.length ? issue.path.join('.') : what}: ${issue.message}`)
+      .map(
+        issue =>
+          `${issue.path.length ? issue.path.join('.') : what}: ${
+            issue.message
+          }`,
+      )
       .join('; ');
     throw new InputError(`Invalid ${what}: ${details}`);
   }
@@ -98,8 +120,19 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: stri
 
 const entityRef = z.string().trim().min(1).max(255);
 
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names look like LOG_LEVEL').max(128);
-const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity such as 250m or 512Mi');
+const envName = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'environment variable names look like LOG_LEVEL',
+  )
+  .max(128);
+const quantity = z
+  .string()
+  .regex(
+    /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/,
+    'a Kubernetes quantity such as 250m or 512Mi',
+  );
 
 export const applicationSpecSchema = z
   .object({
@@ -107,18 +140,30 @@ export const applicationSpecSchema = z
       .string()
       .min(1)
       .max(512)
-      .regex(/^[^\s]+$/, 'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2')
+      .regex(
+        /^[^\s]+$/,
+        'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2',
+      )
       .optional(),
     replicas: z.number().int().min(0).max(1000).optional(),
     port: z.number().int().min(1).max(65535).optional(),
     env: z
       .record(envName, z.string().max(4096))
-      .refine(env => Object.keys(env).length <= 100, 'at most 100 environment variables')
+      .refine(
+        env => Object.keys(env).length <= 100,
+        'at most 100 environment variables',
+      )
       .optional(),
     resources: z
       .object({
-        requests: z.object({ cpu: quantity.optional(), memory: quantity.optional() }).strict().optional(),
-        limits: z.object({ cpu: quantity.optional(), memory: quantity.optional() }).strict().optional(),
+        requests: z
+          .object({ cpu: quantity.optional(), memory: quantity.optional() })
+          .strict()
+          .optional(),
+        limits: z
+          .object({ cpu: quantity.optional(), memory: quantity.optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .optional(),
@@ -149,9 +194,14 @@ export const patchApplicationSchema = z
     placement: placementSchema.optional(),
   })
   .strict()
-  .refine(body => body.spec !== undefined || body.placement !== undefined, 'give spec and/or placement');
+  .refine(
+    body => body.spec !== undefined || body.placement !== undefined,
+    'give spec and/or placement',
+  );
 
-export const applicationListQuerySchema = z.object({ entityRef: entityRef.optional() });
+export const applicationListQuerySchema = z.object({
+  entityRef: entityRef.optional(),
+});
 
 export const deploymentListQuerySchema = z.object({
   entityRef: entityRef.optional(),

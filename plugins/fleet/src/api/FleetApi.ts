@@ -30,10 +30,15 @@ export interface FleetApi {
   getSummary(): Promise<FleetSummary>;
   runHealthCycle(): Promise<HealthCycleSummary>;
   listApplications(options?: { entityRef?: string }): Promise<Application[]>;
-  listDeployments(options?: { entityRef?: string; cluster?: string }): Promise<Deployment[]>;
+  listDeployments(options?: {
+    entityRef?: string;
+    cluster?: string;
+  }): Promise<Deployment[]>;
   createDeployment(request: CreateDeploymentRequest): Promise<Deployment>;
   listDeploymentEvents(id: string): Promise<FleetEvent[]>;
 }
 
 /** @public */
-export const fleetApiRef = createApiRef<FleetApi>({ id: 'plugin.fleet.service' });
+export const fleetApiRef = createApiRef<FleetApi>({
+  id: 'plugin.fleet.service',
+});

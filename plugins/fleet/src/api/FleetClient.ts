@@ -29,7 +29,11 @@ export class FleetClient implements FleetApi {
 
   private async request<T>(
     path: string,
-    init?: { method?: string; body?: unknown; query?: Record<string, string | number | undefined> },
+    init?: {
+      method?: string;
+      body?: unknown;
+      query?: Record<string, string | number | undefined>;
+    },
   ): Promise<T> {
     const base = await this.discoveryApi.getBaseUrl('fleet');
     const query = new URLSearchParams();
@@ -39,7 +43,10 @@ export class FleetClient implements FleetApi {
     const url = `${base}${path}${query.size ? `?${query}` : ''}`;
     const response = await this.fetchApi.fetch(url, {
       method: init?.method ?? 'GET',
-      headers: init?.body !== undefined ? { 'Content-Type': 'application/json' } : undefined,
+      headers:
+        init?.body !== undefined
+          ? { 'Content-Type': 'application/json' }
+          : undefined,
       body: init?.body !== undefined ? JSON.stringify(init.body) : undefined,
     });
     if (!response.ok) throw await ResponseError.fromResponse(response);
@@ -47,7 +54,10 @@ export class FleetClient implements FleetApi {
     return (await response.json()) as T;
   }
 
-  private async list<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T[]> {
+  private async list<T>(
+    path: string,
+    query?: Record<string, string | number | undefined>,
+  ): Promise<T[]> {
     return (await this.request<ListResponse<T>>(path, { query })).items;
   }
 
@@ -79,8 +89,14 @@ export class FleetClient implements FleetApi {
     return this.list('/applications', { entityRef: options?.entityRef });
   }
 
-  listDeployments(options?: { entityRef?: string; cluster?: string }): Promise<Deployment[]> {
-    return this.list('/deployments', { entityRef: options?.entityRef, cluster: options?.cluster });
+  listDeployments(options?: {
+    entityRef?: string;
+    cluster?: string;
+  }): Promise<Deployment[]> {
+    return this.list('/deployments', {
+      entityRef: options?.entityRef,
+      cluster: options?.cluster,
+    });
   }
 
   createDeployment(request: CreateDeploymentRequest): Promise<Deployment> {
@@ -101,6 +117,10 @@ export function apiErrorMessage(error: unknown): string {
   if (error instanceof ResponseError) {
     return error.body?.error?.message ?? error.message;
   }
-  const e = error as { name?: string; body?: { error?: { message?: string } }; message?: string };
+  const e = error as {
+    name?: string;
+    body?: { error?: { message?: string } };
+    message?: string;
+  };
   return e?.body?.error?.message ?? e?.message ?? String(error);
 }

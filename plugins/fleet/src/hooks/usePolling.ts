@@ -1,4 +1,10 @@
-import { DependencyList, useCallback, useEffect, useRef, useState } from 'react';
+import {
+  DependencyList,
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+} from 'react';
 
 export interface PollingState<T> {
   value?: T;
@@ -22,12 +28,16 @@ export function usePolling<T>(
   const maxIntervalMs = options?.maxIntervalMs ?? 60_000;
   const fetchRef = useRef(fetch);
   fetchRef.current = fetch;
-  const [state, setState] = useState<Omit<PollingState<T>, 'refresh'>>({ loading: true });
+  const [state, setState] = useState<Omit<PollingState<T>, 'refresh'>>({
+    loading: true,
+  });
   const [generation, setGeneration] = useState(0);
 
   // A change of what is fetched (another entity, another filter) must not show the old answer.
   const depsKey = useRef<DependencyList>(deps);
-  const depsChanged = deps.length !== depsKey.current.length || deps.some((d, i) => !Object.is(d, depsKey.current[i]));
+  const depsChanged =
+    deps.length !== depsKey.current.length ||
+    deps.some((d, i) => !Object.is(d, depsKey.current[i]));
   depsKey.current = deps;
   if (depsChanged && (state.value !== undefined || state.error !== undefined)) {
     setState({ loading: true });
@@ -39,7 +49,10 @@ export function usePolling<T>(
     let delay = intervalMs;
     const run = async () => {
       // Hidden tabs do not poll; they catch up when shown again.
-      if (typeof document !== 'undefined' && document.visibilityState === 'hidden') {
+      if (
+        typeof document !== 'undefined' &&
+        document.visibilityState === 'hidden'
+      ) {
         timer = setTimeout(run, intervalMs);
         return;
       }
@@ -50,7 +63,11 @@ export function usePolling<T>(
         delay = intervalMs;
       } catch (error) {
         if (cancelled) return;
-        setState(previous => ({ value: previous.value, error: error as Error, loading: false }));
+        setState(previous => ({
+          value: previous.value,
+          error: error as Error,
+          loading: false,
+        }));
         delay = Math.min(delay * 2, maxIntervalMs);
       }
       if (!cancelled) timer = setTimeout(run, delay);

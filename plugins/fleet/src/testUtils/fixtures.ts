@@ -1,10 +1,19 @@
 import type { Entity } from '@backstage/catalog-model';
-import type { Cluster, Deployment, FleetEvent, FleetSummary } from '@cnp/plugin-fleet-common';
+import type {
+  Cluster,
+  Deployment,
+  FleetEvent,
+  FleetSummary,
+} from '@cnp/plugin-fleet-common';
 import type { FleetApi } from '../api';
 
 const now = new Date().toISOString();
 
-export function cluster(name: string, status: Cluster['status'], extra: Partial<Cluster> = {}): Cluster {
+export function cluster(
+  name: string,
+  status: Cluster['status'],
+  extra: Partial<Cluster> = {},
+): Cluster {
   return {
     name,
     endpoint: `https://127.0.0.1:6550/clusters/${name}`,
@@ -13,7 +22,10 @@ export function cluster(name: string, status: Cluster['status'], extra: Partial<
     source: 'discovered',
     labels: {},
     status,
-    statusReason: status === 'OFFLINE' ? 'FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up' : undefined,
+    statusReason:
+      status === 'OFFLINE'
+        ? 'FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up'
+        : undefined,
     consecutiveFailures: status === 'OFFLINE' ? 2 : 0,
     consecutiveSuccesses: status === 'ONLINE' ? 1 : 0,
     lastProbeAt: now,
@@ -23,7 +35,11 @@ export function cluster(name: string, status: Cluster['status'], extra: Partial<
   };
 }
 
-export function deployment(clusterName: string, status: Deployment['status'], extra: Partial<Deployment> = {}): Deployment {
+export function deployment(
+  clusterName: string,
+  status: Deployment['status'],
+  extra: Partial<Deployment> = {},
+): Deployment {
   return {
     id: `dep-${clusterName}`,
     applicationId: 'app-1',
@@ -46,7 +62,10 @@ export const paymentsEntity: Entity = {
   metadata: {
     name: 'payments',
     namespace: 'default',
-    annotations: { 'cnp.io/image': 'ghcr.io/acme/payments:1.4.2', 'cnp.io/clusters': 'sim-1,sim-2,sim-3' },
+    annotations: {
+      'cnp.io/image': 'ghcr.io/acme/payments:1.4.2',
+      'cnp.io/clusters': 'sim-1,sim-2,sim-3',
+    },
   },
   spec: { type: 'service', lifecycle: 'production', owner: 'guests' },
 };
@@ -74,17 +93,35 @@ export const summary: FleetSummary = {
   clusters: { total: 3, ONLINE: 1, OFFLINE: 1, UNKNOWN: 1 },
   deployments: {
     total: 1,
-    byStatus: { PENDING: 0, PROGRESSING: 0, DEPLOYED: 1, DEGRADED: 0, FAILED: 0 },
+    byStatus: {
+      PENDING: 0,
+      PROGRESSING: 0,
+      DEPLOYED: 1,
+      DEGRADED: 0,
+      FAILED: 0,
+    },
     bySyncStatus: { SYNCED: 1, OUT_OF_SYNC: 0, UNKNOWN: 0 },
   },
   massOutage: { active: false, clusters: [] },
 };
 
 /** A FleetApi whose every method is a jest mock with a sensible default answer. */
-export function mockFleetApi(overrides: Partial<Record<keyof FleetApi, jest.Mock>> = {}): jest.Mocked<FleetApi> {
+export function mockFleetApi(
+  overrides: Partial<Record<keyof FleetApi, jest.Mock>> = {},
+): jest.Mocked<FleetApi> {
   return {
-    listClusters: jest.fn().mockResolvedValue([cluster('sim-1', 'ONLINE'), cluster('sim-2', 'OFFLINE'), cluster('sim-3', 'UNKNOWN')]),
-    getCluster: jest.fn().mockResolvedValue(cluster('sim-2', 'OFFLINE', { labels: { env: 'prod' } })),
+    listClusters: jest
+      .fn()
+      .mockResolvedValue([
+        cluster('sim-1', 'ONLINE'),
+        cluster('sim-2', 'OFFLINE'),
+        cluster('sim-3', 'UNKNOWN'),
+      ]),
+    getCluster: jest
+      .fn()
+      .mockResolvedValue(
+        cluster('sim-2', 'OFFLINE', { labels: { env: 'prod' } }),
+      ),
     listClusterEvents: jest.fn().mockResolvedValue([event]),
     listRecentEvents: jest.fn().mockResolvedValue([event]),
     getSummary: jest.fn().mockResolvedValue(summary),

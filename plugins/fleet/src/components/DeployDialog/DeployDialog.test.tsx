@@ -6,9 +6,16 @@ import { fleetApiRef } from '../../api';
 import { cluster, deployment, mockFleetApi } from '../../testUtils/fixtures';
 import { DeployDialog } from './DeployDialog';
 
-const clusters = [cluster('sim-1', 'ONLINE'), cluster('sim-2', 'OFFLINE'), cluster('sim-3', 'UNKNOWN')];
+const clusters = [
+  cluster('sim-1', 'ONLINE'),
+  cluster('sim-2', 'OFFLINE'),
+  cluster('sim-3', 'UNKNOWN'),
+];
 
-async function renderDialog(api = mockFleetApi(), props: Partial<Parameters<typeof DeployDialog>[0]> = {}) {
+async function renderDialog(
+  api = mockFleetApi(),
+  props: Partial<Parameters<typeof DeployDialog>[0]> = {},
+) {
   const onDeployed = jest.fn();
   const onClose = jest.fn();
   await renderInTestApp(
@@ -31,10 +38,16 @@ async function renderDialog(api = mockFleetApi(), props: Partial<Parameters<type
 describe('DeployDialog', () => {
   it('prefills the image from cnp.io/image and picks the first cluster that is not OFFLINE', async () => {
     await renderDialog();
-    expect(screen.getByLabelText('Image')).toHaveValue('ghcr.io/acme/payments:1.4.2');
-    expect(screen.getByText('From the cnp.io/image annotation')).toBeInTheDocument();
+    expect(screen.getByLabelText('Image')).toHaveValue(
+      'ghcr.io/acme/payments:1.4.2',
+    );
+    expect(
+      screen.getByText('From the cnp.io/image annotation'),
+    ).toBeInTheDocument();
     // sim-2 is preferred but OFFLINE, so sim-1 is chosen
-    expect(screen.getByRole('button', { name: 'Cluster' })).toHaveTextContent('sim-1 — ONLINE');
+    expect(screen.getByRole('button', { name: 'Cluster' })).toHaveTextContent(
+      'sim-1 — ONLINE',
+    );
   });
 
   it('shows an OFFLINE cluster disabled in the picker, with its reason', async () => {
@@ -43,14 +56,20 @@ describe('DeployDialog', () => {
     const listbox = await screen.findByRole('listbox');
     const offline = within(listbox).getByText('sim-2 — OFFLINE').closest('li')!;
     expect(offline).toHaveAttribute('aria-disabled', 'true');
-    expect(within(offline).getByText(/Unavailable: FAILURE_THRESHOLD_REACHED: 2\/2 consecutive probes failed/)).toBeInTheDocument();
+    expect(
+      within(offline).getByText(
+        /Unavailable: FAILURE_THRESHOLD_REACHED: 2\/2 consecutive probes failed/,
+      ),
+    ).toBeInTheDocument();
     const unknown = within(listbox).getByText('sim-3 — UNKNOWN').closest('li')!;
     expect(unknown).not.toHaveAttribute('aria-disabled', 'true');
   });
 
   it('deploys with the chosen cluster, image and replicas', async () => {
     const created = deployment('sim-3', 'PROGRESSING');
-    const { api, onDeployed, onClose } = await renderDialog(mockFleetApi({ createDeployment: jest.fn().mockResolvedValue(created) }));
+    const { api, onDeployed, onClose } = await renderDialog(
+      mockFleetApi({ createDeployment: jest.fn().mockResolvedValue(created) }),
+    );
     await userEvent.click(screen.getByRole('button', { name: 'Cluster' }));
     await userEvent.click(await screen.findByText('sim-3 — UNKNOWN'));
     await userEvent.type(screen.getByLabelText('Replicas'), '2');
@@ -67,12 +86,22 @@ describe('DeployDialog', () => {
 
   it('shows a 409 from the API in the words the API used', async () => {
     const body = {
-      error: { name: 'ConflictError', message: "Cluster 'sim-1' is OFFLINE; deployments to it are refused until it is back ONLINE" },
+      error: {
+        name: 'ConflictError',
+        message:
+          "Cluster 'sim-1' is OFFLINE; deployments to it are refused until it is back ONLINE",
+      },
       response: { statusCode: 409 },
     };
-    const response = new Response(JSON.stringify(body), { status: 409, statusText: 'Conflict', headers: { 'Content-Type': 'application/json' } });
+    const response = new Response(JSON.stringify(body), {
+      status: 409,
+      statusText: 'Conflict',
+      headers: { 'Content-Type': 'application/json' },
+    });
     const error = await ResponseError.fromResponse(response as any);
-    const { onClose } = await renderDialog(mockFleetApi({ createDeployment: jest.fn().mockRejectedValue(error) }));
+    const { onClose } = await renderDialog(
+      mockFleetApi({ createDeployment: jest.fn().mockRejectedValue(error) }),
+    );
     await userEvent.click(screen.getByRole('button', { name: 'Deploy' }));
     expect(await screen.findByRole('alert')).toHaveTextContent(
       "Cluster 'sim-1' is OFFLINE; deployments to it are refused until it is back ONLINE",
@@ -81,11 +110,15 @@ describe('DeployDialog', () => {
   });
 
   it('refuses a blank image and bad replicas before calling the API', async () => {
-    const { api } = await renderDialog(mockFleetApi(), { defaultImage: undefined });
+    const { api } = await renderDialog(mockFleetApi(), {
+      defaultImage: undefined,
+    });
     expect(screen.getByRole('button', { name: 'Deploy' })).toBeDisabled();
     await userEvent.type(screen.getByLabelText('Image'), 'nginx:1.27');
     await userEvent.type(screen.getByLabelText('Replicas'), '-3');
-    expect(screen.getByText('A whole number from 0 to 1000')).toBeInTheDocument();
+    expect(
+      screen.getByText('A whole number from 0 to 1000'),
+    ).toBeInTheDocument();
     expect(screen.getByRole('button', { name: 'Deploy' })).toBeDisabled();
     expect(api.createDeployment).not.toHaveBeenCalled();
   });

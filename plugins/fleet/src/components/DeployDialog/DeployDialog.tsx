@@ -34,15 +34,26 @@ function firstDeployable(clusters: Cluster[], preferred: string[]): string {
   );
 }
 
-function clusterHelperText(clusters: Cluster[], selected: Cluster | undefined): string {
+function clusterHelperText(
+  clusters: Cluster[],
+  selected: Cluster | undefined,
+): string {
   if (clusters.length === 0) return 'No clusters are registered yet';
   if (!selected) return 'Pick a cluster';
-  return `${selected.status}${selected.statusReason ? ` — ${selected.statusReason}` : ''}`;
+  return `${selected.status}${
+    selected.statusReason ? ` — ${selected.statusReason}` : ''
+  }`;
 }
 
-function imageHelperText(image: string, imageInvalid: boolean, defaultImage: string | undefined): string {
-  if (imageInvalid) return 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.4.2';
-  if (defaultImage && image === defaultImage) return 'From the cnp.io/image annotation';
+function imageHelperText(
+  image: string,
+  imageInvalid: boolean,
+  defaultImage: string | undefined,
+): string {
+  if (imageInvalid)
+    return 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.4.2';
+  if (defaultImage && image === defaultImage)
+    return 'From the cnp.io/image annotation';
   return ' ';
 }
 
@@ -53,13 +64,16 @@ function imageHelperText(image: string, imageInvalid: boolean, defaultImage: str
 export function DeployDialog(props: DeployDialogProps) {
   const { open, entityRef, clusters, onClose, onDeployed } = props;
   const api = useApi(fleetApiRef);
-  const preferred = useMemo(() => props.preferredClusters ?? [], [props.preferredClusters]);
+  const preferred = useMemo(
+    () => props.preferredClusters ?? [],
+    [props.preferredClusters],
+  );
   const ordered = useMemo(
     () =>
       [...clusters].sort(
         (a, b) =>
-          Number(preferred.includes(b.name)) - Number(preferred.includes(a.name)) ||
-          a.name.localeCompare(b.name),
+          Number(preferred.includes(b.name)) -
+            Number(preferred.includes(a.name)) || a.name.localeCompare(b.name),
       ),
     [clusters, preferred],
   );
@@ -83,7 +97,10 @@ export function DeployDialog(props: DeployDialogProps) {
   const selected = clusters.find(c => c.name === cluster);
   const replicasValue = replicas.trim() === '' ? undefined : Number(replicas);
   const replicasInvalid =
-    replicasValue !== undefined && (!Number.isInteger(replicasValue) || replicasValue < 0 || replicasValue > 1000);
+    replicasValue !== undefined &&
+    (!Number.isInteger(replicasValue) ||
+      replicasValue < 0 ||
+      replicasValue > 1000);
   const imageInvalid = image.trim() === '' || /\s/.test(image.trim());
   const clusterInvalid = !selected || selected.status === 'OFFLINE';
 
@@ -138,10 +155,19 @@ export function DeployDialog(props: DeployDialogProps) {
             helperText={clusterHelperText(clusters, selected)}
           >
             {ordered.map(c => (
-              <MenuItem key={c.name} value={c.name} disabled={c.status === 'OFFLINE'} data-cluster={c.name}>
+              <MenuItem
+                key={c.name}
+                value={c.name}
+                disabled={c.status === 'OFFLINE'}
+                data-cluster={c.name}
+              >
                 <ListItemText
                   primary={`${c.name} — ${c.status}`}
-                  secondary={c.status === 'OFFLINE' ? `Unavailable: ${c.statusReason ?? 'cluster is OFFLINE'}` : c.endpoint}
+                  secondary={
+                    c.status === 'OFFLINE'
+                      ? `Unavailable: ${c.statusReason ?? 'cluster is OFFLINE'}`
+                      : c.endpoint
+                  }
                 />
               </MenuItem>
             ))}
@@ -153,7 +179,11 @@ export function DeployDialog(props: DeployDialogProps) {
             value={image}
             onChange={e => setImage(e.target.value)}
             error={imageInvalid && image !== ''}
-            helperText={imageHelperText(image, imageInvalid, props.defaultImage)}
+            helperText={imageHelperText(
+              image,
+              imageInvalid,
+              props.defaultImage,
+            )}
             inputProps={{ 'aria-label': 'Image' }}
           />
           <TextField
@@ -164,7 +194,11 @@ export function DeployDialog(props: DeployDialogProps) {
             value={replicas}
             onChange={e => setReplicas(e.target.value)}
             error={replicasInvalid}
-            helperText={replicasInvalid ? 'A whole number from 0 to 1000' : 'Leave empty to keep the application\'s replicas (new applications get the configured default)'}
+            helperText={
+              replicasInvalid
+                ? 'A whole number from 0 to 1000'
+                : "Leave empty to keep the application's replicas (new applications get the configured default)"
+            }
             inputProps={{ min: 0, max: 1000, 'aria-label': 'Replicas' }}
           />
         </DialogContent>
@@ -176,7 +210,9 @@ export function DeployDialog(props: DeployDialogProps) {
             type="submit"
             color="primary"
             variant="contained"
-            disabled={submitting || replicasInvalid || imageInvalid || clusterInvalid}
+            disabled={
+              submitting || replicasInvalid || imageInvalid || clusterInvalid
+            }
             startIcon={submitting ? <CircularProgress size={16} /> : undefined}
           >
             Deploy

@@ -2,13 +2,25 @@ import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { screen } from '@testing-library/react';
 import { fleetApiRef } from '../../api';
-import { clusterEntity, deployment, mockFleetApi, paymentsEntity } from '../../testUtils/fixtures';
-import { EntityFleetClusterCard, isFleetClusterEntity } from './EntityFleetClusterCard';
+import {
+  clusterEntity,
+  deployment,
+  mockFleetApi,
+  paymentsEntity,
+} from '../../testUtils/fixtures';
+import {
+  EntityFleetClusterCard,
+  isFleetClusterEntity,
+} from './EntityFleetClusterCard';
 
 describe('EntityFleetClusterCard', () => {
   it('shows status, endpoint, failures, labels, applications and events', async () => {
     const api = mockFleetApi({
-      listDeployments: jest.fn().mockResolvedValue([deployment('sim-2', 'DEGRADED', { statusReason: 'CLUSTER_OFFLINE' })]),
+      listDeployments: jest
+        .fn()
+        .mockResolvedValue([
+          deployment('sim-2', 'DEGRADED', { statusReason: 'CLUSTER_OFFLINE' }),
+        ]),
     });
     await renderInTestApp(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
@@ -18,13 +30,21 @@ describe('EntityFleetClusterCard', () => {
       </TestApiProvider>,
     );
     expect(await screen.findByText('Fleet cluster sim-2')).toBeInTheDocument();
-    expect(screen.getByLabelText('Cluster status: OFFLINE')).toBeInTheDocument();
-    expect(screen.getByText('https://127.0.0.1:6550/clusters/sim-2')).toBeInTheDocument();
+    expect(
+      screen.getByLabelText('Cluster status: OFFLINE'),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText('https://127.0.0.1:6550/clusters/sim-2'),
+    ).toBeInTheDocument();
     expect(screen.getByText('env=prod')).toBeInTheDocument();
-    expect(screen.getByRole('list', { name: 'Applications on this cluster' })).toHaveTextContent(
+    expect(
+      screen.getByRole('list', { name: 'Applications on this cluster' }),
+    ).toHaveTextContent(
       /component:default\/payments.*DEGRADED.*CLUSTER_OFFLINE/,
     );
-    expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent(/ONLINE → OFFLINE \(FAILURE_THRESHOLD_REACHED\)/);
+    expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent(
+      /ONLINE → OFFLINE \(FAILURE_THRESHOLD_REACHED\)/,
+    );
     expect(api.getCluster).toHaveBeenCalledWith('sim-2');
   });
 

@@ -1,4 +1,8 @@
-import { InfoCard, Progress, ResponseErrorPanel } from '@backstage/core-components';
+import {
+  InfoCard,
+  Progress,
+  ResponseErrorPanel,
+} from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
 import { useEntity } from '@backstage/plugin-catalog-react';
 import { FLEET_CLUSTER_RESOURCE_TYPE } from '@cnp/plugin-fleet-common';
@@ -24,7 +28,8 @@ export const FLEET_CLUSTER_NAME_ANNOTATION = 'cnp.io/cluster-name';
 export function isFleetClusterEntity(entity: Entity): boolean {
   return (
     entity.kind.toLocaleLowerCase('en-US') === 'resource' &&
-    (entity.spec as { type?: string } | undefined)?.type === FLEET_CLUSTER_RESOURCE_TYPE
+    (entity.spec as { type?: string } | undefined)?.type ===
+      FLEET_CLUSTER_RESOURCE_TYPE
   );
 }
 
@@ -50,7 +55,9 @@ function Field(props: { label: string; children: React.ReactNode }) {
 export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
   const { entity } = useEntity();
   const api = useApi(fleetApiRef);
-  const name = entity.metadata.annotations?.[FLEET_CLUSTER_NAME_ANNOTATION] ?? entity.metadata.name;
+  const name =
+    entity.metadata.annotations?.[FLEET_CLUSTER_NAME_ANNOTATION] ??
+    entity.metadata.name;
   const { value, error, loading } = usePolling(
     async () => {
       const [cluster, deployments, events] = await Promise.all([
@@ -64,7 +71,12 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
     { intervalMs: props.pollIntervalMs },
   );
 
-  if (loading && !value) return <InfoCard title="Fleet cluster"><Progress /></InfoCard>;
+  if (loading && !value)
+    return (
+      <InfoCard title="Fleet cluster">
+        <Progress />
+      </InfoCard>
+    );
   if (error && !value) {
     return (
       <InfoCard title="Fleet cluster">
@@ -78,7 +90,10 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
       <Grid container spacing={2}>
         <Field label="Status">
           <Box display="flex" alignItems="center" style={{ gap: 8 }}>
-            <ClusterStatusChip status={cluster.status} reason={cluster.statusReason} />
+            <ClusterStatusChip
+              status={cluster.status}
+              reason={cluster.statusReason}
+            />
             <span>{cluster.statusReason}</span>
           </Box>
         </Field>
@@ -87,24 +102,45 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
         </Field>
         <Field label="Last probe">
           <RelativeTime value={cluster.lastProbeAt} />
-          {cluster.probeLatencyMs !== undefined ? ` (${cluster.probeLatencyMs} ms)` : ''}
+          {cluster.probeLatencyMs !== undefined
+            ? ` (${cluster.probeLatencyMs} ms)`
+            : ''}
         </Field>
-        <Field label="Consecutive failures">{cluster.consecutiveFailures}</Field>
-        <Field label="Server version">{cluster.serverVersion ?? 'unknown'}</Field>
+        <Field label="Consecutive failures">
+          {cluster.consecutiveFailures}
+        </Field>
+        <Field label="Server version">
+          {cluster.serverVersion ?? 'unknown'}
+        </Field>
         <Field label="Labels">
           {Object.keys(cluster.labels).length === 0
             ? 'none'
-            : Object.entries(cluster.labels).map(([k, v]) => <Chip key={k} size="small" label={`${k}=${v}`} style={{ marginRight: 4 }} />)}
+            : Object.entries(cluster.labels).map(([k, v]) => (
+                <Chip
+                  key={k}
+                  size="small"
+                  label={`${k}=${v}`}
+                  style={{ marginRight: 4 }}
+                />
+              ))}
         </Field>
         <Grid item xs={12}>
-          <Typography variant="subtitle2">Applications on this cluster</Typography>
+          <Typography variant="subtitle2">
+            Applications on this cluster
+          </Typography>
           {deployments.length === 0 ? (
             <Typography variant="body2">None yet.</Typography>
           ) : (
-            <Box component="ul" pl={2} m={0} aria-label="Applications on this cluster">
+            <Box
+              component="ul"
+              pl={2}
+              m={0}
+              aria-label="Applications on this cluster"
+            >
               {deployments.map(d => (
                 <li key={d.id}>
-                  {d.entityRef} <DeploymentStatusChip status={d.status} reason={d.message} />{' '}
+                  {d.entityRef}{' '}
+                  <DeploymentStatusChip status={d.status} reason={d.message} />{' '}
                   {d.statusReason ?? ''}
                 </li>
               ))}

@@ -1,1 +1,4 @@
-export { EntityFleetClusterCard, isFleetClusterEntity } from './EntityFleetClusterCard';
+export {
+  EntityFleetClusterCard,
+  isFleetClusterEntity,
+} from './EntityFleetClusterCard';

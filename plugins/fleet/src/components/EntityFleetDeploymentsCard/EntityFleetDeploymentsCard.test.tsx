@@ -3,7 +3,12 @@ import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { fleetApiRef } from '../../api';
-import { cluster, deployment, mockFleetApi, paymentsEntity } from '../../testUtils/fixtures';
+import {
+  cluster,
+  deployment,
+  mockFleetApi,
+  paymentsEntity,
+} from '../../testUtils/fixtures';
 import { EntityFleetDeploymentsCard } from './EntityFleetDeploymentsCard';
 
 async function renderCard(api = mockFleetApi(), pollIntervalMs?: number) {
@@ -19,18 +24,30 @@ async function renderCard(api = mockFleetApi(), pollIntervalMs?: number) {
 
 describe('EntityFleetDeploymentsCard', () => {
   it('shows a progress bar while loading', async () => {
-    await renderCard(mockFleetApi({ listDeployments: jest.fn(() => new Promise(() => {})) }));
+    await renderCard(
+      mockFleetApi({ listDeployments: jest.fn(() => new Promise(() => {})) }),
+    );
     expect(screen.getByTestId('progress')).toBeInTheDocument();
   });
 
   it('shows every target cluster with its state as text, and an empty state', async () => {
     const api = await renderCard();
     const clusters = await screen.findByRole('list', { name: 'Clusters' });
-    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent('ONLINE');
-    expect(within(clusters).getByText('sim-2').parentElement).toHaveTextContent('OFFLINE');
-    expect(within(clusters).getByText('sim-3').parentElement).toHaveTextContent('UNKNOWN');
-    expect(screen.getByText('Not deployed to any cluster yet. Use Deploy to start.')).toBeInTheDocument();
-    expect(api.listDeployments).toHaveBeenCalledWith({ entityRef: 'component:default/payments' });
+    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent(
+      'ONLINE',
+    );
+    expect(within(clusters).getByText('sim-2').parentElement).toHaveTextContent(
+      'OFFLINE',
+    );
+    expect(within(clusters).getByText('sim-3').parentElement).toHaveTextContent(
+      'UNKNOWN',
+    );
+    expect(
+      screen.getByText('Not deployed to any cluster yet. Use Deploy to start.'),
+    ).toBeInTheDocument();
+    expect(api.listDeployments).toHaveBeenCalledWith({
+      entityRef: 'component:default/payments',
+    });
   });
 
   it('lists deployments with cluster state, status, reason, sync status and image', async () => {
@@ -38,15 +55,22 @@ describe('EntityFleetDeploymentsCard', () => {
       mockFleetApi({
         listDeployments: jest.fn().mockResolvedValue([
           deployment('sim-1', 'DEPLOYED'),
-          deployment('sim-2', 'DEGRADED', { statusReason: 'CLUSTER_OFFLINE', syncStatus: 'UNKNOWN' }),
+          deployment('sim-2', 'DEGRADED', {
+            statusReason: 'CLUSTER_OFFLINE',
+            syncStatus: 'UNKNOWN',
+          }),
         ]),
       }),
     );
     const table = await screen.findByRole('table', { name: 'Deployments' });
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toHaveTextContent(/sim-1.*ONLINE.*DEPLOYED.*SYNCED.*ghcr.io\/acme\/payments:1.4.2/);
-    expect(rows[1]).toHaveTextContent(/sim-2.*OFFLINE.*DEGRADED.*CLUSTER_OFFLINE.*UNKNOWN/);
+    expect(rows[0]).toHaveTextContent(
+      /sim-1.*ONLINE.*DEPLOYED.*SYNCED.*ghcr.io\/acme\/payments:1.4.2/,
+    );
+    expect(rows[1]).toHaveTextContent(
+      /sim-2.*OFFLINE.*DEGRADED.*CLUSTER_OFFLINE.*UNKNOWN/,
+    );
     expect(within(rows[0]).getByText('just now')).toHaveAttribute('title');
   });
 
@@ -57,22 +81,40 @@ describe('EntityFleetDeploymentsCard', () => {
           deployment('sim-1', 'DEPLOYED', {
             syncStatus: 'OUT_OF_SYNC',
             syncDifferences: [
-              { kind: 'Deployment', name: 'payments', path: '/spec/template/spec/containers/0/image' },
+              {
+                kind: 'Deployment',
+                name: 'payments',
+                path: '/spec/template/spec/containers/0/image',
+              },
               { kind: 'Service', name: 'payments', path: '/' },
             ],
           }),
         ]),
       }),
     );
-    const list = await screen.findByRole('list', { name: 'Differences on sim-1' });
-    expect(list).toHaveTextContent('Deployment payments: /spec/template/spec/containers/0/image');
+    const list = await screen.findByRole('list', {
+      name: 'Differences on sim-1',
+    });
+    expect(list).toHaveTextContent(
+      'Deployment payments: /spec/template/spec/containers/0/image',
+    );
     expect(list).toHaveTextContent('Service payments: missing');
-    expect(screen.getByLabelText('Sync status: OUT OF SYNC')).toBeInTheDocument();
+    expect(
+      screen.getByLabelText('Sync status: OUT OF SYNC'),
+    ).toBeInTheDocument();
   });
 
   it('shows the API error when loading fails', async () => {
-    await renderCard(mockFleetApi({ listClusters: jest.fn().mockRejectedValue(new Error('fleet backend unreachable')) }));
-    expect((await screen.findAllByText(/fleet backend unreachable/)).length).toBeGreaterThan(0);
+    await renderCard(
+      mockFleetApi({
+        listClusters: jest
+          .fn()
+          .mockRejectedValue(new Error('fleet backend unreachable')),
+      }),
+    );
+    expect(
+      (await screen.findAllByText(/fleet backend unreachable/)).length,
+    ).toBeGreaterThan(0);
   });
 
   it('picks up status changes without a reload', async () => {
@@ -80,9 +122,15 @@ describe('EntityFleetDeploymentsCard', () => {
     const listClusters = jest.fn(async () => [cluster('sim-1', status)]);
     await renderCard(mockFleetApi({ listClusters }), 50);
     const clusters = await screen.findByRole('list', { name: 'Clusters' });
-    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent('ONLINE');
+    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent(
+      'ONLINE',
+    );
     status = 'OFFLINE';
-    await waitFor(() => expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent('OFFLINE'));
+    await waitFor(() =>
+      expect(
+        within(clusters).getByText('sim-1').parentElement,
+      ).toHaveTextContent('OFFLINE'),
+    );
   });
 
   it('keeps the last state and says so when a refresh fails', async () => {
@@ -94,19 +142,41 @@ describe('EntityFleetDeploymentsCard', () => {
     await renderCard(mockFleetApi({ listClusters }), 50);
     await screen.findByRole('list', { name: 'Clusters' });
     fail = true;
-    expect(await screen.findByText(/Could not refresh \(backend restarting\); showing the last known state/)).toBeInTheDocument();
-    expect(screen.getByRole('list', { name: 'Clusters' })).toHaveTextContent('ONLINE');
+    expect(
+      await screen.findByText(
+        /Could not refresh \(backend restarting\); showing the last known state/,
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('list', { name: 'Clusters' })).toHaveTextContent(
+      'ONLINE',
+    );
   });
 
   it('deploys from the dialog and shows the new deployment', async () => {
     const created = deployment('sim-1', 'PROGRESSING');
-    const listDeployments = jest.fn().mockResolvedValueOnce([]).mockResolvedValue([created]);
-    const api = await renderCard(mockFleetApi({ listDeployments, createDeployment: jest.fn().mockResolvedValue(created) }));
-    await userEvent.click(await screen.findByRole('button', { name: 'Deploy' }));
+    const listDeployments = jest
+      .fn()
+      .mockResolvedValueOnce([])
+      .mockResolvedValue([created]);
+    const api = await renderCard(
+      mockFleetApi({
+        listDeployments,
+        createDeployment: jest.fn().mockResolvedValue(created),
+      }),
+    );
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Deploy' }),
+    );
     const dialog = await screen.findByRole('dialog');
-    await userEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Deploy' }),
+    );
     expect(api.createDeployment).toHaveBeenCalledWith(
-      expect.objectContaining({ entityRef: 'component:default/payments', cluster: 'sim-1', image: 'ghcr.io/acme/payments:1.4.2' }),
+      expect.objectContaining({
+        entityRef: 'component:default/payments',
+        cluster: 'sim-1',
+        image: 'ghcr.io/acme/payments:1.4.2',
+      }),
     );
     const table = await screen.findByRole('table', { name: 'Deployments' });
     expect(within(table).getByText('PROGRESSING')).toBeInTheDocument();

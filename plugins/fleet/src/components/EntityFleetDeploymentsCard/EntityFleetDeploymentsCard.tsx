@@ -1,5 +1,9 @@
 import { stringifyEntityRef } from '@backstage/catalog-model';
-import { InfoCard, Progress, ResponseErrorPanel } from '@backstage/core-components';
+import {
+  InfoCard,
+  Progress,
+  ResponseErrorPanel,
+} from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
 import { useEntity } from '@backstage/plugin-catalog-react';
 import {
@@ -22,10 +26,16 @@ import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import { DeployDialog } from '../DeployDialog';
 import { RelativeTime } from '../RelativeTime';
-import { ClusterStatusChip, DeploymentStatusChip, SyncStatusChip } from '../StatusChip';
+import {
+  ClusterStatusChip,
+  DeploymentStatusChip,
+  SyncStatusChip,
+} from '../StatusChip';
 
 /** The clusters named by the entity's cnp.io/clusters annotation. */
-export function annotatedClusters(annotations: Record<string, string> | undefined): string[] {
+export function annotatedClusters(
+  annotations: Record<string, string> | undefined,
+): string[] {
   return (annotations?.[FLEET_ANNOTATION_CLUSTERS] ?? '')
     .split(',')
     .map(s => s.trim())
@@ -34,19 +44,43 @@ export function annotatedClusters(annotations: Record<string, string> | undefine
 
 function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   const known = new Map(props.clusters.map(c => [c.name, c]));
-  const shown = props.named.length > 0 ? props.named : props.clusters.map(c => c.name);
-  if (shown.length === 0) return <Typography variant="body2">No clusters are registered in Fleet yet.</Typography>;
+  const shown =
+    props.named.length > 0 ? props.named : props.clusters.map(c => c.name);
+  if (shown.length === 0)
+    return (
+      <Typography variant="body2">
+        No clusters are registered in Fleet yet.
+      </Typography>
+    );
   return (
-    <Box display="flex" flexWrap="wrap" component="ul" aria-label="Clusters" p={0} m={0} style={{ listStyle: 'none', gap: 12 }}>
+    <Box
+      display="flex"
+      flexWrap="wrap"
+      component="ul"
+      aria-label="Clusters"
+      p={0}
+      m={0}
+      style={{ listStyle: 'none', gap: 12 }}
+    >
       {shown.map(name => {
         const cluster = known.get(name);
         return (
-          <Box component="li" key={name} display="flex" alignItems="center" style={{ gap: 6 }} data-cluster={name}>
+          <Box
+            component="li"
+            key={name}
+            display="flex"
+            alignItems="center"
+            style={{ gap: 6 }}
+            data-cluster={name}
+          >
             <Typography variant="body2" component="span">
               {name}
             </Typography>
             {cluster ? (
-              <ClusterStatusChip status={cluster.status} reason={cluster.statusReason} />
+              <ClusterStatusChip
+                status={cluster.status}
+                reason={cluster.statusReason}
+              />
             ) : (
               <Typography variant="caption" color="textSecondary">
                 not registered in Fleet
@@ -59,7 +93,10 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   );
 }
 
-function DeploymentRows(props: { deployments: Deployment[]; clusters: Cluster[] }) {
+function DeploymentRows(props: {
+  deployments: Deployment[];
+  clusters: Cluster[];
+}) {
   const status = new Map(props.clusters.map(c => [c.name, c]));
   return (
     <Table size="small" aria-label="Deployments">
@@ -77,11 +114,18 @@ function DeploymentRows(props: { deployments: Deployment[]; clusters: Cluster[] 
           const cluster = status.get(d.cluster);
           const clusterStatus = cluster?.status ?? d.clusterStatus ?? 'UNKNOWN';
           return (
-            <TableRow key={d.id} data-deployment={d.id} data-cluster={d.cluster}>
+            <TableRow
+              key={d.id}
+              data-deployment={d.id}
+              data-cluster={d.cluster}
+            >
               <TableCell>
                 <Box display="flex" alignItems="center" style={{ gap: 6 }}>
                   <span>{d.cluster}</span>
-                  <ClusterStatusChip status={clusterStatus} reason={cluster?.statusReason} />
+                  <ClusterStatusChip
+                    status={clusterStatus}
+                    reason={cluster?.statusReason}
+                  />
                 </Box>
               </TableCell>
               <TableCell>
@@ -94,15 +138,31 @@ function DeploymentRows(props: { deployments: Deployment[]; clusters: Cluster[] 
               </TableCell>
               <TableCell>
                 <SyncStatusChip status={d.syncStatus} />
-                {d.syncStatus === 'OUT_OF_SYNC' && d.syncDifferences && d.syncDifferences.length > 0 && (
-                  <Box component="ul" pl={2} m={0} aria-label={`Differences on ${d.cluster}`}>
-                    {d.syncDifferences.map(diff => (
-                      <Typography component="li" variant="caption" key={`${diff.kind}/${diff.name}${diff.path}`}>
-                        {diff.kind} {diff.name}: {diff.path === '/' ? 'missing' : <code>{diff.path}</code>}
-                      </Typography>
-                    ))}
-                  </Box>
-                )}
+                {d.syncStatus === 'OUT_OF_SYNC' &&
+                  d.syncDifferences &&
+                  d.syncDifferences.length > 0 && (
+                    <Box
+                      component="ul"
+                      pl={2}
+                      m={0}
+                      aria-label={`Differences on ${d.cluster}`}
+                    >
+                      {d.syncDifferences.map(diff => (
+                        <Typography
+                          component="li"
+                          variant="caption"
+                          key={`${diff.kind}/${diff.name}${diff.path}`}
+                        >
+                          {diff.kind} {diff.name}:{' '}
+                          {diff.path === '/' ? (
+                            'missing'
+                          ) : (
+                            <code>{diff.path}</code>
+                          )}
+                        </Typography>
+                      ))}
+                    </Box>
+                  )}
               </TableCell>
               <TableCell>
                 <code>{d.image ?? '—'}</code>
@@ -151,16 +211,27 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
     content = (
       <>
         {error && (
-          <Typography variant="caption" color="error" role="status" display="block" gutterBottom>
+          <Typography
+            variant="caption"
+            color="error"
+            role="status"
+            display="block"
+            gutterBottom
+          >
             Could not refresh ({error.message}); showing the last known state.
           </Typography>
         )}
         <ClusterChips clusters={value.clusters} named={named} />
         <Box mt={2}>
           {value.deployments.length === 0 ? (
-            <Typography variant="body2">Not deployed to any cluster yet. Use Deploy to start.</Typography>
+            <Typography variant="body2">
+              Not deployed to any cluster yet. Use Deploy to start.
+            </Typography>
           ) : (
-            <DeploymentRows deployments={value.deployments} clusters={value.clusters} />
+            <DeploymentRows
+              deployments={value.deployments}
+              clusters={value.clusters}
+            />
           )}
         </Box>
       </>

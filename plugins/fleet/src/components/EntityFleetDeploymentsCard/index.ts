@@ -1,1 +1,4 @@
-export { EntityFleetDeploymentsCard, annotatedClusters } from './EntityFleetDeploymentsCard';
+export {
+  EntityFleetDeploymentsCard,
+  annotatedClusters,
+} from './EntityFleetDeploymentsCard';

@@ -10,9 +10,17 @@ import { RelativeTime } from '../RelativeTime';
  *
  * @public
  */
-export function EventList(props: { events: FleetEvent[]; showSubject?: boolean; emptyText?: string }) {
+export function EventList(props: {
+  events: FleetEvent[];
+  showSubject?: boolean;
+  emptyText?: string;
+}) {
   if (props.events.length === 0) {
-    return <Typography variant="body2">{props.emptyText ?? 'No events yet.'}</Typography>;
+    return (
+      <Typography variant="body2">
+        {props.emptyText ?? 'No events yet.'}
+      </Typography>
+    );
   }
   return (
     <List dense aria-label="Events">
@@ -21,7 +29,11 @@ export function EventList(props: { events: FleetEvent[]; showSubject?: boolean; 
           <ListItemText
             primary={
               <>
-                {props.showSubject && <strong>{event.subjectKind} {event.subject}: </strong>}
+                {props.showSubject && (
+                  <strong>
+                    {event.subjectKind} {event.subject}:{' '}
+                  </strong>
+                )}
                 {event.from ? `${event.from} → ${event.to}` : event.to}
                 {event.reason ? ` (${event.reason})` : ''}
               </>

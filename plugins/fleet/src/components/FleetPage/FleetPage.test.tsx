@@ -11,15 +11,22 @@ function manyClusters(n: number): Cluster[] {
   return Array.from({ length: n }, (_, i) => {
     const name = `cluster-${String(i + 1).padStart(2, '0')}`;
     const status: ClusterStatus = (i + 1) % 3 === 0 ? 'OFFLINE' : 'ONLINE';
-    return cluster(name, status, { labels: (i + 1) % 2 === 0 ? { env: 'prod' } : { env: 'dev' } });
+    return cluster(name, status, {
+      labels: (i + 1) % 2 === 0 ? { env: 'prod' } : { env: 'dev' },
+    });
   });
 }
 
 /** A FleetApi over `all`, filtering by status as the backend does. */
 function fleetOf(all: Cluster[]) {
   return mockFleetApi({
-    listClusters: jest.fn(async (opts?: { status?: ClusterStatus }) => all.filter(c => !opts?.status || c.status === opts.status)),
-    getSummary: jest.fn().mockResolvedValue({ ...summary, clusters: { ...summary.clusters, total: all.length } }),
+    listClusters: jest.fn(async (opts?: { status?: ClusterStatus }) =>
+      all.filter(c => !opts?.status || c.status === opts.status),
+    ),
+    getSummary: jest.fn().mockResolvedValue({
+      ...summary,
+      clusters: { ...summary.clusters, total: all.length },
+    }),
   });
 }
 
@@ -39,37 +46,76 @@ describe('FleetPage', () => {
     );
     const table = await screen.findByRole('table', { name: 'Clusters' });
     expect(within(table).getAllByRole('row')).toHaveLength(4);
-    expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent('cluster sim-2');
+    expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent(
+      'cluster sim-2',
+    );
 
     api.listClusters.mockResolvedValue([cluster('sim-2', 'OFFLINE')]);
-    await userEvent.click(screen.getByRole('button', { name: 'Status filter' }));
-    await userEvent.click(await screen.findByRole('option', { name: 'OFFLINE' }));
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Status filter' }),
+    );
+    await userEvent.click(
+      await screen.findByRole('option', { name: 'OFFLINE' }),
+    );
     expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
-    expect(await screen.findByText('FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up')).toBeInTheDocument();
+    expect(
+      await screen.findByText(
+        'FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up',
+      ),
+    ).toBeInTheDocument();
   });
 
   it('raises the mass-outage warning and runs a health cycle on demand', async () => {
     const api = mockFleetApi({
       getSummary: jest.fn().mockResolvedValue({
         ...summary,
-        massOutage: { active: true, clusters: ['sim-1', 'sim-2', 'sim-3'], message: 'Mass outage suspected: 3 of 3 probeable clusters went OFFLINE in one cycle.' },
+        massOutage: {
+          active: true,
+          clusters: ['sim-1', 'sim-2', 'sim-3'],
+          message:
+            'Mass outage suspected: 3 of 3 probeable clusters went OFFLINE in one cycle.',
+        },
       }),
-      runHealthCycle: jest.fn().mockResolvedValue({ durationMs: 12, online: 3, offline: 0, unknown: 0 }),
+      runHealthCycle: jest.fn().mockResolvedValue({
+        durationMs: 12,
+        online: 3,
+        offline: 0,
+        unknown: 0,
+      }),
     });
     await renderInTestApp(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage />
       </TestApiProvider>,
     );
-    expect((await screen.findAllByText(/Mass outage suspected: deployment cascades are held/)).length).toBeGreaterThan(0);
-    expect(screen.getByText(/3 of 3 probeable clusters went OFFLINE/)).toBeInTheDocument();
-    await userEvent.click(screen.getByRole('button', { name: 'Run health check' }));
-    expect(await screen.findByText(/Health cycle done in 12 ms: 3 ONLINE/)).toBeInTheDocument();
+    expect(
+      (
+        await screen.findAllByText(
+          /Mass outage suspected: deployment cascades are held/,
+        )
+      ).length,
+    ).toBeGreaterThan(0);
+    expect(
+      screen.getByText(/3 of 3 probeable clusters went OFFLINE/),
+    ).toBeInTheDocument();
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Run health check' }),
+    );
+    expect(
+      await screen.findByText(/Health cycle done in 12 ms: 3 ONLINE/),
+    ).toBeInTheDocument();
   });
 
   it('shows an empty state', async () => {
     await renderInTestApp(
-      <TestApiProvider apis={[[fleetApiRef, mockFleetApi({ listClusters: jest.fn().mockResolvedValue([]) })]]}>
+      <TestApiProvider
+        apis={[
+          [
+            fleetApiRef,
+            mockFleetApi({ listClusters: jest.fn().mockResolvedValue([]) }),
+          ],
+        ]}
+      >
         <FleetPage />
       </TestApiProvider>,
     );
@@ -85,7 +131,9 @@ describe('FleetPage', () => {
     await screen.findByRole('table', { name: 'Clusters' });
     expect(shownClusters()).toHaveLength(25);
     expect(shownClusters()[0]).toBe('cluster-01');
-    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('60 of 60 clusters');
+    expect(
+      screen.getByRole('status', { name: 'Clusters shown' }),
+    ).toHaveTextContent('60 of 60 clusters');
     expect(screen.getByText('1-25 of 60')).toBeInTheDocument();
 
     await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
@@ -94,7 +142,9 @@ describe('FleetPage', () => {
     expect(shownClusters()[24]).toBe('cluster-50');
 
     await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
-    expect(shownClusters()).toEqual(Array.from({ length: 10 }, (_, i) => `cluster-${51 + i}`));
+    expect(shownClusters()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `cluster-${51 + i}`),
+    );
     expect(screen.getByRole('button', { name: 'Next page' })).toBeDisabled();
   });
 
@@ -107,21 +157,48 @@ describe('FleetPage', () => {
     await screen.findByRole('table', { name: 'Clusters' });
     await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
 
-    const filter = screen.getByRole('searchbox', { name: 'Name or label filter' });
+    const filter = screen.getByRole('searchbox', {
+      name: 'Name or label filter',
+    });
     await userEvent.type(filter, 'cluster-1');
-    expect(shownClusters()).toEqual(['cluster-10', 'cluster-11', 'cluster-12', 'cluster-13', 'cluster-14', 'cluster-15', 'cluster-16', 'cluster-17', 'cluster-18', 'cluster-19']);
-    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('10 of 60 clusters');
+    expect(shownClusters()).toEqual([
+      'cluster-10',
+      'cluster-11',
+      'cluster-12',
+      'cluster-13',
+      'cluster-14',
+      'cluster-15',
+      'cluster-16',
+      'cluster-17',
+      'cluster-18',
+      'cluster-19',
+    ]);
+    expect(
+      screen.getByRole('status', { name: 'Clusters shown' }),
+    ).toHaveTextContent('10 of 60 clusters');
 
     await userEvent.clear(filter);
     await userEvent.type(filter, 'ENV=prod cluster-1');
-    expect(shownClusters()).toEqual(['cluster-10', 'cluster-12', 'cluster-14', 'cluster-16', 'cluster-18']);
-    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('5 of 60 clusters');
+    expect(shownClusters()).toEqual([
+      'cluster-10',
+      'cluster-12',
+      'cluster-14',
+      'cluster-16',
+      'cluster-18',
+    ]);
+    expect(
+      screen.getByRole('status', { name: 'Clusters shown' }),
+    ).toHaveTextContent('5 of 60 clusters');
 
     await userEvent.clear(filter);
     await userEvent.type(filter, 'nope');
-    expect(screen.queryByRole('table', { name: 'Clusters' })).not.toBeInTheDocument();
+    expect(
+      screen.queryByRole('table', { name: 'Clusters' }),
+    ).not.toBeInTheDocument();
     expect(screen.getByText('No clusters match “nope”.')).toBeInTheDocument();
-    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('0 of 60 clusters');
+    expect(
+      screen.getByRole('status', { name: 'Clusters shown' }),
+    ).toHaveTextContent('0 of 60 clusters');
   });
 
   it('combines the status filter with the name filter', async () => {
@@ -132,17 +209,32 @@ describe('FleetPage', () => {
       </TestApiProvider>,
     );
     await screen.findByRole('table', { name: 'Clusters' });
-    await userEvent.type(screen.getByRole('searchbox', { name: 'Name or label filter' }), 'cluster-1');
-    await userEvent.click(screen.getByRole('button', { name: 'Status filter' }));
-    await userEvent.click(await screen.findByRole('option', { name: 'OFFLINE' }));
+    await userEvent.type(
+      screen.getByRole('searchbox', { name: 'Name or label filter' }),
+      'cluster-1',
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Status filter' }),
+    );
+    await userEvent.click(
+      await screen.findByRole('option', { name: 'OFFLINE' }),
+    );
     expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
 
     await screen.findByRole('table', { name: 'Clusters' });
     expect(shownClusters()).toEqual(['cluster-12', 'cluster-15', 'cluster-18']);
-    expect(screen.getByRole('searchbox', { name: 'Name or label filter' })).toHaveValue('cluster-1');
-    expect(screen.getByRole('status', { name: 'Clusters shown' })).toHaveTextContent('3 of 60 clusters');
-    for (const row of within(screen.getByRole('table', { name: 'Clusters' })).getAllByRole('row').slice(1)) {
-      expect(within(row).getByLabelText('Cluster status: OFFLINE')).toBeInTheDocument();
+    expect(
+      screen.getByRole('searchbox', { name: 'Name or label filter' }),
+    ).toHaveValue('cluster-1');
+    expect(
+      screen.getByRole('status', { name: 'Clusters shown' }),
+    ).toHaveTextContent('3 of 60 clusters');
+    for (const row of within(screen.getByRole('table', { name: 'Clusters' }))
+      .getAllByRole('row')
+      .slice(1)) {
+      expect(
+        within(row).getByLabelText('Cluster status: OFFLINE'),
+      ).toBeInTheDocument();
     }
   });
 
@@ -160,14 +252,20 @@ describe('FleetPage', () => {
     expect(shownClusters()[0]).toBe('cluster-51');
 
     // The same answer again, as fresh objects from the network.
-    api.listClusters.mockImplementation(async () => all.map(c => ({ ...c, labels: { ...c.labels } })));
+    api.listClusters.mockImplementation(async () =>
+      all.map(c => ({ ...c, labels: { ...c.labels } })),
+    );
     const calls = api.listClusters.mock.calls.length;
-    await waitFor(() => expect(api.listClusters.mock.calls.length).toBeGreaterThan(calls + 1));
+    await waitFor(() =>
+      expect(api.listClusters.mock.calls.length).toBeGreaterThan(calls + 1),
+    );
     expect(shownClusters()[0]).toBe('cluster-51');
     expect(screen.getByText('51-60 of 60')).toBeInTheDocument();
 
     api.listClusters.mockResolvedValue(all.slice(0, 40));
-    await waitFor(() => expect(screen.getByText('26-40 of 40')).toBeInTheDocument());
+    await waitFor(() =>
+      expect(screen.getByText('26-40 of 40')).toBeInTheDocument(),
+    );
     expect(shownClusters()[0]).toBe('cluster-26');
   });
 });

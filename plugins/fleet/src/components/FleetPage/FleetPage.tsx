@@ -9,7 +9,11 @@ import {
   WarningPanel,
 } from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
-import { CLUSTER_STATUSES, type Cluster, type ClusterStatus } from '@cnp/plugin-fleet-common';
+import {
+  CLUSTER_STATUSES,
+  type Cluster,
+  type ClusterStatus,
+} from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Button from '@material-ui/core/Button';
 import Grid from '@material-ui/core/Grid';
@@ -29,7 +33,11 @@ import { usePolling } from '../../hooks/usePolling';
 import { EventList } from '../EventList';
 import { RelativeTime } from '../RelativeTime';
 import { ClusterStatusChip } from '../StatusChip';
-import { filterAndSortClusters, labelText, reuseUnchanged } from './clusterList';
+import {
+  filterAndSortClusters,
+  labelText,
+  reuseUnchanged,
+} from './clusterList';
 
 const ROWS_PER_PAGE_OPTIONS = [25, 50, 100];
 const EMPTY: readonly Cluster[] = [];
@@ -39,7 +47,9 @@ const formatCount = (n: number) => n.toLocaleString('en-US');
  * The polled clusters, keeping the objects of the previous poll for every cluster that did not
  * change (and the previous array when none did), so that memoized lists and rows stay put.
  */
-function useStableClusters(next: readonly Cluster[] | undefined): readonly Cluster[] {
+function useStableClusters(
+  next: readonly Cluster[] | undefined,
+): readonly Cluster[] {
   const previous = useRef<readonly Cluster[]>(EMPTY);
   return useMemo(() => {
     previous.current = reuseUnchanged(previous.current, next ?? EMPTY);
@@ -53,7 +63,11 @@ function useStableClusters(next: readonly Cluster[] | undefined): readonly Clust
  */
 /** Short values stay on one line; a long reason wraps instead of squeezing them. */
 const noWrap = { whiteSpace: 'nowrap' } as const;
-const reasonCell = { minWidth: 220, maxWidth: 420, overflowWrap: 'anywhere' } as const;
+const reasonCell = {
+  minWidth: 220,
+  maxWidth: 420,
+  overflowWrap: 'anywhere',
+} as const;
 
 function ClusterRowView(props: { cluster: Cluster; minute: number }) {
   const c = props.cluster;
@@ -92,7 +106,10 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
   const [page, setPage] = useState(0);
   const [rowsPerPage, setRowsPerPage] = useState(ROWS_PER_PAGE_OPTIONS[0]);
   const [running, setRunning] = useState(false);
-  const [runMessage, setRunMessage] = useState<{ severity: 'success' | 'error'; text: string }>();
+  const [runMessage, setRunMessage] = useState<{
+    severity: 'success' | 'error';
+    text: string;
+  }>();
   const { value, error, loading, refresh } = usePolling(
     async () => {
       const [summary, clusters, events] = await Promise.all([
@@ -107,11 +124,15 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
   );
 
   const clusters = useStableClusters(value?.clusters);
-  const rows = useMemo(() => filterAndSortClusters(clusters, query), [clusters, query]);
+  const rows = useMemo(
+    () => filterAndSortClusters(clusters, query),
+    [clusters, query],
+  );
   const lastPage = Math.max(0, Math.ceil(rows.length / rowsPerPage) - 1);
   const currentPage = Math.min(page, lastPage);
   const pageRows = useMemo(
-    () => rows.slice(currentPage * rowsPerPage, (currentPage + 1) * rowsPerPage),
+    () =>
+      rows.slice(currentPage * rowsPerPage, (currentPage + 1) * rowsPerPage),
     [rows, currentPage, rowsPerPage],
   );
   // A poll that brings fewer clusters moves back to the last page that still exists.
@@ -125,7 +146,9 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
     if (clusters.length === 0) {
       return (
         <Typography variant="body2">
-          {filter === 'ALL' ? 'No clusters yet: point fleet.discovery at your kubeconfigs.' : `No ${filter} clusters.`}
+          {filter === 'ALL'
+            ? 'No clusters yet: point fleet.discovery at your kubeconfigs.'
+            : `No ${filter} clusters.`}
         </Typography>
       );
     }
@@ -138,7 +161,9 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
       return (
         <>
           {count}
-          <Typography variant="body2">No clusters match “{query.trim()}”.</Typography>
+          <Typography variant="body2">
+            No clusters match “{query.trim()}”.
+          </Typography>
         </>
       );
     }
@@ -199,10 +224,18 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
 
   return (
     <Page themeId="tool">
-      <Header title="Fleet" subtitle="Clusters, their health and what runs on them" />
+      <Header
+        title="Fleet"
+        subtitle="Clusters, their health and what runs on them"
+      />
       <Content>
         <ContentHeader title="Clusters">
-          <Button variant="outlined" color="primary" onClick={runNow} disabled={running}>
+          <Button
+            variant="outlined"
+            color="primary"
+            onClick={runNow}
+            disabled={running}
+          >
             {running ? 'Running health check…' : 'Run health check'}
           </Button>
         </ContentHeader>
@@ -217,16 +250,30 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
           <Grid container spacing={3}>
             {value.summary.massOutage.active && (
               <Grid item xs={12}>
-                <WarningPanel severity="error" title="Mass outage suspected: deployment cascades are held" defaultExpanded>
-                  {value.summary.massOutage.message} Clusters: {value.summary.massOutage.clusters.join(', ')}.
+                <WarningPanel
+                  severity="error"
+                  title="Mass outage suspected: deployment cascades are held"
+                  defaultExpanded
+                >
+                  {value.summary.massOutage.message} Clusters:{' '}
+                  {value.summary.massOutage.clusters.join(', ')}.
                 </WarningPanel>
               </Grid>
             )}
             <Grid item xs={12} md={6}>
               <InfoCard title="Clusters">
-                <Box display="flex" style={{ gap: 16 }} aria-label="Cluster counts">
+                <Box
+                  display="flex"
+                  style={{ gap: 16 }}
+                  aria-label="Cluster counts"
+                >
                   {CLUSTER_STATUSES.map(s => (
-                    <Box key={s} display="flex" alignItems="center" style={{ gap: 6 }}>
+                    <Box
+                      key={s}
+                      display="flex"
+                      alignItems="center"
+                      style={{ gap: 6 }}
+                    >
                       <ClusterStatusChip status={s} />
                       <Typography variant="h6" component="span">
                         {value.summary.clusters[s]}
@@ -254,7 +301,11 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
               <InfoCard
                 title="All clusters"
                 action={
-                  <Box display="flex" flexWrap="wrap" style={{ gap: 16, margin: 16 }}>
+                  <Box
+                    display="flex"
+                    flexWrap="wrap"
+                    style={{ gap: 16, margin: 16 }}
+                  >
                     <TextField
                       type="search"
                       size="small"
@@ -292,7 +343,9 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
               >
                 {renderClusters(
                   // With a status filter, the count is out of the whole fleet.
-                  filter === 'ALL' ? clusters.length : Math.max(value.summary.clusters.total, clusters.length),
+                  filter === 'ALL'
+                    ? clusters.length
+                    : Math.max(value.summary.clusters.total, clusters.length),
                 )}
               </InfoCard>
             </Grid>

@@ -13,7 +13,8 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
   if (Math.abs(seconds) < 10) return 'just now';
   const format = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
   for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+    if (Math.abs(seconds) >= size)
+      return format.format(Math.round(seconds / size), unit);
   }
   return 'just now';
 }

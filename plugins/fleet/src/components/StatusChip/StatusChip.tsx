@@ -1,4 +1,8 @@
-import type { ClusterStatus, DeploymentStatus, SyncStatus } from '@cnp/plugin-fleet-common';
+import type {
+  ClusterStatus,
+  DeploymentStatus,
+  SyncStatus,
+} from '@cnp/plugin-fleet-common';
 import Chip from '@material-ui/core/Chip';
 import Tooltip from '@material-ui/core/Tooltip';
 import { makeStyles } from '@material-ui/core/styles';
@@ -22,7 +26,13 @@ const useStyles = makeStyles({
   icon: { color: 'inherit' },
 });
 
-function ToneChip(props: { label: string; tone: Tone; icon: ReactElement; what: string; title?: string }) {
+function ToneChip(props: {
+  label: string;
+  tone: Tone;
+  icon: ReactElement;
+  what: string;
+  title?: string;
+}) {
   const classes = useStyles();
   const chip = (
     <Chip
@@ -49,12 +59,26 @@ const clusterTone: Record<ClusterStatus, { tone: Tone; icon: ReactElement }> = {
  *
  * @public
  */
-export function ClusterStatusChip(props: { status: ClusterStatus; reason?: string }) {
+export function ClusterStatusChip(props: {
+  status: ClusterStatus;
+  reason?: string;
+}) {
   const { tone, icon } = clusterTone[props.status] ?? clusterTone.UNKNOWN;
-  return <ToneChip label={props.status} tone={tone} icon={icon} what="Cluster status" title={props.reason} />;
+  return (
+    <ToneChip
+      label={props.status}
+      tone={tone}
+      icon={icon}
+      what="Cluster status"
+      title={props.reason}
+    />
+  );
 }
 
-const deploymentTone: Record<DeploymentStatus, { tone: Tone; icon: ReactElement }> = {
+const deploymentTone: Record<
+  DeploymentStatus,
+  { tone: Tone; icon: ReactElement }
+> = {
   PENDING: { tone: 'neutral', icon: <HourglassEmptyIcon /> },
   PROGRESSING: { tone: 'progress', icon: <SyncIcon /> },
   DEPLOYED: { tone: 'ok', icon: <CheckCircleIcon /> },
@@ -63,9 +87,20 @@ const deploymentTone: Record<DeploymentStatus, { tone: Tone; icon: ReactElement 
 };
 
 /** @public */
-export function DeploymentStatusChip(props: { status: DeploymentStatus; reason?: string }) {
+export function DeploymentStatusChip(props: {
+  status: DeploymentStatus;
+  reason?: string;
+}) {
   const { tone, icon } = deploymentTone[props.status] ?? deploymentTone.PENDING;
-  return <ToneChip label={props.status} tone={tone} icon={icon} what="Deployment status" title={props.reason} />;
+  return (
+    <ToneChip
+      label={props.status}
+      tone={tone}
+      icon={icon}
+      what="Deployment status"
+      title={props.reason}
+    />
+  );
 }
 
 const syncTone: Record<SyncStatus, { tone: Tone; icon: ReactElement }> = {
@@ -77,5 +112,12 @@ const syncTone: Record<SyncStatus, { tone: Tone; icon: ReactElement }> = {
 /** @public */
 export function SyncStatusChip(props: { status: SyncStatus }) {
   const { tone, icon } = syncTone[props.status] ?? syncTone.UNKNOWN;
-  return <ToneChip label={props.status.replace(/_/g, ' ')} tone={tone} icon={icon} what="Sync status" />;
+  return (
+    <ToneChip
+      label={props.status.replace(/_/g, ' ')}
+      tone={tone}
+      icon={icon}
+      what="Sync status"
+    />
+  );
 }

@@ -1,1 +1,5 @@
-export { ClusterStatusChip, DeploymentStatusChip, SyncStatusChip } from './StatusChip';
+export {
+  ClusterStatusChip,
+  DeploymentStatusChip,
+  SyncStatusChip,
+} from './StatusChip';

@@ -1,4 +1,3 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -7,8 +6,8 @@ import {
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
+import { readKubeconfigFile } from '../kubernetes/readKubeconfigFile';
 
-const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once
 
 export interface DiscoverySources {
@@ -63,29 +62,22 @@ async function readKubeconfig(
 ): Promise<
   { kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }
 > {
-  const kubeConfig = new KubeConfig();
+  let read;
   try {
-    // Only regular files of a sane size: a FIFO would block the read forever and /dev/zero
-    // would never end (both reachable through a symlink in the directory).
-    const stat = await fs.stat(file);
-    if (!stat.isFile())
-      return {
-        kind: 'skip',
-        warning: `Skipping kubeconfig file ${file}: not a regular file`,
-      };
-    if (stat.size > MAX_KUBECONFIG_BYTES) {
-      return {
-        kind: 'skip',
-        warning: `Skipping kubeconfig file ${file}: larger than ${MAX_KUBECONFIG_BYTES} bytes`,
-      };
-    }
-    kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
+    read = await readKubeconfigFile(file);
   } catch (error) {
     return {
       kind: 'skip',
       warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}`,
     };
   }
+  if (read.kind === 'skipped') {
+    return {
+      kind: 'skip',
+      warning: `Skipping kubeconfig file ${file}: ${read.reason}`,
+    };
+  }
+  const kubeConfig = read.kubeConfig;
   return {
     kind: 'ok',
     contexts: kubeConfig.getContexts().map(context => ({

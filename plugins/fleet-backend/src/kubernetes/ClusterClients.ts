@@ -1,9 +1,9 @@
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import https from 'node:https';
-import path from 'node:path';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import { readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 
@@ -39,8 +39,6 @@ export type KubeConfigResult =
  * closing at that moment.
  */
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
-/** The largest kubeconfig file Fleet reads (as discovery). */
-const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
 
@@ -144,17 +142,8 @@ export class ClusterClients {
   async kubeConfigFor(cluster: ClusterAccess): Promise<KubeConfigResult> {
     const resolved = await this.policy.resolve(cluster.kubeconfigRef);
     if (resolved.kind === 'unusable') return resolved;
-    let stat;
-    try {
-      stat = await fs.stat(resolved.path);
-    } catch (error) {
-      return {
-        kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' is not readable (${
-          (error as NodeJS.ErrnoException).code
-        })`,
-      };
-    }
+    // The policy's stat of the real path: the file is statted once per call.
+    const stat = resolved.stat;
     const key = [
       resolved.path,
       cluster.context ?? '',
@@ -174,17 +163,16 @@ export class ClusterClients {
       return this.loaded(cached);
     }
 
-    if (stat.size > MAX_KUBECONFIG_BYTES) {
-      return {
-        kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' is larger than ${MAX_KUBECONFIG_BYTES} bytes`,
-      };
-    }
-    const kubeConfig = new KubeConfig();
+    let kubeConfig: KubeConfig;
     try {
-      // Read without blocking the event loop (as discovery does), then parsed like loadFromFile.
-      kubeConfig.loadFromString(await fs.readFile(resolved.path, 'utf8'));
-      kubeConfig.makePathsAbsolute(path.dirname(resolved.path));
+      const read = await readKubeconfigFile(resolved.path, stat);
+      if (read.kind === 'skipped') {
+        return {
+          kind: 'unusable',
+          reason: `kubeconfig file '${cluster.kubeconfigRef}' is ${read.reason}`,
+        };
+      }
+      kubeConfig = read.kubeConfig;
     } catch (error) {
       return {
         kind: 'unusable',

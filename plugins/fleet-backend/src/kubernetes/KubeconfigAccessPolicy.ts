@@ -1,11 +1,11 @@
-import { constants as fsConstants, promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 
 const ROOTS_TTL_MS = 5_000;
 
 /** What a kubeconfigRef turns out to be when Fleet is about to use it. */
 export type KubeconfigResolution =
-  | { kind: 'file'; path: string }
+  | { kind: 'file'; path: string; stat: Stats }
   | { kind: 'unusable'; reason: string };
 
 /**
@@ -115,7 +115,7 @@ export class KubeconfigAccessPolicy {
           reason: `kubeconfigRef '${ref}' is not a file`,
         };
       }
-      return { kind: 'file', path: real };
+      return { kind: 'file', path: real, stat };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return {

@@ -16,6 +16,9 @@ discoverKubeconfigClusters({ kubeconfigDir: dir }).then(
         type: 'done',
         clusters: result.clusters.length,
         warnings: result.warnings,
+        // The child's own high-water mark (KiB on Linux): sampling from the parent can miss a
+        // short spike, and finds no RSS at all once the child has exited.
+        maxRssMiB: process.resourceUsage().maxRSS / 1024,
       },
       () => process.exit(0),
     );

@@ -25,7 +25,9 @@ async function watch(child: ChildProcess, limitMs: number, maxRssMiB: number) {
   while (!done && Date.now() - started < limitMs && child.exitCode === null) {
     await new Promise(r => setTimeout(r, 100));
     try {
-      peak = Math.max(peak, (await processMemory(child.pid!)).rssMiB);
+      const { rssMiB } = await processMemory(child.pid!);
+      // An exited child (a zombie until reaped) has a status file without VmRSS.
+      if (Number.isFinite(rssMiB)) peak = Math.max(peak, rssMiB);
     } catch {
       break;
     }
@@ -38,6 +40,7 @@ async function watch(child: ChildProcess, limitMs: number, maxRssMiB: number) {
     killedFor ??= `no answer within ${limitMs / 1000} s`;
     child.kill('SIGKILL');
   }
+  if (Number.isFinite(done?.maxRssMiB)) peak = Math.max(peak, done.maxRssMiB);
   return { done, ticks, peak, killedFor, ms: Date.now() - started };
 }
 

@@ -223,4 +223,30 @@ describe('ClusterClients', () => {
       clients.dispose();
     }
   });
+
+  it('callers that find the same kubeconfig change at once share one client and pool', async () => {
+    const file = path.join(dir, 'alpha.yaml');
+    fs.copyFileSync(sim.kubeconfigPath('alpha'), file);
+    const clients = clientsFor(dir);
+    try {
+      const load = () => clients.kubeConfigFor(access('alpha', file));
+      const cold = await Promise.all([load(), load(), load()]);
+      expect(cold.every(r => r.kind === 'ok')).toBe(true);
+      const configs = new Set(
+        cold.map(r => (r.kind === 'ok' ? r.kubeConfig : undefined)),
+      );
+      expect(configs.size).toBe(1);
+
+      const future = new Date(Date.now() + 5_000);
+      fs.utimesSync(file, future, future);
+      const rebuilt = await Promise.all([load(), load()]);
+      const after = new Set(
+        rebuilt.map(r => (r.kind === 'ok' ? r.kubeConfig : undefined)),
+      );
+      expect(after.size).toBe(1);
+      expect(configs.has([...after][0])).toBe(false); // it was rebuilt, once
+    } finally {
+      clients.dispose();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Stats } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
@@ -131,6 +131,11 @@ function closeIdle(agent: https.Agent): void {
  */
 export class ClusterClients {
   private readonly cache = new Map<string, CacheEntry>();
+  /** The build in flight per cluster, and the kubeconfig key it is for. */
+  private readonly building = new Map<
+    string,
+    { key: string; result: Promise<KubeConfigResult> }
+  >();
 
   private constructor(private readonly policy: KubeconfigAccessPolicy) {}
 
@@ -162,10 +167,27 @@ export class ClusterClients {
     ) {
       return this.loaded(cached);
     }
+    // Callers that find the same change at once (a probe, a reconcile, a deploy) share one build:
+    // each build makes a pool, and all but the last would be left to time out.
+    const pending = this.building.get(cluster.name);
+    if (pending?.key === key) return pending.result;
+    const result = this.build(cluster, resolved.path, stat, key).finally(() => {
+      if (this.building.get(cluster.name)?.result === result)
+        this.building.delete(cluster.name);
+    });
+    this.building.set(cluster.name, { key, result });
+    return result;
+  }
 
+  private async build(
+    cluster: ClusterAccess,
+    realPath: string,
+    stat: Stats,
+    key: string,
+  ): Promise<KubeConfigResult> {
     let kubeConfig: KubeConfig;
     try {
-      const read = await readKubeconfigFile(resolved.path, stat);
+      const read = await readKubeconfigFile(realPath, stat);
       if (read.kind === 'skipped') {
         return {
           kind: 'unusable',
@@ -225,7 +247,8 @@ export class ClusterClients {
       };
     }
     // Requests still running on the old pool finish there; its idle connections close now.
-    if (cached?.agent) closeIdle(cached.agent);
+    const previous = this.cache.get(cluster.name);
+    if (previous?.agent) closeIdle(previous.agent);
     const entry: CacheEntry = { key, kubeConfig, agent, tlsFiles, tlsKey };
     this.cache.set(cluster.name, entry);
     return this.loaded(entry);
@@ -256,6 +279,7 @@ export class ClusterClients {
   dispose(): void {
     this.closeIdleConnections();
     this.cache.clear();
+    this.building.clear();
   }
 
   /**

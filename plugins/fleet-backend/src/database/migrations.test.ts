@@ -198,4 +198,78 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     ]);
     await knex.destroy();
   });
+  if (databaseId === 'POSTGRES_15') {
+    it('20261130000000_events_created_at_index.js builds the index without blocking writes to the events', async () => {
+      const knex = await databases.init(databaseId);
+      await migrateUntilBefore(
+        knex,
+        '20261130000000_events_created_at_index.js',
+      );
+      const event = (subject: string) => ({
+        subject_kind: 'cluster',
+        subject,
+        actor: 'test',
+        to_status: 'ONLINE',
+        created_at: new Date(),
+      });
+      // A writer in the middle of a transaction: any index build must wait for it to finish.
+      const writer = await knex.transaction();
+      await writer('fleet_events').insert(event('in-flight'));
+      const migration = knex.migrate.up({
+        directory: migrationsDir,
+        name: '20261130000000_events_created_at_index.js',
+      });
+      try {
+        // Let the build reach its wait on the writer.
+        for (let i = 0; i < 50; i++) {
+          const waiting = await knex.raw(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE query ILIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'`,
+          );
+          if (waiting.rows[0].n > 0) break;
+          await new Promise(r => setTimeout(r, 100));
+        }
+        // Meanwhile another health transition writes its event. Behind a plain CREATE INDEX's
+        // SHARE lock request, this INSERT would queue until the writer and the build finish.
+        await knex.transaction(async tx => {
+          await tx.raw(`SET LOCAL lock_timeout = '2s'`);
+          await tx('fleet_events').insert(event('meanwhile'));
+        });
+      } finally {
+        await writer.commit();
+        await migration;
+      }
+      const valid = await knex.raw(
+        `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE c.relname = 'fleet_events_created_at_idx'`,
+      );
+      expect(valid.rows).toEqual([{ indisvalid: true }]);
+      expect(
+        (await knex('fleet_events').select('subject').orderBy('subject')).map(
+          r => r.subject,
+        ),
+      ).toEqual(['in-flight', 'meanwhile']);
+
+      // A build that died half-way leaves an invalid index and no record: the next start rebuilds.
+      await knex.migrate.down({ directory: migrationsDir });
+      await knex.raw(
+        'CREATE INDEX fleet_events_created_at_idx ON fleet_events (subject)',
+      );
+      await knex.raw(
+        `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'fleet_events_created_at_idx'::regclass`,
+      );
+      await knex.migrate.up({
+        directory: migrationsDir,
+        name: '20261130000000_events_created_at_index.js',
+      });
+      const rebuilt = await knex.raw(
+        `SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+          JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'fleet_events_created_at_idx'`,
+      );
+      expect(rebuilt.rows).toEqual([
+        { indisvalid: true, def: expect.stringContaining('(created_at)') },
+      ]);
+      await knex.destroy();
+    });
+  }
 });

@@ -5,6 +5,7 @@ import {
   startTestBackend,
 } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { KubeSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
 import { fleetPlugin } from './plugin';
@@ -38,6 +39,18 @@ function fleetConfig(extra: Record<string, unknown> = {}) {
   };
 }
 
+const component = (name: string, annotations: Record<string, string>) => ({
+  apiVersion: 'backstage.io/v1alpha1',
+  kind: 'Component',
+  metadata: { name, namespace: 'default', annotations },
+  spec: { type: 'service', lifecycle: 'production', owner: 'team-a' },
+});
+const catalogEntities = [
+  component('annotated', { 'cnp.io/image': 'ghcr.io/acme/annotated:2.0' }),
+  component('badly-annotated', { 'cnp.io/image': 'not an image' }),
+  component('plain', {}),
+];
+
 describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
   async function start(
     options: {
@@ -52,6 +65,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         mockServices.database.factory({ knex }),
         mockServices.rootConfig.factory(fleetConfig()),
         mockServices.scheduler.factory(),
+        catalogServiceMock.factory({ entities: catalogEntities }),
         ...(options.deny
           ? [mockServices.permissions.factory({ result: AuthorizeResult.DENY })]
           : []),
@@ -249,7 +263,16 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(server).get('/api/fleet/clusters?status=BROKEN').expect(400);
     await request(server).get('/api/fleet/clusters/nope').expect(404);
     await request(server).get('/api/fleet/clusters/nope/events').expect(404);
-    await request(server).get('/api/fleet/clusters/Not_Valid').expect(400);
+    // A name no cluster can have is not found either, on every route that names one.
+    await request(server).get('/api/fleet/clusters/Not_Valid').expect(404);
+    await request(server)
+      .patch('/api/fleet/clusters/Not_Valid')
+      .send({ labels: {} })
+      .expect(404);
+    await request(server).delete('/api/fleet/clusters/Not_Valid').expect(404);
+    await request(server)
+      .get('/api/fleet/clusters/Not_Valid/events')
+      .expect(404);
 
     const patched = await request(server)
       .patch('/api/fleet/clusters/manual-1')
@@ -406,9 +429,13 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .send({ entityRef: 'user:default/ada', cluster: 'east', image: 'x' })
       .expect(400);
     expect(wrongKind.body.error.message).toMatch(/Fleet deploys components/);
-    await request(server)
+    const malformed = await request(server)
       .get('/api/fleet/deployments/not-an-id/events')
-      .expect(400);
+      .expect(404); // no deployment can have that id
+    expect(malformed.body.error).toMatchObject({
+      name: 'NotFoundError',
+      message: "Deployment 'not-an-id' not found",
+    });
     await request(server)
       .get('/api/fleet/deployments/00000000-0000-4000-8000-000000000000/events')
       .expect(404);
@@ -451,6 +478,56 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       byStatus: { DEPLOYED: 1 },
       bySyncStatus: { SYNCED: 1 },
     });
+  });
+
+  it("deploys the entity's cnp.io/image when the request and the application name none", async () => {
+    const { server } = await start();
+    await request(server).post('/api/fleet/health/run').expect(200);
+
+    const created = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/annotated', cluster: 'east' })
+      .expect(201);
+    expect(created.body).toMatchObject({
+      entityRef: 'component:default/annotated',
+      image: 'ghcr.io/acme/annotated:2.0',
+    });
+    const apps = await request(server)
+      .get('/api/fleet/applications?entityRef=component:default/annotated')
+      .expect(200);
+    expect(apps.body.items).toMatchObject([
+      { origin: 'imported', spec: { image: 'ghcr.io/acme/annotated:2.0' } },
+    ]);
+
+    const bad = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef: 'component:default/badly-annotated', cluster: 'east' })
+      .expect(400);
+    expect(bad.body.error.message).toBe(
+      "The cnp.io/image annotation of 'component:default/badly-annotated' is not a usable image: an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2",
+    );
+    for (const entityRef of [
+      'component:default/plain',
+      'component:default/not-in-catalog',
+    ]) {
+      const none = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'east' })
+        .expect(400);
+      expect(none.body.error.message).toContain(
+        'or annotate the entity with cnp.io/image',
+      );
+    }
+    // An image in the request still wins over the annotation.
+    const explicit = await request(server)
+      .post('/api/fleet/deployments')
+      .send({
+        entityRef: 'component:default/badly-annotated',
+        cluster: 'east',
+        image: 'ghcr.io/acme/explicit:1.0',
+      })
+      .expect(201);
+    expect(explicit.body.image).toBe('ghcr.io/acme/explicit:1.0');
   });
 
   it('needs credentials, except for liveness, and checks permissions on writes', async () => {

@@ -4,9 +4,11 @@ import {
 } from '@backstage/backend-plugin-api';
 import {
   FLEET_ANNOTATION_CLUSTER_SELECTOR,
+  FLEET_ANNOTATION_IMAGE,
   fleetPermissions,
 } from '@cnp/plugin-fleet-common';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
@@ -92,12 +94,19 @@ export const fleetPlugin = createBackendPlugin({
         });
         await health.start();
 
+        const annotationOf = createEntityAnnotationReader({
+          catalog,
+          auth,
+          logger,
+        });
         const applier = ManifestApplier.create({ clients });
         const deployments = DeploymentService.create({
           store,
           applier,
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
+          defaultImageOf: entityRef =>
+            annotationOf(entityRef, FLEET_ANNOTATION_IMAGE),
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -117,14 +126,8 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           deploy: fleetConfig.deploy,
           reconcile: fleetConfig.reconcile,
-          clusterSelectorOf: async entityRef => {
-            const entity = await catalog.getEntityByRef(entityRef, {
-              credentials: await auth.getOwnServiceCredentials(),
-            });
-            return entity?.metadata.annotations?.[
-              FLEET_ANNOTATION_CLUSTER_SELECTOR
-            ];
-          },
+          clusterSelectorOf: entityRef =>
+            annotationOf(entityRef, FLEET_ANNOTATION_CLUSTER_SELECTOR),
         });
         await reconciler.start();
 

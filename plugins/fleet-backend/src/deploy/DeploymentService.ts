@@ -3,6 +3,7 @@ import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
   DeploymentReasons,
+  FLEET_ANNOTATION_IMAGE,
   type Application,
   type ApplicationOrigin,
   type ApplicationPlacement,
@@ -17,7 +18,11 @@ import {
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
-import { buildManifests, type Manifests } from './manifests';
+import {
+  buildManifests,
+  imageReferenceProblem,
+  type Manifests,
+} from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
 
 export interface DeployRequest {
@@ -41,6 +46,11 @@ export interface DeploymentServiceOptions {
   deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & {
     pollIntervalMs?: number;
   };
+  /**
+   * The entity's default image (its `cnp.io/image` annotation), used when a deploy names no image
+   * and the application has none yet.
+   */
+  defaultImageOf?: (entityRef: string) => Promise<string | undefined>;
 }
 
 const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
@@ -175,6 +185,19 @@ export class DeploymentService {
     });
   }
 
+  /** The entity's `cnp.io/image`, checked like an image given in a request. */
+  private async annotatedImage(entityRef: string): Promise<string | undefined> {
+    const image = await this.options.defaultImageOf?.(entityRef);
+    if (image === undefined) return undefined;
+    const problem = imageReferenceProblem(image);
+    if (problem) {
+      throw new InputError(
+        `The ${FLEET_ANNOTATION_IMAGE} annotation of '${entityRef}' is not a usable image: ${problem}`,
+      );
+    }
+    return image;
+  }
+
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {
     const { store, applier, deploy, logger } = this.options;
     const entityRef = normalizeEntityRef(request.entityRef);
@@ -184,10 +207,13 @@ export class DeploymentService {
     assertClusterAcceptsDeployments(cluster);
 
     let application = await store.getApplicationByEntityRef(entityRef);
-    const image = request.image ?? application?.spec.image;
+    const image =
+      request.image ??
+      application?.spec.image ??
+      (await this.annotatedImage(entityRef));
     if (!image) {
       throw new InputError(
-        `No image to deploy for '${entityRef}': give 'image', or register the application with spec.image`,
+        `No image to deploy for '${entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
       );
     }
     if (!application) {

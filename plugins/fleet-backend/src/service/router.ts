@@ -39,6 +39,7 @@ import {
   clusterNameSchema,
   createClusterSchema,
   parseOrThrow,
+  parsePathNameOr404,
   patchClusterSchema,
 } from './validation';
 
@@ -145,7 +146,7 @@ export async function createRouter(
   );
 
   const getClusterOr404 = async (rawName: string) => {
-    const name = parseOrThrow(clusterNameSchema, rawName, 'cluster name');
+    const name = parsePathNameOr404(clusterNameSchema, rawName, 'Cluster');
     const cluster = await store.getCluster(name);
     if (!cluster) throw new NotFoundError(`Cluster '${name}' not found`);
     return cluster;
@@ -347,7 +348,7 @@ export async function createRouter(
   });
 
   router.patch('/applications/:id', async (req, res) => {
-    const id = parseOrThrow(idSchema, req.params.id, 'application id');
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const body = parseOrThrow(
       patchApplicationSchema,
       req.body,
@@ -410,7 +411,7 @@ export async function createRouter(
   });
 
   router.get('/deployments/:id/events', async (req, res) => {
-    const id = parseOrThrow(idSchema, req.params.id, 'deployment id');
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const deployment = await store.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
     res.json({

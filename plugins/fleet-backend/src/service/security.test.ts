@@ -462,7 +462,7 @@ describe.each(databases.eachSupportedId())(
       }
       await request(server)
         .get(`/api/fleet/clusters/${'a'.repeat(64)}`)
-        .expect(400);
+        .expect(404); // longer than any cluster name can be
       await request(server)
         .get(`/api/fleet/applications?entityRef=${'a'.repeat(300)}`)
         .expect(400);

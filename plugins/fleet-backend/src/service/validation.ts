@@ -1,6 +1,7 @@
-import { InputError } from '@backstage/errors';
+import { InputError, NotFoundError } from '@backstage/errors';
 import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
+import { IMAGE_REFERENCE } from '../deploy/manifests';
 
 const dns1123Label = z
   .string()
@@ -118,6 +119,24 @@ export function parseOrThrow<T>(
   return parsed.data;
 }
 
+/**
+ * A path parameter naming a resource (`/clusters/:name`, `/deployments/:id/…`): one that cannot
+ * name anything (not a DNS-1123 label, not an id the API hands out) is answered like one that
+ * names nothing, 404, as DESIGN §8 lists for these routes.
+ */
+export function parsePathNameOr404<T>(
+  schema: z.ZodType<T>,
+  value: string,
+  what: string,
+): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const shown = value.length > 100 ? `${value.slice(0, 100)}…` : value;
+    throw new NotFoundError(`${what} '${shown}' not found`);
+  }
+  return parsed.data;
+}
+
 const entityRef = z.string().trim().min(1).max(255);
 
 const envName = z
@@ -139,11 +158,8 @@ export const applicationSpecSchema = z
     image: z
       .string()
       .min(1)
-      .max(512)
-      .regex(
-        /^[^\s]+$/,
-        'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2',
-      )
+      .max(IMAGE_REFERENCE.maxLength)
+      .regex(IMAGE_REFERENCE.pattern, IMAGE_REFERENCE.hint)
       .optional(),
     replicas: z.number().int().min(0).max(1000).optional(),
     port: z.number().int().min(1).max(65535).optional(),

@@ -106,6 +106,25 @@ describe('discoverKubeconfigClusters', () => {
     expect(result.warnings).toHaveLength(5);
   });
 
+  it('never quotes the file in the warning for one that does not parse (it may hold a token)', async () => {
+    fs.writeFileSync(
+      path.join(dir, 'leaky.yaml'),
+      [
+        'apiVersion: v1',
+        'users:',
+        '- name: u',
+        '  user:',
+        '    token: s3cr3t-t0ken-value',
+        '   bad: indentation',
+      ].join('\n'),
+    );
+    const result = await discoverKubeconfigClusters({ kubeconfigDir: dir });
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toContain(path.join(dir, 'leaky.yaml'));
+    expect(result.warnings[0]).not.toContain('s3cr3t');
+    expect(result.warnings[0]).not.toContain('\n');
+  });
+
   it('gives a stable suffix to a name that collides across files, with a warning', async () => {
     fs.writeFileSync(
       path.join(dir, 'a.yaml'),

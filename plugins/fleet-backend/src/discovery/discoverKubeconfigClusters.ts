@@ -6,7 +6,10 @@ import {
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
-import { readKubeconfigFile } from '../kubernetes/readKubeconfigFile';
+import {
+  parseErrorSummary,
+  readKubeconfigFile,
+} from '../kubernetes/readKubeconfigFile';
 
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once
 
@@ -68,7 +71,8 @@ async function readKubeconfig(
   } catch (error) {
     return {
       kind: 'skip',
-      warning: `Skipping kubeconfig file ${file}: ${(error as Error).message}`,
+      // Never the parser's whole message: it quotes lines of the file, tokens included.
+      warning: `Skipping kubeconfig file ${file}: ${parseErrorSummary(error)}`,
     };
   }
   if (read.kind === 'skipped') {

@@ -3,7 +3,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
-import { readKubeconfigFile } from './readKubeconfigFile';
+import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 
@@ -12,10 +12,10 @@ export interface ClusterAccess {
   name: string;
   endpoint: string;
   kubeconfigRef: string;
-  context?: string;
+  context?: string | null;
   source: 'discovered' | 'manual';
   /** The version last stored for it: a probe asks `/version` while there is none. */
-  serverVersion?: string;
+  serverVersion?: string | null;
 }
 
 /** What one probe of a cluster found. */
@@ -41,17 +41,6 @@ export type KubeConfigResult =
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
-
-/**
- * The first line of a parse error, without the excerpt of the file that YAML parsers append
- * (which could quote a token or a key).
- */
-function parseErrorSummary(error: unknown): string {
-  const e = error as { reason?: unknown; message?: unknown };
-  const text =
-    typeof e?.reason === 'string' ? e.reason : String(e?.message ?? error);
-  return text.split('\n')[0].slice(0, 200);
-}
 
 function sameServer(a: string, b: string): boolean {
   const normalize = (value: string) => {

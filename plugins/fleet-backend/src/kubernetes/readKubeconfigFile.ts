@@ -33,3 +33,14 @@ export async function readKubeconfigFile(
   kubeConfig.makePathsAbsolute(path.dirname(file));
   return { kind: 'ok', kubeConfig };
 }
+
+/**
+ * The first line of a parse error, without the excerpt of the file that YAML parsers append
+ * (which could quote a token or a key): what may be logged or answered about a kubeconfig.
+ */
+export function parseErrorSummary(error: unknown): string {
+  const e = error as { reason?: unknown; message?: unknown };
+  const text =
+    typeof e?.reason === 'string' ? e.reason : String(e?.message ?? error);
+  return text.split('\n')[0].slice(0, 200);
+}

@@ -480,6 +480,54 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     });
   });
 
+  it('sends every field of DESIGN §2, null when unset (origin: null, lastProbeAt: null…)', async () => {
+    const { server } = await start();
+    const before = await request(server)
+      .get('/api/fleet/clusters/east')
+      .expect(200);
+    expect(before.body).toMatchObject({
+      status: 'UNKNOWN',
+      statusReason: 'NEVER_PROBED',
+      lastProbeAt: null,
+      lastSuccessAt: null,
+      lastTransitionAt: null,
+      probeLatencyMs: null,
+      serverVersion: null,
+      failureThreshold: null,
+    });
+    expect(before.body).not.toHaveProperty('cascadeHeldAt');
+    const summary = await request(server).get('/api/fleet/summary').expect(200);
+    expect(summary.body.lastCycleAt).toBeNull();
+
+    const app = await request(server)
+      .post('/api/fleet/applications')
+      .send({
+        entityRef: 'component:default/no-origin',
+        spec: { image: 'x:1' },
+      })
+      .expect(201);
+    expect(app.body.origin).toBeNull();
+    const listed = await request(server)
+      .get('/api/fleet/applications?entityRef=component:default/no-origin')
+      .expect(200);
+    expect(listed.body.items[0].origin).toBeNull();
+
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const after = await request(server)
+      .get('/api/fleet/clusters/east')
+      .expect(200);
+    expect(after.body.lastProbeAt).toEqual(expect.any(String));
+    const events = await request(server)
+      .get('/api/fleet/clusters/east/events')
+      .expect(200);
+    expect(events.body.items[0]).toMatchObject({
+      from: 'UNKNOWN',
+      to: 'ONLINE',
+    });
+    expect(events.body.items[0]).toHaveProperty('reason');
+    expect(events.body.items[0]).toHaveProperty('message');
+  });
+
   it("deploys the entity's cnp.io/image when the request and the application name none", async () => {
     const { server } = await start();
     await request(server).post('/api/fleet/health/run').expect(200);

@@ -16,19 +16,19 @@ export interface Cluster {
   name: string;
   endpoint: string;
   kubeconfigRef: string;
-  context?: string;
+  context?: string | null;
   source: ClusterSource;
   labels: Record<string, string>;
   status: ClusterStatus;
-  statusReason?: string;
+  statusReason?: string | null;
   consecutiveFailures: number;
   consecutiveSuccesses: number;
-  failureThreshold?: number;
-  lastProbeAt?: string;
-  lastSuccessAt?: string;
-  lastTransitionAt?: string;
-  probeLatencyMs?: number;
-  serverVersion?: string;
+  failureThreshold?: number | null;
+  lastProbeAt?: string | null;
+  lastSuccessAt?: string | null;
+  lastTransitionAt?: string | null;
+  probeLatencyMs?: number | null;
+  serverVersion?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -58,7 +58,7 @@ export interface Application {
   id: string;
   entityRef: string;
   name: string;
-  origin?: ApplicationOrigin;
+  origin?: ApplicationOrigin | null;
   spec: ApplicationSpec;
   placement: ApplicationPlacement;
   createdAt: string;
@@ -83,17 +83,17 @@ export interface Deployment {
   applicationId: string;
   entityRef: string;
   cluster: string;
-  clusterStatus?: ClusterStatus;
+  clusterStatus?: ClusterStatus | null;
   status: DeploymentStatus;
-  statusReason?: string;
-  message?: string;
+  statusReason?: string | null;
+  message?: string | null;
   syncStatus: SyncStatus;
   /** With OUT_OF_SYNC: what differs. */
   syncDifferences?: SyncDifference[];
-  image?: string;
+  image?: string | null;
   revision: number;
-  lastAppliedAt?: string;
-  lastSyncedAt?: string;
+  lastAppliedAt?: string | null;
+  lastSyncedAt?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -108,10 +108,10 @@ export interface FleetEvent {
   subjectKind: 'cluster' | 'deployment';
   subject: string;
   actor: string;
-  from?: string;
+  from?: string | null;
   to: string;
-  reason?: string;
-  message?: string;
+  reason?: string | null;
+  message?: string | null;
   createdAt: string;
 }
 
@@ -132,7 +132,7 @@ export interface FleetSummary {
     bySyncStatus: Record<SyncStatus, number>;
   };
   massOutage: MassOutageWarning;
-  lastCycleAt?: string;
+  lastCycleAt?: string | null;
 }
 
 /**

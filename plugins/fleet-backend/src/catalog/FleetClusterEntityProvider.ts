@@ -53,7 +53,9 @@ export interface ClusterEntityOptions {
 const validator = makeValidator();
 
 /** The reason code of a status reason such as `NOT_PROBEABLE: kubeconfigRef ...`. */
-function reasonCode(statusReason: string | undefined): string | undefined {
+function reasonCode(
+  statusReason: string | null | undefined,
+): string | undefined {
   const match = statusReason?.match(/^[A-Z][A-Z0-9_]*/);
   return match?.[0];
 }

@@ -460,7 +460,7 @@ describe.each(databases.eachSupportedId())(
       await worker.runCycle();
       const statusOf = async (
         d: Deployment,
-      ): Promise<[DeploymentStatus, string | undefined]> => {
+      ): Promise<[DeploymentStatus, string | null | undefined]> => {
         const now = (await store.getDeployment(d.id))!;
         return [now.status, now.statusReason];
       };

@@ -149,7 +149,7 @@ export function isMassOutage(
 export function assertClusterAcceptsDeployments(cluster: {
   name: string;
   status: ClusterStatus;
-  statusReason?: string;
+  statusReason?: string | null;
 }): void {
   if (cluster.status === 'OFFLINE') {
     throw new ConflictError(

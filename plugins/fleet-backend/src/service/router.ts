@@ -12,20 +12,25 @@ import {
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
   fleetHealthRunPermission,
-  type Cluster,
   type FleetSummary,
   type HealthCycleSummary,
   type MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
 import Router from 'express-promise-router';
-import type { ClusterRecord, FleetStore } from '../database/FleetStore';
+import type { FleetStore } from '../database/FleetStore';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import { normalizeEntityRef } from '../deploy/DeploymentService';
 import {
   LAST_CYCLE_STATE_KEY,
   MASS_OUTAGE_STATE_KEY,
 } from '../health/HealthWorker';
+import {
+  toApiApplication,
+  toApiCluster,
+  toApiDeployment,
+  toApiEvent,
+} from './apiShapes';
 import { actorOf, requirePermission } from './requirePermission';
 import {
   applicationListQuerySchema,
@@ -62,12 +67,6 @@ export interface RouterOptions {
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
 const MAX_BODY_KB = 64;
-
-/** The API shape of a cluster: the stored record without internal bookkeeping. */
-function toApiCluster(record: ClusterRecord): Cluster {
-  const { cascadeHeldAt: _held, ...cluster } = record;
-  return cluster;
-}
 
 export async function createRouter(
   options: RouterOptions,
@@ -260,10 +259,12 @@ export async function createRouter(
   router.get('/clusters/:name/events', async (req, res) => {
     const cluster = await getClusterOr404(req.params.name);
     res.json({
-      items: await store.listEvents({
-        subjectKind: 'cluster',
-        subject: cluster.name,
-      }),
+      items: (
+        await store.listEvents({
+          subjectKind: 'cluster',
+          subject: cluster.name,
+        })
+      ).map(toApiEvent),
     });
   });
 
@@ -300,14 +301,16 @@ export async function createRouter(
         bySyncStatus: counts.deploymentsBySyncStatus,
       },
       massOutage,
-      lastCycleAt: lastCycle?.finishedAt,
+      lastCycleAt: lastCycle?.finishedAt ?? null,
     };
     res.json(summary);
   });
 
   router.get('/events', async (req, res) => {
     const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
-    res.json({ items: await store.listRecentEvents(limit ?? 50) });
+    res.json({
+      items: (await store.listRecentEvents(limit ?? 50)).map(toApiEvent),
+    });
   });
 
   router.get('/applications', async (req, res) => {
@@ -315,7 +318,11 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    res.json({ items: await store.listApplications({ entityRef }) });
+    res.json({
+      items: (await store.listApplications({ entityRef })).map(
+        toApiApplication,
+      ),
+    });
   });
 
   router.post('/applications', async (req, res) => {
@@ -344,7 +351,7 @@ export async function createRouter(
         return registered;
       },
     );
-    res.status(201).json(application);
+    res.status(201).json(toApiApplication(application));
   });
 
   router.patch('/applications/:id', async (req, res) => {
@@ -377,7 +384,7 @@ export async function createRouter(
         return result;
       },
     );
-    res.json(updated);
+    res.json(toApiApplication(updated));
   });
 
   router.get('/deployments', async (req, res) => {
@@ -386,7 +393,9 @@ export async function createRouter(
       ? normalizeEntityRef(query.entityRef)
       : undefined;
     res.json({
-      items: await store.listDeployments({ entityRef, cluster: query.cluster }),
+      items: (
+        await store.listDeployments({ entityRef, cluster: query.cluster })
+      ).map(toApiDeployment),
     });
   });
 
@@ -407,7 +416,7 @@ export async function createRouter(
         return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
       },
     );
-    res.status(201).json(deployment);
+    res.status(201).json(toApiDeployment(deployment));
   });
 
   router.get('/deployments/:id/events', async (req, res) => {
@@ -415,7 +424,9 @@ export async function createRouter(
     const deployment = await store.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
     res.json({
-      items: await store.listEvents({ subjectKind: 'deployment', subject: id }),
+      items: (
+        await store.listEvents({ subjectKind: 'deployment', subject: id })
+      ).map(toApiEvent),
     });
   });
 

@@ -24,7 +24,10 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
  *
  * @public
  */
-export function RelativeTime(props: { value?: string; fallback?: string }) {
+export function RelativeTime(props: {
+  value?: string | null;
+  fallback?: string;
+}) {
   if (!props.value) return <span>{props.fallback ?? 'never'}</span>;
   const exact = new Date(props.value).toLocaleString();
   return (

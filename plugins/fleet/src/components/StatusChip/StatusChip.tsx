@@ -61,7 +61,7 @@ const clusterTone: Record<ClusterStatus, { tone: Tone; icon: ReactElement }> = {
  */
 export function ClusterStatusChip(props: {
   status: ClusterStatus;
-  reason?: string;
+  reason?: string | null;
 }) {
   const { tone, icon } = clusterTone[props.status] ?? clusterTone.UNKNOWN;
   return (
@@ -70,7 +70,7 @@ export function ClusterStatusChip(props: {
       tone={tone}
       icon={icon}
       what="Cluster status"
-      title={props.reason}
+      title={props.reason ?? undefined}
     />
   );
 }
@@ -89,7 +89,7 @@ const deploymentTone: Record<
 /** @public */
 export function DeploymentStatusChip(props: {
   status: DeploymentStatus;
-  reason?: string;
+  reason?: string | null;
 }) {
   const { tone, icon } = deploymentTone[props.status] ?? deploymentTone.PENDING;
   return (
@@ -98,7 +98,7 @@ export function DeploymentStatusChip(props: {
       tone={tone}
       icon={icon}
       what="Deployment status"
-      title={props.reason}
+      title={props.reason ?? undefined}
     />
   );
 }

@@ -508,6 +508,42 @@ describe.each(databases.eachSupportedId())(
         });
     });
 
+    it('never runs two cycles at once in one process: a manual run waits, a scheduled one skips', async () => {
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let cycles = 0;
+      const { worker, store } = await setup({
+        health: { failureThreshold: 1 },
+        wrapProbe: probe => async (cluster, timeoutMs) => {
+          if (cluster.name === 'alpha') {
+            maxInFlight = Math.max(maxInFlight, ++inFlight);
+            cycles++;
+            await new Promise(r => setTimeout(r, 300));
+            inFlight--;
+          }
+          return probe(cluster, timeoutMs);
+        },
+      });
+      await worker.runCycle();
+      sim.setFault('bravo', { mode: 'down' });
+      cycles = 0;
+      const first = worker.runCycle({ wait: true });
+      await new Promise(r => setTimeout(r, 100)); // the first cycle holds the lease now
+      await expect(worker.runCycle({ wait: false })).rejects.toMatchObject({
+        name: 'ConflictError',
+      });
+      const second = worker.runCycle({ wait: true });
+      await Promise.all([first, second]);
+      expect(cycles).toBe(2);
+      expect(maxInFlight).toBe(1);
+      // One transition, written once: the second cycle saw the first one's result.
+      const events = await store.listEvents({
+        subjectKind: 'cluster',
+        subject: 'bravo',
+      });
+      expect(events.filter(e => e.to === 'OFFLINE')).toHaveLength(1);
+    });
+
     it('probes with bounded concurrency and a timeout that really aborts', async () => {
       let inFlight = 0;
       let maxInFlight = 0;

@@ -82,9 +82,8 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  * scheduled task and a manual run take the same database lease.
  */
 export class HealthWorker {
-  private readonly holder = `${os.hostname()}-${
-    process.pid
-  }-${randomUUID().slice(0, 8)}`;
+  private readonly instance = `${os.hostname()}-${process.pid}`;
+  /** Set while this process runs a cycle: only one at a time, as its lease has one holder per run. */
   private leaseLost = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
@@ -127,9 +126,10 @@ export class HealthWorker {
     const { store } = this.options;
     const deadline =
       Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
-    while (
-      !(await store.tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS))
-    ) {
+    // A holder per run, not per process: a manual run while this process's scheduled cycle
+    // holds the lease must wait for it like any other, not renew it and run alongside.
+    const holder = `${this.instance}-${randomUUID().slice(0, 8)}`;
+    while (!(await store.tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS))) {
       if (Date.now() >= deadline) {
         throw new ConflictError(
           'A health cycle is already running; try again when it has finished',
@@ -140,7 +140,7 @@ export class HealthWorker {
     this.leaseLost = false;
     const renew = setInterval(() => {
       store
-        .tryAcquireLease(LEASE_NAME, this.holder, LEASE_TTL_MS)
+        .tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS)
         .then(renewed => {
           if (!renewed) this.leaseLost = true;
         })
@@ -150,7 +150,7 @@ export class HealthWorker {
       return await this.cycle();
     } finally {
       clearInterval(renew);
-      await store.releaseLease(LEASE_NAME, this.holder).catch(() => undefined);
+      await store.releaseLease(LEASE_NAME, holder).catch(() => undefined);
     }
   }
 

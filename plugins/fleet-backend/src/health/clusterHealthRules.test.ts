@@ -140,6 +140,56 @@ describe('decideClusterHealth', () => {
     });
   });
 
+  it('rule 1 recovery threshold holds across an UNKNOWN cycle in the outage or in the recovery', () => {
+    const t = { failureThreshold: 2, recoveryThreshold: 3 };
+    const offline = run(
+      { status: 'ONLINE', consecutiveFailures: 0, consecutiveSuccesses: 4 },
+      [fail, fail],
+      t,
+    )[1];
+    expect(offline).toMatchObject({ status: 'OFFLINE', cascade: 'degrade' });
+
+    // OFFLINE -> UNKNOWN (kubeconfig unreadable a moment) -> answers again.
+    const viaUnknown = run(offline, [notProbeable, ok, ok, ok], t);
+    expect(viaUnknown.map(d => d.status)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'UNKNOWN',
+      'ONLINE',
+    ]);
+    expect(viaUnknown.map(d => d.cascade)).toEqual([
+      'none',
+      'none',
+      'none',
+      'restore',
+    ]);
+    expect(viaUnknown[1].statusReason).toBe(
+      'RECOVERING: 1/3 consecutive successful probes',
+    );
+
+    // Recovering (1 success), UNKNOWN, then the remaining successes.
+    const midRecovery = run(offline, [ok, notProbeable, ok, ok], t);
+    expect(midRecovery.map(d => d.status)).toEqual([
+      'OFFLINE',
+      'UNKNOWN',
+      'UNKNOWN',
+      'ONLINE',
+    ]);
+    expect(midRecovery[3]).toMatchObject({
+      cascade: 'restore',
+      consecutiveFailures: 0,
+      consecutiveSuccesses: 3,
+    });
+
+    // A cluster that was ONLINE before going UNKNOWN needs no recovery: one success.
+    const wasOnline = run(
+      { status: 'ONLINE', consecutiveFailures: 1, consecutiveSuccesses: 0 },
+      [notProbeable, ok],
+      t,
+    );
+    expect(wasOnline.map(d => d.status)).toEqual(['UNKNOWN', 'ONLINE']);
+  });
+
   it('never degrades except on ONLINE -> OFFLINE, and never goes OFFLINE below the threshold (property)', () => {
     const outcome = fc.constantFrom<ProbeOutcome>(ok, fail, notProbeable);
     fc.assert(

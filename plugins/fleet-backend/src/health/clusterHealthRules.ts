@@ -34,7 +34,8 @@ export interface HealthDecision extends ClusterHealthState {
  * Applies one probe outcome to a cluster's state.
  *
  * 1. Grace period: a failure increments the count; OFFLINE only at the threshold. A success resets
- *    it and makes the cluster ONLINE (OFFLINE → ONLINE after `recoveryThreshold` successes).
+ *    it and makes the cluster ONLINE; after a confirmed outage (OFFLINE, or UNKNOWN with the
+ *    outage's failure count kept by rule 5) only after `recoveryThreshold` consecutive successes.
  * 2. Cascade only on a confirmed ONLINE → OFFLINE; UNKNOWN → OFFLINE changes the cluster only.
  * 3. Targeted recovery: becoming ONLINE restores (only) the deployments degraded by an outage.
  * 5. Not probeable: UNKNOWN, counts neither reset nor advanced, nothing cascades.
@@ -73,24 +74,30 @@ export function decideClusterHealth(
       );
 
     case 'success': {
-      const counts = {
-        consecutiveFailures: 0,
-        consecutiveSuccesses: current.consecutiveSuccesses + 1,
-      };
-      if (
-        from === 'OFFLINE' &&
-        counts.consecutiveSuccesses < thresholds.recoveryThreshold
-      ) {
+      const successes = current.consecutiveSuccesses + 1;
+      // An outage is over only after recoveryThreshold successes, also when the cluster went
+      // UNKNOWN meanwhile (rule 5 keeps its failure count, which is how it is told apart): a
+      // kubeconfig unreadable for a moment must not shortcut the recovery.
+      const inOutage =
+        from === 'OFFLINE' ||
+        (from === 'UNKNOWN' &&
+          current.consecutiveFailures >= thresholds.failureThreshold);
+      if (inOutage && successes < thresholds.recoveryThreshold) {
+        // The failure count stays until the outage is over, so an UNKNOWN cycle in the middle
+        // of a recovery does not forget it.
         return decide(
-          'OFFLINE',
-          `RECOVERING: ${counts.consecutiveSuccesses}/${thresholds.recoveryThreshold} consecutive successful probes`,
-          counts,
+          from,
+          `RECOVERING: ${successes}/${thresholds.recoveryThreshold} consecutive successful probes`,
+          {
+            consecutiveFailures: current.consecutiveFailures,
+            consecutiveSuccesses: successes,
+          },
         );
       }
       return decide(
         'ONLINE',
         ClusterReasons.PROBE_SUCCEEDED,
-        counts,
+        { consecutiveFailures: 0, consecutiveSuccesses: successes },
         'restore',
       );
     }

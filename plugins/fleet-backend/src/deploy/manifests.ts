@@ -15,7 +15,9 @@ export const NAME_LABEL = 'app.kubernetes.io/name';
 /** What Fleet accepts as a container image, from a request or from the `cnp.io/image` annotation. */
 export const IMAGE_REFERENCE = {
   maxLength: 512,
-  pattern: /^[^\s]+$/,
+  // No spaces and no control characters (a NUL cannot even be stored in PostgreSQL text).
+  // eslint-disable-next-line no-control-regex
+  pattern: /^[^\s\u0000-\u001f\u007f]+$/,
   hint: 'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2',
 };
 

@@ -444,6 +444,9 @@ describe.each(databases.eachSupportedId())(
           400,
         ],
         [{ ...cluster, context: 'c'.repeat(254) }, 400],
+        // PostgreSQL cannot store a NUL: it must be refused before it gets there.
+        [{ ...cluster, endpoint: 'https://10.0.0.1:6443/\u0000x' }, 400],
+        [{ ...cluster, context: 'a\u0000b' }, 400],
         [`{"name": "${TOKEN_MARKER}`, 400],
       ];
       for (const [body, status] of cases) {
@@ -459,6 +462,13 @@ describe.each(databases.eachSupportedId())(
           status,
         });
         expect(JSON.stringify(res.body)).not.toContain(TOKEN_MARKER);
+      }
+      for (const image of ['nginx\u0000:1', 'nginx:1\u007f']) {
+        const res = await request(server)
+          .post('/api/fleet/deployments')
+          .send({ entityRef: 'component:default/p', cluster: 'east', image });
+        expect(res.status).toBe(400);
+        expect(res.body.error.message).toContain('image');
       }
       await request(server)
         .get(`/api/fleet/clusters/${'a'.repeat(64)}`)

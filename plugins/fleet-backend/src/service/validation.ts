@@ -31,9 +31,14 @@ export const labelsSchema = z
   .record(labelKey, labelValue)
   .refine(labels => Object.keys(labels).length <= 64, 'at most 64 labels');
 
+// eslint-disable-next-line no-control-regex
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+
 const endpoint = z
   .string()
   .max(2048)
+  // new URL() percent-encodes a NUL in a path, but the raw text is what would be stored.
+  .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
   .refine(value => {
     try {
       const url = new URL(value);
@@ -45,9 +50,6 @@ const endpoint = z
       return false;
     }
   }, 'must be an http(s) URL such as https://10.0.0.1:6443');
-
-// eslint-disable-next-line no-control-regex
-const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 /** One line of printable text: no control characters, so it cannot forge log lines. */
 const singleLine = (max: number) =>

@@ -89,6 +89,13 @@ export function normalizeEntityRef(ref: string): string {
   return stringifyEntityRef(parsed);
 }
 
+/** The application leaves the replica count to someone else (DESIGN §6). */
+export function ignoresReplicas(application: Application): boolean {
+  return (
+    application.spec.ignoreDifferences?.includes('/spec/replicas') ?? false
+  );
+}
+
 /**
  * The Kubernetes name of a component's objects. Every application shares one target namespace,
  * so the name must be unique per entity: a component of the `default` namespace whose name is
@@ -253,7 +260,9 @@ export class DeploymentService {
     );
     const revision = deployment.revision;
     const manifests = this.manifestsFor(application);
-    const result = await applier.apply(cluster, deploy.namespace, manifests);
+    const result = await applier.apply(cluster, deploy.namespace, manifests, {
+      ignoreReplicas: ignoresReplicas(application),
+    });
     const now = new Date();
     // Only while no newer deploy of the same (application, cluster) came in meanwhile.
     const condition = { status: 'PENDING' as const, revision };

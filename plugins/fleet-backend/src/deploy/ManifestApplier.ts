@@ -73,10 +73,17 @@ export class ManifestApplier {
     );
   }
 
+  /**
+   * Creates or updates the application's objects. On an update, `spec.replicas` is left as it is
+   * live when something else owns it: an HPA that targets the Deployment (found in `autoscalers`
+   * or read), or `ignoreReplicas` (the application lists `/spec/replicas` in ignoreDifferences).
+   * Re-applying, by a deploy or by self-healing, never scales an autoscaled Deployment back.
+   */
   async apply(
     cluster: ClusterAccess,
     namespace: string,
     manifests: Manifests,
+    options: { autoscalers?: AutoscalerCache; ignoreReplicas?: boolean } = {},
   ): Promise<ApplyResult> {
     const loaded = await this.clients.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable')
@@ -141,8 +148,30 @@ export class ManifestApplier {
           'Deployment',
           await apps.readNamespacedDeployment({ name, namespace }, opts()),
         );
+        const keepReplicas =
+          options.ignoreReplicas ||
+          (await this.autoscaledDeployments(
+            cluster,
+            namespace,
+            options.autoscalers,
+            () =>
+              kc
+                .makeApiClient(AutoscalingV2Api)
+                .listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+          ).then(
+            names => names.has(name),
+            () => false, // no right to list HPAs: nothing says one owns the count
+          ));
+        const { replicas: _ownedElsewhere, ...specWithoutReplicas } =
+          deployment.spec!;
         applied = await apps.patchNamespacedDeployment(
-          { name, namespace, body: deployment },
+          {
+            name,
+            namespace,
+            body: keepReplicas
+              ? { ...deployment, spec: specWithoutReplicas }
+              : deployment,
+          },
           mergePatch(),
         );
       }

@@ -331,6 +331,62 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
+    it('re-applies an autoscaled Deployment (self-heal, then a new deploy) without resetting its replicas', async () => {
+      const h = await setup();
+      const scaled = await deployed(h, 'hpa-heal', 'east', { selfHeal: true });
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('east'));
+      await kc
+        .makeApiClient(AutoscalingV2Api)
+        .createNamespacedHorizontalPodAutoscaler({
+          namespace,
+          body: {
+            metadata: { name: scaled.name },
+            spec: {
+              scaleTargetRef: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: scaled.name,
+              },
+              minReplicas: 1,
+              maxReplicas: 10,
+            },
+          },
+        });
+      const live = () =>
+        sim
+          .objects('east')
+          .find(
+            o =>
+              o.kind === 'Deployment' &&
+              o.metadata.name === scaled.name &&
+              o.metadata.namespace === namespace,
+          ) as any;
+      // The HPA scaled it out, and someone changed the image behind Fleet's back.
+      sim.drift('east', {
+        kind: 'Deployment',
+        namespace,
+        name: scaled.name,
+        patch: { spec: { replicas: 7 } },
+      });
+      setImage('east', scaled.name, 'nginx:evil');
+      await h.reconciler.runOnce();
+      expect(live().spec.template.spec.containers[0].image).toBe('nginx:1.27');
+      expect(live().spec.replicas).toBe(7); // healed the image, left the HPA's count
+
+      const redeploy = await h.deployments.deploy(
+        {
+          entityRef: scaled.app.entityRef,
+          cluster: 'east',
+          image: 'nginx:1.28',
+        },
+        'test',
+      );
+      await settle(h.store, redeploy.id);
+      expect(live().spec.template.spec.containers[0].image).toBe('nginx:1.28');
+      expect(live().spec.replicas).toBe(7);
+    });
+
     it('never says SYNCED for a deployment on an OFFLINE or UNKNOWN cluster', async () => {
       const h = await setup();
       const { deployment } = await deployed(h, 'blind', 'west', {

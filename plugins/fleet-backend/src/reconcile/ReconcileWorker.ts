@@ -10,7 +10,10 @@ import {
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
-import type { DeploymentService } from '../deploy/DeploymentService';
+import {
+  ignoresReplicas,
+  type DeploymentService,
+} from '../deploy/DeploymentService';
 import type {
   AutoscalerCache,
   LiveObjects,
@@ -293,7 +296,10 @@ export class ReconcileWorker {
       deployment.status !== 'FAILED' &&
       (await this.unchangedSince(deployment, application))
     ) {
-      const result = await applier.apply(cluster, deploy.namespace, manifests);
+      const result = await applier.apply(cluster, deploy.namespace, manifests, {
+        autoscalers,
+        ignoreReplicas: live.autoscaled || ignoresReplicas(application),
+      });
       if (result.kind === 'applied') {
         summary.healed += 1;
         summary.synced += 1;

@@ -12,7 +12,6 @@ import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStore } from './database/DatabaseFleetStore';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
-import { discoverKubeconfigClusters } from './discovery/discoverKubeconfigClusters';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import {
@@ -150,9 +149,7 @@ export const fleetPlugin = createBackendPlugin({
             runHealthCycle: () => health.runCycle({ wait: true }),
             deployments,
             isDiscovered: async name =>
-              (
-                await discoverKubeconfigClusters(fleetConfig.discovery)
-              ).clusters.some(c => c.name === name),
+              (await discovery.discover()).clusters.some(c => c.name === name),
           }),
         );
       },

@@ -402,7 +402,9 @@ export class DatabaseFleetStore implements FleetStore {
       (existing.context ?? null) !== (cluster.context ?? null)
     ) {
       await this.db('fleet_clusters')
-        .where({ name: cluster.name })
+        // Only while it is still a discovered cluster: a manual registration of the same name
+        // since the read above wins.
+        .where({ name: cluster.name, source: 'discovered' })
         .update({
           endpoint: cluster.endpoint,
           kubeconfig_ref: cluster.kubeconfigRef,

@@ -2,6 +2,7 @@ import { LoggerService } from '@backstage/backend-plugin-api';
 import type { FleetStore } from '../database/FleetStore';
 import {
   discoverKubeconfigClusters,
+  DiscoveryResult,
   DiscoverySources,
 } from './discoverKubeconfigClusters';
 
@@ -21,6 +22,19 @@ export class ClusterDiscovery {
     return new ClusterDiscovery(options.store, options.logger, options.sources);
   }
 
+  /** What the sources name now, the clusters discovered before keeping their names. */
+  async discover(): Promise<DiscoveryResult> {
+    const known = (await this.store.listClusters())
+      .filter(c => c.source === 'discovered')
+      .map(c => ({
+        name: c.name,
+        endpoint: c.endpoint,
+        kubeconfigRef: c.kubeconfigRef,
+        context: c.context ?? undefined,
+      }));
+    return discoverKubeconfigClusters(this.sources, known);
+  }
+
   async run(): Promise<{
     inserted: string[];
     updated: string[];
@@ -29,9 +43,7 @@ export class ClusterDiscovery {
     if (!this.sources.kubeconfigPath && !this.sources.kubeconfigDir) {
       return { inserted: [], updated: [], warnings: [] };
     }
-    const { clusters, warnings } = await discoverKubeconfigClusters(
-      this.sources,
-    );
+    const { clusters, warnings } = await this.discover();
     for (const warning of warnings) this.logger.warn(warning);
     const { inserted, updated, failed } =
       await this.store.upsertDiscoveredClusters(clusters);

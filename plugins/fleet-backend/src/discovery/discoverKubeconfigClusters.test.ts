@@ -143,6 +143,54 @@ describe('discoverKubeconfigClusters', () => {
     expect(first.warnings[0]).toContain(path.join(dir, 'b.yaml'));
   });
 
+  it('keeps a known cluster its name when a new file that sorts earlier names the same context', async () => {
+    const b = path.join(dir, 'b.yaml');
+    fs.writeFileSync(
+      b,
+      kubeconfig([{ name: 'prod', server: 'https://b.example:6443' }]),
+    );
+    const first = await discoverKubeconfigClusters({ kubeconfigDir: dir });
+    expect(first.clusters).toEqual([
+      expect.objectContaining({
+        name: 'prod',
+        endpoint: 'https://b.example:6443',
+      }),
+    ]);
+
+    const a = path.join(dir, 'a.yaml');
+    fs.writeFileSync(
+      a,
+      kubeconfig([{ name: 'prod', server: 'https://a.example:6443' }]),
+    );
+    const again = await discoverKubeconfigClusters(
+      { kubeconfigDir: dir },
+      first.clusters,
+    );
+    const byEndpoint = Object.fromEntries(
+      again.clusters.map(c => [c.endpoint, c.name]),
+    );
+    expect(byEndpoint['https://b.example:6443']).toBe('prod');
+    expect(byEndpoint['https://a.example:6443']).toMatch(/^prod-[0-9a-f]{8}$/);
+    expect(again.warnings).toEqual([
+      expect.stringContaining(
+        `Context 'prod' of kubeconfig file ${a} collides`,
+      ),
+    ]);
+
+    // Once b.yaml is gone, its name is free: the same context elsewhere may take it.
+    fs.rmSync(b);
+    const afterRemoval = await discoverKubeconfigClusters(
+      { kubeconfigDir: dir },
+      again.clusters,
+    );
+    expect(afterRemoval.clusters).toEqual([
+      expect.objectContaining({
+        name: byEndpoint['https://a.example:6443'],
+        endpoint: 'https://a.example:6443',
+      }),
+    ]);
+  });
+
   it('reads one file given by kubeconfigPath', async () => {
     const file = path.join(dir, 'config');
     fs.writeFileSync(

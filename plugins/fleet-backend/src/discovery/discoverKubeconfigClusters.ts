@@ -97,13 +97,21 @@ async function readKubeconfig(
  * Each context is a cluster named after the context, made DNS-1123-safe; when two contexts get
  * the same name, the later one (in file order) gets a stable suffix and a warning. A malformed or
  * unreadable file is skipped with a warning naming it; the others are still read.
+ *
+ * `known` are the clusters discovered before: a (file, context) found again keeps its name, so a
+ * new file that sorts earlier never takes the name, and with it the deployments and history, of
+ * a cluster that is still there. A name whose (file, context) is gone is free again.
  */
 export async function discoverKubeconfigClusters(
   sources: DiscoverySources,
+  known: ReadonlyArray<DiscoveredCluster> = [],
 ): Promise<DiscoveryResult> {
   const warnings: string[] = [];
   const clusters: DiscoveredCluster[] = [];
   const taken = new Map<string, string>(); // cluster name -> "file#context" that took it
+  const knownName = new Map(
+    known.map(c => [`${c.kubeconfigRef}#${c.context ?? ''}`, c.name]),
+  );
 
   // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
   // taken in file order, so names and collision suffixes do not depend on read timing.
@@ -112,6 +120,17 @@ export async function discoverKubeconfigClusters(
   const loaded = await Promise.all(
     files.map(file => limit(() => readKubeconfig(file))),
   );
+  // The names of known (file, context)s still present are theirs before any other takes them.
+  for (const [i, file] of files.entries()) {
+    const result = loaded[i];
+    if (result.kind !== 'ok') continue;
+    for (const context of result.contexts) {
+      const origin = `${file}#${context.name}`;
+      const name = knownName.get(origin);
+      if (name !== undefined && context.server && !taken.has(name))
+        taken.set(name, origin);
+    }
+  }
   for (const [i, file] of files.entries()) {
     const result = loaded[i];
     if (result.kind === 'skip') {
@@ -138,7 +157,11 @@ export async function discoverKubeconfigClusters(
         continue;
       }
       const origin = `${file}#${context.name}`;
-      let name = sanitizeK8sName(context.name);
+      const kept = knownName.get(origin);
+      let name =
+        kept !== undefined && taken.get(kept) === origin
+          ? kept
+          : sanitizeK8sName(context.name);
       const holder = taken.get(name);
       if (holder !== undefined && holder !== origin) {
         const renamed = withStableSuffix(name, origin);

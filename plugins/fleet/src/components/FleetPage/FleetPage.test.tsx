@@ -201,6 +201,46 @@ describe('FleetPage', () => {
     ).toHaveTextContent('0 of 60 clusters');
   });
 
+  it('keeps the filters usable when a filtered fetch fails, so the filter can be changed back', async () => {
+    const all = manyClusters(6);
+    const api = fleetOf(all);
+    api.listClusters.mockImplementation(
+      async (opts?: { status?: ClusterStatus }) => {
+        if (opts?.status === 'OFFLINE') throw new Error('backend unavailable');
+        return all.filter(c => !opts?.status || c.status === opts.status);
+      },
+    );
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, api]]}>
+        <FleetPage />
+      </TestApiProvider>,
+    );
+    await screen.findByRole('table', { name: 'Clusters' });
+    await userEvent.type(
+      screen.getByRole('searchbox', { name: 'Name or label filter' }),
+      'cluster',
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Status filter' }),
+    );
+    await userEvent.click(
+      await screen.findByRole('option', { name: 'OFFLINE' }),
+    );
+    expect(
+      (await screen.findAllByText(/backend unavailable/)).length,
+    ).toBeGreaterThan(0);
+    expect(
+      screen.getByRole('searchbox', { name: 'Name or label filter' }),
+    ).toHaveValue('cluster');
+
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Status filter' }),
+    );
+    await userEvent.click(await screen.findByRole('option', { name: 'All' }));
+    await screen.findByRole('table', { name: 'Clusters' });
+    expect(shownClusters()).toHaveLength(6);
+  });
+
   it('combines the status filter with the name filter', async () => {
     const api = fleetOf(manyClusters(60));
     await renderInTestApp(

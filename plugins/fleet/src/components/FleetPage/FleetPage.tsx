@@ -244,118 +244,127 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
             <Alert severity={runMessage.severity}>{runMessage.text}</Alert>
           </Box>
         )}
-        {loading && !value && <Progress />}
-        {error && !value && <ResponseErrorPanel error={error} />}
-        {value && (
-          <Grid container spacing={3}>
-            {value.summary.massOutage.active && (
-              <Grid item xs={12}>
-                <WarningPanel
-                  severity="error"
-                  title="Mass outage suspected: deployment cascades are held"
-                  defaultExpanded
-                >
-                  {value.summary.massOutage.message} Clusters:{' '}
-                  {value.summary.massOutage.clusters.join(', ')}.
-                </WarningPanel>
-              </Grid>
-            )}
-            <Grid item xs={12} md={6}>
-              <InfoCard title="Clusters">
-                <Box
-                  display="flex"
-                  style={{ gap: 16 }}
-                  aria-label="Cluster counts"
-                >
-                  {CLUSTER_STATUSES.map(s => (
-                    <Box
-                      key={s}
-                      display="flex"
-                      alignItems="center"
-                      style={{ gap: 6 }}
-                    >
-                      <ClusterStatusChip status={s} />
-                      <Typography variant="h6" component="span">
-                        {value.summary.clusters[s]}
-                      </Typography>
-                    </Box>
-                  ))}
-                </Box>
-              </InfoCard>
-            </Grid>
-            <Grid item xs={12} md={6}>
-              <InfoCard title="Deployments">
-                <Typography variant="body2" aria-label="Deployment counts">
-                  {value.summary.deployments.total} in all ·{' '}
-                  {Object.entries(value.summary.deployments.byStatus)
-                    .map(([s, n]) => `${s} ${n}`)
-                    .join(' · ')}
-                  <br />
-                  {Object.entries(value.summary.deployments.bySyncStatus)
-                    .map(([s, n]) => `${s.replace(/_/g, ' ')} ${n}`)
-                    .join(' · ')}
-                </Typography>
-              </InfoCard>
-            </Grid>
+        {/* The clusters card, with its filters, stays up while a filtered fetch loads or fails. */}
+        <Grid container spacing={3}>
+          {value && value.summary.massOutage.active && (
             <Grid item xs={12}>
-              <InfoCard
-                title="All clusters"
-                action={
+              <WarningPanel
+                severity="error"
+                title="Mass outage suspected: deployment cascades are held"
+                defaultExpanded
+              >
+                {value.summary.massOutage.message} Clusters:{' '}
+                {value.summary.massOutage.clusters.join(', ')}.
+              </WarningPanel>
+            </Grid>
+          )}
+          {value && (
+            <>
+              <Grid item xs={12} md={6}>
+                <InfoCard title="Clusters">
                   <Box
                     display="flex"
-                    flexWrap="wrap"
-                    style={{ gap: 16, margin: 16 }}
+                    style={{ gap: 16 }}
+                    aria-label="Cluster counts"
                   >
-                    <TextField
-                      type="search"
-                      size="small"
-                      label="Filter"
-                      placeholder="name or key=value"
-                      value={query}
-                      onChange={e => {
-                        setQuery(e.target.value);
-                        setPage(0);
-                      }}
-                      style={{ minWidth: 220 }}
-                      inputProps={{ 'aria-label': 'Name or label filter' }}
-                    />
-                    <TextField
-                      select
-                      size="small"
-                      label="Status"
-                      value={filter}
-                      onChange={e => {
-                        setFilter(e.target.value as ClusterStatus | 'ALL');
-                        setPage(0);
-                      }}
-                      style={{ minWidth: 160 }}
-                      inputProps={{ 'aria-label': 'Status filter' }}
-                    >
-                      <MenuItem value="ALL">All</MenuItem>
-                      {CLUSTER_STATUSES.map(s => (
-                        <MenuItem key={s} value={s}>
-                          {s}
-                        </MenuItem>
-                      ))}
-                    </TextField>
+                    {CLUSTER_STATUSES.map(s => (
+                      <Box
+                        key={s}
+                        display="flex"
+                        alignItems="center"
+                        style={{ gap: 6 }}
+                      >
+                        <ClusterStatusChip status={s} />
+                        <Typography variant="h6" component="span">
+                          {value.summary.clusters[s]}
+                        </Typography>
+                      </Box>
+                    ))}
                   </Box>
-                }
-              >
-                {renderClusters(
+                </InfoCard>
+              </Grid>
+              <Grid item xs={12} md={6}>
+                <InfoCard title="Deployments">
+                  <Typography variant="body2" aria-label="Deployment counts">
+                    {value.summary.deployments.total} in all ·{' '}
+                    {Object.entries(value.summary.deployments.byStatus)
+                      .map(([s, n]) => `${s} ${n}`)
+                      .join(' · ')}
+                    <br />
+                    {Object.entries(value.summary.deployments.bySyncStatus)
+                      .map(([s, n]) => `${s.replace(/_/g, ' ')} ${n}`)
+                      .join(' · ')}
+                  </Typography>
+                </InfoCard>
+              </Grid>
+            </>
+          )}
+          <Grid item xs={12}>
+            <InfoCard
+              title="All clusters"
+              action={
+                <Box
+                  display="flex"
+                  flexWrap="wrap"
+                  style={{ gap: 16, margin: 16 }}
+                >
+                  <TextField
+                    type="search"
+                    size="small"
+                    label="Filter"
+                    placeholder="name or key=value"
+                    value={query}
+                    onChange={e => {
+                      setQuery(e.target.value);
+                      setPage(0);
+                    }}
+                    style={{ minWidth: 220 }}
+                    inputProps={{ 'aria-label': 'Name or label filter' }}
+                  />
+                  <TextField
+                    select
+                    size="small"
+                    label="Status"
+                    value={filter}
+                    onChange={e => {
+                      setFilter(e.target.value as ClusterStatus | 'ALL');
+                      setPage(0);
+                    }}
+                    style={{ minWidth: 160 }}
+                    inputProps={{ 'aria-label': 'Status filter' }}
+                  >
+                    <MenuItem value="ALL">All</MenuItem>
+                    {CLUSTER_STATUSES.map(s => (
+                      <MenuItem key={s} value={s}>
+                        {s}
+                      </MenuItem>
+                    ))}
+                  </TextField>
+                </Box>
+              }
+            >
+              {value ? (
+                renderClusters(
                   // With a status filter, the count is out of the whole fleet.
                   filter === 'ALL'
                     ? clusters.length
                     : Math.max(value.summary.clusters.total, clusters.length),
-                )}
-              </InfoCard>
-            </Grid>
+                )
+              ) : error ? (
+                <ResponseErrorPanel error={error} />
+              ) : (
+                loading && <Progress />
+              )}
+            </InfoCard>
+          </Grid>
+          {value && (
             <Grid item xs={12}>
               <InfoCard title="Recent events">
                 <EventList events={value.events} showSubject />
               </InfoCard>
             </Grid>
-          </Grid>
-        )}
+          )}
+        </Grid>
       </Content>
     </Page>
   );

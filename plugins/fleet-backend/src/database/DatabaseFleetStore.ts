@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { Knex } from 'knex';
 import {
   ClusterHealthTransaction,
+  ClusterOrigin,
   ClusterHealthUpdate,
   ClusterRecord,
   DeploymentFilter,
@@ -337,7 +338,27 @@ export class DatabaseFleetStore implements FleetStore {
     return (await this.getCluster(cluster.name))!;
   }
 
-  async upsertDiscoveredClusters(clusters: DiscoveredCluster[]): Promise<{
+  async listClusterOrigins(): Promise<ClusterOrigin[]> {
+    const rows: Row[] = await this.db('fleet_clusters').select(
+      'name',
+      'endpoint',
+      'kubeconfig_ref',
+      'context',
+      'source',
+    );
+    return rows.map(row => ({
+      name: row.name,
+      endpoint: row.endpoint,
+      kubeconfigRef: row.kubeconfig_ref,
+      context: optional(row.context),
+      source: row.source,
+    }));
+  }
+
+  async upsertDiscoveredClusters(
+    clusters: DiscoveredCluster[],
+    origins?: ClusterOrigin[],
+  ): Promise<{
     inserted: string[];
     updated: string[];
     failed: Array<{ name: string; message: string }>;
@@ -347,15 +368,7 @@ export class DatabaseFleetStore implements FleetStore {
     const failed: Array<{ name: string; message: string }> = [];
     // One read for all: discovery runs every cycle and must stay cheap for a large fleet.
     const known = new Map(
-      (
-        await this.db('fleet_clusters').select(
-          'name',
-          'endpoint',
-          'kubeconfig_ref',
-          'context',
-          'source',
-        )
-      ).map(row => [row.name as string, row]),
+      (origins ?? (await this.listClusterOrigins())).map(o => [o.name, o]),
     );
     for (const cluster of clusters) {
       try {
@@ -375,16 +388,10 @@ export class DatabaseFleetStore implements FleetStore {
 
   private async upsertDiscoveredCluster(
     cluster: DiscoveredCluster,
-    row: Row | undefined,
+    existing: ClusterOrigin | undefined,
     inserted: string[],
     updated: string[],
   ): Promise<void> {
-    const existing = row && {
-      source: row.source,
-      endpoint: row.endpoint,
-      kubeconfigRef: row.kubeconfig_ref,
-      context: optional(row.context),
-    };
     if (!existing) {
       try {
         await this.insertCluster({ ...cluster, source: 'discovered' });

@@ -37,6 +37,10 @@ export interface DiscoveredCluster {
   context?: string;
 }
 
+export interface ClusterOrigin extends DiscoveredCluster {
+  source: ClusterSource;
+}
+
 export interface ClusterHealthUpdate {
   status: ClusterStatus;
   statusReason?: string;
@@ -160,7 +164,16 @@ export interface FleetStore {
    * Inserts unknown clusters as `UNKNOWN`/`discovered`, and updates endpoint, kubeconfigRef and
    * context of known ones when they changed.
    */
-  upsertDiscoveredClusters(clusters: DiscoveredCluster[]): Promise<{
+  /** Where every stored cluster comes from: what discovery needs to name and upsert them. */
+  listClusterOrigins(): Promise<ClusterOrigin[]>;
+  /**
+   * `known`: the stored clusters as `listClusterOrigins` read them just before (saves a read);
+   * read here when not given.
+   */
+  upsertDiscoveredClusters(
+    clusters: DiscoveredCluster[],
+    known?: ClusterOrigin[],
+  ): Promise<{
     inserted: string[];
     updated: string[];
     failed: Array<{ name: string; message: string }>;

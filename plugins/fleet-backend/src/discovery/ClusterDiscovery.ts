@@ -1,5 +1,5 @@
 import { LoggerService } from '@backstage/backend-plugin-api';
-import type { FleetStore } from '../database/FleetStore';
+import type { ClusterOrigin, FleetStore } from '../database/FleetStore';
 import {
   discoverKubeconfigClusters,
   DiscoveryResult,
@@ -23,16 +23,15 @@ export class ClusterDiscovery {
   }
 
   /** What the sources name now, the clusters discovered before keeping their names. */
-  async discover(): Promise<DiscoveryResult> {
-    const known = (await this.store.listClusters())
-      .filter(c => c.source === 'discovered')
-      .map(c => ({
-        name: c.name,
-        endpoint: c.endpoint,
-        kubeconfigRef: c.kubeconfigRef,
-        context: c.context ?? undefined,
-      }));
-    return discoverKubeconfigClusters(this.sources, known);
+  async discover(
+    origins?: ClusterOrigin[],
+  ): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
+    const stored = origins ?? (await this.store.listClusterOrigins());
+    const result = await discoverKubeconfigClusters(
+      this.sources,
+      stored.filter(c => c.source === 'discovered'),
+    );
+    return { ...result, origins: stored };
   }
 
   async run(): Promise<{
@@ -43,10 +42,11 @@ export class ClusterDiscovery {
     if (!this.sources.kubeconfigPath && !this.sources.kubeconfigDir) {
       return { inserted: [], updated: [], warnings: [] };
     }
-    const { clusters, warnings } = await this.discover();
+    // One read of the stored clusters serves the naming and the upsert.
+    const { clusters, warnings, origins } = await this.discover();
     for (const warning of warnings) this.logger.warn(warning);
     const { inserted, updated, failed } =
-      await this.store.upsertDiscoveredClusters(clusters);
+      await this.store.upsertDiscoveredClusters(clusters, origins);
     for (const { name, message } of failed) {
       const warning = `Could not record discovered cluster '${name}': ${message}`;
       this.logger.warn(warning);

@@ -1,0 +1,95 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { DatabaseFleetStore } from '../database/DatabaseFleetStore';
+import { createTestDatabases } from '../__testUtils__/databases';
+import { ClusterDiscovery } from './ClusterDiscovery';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+const kubeconfig = (context: string, server: string) =>
+  stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+    contexts: [{ name: context, context: { cluster: 'c', user: 'u' } }],
+    'current-context': context,
+  });
+
+describe.each(databases.eachSupportedId())(
+  'ClusterDiscovery (%s)',
+  databaseId => {
+    let dir: string;
+    beforeEach(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-cluster-discovery-'));
+    });
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    async function setup() {
+      const knex = await databases.init(databaseId);
+      const store = await DatabaseFleetStore.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      const discovery = ClusterDiscovery.create({
+        store,
+        logger: mockServices.logger.mock(),
+        sources: { kubeconfigDir: dir },
+      });
+      return { store, discovery };
+    }
+
+    it('keeps a stored cluster on its own server when a new file names the same context', async () => {
+      const { store, discovery } = await setup();
+      fs.writeFileSync(
+        path.join(dir, 'b.yaml'),
+        kubeconfig('prod', 'https://b.example:6443'),
+      );
+      await discovery.run();
+      await store.updateClusterSettings('prod', {
+        labels: { owner: 'team-b' },
+      });
+
+      fs.writeFileSync(
+        path.join(dir, 'a.yaml'),
+        kubeconfig('prod', 'https://a.example:6443'),
+      );
+      const second = await discovery.run();
+      expect(await store.getCluster('prod')).toMatchObject({
+        endpoint: 'https://b.example:6443',
+        kubeconfigRef: path.join(dir, 'b.yaml'),
+        labels: { owner: 'team-b' },
+      });
+      expect(second.inserted).toEqual([
+        expect.stringMatching(/^prod-[0-9a-f]{8}$/),
+      ]);
+      expect(second.updated).toEqual([]);
+      expect(await store.getCluster(second.inserted[0])).toMatchObject({
+        endpoint: 'https://a.example:6443',
+      });
+    });
+
+    it('never overwrites a manual cluster of the same name', async () => {
+      const { store, discovery } = await setup();
+      await store.insertCluster({
+        name: 'shared',
+        endpoint: 'https://manual.example:6443',
+        kubeconfigRef: 'vault:shared',
+        source: 'manual',
+      });
+      fs.writeFileSync(
+        path.join(dir, 'shared.yaml'),
+        kubeconfig('shared', 'https://discovered.example:6443'),
+      );
+      await discovery.run();
+      expect(await store.getCluster('shared')).toMatchObject({
+        source: 'manual',
+        endpoint: 'https://manual.example:6443',
+      });
+    });
+  },
+);

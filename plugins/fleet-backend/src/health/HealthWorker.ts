@@ -64,7 +64,8 @@ export const LAST_CYCLE_STATE_KEY = 'lastCycle';
 
 export interface HealthWorkerOptions {
   store: FleetStore;
-  clients: Pick<ClusterClients, 'probe'>;
+  clients: Pick<ClusterClients, 'probe'> &
+    Partial<Pick<ClusterClients, 'retainOnly'>>;
   logger: LoggerService;
   scheduler?: SchedulerService;
   health: FleetConfig['health'];
@@ -189,6 +190,7 @@ export class HealthWorker {
       }
     }
     const clusters = await store.listClusters();
+    this.options.clients.retainOnly?.(clusters.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>
       decideClusterHealth(cluster, outcomes[i], {

@@ -249,4 +249,23 @@ describe('ClusterClients', () => {
       clients.dispose();
     }
   });
+
+  it('forgets the clients of clusters that are gone, keeping the others', async () => {
+    const clients = clientsFor();
+    try {
+      const config = async (name: string) => {
+        const loaded = await clients.kubeConfigFor(access(name));
+        return loaded.kind === 'ok' ? loaded.kubeConfig : undefined;
+      };
+      const alpha = await config('alpha');
+      const bravo = await config('bravo');
+      clients.retainOnly(['alpha']);
+      expect(await config('alpha')).toBe(alpha);
+      const rebuilt = await config('bravo');
+      expect(rebuilt).toBeDefined();
+      expect(rebuilt).not.toBe(bravo);
+    } finally {
+      clients.dispose();
+    }
+  });
 });

@@ -255,6 +255,19 @@ export class ClusterClients {
     };
   }
 
+  /**
+   * Forgets the clients of clusters not in `names` (deleted, or renamed), closing their idle
+   * connections: their credentials and pools are not kept for the life of the backend.
+   */
+  retainOnly(names: Iterable<string>): void {
+    const keep = new Set(names);
+    for (const [name, entry] of this.cache) {
+      if (keep.has(name)) continue;
+      if (entry.agent) closeIdle(entry.agent);
+      this.cache.delete(name);
+    }
+  }
+
   /** Closes every idle connection (the next request to each cluster opens a new one). */
   closeIdleConnections(): void {
     for (const entry of this.cache.values())

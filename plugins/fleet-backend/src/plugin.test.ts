@@ -528,6 +528,33 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     expect(events.body.items[0]).toHaveProperty('message');
   });
 
+  it("takes a placement selector as a map or as text such as 'env=prod'", async () => {
+    const { server } = await start();
+    const text = await request(server)
+      .post('/api/fleet/applications')
+      .send({
+        entityRef: 'component:default/selected',
+        spec: { image: 'x:1' },
+        placement: { clusterSelector: 'env=prod, tier=web' },
+      })
+      .expect(201);
+    expect(text.body.placement).toEqual({
+      clusterSelector: { env: 'prod', tier: 'web' },
+    });
+    const map = await request(server)
+      .patch(`/api/fleet/applications/${text.body.id}`)
+      .send({ placement: { clusterSelector: { env: 'staging' } } })
+      .expect(200);
+    expect(map.body.placement).toEqual({ clusterSelector: { env: 'staging' } });
+    const bad = await request(server)
+      .patch(`/api/fleet/applications/${text.body.id}`)
+      .send({ placement: { clusterSelector: 'env in (prod)' } })
+      .expect(400);
+    expect(bad.body.error.message).toContain(
+      "placement.clusterSelector: must be a label map or a selector such as 'env=prod'",
+    );
+  });
+
   it("deploys the entity's cnp.io/image when the request and the application name none", async () => {
     const { server } = await start();
     await request(server).post('/api/fleet/health/run').expect(200);

@@ -2,6 +2,7 @@ import { InputError, NotFoundError } from '@backstage/errors';
 import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
 import { IMAGE_REFERENCE } from '../deploy/manifests';
+import { parseLabelSelector } from '../reconcile/placement';
 
 const dns1123Label = z
   .string()
@@ -102,7 +103,7 @@ export const clusterNameSchema = dns1123Label;
 
 /** Parses `value` or throws an InputError (400) that says what is wrong. */
 export function parseOrThrow<T>(
-  schema: z.ZodType<T>,
+  schema: z.ZodType<T, z.ZodTypeDef, unknown>,
   value: unknown,
   what: string,
 ): T {
@@ -190,10 +191,27 @@ export const applicationSpecSchema = z
   })
   .strict();
 
+/** A label map (`{ env: 'prod' }`) or its text form (`env=prod,tier=web`), as DESIGN §6 writes it. */
+const clusterSelectorSchema = z
+  .union([labelsSchema, z.string().max(1024)])
+  .transform((value, ctx) => {
+    if (typeof value !== 'string') return value;
+    const parsed = labelsSchema.safeParse(parseLabelSelector(value));
+    if (!parsed.success) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          "must be a label map or a selector such as 'env=prod' or 'env=prod,tier=web'",
+      });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
 export const placementSchema = z
   .object({
     clusters: z.array(dns1123Label).max(500).optional(),
-    clusterSelector: labelsSchema.optional(),
+    clusterSelector: clusterSelectorSchema.optional(),
   })
   .strict();
 

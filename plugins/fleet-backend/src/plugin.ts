@@ -4,6 +4,7 @@ import {
 } from '@backstage/backend-plugin-api';
 import {
   FLEET_ANNOTATION_CLUSTER_SELECTOR,
+  FLEET_ANNOTATION_CLUSTERS,
   FLEET_ANNOTATION_IMAGE,
   fleetPermissions,
 } from '@cnp/plugin-fleet-common';
@@ -93,7 +94,7 @@ export const fleetPlugin = createBackendPlugin({
         });
         await health.start();
 
-        const annotationOf = createEntityAnnotationReader({
+        const annotationsOf = createEntityAnnotationReader({
           catalog,
           auth,
           logger,
@@ -104,8 +105,9 @@ export const fleetPlugin = createBackendPlugin({
           applier,
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
-          defaultImageOf: entityRef =>
-            annotationOf(entityRef, FLEET_ANNOTATION_IMAGE),
+          defaultImageOf: async entityRef =>
+            (await annotationsOf(entityRef))[FLEET_ANNOTATION_IMAGE]?.trim() ||
+            undefined,
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -125,8 +127,13 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           deploy: fleetConfig.deploy,
           reconcile: fleetConfig.reconcile,
-          clusterSelectorOf: entityRef =>
-            annotationOf(entityRef, FLEET_ANNOTATION_CLUSTER_SELECTOR),
+          placementAnnotationsOf: async entityRef => {
+            const annotations = await annotationsOf(entityRef);
+            return {
+              clusters: annotations[FLEET_ANNOTATION_CLUSTERS],
+              clusterSelector: annotations[FLEET_ANNOTATION_CLUSTER_SELECTOR],
+            };
+          },
         });
         await reconciler.start();
 

@@ -1,16 +1,16 @@
 import type { AuthService, LoggerService } from '@backstage/backend-plugin-api';
 import type { CatalogService } from '@backstage/plugin-catalog-node';
 
-/** Reads one annotation of a catalog entity; undefined when the entity or the annotation is absent. */
+/** Reads a catalog entity's annotations; empty when the catalog does not know the entity. */
 export type EntityAnnotationReader = (
   entityRef: string,
-  annotation: string,
-) => Promise<string | undefined>;
+) => Promise<Record<string, string>>;
 
 /**
- * Reads the Fleet annotations of components (`cnp.io/image`, `cnp.io/cluster-selector`) from the
- * catalog with Fleet's own service credentials. A catalog that cannot be reached is logged and
- * read as no annotation: the caller then says what is missing, instead of failing.
+ * Reads the annotations of components (Fleet's: `cnp.io/image`, `cnp.io/clusters`,
+ * `cnp.io/cluster-selector`) from the catalog with Fleet's own service credentials, one lookup
+ * for all of them. A catalog that cannot be reached is logged and read as no annotation: the
+ * caller then says what is missing, instead of failing.
  */
 export function createEntityAnnotationReader(options: {
   catalog: CatalogService;
@@ -18,20 +18,19 @@ export function createEntityAnnotationReader(options: {
   logger: LoggerService;
 }): EntityAnnotationReader {
   const { catalog, auth, logger } = options;
-  return async (entityRef, annotation) => {
+  return async entityRef => {
     try {
       const entity = await catalog.getEntityByRef(entityRef, {
         credentials: await auth.getOwnServiceCredentials(),
       });
-      const value = entity?.metadata.annotations?.[annotation]?.trim();
-      return value ? value : undefined;
+      return entity?.metadata.annotations ?? {};
     } catch (error) {
       logger.warn(
-        `Could not read annotation ${annotation} of ${entityRef} from the catalog: ${
+        `Could not read the annotations of ${entityRef} from the catalog: ${
           (error as Error).message
         }`,
       );
-      return undefined;
+      return {};
     }
   };
 }

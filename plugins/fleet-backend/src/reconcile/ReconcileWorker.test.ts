@@ -39,7 +39,9 @@ describe.each(databases.eachSupportedId())(
 
     async function setup(
       options: {
-        clusterSelectorOf?: (ref: string) => Promise<string | undefined>;
+        placementAnnotationsOf?: (
+          ref: string,
+        ) => Promise<{ clusters?: string; clusterSelector?: string }>;
         concurrency?: number;
         wrapRead?: (
           read: ManifestApplier['readLive'],
@@ -81,7 +83,7 @@ describe.each(databases.eachSupportedId())(
           intervalMs: 60_000,
           concurrency: options.concurrency ?? 8,
         },
-        clusterSelectorOf: options.clusterSelectorOf,
+        placementAnnotationsOf: options.placementAnnotationsOf,
       });
       return { ...harness, deployments, reconciler };
     }
@@ -455,10 +457,10 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('places an application on a cluster that starts matching its selector, with no request', async () => {
-      const selectorOf = jest.fn(async (ref: string) =>
-        ref.includes('annotated') ? 'tier=edge' : undefined,
+      const annotationsOf = jest.fn(async (ref: string) =>
+        ref.includes('annotated') ? { clusterSelector: 'tier=edge' } : {},
       );
-      const h = await setup({ clusterSelectorOf: selectorOf });
+      const h = await setup({ placementAnnotationsOf: annotationsOf });
       const byPlacement = await h.deployments.registerApplication({
         entityRef: `component:default/placed-${tag}`,
         spec: { image: 'nginx:1.27' },
@@ -487,6 +489,32 @@ describe.each(databases.eachSupportedId())(
           cluster: fresh,
           status: 'DEPLOYED',
         });
+      }
+      expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
+    });
+
+    it("places an application on the clusters its component's cnp.io/clusters names, unless its placement names others", async () => {
+      const annotationsOf = jest.fn(async () => ({
+        clusters: ' east, nowhere ,,',
+      }));
+      const h = await setup({ placementAnnotationsOf: annotationsOf });
+      const byAnnotation = await h.deployments.registerApplication({
+        entityRef: `component:default/named-${tag}`,
+        spec: { image: 'nginx:1.27' },
+      });
+      const explicit = await h.deployments.registerApplication({
+        entityRef: `component:default/explicit-${tag}`,
+        spec: { image: 'nginx:1.27' },
+        placement: { clusters: ['west'] },
+      });
+      const summary = await h.reconciler.runOnce();
+      expect(summary.placed.map(p => [p.entityRef, p.cluster]).sort()).toEqual([
+        [`component:default/explicit-${tag}`, 'west'],
+        [`component:default/named-${tag}`, 'east'], // 'nowhere' is no cluster: ignored
+      ]);
+      for (const app of [byAnnotation, explicit]) {
+        const [d] = await h.store.listDeployments({ applicationId: app.id });
+        await settle(h.store, d.id);
       }
       expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
     });

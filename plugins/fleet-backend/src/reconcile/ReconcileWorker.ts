@@ -20,7 +20,12 @@ import type {
   ManifestApplier,
 } from '../deploy/ManifestApplier';
 import { diffObject } from './drift';
-import { parseLabelSelector, placementTargets } from './placement';
+import {
+  parseClusterNames,
+  parseLabelSelector,
+  placementTargets,
+  type AnnotatedPlacement,
+} from './placement';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
 const ACTOR = 'fleet-reconcile';
@@ -55,8 +60,13 @@ export interface ReconcileWorkerOptions {
   scheduler?: SchedulerService;
   deploy: Pick<FleetConfig['deploy'], 'namespace'>;
   reconcile: FleetConfig['reconcile'];
-  /** The entity's cnp.io/cluster-selector annotation, if the catalog knows the entity. */
-  clusterSelectorOf?: (entityRef: string) => Promise<string | undefined>;
+  /**
+   * The entity's placement annotations, if the catalog knows it: `cnp.io/clusters` (names,
+   * comma-separated) and `cnp.io/cluster-selector` (e.g. `env=prod`).
+   */
+  placementAnnotationsOf?: (
+    entityRef: string,
+  ) => Promise<{ clusters?: string; clusterSelector?: string }>;
 }
 
 /**
@@ -157,25 +167,29 @@ export class ReconcileWorker {
     clusters: Cluster[],
     summary: ReconcileSummary,
   ) {
-    const { store, deployments, clusterSelectorOf, logger } = this.options;
+    const { store, deployments, placementAnnotationsOf, logger } = this.options;
     for (const application of applications) {
-      let annotationSelector: Record<string, string> | undefined;
-      if (!application.placement.clusterSelector && clusterSelectorOf) {
+      const { placement } = application;
+      let annotated: AnnotatedPlacement = {};
+      const placementIsExplicit =
+        (placement.clusters?.length ?? 0) > 0 &&
+        Object.keys(placement.clusterSelector ?? {}).length > 0;
+      if (!placementIsExplicit && placementAnnotationsOf) {
         try {
-          annotationSelector = parseLabelSelector(
-            await clusterSelectorOf(application.entityRef),
+          const annotations = await placementAnnotationsOf(
+            application.entityRef,
           );
+          annotated = {
+            clusters: parseClusterNames(annotations.clusters),
+            clusterSelector: parseLabelSelector(annotations.clusterSelector),
+          };
         } catch (error) {
           logger.debug(
             `No catalog annotations for ${application.entityRef}: ${error}`,
           );
         }
       }
-      const targets = placementTargets(
-        application.placement,
-        annotationSelector,
-        clusters,
-      );
+      const targets = placementTargets(placement, annotated, clusters);
       if (targets.length === 0) continue;
       const existing = new Set(
         (await store.listDeployments({ applicationId: application.id })).map(

@@ -31,21 +31,44 @@ export function matchesSelector(
   );
 }
 
+/** The placement a component's annotations give (`cnp.io/clusters`, `cnp.io/cluster-selector`). */
+export interface AnnotatedPlacement {
+  clusters?: string[];
+  clusterSelector?: Record<string, string>;
+}
+
+/** The names of a `cnp.io/clusters` annotation: comma-separated, blanks dropped. */
+export function parseClusterNames(
+  text: string | undefined,
+): string[] | undefined {
+  const names = (text ?? '')
+    .split(',')
+    .map(name => name.trim())
+    .filter(Boolean);
+  return names.length > 0 ? names : undefined;
+}
+
 /**
- * The clusters an application should run on: those its placement names, and those whose labels
- * match its selector (from the placement, else from the entity's cnp.io/cluster-selector).
+ * The clusters an application should run on: those its placement names (else those its
+ * component's cnp.io/clusters names), and those whose labels match its selector (from the
+ * placement, else from the component's cnp.io/cluster-selector). Names of clusters Fleet does not
+ * know are ignored.
  */
 export function placementTargets(
   placement: ApplicationPlacement | undefined,
-  annotationSelector: Record<string, string> | undefined,
+  annotated: AnnotatedPlacement,
   clusters: Cluster[],
 ): string[] {
-  const named = new Set(placement?.clusters ?? []);
+  const named = new Set(
+    placement?.clusters && placement.clusters.length > 0
+      ? placement.clusters
+      : annotated.clusters ?? [],
+  );
   const selector =
     placement?.clusterSelector &&
     Object.keys(placement.clusterSelector).length > 0
       ? placement.clusterSelector
-      : annotationSelector;
+      : annotated.clusterSelector;
   return clusters
     .filter(
       c =>

@@ -205,6 +205,20 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
     );
   };
 
+  /** The table once there is an answer; meanwhile the spinner or the error, inside the card. */
+  const clustersCardContent = () => {
+    if (value) {
+      return renderClusters(
+        // With a status filter, the count is out of the whole fleet.
+        filter === 'ALL'
+          ? clusters.length
+          : Math.max(value.summary.clusters.total, clusters.length),
+      );
+    }
+    if (error) return <ResponseErrorPanel error={error} />;
+    return loading ? <Progress /> : null;
+  };
+
   const runNow = async () => {
     setRunning(true);
     setRunMessage(undefined);
@@ -343,18 +357,7 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
                 </Box>
               }
             >
-              {value ? (
-                renderClusters(
-                  // With a status filter, the count is out of the whole fleet.
-                  filter === 'ALL'
-                    ? clusters.length
-                    : Math.max(value.summary.clusters.total, clusters.length),
-                )
-              ) : error ? (
-                <ResponseErrorPanel error={error} />
-              ) : (
-                loading && <Progress />
-              )}
+              {clustersCardContent()}
             </InfoCard>
           </Grid>
           {value && (

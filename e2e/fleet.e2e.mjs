@@ -110,13 +110,17 @@ async function simulatorDrift(cluster, name, image) {
   });
 }
 
-async function api(method, route) {
+async function api(method, route, body) {
   const token = fs
     .readFileSync(path.join(stateDir, 'dev-token'), 'utf8')
     .trim();
   const res = await fetch(`${BACKEND}/api/fleet${route}`, {
     method,
-    headers: { authorization: `Bearer ${token}` },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
   });
   if (!res.ok)
     throw new Error(
@@ -364,6 +368,30 @@ async function main() {
     .waitFor();
   log('fleet page: clusters table and recent events');
   await shot(page, 'fleet-page');
+
+  // The catalog's annotations, read by the backend with its own service credentials: payments'
+  // cnp.io/clusters (sim-1,sim-2) placed it on sim-1 too, and a deploy without an image takes
+  // the component's cnp.io/image.
+  await waitFor(
+    'payments placed on sim-1 by its cnp.io/clusters annotation',
+    async () =>
+      (
+        await api('GET', '/deployments?entityRef=component:default/payments')
+      ).items.some(d => d.cluster === 'sim-1'),
+    90_000,
+    2000,
+  );
+  log('payments placed on sim-1 by its cnp.io/clusters annotation');
+  const checkout = await api('POST', '/deployments', {
+    entityRef: 'component:default/checkout',
+    cluster: 'sim-1',
+  });
+  if (checkout.image !== 'nginx:1.27') {
+    throw new Error(
+      `a deploy without an image used ${checkout.image}, not checkout's cnp.io/image nginx:1.27`,
+    );
+  }
+  log('a deploy without an image took the cnp.io/image annotation: nginx:1.27');
 
   // Playwright reports a revalidated answer as the cached 200; the backend's log has the 304s.
   const conditional = cardPolls.filter(p => p.conditional).length;

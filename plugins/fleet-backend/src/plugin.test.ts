@@ -528,6 +528,51 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     expect(events.body.items[0]).toHaveProperty('message');
   });
 
+  it('gzips small JSON answers itself, with ETags and 304s that carry no Content-Encoding', async () => {
+    const { server } = await start();
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const plain = await request(server)
+      .get('/api/fleet/clusters')
+      .set('Accept-Encoding', 'identity')
+      .expect(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers['content-type']).toMatch(/^application\/json/);
+    expect(Number(plain.headers['content-length'])).toBeGreaterThan(1024);
+
+    const gzipped = await request(server)
+      .get('/api/fleet/clusters')
+      .set('Accept-Encoding', 'gzip, deflate, br')
+      .expect(200);
+    expect(gzipped.headers['content-encoding']).toBe('gzip');
+    expect(gzipped.headers.vary).toMatch(/Accept-Encoding/);
+    expect(gzipped.body).toEqual(plain.body); // supertest inflates it
+    expect(Number(gzipped.headers['content-length'])).toBeLessThan(
+      Number(plain.headers['content-length']),
+    );
+
+    const revalidated = await request(server)
+      .get('/api/fleet/clusters')
+      .set('Accept-Encoding', 'gzip')
+      .set('If-None-Match', gzipped.headers.etag)
+      .expect(304);
+    expect(revalidated.headers['content-encoding']).toBeUndefined();
+    await request(server)
+      .get('/api/fleet/clusters')
+      .set('Accept-Encoding', 'identity')
+      .set('If-None-Match', plain.headers.etag)
+      .expect(304);
+    // A change of the answer changes the ETag: no stale 304.
+    await request(server)
+      .patch('/api/fleet/clusters/east')
+      .send({ labels: { env: 'prod' } })
+      .expect(200);
+    await request(server)
+      .get('/api/fleet/clusters')
+      .set('Accept-Encoding', 'gzip')
+      .set('If-None-Match', gzipped.headers.etag)
+      .expect(200);
+  });
+
   it("takes a placement selector as a map or as text such as 'env=prod'", async () => {
     const { server } = await start();
     const text = await request(server)

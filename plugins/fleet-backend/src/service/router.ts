@@ -32,6 +32,7 @@ import {
   toApiEvent,
 } from './apiShapes';
 import { actorOf, requirePermission } from './requirePermission';
+import { sendJson } from './sendJson';
 import {
   applicationListQuerySchema,
   clusterListQuerySchema,
@@ -154,7 +155,7 @@ export async function createRouter(
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const clusters = await store.listClusters({ status: query.status });
-    res.json({ items: clusters.map(toApiCluster) });
+    sendJson(req, res, { items: clusters.map(toApiCluster) });
   });
 
   router.post('/clusters', async (req, res) => {
@@ -185,7 +186,7 @@ export async function createRouter(
   });
 
   router.get('/clusters/:name', async (req, res) => {
-    res.json(toApiCluster(await getClusterOr404(req.params.name)));
+    sendJson(req, res, toApiCluster(await getClusterOr404(req.params.name)));
   });
 
   router.patch('/clusters/:name', async (req, res) => {
@@ -258,7 +259,7 @@ export async function createRouter(
 
   router.get('/clusters/:name/events', async (req, res) => {
     const cluster = await getClusterOr404(req.params.name);
-    res.json({
+    sendJson(req, res, {
       items: (
         await store.listEvents({
           subjectKind: 'cluster',
@@ -280,7 +281,7 @@ export async function createRouter(
     res.json(summary);
   });
 
-  router.get('/summary', async (_req, res) => {
+  router.get('/summary', async (req, res) => {
     const counts = await store.getSummaryCounts();
     const massOutage = (await store.getState<MassOutageWarning>(
       MASS_OUTAGE_STATE_KEY,
@@ -303,12 +304,12 @@ export async function createRouter(
       massOutage,
       lastCycleAt: lastCycle?.finishedAt ?? null,
     };
-    res.json(summary);
+    sendJson(req, res, summary);
   });
 
   router.get('/events', async (req, res) => {
     const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
-    res.json({
+    sendJson(req, res, {
       items: (await store.listRecentEvents(limit ?? 50)).map(toApiEvent),
     });
   });
@@ -318,7 +319,7 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    res.json({
+    sendJson(req, res, {
       items: (await store.listApplications({ entityRef })).map(
         toApiApplication,
       ),
@@ -392,7 +393,7 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    res.json({
+    sendJson(req, res, {
       items: (
         await store.listDeployments({ entityRef, cluster: query.cluster })
       ).map(toApiDeployment),
@@ -423,7 +424,7 @@ export async function createRouter(
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const deployment = await store.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
-    res.json({
+    sendJson(req, res, {
       items: (
         await store.listEvents({ subjectKind: 'deployment', subject: id })
       ).map(toApiEvent),

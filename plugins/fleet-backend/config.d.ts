@@ -69,6 +69,14 @@ export interface Config {
        */
       retention?: HumanDuration | string;
     };
+    database?: {
+      /**
+       * Whether the entity card's read uses a named prepared statement on PostgreSQL (default
+       * true: parsed and planned once per connection, which more than halves its cost). Set it to
+       * false behind a PgBouncer older than 1.21 in transaction mode, which cannot keep them.
+       */
+      preparedStatements?: boolean;
+    };
     /** How the Fleet catalog module publishes clusters as catalog entities. */
     catalog?: {
       /** How often the clusters are read from Fleet (default every 30 s, after 10 s). */

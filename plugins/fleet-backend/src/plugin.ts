@@ -65,7 +65,10 @@ export const fleetPlugin = createBackendPlugin({
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
-        const store = await DatabaseFleetStore.create({ database });
+        const store = await DatabaseFleetStore.create({
+          database,
+          preparedStatements: fleetConfig.database.preparedStatements,
+        });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
         const clients = ClusterClients.create({ policy });
         const discovery = ClusterDiscovery.create({

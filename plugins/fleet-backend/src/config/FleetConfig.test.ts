@@ -25,6 +25,7 @@ describe('readFleetConfig', () => {
         pollIntervalMs: 2_000,
       },
       events: { retentionMs: 90 * 24 * 3600_000 },
+      database: { preparedStatements: true },
     });
   });
 

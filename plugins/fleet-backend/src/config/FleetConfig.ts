@@ -37,6 +37,10 @@ export interface FleetConfig {
     /** Events older than this are removed by the daily retention task. */
     retentionMs: number;
   };
+  database: {
+    /** Hot reads use named prepared statements on PostgreSQL (off for an old PgBouncer). */
+    preparedStatements: boolean;
+  };
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -222,6 +226,10 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       retentionMs: durationMsFromConfig(config, 'events.retention', {
         days: 90,
       }),
+    },
+    database: {
+      preparedStatements:
+        config.getOptionalBoolean('database.preparedStatements') ?? true,
     },
   };
 }

@@ -17,6 +17,59 @@ describe.each(databases.eachSupportedId())(
       return { knex, store };
     }
 
+    it("reads an entity's deployments with one named prepared statement on PostgreSQL, unless told not to", async () => {
+      const knex = await databases.init(databaseId);
+      const names: Array<string | undefined> = [];
+      knex.on('query', (query: { options?: { name?: string } }) =>
+        names.push(query.options?.name),
+      );
+      for (const preparedStatements of [true, false]) {
+        names.length = 0;
+        const store = await DatabaseFleetStore.create({
+          database: mockServices.database({
+            knex,
+            migrations: { skip: false },
+          }),
+          preparedStatements,
+        });
+        await store.insertCluster({
+          name: `c-${preparedStatements}`,
+          endpoint: 'https://127.0.0.1:6443',
+          kubeconfigRef: '/k/c.yaml',
+          source: 'manual',
+        });
+        const app = await store.insertApplication({
+          entityRef: `component:default/p-${preparedStatements}`,
+          name: `p-${preparedStatements}`,
+          spec: { image: 'x:1' },
+        });
+        await store.insertDeployment(
+          {
+            applicationId: app.id,
+            cluster: `c-${preparedStatements}`,
+            status: 'DEPLOYED',
+            image: 'x:1',
+          },
+          'test',
+        );
+        names.length = 0;
+        // Different entities, one statement text: the values vary, the statement is reused.
+        for (const ref of [app.entityRef, 'component:default/none']) {
+          await store.listDeployments({ entityRef: ref });
+        }
+        expect(
+          (await store.listDeployments({ entityRef: app.entityRef })).map(
+            d => d.cluster,
+          ),
+        ).toEqual([`c-${preparedStatements}`]);
+        const expected =
+          preparedStatements && databaseId === 'POSTGRES_15'
+            ? 'fleet_deployments_of_entity'
+            : undefined;
+        expect(names).toEqual([expected, expected, expected]);
+      }
+    });
+
     it('inserts clusters as UNKNOWN with an event and refuses a duplicate name with a ConflictError', async () => {
       const { store } = await createStore();
       const cluster = await store.insertCluster({

@@ -261,16 +261,21 @@ async function moveDeployments(
 
 /** The knex implementation of {@link FleetStore}, on SQLite and PostgreSQL. */
 export class DatabaseFleetStore implements FleetStore {
-  private constructor(private readonly db: Knex) {}
+  private constructor(
+    private readonly db: Knex,
+    private readonly preparedStatements = true,
+  ) {}
 
   static async create(options: {
     database: DatabaseService;
+    /** Named prepared statements for hot reads on PostgreSQL (default true). */
+    preparedStatements?: boolean;
   }): Promise<DatabaseFleetStore> {
     const client = await options.database.getClient();
     if (!options.database.migrations?.skip) {
       await client.migrate.latest({ directory: migrationsDir });
     }
-    return new DatabaseFleetStore(client);
+    return new DatabaseFleetStore(client, options.preparedStatements ?? true);
   }
 
   /** For tests and tools that already hold a migrated knex. */
@@ -844,6 +849,17 @@ export class DatabaseFleetStore implements FleetStore {
     if (filter?.cluster) query.where('d.cluster', filter.cluster);
     if (filter?.applicationId)
       query.where('d.application_id', filter.applicationId);
+    if (
+      this.preparedStatements &&
+      this.db.client.dialect === 'postgresql' &&
+      filter?.entityRef &&
+      !filter.cluster &&
+      !filter.applicationId
+    ) {
+      // Every entity card polls this one: a named prepared statement is parsed (and, after a few
+      // runs, planned) once per connection instead of at every poll. Its text never changes.
+      query.options({ name: 'fleet_deployments_of_entity' });
+    }
     return (await query).map(toDeployment);
   }
 

@@ -7,8 +7,9 @@ import {
   setHeaderOptions,
   type V1Deployment,
   type V1PodDisruptionBudget,
+  type ConfigurationOptions,
+  type KubeConfig,
   type V1Service,
-  type V2HorizontalPodAutoscalerList,
 } from '@kubernetes/client-node';
 import type {
   ClusterAccess,
@@ -154,10 +155,8 @@ export class ManifestApplier {
             cluster,
             namespace,
             options.autoscalers,
-            () =>
-              kc
-                .makeApiClient(AutoscalingV2Api)
-                .listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+            kc,
+            opts,
           ).then(
             names => names.has(name),
             () => false, // no right to list HPAs: nothing says one owns the count
@@ -315,10 +314,8 @@ export class ManifestApplier {
             cluster,
             namespace,
             options.autoscalers,
-            () =>
-              kc
-                .makeApiClient(AutoscalingV2Api)
-                .listNamespacedHorizontalPodAutoscaler({ namespace }, opts()),
+            kc,
+            opts,
           ),
         ]);
       const autoscaled = hpas.has(name);
@@ -342,11 +339,16 @@ export class ManifestApplier {
     cluster: ClusterAccess,
     namespace: string,
     cache: AutoscalerCache | undefined,
-    list: () => Promise<V2HorizontalPodAutoscalerList>,
+    kc: KubeConfig,
+    opts: () => ConfigurationOptions,
   ): Promise<Set<string>> {
     const read = async () =>
       new Set(
-        (await list()).items
+        (
+          await kc
+            .makeApiClient(AutoscalingV2Api)
+            .listNamespacedHorizontalPodAutoscaler({ namespace }, opts())
+        ).items
           .filter(hpa => hpa.spec?.scaleTargetRef?.kind === 'Deployment')
           .map(hpa => hpa.spec!.scaleTargetRef.name),
       );

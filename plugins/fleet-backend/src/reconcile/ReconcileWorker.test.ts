@@ -117,6 +117,29 @@ describe.each(databases.eachSupportedId())(
       return { deployment: d, app, name: app.name };
     }
 
+    /** An HPA on `cluster` that targets the Deployment `name`: it owns the replica count. */
+    const createHpa = async (cluster: string, name: string) => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath(cluster));
+      await kc
+        .makeApiClient(AutoscalingV2Api)
+        .createNamespacedHorizontalPodAutoscaler({
+          namespace,
+          body: {
+            metadata: { name },
+            spec: {
+              scaleTargetRef: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name,
+              },
+              minReplicas: 1,
+              maxReplicas: 10,
+            },
+          },
+        });
+    };
+
     const imagePath = '/spec/template/spec/containers/0/image';
     /** `kubectl set image` behind Fleet's back: the same containers, another image. */
     const setImage = (cluster: string, name: string, image: string) => {
@@ -276,25 +299,7 @@ describe.each(databases.eachSupportedId())(
       const h = await setup();
       const scaled = await deployed(h, 'scaled', 'east', { selfHeal: true });
       const plain = await deployed(h, 'plain', 'east', { selfHeal: false });
-      const kc = new KubeConfig();
-      kc.loadFromFile(sim.kubeconfigPath('east'));
-      await kc
-        .makeApiClient(AutoscalingV2Api)
-        .createNamespacedHorizontalPodAutoscaler({
-          namespace,
-          body: {
-            metadata: { name: scaled.name },
-            spec: {
-              scaleTargetRef: {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                name: scaled.name,
-              },
-              minReplicas: 1,
-              maxReplicas: 10,
-            },
-          },
-        });
+      await createHpa('east', scaled.name);
       for (const { name } of [scaled, plain])
         sim.drift('east', {
           kind: 'Deployment',
@@ -336,25 +341,7 @@ describe.each(databases.eachSupportedId())(
     it('re-applies an autoscaled Deployment (self-heal, then a new deploy) without resetting its replicas', async () => {
       const h = await setup();
       const scaled = await deployed(h, 'hpa-heal', 'east', { selfHeal: true });
-      const kc = new KubeConfig();
-      kc.loadFromFile(sim.kubeconfigPath('east'));
-      await kc
-        .makeApiClient(AutoscalingV2Api)
-        .createNamespacedHorizontalPodAutoscaler({
-          namespace,
-          body: {
-            metadata: { name: scaled.name },
-            spec: {
-              scaleTargetRef: {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                name: scaled.name,
-              },
-              minReplicas: 1,
-              maxReplicas: 10,
-            },
-          },
-        });
+      await createHpa('east', scaled.name);
       const live = () =>
         sim
           .objects('east')

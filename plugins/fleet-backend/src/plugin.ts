@@ -2,12 +2,7 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import {
-  FLEET_ANNOTATION_CLUSTER_SELECTOR,
-  FLEET_ANNOTATION_CLUSTERS,
-  FLEET_ANNOTATION_IMAGE,
-  fleetPermissions,
-} from '@cnp/plugin-fleet-common';
+import { fleetPermissions } from '@cnp/plugin-fleet-common';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
@@ -108,9 +103,7 @@ export const fleetPlugin = createBackendPlugin({
           applier,
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
-          defaultImageOf: async entityRef =>
-            (await annotationsOf(entityRef))[FLEET_ANNOTATION_IMAGE]?.trim() ||
-            undefined,
+          annotationsOf,
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -130,13 +123,7 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           deploy: fleetConfig.deploy,
           reconcile: fleetConfig.reconcile,
-          placementAnnotationsOf: async entityRef => {
-            const annotations = await annotationsOf(entityRef);
-            return {
-              clusters: annotations[FLEET_ANNOTATION_CLUSTERS],
-              clusterSelector: annotations[FLEET_ANNOTATION_CLUSTER_SELECTOR],
-            };
-          },
+          annotationsOf,
         });
         await reconciler.start();
 

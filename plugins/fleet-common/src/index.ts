@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+export * from './annotations';
 export * from './constants';
 export * from './types';
 export * from './permissions';

@@ -10,6 +10,7 @@ import {
   type ApplicationSpec,
   type Deployment,
 } from '@cnp/plugin-fleet-common';
+import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import type { FleetConfig } from '../config/FleetConfig';
 import type { FleetStore } from '../database/FleetStore';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
@@ -47,10 +48,10 @@ export interface DeploymentServiceOptions {
     pollIntervalMs?: number;
   };
   /**
-   * The entity's default image (its `cnp.io/image` annotation), used when a deploy names no image
-   * and the application has none yet.
+   * The entity's annotations: its `cnp.io/image` is the image of a deploy that names none, for an
+   * application that has none yet.
    */
-  defaultImageOf?: (entityRef: string) => Promise<string | undefined>;
+  annotationsOf?: EntityAnnotationReader;
 }
 
 const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
@@ -194,8 +195,9 @@ export class DeploymentService {
 
   /** The entity's `cnp.io/image`, checked like an image given in a request. */
   private async annotatedImage(entityRef: string): Promise<string | undefined> {
-    const image = await this.options.defaultImageOf?.(entityRef);
-    if (image === undefined) return undefined;
+    const annotations = await this.options.annotationsOf?.(entityRef);
+    const image = annotations?.[FLEET_ANNOTATION_IMAGE]?.trim();
+    if (!image) return undefined;
     const problem = imageReferenceProblem(image);
     if (problem) {
       throw new InputError(

@@ -23,10 +23,8 @@ export class ClusterDiscovery {
   }
 
   /** What the sources name now, the clusters discovered before keeping their names. */
-  async discover(
-    origins?: ClusterOrigin[],
-  ): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
-    const stored = origins ?? (await this.store.listClusterOrigins());
+  async discover(): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
+    const stored = await this.store.listClusterOrigins();
     const result = await discoverKubeconfigClusters(
       this.sources,
       stored.filter(c => c.source === 'discovered'),

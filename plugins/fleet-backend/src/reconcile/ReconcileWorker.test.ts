@@ -39,9 +39,7 @@ describe.each(databases.eachSupportedId())(
 
     async function setup(
       options: {
-        placementAnnotationsOf?: (
-          ref: string,
-        ) => Promise<{ clusters?: string; clusterSelector?: string }>;
+        annotationsOf?: (ref: string) => Promise<Record<string, string>>;
         concurrency?: number;
         wrapRead?: (
           read: ManifestApplier['readLive'],
@@ -83,7 +81,7 @@ describe.each(databases.eachSupportedId())(
           intervalMs: 60_000,
           concurrency: options.concurrency ?? 8,
         },
-        placementAnnotationsOf: options.placementAnnotationsOf,
+        annotationsOf: options.annotationsOf,
       });
       return { ...harness, deployments, reconciler };
     }
@@ -444,10 +442,13 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('places an application on a cluster that starts matching its selector, with no request', async () => {
-      const annotationsOf = jest.fn(async (ref: string) =>
-        ref.includes('annotated') ? { clusterSelector: 'tier=edge' } : {},
+      const annotationsOf = jest.fn(
+        async (ref: string): Promise<Record<string, string>> =>
+          ref.includes('annotated')
+            ? { 'cnp.io/cluster-selector': 'tier=edge' }
+            : {},
       );
-      const h = await setup({ placementAnnotationsOf: annotationsOf });
+      const h = await setup({ annotationsOf });
       const byPlacement = await h.deployments.registerApplication({
         entityRef: `component:default/placed-${tag}`,
         spec: { image: 'nginx:1.27' },
@@ -482,9 +483,9 @@ describe.each(databases.eachSupportedId())(
 
     it("places an application on the clusters its component's cnp.io/clusters names, unless its placement names others", async () => {
       const annotationsOf = jest.fn(async () => ({
-        clusters: ' east, nowhere ,,',
+        'cnp.io/clusters': ' east, nowhere ,,',
       }));
-      const h = await setup({ placementAnnotationsOf: annotationsOf });
+      const h = await setup({ annotationsOf });
       const byAnnotation = await h.deployments.registerApplication({
         entityRef: `component:default/named-${tag}`,
         spec: { image: 'nginx:1.27' },

@@ -1,7 +1,9 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
 import { ForwardedError } from '@backstage/errors';
 import {
+  annotatedClusters,
   DeploymentReasons,
+  FLEET_ANNOTATION_CLUSTER_SELECTOR,
   type Application,
   type Cluster,
   type Deployment,
@@ -20,8 +22,8 @@ import type {
   ManifestApplier,
 } from '../deploy/ManifestApplier';
 import { diffObject } from './drift';
+import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import {
-  parseClusterNames,
   parseLabelSelector,
   placementTargets,
   type AnnotatedPlacement,
@@ -61,12 +63,10 @@ export interface ReconcileWorkerOptions {
   deploy: Pick<FleetConfig['deploy'], 'namespace'>;
   reconcile: FleetConfig['reconcile'];
   /**
-   * The entity's placement annotations, if the catalog knows it: `cnp.io/clusters` (names,
-   * comma-separated) and `cnp.io/cluster-selector` (e.g. `env=prod`).
+   * The entity's annotations, if the catalog knows it: `cnp.io/clusters` (names, comma-separated)
+   * and `cnp.io/cluster-selector` (e.g. `env=prod`) place it.
    */
-  placementAnnotationsOf?: (
-    entityRef: string,
-  ) => Promise<{ clusters?: string; clusterSelector?: string }>;
+  annotationsOf?: EntityAnnotationReader;
 }
 
 /**
@@ -167,21 +167,21 @@ export class ReconcileWorker {
     clusters: Cluster[],
     summary: ReconcileSummary,
   ) {
-    const { store, deployments, placementAnnotationsOf, logger } = this.options;
+    const { store, deployments, annotationsOf, logger } = this.options;
     for (const application of applications) {
       const { placement } = application;
       let annotated: AnnotatedPlacement = {};
       const placementIsExplicit =
         (placement.clusters?.length ?? 0) > 0 &&
         Object.keys(placement.clusterSelector ?? {}).length > 0;
-      if (!placementIsExplicit && placementAnnotationsOf) {
+      if (!placementIsExplicit && annotationsOf) {
         try {
-          const annotations = await placementAnnotationsOf(
-            application.entityRef,
-          );
+          const annotations = await annotationsOf(application.entityRef);
           annotated = {
-            clusters: parseClusterNames(annotations.clusters),
-            clusterSelector: parseLabelSelector(annotations.clusterSelector),
+            clusters: annotatedClusters(annotations),
+            clusterSelector: parseLabelSelector(
+              annotations[FLEET_ANNOTATION_CLUSTER_SELECTOR],
+            ),
           };
         } catch (error) {
           logger.debug(

@@ -37,17 +37,6 @@ export interface AnnotatedPlacement {
   clusterSelector?: Record<string, string>;
 }
 
-/** The names of a `cnp.io/clusters` annotation: comma-separated, blanks dropped. */
-export function parseClusterNames(
-  text: string | undefined,
-): string[] | undefined {
-  const names = (text ?? '')
-    .split(',')
-    .map(name => name.trim())
-    .filter(Boolean);
-  return names.length > 0 ? names : undefined;
-}
-
 /**
  * The clusters an application should run on: those its placement names (else those its
  * component's cnp.io/clusters names), and those whose labels match its selector (from the

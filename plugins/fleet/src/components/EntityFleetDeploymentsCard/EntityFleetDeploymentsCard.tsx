@@ -7,7 +7,7 @@ import {
 import { useApi } from '@backstage/core-plugin-api';
 import { useEntity } from '@backstage/plugin-catalog-react';
 import {
-  FLEET_ANNOTATION_CLUSTERS,
+  annotatedClusters,
   FLEET_ANNOTATION_IMAGE,
   type Cluster,
   type Deployment,
@@ -32,15 +32,8 @@ import {
   SyncStatusChip,
 } from '../StatusChip';
 
-/** The clusters named by the entity's cnp.io/clusters annotation. */
-export function annotatedClusters(
-  annotations: Record<string, string> | undefined,
-): string[] {
-  return (annotations?.[FLEET_ANNOTATION_CLUSTERS] ?? '')
-    .split(',')
-    .map(s => s.trim())
-    .filter(Boolean);
-}
+/** The clusters named by the entity's cnp.io/clusters annotation (the common reading). */
+export { annotatedClusters };
 
 function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   const known = new Map(props.clusters.map(c => [c.name, c]));

@@ -35,6 +35,17 @@ export function cluster(
   };
 }
 
+/** cluster-01 … cluster-NN, every third OFFLINE, env=prod on the even ones. */
+export function manyClusters(n: number): Cluster[] {
+  return Array.from({ length: n }, (_, i) => {
+    const name = `cluster-${String(i + 1).padStart(2, '0')}`;
+    const status: Cluster['status'] = (i + 1) % 3 === 0 ? 'OFFLINE' : 'ONLINE';
+    return cluster(name, status, {
+      labels: (i + 1) % 2 === 0 ? { env: 'prod' } : { env: 'dev' },
+    });
+  });
+}
+
 export function deployment(
   clusterName: string,
   status: Deployment['status'],

@@ -3,19 +3,13 @@ import type { Cluster, ClusterStatus } from '@cnp/plugin-fleet-common';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { fleetApiRef } from '../../api';
-import { cluster, mockFleetApi, summary } from '../../testUtils/fixtures';
+import {
+  cluster,
+  manyClusters,
+  mockFleetApi,
+  summary,
+} from '../../testUtils/fixtures';
 import { FleetPage } from './FleetPage';
-
-/** cluster-01 … cluster-NN, every third OFFLINE, env=prod on the even ones. */
-function manyClusters(n: number): Cluster[] {
-  return Array.from({ length: n }, (_, i) => {
-    const name = `cluster-${String(i + 1).padStart(2, '0')}`;
-    const status: ClusterStatus = (i + 1) % 3 === 0 ? 'OFFLINE' : 'ONLINE';
-    return cluster(name, status, {
-      labels: (i + 1) % 2 === 0 ? { env: 'prod' } : { env: 'dev' },
-    });
-  });
-}
 
 /** A FleetApi over `all`, filtering by status as the backend does. */
 function fleetOf(all: Cluster[]) {

@@ -1,0 +1,15 @@
+import { InfoCard } from '@backstage/core-components';
+import type { FleetEvent } from '@cnp/plugin-fleet-common';
+import Grid from '@material-ui/core/Grid';
+import { EventList } from '../EventList';
+
+/** The fleet page's latest status changes, each naming its subject, as an item of its grid. */
+export function FleetEventsCard(props: { events: FleetEvent[] }) {
+  return (
+    <Grid item xs={12}>
+      <InfoCard title="Recent events">
+        <EventList events={props.events} showSubject />
+      </InfoCard>
+    </Grid>
+  );
+}

@@ -1,0 +1,33 @@
+import { renderInTestApp } from '@backstage/test-utils';
+import { screen, within } from '@testing-library/react';
+import { summary } from '../../testUtils/fixtures';
+import { FleetSummaryCard } from './FleetSummaryCard';
+
+describe('FleetSummaryCard', () => {
+  it('counts clusters by status, and deployments by status and sync status', async () => {
+    await renderInTestApp(
+      <FleetSummaryCard
+        summary={{
+          ...summary,
+          clusters: { total: 9, ONLINE: 5, OFFLINE: 3, UNKNOWN: 1 },
+        }}
+      />,
+    );
+    const clusters = screen.getByLabelText('Cluster counts');
+    for (const [status, count] of [
+      ['ONLINE', '5'],
+      ['OFFLINE', '3'],
+      ['UNKNOWN', '1'],
+    ]) {
+      expect(
+        within(clusters).getByLabelText(`Cluster status: ${status}`)
+          .parentElement,
+      ).toHaveTextContent(`${status}${count}`);
+    }
+    expect(screen.getByLabelText('Deployment counts')).toHaveTextContent(
+      '1 in all · PENDING 0 · PROGRESSING 0 · DEPLOYED 1 · DEGRADED 0 · FAILED 0' +
+        'SYNCED 1 · OUT OF SYNC 0 · UNKNOWN 0',
+    );
+    expect(screen.queryByText(/Mass outage suspected/)).not.toBeInTheDocument();
+  });
+});

@@ -7,10 +7,6 @@
  */
 
 import { createBackend } from '@backstage/backend-defaults';
-import {
-  catalogModuleFleetClusters,
-  scaffolderModuleFleetActions,
-} from '@cnp/plugin-fleet-backend';
 import { permissionModuleFleetPolicy } from './permissions/FleetPermissionPolicy';
 
 const backend = createBackend();
@@ -65,8 +61,8 @@ backend.add(import('@backstage/plugin-signals-backend'));
 // fleet: cluster discovery, health and deployments across Kubernetes clusters
 backend.add(import('@cnp/plugin-fleet-backend'));
 // clusters as catalog entities (Resource, type kubernetes-cluster) and Fleet's catalog rule
-backend.add(catalogModuleFleetClusters);
+backend.add(import('@cnp/plugin-catalog-backend-module-fleet'));
 // scaffolder actions fleet:application:register and fleet:deploy
-backend.add(scaffolderModuleFleetActions);
+backend.add(import('@cnp/plugin-scaffolder-backend-module-fleet'));
 
 backend.start();

@@ -19,7 +19,7 @@ import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 import {
   createFleetDeploymentConditionalDecision,
   fleetDeploymentConditions,
-} from '@cnp/plugin-fleet-backend';
+} from '@cnp/plugin-catalog-backend-module-fleet';
 import {
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,

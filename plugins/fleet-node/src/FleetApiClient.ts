@@ -1,6 +1,5 @@
-import {
+import type {
   AuthService,
-  BackstageCredentials,
   DiscoveryService,
 } from '@backstage/backend-plugin-api';
 import {
@@ -13,39 +12,17 @@ import {
 } from '@backstage/errors';
 import type {
   Application,
-  ApplicationOrigin,
-  ApplicationPlacement,
-  ApplicationSpec,
   Cluster,
   ClusterStatus,
   Deployment,
   ListResponse,
 } from '@cnp/plugin-fleet-common';
-
-/** @public */
-export interface FleetApiRequestOptions {
-  /**
-   * Whose call this is: a user's credentials (e.g. a scaffolder task's initiator) so that Fleet's
-   * permission checks apply to that user; by default the calling plugin's own service credentials.
-   */
-  credentials?: BackstageCredentials;
-}
-
-/** @public */
-export interface FleetRegisterApplicationRequest {
-  entityRef: string;
-  origin?: ApplicationOrigin;
-  spec: ApplicationSpec;
-  placement?: ApplicationPlacement;
-}
-
-/** @public */
-export interface FleetDeployRequest {
-  entityRef: string;
-  cluster: string;
-  image?: string;
-  replicas?: number;
-}
+import type {
+  FleetApiRequestOptions,
+  FleetDeployRequest,
+  FleetRegisterApplicationRequest,
+  FleetService,
+} from './FleetService';
 
 /**
  * A typed client of the Fleet HTTP API (`/api/fleet`) for other backend plugins and modules. It
@@ -59,7 +36,7 @@ export interface FleetDeployRequest {
  *
  * @public
  */
-export class FleetApiClient {
+export class FleetApiClient implements FleetService {
   private constructor(
     private readonly discovery: DiscoveryService,
     private readonly auth: AuthService,

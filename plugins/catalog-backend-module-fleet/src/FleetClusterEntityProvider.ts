@@ -23,7 +23,7 @@ import {
   FLEET_CLUSTER_RESOURCE_TYPE,
   type Cluster,
 } from '@cnp/plugin-fleet-common';
-import type { FleetApiClient } from '../client/FleetApiClient';
+import type { FleetService } from '@cnp/plugin-fleet-node';
 
 /** Annotations Fleet puts on the cluster entities it publishes. @public */
 export const FLEET_CLUSTER_ANNOTATIONS = {
@@ -44,7 +44,7 @@ const DEFAULT_SCHEDULE: SchedulerServiceTaskScheduleDefinition = {
   initialDelay: { seconds: 10 },
 };
 
-/** How cluster entities look: namespace and owner. */
+/** How cluster entities look: namespace and owner. @public */
 export interface ClusterEntityOptions {
   namespace: string;
   owner: string;
@@ -126,7 +126,7 @@ export class FleetClusterEntityProvider implements EntityProvider {
   private connection?: EntityProviderConnection;
 
   private constructor(
-    private readonly client: Pick<FleetApiClient, 'listClusters'>,
+    private readonly client: Pick<FleetService, 'listClusters'>,
     private readonly logger: LoggerService,
     private readonly scheduler: SchedulerService,
     private readonly schedule: SchedulerServiceTaskScheduleDefinition,
@@ -136,7 +136,7 @@ export class FleetClusterEntityProvider implements EntityProvider {
   static fromConfig(
     config: Config,
     deps: {
-      client: Pick<FleetApiClient, 'listClusters'>;
+      client: Pick<FleetService, 'listClusters'>;
       logger: LoggerService;
       scheduler: SchedulerService;
     },

@@ -1,9 +1,6 @@
-import {
-  coreServices,
-  createBackendModule,
-} from '@backstage/backend-plugin-api';
+import { createBackendModule } from '@backstage/backend-plugin-api';
 import { scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-node';
-import { FleetApiClient } from '../client/FleetApiClient';
+import { fleetServiceRef } from '@cnp/plugin-fleet-node';
 import { createFleetDeployAction } from './createFleetDeployAction';
 import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
 
@@ -20,14 +17,12 @@ export const scaffolderModuleFleetActions = createBackendModule({
     reg.registerInit({
       deps: {
         scaffolder: scaffolderActionsExtensionPoint,
-        discovery: coreServices.discovery,
-        auth: coreServices.auth,
+        fleet: fleetServiceRef,
       },
-      async init({ scaffolder, discovery, auth }) {
-        const client = FleetApiClient.create({ discovery, auth });
+      async init({ scaffolder, fleet }) {
         scaffolder.addActions(
-          createFleetRegisterApplicationAction({ client }),
-          createFleetDeployAction({ client }),
+          createFleetRegisterApplicationAction({ client: fleet }),
+          createFleetDeployAction({ client: fleet }),
         );
       },
     });

@@ -3,9 +3,9 @@ import {
   createBackendModule,
 } from '@backstage/backend-plugin-api';
 import { catalogProcessingExtensionPoint } from '@backstage/plugin-catalog-node';
-import { FleetApiClient } from '../client/FleetApiClient';
-import { isFleetDeployable } from '../permissions/rules';
+import { fleetServiceRef } from '@cnp/plugin-fleet-node';
 import { FleetClusterEntityProvider } from './FleetClusterEntityProvider';
+import { isFleetDeployable } from './permissions/rules';
 
 /**
  * Catalog module: publishes every Fleet cluster as a `Resource` entity of type
@@ -24,8 +24,7 @@ export const catalogModuleFleetClusters = createBackendModule({
         config: coreServices.rootConfig,
         logger: coreServices.logger,
         scheduler: coreServices.scheduler,
-        discovery: coreServices.discovery,
-        auth: coreServices.auth,
+        fleet: fleetServiceRef,
         permissionsRegistry: coreServices.permissionsRegistry,
       },
       async init({
@@ -33,15 +32,13 @@ export const catalogModuleFleetClusters = createBackendModule({
         config,
         logger,
         scheduler,
-        discovery,
-        auth,
+        fleet,
         permissionsRegistry,
       }) {
         permissionsRegistry.addPermissionRules([isFleetDeployable]);
-        const client = FleetApiClient.create({ discovery, auth });
         catalog.addEntityProvider(
           FleetClusterEntityProvider.fromConfig(config, {
-            client,
+            client: fleet,
             logger,
             scheduler,
           }),

@@ -7,11 +7,14 @@ import {
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-node';
 import { createMockActionContext } from '@backstage/plugin-scaffolder-node-test-utils';
-import { KubeSimulator } from '@cnp/kube-simulator';
+import type { KubeSimulator } from '@cnp/kube-simulator';
+import {
+  createTestDatabases,
+  startFleetTestBackend,
+  startSimulator,
+} from '@cnp/fleet-harness';
+import { FleetApiClient } from '@cnp/plugin-fleet-node';
 import request from 'supertest';
-import { FleetApiClient } from '../client/FleetApiClient';
-import { createTestDatabases } from '../__testUtils__/databases';
-import { startFleetTestBackend } from '../__testUtils__/startFleetTestBackend';
 import { createFleetDeployAction } from './createFleetDeployAction';
 import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
 import { scaffolderModuleFleetActions } from './scaffolderModuleFleetActions';
@@ -30,7 +33,7 @@ const authorized: Array<{
 }> = [];
 
 beforeAll(async () => {
-  sim = await KubeSimulator.start({
+  sim = await startSimulator({
     clusters: ['alpha', 'bravo'],
     readyDelayMs: 50,
   });
@@ -71,10 +74,6 @@ beforeAll(async () => {
     auth: mockServices.auth({ pluginId: 'scaffolder' }),
   });
   await request(fleet.server).post('/api/fleet/health/run').expect(200);
-});
-
-afterAll(async () => {
-  await sim?.stop();
 });
 
 describe('fleet:application:register', () => {

@@ -1,5 +1,5 @@
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
-import type { FleetApiClient } from '../client/FleetApiClient';
+import type { FleetService } from '@cnp/plugin-fleet-node';
 
 /**
  * `fleet:application:register`: records a component as a Fleet application with origin
@@ -9,7 +9,7 @@ import type { FleetApiClient } from '../client/FleetApiClient';
  * @public
  */
 export function createFleetRegisterApplicationAction(options: {
-  client: Pick<FleetApiClient, 'registerApplication'>;
+  client: Pick<FleetService, 'registerApplication'>;
 }) {
   const { client } = options;
   return createTemplateAction({

@@ -1,6 +1,6 @@
 import type { Deployment } from '@cnp/plugin-fleet-common';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
-import type { FleetApiClient } from '../client/FleetApiClient';
+import type { FleetService } from '@cnp/plugin-fleet-node';
 
 const IN_PROGRESS = ['PENDING', 'PROGRESSING'];
 
@@ -14,7 +14,7 @@ const IN_PROGRESS = ['PENDING', 'PROGRESSING'];
  * @public
  */
 export function createFleetDeployAction(options: {
-  client: Pick<FleetApiClient, 'deploy' | 'listDeployments'>;
+  client: Pick<FleetService, 'deploy' | 'listDeployments'>;
   /** How often a rollout is checked (default 2 s). */
   pollIntervalMs?: number;
 }) {

@@ -11,10 +11,14 @@ import type { Entity } from '@backstage/catalog-model';
 import { ConfigReader } from '@backstage/config';
 import type { EntityProviderConnection } from '@backstage/plugin-catalog-node';
 import type { Cluster } from '@cnp/plugin-fleet-common';
-import { KubeSimulator } from '@cnp/kube-simulator';
+import type { KubeSimulator } from '@cnp/kube-simulator';
+import { startSimulator } from '@cnp/fleet-harness';
 import catalogPlugin from '@backstage/plugin-catalog-backend';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { fleetDeploymentCreatePermission } from '@cnp/plugin-fleet-common';
+// The test runs the module against the real fleet plugin, as an app's backend does.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import fleetPlugin from '@cnp/plugin-fleet-backend';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +26,7 @@ import request from 'supertest';
 import {
   createFleetDeploymentConditionalDecision,
   fleetDeploymentConditions,
-} from '../permissions/conditionExports';
-import { fleetPlugin } from '../plugin';
+} from './permissions/conditionExports';
 import { catalogModuleFleetClusters } from './catalogModuleFleetClusters';
 import {
   clusterToEntity,
@@ -219,7 +222,7 @@ describe('catalogModuleFleetClusters with the real catalog', () => {
   let sim: KubeSimulator;
   let entitiesFile: string;
   beforeAll(async () => {
-    sim = await KubeSimulator.start({ clusters: ['east', 'west'] });
+    sim = await startSimulator({ clusters: ['east', 'west'] });
     entitiesFile = path.join(
       await fs.mkdtemp(path.join(os.tmpdir(), 'fleet-catalog-')),
       'components.yaml',
@@ -235,7 +238,6 @@ describe('catalogModuleFleetClusters with the real catalog', () => {
     );
   });
   afterAll(async () => {
-    await sim?.stop();
     await fs.rm(path.dirname(entitiesFile), { recursive: true, force: true });
   });
 

@@ -1,0 +1,65 @@
+import type { BackendFeature } from '@backstage/backend-plugin-api';
+import {
+  mockServices,
+  startTestBackend,
+  TestBackend,
+} from '@backstage/backend-test-utils';
+// A test harness starts the real plugin: that is its job, not a mix of plugin code.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import fleetPlugin from '@cnp/plugin-fleet-backend';
+import { Knex } from 'knex';
+
+/**
+ * Starts a test backend with the real fleet plugin on `knex`, discovering `kubeconfigDir`, and
+ * whatever extra features (modules, mocked services) the test adds. The mock scheduler keeps the
+ * health task from running by itself: tests run cycles with `POST /health/run`.
+ */
+export async function startFleetTestBackend(options: {
+  knex: Knex;
+  kubeconfigDir: string;
+  allowedKubeconfigDirs?: string[];
+  features?: Array<BackendFeature>;
+  config?: Record<string, unknown>;
+}): Promise<{
+  backend: TestBackend;
+  server: TestBackend['server'];
+}> {
+  const backend = await startTestBackend({
+    features: [
+      fleetPlugin,
+      mockServices.database.factory({ knex: options.knex }),
+      mockServices.rootConfig.factory({
+        data: {
+          fleet: {
+            discovery: {
+              kubeconfigDir: options.kubeconfigDir,
+              allowedKubeconfigDirs: options.allowedKubeconfigDirs ?? [],
+            },
+            health: { probeTimeout: { seconds: 2 } },
+            deploy: { pollInterval: { milliseconds: 100 } },
+          },
+          ...options.config,
+        },
+      }),
+      ...(options.features ?? []),
+    ],
+  });
+  return { backend, server: backend.server };
+}
+
+/** Every row of every Fleet table, to prove that a refused request changed nothing. */
+export async function snapshotFleetTables(knex: Knex): Promise<string> {
+  const tables: Record<string, string> = {
+    fleet_clusters: 'name',
+    fleet_applications: 'id',
+    fleet_deployments: 'id',
+    fleet_events: 'id',
+    fleet_state: 'key',
+    fleet_locks: 'name',
+  };
+  const snapshot: Record<string, unknown[]> = {};
+  for (const [table, key] of Object.entries(tables)) {
+    snapshot[table] = await knex(table).select().orderBy(key);
+  }
+  return JSON.stringify(snapshot);
+}

@@ -1,0 +1,71 @@
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
+import type {
+  Application,
+  ApplicationOrigin,
+  ApplicationPlacement,
+  ApplicationSpec,
+  Cluster,
+  ClusterStatus,
+  Deployment,
+} from '@cnp/plugin-fleet-common';
+
+/** @public */
+export interface FleetApiRequestOptions {
+  /**
+   * Whose call this is: a user's credentials (e.g. a scaffolder task's initiator) so that Fleet's
+   * permission checks apply to that user; by default the calling plugin's own service credentials.
+   */
+  credentials?: BackstageCredentials;
+}
+
+/** @public */
+export interface FleetRegisterApplicationRequest {
+  entityRef: string;
+  origin?: ApplicationOrigin;
+  spec: ApplicationSpec;
+  placement?: ApplicationPlacement;
+}
+
+/** @public */
+export interface FleetDeployRequest {
+  entityRef: string;
+  cluster: string;
+  image?: string;
+  replicas?: number;
+}
+
+/**
+ * What other backend plugins and modules ask of Fleet, through its HTTP API: every call is
+ * authenticated and authorized by Fleet itself, as the calling plugin or, with
+ * `options.credentials`, as the user it acts for. Refusals are thrown as the `@backstage/errors`
+ * error of Fleet's status (`InputError`, `NotAllowedError`, `NotFoundError`, `ConflictError`...).
+ *
+ * Get it through {@link fleetServiceRef}.
+ *
+ * @public
+ */
+export interface FleetService {
+  /** The clusters Fleet tracks, optionally only those in one status. */
+  listClusters(
+    filter?: { status?: ClusterStatus },
+    options?: FleetApiRequestOptions,
+  ): Promise<Cluster[]>;
+
+  /** The deployments of an entity and/or on a cluster. */
+  listDeployments(
+    filter?: { entityRef?: string; cluster?: string },
+    options?: FleetApiRequestOptions,
+  ): Promise<Deployment[]>;
+
+  /** Records a catalog component as a Fleet application. */
+  registerApplication(
+    request: FleetRegisterApplicationRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Application>;
+
+  /** Starts a deployment of an entity to one cluster. */
+  deploy(
+    request: FleetDeployRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Deployment>;
+}

@@ -48,16 +48,25 @@ describe('FleetClient', () => {
   });
 
   it('gets one cluster and its events, encoding the name', async () => {
+    const paths: string[] = [];
     server.use(
-      http.get(`${base}/clusters/:name`, ({ params }) =>
-        HttpResponse.json(cluster(String(params.name), 'OFFLINE')),
-      ),
-      http.get(`${base}/clusters/:name/events`, () =>
-        HttpResponse.json({ items: [event] }),
-      ),
+      http.get(`${base}/clusters/:name`, ({ request, params }) => {
+        paths.push(new URL(request.url).pathname);
+        return HttpResponse.json(cluster(String(params.name), 'OFFLINE'));
+      }),
+      http.get(`${base}/clusters/:name/events`, ({ request }) => {
+        paths.push(new URL(request.url).pathname);
+        return HttpResponse.json({ items: [event] });
+      }),
     );
-    expect((await client.getCluster('sim-2')).status).toBe('OFFLINE');
-    expect(await client.listClusterEvents('sim-2')).toEqual([event]);
+    // A space, a slash, a hash and a question mark: each would change the URL if sent as is.
+    const name = 'team a/sim#2?x';
+    expect((await client.getCluster(name)).status).toBe('OFFLINE');
+    expect(await client.listClusterEvents(name)).toEqual([event]);
+    expect(paths).toEqual([
+      '/api/fleet/clusters/team%20a%2Fsim%232%3Fx',
+      '/api/fleet/clusters/team%20a%2Fsim%232%3Fx/events',
+    ]);
   });
 
   it('reads the summary, recent events and runs a health cycle', async () => {

@@ -3,6 +3,7 @@ import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { screen } from '@testing-library/react';
 import { fleetApiRef } from '../../api';
 import {
+  cluster,
   clusterEntity,
   deployment,
   mockFleetApi,
@@ -16,6 +17,12 @@ import {
 describe('EntityFleetClusterCard', () => {
   it('shows status, endpoint, failures, labels, applications and events', async () => {
     const api = mockFleetApi({
+      getCluster: jest.fn().mockResolvedValue(
+        cluster('sim-2', 'OFFLINE', {
+          labels: { env: 'prod' },
+          consecutiveFailures: 7,
+        }),
+      ),
       listDeployments: jest
         .fn()
         .mockResolvedValue([
@@ -36,6 +43,9 @@ describe('EntityFleetClusterCard', () => {
     expect(
       screen.getByText('https://127.0.0.1:6550/clusters/sim-2'),
     ).toBeInTheDocument();
+    expect(
+      screen.getByText('Consecutive failures').nextElementSibling,
+    ).toHaveTextContent(/^7$/);
     expect(screen.getByText('env=prod')).toBeInTheDocument();
     expect(
       screen.getByRole('list', { name: 'Applications on this cluster' }),

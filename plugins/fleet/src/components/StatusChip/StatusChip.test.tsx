@@ -1,4 +1,6 @@
 import { renderInTestApp } from '@backstage/test-utils';
+import { lightTheme } from '@backstage/theme';
+import { hexToRgb } from '@material-ui/core/styles';
 import { screen } from '@testing-library/react';
 import {
   ClusterStatusChip,
@@ -31,5 +33,39 @@ describe('status chips', () => {
     expect(
       screen.getByLabelText('Sync status: OUT OF SYNC'),
     ).toBeInTheDocument();
+  });
+
+  it('takes its colours from the theme, with black or white text, whichever reads better on them', async () => {
+    const { status, common } = lightTheme.palette;
+    await renderInTestApp(
+      <>
+        <ClusterStatusChip status="ONLINE" />
+        <ClusterStatusChip status="OFFLINE" />
+        <DeploymentStatusChip status="PROGRESSING" />
+      </>,
+    );
+    /** The colours the chip's own class sets (jsdom does not cascade them into computed styles). */
+    const colours = (label: string) => {
+      const chip = screen.getByLabelText(label);
+      const rules = Array.from(document.styleSheets).flatMap(sheet =>
+        Array.from(sheet.cssRules),
+      ) as CSSStyleRule[];
+      const own = rules.filter(
+        r =>
+          r.selectorText?.startsWith('.makeStyles-') &&
+          chip.classList.contains(r.selectorText.slice(1)),
+      );
+      expect(own).toHaveLength(1);
+      return [own[0].style.backgroundColor, own[0].style.color];
+    };
+    expect(colours('Cluster status: ONLINE')).toEqual(
+      [status.ok, common.black].map(hexToRgb),
+    );
+    expect(colours('Cluster status: OFFLINE')).toEqual(
+      [status.error, common.white].map(hexToRgb),
+    );
+    expect(colours('Deployment status: PROGRESSING')).toEqual(
+      [status.running, common.white].map(hexToRgb),
+    );
   });
 });

@@ -3,9 +3,10 @@ import type {
   DeploymentStatus,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
+import type { BackstagePaletteAdditions } from '@backstage/theme';
 import Chip from '@material-ui/core/Chip';
 import Tooltip from '@material-ui/core/Tooltip';
-import { makeStyles } from '@material-ui/core/styles';
+import { getContrastRatio, makeStyles } from '@material-ui/core/styles';
 import CheckCircleIcon from '@material-ui/icons/CheckCircle';
 import ErrorIcon from '@material-ui/icons/Error';
 import HelpIcon from '@material-ui/icons/Help';
@@ -17,13 +18,37 @@ import type { ReactElement } from 'react';
 
 type Tone = 'ok' | 'error' | 'warning' | 'neutral' | 'progress';
 
-const useStyles = makeStyles({
-  ok: { backgroundColor: '#1b5e20', color: '#fff' },
-  error: { backgroundColor: '#b71c1c', color: '#fff' },
-  warning: { backgroundColor: '#bf360c', color: '#fff' }, // 5.6:1 with white (WCAG AA)
-  neutral: { backgroundColor: '#616161', color: '#fff' },
-  progress: { backgroundColor: '#0d47a1', color: '#fff' },
-  icon: { color: 'inherit' },
+/** The theme's status colour of each tone (`aborted` is the theme's grey). */
+const toneColour: Record<Tone, keyof BackstagePaletteAdditions['status']> = {
+  ok: 'ok',
+  error: 'error',
+  warning: 'warning',
+  neutral: 'aborted',
+  progress: 'running',
+};
+
+const useStyles = makeStyles(theme => {
+  const { black, white } = theme.palette.common;
+  /** On the tone's colour, black or white text, whichever contrasts more: 4.5:1 at least (WCAG AA). */
+  const tone = (t: Tone) => {
+    const background = theme.palette.status[toneColour[t]];
+    return {
+      backgroundColor: background,
+      color:
+        getContrastRatio(background, white) >=
+        getContrastRatio(background, black)
+          ? white
+          : black,
+    };
+  };
+  return {
+    ok: tone('ok'),
+    error: tone('error'),
+    warning: tone('warning'),
+    neutral: tone('neutral'),
+    progress: tone('progress'),
+    icon: { color: 'inherit' },
+  };
 });
 
 function ToneChip(props: {
@@ -54,8 +79,8 @@ const clusterTone: Record<ClusterStatus, { tone: Tone; icon: ReactElement }> = {
 };
 
 /**
- * A cluster's status: green ONLINE, red OFFLINE, grey UNKNOWN, always with its text label and
- * an icon, never colour alone.
+ * A cluster's status in the theme's status colours: ok for ONLINE, error for OFFLINE, grey for
+ * UNKNOWN, always with its text label and an icon, never colour alone.
  *
  * @public
  */

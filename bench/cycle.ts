@@ -3,11 +3,18 @@
  * (bounded concurrency) against the sequential baseline (bench/lib/sequentialBaseline.ts), on
  * PostgreSQL, in the same run. Also counts the statements of each cycle.
  */
-import { createFleet, statementCounter, type ProbeFn } from './lib/fleet';
-import { createTempDatabase } from './lib/pg';
+import {
+  createFleet,
+  createTempDatabase,
+  loadAverage,
+  machineCpu,
+  median,
+  ms,
+  type ProbeFn,
+  startSimProcess,
+  statementCounter,
+} from '@cnp/fleet-harness';
 import { sequentialBaselineCycle } from './lib/sequentialBaseline';
-import { startSimProcess } from './lib/simProcess';
-import { loadAverage, machineCpu, median, ms } from './lib/stats';
 
 export interface CycleRun {
   totalMs: number;
@@ -133,7 +140,7 @@ export async function benchCycle(options: {
     // The probe round trip: one probe of a healthy cluster, warm client cache, nothing else
     // running; sampled before, between and after the measured cycles (median of the samples),
     // so that one busy moment of the machine does not set the bound.
-    const clusters = await first.store.listClusters();
+    const clusters = await first.stores.clusters.listClusters();
     // 10 % of the fleet will time out (evenly spread: every 10th cluster).
     const step = Math.round(1 / options.downFraction);
     const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
@@ -314,7 +321,7 @@ export async function benchCycle(options: {
           `sequential baseline run ${i + 1}/${options.baselineRuns}`,
           () =>
             sequentialBaselineCycle({
-              store: first.store,
+              clusters: first.stores.clusters,
               probe: timer.wrap(first.clients.probe.bind(first.clients)),
               health: first.health,
               discover: () =>

@@ -6,11 +6,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { createTempDatabase } from './lib/pg';
-import { startBackendProcess } from './lib/backendProcess';
-import { createFleet } from './lib/fleet';
-import { startSimProcess } from './lib/simProcess';
 import {
+  createFleet,
+  createTempDatabase,
   loadAverage,
   machineCpu,
   median,
@@ -18,7 +16,9 @@ import {
   percentile,
   processCpuSeconds,
   processMemory,
-} from './lib/stats';
+  startBackendProcess,
+  startSimProcess,
+} from '@cnp/fleet-harness';
 
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:

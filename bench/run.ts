@@ -22,9 +22,13 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { benchCycle, type CycleSizeResult } from './cycle';
-import { runMain } from './lib/cleanup';
-import { postgresAnswers } from './lib/pg';
-import { machineLine, ms, table } from './lib/stats';
+import {
+  machineLine,
+  ms,
+  postgresAnswers,
+  runMain,
+  table,
+} from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
 import {
   benchStatements,

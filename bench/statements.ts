@@ -3,10 +3,14 @@
  * events: every SELECT/INSERT/UPDATE/DELETE and every BEGIN/COMMIT/ROLLBACK sent), for a cycle in
  * which nothing changes and for the cycle in which 10 % of the clusters go OFFLINE.
  */
-import { createFleet, seedDeployments, statementCounter } from './lib/fleet';
-import { createTempDatabase } from './lib/pg';
-import { startSimProcess } from './lib/simProcess';
-import { median } from './lib/stats';
+import {
+  createFleet,
+  createTempDatabase,
+  median,
+  seedDeployments,
+  startSimProcess,
+  statementCounter,
+} from '@cnp/fleet-harness';
 
 export interface StatementCount {
   total: number;

@@ -5,9 +5,14 @@
  * at the end), prints a table of what was tried and what held, and exits non-zero when a
  * scenario does not hold. Each scenario is bounded in time; the whole suite too.
  */
-import { runMain, runScoped } from '../bench/lib/cleanup';
-import { createTempDatabase, postgresAnswers } from '../bench/lib/pg';
-import { loadAverage, machineLine } from '../bench/lib/stats';
+import {
+  createTempDatabase,
+  loadAverage,
+  machineLine,
+  postgresAnswers,
+  runMain,
+  runScoped,
+} from '@cnp/fleet-harness';
 import { Checks, tempDir, type Scenario } from './lib';
 import { databaseError } from './scenarios/databaseError';
 import { flapping } from './scenarios/flapping';

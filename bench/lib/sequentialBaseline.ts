@@ -9,22 +9,24 @@
  * the database work is the same; it has no bounded concurrency and no mass-outage guard (the
  * original had neither).
  */
-import type { FleetConfig } from '../../plugins/fleet-backend/src/config/FleetConfig';
-import type { FleetStore } from '../../plugins/fleet-backend/src/database/FleetStore';
-import { decideClusterHealth } from '../../plugins/fleet-backend/src/health/clusterHealthRules';
-import { healthUpdateOf } from '../../plugins/fleet-backend/src/health/HealthWorker';
-import type { ProbeOutcome } from '../../plugins/fleet-backend/src/kubernetes/ClusterClients';
-import type { ProbeFn } from './fleet';
+import type { ProbeFn } from '@cnp/fleet-harness';
+import {
+  decideClusterHealth,
+  healthUpdateOf,
+  type ClusterStore,
+  type FleetConfig,
+  type ProbeOutcome,
+} from '@cnp/plugin-fleet-backend/testUtils';
 
 export async function sequentialBaselineCycle(options: {
-  store: FleetStore;
+  clusters: Pick<ClusterStore, 'listClusters' | 'inClusterTransaction'>;
   probe: ProbeFn;
   health: FleetConfig['health'];
   discover: () => Promise<void>;
 }): Promise<{ probed: number; errors: number }> {
-  const { store, probe, health, discover } = options;
+  const { clusters: clusterStore, probe, health, discover } = options;
   await discover();
-  const clusters = await store.listClusters();
+  const clusters = await clusterStore.listClusters();
   let errors = 0;
   for (const cluster of clusters) {
     let outcome: ProbeOutcome;
@@ -43,7 +45,7 @@ export async function sequentialBaselineCycle(options: {
     });
     const now = new Date();
     try {
-      await store.inClusterTransaction(async tx => {
+      await clusterStore.inClusterTransaction(async tx => {
         await tx.updateClusterHealth(
           cluster.name,
           healthUpdateOf(decision, outcome, now),

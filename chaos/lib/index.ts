@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { onCleanup } from '../../bench/lib/cleanup';
 import {
-  startBackendProcess,
   type BackendProcess,
-} from '../../bench/lib/backendProcess';
-import type { TempDatabase } from '../../bench/lib/pg';
+  onCleanup,
+  startBackendProcess,
+  type TempDatabase,
+} from '@cnp/fleet-harness';
 
 export interface CheckResult {
   ok: boolean;

@@ -3,7 +3,7 @@
  * change to Fleet) makes the cascade of cluster 'c2' fail inside its transaction. That cluster's
  * whole transaction rolls back; the other clusters' updates of the same cycle are committed.
  */
-import { createFleet, seedDeployments } from '../../bench/lib/fleet';
+import { createFleet, seedDeployments } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startSimulator } from '../lib';
 
@@ -76,7 +76,7 @@ export const databaseError: Scenario = {
       },
       "c2's transaction rolled back whole: its row is as before (ONLINE, 1 failure), though its status UPDATE ran first",
     );
-    const c2Events = await fleet.store.listEvents({
+    const c2Events = await fleet.stores.events.listEvents({
       subjectKind: 'cluster',
       subject: 'c2',
     });
@@ -84,14 +84,18 @@ export const databaseError: Scenario = {
       !c2Events.some(e => e.to === 'OFFLINE'),
       'no OFFLINE event for c2 (its event INSERT rolled back too)',
     );
-    const c2Deployments = await fleet.store.listDeployments({ cluster: 'c2' });
+    const c2Deployments = await fleet.stores.deployments.listDeployments({
+      cluster: 'c2',
+    });
     checks.ok(
       c2Deployments.every(d => d.status === 'DEPLOYED'),
       "c2's 3 deployments untouched (DEPLOYED)",
     );
 
-    const c4 = await fleet.store.getCluster('c4');
-    const c4Deployments = await fleet.store.listDeployments({ cluster: 'c4' });
+    const c4 = await fleet.stores.clusters.getCluster('c4');
+    const c4Deployments = await fleet.stores.deployments.listDeployments({
+      cluster: 'c4',
+    });
     checks.ok(
       c4?.status === 'OFFLINE' &&
         c4Deployments.length === 3 &&
@@ -124,8 +128,8 @@ export const databaseError: Scenario = {
       'DROP TRIGGER chaos_fail_c2 ON fleet_deployments; DROP FUNCTION chaos_fail_c2();',
     );
     const next = await fleet.worker.runCycle();
-    const c2Next = await fleet.store.getCluster('c2');
-    const c2DeploymentsNext = await fleet.store.listDeployments({
+    const c2Next = await fleet.stores.clusters.getCluster('c2');
+    const c2DeploymentsNext = await fleet.stores.deployments.listDeployments({
       cluster: 'c2',
     });
     checks.ok(

@@ -2,7 +2,7 @@
  * Flapping: a cluster that fails and succeeds on alternate cycles, 100 cycles, failureThreshold
  * 2 → never OFFLINE, nothing degraded.
  */
-import { createFleet, seedDeployments } from '../../bench/lib/fleet';
+import { createFleet, seedDeployments } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startSimulator } from '../lib';
 
@@ -43,20 +43,22 @@ export const flapping: Scenario = {
       );
       const summary = await fleet.worker.runCycle();
       cycles += 1;
-      const flap = (await fleet.store.getCluster('flap'))!;
+      const flap = (await fleet.stores.clusters.getCluster('flap'))!;
       statusesSeen.add(flap.status);
       maxFailures = Math.max(maxFailures, flap.consecutiveFailures);
       if (flap.status === 'OFFLINE') offlineSeen += 1;
       if (summary.errors.length)
         log(`cycle ${i + 1}: errors ${JSON.stringify(summary.errors)}`);
     }
-    const events = await fleet.store.listEvents({
+    const events = await fleet.stores.events.listEvents({
       subjectKind: 'cluster',
       subject: 'flap',
       limit: 1000,
     });
-    const deployments = await fleet.store.listDeployments({ cluster: 'flap' });
-    const all = await fleet.store.listDeployments();
+    const deployments = await fleet.stores.deployments.listDeployments({
+      cluster: 'flap',
+    });
+    const all = await fleet.stores.deployments.listDeployments();
 
     checks.equal(cycles, CYCLES, `${CYCLES} cycles ran`);
     checks.equal(offlineSeen, 0, "'flap' was never OFFLINE after any cycle");

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { seedDeployments } from '../../bench/lib/fleet';
+import { seedDeployments } from '@cnp/fleet-harness';
 import type { KubeSimulator } from '@cnp/kube-simulator';
 import type { Scenario } from '../lib';
 import { short, startFleetBackend, startSimulator, tempDir } from '../lib';

@@ -3,8 +3,7 @@
  * cascade (clusters honestly OFFLINE, zero deployments degraded); when the network comes back
  * with one cluster really down, only that cluster's deployments are degraded.
  */
-import { createFleet, seedDeployments } from '../../bench/lib/fleet';
-import { MASS_OUTAGE_STATE_KEY } from '../../plugins/fleet-backend/src/health/HealthWorker';
+import { createFleet, seedDeployments } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startSimulator } from '../lib';
 
@@ -26,13 +25,14 @@ export const networkCut: Scenario = {
     await fleet.worker.runCycle();
     await seedDeployments(knex, names, 2);
     const degradedCount = async () =>
-      (await fleet.store.listDeployments()).filter(d => d.status === 'DEGRADED')
-        .length;
+      (await fleet.stores.deployments.listDeployments()).filter(
+        d => d.status === 'DEGRADED',
+      ).length;
 
     for (const name of names) sim.setFault(name, { mode: 'timeout' });
     const cut1 = await fleet.worker.runCycle();
     const cut2 = await fleet.worker.runCycle();
-    const clustersCut = await fleet.store.listClusters();
+    const clustersCut = await fleet.stores.clusters.listClusters();
     checks.ok(
       clustersCut.every(c => c.status === 'OFFLINE'),
       'network cut, 2 cycles: all 6 clusters OFFLINE (honest status)',
@@ -43,10 +43,7 @@ export const networkCut: Scenario = {
       'the mass-outage guard is up, with a fleet-level warning',
       cut2.massOutage,
     );
-    const warning = await fleet.store.getState<{
-      active: boolean;
-      clusters: string[];
-    }>(MASS_OUTAGE_STATE_KEY);
+    const warning = await fleet.stores.state.getMassOutage();
     checks.ok(
       warning?.active === true && warning.clusters.length === 6,
       'the warning is stored (what GET /summary shows), naming the 6 clusters',
@@ -79,7 +76,7 @@ export const networkCut: Scenario = {
     for (const name of names)
       if (name !== 'n-4') sim.setFault(name, { mode: 'ok' });
     const back = await fleet.worker.runCycle();
-    const clustersBack = await fleet.store.listClusters();
+    const clustersBack = await fleet.stores.clusters.listClusters();
     checks.ok(
       clustersBack.filter(c => c.status === 'ONLINE').length === 5 &&
         clustersBack.find(c => c.name === 'n-4')?.status === 'OFFLINE',
@@ -87,7 +84,7 @@ export const networkCut: Scenario = {
       clustersBack.map(c => `${c.name}:${c.status}`),
     );
     checks.equal(back.massOutage.active, false, 'the guard is lifted');
-    const deployments = await fleet.store.listDeployments();
+    const deployments = await fleet.stores.deployments.listDeployments();
     const degraded = deployments.filter(d => d.status === 'DEGRADED');
     checks.ok(
       degraded.length === 2 &&

@@ -4,7 +4,7 @@
  * deployment the outage degraded is restored, and only those.
  */
 import path from 'node:path';
-import { seedDeployments } from '../../bench/lib/fleet';
+import { seedDeployments } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startFleetBackend, startSimulator } from '../lib';
 

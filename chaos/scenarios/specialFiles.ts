@@ -8,8 +8,11 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { forkTs } from '../../bench/lib/simProcess';
-import { processMemory } from '../../bench/lib/stats';
+import {
+  DISCOVER_CHILD_SCRIPT,
+  forkTs,
+  processMemory,
+} from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 
 async function watch(child: ChildProcess, limitMs: number, maxRssMiB: number) {
@@ -51,8 +54,7 @@ export const specialFiles: Scenario = {
     'a symlink to a FIFO, and a symlink to /dev/zero, in the discovery directory (each discovered in a throw-away process)',
   timeoutMs: 60_000,
   async run({ checks, tmp, log }) {
-    const child = (dir: string) =>
-      forkTs(path.join(__dirname, '..', 'lib', 'discoverChild.ts'), [dir]);
+    const child = (dir: string) => forkTs(DISCOVER_CHILD_SCRIPT, [dir]);
 
     const fifoDir = path.join(tmp, 'fifo');
     mkdirSync(fifoDir);

@@ -3,7 +3,7 @@
  * and clients (as two replicas have), run cycles at the same moments. The database lease must
  * make every cycle run alone: each cluster probed exactly once per cycle, never twice.
  */
-import { createFleet, type ProbeFn } from '../../bench/lib/fleet';
+import { createFleet, type ProbeFn } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startSimulator } from '../lib';
 
@@ -170,7 +170,7 @@ export const twoInstances: Scenario = {
       `simulator request counts agree: ${cycles.length} namespace lists per cluster (1 per probe)`,
       requests,
     );
-    const down = await a.store.getCluster('r-8');
+    const down = await a.stores.clusters.getCluster('r-8');
     checks.equal(
       down?.consecutiveFailures,
       cycles.length,

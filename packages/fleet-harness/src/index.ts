@@ -1,8 +1,50 @@
 /**
- * Test harness shared by the Fleet packages.
+ * The one harness that builds Fleet from its real parts against the kube simulator and a real
+ * database, shared by the packages' tests, the benchmarks and the chaos suite.
  *
  * @packageDocumentation
  */
+export { onCleanup, runCleanup, runMain, runScoped } from './cleanup';
 export { createTestDatabases } from './databases';
-export { startSimulator } from './simulator';
+export {
+  classifyStatement,
+  createFleet,
+  harnessHealthConfig,
+  recordingLogger,
+  seedDeployment,
+  seedDeployments,
+  statementCounter,
+  type LogRecord,
+  type ProbeFn,
+} from './fleet';
+export {
+  createTempDatabase,
+  PG_URL,
+  postgresAnswers,
+  type TempDatabase,
+} from './pg';
+export {
+  startBackendProcess,
+  type BackendProcess,
+} from './processes/backendProcess';
+export { DISCOVER_CHILD_SCRIPT } from './processes/scripts';
+export {
+  forkTs,
+  rpc,
+  startSimProcess,
+  type SimProcess,
+} from './processes/simProcess';
+export { startSimulator, useSimulator } from './simulator';
+export {
+  loadAverage,
+  machineCpu,
+  machineLine,
+  median,
+  ms,
+  percentile,
+  processCpuSeconds,
+  processMemory,
+  sleep,
+  table,
+} from './stats';
 export { snapshotFleetTables, startFleetTestBackend } from './testBackend';

@@ -7,6 +7,12 @@ import {
 // A test harness starts the real plugin: that is its job, not a mix of plugin code.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import fleetPlugin from '@cnp/plugin-fleet-backend';
+// The harness wires the plugin's own parts: it exists to build the backend plugin.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import {
+  DatabaseFleetStores,
+  type FleetStores,
+} from '@cnp/plugin-fleet-backend/testUtils';
 import { Knex } from 'knex';
 
 /**
@@ -23,6 +29,8 @@ export async function startFleetTestBackend(options: {
 }): Promise<{
   backend: TestBackend;
   server: TestBackend['server'];
+  /** Stores over the database the plugin migrated, for seeding and for checking. */
+  stores: FleetStores;
 }> {
   const backend = await startTestBackend({
     features: [
@@ -44,7 +52,11 @@ export async function startFleetTestBackend(options: {
       ...(options.features ?? []),
     ],
   });
-  return { backend, server: backend.server };
+  return {
+    backend,
+    server: backend.server,
+    stores: DatabaseFleetStores.fromKnex(options.knex),
+  };
 }
 
 /** Every row of every Fleet table, to prove that a refused request changed nothing. */

@@ -6,25 +6,14 @@ import {
 } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
-import { KubeSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
 import { fleetPlugin } from './plugin';
-import { createTestDatabases } from './__testUtils__/databases';
+import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 
 jest.setTimeout(60_000);
 
 const databases = createTestDatabases();
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: ['east', 'west', 'north'] });
-});
-afterAll(async () => {
-  await sim?.stop();
-});
-beforeEach(() => {
-  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
-});
+const sim = useSimulator({ clusters: ['east', 'west', 'north'] });
 
 function fleetConfig(extra: Record<string, unknown> = {}) {
   return {

@@ -6,7 +6,7 @@ import { fleetPermissions } from '@cnp/plugin-fleet-common';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
-import { DatabaseFleetStore } from './database/DatabaseFleetStore';
+import { DatabaseFleetStores } from './database/DatabaseFleetStores';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
@@ -19,6 +19,7 @@ import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { createRouter } from './service/router';
+import { asError } from './util/errors';
 
 /**
  * Fleet backend plugin: cluster discovery, the health worker and the Fleet API.
@@ -60,14 +61,14 @@ export const fleetPlugin = createBackendPlugin({
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
-        const store = await DatabaseFleetStore.create({
+        const stores = await DatabaseFleetStores.create({
           database,
           preparedStatements: fleetConfig.database.preparedStatements,
         });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
         const clients = ClusterClients.create({ policy });
         const discovery = ClusterDiscovery.create({
-          store,
+          clusters: stores.clusters,
           logger,
           sources: fleetConfig.discovery,
         });
@@ -75,13 +76,11 @@ export const fleetPlugin = createBackendPlugin({
           await discovery.run();
         } catch (error) {
           // The health cycle runs discovery again; a bad source must not keep the backend down.
-          logger.warn(
-            `Cluster discovery at startup failed: ${(error as Error).message}`,
-          );
+          logger.warn('Cluster discovery at startup failed', asError(error));
         }
 
         const health = HealthWorker.create({
-          store,
+          stores,
           clients,
           logger: logger.child({ task: 'fleet-health' }),
           scheduler,
@@ -99,7 +98,7 @@ export const fleetPlugin = createBackendPlugin({
         });
         const applier = ManifestApplier.create({ clients });
         const deployments = DeploymentService.create({
-          store,
+          stores,
           applier,
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
@@ -116,7 +115,7 @@ export const fleetPlugin = createBackendPlugin({
         });
 
         const reconciler = ReconcileWorker.create({
-          store,
+          stores,
           applier,
           deployments,
           logger: logger.child({ task: 'fleet-reconcile' }),
@@ -128,7 +127,7 @@ export const fleetPlugin = createBackendPlugin({
         await reconciler.start();
 
         const retention = EventRetention.create({
-          store,
+          store: stores.events,
           logger: logger.child({ task: EVENT_RETENTION_TASK_ID }),
           scheduler,
           events: fleetConfig.events,
@@ -142,7 +141,7 @@ export const fleetPlugin = createBackendPlugin({
             auditor,
             httpAuth,
             permissions,
-            store,
+            stores,
             runHealthCycle: () => health.runCycle({ wait: true }),
             deployments,
             isDiscovered: async name =>

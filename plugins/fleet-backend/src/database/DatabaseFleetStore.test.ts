@@ -1,6 +1,6 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '../__testUtils__/databases';
-import { DatabaseFleetStore } from './DatabaseFleetStore';
+import { createTestDatabases } from '@cnp/fleet-harness';
+import { DatabaseFleetStores } from './DatabaseFleetStores';
 
 jest.setTimeout(60_000);
 
@@ -11,10 +11,10 @@ describe.each(databases.eachSupportedId())(
   databaseId => {
     async function createStore() {
       const knex = await databases.init(databaseId);
-      const store = await DatabaseFleetStore.create({
+      const stores = await DatabaseFleetStores.create({
         database: mockServices.database({ knex, migrations: { skip: false } }),
       });
-      return { knex, store };
+      return { knex, stores };
     }
 
     it("reads an entity's deployments with one named prepared statement on PostgreSQL, unless told not to", async () => {
@@ -25,25 +25,25 @@ describe.each(databases.eachSupportedId())(
       );
       for (const preparedStatements of [true, false]) {
         names.length = 0;
-        const store = await DatabaseFleetStore.create({
+        const stores = await DatabaseFleetStores.create({
           database: mockServices.database({
             knex,
             migrations: { skip: false },
           }),
           preparedStatements,
         });
-        await store.insertCluster({
+        await stores.clusters.insertCluster({
           name: `c-${preparedStatements}`,
           endpoint: 'https://127.0.0.1:6443',
           kubeconfigRef: '/k/c.yaml',
           source: 'manual',
         });
-        const app = await store.insertApplication({
+        const app = await stores.applications.insertApplication({
           entityRef: `component:default/p-${preparedStatements}`,
           name: `p-${preparedStatements}`,
           spec: { image: 'x:1' },
         });
-        await store.insertDeployment(
+        await stores.deployments.insertDeployment(
           {
             applicationId: app.id,
             cluster: `c-${preparedStatements}`,
@@ -55,12 +55,14 @@ describe.each(databases.eachSupportedId())(
         names.length = 0;
         // Different entities, one statement text: the values vary, the statement is reused.
         for (const ref of [app.entityRef, 'component:default/none']) {
-          await store.listDeployments({ entityRef: ref });
+          await stores.deployments.listDeployments({ entityRef: ref });
         }
         expect(
-          (await store.listDeployments({ entityRef: app.entityRef })).map(
-            d => d.cluster,
-          ),
+          (
+            await stores.deployments.listDeployments({
+              entityRef: app.entityRef,
+            })
+          ).map(d => d.cluster),
         ).toEqual([`c-${preparedStatements}`]);
         const expected =
           preparedStatements && databaseId === 'POSTGRES_15'
@@ -71,8 +73,8 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('inserts clusters as UNKNOWN with an event and refuses a duplicate name with a ConflictError', async () => {
-      const { store } = await createStore();
-      const cluster = await store.insertCluster({
+      const { stores } = await createStore();
+      const cluster = await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://127.0.0.1:6443',
         kubeconfigRef: '/k/c1.yaml',
@@ -88,14 +90,14 @@ describe.each(databases.eachSupportedId())(
       });
       expect(new Date(cluster.createdAt).toISOString()).toBe(cluster.createdAt);
       await expect(
-        store.insertCluster({
+        stores.clusters.insertCluster({
           name: 'c1',
           endpoint: 'https://x',
           kubeconfigRef: 'x',
           source: 'manual',
         }),
       ).rejects.toMatchObject({ name: 'ConflictError' });
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'cluster',
         subject: 'c1',
       });
@@ -107,14 +109,14 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('upserts discovered clusters: inserts new ones, updates endpoint, ref and context, leaves manual ones alone', async () => {
-      const { store } = await createStore();
-      await store.insertCluster({
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
         name: 'manual-1',
         endpoint: 'https://m',
         kubeconfigRef: 'secret-m',
         source: 'manual',
       });
-      const first = await store.upsertDiscoveredClusters([
+      const first = await stores.clusters.upsertDiscoveredClusters([
         {
           name: 'a',
           endpoint: 'https://a:1',
@@ -129,7 +131,7 @@ describe.each(databases.eachSupportedId())(
         },
       ]);
       expect(first).toEqual({ inserted: ['a'], updated: [], failed: [] });
-      const second = await store.upsertDiscoveredClusters([
+      const second = await stores.clusters.upsertDiscoveredClusters([
         {
           name: 'a',
           endpoint: 'https://a:2',
@@ -138,18 +140,18 @@ describe.each(databases.eachSupportedId())(
         },
       ]);
       expect(second).toEqual({ inserted: [], updated: ['a'], failed: [] });
-      expect(await store.getCluster('a')).toMatchObject({
+      expect(await stores.clusters.getCluster('a')).toMatchObject({
         endpoint: 'https://a:2',
         kubeconfigRef: '/k/new-a.yaml',
         context: 'a2',
         status: 'UNKNOWN',
         source: 'discovered',
       });
-      expect(await store.getCluster('manual-1')).toMatchObject({
+      expect(await stores.clusters.getCluster('manual-1')).toMatchObject({
         endpoint: 'https://m',
         kubeconfigRef: 'secret-m',
       });
-      const third = await store.upsertDiscoveredClusters([
+      const third = await stores.clusters.upsertDiscoveredClusters([
         {
           name: 'a',
           endpoint: 'https://a:2',
@@ -161,25 +163,25 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('rolls back every write of a cluster transaction that throws', async () => {
-      const { store } = await createStore();
-      await store.insertCluster({
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://c1',
         kubeconfigRef: '/k',
         source: 'manual',
       });
-      const app = await store.insertApplication({
+      const app = await stores.applications.insertApplication({
         entityRef: 'component:default/web',
         name: 'web',
         spec: {},
       });
-      const dep = await store.insertDeployment(
+      const dep = await stores.deployments.insertDeployment(
         { applicationId: app.id, cluster: 'c1', status: 'DEPLOYED' },
         'test',
       );
 
       await expect(
-        store.inClusterTransaction(async tx => {
+        stores.clusters.inClusterTransaction(async tx => {
           await tx.updateClusterHealth('c1', {
             status: 'OFFLINE',
             consecutiveFailures: 2,
@@ -191,22 +193,25 @@ describe.each(databases.eachSupportedId())(
           throw new Error('boom');
         }),
       ).rejects.toThrow('boom');
-      expect(await store.getCluster('c1')).toMatchObject({
+      expect(await stores.clusters.getCluster('c1')).toMatchObject({
         status: 'UNKNOWN',
         consecutiveFailures: 0,
       });
-      expect(await store.getDeployment(dep.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(dep.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       expect(
-        await store.listEvents({ subjectKind: 'deployment', subject: dep.id }),
+        await stores.events.listEvents({
+          subjectKind: 'deployment',
+          subject: dep.id,
+        }),
       ).toHaveLength(1);
     });
 
     it('writes several clusters health in one statement, each with its own values, keeping what it does not set', async () => {
-      const { knex, store } = await createStore();
+      const { knex, stores } = await createStore();
       for (const name of ['b1', 'b2', 'b3']) {
-        await store.insertCluster({
+        await stores.clusters.insertCluster({
           name,
           endpoint: `https://${name}`,
           kubeconfigRef: `/k/${name}.yaml`,
@@ -215,7 +220,7 @@ describe.each(databases.eachSupportedId())(
       }
       const earlier = new Date('2026-11-29T10:00:00.000Z');
       const now = new Date('2026-11-29T10:05:00.000Z');
-      await store.inClusterTransaction(tx =>
+      await stores.clusters.inClusterTransaction(tx =>
         tx.updateClusterHealth('b2', {
           status: 'ONLINE',
           statusReason: 'PROBE_SUCCEEDED',
@@ -232,7 +237,7 @@ describe.each(databases.eachSupportedId())(
       const statements: string[] = [];
       const onQuery = (q: { sql: string }) => statements.push(q.sql);
       knex.on('query', onQuery);
-      await store.updateClustersHealth([
+      await stores.clusters.updateClustersHealth([
         {
           name: 'b1',
           update: {
@@ -266,12 +271,12 @@ describe.each(databases.eachSupportedId())(
       knex.off('query', onQuery);
       expect(statements).toHaveLength(1);
 
-      expect(await store.getCluster('b1')).toMatchObject({
+      expect(await stores.clusters.getCluster('b1')).toMatchObject({
         status: 'UNKNOWN',
         statusReason: 'NOT_PROBEABLE: opaque',
         lastProbeAt: undefined,
       });
-      const b2 = await store.getCluster('b2');
+      const b2 = await stores.clusters.getCluster('b2');
       expect(b2).toMatchObject({
         status: 'ONLINE',
         statusReason: 'PROBE_FAILED: timed out',
@@ -287,17 +292,17 @@ describe.each(databases.eachSupportedId())(
       expect(new Date(b2!.lastTransitionAt!).toISOString()).toBe(
         earlier.toISOString(),
       );
-      expect(await store.getCluster('b3')).toMatchObject({
+      expect(await stores.clusters.getCluster('b3')).toMatchObject({
         status: 'UNKNOWN',
         consecutiveFailures: 0,
       });
-      expect(await store.getCluster('gone')).toBeUndefined();
-      await store.updateClustersHealth([]); // nothing to write: no statement, no error
+      expect(await stores.clusters.getCluster('gone')).toBeUndefined();
+      await stores.clusters.updateClustersHealth([]); // nothing to write: no statement, no error
     });
 
     it('degrades only DEPLOYED deployments and restores only those degraded by CLUSTER_OFFLINE', async () => {
-      const { store } = await createStore();
-      await store.insertCluster({
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://c1',
         kubeconfigRef: '/k',
@@ -310,12 +315,12 @@ describe.each(databases.eachSupportedId())(
         ['sick', 'DEGRADED'],
         ['new', 'PENDING'],
       ] as const) {
-        const app = await store.insertApplication({
+        const app = await stores.applications.insertApplication({
           entityRef: `component:default/${name}`,
           name,
           spec: {},
         });
-        const dep = await store.insertDeployment(
+        const dep = await stores.deployments.insertDeployment(
           {
             applicationId: app.id,
             cluster: 'c1',
@@ -327,7 +332,7 @@ describe.each(databases.eachSupportedId())(
         );
         ids[name] = dep.id;
       }
-      await store.inClusterTransaction(async tx => {
+      await stores.clusters.inClusterTransaction(async tx => {
         expect(
           await tx.degradeDeploymentsOnCluster(
             'c1',
@@ -336,13 +341,13 @@ describe.each(databases.eachSupportedId())(
           ),
         ).toBe(1);
       });
-      expect(await store.getDeployment(ids.ok)).toMatchObject({
+      expect(await stores.deployments.getDeployment(ids.ok)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
         clusterStatus: 'UNKNOWN',
         entityRef: 'component:default/ok',
       });
-      await store.inClusterTransaction(async tx => {
+      await stores.clusters.inClusterTransaction(async tx => {
         expect(
           await tx.restoreDeploymentsOnCluster('c1', 'fleet-health', 'back'),
         ).toBe(1);
@@ -351,7 +356,7 @@ describe.each(databases.eachSupportedId())(
         await Promise.all(
           Object.entries(ids).map(async ([k, id]) => [
             k,
-            (await store.getDeployment(id))!.status,
+            (await stores.deployments.getDeployment(id))!.status,
           ]),
         ),
       );
@@ -361,7 +366,7 @@ describe.each(databases.eachSupportedId())(
         sick: 'DEGRADED',
         new: 'PENDING',
       });
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'deployment',
         subject: ids.ok,
       });
@@ -373,39 +378,73 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('hands a lease to one holder at a time and lets it expire', async () => {
-      const { store } = await createStore();
-      expect(await store.tryAcquireLease('cycle', 'a', 60_000)).toBe(true);
-      expect(await store.tryAcquireLease('cycle', 'b', 60_000)).toBe(false);
-      expect(await store.tryAcquireLease('cycle', 'a', 60_000)).toBe(true);
-      await store.releaseLease('cycle', 'a');
-      expect(await store.tryAcquireLease('cycle', 'b', 1)).toBe(true);
+      const { stores } = await createStore();
+      expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(
+        true,
+      );
+      expect(await stores.state.tryAcquireLease('cycle', 'b', 60_000)).toBe(
+        false,
+      );
+      expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(
+        true,
+      );
+      await stores.state.releaseLease('cycle', 'a');
+      expect(await stores.state.tryAcquireLease('cycle', 'b', 1)).toBe(true);
       await new Promise(r => setTimeout(r, 20));
-      expect(await store.tryAcquireLease('cycle', 'c', 60_000)).toBe(true);
+      expect(await stores.state.tryAcquireLease('cycle', 'c', 60_000)).toBe(
+        true,
+      );
     });
 
     it('keeps fleet state and counts clusters and deployments per status', async () => {
-      const { store } = await createStore();
-      expect(await store.getState('massOutage')).toBeUndefined();
-      await store.setState('massOutage', { active: true, clusters: ['a'] });
-      await store.setState('massOutage', { active: false, clusters: [] });
-      expect(await store.getState('massOutage')).toEqual({
+      const { stores } = await createStore();
+      expect(await stores.state.getMassOutage()).toBeUndefined();
+      expect(await stores.state.getLastCycle()).toBeUndefined();
+      await stores.state.setMassOutage({ active: true, clusters: ['a'] });
+      await stores.state.setMassOutage({ active: false, clusters: [] });
+      expect(await stores.state.getMassOutage()).toEqual({
         active: false,
         clusters: [],
       });
-      await store.insertCluster({
+      const cycle = {
+        startedAt: '2026-11-30T10:00:00.000Z',
+        finishedAt: '2026-11-30T10:00:01.000Z',
+        durationMs: 1000,
+        probed: 1,
+        online: 1,
+        offline: 0,
+        unknown: 0,
+        transitions: [],
+        degradedDeployments: 0,
+        restoredDeployments: 0,
+        errors: [],
+        massOutage: { active: false, clusters: [] },
+      };
+      await stores.state.setLastCycle(cycle);
+      expect(await stores.state.getLastCycle()).toEqual(cycle);
+      // each its own key: the last cycle did not overwrite the warning
+      expect(await stores.state.getMassOutage()).toEqual({
+        active: false,
+        clusters: [],
+      });
+      await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://c1',
         kubeconfigRef: '/k',
         source: 'manual',
       });
-      const counts = await store.getSummaryCounts();
-      expect(counts.clusters).toEqual({ ONLINE: 0, OFFLINE: 0, UNKNOWN: 1 });
-      expect(counts.deploymentsByStatus.DEPLOYED).toBe(0);
+      expect(await stores.clusters.countClustersByStatus()).toEqual({
+        ONLINE: 0,
+        OFFLINE: 0,
+        UNKNOWN: 1,
+      });
+      const counts = await stores.deployments.countDeploymentsByStatus();
+      expect(counts.byStatus.DEPLOYED).toBe(0);
     });
 
     it('updates labels and the per-cluster failure threshold, and deletes clusters, recording who did each', async () => {
-      const { store } = await createStore();
-      await store.insertCluster({
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://c1',
         kubeconfigRef: '/k',
@@ -413,7 +452,7 @@ describe.each(databases.eachSupportedId())(
         actor: 'user:default/ada',
       });
       expect(
-        await store.updateClusterSettings(
+        await stores.clusters.updateClusterSettings(
           'c1',
           { labels: { env: 'dev' }, failureThreshold: 4 },
           'user:default/bob',
@@ -423,15 +462,19 @@ describe.each(databases.eachSupportedId())(
         failureThreshold: 4,
       });
       expect(
-        await store.updateClusterSettings('c1', { failureThreshold: null }),
+        await stores.clusters.updateClusterSettings('c1', {
+          failureThreshold: null,
+        }),
       ).toMatchObject({ failureThreshold: undefined });
       expect(
-        await store.updateClusterSettings('nope', { labels: {} }),
+        await stores.clusters.updateClusterSettings('nope', { labels: {} }),
       ).toBeUndefined();
-      expect(await store.deleteCluster('c1', 'fleet-dev-cli')).toBe(true);
-      expect(await store.getCluster('c1')).toBeUndefined();
-      expect(await store.deleteCluster('c1')).toBe(false);
-      const events = await store.listEvents({
+      expect(await stores.clusters.deleteCluster('c1', 'fleet-dev-cli')).toBe(
+        true,
+      );
+      expect(await stores.clusters.getCluster('c1')).toBeUndefined();
+      expect(await stores.clusters.deleteCluster('c1')).toBe(false);
+      const events = await stores.events.listEvents({
         subjectKind: 'cluster',
         subject: 'c1',
       });
@@ -462,7 +505,7 @@ describe.each(databases.eachSupportedId())(
       ]);
     });
     it('deletes events older than a cutoff, oldest first, at most limit per call, keeping newer ones', async () => {
-      const { knex, store } = await createStore();
+      const { knex, stores } = await createStore();
       const cutoff = new Date('2026-09-01T00:00:00.000Z');
       const day = 24 * 3600_000;
       const at = (offsetDays: number) =>
@@ -483,7 +526,7 @@ describe.each(databases.eachSupportedId())(
           await knex('fleet_events').select('subject').orderBy('created_at')
         ).map(r => r.subject);
 
-      expect(await store.deleteEventsBefore(cutoff, 2)).toBe(2);
+      expect(await stores.events.deleteEventsBefore(cutoff, 2)).toBe(2);
       expect(await remaining()).toEqual([
         'c-3',
         'c-2',
@@ -492,40 +535,42 @@ describe.each(databases.eachSupportedId())(
         'c1',
         'c30',
       ]);
-      expect(await store.deleteEventsBefore(cutoff, 2)).toBe(2);
-      expect(await store.deleteEventsBefore(cutoff, 2)).toBe(1);
-      expect(await store.deleteEventsBefore(cutoff, 2)).toBe(0);
+      expect(await stores.events.deleteEventsBefore(cutoff, 2)).toBe(2);
+      expect(await stores.events.deleteEventsBefore(cutoff, 2)).toBe(1);
+      expect(await stores.events.deleteEventsBefore(cutoff, 2)).toBe(0);
       expect(await remaining()).toEqual(['c0', 'c1', 'c30']);
-      expect(await store.deleteEventsBefore(new Date(0), 100)).toBe(0);
-      await expect(store.deleteEventsBefore(cutoff, 0)).rejects.toThrow(
+      expect(await stores.events.deleteEventsBefore(new Date(0), 100)).toBe(0);
+      await expect(stores.events.deleteEventsBefore(cutoff, 0)).rejects.toThrow(
         /positive integer limit/,
       );
       expect(await remaining()).toEqual(['c0', 'c1', 'c30']);
     });
 
     it('refuses to delete a cluster that still has deployments with a ConflictError', async () => {
-      const { store } = await createStore();
-      await store.insertCluster({
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
         name: 'busy',
         endpoint: 'https://busy',
         kubeconfigRef: '/k',
         source: 'manual',
       });
-      const app = await store.insertApplication({
+      const app = await stores.applications.insertApplication({
         entityRef: 'component:default/web',
         name: 'web',
         spec: {},
       });
-      await store.insertDeployment(
+      await stores.deployments.insertDeployment(
         { applicationId: app.id, cluster: 'busy', status: 'DEPLOYED' },
         'test',
       );
-      await expect(store.deleteCluster('busy')).rejects.toMatchObject({
-        name: 'ConflictError',
-      });
-      expect(await store.getCluster('busy')).toBeDefined();
+      await expect(stores.clusters.deleteCluster('busy')).rejects.toMatchObject(
+        {
+          name: 'ConflictError',
+        },
+      );
+      expect(await stores.clusters.getCluster('busy')).toBeDefined();
       await expect(
-        store.insertDeployment(
+        stores.deployments.insertDeployment(
           {
             applicationId: app.id,
             cluster: 'never-registered',

@@ -1,11 +1,11 @@
 import { Knex } from 'knex';
 import fs from 'node:fs';
-import { createTestDatabases } from '../__testUtils__/databases';
-import { DatabaseFleetStore } from './DatabaseFleetStore';
+import { createTestDatabases } from '@cnp/fleet-harness';
+import { DatabaseFleetStores } from './DatabaseFleetStores';
 
 jest.setTimeout(60_000);
 
-const migrationsDir = DatabaseFleetStore.migrationsDir;
+const migrationsDir = DatabaseFleetStores.migrationsDir;
 const migrationFiles = fs
   .readdirSync(migrationsDir)
   .filter(f => f.endsWith('.js'))

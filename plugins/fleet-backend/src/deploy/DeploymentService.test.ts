@@ -1,34 +1,23 @@
+import { mockServices } from '@backstage/backend-test-utils';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubeSimulator, type SimObject } from '@cnp/kube-simulator';
+import type { SimObject } from '@cnp/kube-simulator';
 import type { Deployment, DeploymentStatus } from '@cnp/plugin-fleet-common';
-import type { FleetStore } from '../database/FleetStore';
-import { createTestDatabases } from '../__testUtils__/databases';
+import type { FleetStores } from '../database/types';
 import {
-  createFleetHarness,
+  createFleet,
+  createTestDatabases,
   seedDeployment,
-} from '../__testUtils__/fleetHarness';
+  useSimulator,
+} from '@cnp/fleet-harness';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 
 jest.setTimeout(60_000);
 
 const databases = createTestDatabases();
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await KubeSimulator.start({
-    clusters: ['alpha', 'bravo', 'charlie'],
-    readyDelayMs: 100,
-  });
-});
-afterAll(async () => {
-  await sim?.stop();
-});
-beforeEach(() => {
-  for (const name of sim.clusterNames()) {
-    sim.setFault(name, { mode: 'ok' });
-    sim.setReadiness(name, { neverReady: false, readyDelayMs: 100 });
-  }
+const sim = useSimulator({
+  clusters: ['alpha', 'bravo', 'charlie'],
+  readyDelayMs: 100,
 });
 
 /** The objects Fleet put in a cluster (the simulator's own defaults left out). */
@@ -61,14 +50,15 @@ describe.each(databases.eachSupportedId())(
       } = {},
     ) {
       const knex = await databases.init(databaseId);
-      const harness = await createFleetHarness({
+      const harness = await createFleet({
         knex,
         kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
       });
       if (opts.probe ?? true) await harness.worker.runCycle();
       else await harness.discovery.run();
       const deployments = DeploymentService.create({
-        store: harness.store,
+        stores: harness.stores,
         applier: ManifestApplier.create({ clients: harness.clients }),
         logger: harness.logger,
         deploy: {
@@ -90,9 +80,12 @@ describe.each(databases.eachSupportedId())(
       };
     }
 
-    async function settle(store: FleetStore, id: string): Promise<Deployment> {
+    async function settle(
+      stores: FleetStores,
+      id: string,
+    ): Promise<Deployment> {
       for (let i = 0; i < 400; i++) {
-        const d = (await store.getDeployment(id))!;
+        const d = (await stores.deployments.getDeployment(id))!;
         if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
         await new Promise(r => setTimeout(r, 25));
       }
@@ -100,7 +93,7 @@ describe.each(databases.eachSupportedId())(
     }
 
     it('deploys for real: PENDING -> PROGRESSING -> DEPLOYED, every change an event', async () => {
-      const { store, deployments, namespace } = await setup();
+      const { stores, deployments, namespace } = await setup();
       const entity = `web-${databaseId.toLowerCase()}`;
       const started = await deployments.deploy(
         {
@@ -117,11 +110,11 @@ describe.each(databases.eachSupportedId())(
         revision: 1,
         clusterStatus: 'ONLINE',
       });
-      const done = await settle(store, started.id);
+      const done = await settle(stores, started.id);
       expect(done).toMatchObject({ status: 'DEPLOYED', syncStatus: 'SYNCED' });
       expect(done.lastAppliedAt).toBeDefined();
 
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'deployment',
         subject: started.id,
       });
@@ -145,7 +138,7 @@ describe.each(databases.eachSupportedId())(
               o.kind === 'Namespace' && (o.metadata as any).name === namespace,
           ),
       ).toBe(true);
-      const app = await store.getApplicationByEntityRef(
+      const app = await stores.applications.getApplicationByEntityRef(
         `component:default/${entity}`,
       );
       expect(app).toMatchObject({
@@ -155,7 +148,7 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('is idempotent: deploying the same spec twice succeeds and leaves the live spec and generation unchanged', async () => {
-      const { store, deployments, namespace } = await setup();
+      const { stores, deployments, namespace } = await setup();
       const ref = `component:default/idem-${databaseId
         .toLowerCase()
         .replace(/_/g, '-')}`;
@@ -163,8 +156,9 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 },
         'test',
       );
-      await settle(store, first.id);
-      const name = (await store.getApplicationByEntityRef(ref))!.name;
+      await settle(stores, first.id);
+      const name = (await stores.applications.getApplicationByEntityRef(ref))!
+        .name;
       const before = {
         deployment: liveObject('bravo', 'Deployment', name),
         service: liveObject('bravo', 'Service', name),
@@ -178,7 +172,7 @@ describe.each(databases.eachSupportedId())(
       );
       expect(second.id).toBe(first.id);
       expect(second.revision).toBe(2);
-      expect(await settle(store, second.id)).toMatchObject({
+      expect(await settle(stores, second.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       const after = {
@@ -198,7 +192,7 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('lands in the cluster that was picked and nowhere else', async () => {
-      const { store, deployments } = await setup();
+      const { stores, deployments } = await setup();
       const ref = `component:default/only-b-${databaseId
         .toLowerCase()
         .replace(/_/g, '-')}`;
@@ -210,8 +204,9 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' },
         'test',
       );
-      await settle(store, d.id);
-      const name = (await store.getApplicationByEntityRef(ref))!.name;
+      await settle(stores, d.id);
+      const name = (await stores.applications.getApplicationByEntityRef(ref))!
+        .name;
       expect(liveObject('bravo', 'Deployment', name)).toBeDefined();
       expect(liveObject('alpha', 'Deployment', name)).toBeUndefined();
       expect(liveObject('charlie', 'Deployment', name)).toBeUndefined();
@@ -220,7 +215,7 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('replaces a changed Service keeping its clusterIP', async () => {
-      const { store, deployments } = await setup();
+      const { stores, deployments } = await setup();
       const ref = `component:default/svc-${databaseId
         .toLowerCase()
         .replace(/_/g, '-')}`;
@@ -228,12 +223,12 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'charlie', image: 'nginx:1.27' },
         'test',
       );
-      await settle(store, d.id);
-      const app = (await store.getApplicationByEntityRef(ref))!;
+      await settle(stores, d.id);
+      const app = (await stores.applications.getApplicationByEntityRef(ref))!;
       const before = liveObject('charlie', 'Service', app.name);
       await deployments.updateApplication(app.id, { spec: { port: 9000 } });
       await settle(
-        store,
+        stores,
         (
           await deployments.deploy(
             { entityRef: ref, cluster: 'charlie' },
@@ -250,11 +245,13 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('refuses an OFFLINE cluster with a ConflictError and writes nothing to Kubernetes', async () => {
-      const { store, worker, deployments } = await setup();
+      const { stores, worker, deployments } = await setup();
       sim.setFault('charlie', { mode: 'down' });
       await worker.runCycle();
       await worker.runCycle();
-      expect((await store.getCluster('charlie'))!.status).toBe('OFFLINE');
+      expect((await stores.clusters.getCluster('charlie'))!.status).toBe(
+        'OFFLINE',
+      );
       const requests = sim.requestCount('charlie');
       await expect(
         deployments.deploy(
@@ -267,12 +264,16 @@ describe.each(databases.eachSupportedId())(
         ),
       ).rejects.toMatchObject({ name: 'ConflictError' });
       expect(sim.requestCount('charlie')).toBe(requests);
-      expect(await store.listDeployments({ cluster: 'charlie' })).toEqual([]);
+      expect(
+        await stores.deployments.listDeployments({ cluster: 'charlie' }),
+      ).toEqual([]);
     });
 
     it('proceeds on an UNKNOWN (never probed) cluster', async () => {
-      const { store, deployments } = await setup({ probe: false });
-      expect((await store.getCluster('alpha'))!.status).toBe('UNKNOWN');
+      const { stores, deployments } = await setup({ probe: false });
+      expect((await stores.clusters.getCluster('alpha'))!.status).toBe(
+        'UNKNOWN',
+      );
       const d = await deployments.deploy(
         {
           entityRef: 'component:default/early',
@@ -282,12 +283,12 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       expect(d.clusterStatus).toBe('UNKNOWN');
-      expect(await settle(store, d.id)).toMatchObject({ status: 'DEPLOYED' });
+      expect(await settle(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
     });
 
     it('records FAILED / CLUSTER_NOT_CONFIGURED for a cluster without a readable kubeconfig', async () => {
-      const { store, deployments } = await setup();
-      await store.insertCluster({
+      const { stores, deployments } = await setup();
+      await stores.clusters.insertCluster({
         name: 'vaulted',
         endpoint: 'https://10.9.9.9:6443',
         kubeconfigRef: 'secret/vaulted',
@@ -333,7 +334,9 @@ describe.each(databases.eachSupportedId())(
     );
 
     it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {
-      const { store, deployments } = await setup({ progressDeadlineMs: 1_000 });
+      const { stores, deployments } = await setup({
+        progressDeadlineMs: 1_000,
+      });
       sim.setReadiness('alpha', { neverReady: true });
       const d = await deployments.deploy(
         {
@@ -344,12 +347,12 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       expect(d.status).toBe('PROGRESSING');
-      const done = await settle(store, d.id);
+      const done = await settle(stores, d.id);
       expect(done).toMatchObject({
         status: 'FAILED',
         statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
       });
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'deployment',
         subject: d.id,
       });
@@ -361,7 +364,7 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('refuses a deploy with no image anywhere with an InputError, and an unknown cluster with a NotFoundError', async () => {
-      const { deployments, store } = await setup();
+      const { deployments, stores } = await setup();
       await expect(
         deployments.deploy(
           { entityRef: 'component:default/noimage', cluster: 'alpha' },
@@ -374,11 +377,11 @@ describe.each(databases.eachSupportedId())(
           'test',
         ),
       ).rejects.toMatchObject({ name: 'NotFoundError' });
-      expect(await store.listApplications()).toEqual([]);
+      expect(await stores.applications.listApplications()).toEqual([]);
     });
 
     it('refuses to move an application onto an OFFLINE cluster, allows UNKNOWN and ONLINE', async () => {
-      const { store, worker, deployments } = await setup();
+      const { stores, worker, deployments } = await setup();
       const app = await deployments.registerApplication({
         entityRef: 'component:default/placed',
         origin: 'scaffolded',
@@ -398,7 +401,7 @@ describe.each(databases.eachSupportedId())(
           placement: { clusters: ['nope'] },
         }),
       ).rejects.toMatchObject({ name: 'InputError' });
-      await store.insertCluster({
+      await stores.clusters.insertCluster({
         name: 'later',
         endpoint: 'https://10.0.0.1',
         kubeconfigRef: 'x',
@@ -411,11 +414,11 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('cascades on deployments made by this flow and restores only those (end to end)', async () => {
-      const { store, worker, deployments } = await setup({
+      const { stores, worker, deployments } = await setup({
         progressDeadlineMs: 1_000,
       });
       const healthy = await settle(
-        store,
+        stores,
         (
           await deployments.deploy(
             {
@@ -430,7 +433,7 @@ describe.each(databases.eachSupportedId())(
       expect(healthy.status).toBe('DEPLOYED');
       sim.setReadiness('bravo', { neverReady: true });
       const failed = await settle(
-        store,
+        stores,
         (
           await deployments.deploy(
             {
@@ -448,7 +451,7 @@ describe.each(databases.eachSupportedId())(
       });
       sim.setReadiness('bravo', { neverReady: false });
       const sick = await seedDeployment(
-        store,
+        stores,
         'bravo',
         'sick',
         'DEGRADED',
@@ -461,7 +464,7 @@ describe.each(databases.eachSupportedId())(
       const statusOf = async (
         d: Deployment,
       ): Promise<[DeploymentStatus, string | null | undefined]> => {
-        const now = (await store.getDeployment(d.id))!;
+        const now = (await stores.deployments.getDeployment(d.id))!;
         return [now.status, now.statusReason];
       };
       expect(await statusOf(healthy)).toEqual(['DEGRADED', 'CLUSTER_OFFLINE']);
@@ -481,9 +484,9 @@ describe.each(databases.eachSupportedId())(
       expect(await statusOf(sick)).toEqual(['DEGRADED', 'WORKLOAD_UNHEALTHY']);
     });
     it('gives components of other namespaces, or with cleaned names, their own object names', async () => {
-      const { store, deployments } = await setup();
+      const { stores, deployments } = await setup();
       const a = await settle(
-        store,
+        stores,
         (
           await deployments.deploy(
             {
@@ -496,7 +499,7 @@ describe.each(databases.eachSupportedId())(
         ).id,
       );
       const b = await settle(
-        store,
+        stores,
         (
           await deployments.deploy(
             {
@@ -509,7 +512,9 @@ describe.each(databases.eachSupportedId())(
         ).id,
       );
       expect([a.status, b.status]).toEqual(['DEPLOYED', 'DEPLOYED']);
-      const names = (await store.listApplications()).map(app => app.name);
+      const names = (await stores.applications.listApplications()).map(
+        app => app.name,
+      );
       expect(new Set(names).size).toBe(names.length);
       expect(names.filter(n => n.startsWith('team-a-web-'))).toHaveLength(1);
       expect(names.filter(n => n.startsWith('team-b-web-'))).toHaveLength(1);
@@ -559,7 +564,7 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('ends two concurrent deploys of the same component and cluster at the last revision, not stuck', async () => {
-      const { store, deployments } = await setup();
+      const { stores, deployments } = await setup();
       const ref = `component:default/twice-${databaseId
         .toLowerCase()
         .replace(/_/g, '-')}`;
@@ -574,13 +579,13 @@ describe.each(databases.eachSupportedId())(
         ),
       ]);
       expect(first.id).toBe(second.id);
-      const done = await settle(store, first.id);
+      const done = await settle(stores, first.id);
       expect(done.status).toBe('DEPLOYED');
       expect(done.revision).toBe(2);
     });
 
     it('writes DEGRADED / CLUSTER_OFFLINE, not DEPLOYED, when the cluster went OFFLINE during the rollout', async () => {
-      const { store, deployments } = await setup();
+      const { stores, deployments } = await setup();
       sim.setReadiness('alpha', { readyDelayMs: 600 });
       const d = await deployments.deploy(
         {
@@ -590,7 +595,7 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
-      await store.inClusterTransaction(tx =>
+      await stores.clusters.inClusterTransaction(tx =>
         tx.updateClusterHealth('alpha', {
           status: 'OFFLINE',
           statusReason: 'FAILURE_THRESHOLD_REACHED',
@@ -598,20 +603,20 @@ describe.each(databases.eachSupportedId())(
           consecutiveSuccesses: 0,
         }),
       );
-      expect(await settle(store, d.id)).toMatchObject({
+      expect(await settle(stores, d.id)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });
     });
 
     it('fails a deployment left PENDING past the deadline, and follows one left PROGRESSING', async () => {
-      const { store, deployments } = await setup({ progressDeadlineMs: 200 });
-      const app = await store.insertApplication({
+      const { stores, deployments } = await setup({ progressDeadlineMs: 200 });
+      const app = await stores.applications.insertApplication({
         entityRef: 'component:default/orphan',
         name: 'orphan',
         spec: { image: 'x' },
       });
-      const pending = await store.insertDeployment(
+      const pending = await stores.deployments.insertDeployment(
         {
           applicationId: app.id,
           cluster: 'alpha',
@@ -622,7 +627,7 @@ describe.each(databases.eachSupportedId())(
       );
       await new Promise(r => setTimeout(r, 300));
       await deployments.adoptUnfinished();
-      expect(await store.getDeployment(pending.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(pending.id)).toMatchObject({
         status: 'FAILED',
         statusReason: 'APPLY_FAILED',
       });

@@ -1,6 +1,6 @@
 import { LoggerService } from '@backstage/backend-plugin-api';
-import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
-import { InputError, NotFoundError } from '@backstage/errors';
+import { parseEntityRef } from '@backstage/catalog-model';
+import { InputError, isErrorWithName, NotFoundError } from '@backstage/errors';
 import {
   DeploymentReasons,
   FLEET_ANNOTATION_IMAGE,
@@ -11,20 +11,23 @@ import {
   type Deployment,
 } from '@cnp/plugin-fleet-common';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
+import { normalizeEntityRef } from '../catalog/entityRefs';
 import type { FleetConfig } from '../config/FleetConfig';
-import type { FleetStore } from '../database/FleetStore';
+import type {
+  ApplicationStore,
+  ClusterStore,
+  DeploymentStore,
+} from '../database/types';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
 import {
   isDns1123Label,
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
-import {
-  buildManifests,
-  imageReferenceProblem,
-  type Manifests,
-} from './manifests';
+import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
+import { imageReferenceProblem } from '../kubernetes/imageReference';
+import { asError } from '../util/errors';
 
 export interface DeployRequest {
   entityRef: string;
@@ -40,8 +43,22 @@ export interface RegisterApplicationRequest {
   placement?: ApplicationPlacement;
 }
 
+/** What deploys read and write: applications, the target cluster and deployments. */
+export type DeploymentServiceStores = {
+  applications: Omit<ApplicationStore, 'listApplications'>;
+  clusters: Pick<ClusterStore, 'getCluster'>;
+  deployments: Pick<
+    DeploymentStore,
+    | 'listDeployments'
+    | 'getDeployment'
+    | 'getDeploymentFor'
+    | 'insertDeployment'
+    | 'updateDeploymentStatus'
+  >;
+};
+
 export interface DeploymentServiceOptions {
-  store: FleetStore;
+  stores: DeploymentServiceStores;
   applier: ManifestApplier;
   logger: LoggerService;
   deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & {
@@ -52,42 +69,6 @@ export interface DeploymentServiceOptions {
    * application that has none yet.
    */
   annotationsOf?: EntityAnnotationReader;
-}
-
-const ENTITY_NAME = /^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
-
-/**
- * `component:default/payments` from `payments`, `Component:Default/payments`…; refuses what is
- * not a component's ref with an InputError.
- */
-export function normalizeEntityRef(ref: string): string {
-  let parsed;
-  try {
-    parsed = parseEntityRef(ref, {
-      defaultKind: 'component',
-      defaultNamespace: 'default',
-    });
-  } catch (error) {
-    throw new InputError(
-      `Invalid entityRef '${ref}': ${(error as Error).message}`,
-    );
-  }
-  if (parsed.kind.toLocaleLowerCase('en-US') !== 'component') {
-    throw new InputError(
-      `Invalid entityRef '${ref}': Fleet deploys components, not ${parsed.kind} entities`,
-    );
-  }
-  for (const [part, value] of [
-    ['namespace', parsed.namespace],
-    ['name', parsed.name],
-  ] as const) {
-    if (value.length > 63 || !ENTITY_NAME.test(value)) {
-      throw new InputError(
-        `Invalid entityRef '${ref}': the ${part} must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
-      );
-    }
-  }
-  return stringifyEntityRef(parsed);
 }
 
 /** The application leaves the replica count to someone else (DESIGN §6). */
@@ -140,7 +121,7 @@ export class DeploymentService {
     previous?: ApplicationPlacement,
   ) {
     for (const name of placement?.clusters ?? []) {
-      const cluster = await this.options.store.getCluster(name);
+      const cluster = await this.options.stores.clusters.getCluster(name);
       if (!cluster)
         throw new InputError(`Placement names an unknown cluster '${name}'`);
       if (!previous?.clusters?.includes(name))
@@ -153,7 +134,7 @@ export class DeploymentService {
   ): Promise<Application> {
     const entityRef = normalizeEntityRef(request.entityRef);
     await this.checkPlacement(request.placement);
-    return this.options.store.insertApplication({
+    return this.options.stores.applications.insertApplication({
       entityRef,
       name: applicationNameFor(entityRef),
       origin: request.origin,
@@ -166,13 +147,16 @@ export class DeploymentService {
     id: string,
     update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
   ): Promise<Application> {
-    const current = await this.options.store.getApplication(id);
+    const current = await this.options.stores.applications.getApplication(id);
     if (!current) throw new NotFoundError(`Application '${id}' not found`);
     await this.checkPlacement(update.placement, current.placement);
-    const updated = await this.options.store.updateApplication(id, {
-      spec: update.spec ? { ...current.spec, ...update.spec } : undefined,
-      placement: update.placement,
-    });
+    const updated = await this.options.stores.applications.updateApplication(
+      id,
+      {
+        spec: update.spec ? { ...current.spec, ...update.spec } : undefined,
+        placement: update.placement,
+      },
+    );
     if (!updated) throw new NotFoundError(`Application '${id}' not found`);
     return updated;
   }
@@ -208,14 +192,16 @@ export class DeploymentService {
   }
 
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {
-    const { store, applier, deploy, logger } = this.options;
+    const { stores, applier, deploy, logger } = this.options;
     const entityRef = normalizeEntityRef(request.entityRef);
-    const cluster = await store.getCluster(request.cluster);
+    const cluster = await stores.clusters.getCluster(request.cluster);
     if (!cluster)
       throw new NotFoundError(`Cluster '${request.cluster}' not found`);
     assertClusterAcceptsDeployments(cluster);
 
-    let application = await store.getApplicationByEntityRef(entityRef);
+    let application = await stores.applications.getApplicationByEntityRef(
+      entityRef,
+    );
     const image =
       request.image ??
       application?.spec.image ??
@@ -227,15 +213,17 @@ export class DeploymentService {
     }
     if (!application) {
       try {
-        application = await store.insertApplication({
+        application = await stores.applications.insertApplication({
           entityRef,
           name: applicationNameFor(entityRef),
           origin: 'imported',
           spec: { image, replicas: request.replicas },
         });
       } catch (error) {
-        if ((error as Error).name !== 'ConflictError') throw error;
-        application = (await store.getApplicationByEntityRef(entityRef))!;
+        if (!isErrorWithName(error, 'ConflictError')) throw error;
+        application = (await stores.applications.getApplicationByEntityRef(
+          entityRef,
+        ))!;
       }
     }
     if (
@@ -243,15 +231,18 @@ export class DeploymentService {
       (request.replicas !== undefined &&
         request.replicas !== application.spec.replicas)
     ) {
-      application = (await store.updateApplication(application.id, {
-        spec: {
-          ...application.spec,
-          ...(request.image ? { image: request.image } : {}),
-          ...(request.replicas !== undefined
-            ? { replicas: request.replicas }
-            : {}),
+      application = (await stores.applications.updateApplication(
+        application.id,
+        {
+          spec: {
+            ...application.spec,
+            ...(request.image ? { image: request.image } : {}),
+            ...(request.replicas !== undefined
+              ? { replicas: request.replicas }
+              : {}),
+          },
         },
-      }))!;
+      ))!;
     }
 
     let deployment = await this.recordPending(
@@ -270,7 +261,7 @@ export class DeploymentService {
     const condition = { status: 'PENDING' as const, revision };
     let outcome: Deployment | undefined;
     if (result.kind === 'not-configured') {
-      outcome = await store.updateDeploymentStatus(
+      outcome = await stores.deployments.updateDeploymentStatus(
         deployment.id,
         {
           status: 'FAILED',
@@ -283,8 +274,9 @@ export class DeploymentService {
     } else if (result.kind === 'failed') {
       logger.warn(
         `Deploying ${entityRef} to ${cluster.name} failed: ${result.message}`,
+        { entityRef, cluster: cluster.name, actor },
       );
-      outcome = await store.updateDeploymentStatus(
+      outcome = await stores.deployments.updateDeploymentStatus(
         deployment.id,
         {
           status: 'FAILED',
@@ -295,7 +287,7 @@ export class DeploymentService {
         condition,
       );
     } else {
-      outcome = await store.updateDeploymentStatus(
+      outcome = await stores.deployments.updateDeploymentStatus(
         deployment.id,
         {
           status: 'PROGRESSING',
@@ -310,7 +302,8 @@ export class DeploymentService {
       );
       if (outcome) this.track(deployment.id, revision);
     }
-    deployment = outcome ?? (await store.getDeployment(deployment.id))!;
+    deployment =
+      outcome ?? (await stores.deployments.getDeployment(deployment.id))!;
     return deployment;
   }
 
@@ -320,11 +313,14 @@ export class DeploymentService {
     image: string,
     actor: string,
   ) {
-    const { store } = this.options;
-    const existing = await store.getDeploymentFor(applicationId, cluster);
+    const { stores } = this.options;
+    const existing = await stores.deployments.getDeploymentFor(
+      applicationId,
+      cluster,
+    );
     if (!existing) {
       try {
-        return await store.insertDeployment(
+        return await stores.deployments.insertDeployment(
           {
             applicationId,
             cluster,
@@ -336,12 +332,13 @@ export class DeploymentService {
           actor,
         );
       } catch (error) {
-        if ((error as Error).name !== 'ConflictError') throw error;
+        if (!isErrorWithName(error, 'ConflictError')) throw error;
       }
     }
     const current =
-      existing ?? (await store.getDeploymentFor(applicationId, cluster))!;
-    return (await store.updateDeploymentStatus(
+      existing ??
+      (await stores.deployments.getDeploymentFor(applicationId, cluster))!;
+    return (await stores.deployments.updateDeploymentStatus(
       current.id,
       {
         status: 'PENDING',
@@ -365,9 +362,12 @@ export class DeploymentService {
       timer: setTimeout(() => {
         const polling = this.poll(deploymentId, revision)
           .catch(error => {
-            this.options.logger.warn(
-              `Readiness check of deployment ${deploymentId} failed, retrying: ${error}`,
-            );
+            this.options.logger
+              .child({ deployment: deploymentId })
+              .warn(
+                `Readiness check of deployment ${deploymentId} failed, retrying`,
+                asError(error),
+              );
             this.track(deploymentId, revision);
           })
           .finally(() => this.inFlight.delete(polling));
@@ -377,10 +377,10 @@ export class DeploymentService {
   }
 
   private async poll(deploymentId: string, revision: number): Promise<void> {
-    const { store, applier, deploy } = this.options;
+    const { stores, applier, deploy } = this.options;
     if (this.timers.get(deploymentId)?.revision === revision)
       this.timers.delete(deploymentId);
-    const deployment = await store.getDeployment(deploymentId);
+    const deployment = await stores.deployments.getDeployment(deploymentId);
     if (
       !deployment ||
       deployment.status !== 'PROGRESSING' ||
@@ -388,9 +388,11 @@ export class DeploymentService {
     )
       return;
     const condition = { status: 'PROGRESSING' as const, revision };
-    const application = await store.getApplication(deployment.applicationId);
+    const application = await stores.applications.getApplication(
+      deployment.applicationId,
+    );
     if (!application) return;
-    const cluster = await store.getCluster(deployment.cluster);
+    const cluster = await stores.clusters.getCluster(deployment.cluster);
     if (!cluster) return;
 
     const state = await applier.rolloutState(
@@ -405,9 +407,9 @@ export class DeploymentService {
     if (state.kind === 'ready') {
       // The cluster may have gone OFFLINE during the rollout: then this is what the cascade
       // would have done, so that targeted recovery restores it with the cluster.
-      const latest = await store.getCluster(deployment.cluster);
+      const latest = await stores.clusters.getCluster(deployment.cluster);
       const offline = latest?.status === 'OFFLINE';
-      await store.updateDeploymentStatus(
+      await stores.deployments.updateDeploymentStatus(
         deploymentId,
         offline
           ? {
@@ -427,7 +429,7 @@ export class DeploymentService {
     }
     if (state.kind === 'deadline-exceeded' || overdue) {
       const detail = rolloutDetail(state);
-      await store.updateDeploymentStatus(
+      await stores.deployments.updateDeploymentStatus(
         deploymentId,
         {
           status: 'FAILED',
@@ -450,9 +452,9 @@ export class DeploymentService {
    * apply was interrupted. Runs at startup and on every reconcile.
    */
   async adoptUnfinished(): Promise<number> {
-    const { store, deploy } = this.options;
+    const { stores, deploy } = this.options;
     let adopted = 0;
-    for (const d of await store.listDeployments()) {
+    for (const d of await stores.deployments.listDeployments()) {
       if (d.status === 'PROGRESSING') {
         if (!this.timers.has(d.id)) {
           this.track(d.id, d.revision);
@@ -462,7 +464,7 @@ export class DeploymentService {
         d.status === 'PENDING' &&
         Date.now() - Date.parse(d.updatedAt) > deploy.progressDeadlineMs
       ) {
-        await store.updateDeploymentStatus(
+        await stores.deployments.updateDeploymentStatus(
           d.id,
           {
             status: 'FAILED',

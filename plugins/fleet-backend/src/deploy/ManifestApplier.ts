@@ -16,7 +16,7 @@ import type {
   ClusterClients,
 } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
-import { diffObject } from '../reconcile/drift';
+import { diffObject } from '../kubernetes/diffObject';
 import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
 
 export type ApplyResult =

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { DatabaseFleetStore } from '../database/DatabaseFleetStore';
-import { createTestDatabases } from '../__testUtils__/databases';
+import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
+import { createTestDatabases } from '@cnp/fleet-harness';
 import { ClusterDiscovery } from './ClusterDiscovery';
 
 jest.setTimeout(60_000);
@@ -32,25 +32,25 @@ describe.each(databases.eachSupportedId())(
 
     async function setup() {
       const knex = await databases.init(databaseId);
-      const store = await DatabaseFleetStore.create({
+      const stores = await DatabaseFleetStores.create({
         database: mockServices.database({ knex, migrations: { skip: false } }),
       });
       const discovery = ClusterDiscovery.create({
-        store,
+        clusters: stores.clusters,
         logger: mockServices.logger.mock(),
         sources: { kubeconfigDir: dir },
       });
-      return { store, discovery };
+      return { stores, discovery };
     }
 
     it('keeps a stored cluster on its own server when a new file names the same context', async () => {
-      const { store, discovery } = await setup();
+      const { stores, discovery } = await setup();
       fs.writeFileSync(
         path.join(dir, 'b.yaml'),
         kubeconfig('prod', 'https://b.example:6443'),
       );
       await discovery.run();
-      await store.updateClusterSettings('prod', {
+      await stores.clusters.updateClusterSettings('prod', {
         labels: { owner: 'team-b' },
       });
 
@@ -59,7 +59,7 @@ describe.each(databases.eachSupportedId())(
         kubeconfig('prod', 'https://a.example:6443'),
       );
       const second = await discovery.run();
-      expect(await store.getCluster('prod')).toMatchObject({
+      expect(await stores.clusters.getCluster('prod')).toMatchObject({
         endpoint: 'https://b.example:6443',
         kubeconfigRef: path.join(dir, 'b.yaml'),
         labels: { owner: 'team-b' },
@@ -68,14 +68,16 @@ describe.each(databases.eachSupportedId())(
         expect.stringMatching(/^prod-[0-9a-f]{8}$/),
       ]);
       expect(second.updated).toEqual([]);
-      expect(await store.getCluster(second.inserted[0])).toMatchObject({
+      expect(
+        await stores.clusters.getCluster(second.inserted[0]),
+      ).toMatchObject({
         endpoint: 'https://a.example:6443',
       });
     });
 
     it('never overwrites a manual cluster of the same name', async () => {
-      const { store, discovery } = await setup();
-      await store.insertCluster({
+      const { stores, discovery } = await setup();
+      await stores.clusters.insertCluster({
         name: 'shared',
         endpoint: 'https://manual.example:6443',
         kubeconfigRef: 'vault:shared',
@@ -86,7 +88,7 @@ describe.each(databases.eachSupportedId())(
         kubeconfig('shared', 'https://discovered.example:6443'),
       );
       await discovery.run();
-      expect(await store.getCluster('shared')).toMatchObject({
+      expect(await stores.clusters.getCluster('shared')).toMatchObject({
         source: 'manual',
         endpoint: 'https://manual.example:6443',
       });

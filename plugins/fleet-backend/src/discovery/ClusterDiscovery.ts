@@ -1,30 +1,40 @@
 import { LoggerService } from '@backstage/backend-plugin-api';
-import type { ClusterOrigin, FleetStore } from '../database/FleetStore';
+import type { ClusterOrigin, ClusterStore } from '../database/types';
 import {
   discoverKubeconfigClusters,
   DiscoveryResult,
   DiscoverySources,
 } from './discoverKubeconfigClusters';
 
+/** What discovery reads and writes of the clusters. */
+export type DiscoveryClusterStore = Pick<
+  ClusterStore,
+  'listClusterOrigins' | 'upsertDiscoveredClusters'
+>;
+
 /** Reads the kubeconfig sources and upserts what they name into the store. */
 export class ClusterDiscovery {
   private constructor(
-    private readonly store: FleetStore,
+    private readonly clusters: DiscoveryClusterStore,
     private readonly logger: LoggerService,
     private readonly sources: DiscoverySources,
   ) {}
 
   static create(options: {
-    store: FleetStore;
+    clusters: DiscoveryClusterStore;
     logger: LoggerService;
     sources: DiscoverySources;
   }) {
-    return new ClusterDiscovery(options.store, options.logger, options.sources);
+    return new ClusterDiscovery(
+      options.clusters,
+      options.logger,
+      options.sources,
+    );
   }
 
   /** What the sources name now, the clusters discovered before keeping their names. */
   async discover(): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
-    const stored = await this.store.listClusterOrigins();
+    const stored = await this.clusters.listClusterOrigins();
     const result = await discoverKubeconfigClusters(
       this.sources,
       stored.filter(c => c.source === 'discovered'),
@@ -44,17 +54,21 @@ export class ClusterDiscovery {
     const { clusters, warnings, origins } = await this.discover();
     for (const warning of warnings) this.logger.warn(warning);
     const { inserted, updated, failed } =
-      await this.store.upsertDiscoveredClusters(clusters, origins);
+      await this.clusters.upsertDiscoveredClusters(clusters, origins);
     for (const { name, message } of failed) {
       const warning = `Could not record discovered cluster '${name}': ${message}`;
-      this.logger.warn(warning);
+      this.logger.warn(warning, { cluster: name });
       warnings.push(warning);
     }
-    if (inserted.length)
-      this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`);
+    if (inserted.length) {
+      this.logger.info(`Discovered new clusters: ${inserted.join(', ')}`, {
+        clusters: inserted.join(','),
+      });
+    }
     if (updated.length) {
       this.logger.info(
         `Updated endpoint or kubeconfig of clusters: ${updated.join(', ')}`,
+        { clusters: updated.join(',') },
       );
     }
     return { inserted, updated, warnings };

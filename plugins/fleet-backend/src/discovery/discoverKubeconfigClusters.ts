@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { DiscoveredCluster } from '../database/FleetStore';
+import type { DiscoveredCluster } from '../database/types';
 import {
   sanitizeK8sName,
   withStableSuffix,
@@ -10,6 +10,7 @@ import {
   parseErrorSummary,
   readKubeconfigFile,
 } from '../kubernetes/readKubeconfigFile';
+import { asError } from '../util/errors';
 
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once
 
@@ -45,7 +46,7 @@ async function listKubeconfigFiles(
       }
     } catch (error) {
       warnings.push(
-        `Skipping kubeconfig directory ${dir}: ${(error as Error).message}`,
+        `Skipping kubeconfig directory ${dir}: ${asError(error).message}`,
       );
     }
   }

@@ -1,7 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { Knex } from 'knex';
-import { DatabaseFleetStore } from '../database/DatabaseFleetStore';
-import { createTestDatabases } from '../__testUtils__/databases';
+import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
+import { createTestDatabases } from '@cnp/fleet-harness';
 import { EVENT_RETENTION_TASK_ID, EventRetention } from './EventRetention';
 
 jest.setTimeout(60_000);
@@ -16,19 +16,19 @@ describe.each(databases.eachSupportedId())(
       options: { batchSize?: number; retentionDays?: number } = {},
     ) {
       const knex = await databases.init(databaseId);
-      const store = await DatabaseFleetStore.create({
+      const stores = await DatabaseFleetStores.create({
         database: mockServices.database({ knex, migrations: { skip: false } }),
       });
       const logger = mockServices.logger.mock();
       const scheduler = mockServices.scheduler.mock();
       const retention = EventRetention.create({
-        store,
+        store: stores.events,
         logger,
         scheduler,
         events: { retentionMs: (options.retentionDays ?? 90) * DAY },
         batchSize: options.batchSize,
       });
-      return { knex, store, logger, scheduler, retention };
+      return { knex, stores, logger, scheduler, retention };
     }
 
     /** Writes `count` events `ageDays` old, named `<prefix>-<n>`. */
@@ -56,13 +56,13 @@ describe.each(databases.eachSupportedId())(
         .sort();
 
     it('removes only the events older than the retention', async () => {
-      const { knex, store, logger, retention } = await setup({
+      const { knex, stores, logger, retention } = await setup({
         retentionDays: 30,
       });
       await seedEvents(knex, 'old', 3, 31);
       await seedEvents(knex, 'ancient', 2, 400);
       await seedEvents(knex, 'recent', 2, 29);
-      await store.insertCluster({
+      await stores.clusters.insertCluster({
         name: 'c1',
         endpoint: 'https://c1',
         kubeconfigRef: '/k',
@@ -73,14 +73,15 @@ describe.each(databases.eachSupportedId())(
       expect(await subjects(knex)).toEqual(['c1', 'recent-0', 'recent-1']);
       expect(logger.info).toHaveBeenCalledWith(
         expect.stringMatching(/^Removed 5 Fleet event\(s\) created before /),
+        { removed: 5, cutoff: expect.any(String) },
       );
     });
 
     it('loops over bounded batches until every old event is gone, and stops early when aborted', async () => {
-      const { knex, store, retention } = await setup({ batchSize: 10 });
+      const { knex, stores, retention } = await setup({ batchSize: 10 });
       await seedEvents(knex, 'old', 25, 91);
       await seedEvents(knex, 'new', 3, 1);
-      const deletes = jest.spyOn(store, 'deleteEventsBefore');
+      const deletes = jest.spyOn(stores.events, 'deleteEventsBefore');
 
       expect(await retention.runOnce()).toBe(25);
       expect(deletes.mock.calls.map(([, limit]) => limit)).toEqual([
@@ -120,6 +121,7 @@ describe.each(databases.eachSupportedId())(
       expect(await subjects(knex)).toEqual(['recent-0', 'recent-1']);
       expect(logger.info).toHaveBeenCalledWith(
         expect.stringMatching(/^Removed 0 Fleet event\(s\) created before /),
+        { removed: 0, cutoff: expect.any(String) },
       );
     });
   },

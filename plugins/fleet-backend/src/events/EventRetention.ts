@@ -1,14 +1,14 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
 import { ForwardedError } from '@backstage/errors';
 import type { FleetConfig } from '../config/FleetConfig';
-import type { FleetStore } from '../database/FleetStore';
+import type { EventStore } from '../database/types';
 
 export const EVENT_RETENTION_TASK_ID = 'fleet-events-retention';
 /** Events deleted per statement: each one stays short, so it never holds the table for long. */
 const BATCH_SIZE = 1000;
 
 export interface EventRetentionOptions {
-  store: Pick<FleetStore, 'deleteEventsBefore'>;
+  store: Pick<EventStore, 'deleteEventsBefore'>;
   logger: LoggerService;
   scheduler?: SchedulerService;
   events: FleetConfig['events'];
@@ -69,6 +69,7 @@ export class EventRetention {
     }
     logger.info(
       `Removed ${removed} Fleet event(s) created before ${cutoff.toISOString()}`,
+      { removed, cutoff: cutoff.toISOString() },
     );
     return removed;
   }

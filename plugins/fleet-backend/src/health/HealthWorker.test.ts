@@ -1,51 +1,43 @@
-import { KubeSimulator } from '@cnp/kube-simulator';
+import { mockServices } from '@backstage/backend-test-utils';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FleetStore } from '../database/FleetStore';
-import { createTestDatabases } from '../__testUtils__/databases';
+import type { ClusterStore, FleetStores } from '../database/types';
 import {
-  createFleetHarness,
+  createFleet,
+  createTestDatabases,
   seedDeployment,
-} from '../__testUtils__/fleetHarness';
+  useSimulator,
+} from '@cnp/fleet-harness';
 
 jest.setTimeout(60_000);
 
 const databases = createTestDatabases();
 const CLUSTERS = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: CLUSTERS });
-});
-afterAll(async () => {
-  await sim?.stop();
-});
-beforeEach(() => {
-  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
-});
+const sim = useSimulator({ clusters: CLUSTERS });
 
 describe.each(databases.eachSupportedId())(
   'HealthWorker against the kube simulator (%s)',
   databaseId => {
     async function setup(
-      options: Parameters<typeof createFleetHarness>[0] extends infer O
+      options: Parameters<typeof createFleet>[0] extends infer O
         ? Partial<O>
         : never = {},
     ) {
       const knex = await databases.init(databaseId);
-      const harness = await createFleetHarness({
+      const harness = await createFleet({
         knex,
         kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
         ...options,
       });
       return { knex, ...harness };
     }
-    const status = async (store: FleetStore, name: string) =>
-      (await store.getCluster(name))!;
+    const status = async (stores: FleetStores, name: string) =>
+      (await stores.clusters.getCluster(name))!;
 
     it('discovers the simulated clusters and makes them ONLINE with their server version', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       const summary = await worker.runCycle();
       expect(summary).toMatchObject({
         probed: 5,
@@ -53,7 +45,7 @@ describe.each(databases.eachSupportedId())(
         offline: 0,
         errors: [],
       });
-      const alpha = await status(store, 'alpha');
+      const alpha = await status(stores, 'alpha');
       expect(alpha).toMatchObject({
         status: 'ONLINE',
         endpoint: sim.endpoint('alpha'),
@@ -66,21 +58,21 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('rule 1 grace period: one failed probe keeps ONLINE, the threshold makes OFFLINE, counts are stored', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       await worker.runCycle();
       sim.setFault('bravo', { mode: 'down' });
       await worker.runCycle();
-      expect(await status(store, 'bravo')).toMatchObject({
+      expect(await status(stores, 'bravo')).toMatchObject({
         status: 'ONLINE',
         consecutiveFailures: 1,
       });
       await worker.runCycle();
-      const bravo = await status(store, 'bravo');
+      const bravo = await status(stores, 'bravo');
       expect(bravo).toMatchObject({
         status: 'OFFLINE',
         consecutiveFailures: 2,
       });
-      const [event] = await store.listEvents({
+      const [event] = await stores.events.listEvents({
         subjectKind: 'cluster',
         subject: 'bravo',
       });
@@ -95,45 +87,47 @@ describe.each(databases.eachSupportedId())(
       // a success resets the count and brings it back
       sim.setFault('bravo', { mode: 'ok' });
       await worker.runCycle();
-      expect(await status(store, 'bravo')).toMatchObject({
+      expect(await status(stores, 'bravo')).toMatchObject({
         status: 'ONLINE',
         consecutiveFailures: 0,
       });
       // and a single failure after that does not reach the threshold again
       sim.setFault('bravo', { mode: 'error' });
       await worker.runCycle();
-      expect(await status(store, 'bravo')).toMatchObject({
+      expect(await status(stores, 'bravo')).toMatchObject({
         status: 'ONLINE',
         consecutiveFailures: 1,
       });
     });
 
     it('rule 2 cascade only on a confirmed ONLINE -> OFFLINE, never from UNKNOWN', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       await worker.runCycle();
-      const onAlpha = await seedDeployment(store, 'alpha', 'web', 'DEPLOYED');
+      const onAlpha = await seedDeployment(stores, 'alpha', 'web', 'DEPLOYED');
       const pendingOnAlpha = await seedDeployment(
-        store,
+        stores,
         'alpha',
         'batch',
         'PENDING',
       );
-      const onBravo = await seedDeployment(store, 'bravo', 'web', 'DEPLOYED');
+      const onBravo = await seedDeployment(stores, 'bravo', 'web', 'DEPLOYED');
 
       sim.setFault('alpha', { mode: 'down' });
       await worker.runCycle();
-      expect(await store.getDeployment(onAlpha.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onAlpha.id)).toMatchObject({
         status: 'DEPLOYED',
       }); // grace period
       await worker.runCycle();
-      expect(await store.getDeployment(onAlpha.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onAlpha.id)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });
-      expect(await store.getDeployment(pendingOnAlpha.id)).toMatchObject({
+      expect(
+        await stores.deployments.getDeployment(pendingOnAlpha.id),
+      ).toMatchObject({
         status: 'PENDING',
       });
-      expect(await store.getDeployment(onBravo.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onBravo.id)).toMatchObject({
         status: 'DEPLOYED',
       });
 
@@ -142,37 +136,37 @@ describe.each(databases.eachSupportedId())(
       const added = await sim.addCluster(fox);
       sim.setFault(fox, { mode: 'down' });
       await worker.runCycle(); // discovered, first failure
-      expect(await status(store, fox)).toMatchObject({
+      expect(await status(stores, fox)).toMatchObject({
         status: 'UNKNOWN',
         consecutiveFailures: 1,
       });
-      const onFox = await seedDeployment(store, fox, 'web', 'DEPLOYED');
+      const onFox = await seedDeployment(stores, fox, 'web', 'DEPLOYED');
       await worker.runCycle();
-      expect(await status(store, fox)).toMatchObject({ status: 'OFFLINE' });
-      expect(await store.getDeployment(onFox.id)).toMatchObject({
+      expect(await status(stores, fox)).toMatchObject({ status: 'OFFLINE' });
+      expect(await stores.deployments.getDeployment(onFox.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       fs.rmSync(added, { force: true });
     });
 
     it('rule 3 targeted recovery: only deployments degraded by CLUSTER_OFFLINE go back to DEPLOYED', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       await worker.runCycle();
       const cascaded = await seedDeployment(
-        store,
+        stores,
         'charlie',
         'web',
         'DEPLOYED',
       );
       const sick = await seedDeployment(
-        store,
+        stores,
         'charlie',
         'api',
         'DEGRADED',
         'WORKLOAD_UNHEALTHY',
       );
       const failed = await seedDeployment(
-        store,
+        stores,
         'charlie',
         'jobs',
         'FAILED',
@@ -181,29 +175,33 @@ describe.each(databases.eachSupportedId())(
       sim.setFault('charlie', { mode: 'timeout' });
       await worker.runCycle();
       await worker.runCycle();
-      expect(await store.getDeployment(cascaded.id)).toMatchObject({
-        status: 'DEGRADED',
-        statusReason: 'CLUSTER_OFFLINE',
-      });
+      expect(await stores.deployments.getDeployment(cascaded.id)).toMatchObject(
+        {
+          status: 'DEGRADED',
+          statusReason: 'CLUSTER_OFFLINE',
+        },
+      );
 
       sim.setFault('charlie', { mode: 'ok' });
       const summary = await worker.runCycle();
       expect(summary.restoredDeployments).toBe(1);
-      expect(await status(store, 'charlie')).toMatchObject({
+      expect(await status(stores, 'charlie')).toMatchObject({
         status: 'ONLINE',
       });
-      expect(await store.getDeployment(cascaded.id)).toMatchObject({
-        status: 'DEPLOYED',
-      });
-      expect(await store.getDeployment(sick.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(cascaded.id)).toMatchObject(
+        {
+          status: 'DEPLOYED',
+        },
+      );
+      expect(await stores.deployments.getDeployment(sick.id)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'WORKLOAD_UNHEALTHY',
       });
-      expect(await store.getDeployment(failed.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(failed.id)).toMatchObject({
         status: 'FAILED',
         statusReason: 'APPLY_FAILED',
       });
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'deployment',
         subject: cascaded.id,
       });
@@ -215,11 +213,11 @@ describe.each(databases.eachSupportedId())(
 
     it('rule 4 isolation: an error on one cluster rolls back that cluster alone and the cycle goes on', async () => {
       const failOn = 'bravo';
-      const { store, worker } = await setup({
-        wrapStore: inner =>
+      const { stores, worker } = await setup({
+        wrapClusters: inner =>
           Object.assign(Object.create(inner), {
             inClusterTransaction: (
-              fn: Parameters<FleetStore['inClusterTransaction']>[0],
+              fn: Parameters<ClusterStore['inClusterTransaction']>[0],
             ) =>
               inner.inClusterTransaction(tx =>
                 fn({
@@ -243,8 +241,8 @@ describe.each(databases.eachSupportedId())(
           }),
       });
       await worker.runCycle();
-      const onAlpha = await seedDeployment(store, 'alpha', 'web', 'DEPLOYED');
-      const onBravo = await seedDeployment(store, 'bravo', 'web', 'DEPLOYED');
+      const onAlpha = await seedDeployment(stores, 'alpha', 'web', 'DEPLOYED');
+      const onBravo = await seedDeployment(stores, 'bravo', 'web', 'DEPLOYED');
       sim.setFault('alpha', { mode: 'down' });
       sim.setFault('bravo', { mode: 'down' });
       await worker.runCycle();
@@ -253,28 +251,31 @@ describe.each(databases.eachSupportedId())(
       expect(summary.errors).toEqual([
         { cluster: 'bravo', message: 'injected failure on bravo' },
       ]);
-      expect(await status(store, 'alpha')).toMatchObject({
+      expect(await status(stores, 'alpha')).toMatchObject({
         status: 'OFFLINE',
         consecutiveFailures: 2,
       });
-      expect(await store.getDeployment(onAlpha.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onAlpha.id)).toMatchObject({
         status: 'DEGRADED',
       });
       // bravo's status change and cascade were one transaction: both rolled back
-      expect(await status(store, 'bravo')).toMatchObject({
+      expect(await status(stores, 'bravo')).toMatchObject({
         status: 'ONLINE',
         consecutiveFailures: 1,
       });
-      expect(await store.getDeployment(onBravo.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onBravo.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       expect(
         (
-          await store.listEvents({ subjectKind: 'cluster', subject: 'bravo' })
+          await stores.events.listEvents({
+            subjectKind: 'cluster',
+            subject: 'bravo',
+          })
         )[0].to,
       ).toBe('ONLINE');
       // clusters probed after bravo in the same cycle were still updated
-      expect(await status(store, 'echo')).toMatchObject({ status: 'ONLINE' });
+      expect(await status(stores, 'echo')).toMatchObject({ status: 'ONLINE' });
       expect(summary.probed).toBe(5);
     });
 
@@ -302,18 +303,18 @@ describe.each(databases.eachSupportedId())(
       const failOn = 'charlie';
       let batches = 0;
       let failing = false;
-      const { store, worker } = await setup({
-        wrapStore: inner =>
+      const { stores, worker } = await setup({
+        wrapClusters: inner =>
           Object.assign(Object.create(inner), {
             updateClustersHealth: async (
-              updates: Parameters<FleetStore['updateClustersHealth']>[0],
+              updates: Parameters<ClusterStore['updateClustersHealth']>[0],
             ) => {
               batches += 1;
               if (failing) throw new Error('injected batch failure');
               return inner.updateClustersHealth(updates);
             },
             inClusterTransaction: (
-              fn: Parameters<FleetStore['inClusterTransaction']>[0],
+              fn: Parameters<ClusterStore['inClusterTransaction']>[0],
             ) =>
               inner.inClusterTransaction(tx =>
                 fn({
@@ -330,36 +331,36 @@ describe.each(databases.eachSupportedId())(
       await worker.runCycle(); // UNKNOWN -> ONLINE: per-cluster transactions
       failing = true;
       sim.setFault('bravo', { mode: 'down' });
-      const before = await status(store, 'alpha');
-      const charlieBefore = await status(store, failOn);
+      const before = await status(stores, 'alpha');
+      const charlieBefore = await status(stores, failOn);
       const summary = await worker.runCycle(); // no transition: one batch, which fails
       expect(batches).toBe(1);
       expect(summary.errors).toEqual([
         { cluster: failOn, message: `injected failure on ${failOn}` },
       ]);
-      expect(await status(store, 'bravo')).toMatchObject({
+      expect(await status(stores, 'bravo')).toMatchObject({
         status: 'ONLINE',
         consecutiveFailures: 1,
       });
-      const alpha = await status(store, 'alpha');
+      const alpha = await status(stores, 'alpha');
       expect(new Date(alpha.lastProbeAt!).getTime()).toBeGreaterThan(
         new Date(before.lastProbeAt!).getTime(),
       );
-      expect((await status(store, failOn)).lastProbeAt).toBe(
+      expect((await status(stores, failOn)).lastProbeAt).toBe(
         charlieBefore.lastProbeAt,
       ); // rolled back
     });
 
     it('rule 5 not probeable: an opaque or vanished kubeconfigRef makes UNKNOWN, never OFFLINE, with no cascade', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       await worker.runCycle();
-      await store.insertCluster({
+      await stores.clusters.insertCluster({
         name: 'vault-ref',
         endpoint: 'https://10.1.1.1:6443',
         kubeconfigRef: 'secret/prod-kubeconfig',
         source: 'manual',
       });
-      const onDelta = await seedDeployment(store, 'delta', 'web', 'DEPLOYED');
+      const onDelta = await seedDeployment(stores, 'delta', 'web', 'DEPLOYED');
       // delta fails once, then its kubeconfig file disappears
       sim.setFault('delta', { mode: 'down' });
       await worker.runCycle();
@@ -371,7 +372,7 @@ describe.each(databases.eachSupportedId())(
       fs.renameSync(sim.kubeconfigPath('delta'), moved);
       try {
         for (let i = 0; i < 3; i++) await worker.runCycle();
-        const delta = await status(store, 'delta');
+        const delta = await status(stores, 'delta');
         expect(delta).toMatchObject({
           status: 'UNKNOWN',
           consecutiveFailures: 1,
@@ -379,10 +380,12 @@ describe.each(databases.eachSupportedId())(
         expect(delta.statusReason).toMatch(
           /^NOT_PROBEABLE: kubeconfig file .*delta\.yaml' is not readable/,
         );
-        expect(await store.getDeployment(onDelta.id)).toMatchObject({
+        expect(
+          await stores.deployments.getDeployment(onDelta.id),
+        ).toMatchObject({
           status: 'DEPLOYED',
         });
-        const vault = await status(store, 'vault-ref');
+        const vault = await status(stores, 'vault-ref');
         expect(vault).toMatchObject({
           status: 'UNKNOWN',
           consecutiveFailures: 0,
@@ -394,21 +397,21 @@ describe.each(databases.eachSupportedId())(
       }
       // back: the count was neither reset nor advanced while not probeable
       await worker.runCycle();
-      expect(await status(store, 'delta')).toMatchObject({
+      expect(await status(stores, 'delta')).toMatchObject({
         status: 'OFFLINE',
         consecutiveFailures: 2,
       });
-      expect(await store.getDeployment(onDelta.id)).toMatchObject({
+      expect(await stores.deployments.getDeployment(onDelta.id)).toMatchObject({
         status: 'DEPLOYED',
       }); // from UNKNOWN: no cascade
     });
 
     it('rule 6 mass-outage guard: honest statuses, cascade held and recorded, warning in the summary, then applied or dropped', async () => {
-      const { store, worker, logger } = await setup();
+      const { stores, worker, logger } = await setup();
       await worker.runCycle();
       const deps: Record<string, string> = {};
       for (const c of ['alpha', 'bravo', 'charlie', 'delta']) {
-        deps[c] = (await seedDeployment(store, c, 'web', 'DEPLOYED')).id;
+        deps[c] = (await seedDeployment(stores, c, 'web', 'DEPLOYED')).id;
       }
       for (const c of ['alpha', 'bravo', 'charlie', 'delta'])
         sim.setFault(c, { mode: 'down' });
@@ -421,20 +424,21 @@ describe.each(databases.eachSupportedId())(
       });
       expect(guarded.degradedDeployments).toBe(0);
       for (const c of ['alpha', 'bravo', 'charlie', 'delta']) {
-        expect(await status(store, c)).toMatchObject({ status: 'OFFLINE' });
-        expect((await status(store, c)).cascadeHeldAt).toBeDefined();
-        expect(await store.getDeployment(deps[c])).toMatchObject({
+        expect(await status(stores, c)).toMatchObject({ status: 'OFFLINE' });
+        expect((await status(stores, c)).cascadeHeldAt).toBeDefined();
+        expect(await stores.deployments.getDeployment(deps[c])).toMatchObject({
           status: 'DEPLOYED',
         });
       }
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining('Mass outage suspected: 4 of 5'),
+        { clusters: 'alpha,bravo,charlie,delta' },
       );
 
       // still down everywhere: the guard stays up, nothing cascades
       const stillGuarded = await worker.runCycle();
       expect(stillGuarded.massOutage.active).toBe(true);
-      expect(await store.getDeployment(deps.alpha)).toMatchObject({
+      expect(await stores.deployments.getDeployment(deps.alpha)).toMatchObject({
         status: 'DEPLOYED',
       });
 
@@ -444,33 +448,33 @@ describe.each(databases.eachSupportedId())(
       const lifted = await worker.runCycle();
       expect(lifted.massOutage.active).toBe(false);
       expect(lifted.degradedDeployments).toBe(1);
-      expect(await store.getDeployment(deps.delta)).toMatchObject({
+      expect(await stores.deployments.getDeployment(deps.delta)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });
       for (const c of ['alpha', 'bravo', 'charlie']) {
-        expect(await status(store, c)).toMatchObject({
+        expect(await status(stores, c)).toMatchObject({
           status: 'ONLINE',
           cascadeHeldAt: undefined,
         });
-        expect(await store.getDeployment(deps[c])).toMatchObject({
+        expect(await stores.deployments.getDeployment(deps[c])).toMatchObject({
           status: 'DEPLOYED',
         });
       }
-      expect((await status(store, 'delta')).cascadeHeldAt).toBeUndefined();
+      expect((await status(stores, 'delta')).cascadeHeldAt).toBeUndefined();
     });
 
     it('rule 6 keeps a held cascade while the cluster is UNKNOWN, and applies it when it is OFFLINE again', async () => {
-      const { store, worker } = await setup();
+      const { stores, worker } = await setup();
       await worker.runCycle();
       const deps: Record<string, string> = {};
       for (const c of ['alpha', 'bravo', 'charlie', 'delta'])
-        deps[c] = (await seedDeployment(store, c, 'web', 'DEPLOYED')).id;
+        deps[c] = (await seedDeployment(stores, c, 'web', 'DEPLOYED')).id;
       for (const c of ['alpha', 'bravo', 'charlie', 'delta'])
         sim.setFault(c, { mode: 'down' });
       await worker.runCycle();
       expect((await worker.runCycle()).massOutage.active).toBe(true);
-      expect((await status(store, 'delta')).cascadeHeldAt).toBeDefined();
+      expect((await status(stores, 'delta')).cascadeHeldAt).toBeDefined();
 
       // the network comes back for three; delta's kubeconfig disappears meanwhile: UNKNOWN, held
       for (const c of ['alpha', 'bravo', 'charlie'])
@@ -482,11 +486,13 @@ describe.each(databases.eachSupportedId())(
       fs.renameSync(sim.kubeconfigPath('delta'), moved);
       try {
         await worker.runCycle();
-        expect(await status(store, 'delta')).toMatchObject({
+        expect(await status(stores, 'delta')).toMatchObject({
           status: 'UNKNOWN',
         });
-        expect((await status(store, 'delta')).cascadeHeldAt).toBeDefined();
-        expect(await store.getDeployment(deps.delta)).toMatchObject({
+        expect((await status(stores, 'delta')).cascadeHeldAt).toBeDefined();
+        expect(
+          await stores.deployments.getDeployment(deps.delta),
+        ).toMatchObject({
           status: 'DEPLOYED',
         });
       } finally {
@@ -494,16 +500,16 @@ describe.each(databases.eachSupportedId())(
       }
       // back and still down: UNKNOWN -> OFFLINE would never cascade, but the held cascade applies
       await worker.runCycle();
-      expect(await status(store, 'delta')).toMatchObject({
+      expect(await status(stores, 'delta')).toMatchObject({
         status: 'OFFLINE',
         cascadeHeldAt: undefined,
       });
-      expect(await store.getDeployment(deps.delta)).toMatchObject({
+      expect(await stores.deployments.getDeployment(deps.delta)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });
       for (const c of ['alpha', 'bravo', 'charlie'])
-        expect(await store.getDeployment(deps[c])).toMatchObject({
+        expect(await stores.deployments.getDeployment(deps[c])).toMatchObject({
           status: 'DEPLOYED',
         });
     });
@@ -512,7 +518,7 @@ describe.each(databases.eachSupportedId())(
       let inFlight = 0;
       let maxInFlight = 0;
       let cycles = 0;
-      const { worker, store } = await setup({
+      const { worker, stores } = await setup({
         health: { failureThreshold: 1 },
         wrapProbe: probe => async (cluster, timeoutMs) => {
           if (cluster.name === 'alpha') {
@@ -537,7 +543,7 @@ describe.each(databases.eachSupportedId())(
       expect(cycles).toBe(2);
       expect(maxInFlight).toBe(1);
       // One transition, written once: the second cycle saw the first one's result.
-      const events = await store.listEvents({
+      const events = await stores.events.listEvents({
         subjectKind: 'cluster',
         subject: 'bravo',
       });
@@ -547,7 +553,7 @@ describe.each(databases.eachSupportedId())(
     it('probes with bounded concurrency and a timeout that really aborts', async () => {
       let inFlight = 0;
       let maxInFlight = 0;
-      const { worker, store } = await setup({
+      const { worker, stores } = await setup({
         health: { probeTimeoutMs: 300, concurrency: 2 },
         wrapProbe: probe => async (cluster, timeoutMs) => {
           maxInFlight = Math.max(maxInFlight, ++inFlight);
@@ -562,7 +568,7 @@ describe.each(databases.eachSupportedId())(
       const summary = await worker.runCycle();
       expect(summary.probed).toBe(5);
       expect(maxInFlight).toBe(2);
-      const alpha = (await store.getCluster('alpha'))!;
+      const alpha = (await stores.clusters.getCluster('alpha'))!;
       expect(alpha).toMatchObject({ consecutiveFailures: 1 });
       expect(alpha.statusReason).toContain('timed out after 300 ms');
     });

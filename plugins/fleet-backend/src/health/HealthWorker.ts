@@ -1,5 +1,9 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
-import { ConflictError, ForwardedError } from '@backstage/errors';
+import {
+  ConflictError,
+  ForwardedError,
+  isErrorWithName,
+} from '@backstage/errors';
 import type {
   ClusterStatus,
   HealthCycleSummary,
@@ -12,13 +16,15 @@ import type { FleetConfig } from '../config/FleetConfig';
 import type {
   ClusterHealthUpdate,
   ClusterRecord,
-  FleetStore,
-} from '../database/FleetStore';
+  ClusterStore,
+  FleetStateStore,
+} from '../database/types';
 import type {
   ClusterClients,
   ProbeOutcome,
 } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
+import { asError } from '../util/errors';
 import {
   decideClusterHealth,
   HealthDecision,
@@ -59,11 +65,18 @@ const ACTOR = 'fleet-health';
 /** Clusters written per batched statement. */
 const BATCH_SIZE = 500;
 const LEASE_LOST = 'skipped: the health-cycle lease was lost';
-export const MASS_OUTAGE_STATE_KEY = 'massOutage';
-export const LAST_CYCLE_STATE_KEY = 'lastCycle';
+
+/** What the health cycle reads and writes: the clusters' health, the fleet state, the lease. */
+export type HealthStores = {
+  clusters: Pick<
+    ClusterStore,
+    'listClusters' | 'updateClustersHealth' | 'inClusterTransaction'
+  >;
+  state: FleetStateStore;
+};
 
 export interface HealthWorkerOptions {
-  store: FleetStore;
+  stores: HealthStores;
   clients: Pick<ClusterClients, 'probe'> &
     Partial<Pick<ClusterClients, 'retainOnly'>>;
   logger: LoggerService;
@@ -84,7 +97,11 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  */
 export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
-  /** Set while this process runs a cycle: only one at a time, as its lease has one holder per run. */
+  /**
+   * Set when a renewal of this run's lease fails: another replica may have taken over, so the
+   * rest of the cycle writes nothing. (This process runs one cycle at a time, as its lease has
+   * one holder per run.)
+   */
   private leaseLost = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
@@ -107,7 +124,7 @@ export class HealthWorker {
         try {
           await this.runCycle({ wait: false });
         } catch (error) {
-          if ((error as Error).name === 'ConflictError') {
+          if (isErrorWithName(error, 'ConflictError')) {
             logger.info(
               'Skipping scheduled health cycle: another one is running',
             );
@@ -124,13 +141,13 @@ export class HealthWorker {
    * without it, throws a ConflictError when one is running.
    */
   async runCycle(opts: { wait?: boolean } = {}): Promise<HealthCycleSummary> {
-    const { store } = this.options;
+    const { state } = this.options.stores;
     const deadline =
       Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
     // A holder per run, not per process: a manual run while this process's scheduled cycle
     // holds the lease must wait for it like any other, not renew it and run alongside.
     const holder = `${this.instance}-${randomUUID().slice(0, 8)}`;
-    while (!(await store.tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS))) {
+    while (!(await state.tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS))) {
       if (Date.now() >= deadline) {
         throw new ConflictError(
           'A health cycle is already running; try again when it has finished',
@@ -140,7 +157,7 @@ export class HealthWorker {
     }
     this.leaseLost = false;
     const renew = setInterval(() => {
-      store
+      state
         .tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS)
         .then(renewed => {
           if (!renewed) this.leaseLost = true;
@@ -151,7 +168,7 @@ export class HealthWorker {
       return await this.cycle();
     } finally {
       clearInterval(renew);
-      await store.releaseLease(LEASE_NAME, holder).catch(() => undefined);
+      await state.releaseLease(LEASE_NAME, holder).catch(() => undefined);
     }
   }
 
@@ -176,20 +193,19 @@ export class HealthWorker {
   }
 
   private async cycle(): Promise<HealthCycleSummary> {
-    const { store, logger, health, discover } = this.options;
+    const { stores, logger, health, discover } = this.options;
     const started = new Date();
     if (discover) {
       try {
         await discover();
       } catch (error) {
         logger.warn(
-          `Cluster discovery failed, probing the known clusters: ${
-            (error as Error).message
-          }`,
+          'Cluster discovery failed, probing the known clusters',
+          asError(error),
         );
       }
     }
-    const clusters = await store.listClusters();
+    const clusters = await stores.clusters.listClusters();
     this.options.clients.retainOnly?.(clusters.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>
@@ -245,6 +261,12 @@ export class HealthWorker {
         });
         logger.info(
           `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
+          {
+            cluster: cluster.name,
+            from: decision.transition.from,
+            to: decision.transition.to,
+            reason: decision.statusReason,
+          },
         );
       }
       if (
@@ -253,6 +275,7 @@ export class HealthWorker {
       ) {
         logger.warn(
           `Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`,
+          { cluster: cluster.name, reason: decision.statusReason },
         );
       }
       summary[countKey(decision.status)] += 1;
@@ -275,11 +298,14 @@ export class HealthWorker {
         );
       } catch (error) {
         // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
-        const message = (error as Error).message;
-        failed(i, message);
-        logger.error(
-          `Health update of cluster '${clusters[i].name}' failed and was rolled back: ${message}`,
-        );
+        const cause = asError(error);
+        failed(i, cause.message);
+        logger
+          .child({ cluster: clusters[i].name })
+          .error(
+            `Health update of cluster '${clusters[i].name}' failed and was rolled back`,
+            cause,
+          );
       }
     };
 
@@ -301,7 +327,7 @@ export class HealthWorker {
         continue;
       }
       try {
-        await store.updateClustersHealth(
+        await stores.clusters.updateClustersHealth(
           batch.map(i => ({
             name: clusters[i].name,
             update: healthUpdateOf(decisions[i], outcomes[i], started),
@@ -311,9 +337,8 @@ export class HealthWorker {
       } catch (error) {
         // The batch rolled back whole; one transaction per cluster finds the one that fails.
         logger.warn(
-          `Batched health update failed, writing its ${
-            batch.length
-          } clusters one by one: ${(error as Error).message}`,
+          `Batched health update failed, writing its ${batch.length} clusters one by one`,
+          asError(error),
         );
         for (const i of batch) {
           if (this.leaseLost) failed(i, LEASE_LOST);
@@ -340,7 +365,7 @@ export class HealthWorker {
     const finished = new Date();
     summary.finishedAt = finished.toISOString();
     summary.durationMs = finished.getTime() - started.getTime();
-    await store.setState(LAST_CYCLE_STATE_KEY, summary);
+    await stores.state.setLastCycle(summary);
     return summary;
   }
 
@@ -351,7 +376,7 @@ export class HealthWorker {
     guard: boolean,
     now: Date,
   ): Promise<{ degraded: number; restored: number }> {
-    return this.options.store.inClusterTransaction(async tx => {
+    return this.options.stores.clusters.inClusterTransaction(async tx => {
       let degraded = 0;
       let restored = 0;
       await tx.updateClusterHealth(
@@ -413,10 +438,8 @@ export class HealthWorker {
     probeable: number,
     now: Date,
   ): Promise<MassOutageWarning> {
-    const { store, logger, health } = this.options;
-    const previous = await store.getState<MassOutageWarning>(
-      MASS_OUTAGE_STATE_KEY,
-    );
+    const { stores, logger, health } = this.options;
+    const previous = await stores.state.getMassOutage();
     if (guard) {
       const warning: MassOutageWarning = {
         active: true,
@@ -435,8 +458,10 @@ export class HealthWorker {
           health.massOutage.fraction * 100,
         )}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
       };
-      logger.warn(warning.message!);
-      await store.setState(MASS_OUTAGE_STATE_KEY, warning);
+      logger.warn(warning.message!, {
+        clusters: warning.clusters.join(','),
+      });
+      await stores.state.setMassOutage(warning);
       return warning;
     }
     if (previous?.active) {
@@ -448,7 +473,7 @@ export class HealthWorker {
         clusters: [],
         message: undefined,
       };
-      await store.setState(MASS_OUTAGE_STATE_KEY, lifted);
+      await stores.state.setMassOutage(lifted);
       return lifted;
     }
     return previous ?? { active: false, clusters: [] };

@@ -1,4 +1,4 @@
-import { KubeSimulator } from '@cnp/kube-simulator';
+import { useSimulator } from '@cnp/fleet-harness';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,21 +8,12 @@ import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
 
 jest.setTimeout(30_000);
 
-let sim: KubeSimulator;
-let other: KubeSimulator;
+const sim = useSimulator({ clusters: ['alpha', 'bravo'] });
+const other = useSimulator({ clusters: ['elsewhere'] });
 let dir: string;
 
-beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: ['alpha', 'bravo'] });
-  other = await KubeSimulator.start({ clusters: ['elsewhere'] });
-});
-afterAll(async () => {
-  await sim?.stop();
-  await other?.stop();
-});
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-clients-'));
-  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -1,33 +1,20 @@
+import { mockServices } from '@backstage/backend-test-utils';
 import { AutoscalingV2Api, KubeConfig } from '@kubernetes/client-node';
-import { KubeSimulator } from '@cnp/kube-simulator';
 import type { Deployment } from '@cnp/plugin-fleet-common';
-import type { FleetStore } from '../database/FleetStore';
+import type { FleetStores } from '../database/types';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
-import { createTestDatabases } from '../__testUtils__/databases';
-import { createFleetHarness } from '../__testUtils__/fleetHarness';
+import {
+  createFleet,
+  createTestDatabases,
+  useSimulator,
+} from '@cnp/fleet-harness';
 import { ReconcileWorker } from './ReconcileWorker';
 
 jest.setTimeout(90_000);
 
 const databases = createTestDatabases();
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await KubeSimulator.start({
-    clusters: ['east', 'west'],
-    readyDelayMs: 50,
-  });
-});
-afterAll(async () => {
-  await sim?.stop();
-});
-beforeEach(() => {
-  for (const name of sim.clusterNames()) {
-    sim.setFault(name, { mode: 'ok' });
-    sim.setReadiness(name, { neverReady: false, readyDelayMs: 50 });
-  }
-});
+const sim = useSimulator({ clusters: ['east', 'west'], readyDelayMs: 50 });
 
 describe.each(databases.eachSupportedId())(
   'ReconcileWorker against the kube simulator (%s)',
@@ -47,9 +34,10 @@ describe.each(databases.eachSupportedId())(
       } = {},
     ) {
       const knex = await databases.init(databaseId);
-      const harness = await createFleetHarness({
+      const harness = await createFleet({
         knex,
         kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
       });
       await harness.worker.runCycle();
       const applier = ManifestApplier.create({ clients: harness.clients });
@@ -60,14 +48,14 @@ describe.each(databases.eachSupportedId())(
         pollIntervalMs: 25,
       };
       const deployments = DeploymentService.create({
-        store: harness.store,
+        stores: harness.stores,
         applier,
         logger: harness.logger,
         deploy,
       });
       services.push(deployments);
       const reconciler = ReconcileWorker.create({
-        store: harness.store,
+        stores: harness.stores,
         applier: options.wrapRead
           ? {
               apply: applier.apply.bind(applier),
@@ -86,9 +74,12 @@ describe.each(databases.eachSupportedId())(
       return { ...harness, deployments, reconciler };
     }
 
-    async function settle(store: FleetStore, id: string): Promise<Deployment> {
+    async function settle(
+      stores: FleetStores,
+      id: string,
+    ): Promise<Deployment> {
       for (let i = 0; i < 400; i++) {
-        const d = (await store.getDeployment(id))!;
+        const d = (await stores.deployments.getDeployment(id))!;
         if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
         await new Promise(r => setTimeout(r, 25));
       }
@@ -106,8 +97,10 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster, image: 'nginx:1.27' },
         'test',
       );
-      await settle(h.store, d.id);
-      const app = (await h.store.getApplicationByEntityRef(entityRef))!;
+      await settle(h.stores, d.id);
+      const app = (await h.stores.applications.getApplicationByEntityRef(
+        entityRef,
+      ))!;
       if (spec.selfHeal !== undefined)
         await h.deployments.updateApplication(app.id, {
           spec: { selfHeal: spec.selfHeal },
@@ -177,18 +170,20 @@ describe.each(databases.eachSupportedId())(
         selfHeal: false,
       });
       expect((await h.reconciler.runOnce()).synced).toBeGreaterThanOrEqual(1);
-      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
-        'SYNCED',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
 
       setImage('east', name, 'evil:latest');
       await h.reconciler.runOnce();
-      const drifted = (await h.store.getDeployment(deployment.id))!;
+      const drifted = (await h.stores.deployments.getDeployment(
+        deployment.id,
+      ))!;
       expect(drifted.syncStatus).toBe('OUT_OF_SYNC');
       expect(drifted.syncDifferences).toEqual([
         { kind: 'Deployment', name, path: imagePath },
       ]);
-      const [event] = await h.store.listEvents({
+      const [event] = await h.stores.events.listEvents({
         subjectKind: 'deployment',
         subject: deployment.id,
       });
@@ -199,13 +194,13 @@ describe.each(databases.eachSupportedId())(
       });
       // GET /summary counts it
       expect(
-        (await h.store.getSummaryCounts()).deploymentsBySyncStatus,
+        (await h.stores.deployments.countDeploymentsByStatus()).bySyncStatus,
       ).toEqual({ SYNCED: 0, OUT_OF_SYNC: 1, UNKNOWN: 0 });
       await h.reconciler.runOnce();
       expect(liveImage('east', name)).toBe('evil:latest'); // reported, not fought
-      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
-        'OUT_OF_SYNC',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('OUT_OF_SYNC');
     });
 
     it('restores a manual image change when selfHeal is on, with an event', async () => {
@@ -217,12 +212,12 @@ describe.each(databases.eachSupportedId())(
       const summary = await h.reconciler.runOnce();
       expect(summary.healed).toBe(1);
       expect(liveImage('east', name)).toBe('nginx:1.27');
-      const healed = (await h.store.getDeployment(deployment.id))!;
+      const healed = (await h.stores.deployments.getDeployment(deployment.id))!;
       expect(healed).toMatchObject({
         syncStatus: 'SYNCED',
         syncDifferences: undefined,
       });
-      const [event] = await h.store.listEvents({
+      const [event] = await h.stores.events.listEvents({
         subjectKind: 'deployment',
         subject: deployment.id,
       });
@@ -239,7 +234,7 @@ describe.each(databases.eachSupportedId())(
         spec: { image: 'nginx:1.27', resources, selfHeal: true },
       });
       const deployment = await settle(
-        h.store,
+        h.stores,
         (
           await h.deployments.deploy({ entityRef, cluster: 'east' }, 'test')
         ).id,
@@ -257,7 +252,9 @@ describe.each(databases.eachSupportedId())(
       });
       for (let i = 0; i < 2; i++)
         expect((await h.reconciler.runOnce()).healed).toBe(0);
-      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({
         syncStatus: 'SYNCED',
         syncDifferences: undefined,
       });
@@ -270,7 +267,9 @@ describe.each(databases.eachSupportedId())(
       });
       sim.drift('west', { kind: 'Service', namespace, name, delete: true });
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({
         syncStatus: 'OUT_OF_SYNC',
         syncDifferences: [{ kind: 'Service', name, path: '/' }],
       });
@@ -288,9 +287,9 @@ describe.each(databases.eachSupportedId())(
               o.metadata.namespace === namespace,
           ),
       ).toBe(true);
-      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
-        'SYNCED',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
     });
 
     it('lets an HPA own replicas: its change is SYNCED and never reverted; without an HPA it is drift', async () => {
@@ -323,17 +322,18 @@ describe.each(databases.eachSupportedId())(
             ) as any
         ).spec.replicas;
       expect(
-        (await h.store.getDeployment(scaled.deployment.id))!.syncStatus,
+        (await h.stores.deployments.getDeployment(scaled.deployment.id))!
+          .syncStatus,
       ).toBe('SYNCED');
       expect(liveReplicas(scaled.name)).toBe(5);
-      expect((await h.store.getDeployment(plain.deployment.id))!).toMatchObject(
-        {
-          syncStatus: 'OUT_OF_SYNC',
-          syncDifferences: [
-            { kind: 'Deployment', name: plain.name, path: '/spec/replicas' },
-          ],
-        },
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(plain.deployment.id))!,
+      ).toMatchObject({
+        syncStatus: 'OUT_OF_SYNC',
+        syncDifferences: [
+          { kind: 'Deployment', name: plain.name, path: '/spec/replicas' },
+        ],
+      });
     });
 
     it('re-applies an autoscaled Deployment (self-heal, then a new deploy) without resetting its replicas', async () => {
@@ -369,7 +369,7 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
-      await settle(h.store, redeploy.id);
+      await settle(h.stores, redeploy.id);
       expect(live().spec.template.spec.containers[0].image).toBe('nginx:1.28');
       expect(live().spec.replicas).toBe(7);
     });
@@ -380,31 +380,33 @@ describe.each(databases.eachSupportedId())(
         selfHeal: false,
       });
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(deployment.id))!.syncStatus).toBe(
-        'SYNCED',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
       sim.setFault('west', { mode: 'down' });
       await h.worker.runCycle();
       await h.worker.runCycle();
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({
         syncStatus: 'UNKNOWN',
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });
 
-      await h.store.insertCluster({
+      await h.stores.clusters.insertCluster({
         name: `opaque-${tag}`,
         endpoint: 'https://10.0.0.9',
         kubeconfigRef: 'secret/x',
         source: 'manual',
       });
-      const other = await h.store.insertApplication({
+      const other = await h.stores.applications.insertApplication({
         entityRef: `component:default/unk-${tag}`,
         name: `unk-${tag}`,
         spec: { image: 'x' },
       });
-      const onUnknown = await h.store.insertDeployment(
+      const onUnknown = await h.stores.deployments.insertDeployment(
         {
           applicationId: other.id,
           cluster: `opaque-${tag}`,
@@ -413,9 +415,9 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(onUnknown.id))!.syncStatus).toBe(
-        'UNKNOWN',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(onUnknown.id))!.syncStatus,
+      ).toBe('UNKNOWN');
     });
 
     it('degrades on missing replicas with WORKLOAD_UNHEALTHY and recovers with the workload', async () => {
@@ -423,19 +425,23 @@ describe.each(databases.eachSupportedId())(
       const { deployment } = await deployed(h, 'sickly', 'east');
       sim.setReadiness('east', { neverReady: true });
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'WORKLOAD_UNHEALTHY',
       });
       // the cluster cascade's recovery does not touch this reason
       await h.worker.runCycle();
-      expect((await h.store.getDeployment(deployment.id))!.statusReason).toBe(
-        'WORKLOAD_UNHEALTHY',
-      );
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.statusReason,
+      ).toBe('WORKLOAD_UNHEALTHY');
       sim.setReadiness('east', { neverReady: false, readyDelayMs: 0 });
       await new Promise(r => setTimeout(r, 50));
       await h.reconciler.runOnce();
-      expect((await h.store.getDeployment(deployment.id))!).toMatchObject({
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({
         status: 'DEPLOYED',
         statusReason: undefined,
       });
@@ -463,7 +469,7 @@ describe.each(databases.eachSupportedId())(
       const fresh = `prod-${tag}`;
       if (!sim.clusterNames().includes(fresh)) await sim.addCluster(fresh);
       await h.discovery.run();
-      await h.store.updateClusterSettings(fresh, {
+      await h.stores.clusters.updateClusterSettings(fresh, {
         labels: { env: 'prod', tier: 'edge' },
       });
       const summary = await h.reconciler.runOnce();
@@ -472,8 +478,10 @@ describe.each(databases.eachSupportedId())(
         [`component:default/placed-${tag}`, fresh],
       ]);
       for (const app of [byPlacement, byAnnotation]) {
-        const [d] = await h.store.listDeployments({ applicationId: app.id });
-        expect(await settle(h.store, d.id)).toMatchObject({
+        const [d] = await h.stores.deployments.listDeployments({
+          applicationId: app.id,
+        });
+        expect(await settle(h.stores, d.id)).toMatchObject({
           cluster: fresh,
           status: 'DEPLOYED',
         });
@@ -501,8 +509,10 @@ describe.each(databases.eachSupportedId())(
         [`component:default/named-${tag}`, 'east'], // 'nowhere' is no cluster: ignored
       ]);
       for (const app of [byAnnotation, explicit]) {
-        const [d] = await h.store.listDeployments({ applicationId: app.id });
-        await settle(h.store, d.id);
+        const [d] = await h.stores.deployments.listDeployments({
+          applicationId: app.id,
+        });
+        await settle(h.stores, d.id);
       }
       expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
     });
@@ -528,12 +538,12 @@ describe.each(databases.eachSupportedId())(
         if (!sim.clusterNames().includes(name)) await sim.addCluster(name);
       await h.worker.runCycle();
       for (let i = 0; i < 200; i++) {
-        const app = await h.store.insertApplication({
+        const app = await h.stores.applications.insertApplication({
           entityRef: `component:default/bulk-${tag}-${i}`,
           name: `bulk-${i}`,
           spec: { image: 'nginx:1.27' },
         });
-        await h.store.insertDeployment(
+        await h.stores.deployments.insertDeployment(
           { applicationId: app.id, cluster: names[i % 20], status: 'DEPLOYED' },
           'test',
         );
@@ -541,7 +551,7 @@ describe.each(databases.eachSupportedId())(
       sim.setFault(names[3], { mode: 'error' });
       const summary = await h.reconciler.runOnce();
       expect(maxInFlight).toBe(6);
-      const bulk = (await h.store.listDeployments()).filter(d =>
+      const bulk = (await h.stores.deployments.listDeployments()).filter(d =>
         d.entityRef.includes(`bulk-${tag}`),
       );
       const onFailing = bulk.filter(d => d.cluster === names[3]);

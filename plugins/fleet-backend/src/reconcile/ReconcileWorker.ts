@@ -11,7 +11,11 @@ import {
 } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
-import type { FleetStore } from '../database/FleetStore';
+import type {
+  ApplicationStore,
+  ClusterStore,
+  DeploymentStore,
+} from '../database/types';
 import {
   ignoresReplicas,
   type DeploymentService,
@@ -21,13 +25,11 @@ import type {
   LiveObjects,
   ManifestApplier,
 } from '../deploy/ManifestApplier';
-import { diffObject } from './drift';
+import { diffObject } from '../kubernetes/diffObject';
+import { asError } from '../util/errors';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
-import {
-  parseLabelSelector,
-  placementTargets,
-  type AnnotatedPlacement,
-} from './placement';
+import { parseLabelSelector } from '../kubernetes/labelSelector';
+import { placementTargets, type AnnotatedPlacement } from './placement';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
 const ACTOR = 'fleet-reconcile';
@@ -51,8 +53,21 @@ export interface ReconcileSummary {
   }>;
 }
 
+/** What the reconcile reads and writes: applications, clusters and deployments. */
+export type ReconcileStores = {
+  applications: Pick<ApplicationStore, 'listApplications' | 'getApplication'>;
+  clusters: Pick<ClusterStore, 'listClusters'>;
+  deployments: Pick<
+    DeploymentStore,
+    | 'listDeployments'
+    | 'getDeployment'
+    | 'recordSync'
+    | 'updateDeploymentStatus'
+  >;
+};
+
 export interface ReconcileWorkerOptions {
-  store: FleetStore;
+  stores: ReconcileStores;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
   deployments: Pick<
     DeploymentService,
@@ -118,16 +133,16 @@ export class ReconcileWorker {
       recovered: 0,
       errors: [],
     };
-    const { store, deployments: deployService } = this.options;
+    const { stores, deployments: deployService } = this.options;
     // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
     await deployService.adoptUnfinished();
     const [applications, clusters] = await Promise.all([
-      store.listApplications(),
-      store.listClusters(),
+      stores.applications.listApplications(),
+      stores.clusters.listClusters(),
     ]);
     await this.place(applications, clusters, summary);
 
-    const deployments = await store.listDeployments();
+    const deployments = await stores.deployments.listDeployments();
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
     const limit = pLimit(this.options.reconcile.concurrency);
@@ -148,11 +163,17 @@ export class ReconcileWorker {
             summary.errors.push({
               deployment: deployment.id,
               cluster: deployment.cluster,
-              message: (error as Error).message,
+              message: asError(error).message,
             });
-            this.options.logger.warn(
-              `Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed: ${error}`,
-            );
+            this.options.logger
+              .child({
+                deployment: deployment.id,
+                cluster: deployment.cluster,
+              })
+              .warn(
+                `Reconcile of deployment ${deployment.id} on ${deployment.cluster} failed`,
+                asError(error),
+              );
           }
         }),
       ),
@@ -167,7 +188,7 @@ export class ReconcileWorker {
     clusters: Cluster[],
     summary: ReconcileSummary,
   ) {
-    const { store, deployments, annotationsOf, logger } = this.options;
+    const { stores, deployments, annotationsOf, logger } = this.options;
     for (const application of applications) {
       const { placement } = application;
       let annotated: AnnotatedPlacement = {};
@@ -184,17 +205,22 @@ export class ReconcileWorker {
             ),
           };
         } catch (error) {
-          logger.debug(
-            `No catalog annotations for ${application.entityRef}: ${error}`,
-          );
+          logger
+            .child({ entityRef: application.entityRef })
+            .debug(
+              `No catalog annotations for ${application.entityRef}`,
+              asError(error),
+            );
         }
       }
       const targets = placementTargets(placement, annotated, clusters);
       if (targets.length === 0) continue;
       const existing = new Set(
-        (await store.listDeployments({ applicationId: application.id })).map(
-          d => d.cluster,
-        ),
+        (
+          await stores.deployments.listDeployments({
+            applicationId: application.id,
+          })
+        ).map(d => d.cluster),
       );
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
@@ -219,12 +245,17 @@ export class ReconcileWorker {
           });
           logger.info(
             `Placed ${application.entityRef} on ${cluster} (${placed.status})`,
+            {
+              entityRef: application.entityRef,
+              cluster,
+              status: placed.status,
+            },
           );
         } catch (error) {
           summary.errors.push({
             entityRef: application.entityRef,
             cluster,
-            message: (error as Error).message,
+            message: asError(error).message,
           });
         }
       }
@@ -238,7 +269,7 @@ export class ReconcileWorker {
     summary: ReconcileSummary,
     autoscalers: AutoscalerCache,
   ): Promise<void> {
-    const { store, applier, deployments, deploy } = this.options;
+    const { stores, applier, deployments, deploy } = this.options;
     if (
       !application ||
       deployment.status === 'PENDING' ||
@@ -248,7 +279,7 @@ export class ReconcileWorker {
     summary.checked += 1;
     if (!cluster || cluster.status !== 'ONLINE') {
       summary.unknown += 1;
-      await store.recordSync(
+      await stores.deployments.recordSync(
         deployment.id,
         {
           syncStatus: 'UNKNOWN',
@@ -267,7 +298,7 @@ export class ReconcileWorker {
     });
     if (live.kind === 'unreachable') {
       summary.unknown += 1;
-      await store.recordSync(
+      await stores.deployments.recordSync(
         deployment.id,
         { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message },
         ACTOR,
@@ -300,7 +331,7 @@ export class ReconcileWorker {
 
     if (differences.length === 0) {
       summary.synced += 1;
-      await store.recordSync(
+      await stores.deployments.recordSync(
         deployment.id,
         { syncStatus: 'SYNCED', lastSyncedAt: now, reason: 'IN_SYNC' },
         ACTOR,
@@ -317,7 +348,7 @@ export class ReconcileWorker {
       if (result.kind === 'applied') {
         summary.healed += 1;
         summary.synced += 1;
-        await store.recordSync(
+        await stores.deployments.recordSync(
           deployment.id,
           {
             syncStatus: 'SYNCED',
@@ -332,7 +363,7 @@ export class ReconcileWorker {
         return; // the workload is rolling out again: judge its health next time
       }
       summary.outOfSync += 1;
-      await store.recordSync(
+      await stores.deployments.recordSync(
         deployment.id,
         {
           syncStatus: 'OUT_OF_SYNC',
@@ -346,7 +377,7 @@ export class ReconcileWorker {
       );
     } else {
       summary.outOfSync += 1;
-      await store.recordSync(
+      await stores.deployments.recordSync(
         deployment.id,
         {
           syncStatus: 'OUT_OF_SYNC',
@@ -368,10 +399,10 @@ export class ReconcileWorker {
     deployment: Deployment,
     application: Application,
   ): Promise<boolean> {
-    const { store } = this.options;
+    const { stores } = this.options;
     const [now, app] = await Promise.all([
-      store.getDeployment(deployment.id),
-      store.getApplication(application.id),
+      stores.deployments.getDeployment(deployment.id),
+      stores.applications.getApplication(application.id),
     ]);
     return (
       app?.updatedAt === application.updatedAt &&
@@ -388,7 +419,7 @@ export class ReconcileWorker {
     live: Extract<LiveObjects, { kind: 'read' }>,
     summary: ReconcileSummary,
   ): Promise<void> {
-    const { store } = this.options;
+    const { stores } = this.options;
     const desired = live.deployment?.spec?.replicas ?? 1;
     const available = live.deployment?.status?.availableReplicas ?? 0;
     const healthy = live.deployment !== undefined && available >= desired;
@@ -397,7 +428,7 @@ export class ReconcileWorker {
       revision: deployment.revision,
     };
     if (!healthy && deployment.status === 'DEPLOYED') {
-      const moved = await store.updateDeploymentStatus(
+      const moved = await stores.deployments.updateDeploymentStatus(
         deployment.id,
         {
           status: 'DEGRADED',
@@ -415,7 +446,7 @@ export class ReconcileWorker {
       deployment.status === 'DEGRADED' &&
       deployment.statusReason === DeploymentReasons.WORKLOAD_UNHEALTHY
     ) {
-      const moved = await store.updateDeploymentStatus(
+      const moved = await stores.deployments.updateDeploymentStatus(
         deployment.id,
         {
           status: 'DEPLOYED',

@@ -4,7 +4,7 @@ import type {
   Deployment,
   FleetEvent,
 } from '@cnp/plugin-fleet-common';
-import type { ClusterRecord } from '../database/FleetStore';
+import type { ClusterRecord } from '../database/types';
 
 /**
  * The fields of DESIGN §2 that may have no value. The API always sends them, as null when unset

@@ -14,17 +14,19 @@ import {
   fleetHealthRunPermission,
   type FleetSummary,
   type HealthCycleSummary,
-  type MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
 import Router from 'express-promise-router';
-import type { FleetStore } from '../database/FleetStore';
+import { normalizeEntityRef } from '../catalog/entityRefs';
+import type {
+  ApplicationStore,
+  ClusterStore,
+  DeploymentStore,
+  EventStore,
+  FleetStateStore,
+} from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
-import { normalizeEntityRef } from '../deploy/DeploymentService';
-import {
-  LAST_CYCLE_STATE_KEY,
-  MASS_OUTAGE_STATE_KEY,
-} from '../health/HealthWorker';
+import { asError } from '../util/errors';
 import {
   toApiApplication,
   toApiCluster,
@@ -49,13 +51,34 @@ import {
   patchClusterSchema,
 } from './validation';
 
+/** What the API reads, and the cluster writes it makes itself. */
+export type RouterStores = {
+  clusters: Omit<
+    ClusterStore,
+    | 'listClusterOrigins'
+    | 'upsertDiscoveredClusters'
+    | 'inClusterTransaction'
+    | 'updateClustersHealth'
+  >;
+  applications: Pick<ApplicationStore, 'listApplications' | 'getApplication'>;
+  deployments: Pick<
+    DeploymentStore,
+    | 'listDeployments'
+    | 'getDeployment'
+    | 'countDeploymentsOnCluster'
+    | 'countDeploymentsByStatus'
+  >;
+  events: Pick<EventStore, 'listEvents' | 'listRecentEvents'>;
+  state: Pick<FleetStateStore, 'getMassOutage' | 'getLastCycle'>;
+};
+
 export interface RouterOptions {
   logger: LoggerService;
   /** Records every write (who, what, outcome); optional so that focused tests can leave it out. */
   auditor?: AuditorService;
   httpAuth: HttpAuthService;
   permissions: PermissionsService;
-  store: FleetStore;
+  stores: RouterStores;
   /** Runs one health cycle now, waiting for a running one to finish first. */
   runHealthCycle: () => Promise<HealthCycleSummary>;
   deployments: Pick<
@@ -75,7 +98,7 @@ export async function createRouter(
   const {
     httpAuth,
     permissions,
-    store,
+    stores,
     runHealthCycle,
     logger,
     deployments,
@@ -101,7 +124,7 @@ export async function createRouter(
       await event?.success();
       return result;
     } catch (error) {
-      await event?.fail({ error: error as Error });
+      await event?.fail({ error: asError(error) });
       throw error;
     }
   }
@@ -147,14 +170,16 @@ export async function createRouter(
 
   const getClusterOr404 = async (rawName: string) => {
     const name = parsePathNameOr404(clusterNameSchema, rawName, 'Cluster');
-    const cluster = await store.getCluster(name);
+    const cluster = await stores.clusters.getCluster(name);
     if (!cluster) throw new NotFoundError(`Cluster '${name}' not found`);
     return cluster;
   };
 
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
-    const clusters = await store.listClusters({ status: query.status });
+    const clusters = await stores.clusters.listClusters({
+      status: query.status,
+    });
     sendJson(req, res, { items: clusters.map(toApiCluster) });
   });
 
@@ -171,13 +196,14 @@ export async function createRouter(
           fleetClusterCreatePermission,
         );
         const actor = actorOf(credentials);
-        const created = await store.insertCluster({
+        const created = await stores.clusters.insertCluster({
           ...body,
           source: 'manual',
           actor,
         });
         logger.info(
           `Cluster '${created.name}' registered manually by ${actor}`,
+          { cluster: created.name, actor },
         );
         return created;
       },
@@ -208,7 +234,7 @@ export async function createRouter(
           'cluster update',
         );
         const cluster = await getClusterOr404(req.params.name);
-        const result = await store.updateClusterSettings(
+        const result = await stores.clusters.updateClusterSettings(
           cluster.name,
           body,
           actorOf(credentials),
@@ -243,15 +269,20 @@ export async function createRouter(
             `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
           );
         }
-        const count = await store.countDeploymentsOnCluster(cluster.name);
+        const count = await stores.deployments.countDeploymentsOnCluster(
+          cluster.name,
+        );
         if (count > 0) {
           throw new ConflictError(
             `Cluster '${cluster.name}' still has ${count} deployment(s); remove them first`,
           );
         }
         const actor = actorOf(credentials);
-        await store.deleteCluster(cluster.name, actor);
-        logger.info(`Cluster '${cluster.name}' deleted by ${actor}`);
+        await stores.clusters.deleteCluster(cluster.name, actor);
+        logger.info(`Cluster '${cluster.name}' deleted by ${actor}`, {
+          cluster: cluster.name,
+          actor,
+        });
       },
     );
     res.status(204).end();
@@ -261,7 +292,7 @@ export async function createRouter(
     const cluster = await getClusterOr404(req.params.name);
     sendJson(req, res, {
       items: (
-        await store.listEvents({
+        await stores.events.listEvents({
           subjectKind: 'cluster',
           subject: cluster.name,
         })
@@ -282,24 +313,22 @@ export async function createRouter(
   });
 
   router.get('/summary', async (req, res) => {
-    const counts = await store.getSummaryCounts();
-    const massOutage = (await store.getState<MassOutageWarning>(
-      MASS_OUTAGE_STATE_KEY,
-    )) ?? {
+    const clusters = await stores.clusters.countClustersByStatus();
+    const deploymentCounts =
+      await stores.deployments.countDeploymentsByStatus();
+    const massOutage = (await stores.state.getMassOutage()) ?? {
       active: false,
       clusters: [],
     };
-    const lastCycle = await store.getState<HealthCycleSummary>(
-      LAST_CYCLE_STATE_KEY,
-    );
+    const lastCycle = await stores.state.getLastCycle();
     const sum = (values: Record<string, number>) =>
       Object.values(values).reduce((a, b) => a + b, 0);
     const summary: FleetSummary = {
-      clusters: { total: sum(counts.clusters), ...counts.clusters },
+      clusters: { total: sum(clusters), ...clusters },
       deployments: {
-        total: sum(counts.deploymentsByStatus),
-        byStatus: counts.deploymentsByStatus, // the store counts every status, zeros included
-        bySyncStatus: counts.deploymentsBySyncStatus,
+        total: sum(deploymentCounts.byStatus),
+        byStatus: deploymentCounts.byStatus, // the store counts every status, zeros included
+        bySyncStatus: deploymentCounts.bySyncStatus,
       },
       massOutage,
       lastCycleAt: lastCycle?.finishedAt ?? null,
@@ -310,7 +339,9 @@ export async function createRouter(
   router.get('/events', async (req, res) => {
     const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
     sendJson(req, res, {
-      items: (await store.listRecentEvents(limit ?? 50)).map(toApiEvent),
+      items: (await stores.events.listRecentEvents(limit ?? 50)).map(
+        toApiEvent,
+      ),
     });
   });
 
@@ -320,7 +351,7 @@ export async function createRouter(
       ? normalizeEntityRef(query.entityRef)
       : undefined;
     sendJson(req, res, {
-      items: (await store.listApplications({ entityRef })).map(
+      items: (await stores.applications.listApplications({ entityRef })).map(
         toApiApplication,
       ),
     });
@@ -344,10 +375,12 @@ export async function createRouter(
           ...body,
           entityRef,
         });
+        const actor = actorOf(credentials);
         logger.info(
           `Application ${registered.id} registered for ${entityRef} (${
             registered.origin ?? 'no origin'
-          }) by ${actorOf(credentials)}`,
+          }) by ${actor}`,
+          { application: registered.id, entityRef, actor },
         );
         return registered;
       },
@@ -367,7 +400,7 @@ export async function createRouter(
       'application-update',
       { applicationId: id },
       async () => {
-        const application = await store.getApplication(id);
+        const application = await stores.applications.getApplication(id);
         if (!application)
           throw new NotFoundError(`Application '${id}' not found`);
         const credentials = await requirePermission(
@@ -377,10 +410,10 @@ export async function createRouter(
           application.entityRef,
         );
         const result = await deployments.updateApplication(id, body);
+        const actor = actorOf(credentials);
         logger.info(
-          `Application ${id} of ${application.entityRef} updated by ${actorOf(
-            credentials,
-          )}`,
+          `Application ${id} of ${application.entityRef} updated by ${actor}`,
+          { application: id, entityRef: application.entityRef, actor },
         );
         return result;
       },
@@ -395,7 +428,10 @@ export async function createRouter(
       : undefined;
     sendJson(req, res, {
       items: (
-        await store.listDeployments({ entityRef, cluster: query.cluster })
+        await stores.deployments.listDeployments({
+          entityRef,
+          cluster: query.cluster,
+        })
       ).map(toApiDeployment),
     });
   });
@@ -422,11 +458,14 @@ export async function createRouter(
 
   router.get('/deployments/:id/events', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const deployment = await store.getDeployment(id);
+    const deployment = await stores.deployments.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
     sendJson(req, res, {
       items: (
-        await store.listEvents({ subjectKind: 'deployment', subject: id })
+        await stores.events.listEvents({
+          subjectKind: 'deployment',
+          subject: id,
+        })
       ).map(toApiEvent),
     });
   });

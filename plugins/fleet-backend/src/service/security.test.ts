@@ -1,25 +1,25 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { KubeSimulator } from '@cnp/kube-simulator';
 import { generateKeyPairSync } from 'node:crypto';
 import { promises as fs, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { createTestDatabases } from '../__testUtils__/databases';
 import {
+  createTestDatabases,
   snapshotFleetTables,
   startFleetTestBackend,
-} from '../__testUtils__/startFleetTestBackend';
+  useSimulator,
+} from '@cnp/fleet-harness';
 
 jest.setTimeout(60_000);
 
 const databases = createTestDatabases();
 
 /** The simulated fleet Fleet discovers. */
-let sim: KubeSimulator;
+const sim = useSimulator({ clusters: ['east', 'west'] });
 /** A cluster Fleet must never reach: its kubeconfig lies outside the allowed directories. */
-let bait: KubeSimulator;
+const bait = useSimulator({ clusters: ['bait'] });
 let workDir: string;
 /** Allowed by `fleet.discovery.allowedKubeconfigDirs`. */
 let allowedDir: string;
@@ -33,8 +33,6 @@ const MALFORMED_MARKER = 'Qz7kP2wX';
 let keyPem: string;
 
 beforeAll(async () => {
-  sim = await KubeSimulator.start({ clusters: ['east', 'west'] });
-  bait = await KubeSimulator.start({ clusters: ['bait'] });
   workDir = realpathSync(
     await fs.mkdtemp(path.join(os.tmpdir(), 'fleet-security-')),
   );
@@ -86,13 +84,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await sim?.stop();
-  await bait?.stop();
   if (workDir) await fs.rm(workDir, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  for (const name of sim.clusterNames()) sim.setFault(name, { mode: 'ok' });
 });
 
 interface Seed {
@@ -220,19 +212,19 @@ describe.each(databases.eachSupportedId())(
         features,
       });
       running.push(started.backend);
-      const { store } = started;
-      await store.insertCluster({
+      const { stores } = started;
+      await stores.clusters.insertCluster({
         name: 'manual-x',
         endpoint: 'https://10.0.0.8:6443',
         kubeconfigRef: 'vault:x',
         source: 'manual',
       });
-      const application = await store.insertApplication({
+      const application = await stores.applications.insertApplication({
         entityRef: 'component:default/payments',
         name: 'payments',
         spec: { image: 'nginx:1.27' },
       });
-      const deployment = await store.insertDeployment(
+      const deployment = await stores.deployments.insertDeployment(
         {
           applicationId: application.id,
           cluster: 'east',
@@ -341,7 +333,7 @@ describe.each(databases.eachSupportedId())(
           requests.map(() => ({ result: AuthorizeResult.ALLOW })),
       });
       const auditor = mockServices.auditor.mock();
-      const { server, seed, store } = await start([
+      const { server, seed, stores } = await start([
         permissions.factory,
         auditor.factory,
       ]);
@@ -376,10 +368,9 @@ describe.each(databases.eachSupportedId())(
 
       // Who made each manual change is on record: in Fleet's events...
       const actors = async (subject: string) =>
-        (await store.listEvents({ subjectKind: 'cluster', subject })).map(e => [
-          e.reason,
-          e.actor,
-        ]);
+        (
+          await stores.events.listEvents({ subjectKind: 'cluster', subject })
+        ).map(e => [e.reason, e.actor]);
       expect(await actors('new-one')).toEqual([['NEVER_PROBED', caller]]);
       expect(
         (await actors('east')).find(
@@ -387,8 +378,10 @@ describe.each(databases.eachSupportedId())(
         ),
       ).toEqual(['SETTINGS_CHANGED', caller]);
       expect((await actors('manual-x'))[0]).toEqual(['DELETED', caller]);
-      const [westDeployment] = await store.listDeployments({ cluster: 'west' });
-      const deploymentEvents = await store.listEvents({
+      const [westDeployment] = await stores.deployments.listDeployments({
+        cluster: 'west',
+      });
+      const deploymentEvents = await stores.events.listEvents({
         subjectKind: 'deployment',
         subject: westDeployment.id,
       });
@@ -444,7 +437,7 @@ describe.each(databases.eachSupportedId())(
           400,
         ],
         [{ ...cluster, context: 'c'.repeat(254) }, 400],
-        // PostgreSQL cannot store a NUL: it must be refused before it gets there.
+        // PostgreSQL cannot stores a NUL: it must be refused before it gets there.
         [{ ...cluster, endpoint: 'https://10.0.0.1:6443/\u0000x' }, 400],
         [{ ...cluster, context: 'a\u0000b' }, 400],
         [`{"name": "${TOKEN_MARKER}`, 400],

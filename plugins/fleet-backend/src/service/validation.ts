@@ -1,8 +1,8 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
-import { IMAGE_REFERENCE } from '../deploy/manifests';
-import { parseLabelSelector } from '../reconcile/placement';
+import { IMAGE_REFERENCE } from '../kubernetes/imageReference';
+import { parseLabelSelector } from '../kubernetes/labelSelector';
 
 const dns1123Label = z
   .string()

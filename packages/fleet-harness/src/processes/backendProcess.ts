@@ -2,7 +2,7 @@
  * Parent side of backendChild.ts: a Backstage backend with the Fleet plugin in a process of its
  * own, on 127.0.0.1, authenticated callers via a static token.
  */
-import path from 'node:path';
+import { harnessScript } from './scripts';
 import { forkTs } from './simProcess';
 
 export interface BackendProcess {
@@ -29,7 +29,7 @@ export async function startBackendProcess(
   env: NodeJS.ProcessEnv,
   options: { logFile?: string; startTimeoutMs?: number } = {},
 ): Promise<BackendProcess> {
-  const child = forkTs(path.join(__dirname, 'backendChild.ts'), [], env, {
+  const child = forkTs(harnessScript('backendChild.ts'), [], env, {
     logFile: options.logFile,
     // FLEET_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the backend, written when it stops.
     execArgv: [
@@ -60,7 +60,10 @@ export async function startBackendProcess(
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   const waitExit = (ms: number) =>
     new Promise<void>(resolve => {
-      if (exited()) return resolve();
+      if (exited()) {
+        resolve();
+        return;
+      }
       const force = setTimeout(() => {
         child.kill('SIGKILL');
         resolve();
@@ -89,7 +92,10 @@ export async function startBackendProcess(
     exited,
     liveMemory: () =>
       new Promise(resolve => {
-        if (!child.connected) return resolve(undefined);
+        if (!child.connected) {
+          resolve(undefined);
+          return;
+        }
         const id = Math.random();
         const timer = setTimeout(() => resolve(undefined), 10_000);
         const onMessage = (m: any) => {

@@ -4,8 +4,8 @@
 import type { Fault } from '@cnp/kube-simulator';
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import path from 'node:path';
-import { onCleanup } from './cleanup';
+import { onCleanup } from '../cleanup';
+import { harnessScript } from './scripts';
 
 const NODE_TRANSFORM = require.resolve(
   '@backstage/cli/config/nodeTransform.cjs',
@@ -28,8 +28,10 @@ export function forkTs(
   onCleanup(
     () =>
       new Promise<void>(resolve => {
-        if (child.exitCode !== null || child.signalCode !== null)
-          return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) {
+          resolve();
+          return;
+        }
         const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
         child.once('exit', () => {
           clearTimeout(force);
@@ -104,7 +106,7 @@ export async function startSimProcess(options: {
   readyDelayMs?: number;
   outDir?: string;
 }): Promise<SimProcess> {
-  const child = forkTs(path.join(__dirname, 'simChild.ts'));
+  const child = forkTs(harnessScript('simChild.ts'));
   const call = rpc(child);
   const started = await call<{
     url: string;

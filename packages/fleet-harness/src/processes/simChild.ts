@@ -50,8 +50,9 @@ async function handle(message: Request): Promise<unknown> {
       await sim?.stop();
       sim = undefined;
       return { ok: true };
+    default:
+      return undefined;
   }
-  return undefined;
 }
 
 process.on('message', (message: Request) => {

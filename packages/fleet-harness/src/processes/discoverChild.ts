@@ -3,7 +3,9 @@
  * event-loop ticks while it runs, so a parent can tell a blocked or runaway discovery apart
  * (and kill it) without risking its own process.
  */
-import { discoverKubeconfigClusters } from '../../plugins/fleet-backend/src/discovery/discoverKubeconfigClusters';
+// The harness wires the plugin's own parts: it exists to build the backend plugin.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import { discoverKubeconfigClusters } from '@cnp/plugin-fleet-backend/testUtils';
 
 const dir = process.argv[2];
 const tick = setInterval(() => process.send?.({ type: 'tick' }), 100);

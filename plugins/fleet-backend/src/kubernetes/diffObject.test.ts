@@ -1,5 +1,5 @@
 import { buildManifests } from '../deploy/manifests';
-import { diffObject } from './drift';
+import { diffObject } from './diffObject';
 
 const { deployment, service } = buildManifests({
   name: 'payments',

@@ -1,26 +1,27 @@
-/*
- * Fleet's real parts wired as plugins/fleet-backend/src/plugin.ts wires them — the knex store on
- * a real database, discovery of real kubeconfig files, client-node clients, the HealthWorker —
- * without the scheduler, so a benchmark or a chaos scenario runs cycles itself. (The same as
- * __testUtils__/fleetHarness.ts, minus its jest mocks, so it runs under plain node.)
- */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { DeploymentStatus } from '@cnp/plugin-fleet-common';
+// The harness wires the plugin's own parts: it exists to build the backend plugin.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import {
+  ClusterClients,
+  ClusterDiscovery,
+  DatabaseFleetStores,
+  HealthWorker,
+  KubeconfigAccessPolicy,
+  type ApplicationStore,
+  type ClusterStore,
+  type DeploymentStore,
+  type FleetConfig,
+} from '@cnp/plugin-fleet-backend/testUtils';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { FleetConfig } from '../../plugins/fleet-backend/src/config/FleetConfig';
-import { DatabaseFleetStore } from '../../plugins/fleet-backend/src/database/DatabaseFleetStore';
-import type { FleetStore } from '../../plugins/fleet-backend/src/database/FleetStore';
-import { ClusterDiscovery } from '../../plugins/fleet-backend/src/discovery/ClusterDiscovery';
-import { HealthWorker } from '../../plugins/fleet-backend/src/health/HealthWorker';
-import { ClusterClients } from '../../plugins/fleet-backend/src/kubernetes/ClusterClients';
-import { KubeconfigAccessPolicy } from '../../plugins/fleet-backend/src/kubernetes/KubeconfigAccessPolicy';
 
-export const defaultHealth: FleetConfig['health'] = {
+/** The health settings of the harness: the defaults of `app-config.yaml`, with a short timeout. */
+export const harnessHealthConfig: FleetConfig['health'] = {
   intervalMs: 300_000,
   failureThreshold: 2,
   recoveryThreshold: 1,
-  probeTimeoutMs: 2_000,
+  probeTimeoutMs: 2_500, // generous: a loaded CI machine must not turn a slow probe into a failure
   concurrency: 16,
   massOutage: { minClusters: 3, fraction: 0.55 },
 };
@@ -28,17 +29,22 @@ export const defaultHealth: FleetConfig['health'] = {
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error';
   message: string;
+  meta?: unknown;
 }
 
-/** A LoggerService that keeps what it is told (and prints it when FLEET_BENCH_VERBOSE is set). */
+/**
+ * A LoggerService that keeps what it is told (and prints it when FLEET_HARNESS_VERBOSE is set);
+ * it needs no jest, so benchmarks and the chaos suite use it under plain node.
+ */
 export function recordingLogger(
   records: LogRecord[] = [],
 ): LoggerService & { records: LogRecord[] } {
-  const verbose = !!process.env.FLEET_BENCH_VERBOSE;
-  const log = (level: LogRecord['level']) => (message: string) => {
-    if (records.length < 100_000) records.push({ level, message });
-    if (verbose) process.stderr.write(`[${level}] ${message}\n`);
-  };
+  const verbose = !!process.env.FLEET_HARNESS_VERBOSE;
+  const log =
+    (level: LogRecord['level']) => (message: string, meta?: unknown) => {
+      if (records.length < 100_000) records.push({ level, message, meta });
+      if (verbose) process.stderr.write(`[${level}] ${message}\n`);
+    };
   const logger: LoggerService & { records: LogRecord[] } = {
     records,
     debug: log('debug'),
@@ -52,48 +58,88 @@ export function recordingLogger(
 
 export type ProbeFn = ClusterClients['probe'];
 
+/**
+ * Fleet's real parts wired as the plugin wires them — the stores on a real database, discovery
+ * of real kubeconfig files, client-node clients, the health worker — without the scheduler, so a
+ * test, a benchmark or a chaos scenario runs cycles itself.
+ */
 export async function createFleet(options: {
   knex: Knex;
   kubeconfigDir: string;
   health?: Partial<FleetConfig['health']>;
+  /** Default: a {@link recordingLogger}. */
+  logger?: LoggerService;
+  /** Wraps the cluster store the health worker writes through, e.g. to inject a failure. */
+  wrapClusters?: (clusters: ClusterStore) => ClusterStore;
   wrapProbe?: (probe: ProbeFn, clients: ClusterClients) => ProbeFn;
-  wrapStore?: (store: FleetStore) => FleetStore;
   /** Called around discovery, e.g. to time it. */
   aroundDiscovery?: (run: () => Promise<void>) => Promise<void>;
 }) {
-  const logger = recordingLogger();
-  const store = await DatabaseFleetStore.create({
+  const logger = options.logger ?? recordingLogger();
+  const stores = await DatabaseFleetStores.create({
     database: {
       getClient: async () => options.knex,
       migrations: { skip: false },
-    } as any,
+    },
   });
   const policy = KubeconfigAccessPolicy.create({
     kubeconfigDir: options.kubeconfigDir,
   });
   const clients = ClusterClients.create({ policy });
   const discovery = ClusterDiscovery.create({
-    store,
+    clusters: stores.clusters,
     logger,
     sources: { kubeconfigDir: options.kubeconfigDir },
   });
-  const probe = clients.probe.bind(clients);
-  const health = { ...defaultHealth, ...options.health };
+  const health = { ...harnessHealthConfig, ...options.health };
   const discover = async () => {
     await discovery.run();
   };
   const worker = HealthWorker.create({
-    store: options.wrapStore ? options.wrapStore(store) : store,
-    clients: {
-      probe: options.wrapProbe ? options.wrapProbe(probe, clients) : probe,
+    stores: {
+      clusters: options.wrapClusters
+        ? options.wrapClusters(stores.clusters)
+        : stores.clusters,
+      state: stores.state,
     },
+    clients: options.wrapProbe
+      ? { probe: options.wrapProbe(clients.probe.bind(clients), clients) }
+      : clients,
     logger,
     health,
     discover: options.aroundDiscovery
       ? () => options.aroundDiscovery!(discover)
       : discover,
   });
-  return { store, worker, logger, clients, discovery, policy, health };
+  return { stores, worker, logger, clients, discovery, policy, health };
+}
+
+/** Registers an application (once) with one deployment on `cluster` in the given status. */
+export async function seedDeployment(
+  stores: {
+    applications: Pick<
+      ApplicationStore,
+      'getApplicationByEntityRef' | 'insertApplication'
+    >;
+    deployments: Pick<DeploymentStore, 'insertDeployment'>;
+  },
+  cluster: string,
+  name: string,
+  status: DeploymentStatus,
+  statusReason?: string,
+) {
+  const entityRef = `component:default/${name}`;
+  const application =
+    (await stores.applications.getApplicationByEntityRef(entityRef)) ??
+    (await stores.applications.insertApplication({
+      entityRef,
+      name,
+      spec: { image: 'nginx:1.27' },
+    }));
+  return stores.deployments.insertDeployment(
+    { applicationId: application.id, cluster, status, statusReason },
+    'test',
+  );
 }
 
 /**
@@ -143,13 +189,13 @@ export async function seedDeployments(
   return rows.map(r => r.id);
 }
 
-/** Counts every statement a knex pool sends, by kind (see `classify`). */
+/** Counts every statement a knex pool sends, by kind (see `classifyStatement`). */
 export function statementCounter(knex: Knex) {
   let counts = new Map<string, number>();
   let enabled = false;
   knex.on('query', (query: { sql?: string }) => {
     if (!enabled) return;
-    const kind = classify(query.sql ?? '');
+    const kind = classifyStatement(query.sql ?? '');
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   });
   return {
@@ -167,8 +213,8 @@ export function statementCounter(knex: Knex) {
   };
 }
 
-/** What a statement of the store is for, from its SQL. */
-export function classify(sql: string): string {
+/** What a statement of the stores is for, from its SQL: `UPDATE fleet_clusters`, `BEGIN`… */
+export function classifyStatement(sql: string): string {
   const s = sql.trim().toLowerCase();
   if (s.startsWith('begin')) return 'BEGIN';
   if (s.startsWith('commit')) return 'COMMIT';

@@ -9,6 +9,8 @@ import type {
   Deployment,
   DeploymentStatus,
   FleetEvent,
+  HealthCycleSummary,
+  MassOutageWarning,
   SyncDifference,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
@@ -120,15 +122,24 @@ export interface DeploymentFilter {
   applicationId?: string;
 }
 
-export interface SummaryCounts {
-  clusters: Record<ClusterStatus, number>;
-  deploymentsByStatus: Record<DeploymentStatus, number>;
-  deploymentsBySyncStatus: Record<SyncStatus, number>;
+/** What an upsert of discovered clusters did, cluster by cluster. */
+export interface DiscoveryUpsertResult {
+  inserted: string[];
+  updated: string[];
+  /** Clusters the database refused; the others were still written. */
+  failed: Array<{ name: string; message: string }>;
+}
+
+export interface ClusterSettings {
+  labels?: Record<string, string>;
+  /** `null` goes back to the fleet's default threshold. */
+  failureThreshold?: number | null;
 }
 
 /**
  * The writes that make up one cluster's health change. They run in one transaction: either all
- * of them land or none does (DESIGN §4 rule 4).
+ * of them land or none does, so an error on one cluster never leaves it half-changed and never
+ * touches another cluster's writes in the same cycle.
  */
 export interface ClusterHealthTransaction {
   updateClusterHealth(name: string, update: ClusterHealthUpdate): Promise<void>;
@@ -154,49 +165,41 @@ export interface ClusterHealthTransaction {
   insertEvent(event: NewEvent): Promise<void>;
 }
 
-/** Fleet's persistent state, behind an interface so that its users do not know knex. */
-export interface FleetStore {
+/** The clusters: registration, discovery, settings and their health writes. */
+export interface ClusterStore {
   listClusters(filter?: { status?: ClusterStatus }): Promise<ClusterRecord[]>;
   getCluster(name: string): Promise<ClusterRecord | undefined>;
   /** Inserts a cluster as `UNKNOWN`; throws `ConflictError` when the name exists. */
   insertCluster(cluster: NewCluster): Promise<ClusterRecord>;
-  /**
-   * Inserts unknown clusters as `UNKNOWN`/`discovered`, and updates endpoint, kubeconfigRef and
-   * context of known ones when they changed.
-   */
   /** Where every stored cluster comes from: what discovery needs to name and upsert them. */
   listClusterOrigins(): Promise<ClusterOrigin[]>;
   /**
-   * `known`: the stored clusters as `listClusterOrigins` read them just before (saves a read);
-   * read here when not given.
+   * Inserts unknown clusters as `UNKNOWN`/`discovered`, and updates endpoint, kubeconfigRef and
+   * context of known discovered ones when they changed; a manual registration of the same name
+   * is left alone. `known`: the stored clusters as `listClusterOrigins` read them just before
+   * (saves a read); read here when not given.
    */
   upsertDiscoveredClusters(
     clusters: DiscoveredCluster[],
     known?: ClusterOrigin[],
-  ): Promise<{
-    inserted: string[];
-    updated: string[];
-    failed: Array<{ name: string; message: string }>;
-  }>;
+  ): Promise<DiscoveryUpsertResult>;
   /**
    * Changes labels and/or the per-cluster failure threshold. With an `actor`, also writes a
    * `SETTINGS_CHANGED` event saying who changed what (same transaction).
    */
   updateClusterSettings(
     name: string,
-    settings: {
-      labels?: Record<string, string>;
-      failureThreshold?: number | null;
-    },
+    settings: ClusterSettings,
     actor?: string,
   ): Promise<ClusterRecord | undefined>;
   /**
-   * Deletes a cluster; returns false when there was none. Its event history stays, closed by a
-   * `DELETED` event naming `actor`, so that who removed it remains on record.
+   * Deletes a cluster; returns false when there was none, throws `ConflictError` while it has
+   * deployments. Its event history stays, closed by a `DELETED` event naming `actor`.
    */
   deleteCluster(name: string, actor?: string): Promise<boolean>;
+  countClustersByStatus(): Promise<Record<ClusterStatus, number>>;
 
-  /** Runs `fn` in one database transaction. */
+  /** Runs `fn` in one database transaction: one cluster's health change and its cascade. */
   inClusterTransaction<T>(
     fn: (tx: ClusterHealthTransaction) => Promise<T>,
   ): Promise<T>;
@@ -208,32 +211,10 @@ export interface FleetStore {
   updateClustersHealth(
     updates: Array<{ name: string; update: ClusterHealthUpdate }>,
   ): Promise<void>;
+}
 
-  listEvents(filter: {
-    subjectKind: FleetEvent['subjectKind'];
-    subject: string;
-    limit?: number;
-  }): Promise<FleetEvent[]>;
-  listRecentEvents(limit: number): Promise<FleetEvent[]>;
-  /**
-   * Deletes at most `limit` events created before `cutoff`, oldest first, in one short
-   * statement; returns how many went. Call it again until it returns less than `limit`.
-   */
-  deleteEventsBefore(cutoff: Date, limit: number): Promise<number>;
-
-  getState<T>(key: string): Promise<T | undefined>;
-  setState<T>(key: string, value: T): Promise<void>;
-
-  /** Takes (or renews) a lease; false when another holder has an unexpired one. */
-  tryAcquireLease(
-    name: string,
-    holder: string,
-    ttlMs: number,
-  ): Promise<boolean>;
-  releaseLease(name: string, holder: string): Promise<void>;
-
-  getSummaryCounts(): Promise<SummaryCounts>;
-
+/** The applications: one per catalog component Fleet deploys. */
+export interface ApplicationStore {
   listApplications(filter?: { entityRef?: string }): Promise<Application[]>;
   getApplication(id: string): Promise<Application | undefined>;
   getApplicationByEntityRef(
@@ -245,29 +226,86 @@ export interface FleetStore {
     id: string,
     update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
   ): Promise<Application | undefined>;
+}
 
+/** The deployments: one application on one cluster, its status and its sync status. */
+export interface DeploymentStore {
   listDeployments(filter?: DeploymentFilter): Promise<Deployment[]>;
   getDeployment(id: string): Promise<Deployment | undefined>;
   getDeploymentFor(
     applicationId: string,
     cluster: string,
   ): Promise<Deployment | undefined>;
+  /**
+   * Inserts a deployment with its first event; `ConflictError` when the application already has
+   * one on that cluster, or the cluster was removed meanwhile.
+   */
   insertDeployment(
     deployment: NewDeployment,
     actor: string,
   ): Promise<Deployment>;
-  /** Changes a deployment's status and writes the event when the status changed. */
+  /**
+   * Changes a deployment's status and writes the event when the status changed. With a
+   * `condition`, changes nothing (and answers undefined) unless the row still matches it.
+   */
   updateDeploymentStatus(
     id: string,
     update: DeploymentStatusUpdate,
     actor: string,
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined>;
-  countDeploymentsOnCluster(cluster: string): Promise<number>;
   /** Records a sync result, with an event when the sync status changes. */
   recordSync(
     id: string,
     update: DeploymentSyncUpdate,
     actor: string,
   ): Promise<Deployment | undefined>;
+  countDeploymentsOnCluster(cluster: string): Promise<number>;
+  countDeploymentsByStatus(): Promise<{
+    byStatus: Record<DeploymentStatus, number>;
+    bySyncStatus: Record<SyncStatus, number>;
+  }>;
+}
+
+/** The status history of clusters and deployments, kept for a retention period. */
+export interface EventStore {
+  /** One subject's events, newest first. */
+  listEvents(filter: {
+    subjectKind: FleetEvent['subjectKind'];
+    subject: string;
+    limit?: number;
+  }): Promise<FleetEvent[]>;
+  /** The fleet's events, newest first. */
+  listRecentEvents(limit: number): Promise<FleetEvent[]>;
+  /**
+   * Deletes at most `limit` events created before `cutoff`, oldest first, in one short
+   * statement; returns how many went. Call it again until it returns less than `limit`.
+   */
+  deleteEventsBefore(cutoff: Date, limit: number): Promise<number>;
+}
+
+/** Fleet-level state shared by every replica: the health cycle's outputs and the leases. */
+export interface FleetStateStore {
+  /** The mass-outage warning as the last health cycle left it, if one was ever raised. */
+  getMassOutage(): Promise<MassOutageWarning | undefined>;
+  setMassOutage(warning: MassOutageWarning): Promise<void>;
+  /** What the last health cycle did, by any replica. */
+  getLastCycle(): Promise<HealthCycleSummary | undefined>;
+  setLastCycle(summary: HealthCycleSummary): Promise<void>;
+  /** Takes (or renews) a lease; false when another holder has an unexpired one. */
+  tryAcquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<boolean>;
+  releaseLease(name: string, holder: string): Promise<void>;
+}
+
+/** Every store of Fleet, over one database. */
+export interface FleetStores {
+  clusters: ClusterStore;
+  applications: ApplicationStore;
+  deployments: DeploymentStore;
+  events: EventStore;
+  state: FleetStateStore;
 }

@@ -1,0 +1,83 @@
+import { ConflictError } from '@backstage/errors';
+import type { Application } from '@cnp/plugin-fleet-common';
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { isUniqueViolation } from './dialect';
+import { toApplication, type ApplicationRow } from './tables';
+import type { ApplicationStore, NewApplication } from './types';
+
+/** The knex implementation of {@link ApplicationStore}, on SQLite and PostgreSQL. */
+export class DatabaseApplicationStore implements ApplicationStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): DatabaseApplicationStore {
+    return new DatabaseApplicationStore(db);
+  }
+
+  async listApplications(filter?: {
+    entityRef?: string;
+  }): Promise<Application[]> {
+    const query =
+      this.db<ApplicationRow>('fleet_applications').orderBy('entity_ref');
+    if (filter?.entityRef) query.where({ entity_ref: filter.entityRef });
+    return (await query).map(toApplication);
+  }
+
+  async getApplication(id: string): Promise<Application | undefined> {
+    const row = await this.db<ApplicationRow>('fleet_applications')
+      .where({ id })
+      .first();
+    return row ? toApplication(row) : undefined;
+  }
+
+  async getApplicationByEntityRef(
+    entityRef: string,
+  ): Promise<Application | undefined> {
+    const row = await this.db<ApplicationRow>('fleet_applications')
+      .where({ entity_ref: entityRef })
+      .first();
+    return row ? toApplication(row) : undefined;
+  }
+
+  async insertApplication(application: NewApplication): Promise<Application> {
+    const now = new Date();
+    const id = randomUUID();
+    try {
+      await this.db<ApplicationRow>('fleet_applications').insert({
+        id,
+        entity_ref: application.entityRef,
+        name: application.name,
+        origin: application.origin ?? null,
+        spec: JSON.stringify(application.spec),
+        placement: JSON.stringify(application.placement ?? {}),
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(
+          `An application for '${application.entityRef}' already exists`,
+        );
+      }
+      throw error;
+    }
+    return (await this.getApplication(id))!;
+  }
+
+  async updateApplication(
+    id: string,
+    update: {
+      spec?: Application['spec'];
+      placement?: Application['placement'];
+    },
+  ): Promise<Application | undefined> {
+    const patch: Partial<ApplicationRow> = { updated_at: new Date() };
+    if (update.spec !== undefined) patch.spec = JSON.stringify(update.spec);
+    if (update.placement !== undefined)
+      patch.placement = JSON.stringify(update.placement);
+    const count = await this.db<ApplicationRow>('fleet_applications')
+      .where({ id })
+      .update(patch);
+    return count ? this.getApplication(id) : undefined;
+  }
+}

@@ -1,0 +1,304 @@
+import { ConflictError } from '@backstage/errors';
+import { CLUSTER_STATUSES, type ClusterStatus } from '@cnp/plugin-fleet-common';
+import type { Knex } from 'knex';
+import {
+  clusterHealthTransaction,
+  updateClustersHealth,
+} from './clusterHealthWrites';
+import { forUpdate, isForeignKeyViolation, isUniqueViolation } from './dialect';
+import {
+  eventRow,
+  toClusterRecord,
+  zeroCounts,
+  type ClusterRow,
+} from './tables';
+import type {
+  ClusterHealthTransaction,
+  ClusterHealthUpdate,
+  ClusterOrigin,
+  ClusterRecord,
+  ClusterSettings,
+  ClusterStore,
+  DiscoveredCluster,
+  DiscoveryUpsertResult,
+  NewCluster,
+} from './types';
+
+/** Says what a settings change did, for its event: `labels set to env=prod; ...`. */
+function describeSettings(settings: ClusterSettings): string {
+  const changes: string[] = [];
+  if (settings.labels !== undefined) {
+    const labels = Object.entries(settings.labels).map(([k, v]) => `${k}=${v}`);
+    changes.push(
+      `labels set to ${labels.length ? labels.join(',') : '(none)'}`,
+    );
+  }
+  if (settings.failureThreshold !== undefined) {
+    changes.push(
+      settings.failureThreshold === null
+        ? 'failure threshold back to the fleet default'
+        : `failure threshold set to ${settings.failureThreshold}`,
+    );
+  }
+  return changes.join('; ');
+}
+
+/** The knex implementation of {@link ClusterStore}, on SQLite and PostgreSQL. */
+export class DatabaseClusterStore implements ClusterStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): DatabaseClusterStore {
+    return new DatabaseClusterStore(db);
+  }
+
+  async listClusters(filter?: {
+    status?: ClusterStatus;
+  }): Promise<ClusterRecord[]> {
+    const query = this.db<ClusterRow>('fleet_clusters').orderBy('name');
+    if (filter?.status) query.where({ status: filter.status });
+    return (await query).map(toClusterRecord);
+  }
+
+  async getCluster(name: string): Promise<ClusterRecord | undefined> {
+    const row = await this.db<ClusterRow>('fleet_clusters')
+      .where({ name })
+      .first();
+    return row ? toClusterRecord(row) : undefined;
+  }
+
+  async insertCluster(cluster: NewCluster): Promise<ClusterRecord> {
+    const now = new Date();
+    try {
+      await this.db.transaction(async tx => {
+        await tx<ClusterRow>('fleet_clusters').insert({
+          name: cluster.name,
+          endpoint: cluster.endpoint,
+          kubeconfig_ref: cluster.kubeconfigRef,
+          context: cluster.context ?? null,
+          source: cluster.source,
+          labels: JSON.stringify(cluster.labels ?? {}),
+          status: 'UNKNOWN',
+          status_reason: 'NEVER_PROBED',
+          consecutive_failures: 0,
+          consecutive_successes: 0,
+          created_at: now,
+          updated_at: now,
+        });
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'cluster',
+              subject: cluster.name,
+              actor:
+                cluster.actor ??
+                (cluster.source === 'discovered'
+                  ? 'fleet-discovery'
+                  : 'fleet-api'),
+              to: 'UNKNOWN',
+              reason: 'NEVER_PROBED',
+              message: `Cluster registered (${cluster.source})`,
+            },
+            now,
+          ),
+        );
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(`Cluster '${cluster.name}' already exists`);
+      }
+      throw error;
+    }
+    return (await this.getCluster(cluster.name))!;
+  }
+
+  async listClusterOrigins(): Promise<ClusterOrigin[]> {
+    const rows = await this.db<ClusterRow>('fleet_clusters').select(
+      'name',
+      'endpoint',
+      'kubeconfig_ref',
+      'context',
+      'source',
+    );
+    return rows.map(row => ({
+      name: row.name,
+      endpoint: row.endpoint,
+      kubeconfigRef: row.kubeconfig_ref,
+      context: row.context ?? undefined,
+      source: row.source,
+    }));
+  }
+
+  async upsertDiscoveredClusters(
+    clusters: DiscoveredCluster[],
+    origins?: ClusterOrigin[],
+  ): Promise<DiscoveryUpsertResult> {
+    const result: DiscoveryUpsertResult = {
+      inserted: [],
+      updated: [],
+      failed: [],
+    };
+    // One read for all: discovery runs every cycle and must stay cheap for a large fleet.
+    const known = new Map(
+      (origins ?? (await this.listClusterOrigins())).map(o => [o.name, o]),
+    );
+    for (const cluster of clusters) {
+      try {
+        await this.upsertDiscoveredCluster(
+          cluster,
+          known.get(cluster.name),
+          result,
+        );
+      } catch (error) {
+        // One cluster the database refuses must not keep the others from being discovered.
+        result.failed.push({
+          name: cluster.name,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    return result;
+  }
+
+  private async upsertDiscoveredCluster(
+    cluster: DiscoveredCluster,
+    existing: ClusterOrigin | undefined,
+    result: DiscoveryUpsertResult,
+  ): Promise<void> {
+    if (!existing) {
+      try {
+        await this.insertCluster({ ...cluster, source: 'discovered' });
+        result.inserted.push(cluster.name);
+      } catch (error) {
+        // Another replica inserted it between our read and write: it is known now.
+        if (!(error instanceof ConflictError)) throw error;
+      }
+      return;
+    }
+    if (existing.source !== 'discovered') return; // a manual registration wins
+    if (
+      existing.endpoint !== cluster.endpoint ||
+      existing.kubeconfigRef !== cluster.kubeconfigRef ||
+      (existing.context ?? null) !== (cluster.context ?? null)
+    ) {
+      await this.db<ClusterRow>('fleet_clusters')
+        // Only while it is still a discovered cluster: a manual registration of the same name
+        // since the read above wins.
+        .where({ name: cluster.name, source: 'discovered' })
+        .update({
+          endpoint: cluster.endpoint,
+          kubeconfig_ref: cluster.kubeconfigRef,
+          context: cluster.context ?? null,
+          updated_at: new Date(),
+        });
+      result.updated.push(cluster.name);
+    }
+  }
+
+  async updateClusterSettings(
+    name: string,
+    settings: ClusterSettings,
+    actor?: string,
+  ): Promise<ClusterRecord | undefined> {
+    const now = new Date();
+    const patch: Partial<ClusterRow> = { updated_at: now };
+    if (settings.labels !== undefined)
+      patch.labels = JSON.stringify(settings.labels);
+    if (settings.failureThreshold !== undefined)
+      patch.failure_threshold = settings.failureThreshold;
+    const updated = await this.db.transaction(async tx => {
+      const row = await tx<ClusterRow>('fleet_clusters')
+        .where({ name })
+        .first();
+      if (!row) return false;
+      await tx<ClusterRow>('fleet_clusters').where({ name }).update(patch);
+      if (actor) {
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'cluster',
+              subject: name,
+              actor,
+              from: row.status,
+              to: row.status,
+              reason: 'SETTINGS_CHANGED',
+              message: describeSettings(settings),
+            },
+            now,
+          ),
+        );
+      }
+      return true;
+    });
+    return updated ? this.getCluster(name) : undefined;
+  }
+
+  async deleteCluster(name: string, actor?: string): Promise<boolean> {
+    return this.db.transaction(async tx => {
+      const row: ClusterRow | undefined = await forUpdate(
+        tx<ClusterRow>('fleet_clusters').where({ name }),
+        tx,
+      ).first();
+      if (!row) return false;
+      // Checked here, in the transaction, and enforced by the foreign key: a deployment created
+      // meanwhile makes this a 409, never a 500.
+      const deployments = await tx('fleet_deployments')
+        .where({ cluster: name })
+        .count({ n: '*' })
+        .first();
+      const count = Number(deployments?.n ?? 0);
+      if (count > 0) {
+        throw new ConflictError(
+          `Cluster '${name}' still has ${count} deployment(s); remove them first`,
+        );
+      }
+      try {
+        await tx('fleet_clusters').where({ name }).delete();
+      } catch (error) {
+        if (isForeignKeyViolation(error)) {
+          throw new ConflictError(
+            `Cluster '${name}' still has deployments; remove them first`,
+          );
+        }
+        throw error;
+      }
+      await tx('fleet_events').insert(
+        eventRow(
+          {
+            subjectKind: 'cluster',
+            subject: name,
+            actor: actor ?? 'fleet-api',
+            from: row.status,
+            to: 'DELETED',
+            reason: 'DELETED',
+            message: `Cluster removed (${row.source})`,
+          },
+          new Date(),
+        ),
+      );
+      return true;
+    });
+  }
+
+  async countClustersByStatus(): Promise<Record<ClusterStatus, number>> {
+    const counts = zeroCounts(CLUSTER_STATUSES);
+    const rows: Array<{ status: ClusterStatus; n: number | string }> =
+      await this.db('fleet_clusters')
+        .select('status')
+        .count({ n: '*' })
+        .groupBy('status');
+    for (const row of rows) counts[row.status] = Number(row.n);
+    return counts;
+  }
+
+  async inClusterTransaction<T>(
+    fn: (tx: ClusterHealthTransaction) => Promise<T>,
+  ): Promise<T> {
+    return this.db.transaction(trx => fn(clusterHealthTransaction(trx)));
+  }
+
+  async updateClustersHealth(
+    updates: Array<{ name: string; update: ClusterHealthUpdate }>,
+  ): Promise<void> {
+    await updateClustersHealth(this.db, updates);
+  }
+}

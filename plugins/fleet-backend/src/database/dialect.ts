@@ -1,0 +1,77 @@
+import type { Knex } from 'knex';
+
+/**
+ * What differs between the databases Fleet runs on (SQLite and PostgreSQL): one place for every
+ * check of the dialect, so that no query guesses it its own way.
+ */
+
+/** Whether `db` talks to PostgreSQL (knex's `pg` client). */
+export function isPostgres(db: Knex | Knex.Transaction): boolean {
+  return db.client.dialect === 'postgresql';
+}
+
+/**
+ * Locks the selected rows until the transaction ends (PostgreSQL), so that a check and the write
+ * that depends on it cannot interleave with another writer. SQLite runs one write transaction at
+ * a time, so it needs (and supports) no row locks.
+ */
+export function forUpdate<T extends Knex.QueryBuilder>(
+  query: T,
+  db: Knex | Knex.Transaction,
+): T {
+  return isPostgres(db) ? (query.forUpdate() as T) : query;
+}
+
+interface DriverError {
+  code?: string;
+  message?: string;
+}
+
+/** A write refused because a unique key (or the primary key) already holds the value. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as DriverError | undefined;
+  return (
+    e?.code === '23505' || // PostgreSQL
+    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    e?.code === 'ER_DUP_ENTRY' || // MySQL
+    /UNIQUE constraint failed|duplicate key/i.test(e?.message ?? '')
+  );
+}
+
+/** A write refused because a foreign key points at a row that is not (or no longer) there. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as DriverError | undefined;
+  return (
+    e?.code === '23503' || // PostgreSQL
+    e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
+    /FOREIGN KEY constraint failed|violates foreign key constraint/i.test(
+      e?.message ?? '',
+    )
+  );
+}
+
+/** Turns what a driver gives back for a timestamp column into ISO 8601. */
+export function toIso(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'number') return new Date(value).toISOString();
+  const text = String(value);
+  if (/^\d+$/.test(text)) return new Date(Number(text)).toISOString();
+  // SQLite's CURRENT_TIMESTAMP style: '2026-11-29 10:00:00' (UTC)
+  const normalized = /[zZ]|[+-]\d\d:?\d\d$/.test(text)
+    ? text
+    : `${text.replace(' ', 'T')}Z`;
+  return new Date(normalized).toISOString();
+}
+
+/**
+ * A parameter placeholder with its type spelled out where the database needs it: PostgreSQL
+ * cannot infer the type of a bare `?` inside a `CASE` arm.
+ */
+export function typedPlaceholder(
+  db: Knex | Knex.Transaction,
+  type: string,
+): string {
+  return isPostgres(db) ? `CAST(? AS ${type})` : '?';
+}

@@ -1,0 +1,219 @@
+import type {
+  Application,
+  ApplicationOrigin,
+  ClusterSource,
+  ClusterStatus,
+  Deployment,
+  DeploymentStatus,
+  FleetEvent,
+  SyncStatus,
+} from '@cnp/plugin-fleet-common';
+import { toIso } from './dialect';
+import type { ClusterRecord, NewEvent } from './types';
+
+/*
+ * The rows of Fleet's tables as the drivers return them, and the mappers to the API's types.
+ * Timestamps come back as a Date (PostgreSQL), a number or a string (SQLite); JSON columns are
+ * text. The migrations in `migrations/` define these tables.
+ */
+
+type Timestamp = Date | string | number;
+
+export interface ClusterRow {
+  name: string;
+  endpoint: string;
+  kubeconfig_ref: string;
+  context: string | null;
+  source: ClusterSource;
+  /** JSON map */
+  labels: string;
+  status: ClusterStatus;
+  status_reason: string | null;
+  consecutive_failures: number | string;
+  consecutive_successes: number | string;
+  failure_threshold: number | string | null;
+  cascade_held_at: Timestamp | null;
+  last_probe_at: Timestamp | null;
+  last_success_at: Timestamp | null;
+  last_transition_at: Timestamp | null;
+  probe_latency_ms: number | string | null;
+  server_version: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApplicationRow {
+  id: string;
+  entity_ref: string;
+  name: string;
+  origin: ApplicationOrigin | null;
+  /** JSON application spec */
+  spec: string;
+  /** JSON placement */
+  placement: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DeploymentRow {
+  id: string;
+  application_id: string;
+  cluster: string;
+  status: DeploymentStatus;
+  status_reason: string | null;
+  message: string | null;
+  sync_status: SyncStatus;
+  /** JSON list of what differs, while OUT_OF_SYNC */
+  sync_differences: string | null;
+  image: string | null;
+  revision: number | string;
+  last_applied_at: Timestamp | null;
+  last_synced_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A deployment row joined with its application's entity ref and its cluster's status. */
+export interface DeploymentViewRow extends DeploymentRow {
+  entity_ref: string;
+  cluster_status: ClusterStatus | null;
+}
+
+export interface EventRow {
+  id: number | string;
+  subject_kind: FleetEvent['subjectKind'];
+  subject: string;
+  actor: string;
+  from_status: string | null;
+  to_status: string;
+  reason: string | null;
+  message: string | null;
+  created_at: Timestamp;
+}
+
+export interface StateRow {
+  key: string;
+  /** JSON */
+  value: string;
+  updated_at: Timestamp;
+}
+
+export interface LockRow {
+  name: string;
+  holder: string;
+  expires_at: Timestamp;
+}
+
+export function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function optional<T>(value: T | null | undefined): T | undefined {
+  return value === null ? undefined : value;
+}
+
+function optionalNumber(
+  value: number | string | null | undefined,
+): number | undefined {
+  return value === null || value === undefined ? undefined : Number(value);
+}
+
+export function toClusterRecord(row: ClusterRow): ClusterRecord {
+  return {
+    name: row.name,
+    endpoint: row.endpoint,
+    kubeconfigRef: row.kubeconfig_ref,
+    context: optional(row.context),
+    source: row.source,
+    labels: parseJson(row.labels, {}),
+    status: row.status,
+    statusReason: optional(row.status_reason),
+    consecutiveFailures: Number(row.consecutive_failures),
+    consecutiveSuccesses: Number(row.consecutive_successes),
+    failureThreshold: optionalNumber(row.failure_threshold),
+    cascadeHeldAt: toIso(row.cascade_held_at),
+    lastProbeAt: toIso(row.last_probe_at),
+    lastSuccessAt: toIso(row.last_success_at),
+    lastTransitionAt: toIso(row.last_transition_at),
+    probeLatencyMs: optionalNumber(row.probe_latency_ms),
+    serverVersion: optional(row.server_version),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+export function toApplication(row: ApplicationRow): Application {
+  return {
+    id: row.id,
+    entityRef: row.entity_ref,
+    name: row.name,
+    origin: optional(row.origin),
+    spec: parseJson(row.spec, {}),
+    placement: parseJson(row.placement, {}),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+export function toDeployment(row: DeploymentViewRow): Deployment {
+  return {
+    id: row.id,
+    applicationId: row.application_id,
+    entityRef: row.entity_ref,
+    cluster: row.cluster,
+    clusterStatus: optional(row.cluster_status),
+    status: row.status,
+    statusReason: optional(row.status_reason),
+    message: optional(row.message),
+    syncStatus: row.sync_status,
+    syncDifferences: row.sync_differences
+      ? parseJson(row.sync_differences, undefined)
+      : undefined,
+    image: optional(row.image),
+    revision: Number(row.revision),
+    lastAppliedAt: toIso(row.last_applied_at),
+    lastSyncedAt: toIso(row.last_synced_at),
+    createdAt: toIso(row.created_at)!,
+    updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+export function toEvent(row: EventRow): FleetEvent {
+  return {
+    id: String(row.id),
+    subjectKind: row.subject_kind,
+    subject: row.subject,
+    actor: row.actor,
+    from: optional(row.from_status),
+    to: row.to_status,
+    reason: optional(row.reason),
+    message: optional(row.message),
+    createdAt: toIso(row.created_at)!,
+  };
+}
+
+/** The row of a new event (its id comes from the database). */
+export function eventRow(event: NewEvent, now: Date): Omit<EventRow, 'id'> {
+  return {
+    subject_kind: event.subjectKind,
+    subject: event.subject,
+    actor: event.actor.slice(0, 255),
+    from_status: event.from ?? null,
+    to_status: event.to,
+    reason: event.reason ?? null,
+    message: event.message ?? null,
+    created_at: now,
+  };
+}
+
+/** Zero for every key, so that a count answers every status even when no row has it. */
+export function zeroCounts<K extends string>(
+  keys: readonly K[],
+): Record<K, number> {
+  return Object.fromEntries(keys.map(k => [k, 0])) as Record<K, number>;
+}

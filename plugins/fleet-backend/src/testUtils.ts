@@ -1,0 +1,23 @@
+/**
+ * Fleet's parts, for the harness that wires them without the backend's scheduler: tests, the
+ * benchmarks and the chaos suite build Fleet from these, as `plugin.ts` does.
+ *
+ * @packageDocumentation
+ */
+export type { FleetConfig } from './config/FleetConfig';
+export { DatabaseFleetStores } from './database/DatabaseFleetStores';
+export type * from './database/types';
+export { ClusterDiscovery } from './discovery/ClusterDiscovery';
+export {
+  discoverKubeconfigClusters,
+  type DiscoveryResult,
+  type DiscoverySources,
+} from './discovery/discoverKubeconfigClusters';
+export { decideClusterHealth } from './health/clusterHealthRules';
+export {
+  HealthWorker,
+  healthUpdateOf,
+  type HealthStores,
+} from './health/HealthWorker';
+export { ClusterClients, type ProbeOutcome } from './kubernetes/ClusterClients';
+export { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';

@@ -1,7 +1,7 @@
 /*
- * THE SEQUENTIAL BASELINE — the original design's loop (ADR-0015, seeds/000): the health worker
- * "sonde chaque cluster (list_namespace avec timeout)" in a plain loop, one cluster after
- * another, and commits each cluster on its own before probing the next. Written here, in the
+ * THE SEQUENTIAL BASELINE — the original design's loop: the health worker probes each cluster
+ * (a namespace list with a timeout) in a plain loop, one cluster after another, and commits each
+ * cluster on its own before probing the next. Written here, in the
  * benchmark, to compare against; Fleet itself never runs it.
  *
  * To compare only the probing strategy, it uses Fleet's own probe (same client-node calls, same

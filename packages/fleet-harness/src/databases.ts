@@ -1,12 +1,51 @@
 import { TestDatabases } from '@backstage/backend-test-utils';
+import type { Knex } from 'knex';
+
+/** What a pooled SQLite connection is, for better-sqlite3 (`pragma`) and sqlite3 (`run`). */
+interface SqliteConnection {
+  pragma?: (source: string) => unknown;
+  run?: (sql: string, callback: () => void) => void;
+}
+
+function foreignKeysOn(connection: SqliteConnection): void {
+  if (typeof connection.pragma === 'function') {
+    connection.pragma('foreign_keys = ON');
+  } else {
+    connection.run?.('PRAGMA foreign_keys = ON', () => undefined);
+  }
+}
 
 /**
- * SQLite always; PostgreSQL when BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING names a
- * server (the README test command sets it whenever 127.0.0.1:5432 answers).
+ * SQLite enforces foreign keys per connection, only while `PRAGMA foreign_keys` is on.
+ * better-sqlite3 opens connections with it on, but nothing keeps it so: Backstage's test engine
+ * sets it through sqlite3's `run`, which better-sqlite3 connections do not have. Here every
+ * connection sets it with its driver's own call (the one knex holds now, and any it opens
+ * later), so a test of a foreign key holds on SQLite as it does on PostgreSQL.
+ */
+async function enforceForeignKeys(knex: Knex): Promise<void> {
+  knex.client.pool.on(
+    'createSuccess',
+    (_eventId: unknown, connection: SqliteConnection) =>
+      foreignKeysOn(connection),
+  );
+  await knex.raw('PRAGMA foreign_keys = ON');
+}
+
+/**
+ * SQLite always, with foreign keys enforced as PostgreSQL enforces them; PostgreSQL when
+ * BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING names a server (the README test command
+ * sets it, starting a throw-away server when none answers).
  */
 export function createTestDatabases(): TestDatabases {
-  return TestDatabases.create({
+  const databases = TestDatabases.create({
     ids: ['POSTGRES_15', 'SQLITE_3'],
     disableDocker: true,
   });
+  const init = databases.init.bind(databases);
+  databases.init = async id => {
+    const knex = await init(id);
+    if (id.startsWith('SQLITE')) await enforceForeignKeys(knex);
+    return knex;
+  };
+  return databases;
 }

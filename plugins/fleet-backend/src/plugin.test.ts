@@ -469,7 +469,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     });
   });
 
-  it('sends every field of DESIGN §2, null when unset (origin: null, lastProbeAt: null…)', async () => {
+  it('sends every field of clusters, applications and deployments, null when unset (origin: null, lastProbeAt: null…)', async () => {
     const { server } = await start();
     const before = await request(server)
       .get('/api/fleet/clusters/east')

@@ -71,7 +71,10 @@ export interface DeploymentServiceOptions {
   annotationsOf?: EntityAnnotationReader;
 }
 
-/** The application leaves the replica count to someone else (DESIGN §6). */
+/**
+ * The application leaves the replica count to someone else: it lists `/spec/replicas` in
+ * `ignoreDifferences`, so neither drift nor a re-apply touches the replicas.
+ */
 export function ignoresReplicas(application: Application): boolean {
   return (
     application.spec.ignoreDifferences?.includes('/spec/replicas') ?? false
@@ -92,7 +95,7 @@ export function applicationNameFor(entityRef: string): string {
 }
 
 /**
- * The deploy flow of DESIGN §5.3: record PENDING, apply through the cluster's own client, move to
+ * The deploy flow: record PENDING, apply through the cluster's own client, move to
  * PROGRESSING, then follow the rollout until DEPLOYED, or FAILED with PROGRESS_DEADLINE_EXCEEDED.
  * A cluster without a usable kubeconfig gives FAILED / CLUSTER_NOT_CONFIGURED and a Kubernetes
  * API error FAILED / APPLY_FAILED with the API's message: a result, never an HTTP 500.

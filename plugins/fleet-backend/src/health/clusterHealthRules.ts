@@ -1,5 +1,5 @@
 /*
- * The cluster health state machine (DESIGN §4), as pure functions: what one probe does to one
+ * The cluster health state machine, as pure functions: what one probe does to one
  * cluster, and when the mass-outage guard holds the cascade. The HealthWorker only carries out
  * what these decide.
  */

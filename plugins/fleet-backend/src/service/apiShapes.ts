@@ -7,7 +7,7 @@ import type {
 import type { ClusterRecord } from '../database/types';
 
 /**
- * The fields of DESIGN §2 that may have no value. The API always sends them, as null when unset
+ * The fields of clusters, applications and deployments that may have no value. The API always sends them, as null when unset
  * (`origin: null` for an application nobody said the origin of), so a client can tell "not set"
  * from "not sent".
  */

@@ -101,7 +101,7 @@ interface RouteCase {
   resourceRef?: string;
 }
 
-/** Every route of DESIGN §8, with a valid request for each, against the seeded state. */
+/** Every route of the Fleet API, with a valid request for each, against the seeded state. */
 function allRoutes(seed: Seed): RouteCase[] {
   return [
     { method: 'get', path: '/clusters' },

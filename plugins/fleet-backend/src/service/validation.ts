@@ -125,7 +125,7 @@ export function parseOrThrow<T>(
 /**
  * A path parameter naming a resource (`/clusters/:name`, `/deployments/:id/…`): one that cannot
  * name anything (not a DNS-1123 label, not an id the API hands out) is answered like one that
- * names nothing, 404, as DESIGN §8 lists for these routes.
+ * names nothing: 404, since these routes answer only 200 or 404.
  */
 export function parsePathNameOr404<T>(
   schema: z.ZodType<T>,
@@ -191,7 +191,7 @@ export const applicationSpecSchema = z
   })
   .strict();
 
-/** A label map (`{ env: 'prod' }`) or its text form (`env=prod,tier=web`), as DESIGN §6 writes it. */
+/** A label map (`{ env: 'prod' }`) or its text form (`env=prod,tier=web`), as a selector is written. */
 const clusterSelectorSchema = z
   .union([labelsSchema, z.string().max(1024)])
   .transform((value, ctx) => {

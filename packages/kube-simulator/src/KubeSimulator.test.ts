@@ -52,6 +52,14 @@ function clients(name: string) {
   };
 }
 
+/** Waits until `condition` holds, checking every 10 ms for at most 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) {
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+  expect(condition()).toBe(true);
+}
+
 /** Per-call timeout that really aborts the request (SETUP.md). */
 function timeoutOption(ms: number) {
   return {
@@ -267,6 +275,35 @@ describe('discovery and auth', () => {
 
 describe('faults', () => {
   afterEach(() => sim.setFault('sim-3', { mode: 'ok' }));
+
+  it('counts the requests the timeout fault holds, until the client aborts them', async () => {
+    const { core } = clients('sim-2');
+    sim.setFault('sim-2', { mode: 'timeout' });
+    try {
+      expect(sim.heldRequestCount('sim-2')).toBe(0);
+      const controller = new AbortController();
+      const pending = core
+        .listNamespace(undefined, {
+          middleware: [
+            {
+              pre: (c: RequestContext) => {
+                c.setSignal(controller.signal);
+                return new Observable(Promise.resolve(c));
+              },
+              post: (r: ResponseContext) => new Observable(Promise.resolve(r)),
+            },
+          ],
+          middlewareMergeStrategy: 'append' as const,
+        })
+        .catch((error: Error) => error);
+      await until(() => sim.heldRequestCount('sim-2') === 1);
+      controller.abort();
+      expect(await pending).toMatchObject({ name: 'AbortError' });
+      await until(() => sim.heldRequestCount('sim-2') === 0);
+    } finally {
+      sim.setFault('sim-2', { mode: 'ok' });
+    }
+  });
 
   it('down destroys the connection, timeout holds it, error answers 500, latency delays, ok recovers', async () => {
     const { core } = clients('sim-3');

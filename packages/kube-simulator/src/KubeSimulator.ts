@@ -57,6 +57,8 @@ interface ClusterState {
   store: ClusterStore;
   fault: Fault;
   requests: number;
+  /** Requests held unanswered by the 'timeout' fault and still open on the client's side. */
+  held: number;
   /** Requests per API path (query string left out), e.g. `/api/v1/namespaces`. */
   requestsByPath: Map<string, number>;
   kubeconfigPath: string;
@@ -221,6 +223,7 @@ export class KubeSimulator {
       store: new ClusterStore(this.readyDelayMs),
       fault: { ...NO_FAULT },
       requests: 0,
+      held: 0,
       requestsByPath: new Map(),
       kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
     };
@@ -317,6 +320,14 @@ export class KubeSimulator {
     return path === undefined
       ? state.requests
       : state.requestsByPath.get(path) ?? 0;
+  }
+
+  /**
+   * Requests the 'timeout' fault holds unanswered that the client has not closed yet: a client
+   * whose timeout really aborts its request brings this back to 0.
+   */
+  heldRequestCount(name: string): number {
+    return this.cluster(name).held;
   }
 
   /** TLS connections accepted since start, all clusters together (one listener serves them). */
@@ -448,6 +459,10 @@ export class KubeSimulator {
     }
     if (fault.mode === 'timeout') {
       req.resume(); // accept the request, never answer; stop() or the client ends it
+      state.held += 1;
+      res.once('close', () => {
+        state.held -= 1;
+      });
       return undefined;
     }
     const body = await this.readBody(req);

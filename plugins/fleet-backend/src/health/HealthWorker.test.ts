@@ -571,6 +571,14 @@ describe.each(databases.eachSupportedId())(
       const alpha = (await stores.clusters.getCluster('alpha'))!;
       expect(alpha).toMatchObject({ consecutiveFailures: 1 });
       expect(alpha.statusReason).toContain('timed out after 300 ms');
+      // Really aborted: each probe closed its request, so the simulator holds none of them open.
+      for (const c of CLUSTERS) {
+        expect(sim.requestCount(c)).toBeGreaterThan(0);
+        for (let i = 0; i < 500 && sim.heldRequestCount(c) > 0; i++) {
+          await new Promise(resolve => setTimeout(resolve, 10));
+        }
+        expect(sim.heldRequestCount(c)).toBe(0);
+      }
     });
   },
 );

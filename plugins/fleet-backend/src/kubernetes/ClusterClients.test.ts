@@ -120,10 +120,18 @@ describe('ClusterClients', () => {
         kind: 'failure',
         message: 'timed out after 300 ms',
       });
+      // The aborted request closed its connection: the simulator holds nothing open for it, and
+      // the next probe opens a new connection instead of reusing the dead one.
+      for (let i = 0; i < 500 && sim.heldRequestCount('alpha') > 0; i++) {
+        await new Promise(resolve => setTimeout(resolve, 10));
+      }
+      expect(sim.heldRequestCount('alpha')).toBe(0);
+      const connectionsBefore = sim.connectionCount();
       sim.setFault('alpha', { mode: 'ok' });
       expect((await clients.probe(access('alpha'), 2_000)).kind).toBe(
         'success',
       );
+      expect(sim.connectionCount()).toBeGreaterThan(connectionsBefore);
     } finally {
       clients.dispose();
     }

@@ -14,7 +14,7 @@ import {
   stringifyEntityRef,
 } from '@backstage/catalog-model';
 import { Config } from '@backstage/config';
-import { ForwardedError } from '@backstage/errors';
+import { ForwardedError, toError } from '@backstage/errors';
 import type {
   EntityProvider,
   EntityProviderConnection,
@@ -169,7 +169,7 @@ export class FleetClusterEntityProvider implements EntityProvider {
     } catch (error) {
       throw new Error(
         `Invalid config value fleet.catalog.owner='${ownerRef}': ${
-          (error as Error).message
+          toError(error).message
         }`,
       );
     }
@@ -231,6 +231,7 @@ export class FleetClusterEntityProvider implements EntityProvider {
     });
     this.logger.debug(
       `Published ${clusters.length} Fleet cluster(s) to the catalog`,
+      { clusters: clusters.length },
     );
     return { clusters: clusters.length };
   }

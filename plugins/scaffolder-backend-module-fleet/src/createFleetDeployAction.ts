@@ -1,6 +1,7 @@
 import type { Deployment } from '@cnp/plugin-fleet-common';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
+import { toError } from '@backstage/errors';
 
 const IN_PROGRESS = ['PENDING', 'PROGRESSING'];
 
@@ -102,7 +103,7 @@ export function createFleetDeployAction(options: {
       } catch (error) {
         throw new Error(
           `Fleet did not deploy ${entityRef} to '${cluster}': ${
-            (error as Error).message
+            toError(error).message
           }`,
         );
       }

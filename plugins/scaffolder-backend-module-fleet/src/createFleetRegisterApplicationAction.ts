@@ -1,5 +1,6 @@
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
+import { toError } from '@backstage/errors';
 
 /**
  * `fleet:application:register`: records a component as a Fleet application with origin
@@ -102,7 +103,7 @@ export function createFleetRegisterApplicationAction(options: {
         );
       } catch (error) {
         throw new Error(
-          `Fleet did not register ${entityRef}: ${(error as Error).message}`,
+          `Fleet did not register ${entityRef}: ${toError(error).message}`,
         );
       }
       ctx.logger.info(

@@ -27,6 +27,7 @@ import {
   fleetDeploymentCreatePermission,
   fleetHealthRunPermission,
 } from '@cnp/plugin-fleet-common';
+import { toError } from '@backstage/errors';
 
 const FLEET_ADMIN_PERMISSIONS = [
   fleetClusterCreatePermission,
@@ -46,7 +47,7 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
       ).toLocaleLowerCase('en-US');
     } catch (error) {
       throw new Error(
-        `Invalid config value ${key}: '${ref}': ${(error as Error).message}`,
+        `Invalid config value ${key}: '${ref}': ${toError(error).message}`,
       );
     }
   });

@@ -1,5 +1,6 @@
 import type { AuthService, LoggerService } from '@backstage/backend-plugin-api';
 import type { CatalogService } from '@backstage/plugin-catalog-node';
+import { asError } from '../util/errors';
 
 /** Reads a catalog entity's annotations; empty when the catalog does not know the entity. */
 export type EntityAnnotationReader = (
@@ -25,11 +26,12 @@ export function createEntityAnnotationReader(options: {
       });
       return entity?.metadata.annotations ?? {};
     } catch (error) {
-      logger.warn(
-        `Could not read the annotations of ${entityRef} from the catalog: ${
-          (error as Error).message
-        }`,
-      );
+      logger
+        .child({ entityRef })
+        .warn(
+          `Could not read the annotations of ${entityRef} from the catalog`,
+          asError(error),
+        );
       return {};
     }
   };

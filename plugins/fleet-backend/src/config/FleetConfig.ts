@@ -4,6 +4,7 @@ import {
   readDurationFromConfig,
 } from '@backstage/config';
 import { durationToMilliseconds, HumanDuration } from '@backstage/types';
+import { asError } from '../util/errors';
 
 /**
  * Fleet's settings, read once at startup from `fleet.*` config and the environment variables
@@ -95,7 +96,7 @@ function durationMsFromConfig(
       : fallback;
   } catch (error) {
     throw new Error(
-      `Invalid config value fleet.${key}: ${(error as Error).message}`,
+      `Invalid config value fleet.${key}: ${asError(error).message}`,
     );
   }
   const ms = durationToMilliseconds(duration);

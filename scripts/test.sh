@@ -31,8 +31,9 @@ trap 'exit 143' TERM
 fleet_pg_ensure
 export BACKSTAGE_TEST_DISABLE_DOCKER=1
 
-echo "fleet: type check"
+echo "fleet: type check (packages and plugins, then bench/ and chaos/)"
 yarn tsc
+yarn tsc -p bench/tsconfig.json
 echo "fleet: lint and formatting"
 yarn lint:all
 yarn prettier:check

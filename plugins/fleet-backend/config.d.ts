@@ -1,4 +1,3 @@
-import { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
 import { HumanDuration } from '@backstage/types';
 
 export interface Config {
@@ -76,15 +75,6 @@ export interface Config {
        * false behind a PgBouncer older than 1.21 in transaction mode, which cannot keep them.
        */
       preparedStatements?: boolean;
-    };
-    /** How the Fleet catalog module publishes clusters as catalog entities. */
-    catalog?: {
-      /** How often the clusters are read from Fleet (default every 30 s, after 10 s). */
-      schedule?: SchedulerServiceTaskScheduleDefinitionConfig;
-      /** Owner of the cluster entities (default `group:default/platform`). */
-      owner?: string;
-      /** Catalog namespace of the cluster entities (default `default`). */
-      namespace?: string;
     };
   };
 }

@@ -8,7 +8,7 @@
 #                     cluster (trust auth, superuser `postgres`) in a `mktemp -d` directory, on a
 #                     free port of 127.0.0.1 with its socket in that directory. Either way it
 #                     exports BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING and FLEET_BENCH_PG
-#                     (read by the chaos suite, bench/lib/pg.ts) naming that one server.
+#                     (read by the chaos suite, packages/fleet-harness/src/pg.ts) naming that one server.
 #   fleet_pg_stop     Stops the throw-away cluster and deletes its directory; does nothing when
 #                     none was started. The caller runs it from its EXIT trap.
 #

@@ -24,7 +24,7 @@ export const fleetClusterDeletePermission = createPermission({
  * `POST /applications` and `PATCH /applications/:id`, and so by the scaffolder actions
  * `fleet:application:register` and `fleet:deploy`. Its rules are the catalog's: a policy can
  * answer with a conditional decision such as "the caller owns the entity"; see the condition
- * exports of `@cnp/plugin-fleet-backend` (`createFleetDeploymentConditionalDecision`).
+ * exports of `@cnp/plugin-catalog-backend-module-fleet` (`createFleetDeploymentConditionalDecision`).
  *
  * @public
  */

@@ -8,6 +8,9 @@ import { seedDeployments } from '@cnp/fleet-harness';
 import type { Scenario } from '../lib';
 import { startFleetBackend, startSimulator } from '../lib';
 
+/** The bound on a graceful stop, under stop()'s SIGKILL fallback (20 s). */
+const GRACEFUL_STOP_MS = 10_000;
+
 export const restartMidOutage: Scenario = {
   id: 'restart',
   title: 'Restart mid-outage',
@@ -189,7 +192,22 @@ export const restartMidOutage: Scenario = {
       "a restored deployment's history shows DEPLOYED→DEGRADED (backend #1) then DEGRADED→DEPLOYED (backend #2)",
       steps,
     );
-    await second.backend.stop();
-    checks.ok(second.backend.exited(), 'backend #2 stopped gracefully');
+    // Graceful: still running when asked, then SIGTERM → Backstage stops the backend and exits 0
+    // by itself, well before stop()'s SIGKILL fallback (20 s).
+    const runningBeforeStop = !second.backend.exited();
+    const stopped = await second.backend.stop();
+    log(`backend #2 stop: ${JSON.stringify(stopped)}`);
+    checks.ok(
+      runningBeforeStop &&
+        !stopped.forced &&
+        stopped.code === 0 &&
+        stopped.signal === null &&
+        stopped.ms < GRACEFUL_STOP_MS &&
+        second.backend.exited(),
+      `backend #2 stopped gracefully (SIGTERM: exit code 0 within ${
+        GRACEFUL_STOP_MS / 1000
+      } s, not SIGKILLed)`,
+      { runningBeforeStop, ...stopped },
+    );
   },
 };

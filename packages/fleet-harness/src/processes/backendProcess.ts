@@ -5,14 +5,29 @@
 import { harnessScript } from './scripts';
 import { forkTs } from './simProcess';
 
+/** How a backend process ended. */
+export interface BackendExit {
+  /** The exit code, when it exited by itself (0: it stopped cleanly). */
+  code: number | null;
+  /** The signal that ended it, when one did (SIGKILL when `forced`). */
+  signal: NodeJS.Signals | null;
+  /** True when it did not exit within the bound and was killed with SIGKILL. */
+  forced: boolean;
+  /** From the stop request to the exit. */
+  ms: number;
+}
+
 export interface BackendProcess {
   pid: number;
   port: number;
   startMs: number;
   /** http://127.0.0.1:PORT/api/fleet */
   base: string;
-  /** Graceful stop (backend.stop()), SIGKILL after 20 s. */
-  stop(): Promise<void>;
+  /**
+   * Graceful stop: SIGTERM, on which Backstage stops the backend (backend.stop()) and exits 0, or
+   * 1 when stopping failed; SIGKILL after 20 s. Says how the process ended.
+   */
+  stop(): Promise<BackendExit>;
   /** Kills the process at once, like a crash or an OOM kill. */
   kill(): Promise<void>;
   exited(): boolean;
@@ -58,19 +73,29 @@ export async function startBackendProcess(
     },
   );
   const exited = () => child.exitCode !== null || child.signalCode !== null;
+  /** Waits for the exit, at most `ms`, then SIGKILLs and waits for that exit. */
   const waitExit = (ms: number) =>
-    new Promise<void>(resolve => {
+    new Promise<BackendExit>(resolve => {
+      const started = Date.now();
+      let forced = false;
+      const done = () =>
+        resolve({
+          code: child.exitCode,
+          signal: child.signalCode,
+          forced,
+          ms: Date.now() - started,
+        });
       if (exited()) {
-        resolve();
+        done();
         return;
       }
       const force = setTimeout(() => {
+        forced = true;
         child.kill('SIGKILL');
-        resolve();
       }, ms);
       child.once('exit', () => {
         clearTimeout(force);
-        resolve();
+        done();
       });
     });
   return {
@@ -79,10 +104,8 @@ export async function startBackendProcess(
     startMs: ready.startMs,
     base: `http://127.0.0.1:${ready.port}/api/fleet`,
     stop: async () => {
-      if (exited()) return;
-      if (child.connected) child.send({ op: 'stop' });
-      else child.kill('SIGTERM');
-      await waitExit(20_000);
+      if (!exited()) child.kill('SIGTERM');
+      return waitExit(20_000);
     },
     kill: async () => {
       if (exited()) return;

@@ -1,0 +1,213 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { createTestDatabases } from '@cnp/fleet-harness';
+import { DatabaseFleetStores } from './DatabaseFleetStores';
+
+// The cluster store: registration, discovery upserts, settings and removal.
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+describe.each(databases.eachSupportedId())(
+  'DatabaseClusterStore (%s)',
+  databaseId => {
+    async function createStore() {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      return { knex, stores };
+    }
+
+    it('inserts clusters as UNKNOWN with an event and refuses a duplicate name with a ConflictError', async () => {
+      const { stores } = await createStore();
+      const cluster = await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://127.0.0.1:6443',
+        kubeconfigRef: '/k/c1.yaml',
+        source: 'manual',
+        labels: { env: 'prod' },
+      });
+      expect(cluster).toMatchObject({
+        name: 'c1',
+        status: 'UNKNOWN',
+        consecutiveFailures: 0,
+        labels: { env: 'prod' },
+        source: 'manual',
+      });
+      expect(new Date(cluster.createdAt).toISOString()).toBe(cluster.createdAt);
+      await expect(
+        stores.clusters.insertCluster({
+          name: 'c1',
+          endpoint: 'https://x',
+          kubeconfigRef: 'x',
+          source: 'manual',
+        }),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      const events = await stores.events.listEvents({
+        subjectKind: 'cluster',
+        subject: 'c1',
+      });
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        to: 'UNKNOWN',
+        reason: 'NEVER_PROBED',
+      });
+    });
+
+    it('upserts discovered clusters: inserts new ones, updates endpoint, ref and context, leaves manual ones alone', async () => {
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
+        name: 'manual-1',
+        endpoint: 'https://m',
+        kubeconfigRef: 'secret-m',
+        source: 'manual',
+      });
+      const first = await stores.clusters.upsertDiscoveredClusters([
+        {
+          name: 'a',
+          endpoint: 'https://a:1',
+          kubeconfigRef: '/k/a.yaml',
+          context: 'a',
+        },
+        {
+          name: 'manual-1',
+          endpoint: 'https://other',
+          kubeconfigRef: '/k/m.yaml',
+          context: 'm',
+        },
+      ]);
+      expect(first).toEqual({ inserted: ['a'], updated: [], failed: [] });
+      const second = await stores.clusters.upsertDiscoveredClusters([
+        {
+          name: 'a',
+          endpoint: 'https://a:2',
+          kubeconfigRef: '/k/new-a.yaml',
+          context: 'a2',
+        },
+      ]);
+      expect(second).toEqual({ inserted: [], updated: ['a'], failed: [] });
+      expect(await stores.clusters.getCluster('a')).toMatchObject({
+        endpoint: 'https://a:2',
+        kubeconfigRef: '/k/new-a.yaml',
+        context: 'a2',
+        status: 'UNKNOWN',
+        source: 'discovered',
+      });
+      expect(await stores.clusters.getCluster('manual-1')).toMatchObject({
+        endpoint: 'https://m',
+        kubeconfigRef: 'secret-m',
+      });
+      const third = await stores.clusters.upsertDiscoveredClusters([
+        {
+          name: 'a',
+          endpoint: 'https://a:2',
+          kubeconfigRef: '/k/new-a.yaml',
+          context: 'a2',
+        },
+      ]);
+      expect(third).toEqual({ inserted: [], updated: [], failed: [] });
+    });
+
+    it('updates labels and the per-cluster failure threshold, and deletes clusters, recording who did each', async () => {
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://c1',
+        kubeconfigRef: '/k',
+        source: 'manual',
+        actor: 'user:default/ada',
+      });
+      expect(
+        await stores.clusters.updateClusterSettings(
+          'c1',
+          { labels: { env: 'dev' }, failureThreshold: 4 },
+          'user:default/bob',
+        ),
+      ).toMatchObject({
+        labels: { env: 'dev' },
+        failureThreshold: 4,
+      });
+      expect(
+        await stores.clusters.updateClusterSettings('c1', {
+          failureThreshold: null,
+        }),
+      ).toMatchObject({ failureThreshold: undefined });
+      expect(
+        await stores.clusters.updateClusterSettings('nope', { labels: {} }),
+      ).toBeUndefined();
+      expect(await stores.clusters.deleteCluster('c1', 'fleet-dev-cli')).toBe(
+        true,
+      );
+      expect(await stores.clusters.getCluster('c1')).toBeUndefined();
+      expect(await stores.clusters.deleteCluster('c1')).toBe(false);
+      const events = await stores.events.listEvents({
+        subjectKind: 'cluster',
+        subject: 'c1',
+      });
+      expect(
+        events.map(e => [e.actor, e.from, e.to, e.reason, e.message]),
+      ).toEqual([
+        [
+          'fleet-dev-cli',
+          'UNKNOWN',
+          'DELETED',
+          'DELETED',
+          'Cluster removed (manual)',
+        ],
+        [
+          'user:default/bob',
+          'UNKNOWN',
+          'UNKNOWN',
+          'SETTINGS_CHANGED',
+          'labels set to env=dev; failure threshold set to 4',
+        ],
+        [
+          'user:default/ada',
+          undefined,
+          'UNKNOWN',
+          'NEVER_PROBED',
+          'Cluster registered (manual)',
+        ],
+      ]);
+    });
+
+    it('refuses to delete a cluster that still has deployments with a ConflictError', async () => {
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
+        name: 'busy',
+        endpoint: 'https://busy',
+        kubeconfigRef: '/k',
+        source: 'manual',
+      });
+      const app = await stores.applications.insertApplication({
+        entityRef: 'component:default/web',
+        name: 'web',
+        spec: {},
+      });
+      await stores.deployments.insertDeployment(
+        { applicationId: app.id, cluster: 'busy', status: 'DEPLOYED' },
+        'test',
+      );
+      await expect(stores.clusters.deleteCluster('busy')).rejects.toMatchObject(
+        {
+          name: 'ConflictError',
+        },
+      );
+      expect(await stores.clusters.getCluster('busy')).toBeDefined();
+      await expect(
+        stores.deployments.insertDeployment(
+          {
+            applicationId: app.id,
+            cluster: 'never-registered',
+            status: 'PENDING',
+          },
+          'test',
+        ),
+      ).rejects.toMatchObject({
+        name: 'ConflictError',
+        message: "Cluster 'never-registered' was removed meanwhile",
+      });
+    });
+  },
+);

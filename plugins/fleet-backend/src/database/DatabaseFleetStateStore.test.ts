@@ -1,0 +1,87 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { createTestDatabases } from '@cnp/fleet-harness';
+import { DatabaseFleetStores } from './DatabaseFleetStores';
+
+// The fleet state store: leases, the mass-outage warning, the last cycle, the counts.
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+describe.each(databases.eachSupportedId())(
+  'DatabaseFleetStateStore (%s)',
+  databaseId => {
+    async function createStore() {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      return { knex, stores };
+    }
+
+    it('hands a lease to one holder at a time and lets it expire', async () => {
+      const { stores } = await createStore();
+      expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(
+        true,
+      );
+      expect(await stores.state.tryAcquireLease('cycle', 'b', 60_000)).toBe(
+        false,
+      );
+      expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(
+        true,
+      );
+      await stores.state.releaseLease('cycle', 'a');
+      expect(await stores.state.tryAcquireLease('cycle', 'b', 1)).toBe(true);
+      await new Promise(r => setTimeout(r, 20));
+      expect(await stores.state.tryAcquireLease('cycle', 'c', 60_000)).toBe(
+        true,
+      );
+    });
+
+    it('keeps fleet state and counts clusters and deployments per status', async () => {
+      const { stores } = await createStore();
+      expect(await stores.state.getMassOutage()).toBeUndefined();
+      expect(await stores.state.getLastCycle()).toBeUndefined();
+      await stores.state.setMassOutage({ active: true, clusters: ['a'] });
+      await stores.state.setMassOutage({ active: false, clusters: [] });
+      expect(await stores.state.getMassOutage()).toEqual({
+        active: false,
+        clusters: [],
+      });
+      const cycle = {
+        startedAt: '2026-11-30T10:00:00.000Z',
+        finishedAt: '2026-11-30T10:00:01.000Z',
+        durationMs: 1000,
+        probed: 1,
+        online: 1,
+        offline: 0,
+        unknown: 0,
+        transitions: [],
+        degradedDeployments: 0,
+        restoredDeployments: 0,
+        errors: [],
+        massOutage: { active: false, clusters: [] },
+      };
+      await stores.state.setLastCycle(cycle);
+      expect(await stores.state.getLastCycle()).toEqual(cycle);
+      // each its own key: the last cycle did not overwrite the warning
+      expect(await stores.state.getMassOutage()).toEqual({
+        active: false,
+        clusters: [],
+      });
+      await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://c1',
+        kubeconfigRef: '/k',
+        source: 'manual',
+      });
+      expect(await stores.clusters.countClustersByStatus()).toEqual({
+        ONLINE: 0,
+        OFFLINE: 0,
+        UNKNOWN: 1,
+      });
+      const counts = await stores.deployments.countDeploymentsByStatus();
+      expect(counts.byStatus.DEPLOYED).toBe(0);
+    });
+  },
+);

@@ -17,10 +17,10 @@ function foreignKeysOn(connection: SqliteConnection): void {
 
 /**
  * SQLite enforces foreign keys per connection, only while `PRAGMA foreign_keys` is on.
- * better-sqlite3 opens connections with it on, but nothing keeps it so: Backstage's test engine
- * sets it through sqlite3's `run`, which better-sqlite3 connections do not have. Here every
- * connection sets it with its driver's own call (the one knex holds now, and any it opens
- * later), so a test of a foreign key holds on SQLite as it does on PostgreSQL.
+ * better-sqlite3 builds turn it on by default, and Backstage's test engine asks through sqlite3's
+ * `run`, which better-sqlite3 connections do not have. Here every connection asks with its
+ * driver's own call (the one knex holds now, and any it opens later), so the tests of foreign
+ * keys do not rest on a build option.
  */
 async function enforceForeignKeys(knex: Knex): Promise<void> {
   knex.client.pool.on(

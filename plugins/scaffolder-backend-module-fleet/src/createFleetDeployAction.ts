@@ -1,6 +1,7 @@
 import type { Deployment } from '@cnp/plugin-fleet-common';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
+import { entityRefInput } from './inputs';
 import { toError } from '@backstage/errors';
 
 const IN_PROGRESS = ['PENDING', 'PROGRESSING'];
@@ -41,12 +42,7 @@ export function createFleetDeployAction(options: {
     ],
     schema: {
       input: {
-        entityRef: z =>
-          z
-            .string()
-            .min(1)
-            .max(255)
-            .describe('The component, e.g. component:default/payments'),
+        entityRef: z => entityRefInput(z),
         cluster: z =>
           z.string().min(1).max(63).describe('The cluster to deploy to'),
         image: z =>

@@ -1,5 +1,6 @@
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
+import { entityRefInput } from './inputs';
 import { toError } from '@backstage/errors';
 
 /**
@@ -34,12 +35,7 @@ export function createFleetRegisterApplicationAction(options: {
     ],
     schema: {
       input: {
-        entityRef: z =>
-          z
-            .string()
-            .min(1)
-            .max(255)
-            .describe('The component, e.g. component:default/payments'),
+        entityRef: z => entityRefInput(z),
         spec: z =>
           z
             .object({

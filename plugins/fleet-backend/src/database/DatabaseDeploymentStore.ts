@@ -48,6 +48,17 @@ async function readDeployment(
   return row ? toDeployment(row) : undefined;
 }
 
+/** Reads a deployment's row and locks it until `tx` ends: the check and the write stay one. */
+function lockDeployment(
+  tx: Knex.Transaction,
+  id: string,
+): Promise<DeploymentRow | undefined> {
+  return forUpdate(
+    tx<DeploymentRow>('fleet_deployments').where({ id }),
+    tx,
+  ).first();
+}
+
 /** The row a status update writes, from the row it changes. */
 function statusPatch(
   current: DeploymentRow,
@@ -200,10 +211,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current: DeploymentRow | undefined = await forUpdate(
-        tx<DeploymentRow>('fleet_deployments').where({ id }),
-        tx,
-      ).first();
+      const current = await lockDeployment(tx, id);
       if (!current || !matches(current, condition)) return undefined;
       const now = new Date();
       await tx<DeploymentRow>('fleet_deployments')
@@ -242,10 +250,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     actor: string,
   ): Promise<Deployment | undefined> {
     return this.db.transaction(async tx => {
-      const current: DeploymentRow | undefined = await forUpdate(
-        tx<DeploymentRow>('fleet_deployments').where({ id }),
-        tx,
-      ).first();
+      const current = await lockDeployment(tx, id);
       if (!current) return undefined;
       const now = new Date();
       const patch: Partial<DeploymentRow> = {

@@ -8,6 +8,17 @@ export type KubeconfigResolution =
   | { kind: 'file'; path: string; stat: Stats }
   | { kind: 'unusable'; reason: string };
 
+/** A file that is there (or was named) but cannot be read, with the system's error code. */
+function notReadable(ref: string, error: unknown): KubeconfigResolution {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return {
+    kind: 'unusable',
+    reason: `kubeconfig file '${ref}' is not readable${
+      code ? ` (${code})` : ''
+    }`,
+  };
+}
+
 /**
  * Decides which kubeconfig files Fleet may open: an absolute path that resolves, after symlinks,
  * inside the allowed directories (the configured ones, the discovery directory, and the
@@ -97,13 +108,7 @@ export class KubeconfigAccessPolicy {
       real = await fs.realpath(ref);
     } catch (error) {
       if (!(await this.isInside(path.resolve(ref)))) return outside;
-      const code = (error as NodeJS.ErrnoException).code;
-      return {
-        kind: 'unusable',
-        reason: `kubeconfig file '${ref}' is not readable${
-          code ? ` (${code})` : ''
-        }`,
-      };
+      return notReadable(ref, error);
     }
     if (!(await this.isInside(real))) return outside;
     try {
@@ -117,13 +122,7 @@ export class KubeconfigAccessPolicy {
       }
       return { kind: 'file', path: real, stat };
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return {
-        kind: 'unusable',
-        reason: `kubeconfig file '${ref}' is not readable${
-          code ? ` (${code})` : ''
-        }`,
-      };
+      return notReadable(ref, error);
     }
   }
 }

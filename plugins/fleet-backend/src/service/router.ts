@@ -106,6 +106,14 @@ export async function createRouter(
   } = options;
   const router = Router();
 
+  /** Authenticates the caller and checks one permission (on `resourceRef` for an entity's). */
+  const authorize = (
+    req: express.Request,
+    permission: Parameters<typeof requirePermission>[2],
+    resourceRef?: string,
+  ) =>
+    requirePermission({ httpAuth, permissions }, req, permission, resourceRef);
+
   /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
   async function audited<T>(
     req: express.Request,
@@ -190,11 +198,7 @@ export async function createRouter(
       'cluster-create',
       { cluster: body.name },
       async () => {
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
-          req,
-          fleetClusterCreatePermission,
-        );
+        const credentials = await authorize(req, fleetClusterCreatePermission);
         const actor = actorOf(credentials);
         const created = await stores.clusters.insertCluster({
           ...body,
@@ -221,11 +225,7 @@ export async function createRouter(
       'cluster-update',
       { cluster: req.params.name },
       async () => {
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
-          req,
-          fleetClusterUpdatePermission,
-        );
+        const credentials = await authorize(req, fleetClusterUpdatePermission);
         // Validated after the permission check: a caller who may not update gets 403, not a
         // description of the schema.
         const body = parseOrThrow(
@@ -253,11 +253,7 @@ export async function createRouter(
       'cluster-delete',
       { cluster: req.params.name },
       async () => {
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
-          req,
-          fleetClusterDeletePermission,
-        );
+        const credentials = await authorize(req, fleetClusterDeletePermission);
         const cluster = await getClusterOr404(req.params.name);
         // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
         // would only bring it back.
@@ -302,11 +298,7 @@ export async function createRouter(
 
   router.post('/health/run', async (req, res) => {
     const summary = await audited(req, 'health-run', {}, async () => {
-      await requirePermission(
-        { httpAuth, permissions },
-        req,
-        fleetHealthRunPermission,
-      );
+      await authorize(req, fleetHealthRunPermission);
       return runHealthCycle();
     });
     res.json(summary);
@@ -365,8 +357,7 @@ export async function createRouter(
       'application-register',
       { entityRef },
       async () => {
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
+        const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
           entityRef,
@@ -403,8 +394,7 @@ export async function createRouter(
         const application = await stores.applications.getApplication(id);
         if (!application)
           throw new NotFoundError(`Application '${id}' not found`);
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
+        const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
           application.entityRef,
@@ -444,8 +434,7 @@ export async function createRouter(
       'deployment-create',
       { entityRef, cluster: body.cluster },
       async () => {
-        const credentials = await requirePermission(
-          { httpAuth, permissions },
+        const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
           entityRef,

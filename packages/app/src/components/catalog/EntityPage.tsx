@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { Button, Grid } from '@material-ui/core';
 import {
   EntityApiDefinitionCard,
@@ -144,16 +145,23 @@ const fleetContent = (
   </EntitySwitch>
 );
 
-const overviewContent = (
-  <Grid container spacing={3} alignItems="stretch">
-    {entityWarningContent}
-    {fleetContent}
+/** What an entity is and how it relates to others: the top of most overview pages. */
+const aboutAndGraphCards = (
+  <>
     <Grid item md={6}>
       <EntityAboutCard />
     </Grid>
     <Grid item md={6} xs={12}>
       <EntityCatalogGraphCard height={400} />
     </Grid>
+  </>
+);
+
+const overviewContent = (
+  <Grid container spacing={3} alignItems="stretch">
+    {entityWarningContent}
+    {fleetContent}
+    {aboutAndGraphCards}
 
     <Grid item md={4} xs={12}>
       <EntityLinksCard />
@@ -164,8 +172,20 @@ const overviewContent = (
   </Grid>
 );
 
-const serviceEntityPage = (
-  <EntityLayout>
+const dependenciesContent = (
+  <Grid container spacing={3} alignItems="stretch">
+    <Grid item md={6}>
+      <EntityDependsOnComponentsCard />
+    </Grid>
+    <Grid item md={6}>
+      <EntityDependsOnResourcesCard />
+    </Grid>
+  </Grid>
+);
+
+/** The first tabs of a service's or a website's page (EntityLayout reads through fragments). */
+const componentOverviewTabs = (
+  <>
     <EntityLayout.Route path="/" title="Overview">
       {overviewContent}
     </EntityLayout.Route>
@@ -181,6 +201,25 @@ const serviceEntityPage = (
     >
       <EntityKubernetesContent />
     </EntityLayout.Route>
+  </>
+);
+
+/** The last tabs of a service's or a website's page. */
+const componentDependencyTabs = (
+  <>
+    <EntityLayout.Route path="/dependencies" title="Dependencies">
+      {dependenciesContent}
+    </EntityLayout.Route>
+
+    <EntityLayout.Route path="/docs" title="Docs">
+      {techdocsContent}
+    </EntityLayout.Route>
+  </>
+);
+
+const serviceEntityPage = (
+  <EntityLayout>
+    {componentOverviewTabs}
 
     <EntityLayout.Route path="/api" title="API">
       <Grid container spacing={3} alignItems="stretch">
@@ -193,55 +232,15 @@ const serviceEntityPage = (
       </Grid>
     </EntityLayout.Route>
 
-    <EntityLayout.Route path="/dependencies" title="Dependencies">
-      <Grid container spacing={3} alignItems="stretch">
-        <Grid item md={6}>
-          <EntityDependsOnComponentsCard />
-        </Grid>
-        <Grid item md={6}>
-          <EntityDependsOnResourcesCard />
-        </Grid>
-      </Grid>
-    </EntityLayout.Route>
-
-    <EntityLayout.Route path="/docs" title="Docs">
-      {techdocsContent}
-    </EntityLayout.Route>
+    {componentDependencyTabs}
   </EntityLayout>
 );
 
 const websiteEntityPage = (
   <EntityLayout>
-    <EntityLayout.Route path="/" title="Overview">
-      {overviewContent}
-    </EntityLayout.Route>
+    {componentOverviewTabs}
 
-    <EntityLayout.Route path="/ci-cd" title="CI/CD">
-      {cicdContent}
-    </EntityLayout.Route>
-
-    <EntityLayout.Route
-      path="/kubernetes"
-      title="Kubernetes"
-      if={isKubernetesAvailable}
-    >
-      <EntityKubernetesContent />
-    </EntityLayout.Route>
-
-    <EntityLayout.Route path="/dependencies" title="Dependencies">
-      <Grid container spacing={3} alignItems="stretch">
-        <Grid item md={6}>
-          <EntityDependsOnComponentsCard />
-        </Grid>
-        <Grid item md={6}>
-          <EntityDependsOnResourcesCard />
-        </Grid>
-      </Grid>
-    </EntityLayout.Route>
-
-    <EntityLayout.Route path="/docs" title="Docs">
-      {techdocsContent}
-    </EntityLayout.Route>
+    {componentDependencyTabs}
   </EntityLayout>
 );
 
@@ -283,12 +282,7 @@ const apiPage = (
     <EntityLayout.Route path="/" title="Overview">
       <Grid container spacing={3}>
         {entityWarningContent}
-        <Grid item md={6}>
-          <EntityAboutCard />
-        </Grid>
-        <Grid item md={6} xs={12}>
-          <EntityCatalogGraphCard height={400} />
-        </Grid>
+        {aboutAndGraphCards}
         <Grid item md={4} xs={12}>
           <EntityLinksCard />
         </Grid>
@@ -313,42 +307,43 @@ const apiPage = (
   </EntityLayout>
 );
 
-const userPage = (
-  <EntityLayout>
-    <EntityLayout.Route path="/" title="Overview">
-      <Grid container spacing={3}>
-        {entityWarningContent}
-        <Grid item xs={12} md={6}>
-          <EntityUserProfileCard />
+/** A page with one tab, its overview: the entity's warnings, then these cards. */
+function overviewPage(cards: ReactNode, alignItems?: 'stretch') {
+  return (
+    <EntityLayout>
+      <EntityLayout.Route path="/" title="Overview">
+        <Grid container spacing={3} alignItems={alignItems}>
+          {entityWarningContent}
+          {cards}
         </Grid>
-        <Grid item xs={12} md={6}>
-          <EntityOwnershipCard />
-        </Grid>
-      </Grid>
-    </EntityLayout.Route>
-  </EntityLayout>
+      </EntityLayout.Route>
+    </EntityLayout>
+  );
+}
+
+/** Half the width on a wide screen, the whole width on a narrow one. */
+function halfWidth(card: ReactNode) {
+  return (
+    <Grid item xs={12} md={6}>
+      {card}
+    </Grid>
+  );
+}
+
+const userPage = overviewPage(
+  <>
+    {halfWidth(<EntityUserProfileCard />)}
+    {halfWidth(<EntityOwnershipCard />)}
+  </>,
 );
 
-const groupPage = (
-  <EntityLayout>
-    <EntityLayout.Route path="/" title="Overview">
-      <Grid container spacing={3}>
-        {entityWarningContent}
-        <Grid item xs={12} md={6}>
-          <EntityGroupProfileCard />
-        </Grid>
-        <Grid item xs={12} md={6}>
-          <EntityOwnershipCard />
-        </Grid>
-        <Grid item xs={12} md={6}>
-          <EntityMembersListCard />
-        </Grid>
-        <Grid item xs={12} md={6}>
-          <EntityLinksCard />
-        </Grid>
-      </Grid>
-    </EntityLayout.Route>
-  </EntityLayout>
+const groupPage = overviewPage(
+  <>
+    {halfWidth(<EntityGroupProfileCard />)}
+    {halfWidth(<EntityOwnershipCard />)}
+    {halfWidth(<EntityMembersListCard />)}
+    {halfWidth(<EntityLinksCard />)}
+  </>,
 );
 
 const systemPage = (
@@ -356,12 +351,7 @@ const systemPage = (
     <EntityLayout.Route path="/" title="Overview">
       <Grid container spacing={3} alignItems="stretch">
         {entityWarningContent}
-        <Grid item md={6}>
-          <EntityAboutCard />
-        </Grid>
-        <Grid item md={6} xs={12}>
-          <EntityCatalogGraphCard height={400} />
-        </Grid>
+        {aboutAndGraphCards}
         <Grid item md={4} xs={12}>
           <EntityLinksCard />
         </Grid>
@@ -397,23 +387,14 @@ const systemPage = (
   </EntityLayout>
 );
 
-const domainPage = (
-  <EntityLayout>
-    <EntityLayout.Route path="/" title="Overview">
-      <Grid container spacing={3} alignItems="stretch">
-        {entityWarningContent}
-        <Grid item md={6}>
-          <EntityAboutCard />
-        </Grid>
-        <Grid item md={6} xs={12}>
-          <EntityCatalogGraphCard height={400} />
-        </Grid>
-        <Grid item md={6}>
-          <EntityHasSystemsCard />
-        </Grid>
-      </Grid>
-    </EntityLayout.Route>
-  </EntityLayout>
+const domainPage = overviewPage(
+  <>
+    {aboutAndGraphCards}
+    <Grid item md={6}>
+      <EntityHasSystemsCard />
+    </Grid>
+  </>,
+  'stretch',
 );
 
 export const entityPage = (

@@ -2,7 +2,6 @@
  * What the chaos scenarios share: checks that are recorded (not thrown) so the table can say
  * what held, the in-process simulator, and a Fleet backend process reached over HTTP.
  */
-import { KubeSimulator } from '@cnp/kube-simulator';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,18 +76,8 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
-export async function startSimulator(options: {
-  clusters: number | string[];
-  outDir?: string;
-}): Promise<KubeSimulator> {
-  const sim = await KubeSimulator.start({
-    clusters: options.clusters,
-    outDir: options.outDir,
-    readyDelayMs: 50,
-  });
-  onCleanup(() => sim.stop());
-  return sim;
-}
+/** The simulators of the chaos suite: workloads become ready 50 ms after a change. */
+export const CHAOS_READY_DELAY_MS = 50;
 
 export interface HttpAnswer {
   status: number;

@@ -3,9 +3,13 @@
  * change to Fleet) makes the cascade of cluster 'c2' fail inside its transaction. That cluster's
  * whole transaction rolls back; the other clusters' updates of the same cycle are committed.
  */
-import { createFleet, seedDeployments } from '@cnp/fleet-harness';
+import {
+  createFleet,
+  seedDeployments,
+  startSimulator,
+} from '@cnp/fleet-harness';
+import { CHAOS_READY_DELAY_MS } from '../lib';
 import type { Scenario } from '../lib';
-import { startSimulator } from '../lib';
 
 const TRIGGER_SQL = `
 CREATE OR REPLACE FUNCTION chaos_fail_c2() RETURNS trigger AS $$
@@ -27,7 +31,10 @@ export const databaseError: Scenario = {
   timeoutMs: 120_000,
   async run({ checks, db }) {
     const names = ['c1', 'c2', 'c3', 'c4', 'c5'];
-    const sim = await startSimulator({ clusters: names });
+    const sim = await startSimulator({
+      clusters: names,
+      readyDelayMs: CHAOS_READY_DELAY_MS,
+    });
     const knex = db.knex();
     const fleet = await createFleet({
       knex,

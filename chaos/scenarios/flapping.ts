@@ -2,9 +2,13 @@
  * Flapping: a cluster that fails and succeeds on alternate cycles, 100 cycles, failureThreshold
  * 2 → never OFFLINE, nothing degraded.
  */
-import { createFleet, seedDeployments } from '@cnp/fleet-harness';
+import {
+  createFleet,
+  seedDeployments,
+  startSimulator,
+} from '@cnp/fleet-harness';
+import { CHAOS_READY_DELAY_MS } from '../lib';
 import type { Scenario } from '../lib';
-import { startSimulator } from '../lib';
 
 const CYCLES = 100;
 const FAILURES = [
@@ -20,6 +24,7 @@ export const flapping: Scenario = {
   timeoutMs: 180_000,
   async run({ checks, db, log }) {
     const sim = await startSimulator({
+      readyDelayMs: CHAOS_READY_DELAY_MS,
       clusters: ['flap', 'steady-1', 'steady-2', 'steady-3'],
     });
     const knex = db.knex();

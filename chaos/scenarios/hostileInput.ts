@@ -7,10 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { seedDeployments } from '@cnp/fleet-harness';
+import { seedDeployments, startSimulator } from '@cnp/fleet-harness';
+import {
+  CHAOS_READY_DELAY_MS,
+  short,
+  startFleetBackend,
+  tempDir,
+} from '../lib';
 import type { KubeSimulator } from '@cnp/kube-simulator';
 import type { Scenario } from '../lib';
-import { short, startFleetBackend, startSimulator, tempDir } from '../lib';
 
 const ODD_NAMES = [
   'prod-🚀',
@@ -202,6 +207,7 @@ export const hostileInput: Scenario = {
   async run({ checks, db, tmp, log }) {
     const dir = tempDir('fleet-chaos-kubeconfigs-');
     const sim = await startSimulator({
+      readyDelayMs: CHAOS_READY_DELAY_MS,
       clusters: ['good-1', 'good-2', 'good-3'],
       outDir: dir,
     });

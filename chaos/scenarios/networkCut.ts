@@ -3,9 +3,13 @@
  * cascade (clusters honestly OFFLINE, zero deployments degraded); when the network comes back
  * with one cluster really down, only that cluster's deployments are degraded.
  */
-import { createFleet, seedDeployments } from '@cnp/fleet-harness';
+import {
+  createFleet,
+  seedDeployments,
+  startSimulator,
+} from '@cnp/fleet-harness';
+import { CHAOS_READY_DELAY_MS } from '../lib';
 import type { Scenario } from '../lib';
-import { startSimulator } from '../lib';
 
 export const networkCut: Scenario = {
   id: 'network-cut',
@@ -15,7 +19,10 @@ export const networkCut: Scenario = {
   timeoutMs: 120_000,
   async run({ checks, db }) {
     const names = Array.from({ length: 6 }, (_, i) => `n-${i + 1}`);
-    const sim = await startSimulator({ clusters: names });
+    const sim = await startSimulator({
+      clusters: names,
+      readyDelayMs: CHAOS_READY_DELAY_MS,
+    });
     const knex = db.knex();
     const fleet = await createFleet({
       knex,

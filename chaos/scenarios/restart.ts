@@ -4,9 +4,9 @@
  * deployment the outage degraded is restored, and only those.
  */
 import path from 'node:path';
-import { seedDeployments } from '@cnp/fleet-harness';
+import { seedDeployments, startSimulator } from '@cnp/fleet-harness';
+import { CHAOS_READY_DELAY_MS, startFleetBackend } from '../lib';
 import type { Scenario } from '../lib';
-import { startFleetBackend, startSimulator } from '../lib';
 
 /** The bound on a graceful stop, under stop()'s SIGKILL fallback (20 s). */
 const GRACEFUL_STOP_MS = 10_000;
@@ -19,6 +19,7 @@ export const restartMidOutage: Scenario = {
   timeoutMs: 240_000,
   async run({ checks, db, tmp, log }) {
     const sim = await startSimulator({
+      readyDelayMs: CHAOS_READY_DELAY_MS,
       clusters: ['east', 'west', 'north', 'south'],
     });
     const knex = db.knex();

@@ -3,9 +3,9 @@
  * and clients (as two replicas have), run cycles at the same moments. The database lease must
  * make every cycle run alone: each cluster probed exactly once per cycle, never twice.
  */
-import { createFleet, type ProbeFn } from '@cnp/fleet-harness';
+import { createFleet, type ProbeFn, startSimulator } from '@cnp/fleet-harness';
+import { CHAOS_READY_DELAY_MS } from '../lib';
 import type { Scenario } from '../lib';
-import { startSimulator } from '../lib';
 
 /** The probe's request: the simulator counts it per cluster. */
 const NAMESPACES = '/api/v1/namespaces';
@@ -27,7 +27,10 @@ export const twoInstances: Scenario = {
   timeoutMs: 240_000,
   async run({ checks, db, log }) {
     const names = Array.from({ length: 8 }, (_, i) => `r-${i + 1}`);
-    const sim = await startSimulator({ clusters: names });
+    const sim = await startSimulator({
+      clusters: names,
+      readyDelayMs: CHAOS_READY_DELAY_MS,
+    });
     for (const name of names)
       sim.setFault(name, { mode: 'ok', latencyMs: 300 });
     sim.setFault('r-8', { mode: 'down' });

@@ -17,14 +17,20 @@
 FLEET_PG_DIR=""     # the throw-away cluster's directory, when one was started
 FLEET_PG_BIN=""     # the PostgreSQL binaries used for it
 
-# True when something accepts a TCP connection at the host and port of the URL given.
+# True when a PostgreSQL server at the URL given lets us in and answers `select 1` (a port that
+# merely accepts connections is not enough: a packaged server may want a password). Prints why
+# not on stderr. Uses the `pg` client the workspace installs, so it runs after `yarn install`.
 fleet_pg_answers() {
-  node -e "
-    const u = new URL(process.argv[1]);
-    const s = require('net').connect(Number(u.port || 5432), u.hostname);
-    s.setTimeout(3000, () => process.exit(1));
-    s.on('connect', () => process.exit(0)).on('error', () => process.exit(1));
-  " "$1"
+  (cd "$FLEET_ROOT" && node -e "
+    const { Client } = require('pg');
+    const client = new Client({ connectionString: process.argv[1], connectionTimeoutMillis: 5000 });
+    const fail = e => { process.stderr.write('fleet: ' + (e && e.message ? e.message : e) + '\\n'); process.exit(1); };
+    setTimeout(() => fail('no answer in 10 s'), 10000).unref();
+    client.connect()
+      .then(() => client.query('select 1'))
+      .then(() => client.end())
+      .then(() => process.exit(0), fail);
+  " "$1")
 }
 
 # The newest installed PostgreSQL's bin directory (Debian layout), or nothing.
@@ -68,7 +74,7 @@ fleet_pg_ensure() {
     echo "fleet: PostgreSQL answers at ${pg#*@}: database tests run on SQLite AND PostgreSQL"
     return 0
   fi
-  echo "fleet: PostgreSQL does not answer at ${pg#*@}: starting a throw-away PostgreSQL cluster"
+  echo "fleet: PostgreSQL at ${pg#*@} does not let us in (above): starting a throw-away PostgreSQL cluster"
 
   FLEET_PG_BIN="$(_fleet_pg_find_bin)"
   if [ -z "$FLEET_PG_BIN" ]; then

@@ -29,31 +29,49 @@ export const harnessHealthConfig: FleetConfig['health'] = {
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error';
   message: string;
-  meta?: unknown;
+  /** The child loggers' fields and the call's own, merged. */
+  fields: Record<string, unknown>;
+  /** The error the call was given, if any. */
+  error?: Error;
+}
+
+/** A log line as the backend's logger would show it: the message, the error's, the fields. */
+export function formatLogRecord(record: LogRecord): string {
+  const error = record.error ? `: ${record.error.message}` : '';
+  const fields = Object.keys(record.fields).length
+    ? ` ${JSON.stringify(record.fields)}`
+    : '';
+  return `[${record.level}] ${record.message}${error}${fields}`;
 }
 
 /**
- * A LoggerService that keeps what it is told (and prints it when FLEET_HARNESS_VERBOSE is set);
- * it needs no jest, so benchmarks and the chaos suite use it under plain node.
+ * A LoggerService that keeps what it is told, with its fields and error (and prints it when
+ * FLEET_BENCH_VERBOSE is set); it needs no jest, so benchmarks and the chaos suite use it under
+ * plain node.
  */
 export function recordingLogger(
   records: LogRecord[] = [],
+  inherited: Record<string, unknown> = {},
 ): LoggerService & { records: LogRecord[] } {
-  const verbose = !!process.env.FLEET_HARNESS_VERBOSE;
+  const verbose = !!process.env.FLEET_BENCH_VERBOSE;
   const log =
-    (level: LogRecord['level']) => (message: string, meta?: unknown) => {
-      if (records.length < 100_000) records.push({ level, message, meta });
-      if (verbose) process.stderr.write(`[${level}] ${message}\n`);
+    (level: LogRecord['level']) =>
+    (message: string, meta?: Error | Record<string, unknown>) => {
+      const record: LogRecord =
+        meta instanceof Error
+          ? { level, message, fields: { ...inherited }, error: meta }
+          : { level, message, fields: { ...inherited, ...meta } };
+      if (records.length < 100_000) records.push(record);
+      if (verbose) process.stderr.write(`${formatLogRecord(record)}\n`);
     };
-  const logger: LoggerService & { records: LogRecord[] } = {
+  return {
     records,
     debug: log('debug'),
     info: log('info'),
     warn: log('warn'),
     error: log('error'),
-    child: () => logger,
+    child: fields => recordingLogger(records, { ...inherited, ...fields }),
   };
-  return logger;
 }
 
 export type ProbeFn = ClusterClients['probe'];

@@ -9,6 +9,7 @@ export { createTestDatabases } from './databases';
 export {
   classifyStatement,
   createFleet,
+  formatLogRecord,
   harnessHealthConfig,
   recordingLogger,
   seedDeployment,

@@ -1,16 +1,19 @@
 import { KubeSimulator, KubeSimulatorOptions } from '@cnp/kube-simulator';
+import { onCleanup } from './cleanup';
 
 const simulatorsToStop = new Array<KubeSimulator>();
 
 /**
- * Starts a KubeSimulator that stops by itself after the test file, the way `startTestBackend`
- * stops its backends: call it in `beforeAll` (or a test) and leave out the `afterAll`.
+ * Starts a KubeSimulator that stops by itself: after the test file under jest, the way
+ * `startTestBackend` stops its backends (call it in `beforeAll` or a test, and leave out the
+ * `afterAll`); at the harness's cleanup elsewhere (a benchmark, a chaos scenario).
  */
 export async function startSimulator(
   options: KubeSimulatorOptions,
 ): Promise<KubeSimulator> {
   const sim = await KubeSimulator.start(options);
-  simulatorsToStop.push(sim);
+  if (typeof afterAll === 'function') simulatorsToStop.push(sim);
+  else onCleanup(() => sim.stop());
   return sim;
 }
 

@@ -93,12 +93,6 @@ async function main() {
         usage: process.memoryUsage(),
       });
     }
-    if (message?.op === 'stop') {
-      backend
-        .stop()
-        .catch(() => undefined)
-        .finally(() => process.exit(0)); // the pool goes with the process
-    }
   });
   process.on('disconnect', () => process.exit(0));
 }

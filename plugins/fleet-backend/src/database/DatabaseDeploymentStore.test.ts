@@ -11,6 +11,44 @@ const databases = createTestDatabases();
 describe.each(databases.eachSupportedId())(
   'DatabaseDeploymentStore (%s)',
   databaseId => {
+    it('locks the row it changes on PostgreSQL (SELECT ... FOR UPDATE), which SQLite neither needs nor has', async () => {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://127.0.0.1:6443',
+        kubeconfigRef: '/k/c.yaml',
+        source: 'manual',
+      });
+      const app = await stores.applications.insertApplication({
+        entityRef: 'component:default/locked',
+        name: 'locked',
+        spec: { image: 'x:1' },
+      });
+      const deployment = await stores.deployments.insertDeployment(
+        { applicationId: app.id, cluster: 'c1', status: 'PENDING' },
+        'test',
+      );
+      const statements: string[] = [];
+      knex.on('query', (query: { sql?: string }) =>
+        statements.push(query.sql ?? ''),
+      );
+      await stores.deployments.updateDeploymentStatus(
+        deployment.id,
+        { status: 'DEPLOYED' },
+        'test',
+      );
+      await stores.deployments.recordSync(
+        deployment.id,
+        { syncStatus: 'SYNCED' },
+        'test',
+      );
+      const locking = statements.filter(sql => /for update/i.test(sql));
+      expect(locking).toHaveLength(databaseId.startsWith('POSTGRES') ? 2 : 0);
+    });
+
     it("reads an entity's deployments with one named prepared statement on PostgreSQL, unless told not to", async () => {
       const knex = await databases.init(databaseId);
       const names: Array<string | undefined> = [];

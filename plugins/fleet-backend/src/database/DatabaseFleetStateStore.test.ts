@@ -19,6 +19,36 @@ describe.each(databases.eachSupportedId())(
       return { knex, stores };
     }
 
+    it('keeps the warning and the last cycle under the keys earlier versions wrote', async () => {
+      const { knex, stores } = await createStore();
+      // A database upgraded from an earlier version holds them under these keys: reading them
+      // there keeps its state across the upgrade.
+      await knex('fleet_state').insert([
+        {
+          key: 'massOutage',
+          value: JSON.stringify({ active: true, clusters: ['a', 'b', 'c'] }),
+          updated_at: new Date(),
+        },
+        {
+          key: 'lastCycle',
+          value: JSON.stringify({ finishedAt: '2026-11-29T10:00:00.000Z' }),
+          updated_at: new Date(),
+        },
+      ]);
+      expect(await stores.state.getMassOutage()).toEqual({
+        active: true,
+        clusters: ['a', 'b', 'c'],
+      });
+      expect(await stores.state.getLastCycle()).toEqual({
+        finishedAt: '2026-11-29T10:00:00.000Z',
+      });
+      await stores.state.setMassOutage({ active: false, clusters: [] });
+      const row = await knex('fleet_state')
+        .where({ key: 'massOutage' })
+        .first();
+      expect(JSON.parse(row.value)).toEqual({ active: false, clusters: [] });
+    });
+
     it('hands a lease to one holder at a time and lets it expire', async () => {
       const { stores } = await createStore();
       expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(

@@ -72,7 +72,14 @@ export type HealthStores = {
     ClusterStore,
     'listClusters' | 'updateClustersHealth' | 'inClusterTransaction'
   >;
-  state: FleetStateStore;
+  state: Pick<
+    FleetStateStore,
+    | 'getMassOutage'
+    | 'setMassOutage'
+    | 'setLastCycle'
+    | 'tryAcquireLease'
+    | 'releaseLease'
+  >;
 };
 
 export interface HealthWorkerOptions {
@@ -98,9 +105,9 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
   /**
-   * Set when a renewal of this run's lease fails: another replica may have taken over, so the
-   * rest of the cycle writes nothing. (This process runs one cycle at a time, as its lease has
-   * one holder per run.)
+   * Set when a renewal of this run's lease is refused: another replica may have taken over, so
+   * the rest of the cycle writes no cluster row. (This process runs one cycle at a time, as its
+   * lease has one holder per run.)
    */
   private leaseLost = false;
 

@@ -437,7 +437,7 @@ describe.each(databases.eachSupportedId())(
           400,
         ],
         [{ ...cluster, context: 'c'.repeat(254) }, 400],
-        // PostgreSQL cannot stores a NUL: it must be refused before it gets there.
+        // PostgreSQL cannot store a NUL: it must be refused before it gets there.
         [{ ...cluster, endpoint: 'https://10.0.0.1:6443/\u0000x' }, 400],
         [{ ...cluster, context: 'a\u0000b' }, 400],
         [`{"name": "${TOKEN_MARKER}`, 400],

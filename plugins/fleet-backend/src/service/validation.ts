@@ -124,8 +124,8 @@ export function parseOrThrow<T>(
 
 /**
  * A path parameter naming a resource (`/clusters/:name`, `/deployments/:id/…`): one that cannot
- * name anything (not a DNS-1123 label, not an id the API hands out) is answered like one that
- * names nothing: 404, since these routes answer only 200 or 404.
+ * name anything (not a DNS-1123 label, not an id the API hands out) is answered 404, like one
+ * that names nothing.
  */
 export function parsePathNameOr404<T>(
   schema: z.ZodType<T>,

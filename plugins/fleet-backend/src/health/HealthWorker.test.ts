@@ -575,7 +575,7 @@ describe.each(databases.eachSupportedId())(
       // Really aborted: each probe closed its request, so the simulator holds none of them open.
       for (const [i, c] of CLUSTERS.entries()) {
         expect(sim.requestCount(c)).toBeGreaterThan(requestsBefore[i]);
-        for (let i = 0; i < 500 && sim.heldRequestCount(c) > 0; i++) {
+        for (let wait = 0; wait < 500 && sim.heldRequestCount(c) > 0; wait++) {
           await new Promise(resolve => setTimeout(resolve, 10));
         }
         expect(sim.heldRequestCount(c)).toBe(0);

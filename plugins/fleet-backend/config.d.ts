@@ -59,6 +59,12 @@ export interface Config {
       progressDeadline?: HumanDuration;
       /** How often a rollout in progress is checked (default 2 s). */
       pollInterval?: HumanDuration;
+      /**
+       * A revision that fails its rollout (or turns DEGRADED / WORKLOAD_UNHEALTHY) within this
+       * long of being applied is rolled back to the last DEPLOYED one (default 10 minutes),
+       * unless the application sets `spec.autoRollback: false`.
+       */
+      rollbackWindow?: HumanDuration;
     };
     /** The history of cluster and deployment status changes. */
     events?: {

@@ -161,8 +161,8 @@ export async function seedDeployment(
 }
 
 /**
- * Seeds `perCluster` DEPLOYED deployments on each named cluster, straight through SQL in
- * batches (what the API would write, without a Kubernetes apply per row). Returns their ids.
+ * Seeds `perCluster` DEPLOYED deployments (each with its revision 1) on each named cluster,
+ * straight through SQL in batches (what the API would write, without a Kubernetes apply per row). Returns their ids.
  */
 export async function seedDeployments(
   knex: Knex,
@@ -204,6 +204,24 @@ export async function seedDeployments(
     })),
   );
   await knex.batchInsert('fleet_deployments', rows, 1000);
+  // Each deployment's revision 1, as a deploy records it.
+  await knex.batchInsert(
+    'fleet_revisions',
+    rows.map(row => ({
+      deployment_id: row.id,
+      application_id: row.application_id,
+      cluster: row.cluster,
+      revision: 1,
+      image: row.image,
+      replicas: 2,
+      cause: 'deploy',
+      created_by: 'seed',
+      created_at: now,
+      outcome: row.status === 'FAILED' ? 'FAILED' : 'DEPLOYED',
+      outcome_at: now,
+    })),
+    1000,
+  );
   return rows.map(r => r.id);
 }
 

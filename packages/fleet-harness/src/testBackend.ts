@@ -65,6 +65,7 @@ export async function snapshotFleetTables(knex: Knex): Promise<string> {
     fleet_clusters: 'name',
     fleet_applications: 'id',
     fleet_deployments: 'id',
+    fleet_revisions: 'id',
     fleet_events: 'id',
     fleet_state: 'key',
     fleet_locks: 'name',

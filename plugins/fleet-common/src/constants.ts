@@ -43,6 +43,23 @@ export const APPLICATION_ORIGINS = ['scaffolded', 'imported'] as const;
 export type ApplicationOrigin = (typeof APPLICATION_ORIGINS)[number];
 
 /**
+ * Why a revision was made: a deploy to one cluster, a fleet release, a placement that put the
+ * application on a new cluster, a rollback asked for, or an automatic one.
+ *
+ * @public
+ */
+export const REVISION_CAUSES = [
+  'deploy',
+  'release',
+  'placement',
+  'rollback',
+  'auto-rollback',
+] as const;
+
+/** @public */
+export type RevisionCause = (typeof REVISION_CAUSES)[number];
+
+/**
  * Machine-readable reasons a deployment has its status.
  *
  * @public
@@ -53,6 +70,8 @@ export const DeploymentReasons = {
   CLUSTER_NOT_CONFIGURED: 'CLUSTER_NOT_CONFIGURED',
   WORKLOAD_UNHEALTHY: 'WORKLOAD_UNHEALTHY',
   PROGRESS_DEADLINE_EXCEEDED: 'PROGRESS_DEADLINE_EXCEEDED',
+  /** DEPLOYED again after an automatic rollback of a revision that failed. */
+  ROLLED_BACK: 'ROLLED_BACK',
 } as const;
 
 /**

@@ -34,6 +34,31 @@ export const fleetDeploymentCreatePermission = createPermission({
   resourceType: 'catalog-entity',
 });
 
+/**
+ * Undeploying a component from a cluster (`DELETE /deployments/:id`) or from the whole fleet
+ * (`DELETE /applications/:id`): a resource permission on the component's catalog entity, with
+ * the same rules as deploying. Rolling back needs `fleet.deployment.create`.
+ *
+ * @public
+ */
+export const fleetDeploymentDeletePermission = createPermission({
+  name: 'fleet.deployment.delete',
+  attributes: { action: 'delete' },
+  resourceType: 'catalog-entity',
+});
+
+/**
+ * Making and steering a fleet release (`POST /applications/:id/releases`): a resource
+ * permission on the component's catalog entity.
+ *
+ * @public
+ */
+export const fleetReleaseManagePermission = createPermission({
+  name: 'fleet.release.manage',
+  attributes: { action: 'update' },
+  resourceType: 'catalog-entity',
+});
+
 /** Running a health cycle now (`POST /health/run`). @public */
 export const fleetHealthRunPermission = createPermission({
   name: 'fleet.health.run',
@@ -46,5 +71,7 @@ export const fleetPermissions = [
   fleetClusterUpdatePermission,
   fleetClusterDeletePermission,
   fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
+  fleetReleaseManagePermission,
   fleetHealthRunPermission,
 ];

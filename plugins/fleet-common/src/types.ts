@@ -3,6 +3,7 @@ import type {
   ClusterSource,
   ClusterStatus,
   DeploymentStatus,
+  RevisionCause,
   SyncStatus,
 } from './constants';
 
@@ -45,6 +46,11 @@ export interface ApplicationSpec {
   };
   ignoreDifferences?: string[];
   selfHeal?: boolean;
+  /**
+   * Roll a revision that fails soon after its apply back to the last DEPLOYED one (default
+   * true); a rollback is never rolled back in turn.
+   */
+  autoRollback?: boolean;
 }
 
 /** @public */
@@ -96,6 +102,35 @@ export interface Deployment {
   lastSyncedAt?: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * What one deployment should run, as it was decided: an immutable snapshot. A deployment's
+ * current revision is its desired state; reconcile and self-heal compare and re-apply it, never
+ * the application's newer defaults.
+ *
+ * @public
+ */
+export interface Revision {
+  deploymentId: string;
+  applicationId: string;
+  cluster: string;
+  /** 1, 2, … per deployment. */
+  revision: number;
+  image: string;
+  /** Unset: the default replica count. */
+  replicas?: number | null;
+  env?: Record<string, string> | null;
+  resources?: ApplicationSpec['resources'] | null;
+  /** Unset: the configured default namespace. */
+  namespace?: string | null;
+  cause: RevisionCause;
+  createdBy: string;
+  createdAt: string;
+  /** `DEPLOYED` or `FAILED` once the rollout ended; unset while it runs. */
+  outcome?: 'DEPLOYED' | 'FAILED' | null;
+  outcomeReason?: string | null;
+  outcomeAt?: string | null;
 }
 
 /**

@@ -41,22 +41,29 @@ describe('FleetPermissionPolicy', () => {
   const guest = 'user:default/guest';
   const guestGroups = { [guest]: [guest, 'group:default/guests'] };
 
-  it('makes fleet.deployment.create conditional on owning the entity, with the caller’s claims', async () => {
-    const decision = await policy({}, guestGroups).handle(
-      { permission: byName('fleet.deployment.create') },
-      user(guest),
-    );
-    expect(decision).toEqual({
-      result: AuthorizeResult.CONDITIONAL,
-      pluginId: 'catalog',
-      resourceType: 'catalog-entity',
-      conditions: {
-        rule: 'IS_ENTITY_OWNER',
+  it.each([
+    'fleet.deployment.create',
+    'fleet.deployment.delete',
+    'fleet.release.manage',
+  ])(
+    'makes %s conditional on owning the entity, with the caller’s claims',
+    async name => {
+      const decision = await policy({}, guestGroups).handle(
+        { permission: byName(name) },
+        user(guest),
+      );
+      expect(decision).toEqual({
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'catalog',
         resourceType: 'catalog-entity',
-        params: { claims: [guest, 'group:default/guests'] },
-      },
-    });
-  });
+        conditions: {
+          rule: 'IS_ENTITY_OWNER',
+          resourceType: 'catalog-entity',
+          params: { claims: [guest, 'group:default/guests'] },
+        },
+      });
+    },
+  );
 
   it('allows fleet.deployment.create outright to members of a configured deployer group', async () => {
     const p = policy(

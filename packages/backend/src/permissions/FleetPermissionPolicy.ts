@@ -25,9 +25,18 @@ import {
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
   fleetHealthRunPermission,
+  fleetReleaseManagePermission,
 } from '@cnp/plugin-fleet-common';
 import { toError } from '@backstage/errors';
+
+/** What a component's owners (and the deployers) may do to it: deploy, undeploy, release. */
+const FLEET_ENTITY_PERMISSIONS = [
+  fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
+  fleetReleaseManagePermission,
+];
 
 const FLEET_ADMIN_PERMISSIONS = [
   fleetClusterCreatePermission,
@@ -56,8 +65,9 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
 /**
  * This app's permission policy (see "Permissions" in the README):
  *
- * - `fleet.deployment.create` (deploying a component, registering or changing its application)
- *   is conditional: allowed when the user owns the component (the catalog's `IS_ENTITY_OWNER`
+ * - `fleet.deployment.create` (deploying a component, registering or changing its application,
+ *   rolling back), `fleet.deployment.delete` (undeploying it) and `fleet.release.manage` are
+ *   conditional: allowed when the user owns the component (the catalog's `IS_ENTITY_OWNER`
  *   rule, evaluated by the catalog), or outright when the user belongs to one of the groups in
  *   `fleet.permissions.deployers`;
  * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to every
@@ -99,11 +109,10 @@ export class FleetPermissionPolicy implements PermissionPolicy {
     const isFleetAdminPermission = FLEET_ADMIN_PERMISSIONS.some(p =>
       isPermission(request.permission, p),
     );
-    const isDeploy = isPermission(
-      request.permission,
-      fleetDeploymentCreatePermission,
+    const entityPermission = FLEET_ENTITY_PERMISSIONS.find(p =>
+      isPermission(request.permission, p),
     );
-    if (!isFleetAdminPermission && !isDeploy) {
+    if (!isFleetAdminPermission && !entityPermission) {
       return { result: AuthorizeResult.ALLOW };
     }
     if (!user) {
@@ -130,7 +139,7 @@ export class FleetPermissionPolicy implements PermissionPolicy {
       return { result: AuthorizeResult.ALLOW };
     }
     return createFleetDeploymentConditionalDecision(
-      fleetDeploymentCreatePermission,
+      entityPermission!,
       fleetDeploymentConditions.isEntityOwner({ claims: ownershipEntityRefs }),
     );
   }

@@ -22,6 +22,7 @@ describe('readFleetConfig', () => {
         namespace: 'default',
         defaultReplicas: 3,
         progressDeadlineMs: 600_000,
+        rollbackWindowMs: 600_000,
         pollIntervalMs: 2_000,
       },
       events: { retentionMs: 90 * 24 * 3600_000 },

@@ -33,6 +33,8 @@ export interface FleetConfig {
     defaultReplicas: number;
     progressDeadlineMs: number;
     pollIntervalMs: number;
+    /** A revision that fails within this long of its apply is rolled back automatically. */
+    rollbackWindowMs: number;
   };
   events: {
     /** Events older than this are removed by the daily retention task. */
@@ -221,6 +223,9 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       ),
       pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', {
         seconds: 2,
+      }),
+      rollbackWindowMs: durationMsFromConfig(config, 'deploy.rollbackWindow', {
+        minutes: 10,
       }),
     },
     events: {

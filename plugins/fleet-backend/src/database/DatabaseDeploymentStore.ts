@@ -9,11 +9,19 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
-  forUpdate,
   isForeignKeyViolation,
   isPostgres,
   isUniqueViolation,
 } from './dialect';
+import { revisionRow } from './DatabaseRevisionStore';
+import {
+  deploymentsQuery,
+  lockDeployment,
+  matches,
+  readDeployment,
+  recordOutcome,
+  statusPatch,
+} from './deploymentRows';
 import {
   eventRow,
   toDeployment,
@@ -28,75 +36,8 @@ import type {
   DeploymentSyncUpdate,
   DeploymentUpdateCondition,
   NewDeployment,
+  NewRevision,
 } from './types';
-
-/** Deployments with their application's entity ref and their cluster's status. */
-function deploymentsQuery(db: Knex | Knex.Transaction) {
-  return db<DeploymentViewRow>('fleet_deployments as d')
-    .join('fleet_applications as a', 'a.id', 'd.application_id')
-    .leftJoin('fleet_clusters as c', 'c.name', 'd.cluster')
-    .select('d.*', 'a.entity_ref as entity_ref', 'c.status as cluster_status');
-}
-
-async function readDeployment(
-  db: Knex | Knex.Transaction,
-  id: string,
-): Promise<Deployment | undefined> {
-  const row: DeploymentViewRow | undefined = await deploymentsQuery(db)
-    .where('d.id', id)
-    .first();
-  return row ? toDeployment(row) : undefined;
-}
-
-/** Reads a deployment's row and locks it until `tx` ends: the check and the write stay one. */
-function lockDeployment(
-  tx: Knex.Transaction,
-  id: string,
-): Promise<DeploymentRow | undefined> {
-  return forUpdate(
-    tx<DeploymentRow>('fleet_deployments').where({ id }),
-    tx,
-  ).first();
-}
-
-/** The row a status update writes, from the row it changes. */
-function statusPatch(
-  current: DeploymentRow,
-  update: DeploymentStatusUpdate,
-  now: Date,
-): Partial<DeploymentRow> {
-  const patch: Partial<DeploymentRow> = {
-    status: update.status,
-    updated_at: now,
-  };
-  if (update.statusReason !== undefined)
-    patch.status_reason = update.statusReason;
-  if (update.message !== undefined) patch.message = update.message;
-  if (update.syncStatus !== undefined) {
-    patch.sync_status = update.syncStatus;
-    if (update.syncStatus !== 'OUT_OF_SYNC') patch.sync_differences = null;
-  }
-  if (update.image !== undefined) patch.image = update.image;
-  if (update.revision !== undefined) patch.revision = update.revision;
-  if (update.bumpRevision) patch.revision = Number(current.revision) + 1;
-  if (update.lastAppliedAt !== undefined)
-    patch.last_applied_at = update.lastAppliedAt;
-  if (update.lastSyncedAt !== undefined)
-    patch.last_synced_at = update.lastSyncedAt;
-  return patch;
-}
-
-function matches(
-  current: DeploymentRow,
-  condition: DeploymentUpdateCondition | undefined,
-): boolean {
-  if (condition?.status !== undefined && current.status !== condition.status)
-    return false;
-  return (
-    condition?.revision === undefined ||
-    Number(current.revision) === condition.revision
-  );
-}
 
 /** The knex implementation of {@link DeploymentStore}, on SQLite and PostgreSQL. */
 export class DatabaseDeploymentStore implements DeploymentStore {
@@ -169,11 +110,21 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           status_reason: deployment.statusReason ?? null,
           message: deployment.message ?? null,
           sync_status: 'UNKNOWN',
-          image: deployment.image ?? null,
-          revision: deployment.revision ?? 0,
+          image: deployment.firstRevision?.image ?? deployment.image ?? null,
+          revision: deployment.firstRevision ? 1 : 0,
           created_at: now,
           updated_at: now,
         });
+        if (deployment.firstRevision) {
+          await tx('fleet_revisions').insert(
+            revisionRow(
+              { id, ...deployment },
+              1,
+              deployment.firstRevision,
+              now,
+            ),
+          );
+        }
         await tx('fleet_events').insert(
           eventRow(
             {
@@ -216,11 +167,17 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       const now = new Date();
       await tx<DeploymentRow>('fleet_deployments')
         .where({ id })
-        .update(statusPatch(current, update, now));
+        .update(statusPatch(update, now));
       const reason =
         update.statusReason === undefined
           ? current.status_reason
           : update.statusReason;
+      if (
+        current.status !== update.status &&
+        (update.status === 'DEPLOYED' || update.status === 'FAILED')
+      ) {
+        await recordOutcome(tx, current, update.status, reason, now);
+      }
       if (
         current.status !== update.status ||
         current.status_reason !== reason
@@ -292,6 +249,63 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           ),
         );
       }
+      return readDeployment(tx, id);
+    });
+  }
+
+  async startRevision(
+    id: string,
+    revision: NewRevision,
+    message: string,
+    eventReason?: string,
+  ): Promise<Deployment | undefined> {
+    return this.db.transaction(async tx => {
+      const current = await lockDeployment(tx, id);
+      if (!current) return undefined;
+      // Numbered after every revision recorded, even one the deployment row did not keep.
+      const highest = await tx('fleet_revisions')
+        .where({ deployment_id: id })
+        .max({ n: 'revision' })
+        .first();
+      const next =
+        Math.max(Number(current.revision), Number(highest?.n ?? 0)) + 1;
+      const now = new Date();
+      await tx('fleet_revisions').insert(
+        revisionRow(
+          {
+            id,
+            applicationId: current.application_id,
+            cluster: current.cluster,
+          },
+          next,
+          revision,
+          now,
+        ),
+      );
+      await tx<DeploymentRow>('fleet_deployments').where({ id }).update({
+        status: 'PENDING',
+        status_reason: null,
+        message,
+        image: revision.image,
+        revision: next,
+        updated_at: now,
+      });
+      await tx('fleet_events').insert(
+        eventRow(
+          {
+            subjectKind: 'deployment',
+            subject: id,
+            actor: revision.createdBy,
+            from: current.status,
+            to: 'PENDING',
+            reason:
+              eventReason ??
+              `REVISION_${revision.cause.toUpperCase().replace('-', '_')}`,
+            message: `Revision ${next} (${revision.cause}): ${revision.image}. ${message}`,
+          },
+          now,
+        ),
+      );
       return readDeployment(tx, id);
     });
   }

@@ -8,6 +8,7 @@ import { DatabaseClusterStore } from './DatabaseClusterStore';
 import { DatabaseDeploymentStore } from './DatabaseDeploymentStore';
 import { DatabaseEventStore } from './DatabaseEventStore';
 import { DatabaseFleetStateStore } from './DatabaseFleetStateStore';
+import { DatabaseRevisionStore } from './DatabaseRevisionStore';
 import type { FleetStores } from './types';
 
 const migrationsDir = resolvePackagePath(
@@ -42,6 +43,7 @@ export class DatabaseFleetStores {
       clusters: DatabaseClusterStore.create(db),
       applications: DatabaseApplicationStore.create(db),
       deployments: DatabaseDeploymentStore.create(db, options),
+      revisions: DatabaseRevisionStore.create(db),
       events: DatabaseEventStore.create(db),
       state: DatabaseFleetStateStore.create(db),
     };

@@ -200,4 +200,131 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     ]);
     await knex.destroy();
   });
+
+  it("20261201000000_revisions.js makes each deployment's current state its revision 1, nothing lost, and goes back down", async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261201000000_revisions.js');
+    const at = new Date('2026-11-30T10:00:00.000Z');
+    await knex('fleet_clusters').insert(
+      ['east', 'west'].map(name => ({
+        name,
+        endpoint: `https://${name}:6443`,
+        kubeconfig_ref: `/k/${name}.yaml`,
+        source: 'discovered',
+        labels: '{}',
+        status: 'ONLINE',
+        created_at: at,
+        updated_at: at,
+      })),
+    );
+    await knex('fleet_applications').insert({
+      id: 'a1',
+      entity_ref: 'component:default/payments',
+      name: 'payments',
+      spec: JSON.stringify({
+        image: 'pay:2.0.0',
+        replicas: 4,
+        env: { MODE: 'live' },
+        resources: { requests: { cpu: '250m' } },
+      }),
+      placement: '{}',
+      created_at: at,
+      updated_at: at,
+    });
+    await knex('fleet_deployments').insert([
+      {
+        id: 'd-east',
+        application_id: 'a1',
+        cluster: 'east',
+        status: 'DEPLOYED',
+        sync_status: 'SYNCED',
+        image: 'pay:1.9.0',
+        revision: 7,
+        last_applied_at: at,
+        created_at: at,
+        updated_at: at,
+      },
+      {
+        id: 'd-west',
+        application_id: 'a1',
+        cluster: 'west',
+        status: 'FAILED',
+        status_reason: 'PROGRESS_DEADLINE_EXCEEDED',
+        sync_status: 'UNKNOWN',
+        image: 'pay:2.0.0',
+        revision: 2,
+        created_at: at,
+        updated_at: at,
+      },
+    ]);
+
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261201000000_revisions.js',
+    });
+    const revisions = await knex('fleet_revisions')
+      .orderBy('deployment_id')
+      .select(
+        'deployment_id',
+        'application_id',
+        'cluster',
+        'revision',
+        'image',
+        'replicas',
+        'env',
+        'resources',
+        'namespace',
+        'cause',
+        'outcome',
+        'outcome_reason',
+      );
+    expect(revisions).toEqual([
+      {
+        deployment_id: 'd-east',
+        application_id: 'a1',
+        cluster: 'east',
+        revision: 1,
+        image: 'pay:1.9.0',
+        replicas: 4,
+        env: JSON.stringify({ MODE: 'live' }),
+        resources: JSON.stringify({ requests: { cpu: '250m' } }),
+        namespace: null,
+        cause: 'deploy',
+        outcome: 'DEPLOYED',
+        outcome_reason: null,
+      },
+      {
+        deployment_id: 'd-west',
+        application_id: 'a1',
+        cluster: 'west',
+        revision: 1,
+        image: 'pay:2.0.0',
+        replicas: 4,
+        env: JSON.stringify({ MODE: 'live' }),
+        resources: JSON.stringify({ requests: { cpu: '250m' } }),
+        namespace: null,
+        cause: 'deploy',
+        outcome: 'FAILED',
+        outcome_reason: 'PROGRESS_DEADLINE_EXCEEDED',
+      },
+    ]);
+    expect(
+      await knex('fleet_deployments')
+        .orderBy('id')
+        .select('id', 'status', 'image', 'revision'),
+    ).toEqual([
+      { id: 'd-east', status: 'DEPLOYED', image: 'pay:1.9.0', revision: 1 },
+      { id: 'd-west', status: 'FAILED', image: 'pay:2.0.0', revision: 1 },
+    ]);
+
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasTable('fleet_revisions')).toBe(false);
+    expect(
+      await knex('fleet_deployments').orderBy('id').select('id', 'image'),
+    ).toEqual([
+      { id: 'd-east', image: 'pay:1.9.0' },
+      { id: 'd-west', image: 'pay:2.0.0' },
+    ]);
+    await knex.destroy();
+  });
 });

@@ -6,6 +6,8 @@ import type {
   Deployment,
   DeploymentStatus,
   FleetEvent,
+  Revision,
+  RevisionCause,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
 import { toIso } from './dialect';
@@ -77,6 +79,27 @@ export interface DeploymentRow {
 export interface DeploymentViewRow extends DeploymentRow {
   entity_ref: string;
   cluster_status: ClusterStatus | null;
+}
+
+export interface RevisionRow {
+  id: number | string;
+  deployment_id: string;
+  application_id: string;
+  cluster: string;
+  revision: number | string;
+  image: string;
+  replicas: number | string | null;
+  /** JSON map */
+  env: string | null;
+  /** JSON { requests, limits } */
+  resources: string | null;
+  namespace: string | null;
+  cause: RevisionCause;
+  created_by: string;
+  created_at: Timestamp;
+  outcome: 'DEPLOYED' | 'FAILED' | null;
+  outcome_reason: string | null;
+  outcome_at: Timestamp | null;
 }
 
 export interface EventRow {
@@ -180,6 +203,26 @@ export function toDeployment(row: DeploymentViewRow): Deployment {
     lastSyncedAt: toIso(row.last_synced_at),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+export function toRevision(row: RevisionRow): Revision {
+  return {
+    deploymentId: row.deployment_id,
+    applicationId: row.application_id,
+    cluster: row.cluster,
+    revision: Number(row.revision),
+    image: row.image,
+    replicas: optionalNumber(row.replicas),
+    env: row.env ? parseJson(row.env, undefined) : undefined,
+    resources: row.resources ? parseJson(row.resources, undefined) : undefined,
+    namespace: optional(row.namespace),
+    cause: row.cause,
+    createdBy: row.created_by,
+    createdAt: toIso(row.created_at)!,
+    outcome: optional(row.outcome),
+    outcomeReason: optional(row.outcome_reason),
+    outcomeAt: toIso(row.outcome_at),
   };
 }
 

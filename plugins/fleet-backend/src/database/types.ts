@@ -11,6 +11,8 @@ import type {
   FleetEvent,
   HealthCycleSummary,
   MassOutageWarning,
+  Revision,
+  RevisionCause,
   SyncDifference,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
@@ -73,6 +75,21 @@ export interface NewApplication {
   placement?: ApplicationPlacement;
 }
 
+/** What a revision asks the cluster to run (see `Revision`). */
+export interface RevisionSpec {
+  image: string;
+  replicas?: number;
+  env?: Record<string, string>;
+  resources?: ApplicationSpec['resources'];
+  /** Unset: the configured default namespace. */
+  namespace?: string;
+}
+
+export interface NewRevision extends RevisionSpec {
+  cause: RevisionCause;
+  createdBy: string;
+}
+
 export interface NewDeployment {
   applicationId: string;
   cluster: string;
@@ -80,7 +97,8 @@ export interface NewDeployment {
   statusReason?: string;
   message?: string;
   image?: string;
-  revision?: number;
+  /** Recorded as revision 1, in the same transaction (the deployment's revision is then 1). */
+  firstRevision?: NewRevision;
 }
 
 export interface DeploymentStatusUpdate {
@@ -90,8 +108,6 @@ export interface DeploymentStatusUpdate {
   syncStatus?: SyncStatus;
   image?: string;
   revision?: number;
-  /** Sets revision to the stored one plus one, read and written under one row lock. */
-  bumpRevision?: boolean;
   lastAppliedAt?: Date;
   lastSyncedAt?: Date;
 }
@@ -260,11 +276,37 @@ export interface DeploymentStore {
     update: DeploymentSyncUpdate,
     actor: string,
   ): Promise<Deployment | undefined>;
+  /**
+   * Records a new revision and makes it the deployment's current one: the deployment goes back
+   * to PENDING with the revision's image, under one row lock. Returns undefined when the
+   * deployment is gone.
+   */
+  startRevision(
+    id: string,
+    revision: NewRevision,
+    message: string,
+    /** The event's reason (default `REVISION_<CAUSE>`). */
+    eventReason?: string,
+  ): Promise<Deployment | undefined>;
   countDeploymentsOnCluster(cluster: string): Promise<number>;
   countDeploymentsByStatus(): Promise<{
     byStatus: Record<DeploymentStatus, number>;
     bySyncStatus: Record<SyncStatus, number>;
   }>;
+}
+
+/** Every deployment's revisions: what it ran and should run, with the outcome of each. */
+export interface RevisionStore {
+  /** One deployment's revisions, newest first. */
+  listRevisions(deploymentId: string): Promise<Revision[]>;
+  getRevision(
+    deploymentId: string,
+    revision: number,
+  ): Promise<Revision | undefined>;
+  /** The current revision of each deployment (of one application, or all). */
+  listCurrentRevisions(filter?: {
+    applicationId?: string;
+  }): Promise<Revision[]>;
 }
 
 /** The status history of clusters and deployments, kept for a retention period. */
@@ -306,6 +348,7 @@ export interface FleetStores {
   clusters: ClusterStore;
   applications: ApplicationStore;
   deployments: DeploymentStore;
+  revisions: RevisionStore;
   events: EventStore;
   state: FleetStateStore;
 }

@@ -333,6 +333,196 @@ describe.each(databases.eachSupportedId())(
       },
     );
 
+    const imageOn = (cluster: string, namespace: string, name: string) =>
+      sim
+        .objects(cluster)
+        .find(
+          o =>
+            o.kind === 'Deployment' &&
+            (o.metadata as any).name === name &&
+            (o.metadata as any).namespace === namespace,
+        )?.spec?.template?.spec?.containers?.[0]?.image;
+
+    it('rolls back to a revision by re-applying exactly its spec, as a new revision', async () => {
+      const { stores, deployments, namespace } = await setup();
+      const entityRef = 'component:default/rolling';
+      const first = await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'rolling:1.0.0', replicas: 2 },
+        'test',
+      );
+      expect(await settle(stores, first.id)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      await expect(
+        deployments.rollback(first.id, undefined, 'test'),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      const second = await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'rolling:2.0.0', replicas: 4 },
+        'test',
+      );
+      expect(await settle(stores, second.id)).toMatchObject({
+        revision: 2,
+        status: 'DEPLOYED',
+      });
+      expect(imageOn('charlie', namespace, 'rolling')).toBe('rolling:2.0.0');
+
+      const back = await deployments.rollback(first.id, undefined, 'ada');
+      expect(await settle(stores, back.id)).toMatchObject({
+        status: 'DEPLOYED',
+        revision: 3,
+        image: 'rolling:1.0.0',
+      });
+      const live = () =>
+        sim
+          .objects('charlie')
+          .find(
+            o =>
+              o.kind === 'Deployment' &&
+              (o.metadata as any).name === 'rolling' &&
+              (o.metadata as any).namespace === namespace,
+          ) as any;
+      expect(live().spec.template.spec.containers[0].image).toBe(
+        'rolling:1.0.0',
+      );
+      expect(live().spec.replicas).toBe(2);
+      const forward = await deployments.rollback(first.id, 2, 'ada');
+      expect(await settle(stores, forward.id)).toMatchObject({
+        revision: 4,
+        image: 'rolling:2.0.0',
+      });
+      expect(live().spec.replicas).toBe(4);
+      expect(
+        (await stores.revisions.listRevisions(first.id)).map(r => [
+          r.revision,
+          r.image,
+          r.replicas,
+          r.cause,
+          r.createdBy,
+        ]),
+      ).toEqual([
+        [4, 'rolling:2.0.0', 4, 'rollback', 'ada'],
+        [3, 'rolling:1.0.0', 2, 'rollback', 'ada'],
+        [2, 'rolling:2.0.0', 4, 'deploy', 'test'],
+        [1, 'rolling:1.0.0', 2, 'deploy', 'test'],
+      ]);
+      await expect(
+        deployments.rollback(first.id, 99, 'test'),
+      ).rejects.toMatchObject({ name: 'NotFoundError' });
+    });
+
+    /** Waits until the deployment is on `revision`. */
+    async function onRevision(
+      stores: FleetStores,
+      id: string,
+      revision: number,
+    ) {
+      for (let i = 0; i < 400; i++) {
+        if ((await stores.deployments.getDeployment(id))!.revision >= revision)
+          return;
+        await new Promise(r => setTimeout(r, 10));
+      }
+      throw new Error(`deployment ${id} never reached revision ${revision}`);
+    }
+
+    it('rolls a revision that misses its deadline back to the last DEPLOYED one, once', async () => {
+      const { stores, deployments, namespace } = await setup({
+        progressDeadlineMs: 1_000,
+      });
+      const entityRef = 'component:default/canary-bird';
+      const good = await deployments.deploy(
+        { entityRef, cluster: 'alpha', image: 'bird:1.0.0' },
+        'test',
+      );
+      await settle(stores, good.id);
+      sim.setReadiness('alpha', { neverReady: true });
+      const bad = await deployments.deploy(
+        { entityRef, cluster: 'alpha', image: 'bird:2.0.0' },
+        'test',
+      );
+      expect(bad.revision).toBe(2);
+      await onRevision(stores, bad.id, 3);
+      sim.setReadiness('alpha', { neverReady: false, readyDelayMs: 100 });
+      const done = await settle(stores, bad.id);
+      expect(done).toMatchObject({
+        status: 'DEPLOYED',
+        statusReason: 'ROLLED_BACK',
+        revision: 3,
+        image: 'bird:1.0.0',
+      });
+      expect(imageOn('alpha', namespace, 'canary-bird')).toBe('bird:1.0.0');
+      const events = await stores.events.listEvents({
+        subjectKind: 'deployment',
+        subject: bad.id,
+      });
+      const rolledBack = events.filter(e => e.reason === 'AUTO_ROLLED_BACK');
+      expect(rolledBack).toHaveLength(1);
+      expect(rolledBack[0].message).toContain(
+        'Revision 2 failed (PROGRESS_DEADLINE_EXCEEDED',
+      );
+      expect(rolledBack[0].message).toContain('back to revision 1');
+      expect(
+        (await stores.revisions.listRevisions(bad.id)).map(r => [
+          r.revision,
+          r.cause,
+          r.outcome,
+          r.outcomeReason,
+        ]),
+      ).toEqual([
+        [3, 'auto-rollback', 'DEPLOYED', undefined],
+        [2, 'deploy', 'FAILED', 'PROGRESS_DEADLINE_EXCEEDED'],
+        [1, 'deploy', 'DEPLOYED', undefined],
+      ]);
+    });
+
+    it('never rolls back an automatic rollback, and not at all with autoRollback: false', async () => {
+      const { stores, deployments } = await setup({
+        progressDeadlineMs: 600,
+      });
+      const entityRef = 'component:default/stubborn';
+      const good = await deployments.deploy(
+        { entityRef, cluster: 'bravo', image: 'stubborn:1.0.0' },
+        'test',
+      );
+      await settle(stores, good.id);
+      sim.setReadiness('bravo', { neverReady: true });
+      await deployments.deploy(
+        { entityRef, cluster: 'bravo', image: 'stubborn:2.0.0' },
+        'test',
+      );
+      // The rollback fails too (the cluster stays unready): FAILED on revision 3, and no more.
+      await onRevision(stores, good.id, 3);
+      const failed = await settle(stores, good.id);
+      expect(failed).toMatchObject({ status: 'FAILED', revision: 3 });
+      await new Promise(r => setTimeout(r, 1_500));
+      expect((await stores.deployments.getDeployment(good.id))!.revision).toBe(
+        3,
+      );
+
+      const other = 'component:default/no-undo';
+      const kept = await deployments.deploy(
+        { entityRef: other, cluster: 'charlie', image: 'no-undo:1.0.0' },
+        'test',
+      );
+      await settle(stores, kept.id);
+      const app = (await stores.applications.getApplicationByEntityRef(other))!;
+      await deployments.updateApplication(app.id, {
+        spec: { autoRollback: false },
+      });
+      sim.setReadiness('charlie', { neverReady: true });
+      await deployments.deploy(
+        { entityRef: other, cluster: 'charlie', image: 'no-undo:2.0.0' },
+        'test',
+      );
+      expect(await settle(stores, kept.id)).toMatchObject({
+        status: 'FAILED',
+        revision: 2,
+      });
+      await new Promise(r => setTimeout(r, 1_000));
+      expect((await stores.deployments.getDeployment(kept.id))!.revision).toBe(
+        2,
+      );
+    });
+
     it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {
       const { stores, deployments } = await setup({
         progressDeadlineMs: 1_000,
@@ -621,7 +811,7 @@ describe.each(databases.eachSupportedId())(
           applicationId: app.id,
           cluster: 'alpha',
           status: 'PENDING',
-          revision: 1,
+          firstRevision: { image: 'x', cause: 'deploy', createdBy: 'test' },
         },
         'test',
       );

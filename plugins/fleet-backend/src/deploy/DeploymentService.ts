@@ -1,6 +1,11 @@
 import { LoggerService } from '@backstage/backend-plugin-api';
 import { parseEntityRef } from '@backstage/catalog-model';
-import { InputError, isErrorWithName, NotFoundError } from '@backstage/errors';
+import {
+  ConflictError,
+  InputError,
+  isErrorWithName,
+  NotFoundError,
+} from '@backstage/errors';
 import {
   DeploymentReasons,
   FLEET_ANNOTATION_IMAGE,
@@ -9,14 +14,20 @@ import {
   type ApplicationPlacement,
   type ApplicationSpec,
   type Deployment,
+  type Revision,
+  type RevisionCause,
 } from '@cnp/plugin-fleet-common';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
   ApplicationStore,
+  ClusterRecord,
   ClusterStore,
   DeploymentStore,
+  NewRevision,
+  RevisionSpec,
+  RevisionStore,
 } from '../database/types';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
 import {
@@ -34,6 +45,8 @@ export interface DeployRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+  /** Why this revision is made (default `deploy`). */
+  cause?: RevisionCause;
 }
 
 export interface RegisterApplicationRequest {
@@ -54,15 +67,25 @@ export type DeploymentServiceStores = {
     | 'getDeploymentFor'
     | 'insertDeployment'
     | 'updateDeploymentStatus'
+    | 'startRevision'
   >;
+  revisions: Pick<RevisionStore, 'getRevision' | 'listRevisions'>;
 };
+
+/** What a deployment should have on its cluster, and where. */
+export interface DesiredState {
+  manifests: Manifests;
+  namespace: string;
+}
 
 export interface DeploymentServiceOptions {
   stores: DeploymentServiceStores;
   applier: ManifestApplier;
   logger: LoggerService;
-  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs'> & {
+  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs' | 'rollbackWindowMs'> & {
     pollIntervalMs?: number;
+    /** Default 10 minutes. */
+    rollbackWindowMs?: number;
   };
   /**
    * The entity's annotations: its `cnp.io/image` is the image of a deploy that names none, for an
@@ -92,6 +115,17 @@ export function applicationNameFor(entityRef: string): string {
   if (namespace === 'default' && isDns1123Label(name)) return name;
   const base = namespace === 'default' ? name : `${namespace}-${name}`;
   return withStableSuffix(sanitizeK8sName(base), entityRef);
+}
+
+/** What a rollback copies of an earlier revision: everything it asked the cluster to run. */
+function copyOf(revision: Revision): RevisionSpec {
+  return {
+    image: revision.image,
+    replicas: revision.replicas ?? undefined,
+    env: revision.env ?? undefined,
+    resources: revision.resources ?? undefined,
+    namespace: revision.namespace ?? undefined,
+  };
 }
 
 /**
@@ -164,20 +198,75 @@ export class DeploymentService {
     return updated;
   }
 
-  /** The objects an application should have on every cluster it is deployed to. */
-  manifestsFor(application: Application): Manifests {
+  /**
+   * What a deployment should run: its revision (image, replicas, env, resources, namespace) on
+   * the application's own settings (port, probes). Without a revision (a deployment recorded
+   * before revisions existed), the application's defaults.
+   */
+  desiredFor(
+    application: Application,
+    revision?: Pick<
+      Revision,
+      'image' | 'replicas' | 'env' | 'resources' | 'namespace'
+    >,
+  ): DesiredState {
     const { deploy } = this.options;
-    return buildManifests({
-      name: application.name,
-      entityRef: application.entityRef,
-      namespace: deploy.namespace,
-      spec: application.spec,
-      defaultReplicas: deploy.defaultReplicas,
-      progressDeadlineSeconds: Math.max(
-        1,
-        Math.ceil(deploy.progressDeadlineMs / 1000),
-      ),
-    });
+    const namespace = revision?.namespace ?? deploy.namespace;
+    const spec: ApplicationSpec = revision
+      ? {
+          ...application.spec,
+          image: revision.image,
+          replicas: revision.replicas ?? undefined,
+          env: revision.env ?? undefined,
+          resources: revision.resources ?? undefined,
+        }
+      : application.spec;
+    return {
+      namespace,
+      manifests: buildManifests({
+        name: application.name,
+        entityRef: application.entityRef,
+        namespace,
+        spec,
+        defaultReplicas: deploy.defaultReplicas,
+        progressDeadlineSeconds: Math.max(
+          1,
+          Math.ceil(deploy.progressDeadlineMs / 1000),
+        ),
+      }),
+    };
+  }
+
+  /**
+   * The revision a deploy to one cluster makes: the request's image, else the deployment's
+   * current one, else the application's default, else the component's `cnp.io/image`; the
+   * request's replicas, else the current revision's, else the default; env and resources from
+   * the application's defaults. Nothing of it changes any other cluster.
+   */
+  private async revisionFor(
+    application: Application,
+    request: Pick<DeployRequest, 'image' | 'replicas'>,
+    current: Revision | undefined,
+  ): Promise<RevisionSpec> {
+    const image =
+      request.image ??
+      current?.image ??
+      application.spec.image ??
+      (await this.annotatedImage(application.entityRef));
+    if (!image) {
+      throw new InputError(
+        `No image to deploy for '${application.entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
+      );
+    }
+    const replicas =
+      request.replicas ?? current?.replicas ?? application.spec.replicas;
+    return {
+      image,
+      replicas: replicas ?? undefined,
+      env: application.spec.env,
+      resources: application.spec.resources,
+      namespace: current?.namespace ?? undefined,
+    };
   }
 
   /** The entity's `cnp.io/image`, checked like an image given in a request. */
@@ -195,7 +284,7 @@ export class DeploymentService {
   }
 
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {
-    const { stores, applier, deploy, logger } = this.options;
+    const { stores } = this.options;
     const entityRef = normalizeEntityRef(request.entityRef);
     const cluster = await stores.clusters.getCluster(request.cluster);
     if (!cluster)
@@ -205,16 +294,13 @@ export class DeploymentService {
     let application = await stores.applications.getApplicationByEntityRef(
       entityRef,
     );
-    const image =
-      request.image ??
-      application?.spec.image ??
-      (await this.annotatedImage(entityRef));
-    if (!image) {
-      throw new InputError(
-        `No image to deploy for '${entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
-      );
-    }
     if (!application) {
+      const image = request.image ?? (await this.annotatedImage(entityRef));
+      if (!image) {
+        throw new InputError(
+          `No image to deploy for '${entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
+        );
+      }
       try {
         application = await stores.applications.insertApplication({
           entityRef,
@@ -229,36 +315,102 @@ export class DeploymentService {
         ))!;
       }
     }
-    if (
-      (request.image && request.image !== application.spec.image) ||
-      (request.replicas !== undefined &&
-        request.replicas !== application.spec.replicas)
-    ) {
-      application = (await stores.applications.updateApplication(
-        application.id,
-        {
-          spec: {
-            ...application.spec,
-            ...(request.image ? { image: request.image } : {}),
-            ...(request.replicas !== undefined
-              ? { replicas: request.replicas }
-              : {}),
-          },
-        },
-      ))!;
-    }
 
+    const existing = await stores.deployments.getDeploymentFor(
+      application.id,
+      cluster.name,
+    );
+    const currentRevision = existing
+      ? await stores.revisions.getRevision(existing.id, existing.revision)
+      : undefined;
+    const spec = await this.revisionFor(application, request, currentRevision);
+    return this.applyRevision(
+      application,
+      cluster,
+      existing,
+      { ...spec, cause: request.cause ?? 'deploy', createdBy: actor },
+      actor,
+    );
+  }
+
+  /**
+   * Rolls a deployment back: a new revision (cause `rollback`) copying `toRevision`, by default
+   * the newest earlier revision that reached DEPLOYED. 409 when there is none, or when the
+   * cluster is OFFLINE.
+   */
+  async rollback(
+    deploymentId: string,
+    toRevision: number | undefined,
+    actor: string,
+  ): Promise<Deployment> {
+    const { stores } = this.options;
+    const deployment = await stores.deployments.getDeployment(deploymentId);
+    if (!deployment)
+      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    const revisions = await stores.revisions.listRevisions(deploymentId);
+    const target =
+      toRevision === undefined
+        ? revisions.find(
+            r => r.revision < deployment.revision && r.outcome === 'DEPLOYED',
+          )
+        : revisions.find(r => r.revision === toRevision);
+    if (!target) {
+      throw toRevision === undefined
+        ? new ConflictError(
+            `Deployment '${deploymentId}' has no earlier revision that reached DEPLOYED`,
+          )
+        : new NotFoundError(
+            `Deployment '${deploymentId}' has no revision ${toRevision}`,
+          );
+    }
+    const [cluster, application] = await Promise.all([
+      stores.clusters.getCluster(deployment.cluster),
+      stores.applications.getApplication(deployment.applicationId),
+    ]);
+    if (!cluster || !application)
+      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    assertClusterAcceptsDeployments(cluster);
+    return this.applyRevision(
+      application,
+      cluster,
+      deployment,
+      { ...copyOf(target), cause: 'rollback', createdBy: actor },
+      actor,
+      `Rollback to revision ${target.revision} requested`,
+    );
+  }
+
+  /**
+   * Records `revision` as the deployment's new current one (PENDING), applies it through the
+   * cluster's own client, and follows the rollout: PROGRESSING, then DEPLOYED or FAILED.
+   */
+  private async applyRevision(
+    application: Application,
+    cluster: ClusterRecord,
+    existing: Deployment | undefined,
+    spec: NewRevision,
+    actor: string,
+    message = 'Deploy requested',
+    eventReason?: string,
+  ): Promise<Deployment> {
+    const { stores, applier, logger } = this.options;
+    const entityRef = application.entityRef;
     let deployment = await this.recordPending(
       application.id,
       cluster.name,
-      image,
-      actor,
+      spec,
+      existing,
+      message,
+      eventReason,
     );
     const revision = deployment.revision;
-    const manifests = this.manifestsFor(application);
-    const result = await applier.apply(cluster, deploy.namespace, manifests, {
-      ignoreReplicas: ignoresReplicas(application),
-    });
+    const desired = this.desiredFor(application, spec);
+    const result = await applier.apply(
+      cluster,
+      desired.namespace,
+      desired.manifests,
+      { ignoreReplicas: ignoresReplicas(application) },
+    );
     const now = new Date();
     // Only while no newer deploy of the same (application, cluster) came in meanwhile.
     const condition = { status: 'PENDING' as const, revision };
@@ -295,7 +447,7 @@ export class DeploymentService {
         {
           status: 'PROGRESSING',
           statusReason: null,
-          message: `Applied to ${cluster.name}/${deploy.namespace}; waiting for the rollout`,
+          message: `Applied to ${cluster.name}/${desired.namespace}; waiting for the rollout`,
           syncStatus: 'SYNCED',
           lastAppliedAt: now,
           lastSyncedAt: now,
@@ -310,17 +462,16 @@ export class DeploymentService {
     return deployment;
   }
 
+  /** The deployment, PENDING on its new revision: inserted with revision 1, or moved on. */
   private async recordPending(
     applicationId: string,
     cluster: string,
-    image: string,
-    actor: string,
-  ) {
+    revision: NewRevision,
+    existing: Deployment | undefined,
+    message: string,
+    eventReason?: string,
+  ): Promise<Deployment> {
     const { stores } = this.options;
-    const existing = await stores.deployments.getDeploymentFor(
-      applicationId,
-      cluster,
-    );
     if (!existing) {
       try {
         return await stores.deployments.insertDeployment(
@@ -328,11 +479,10 @@ export class DeploymentService {
             applicationId,
             cluster,
             status: 'PENDING',
-            message: 'Deploy requested',
-            image,
-            revision: 1,
+            message,
+            firstRevision: revision,
           },
-          actor,
+          revision.createdBy,
         );
       } catch (error) {
         if (!isErrorWithName(error, 'ConflictError')) throw error;
@@ -341,17 +491,14 @@ export class DeploymentService {
     const current =
       existing ??
       (await stores.deployments.getDeploymentFor(applicationId, cluster))!;
-    return (await stores.deployments.updateDeploymentStatus(
+    const started = await stores.deployments.startRevision(
       current.id,
-      {
-        status: 'PENDING',
-        statusReason: null,
-        message: 'Deploy requested',
-        image,
-        bumpRevision: true,
-      },
-      actor,
-    ))!;
+      revision,
+      message,
+      eventReason,
+    );
+    if (!started) throw new NotFoundError(`Deployment '${current.id}' is gone`);
+    return started;
   }
 
   /** Follows a rollout until DEPLOYED or FAILED; only while it is still this revision. */
@@ -398,9 +545,13 @@ export class DeploymentService {
     const cluster = await stores.clusters.getCluster(deployment.cluster);
     if (!cluster) return;
 
+    const current = await stores.revisions.getRevision(
+      deployment.id,
+      deployment.revision,
+    );
     const state = await applier.rolloutState(
       cluster,
-      deploy.namespace,
+      current?.namespace ?? deploy.namespace,
       application.name,
     );
     const appliedAt = deployment.lastAppliedAt
@@ -422,7 +573,11 @@ export class DeploymentService {
             }
           : {
               status: 'DEPLOYED',
-              statusReason: null,
+              // An automatic rollback that completed says so until the next change.
+              statusReason:
+                current?.cause === 'auto-rollback'
+                  ? DeploymentReasons.ROLLED_BACK
+                  : null,
               message: 'Rollout complete: all replicas updated and available',
             },
         'fleet-rollout',
@@ -432,7 +587,7 @@ export class DeploymentService {
     }
     if (state.kind === 'deadline-exceeded' || overdue) {
       const detail = rolloutDetail(state);
-      await stores.deployments.updateDeploymentStatus(
+      const failed = await stores.deployments.updateDeploymentStatus(
         deploymentId,
         {
           status: 'FAILED',
@@ -444,9 +599,61 @@ export class DeploymentService {
         'fleet-rollout',
         condition,
       );
+      if (failed && current) {
+        await this.rollBackAutomatically(
+          failed,
+          current,
+          application,
+          appliedAt,
+        );
+      }
       return;
     }
     this.track(deploymentId, revision);
+  }
+
+  /**
+   * Automatic rollback: a revision that failed within the rollback window of its apply, and
+   * whose predecessor reached DEPLOYED, is followed by a copy of that predecessor (cause
+   * `auto-rollback`), with an `AUTO_ROLLED_BACK` event naming the failed revision and why. Off
+   * with `spec.autoRollback: false`; a rollback, automatic or asked for, is never rolled back in
+   * turn, so it cannot loop.
+   */
+  private async rollBackAutomatically(
+    failed: Deployment,
+    revision: Revision,
+    application: Application,
+    appliedAt: number,
+  ): Promise<void> {
+    const { stores } = this.options;
+    const windowMs = this.options.deploy.rollbackWindowMs ?? 10 * 60_000;
+    if (
+      application.spec.autoRollback === false ||
+      revision.cause === 'rollback' ||
+      revision.cause === 'auto-rollback' ||
+      Date.now() - appliedAt > windowMs
+    ) {
+      return;
+    }
+    const predecessor = (await stores.revisions.listRevisions(failed.id)).find(
+      r => r.revision < revision.revision,
+    );
+    if (predecessor?.outcome !== 'DEPLOYED') return;
+    const cluster = await stores.clusters.getCluster(failed.cluster);
+    if (!cluster || cluster.status === 'OFFLINE') return;
+    await this.applyRevision(
+      application,
+      cluster,
+      failed,
+      {
+        ...copyOf(predecessor),
+        cause: 'auto-rollback',
+        createdBy: 'fleet-rollout',
+      },
+      'fleet-rollout',
+      `Revision ${revision.revision} failed (${failed.statusReason}: ${failed.message}); back to revision ${predecessor.revision}`,
+      'AUTO_ROLLED_BACK',
+    );
   }
 
   /**

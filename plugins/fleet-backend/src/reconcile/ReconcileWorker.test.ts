@@ -164,6 +164,87 @@ describe.each(databases.eachSupportedId())(
           ) as any
       )?.spec.template.spec.containers[0].image;
 
+    it.each([false, true])(
+      "keeps each cluster on its own revision: a new image on one cluster leaves the other's Deployment, revision, image and SYNCED alone (selfHeal %s)",
+      async selfHeal => {
+        const h = await setup();
+        const name = `per-cluster-${selfHeal ? 'heal' : 'plain'}`;
+        const entityRef = `component:default/${name}-${tag}`;
+        const east = await h.deployments.deploy(
+          { entityRef, cluster: 'east', image: 'h1-probe:1.0.0' },
+          'test',
+        );
+        const west = await h.deployments.deploy(
+          { entityRef, cluster: 'west', image: 'h1-probe:1.0.0' },
+          'test',
+        );
+        await settle(h.stores, east.id);
+        await settle(h.stores, west.id);
+        const app = (await h.stores.applications.getApplicationByEntityRef(
+          entityRef,
+        ))!;
+        await h.deployments.updateApplication(app.id, { spec: { selfHeal } });
+        const westBefore = sim
+          .objects('west')
+          .find(
+            o =>
+              o.kind === 'Deployment' &&
+              o.metadata.name === app.name &&
+              o.metadata.namespace === namespace,
+          )!;
+
+        const upgraded = await h.deployments.deploy(
+          { entityRef, cluster: 'east', image: 'h1-probe:2.0.0' },
+          'test',
+        );
+        expect(await settle(h.stores, upgraded.id)).toMatchObject({
+          status: 'DEPLOYED',
+          image: 'h1-probe:2.0.0',
+          revision: 2,
+        });
+        for (let run = 0; run < 3; run++) {
+          const summary = await h.reconciler.runOnce();
+          expect(summary.healed).toBe(0);
+          expect(
+            await h.stores.deployments.getDeployment(west.id),
+          ).toMatchObject({
+            status: 'DEPLOYED',
+            syncStatus: 'SYNCED',
+            image: 'h1-probe:1.0.0',
+            revision: 1,
+          });
+        }
+        expect(liveImage('west', app.name)).toBe('h1-probe:1.0.0');
+        expect(liveImage('east', app.name)).toBe('h1-probe:2.0.0');
+        const westAfter = sim
+          .objects('west')
+          .find(
+            o =>
+              o.kind === 'Deployment' &&
+              o.metadata.name === app.name &&
+              o.metadata.namespace === namespace,
+          )!;
+        expect(westAfter.metadata.resourceVersion).toBe(
+          westBefore.metadata.resourceVersion,
+        );
+        // The application's defaults did not move with the one-cluster deploy.
+        expect(
+          (await h.stores.applications.getApplication(app.id))!.spec.image,
+        ).toBe('h1-probe:1.0.0');
+        expect(
+          (await h.stores.revisions.listRevisions(east.id)).map(r => [
+            r.revision,
+            r.image,
+            r.cause,
+            r.outcome,
+          ]),
+        ).toEqual([
+          [2, 'h1-probe:2.0.0', 'deploy', 'DEPLOYED'],
+          [1, 'h1-probe:1.0.0', 'deploy', 'DEPLOYED'],
+        ]);
+      },
+    );
+
     it('reports a manual image change OUT_OF_SYNC with its path, and leaves it when selfHeal is off', async () => {
       const h = await setup();
       const { deployment, name } = await deployed(h, 'drifty', 'east', {

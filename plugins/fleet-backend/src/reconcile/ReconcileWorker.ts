@@ -7,6 +7,7 @@ import {
   type Application,
   type Cluster,
   type Deployment,
+  type Revision,
   type SyncDifference,
 } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
@@ -15,6 +16,7 @@ import type {
   ApplicationStore,
   ClusterStore,
   DeploymentStore,
+  RevisionStore,
 } from '../database/types';
 import {
   ignoresReplicas,
@@ -64,6 +66,7 @@ export type ReconcileStores = {
     | 'recordSync'
     | 'updateDeploymentStatus'
   >;
+  revisions: Pick<RevisionStore, 'listCurrentRevisions'>;
 };
 
 export interface ReconcileWorkerOptions {
@@ -71,7 +74,7 @@ export interface ReconcileWorkerOptions {
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'manifestsFor' | 'adoptUnfinished'
+    'deploy' | 'desiredFor' | 'adoptUnfinished'
   >;
   logger: LoggerService;
   scheduler?: SchedulerService;
@@ -142,7 +145,13 @@ export class ReconcileWorker {
     ]);
     await this.place(applications, clusters, summary);
 
-    const deployments = await stores.deployments.listDeployments();
+    const [deployments, revisions] = await Promise.all([
+      stores.deployments.listDeployments(),
+      stores.revisions.listCurrentRevisions(),
+    ]);
+    // Each deployment is compared with its own current revision, never with the application's
+    // newer defaults: a deploy to one cluster changes nothing on another.
+    const revisionOf = new Map(revisions.map(r => [r.deploymentId, r]));
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
     const limit = pLimit(this.options.reconcile.concurrency);
@@ -154,6 +163,7 @@ export class ReconcileWorker {
           try {
             await this.check(
               deployment,
+              revisionOf.get(deployment.id),
               apps.get(deployment.applicationId),
               clustersByName.get(deployment.cluster),
               summary,
@@ -264,12 +274,13 @@ export class ReconcileWorker {
 
   private async check(
     deployment: Deployment,
+    revision: Revision | undefined,
     application: Application | undefined,
     cluster: Cluster | undefined,
     summary: ReconcileSummary,
     autoscalers: AutoscalerCache,
   ): Promise<void> {
-    const { stores, applier, deployments, deploy } = this.options;
+    const { stores, applier, deployments } = this.options;
     if (
       !application ||
       deployment.status === 'PENDING' ||
@@ -292,8 +303,11 @@ export class ReconcileWorker {
       );
       return;
     }
-    const manifests = deployments.manifestsFor(application);
-    const live = await applier.readLive(cluster, deploy.namespace, manifests, {
+    const { manifests, namespace } = deployments.desiredFor(
+      application,
+      revision,
+    );
+    const live = await applier.readLive(cluster, namespace, manifests, {
       autoscalers,
     });
     if (live.kind === 'unreachable') {
@@ -341,7 +355,7 @@ export class ReconcileWorker {
       deployment.status !== 'FAILED' &&
       (await this.unchangedSince(deployment, application))
     ) {
-      const result = await applier.apply(cluster, deploy.namespace, manifests, {
+      const result = await applier.apply(cluster, namespace, manifests, {
         autoscalers,
         ignoreReplicas: live.autoscaled || ignoresReplicas(application),
       });

@@ -3,13 +3,14 @@ import type {
   Cluster,
   Deployment,
   FleetEvent,
+  Revision,
 } from '@cnp/plugin-fleet-common';
 import type { ClusterRecord } from '../database/types';
 
 /**
- * The fields of clusters, applications and deployments that may have no value. The API always sends them, as null when unset
- * (`origin: null` for an application nobody said the origin of), so a client can tell "not set"
- * from "not sent".
+ * The fields of clusters, applications, deployments, revisions and events that may have no
+ * value. The API always sends them, as null when unset (`origin: null` for an application
+ * nobody said the origin of), so a client can tell "not set" from "not sent".
  */
 const NULLABLE = {
   cluster: [
@@ -30,6 +31,15 @@ const NULLABLE = {
     'image',
     'lastAppliedAt',
     'lastSyncedAt',
+  ],
+  revision: [
+    'replicas',
+    'env',
+    'resources',
+    'namespace',
+    'outcome',
+    'outcomeReason',
+    'outcomeAt',
   ],
   event: ['from', 'reason', 'message'],
 } as const;
@@ -54,6 +64,10 @@ export function toApiApplication(application: Application): Application {
 
 export function toApiDeployment(deployment: Deployment): Deployment {
   return withNulls(deployment, NULLABLE.deployment);
+}
+
+export function toApiRevision(revision: Revision): Revision {
+  return withNulls(revision, NULLABLE.revision);
 }
 
 export function toApiEvent(event: FleetEvent): FleetEvent {

@@ -24,6 +24,7 @@ import type {
   DeploymentStore,
   EventStore,
   FleetStateStore,
+  RevisionStore,
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import { asError } from '../util/errors';
@@ -32,6 +33,7 @@ import {
   toApiCluster,
   toApiDeployment,
   toApiEvent,
+  toApiRevision,
 } from './apiShapes';
 import { actorOf, requirePermission } from './requirePermission';
 import { sendJson } from './sendJson';
@@ -49,6 +51,7 @@ import {
   parseOrThrow,
   parsePathNameOr404,
   patchClusterSchema,
+  rollbackSchema,
 } from './validation';
 
 /** What the API reads, and the cluster writes it makes itself. */
@@ -68,6 +71,7 @@ export type RouterStores = {
     | 'countDeploymentsOnCluster'
     | 'countDeploymentsByStatus'
   >;
+  revisions: Pick<RevisionStore, 'listRevisions'>;
   events: Pick<EventStore, 'listEvents' | 'listRecentEvents'>;
   state: Pick<FleetStateStore, 'getMassOutage' | 'getLastCycle'>;
 };
@@ -83,7 +87,7 @@ export interface RouterOptions {
   runHealthCycle: () => Promise<HealthCycleSummary>;
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'registerApplication' | 'updateApplication'
+    'deploy' | 'registerApplication' | 'updateApplication' | 'rollback'
   >;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
@@ -440,6 +444,43 @@ export async function createRouter(
           entityRef,
         );
         return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
+      },
+    );
+    res.status(201).json(toApiDeployment(deployment));
+  });
+
+  router.get('/deployments/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const deployment = await stores.deployments.getDeployment(id);
+    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    sendJson(req, res, toApiDeployment(deployment));
+  });
+
+  router.get('/deployments/:id/revisions', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const deployment = await stores.deployments.getDeployment(id);
+    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    sendJson(req, res, {
+      items: (await stores.revisions.listRevisions(id)).map(toApiRevision),
+    });
+  });
+
+  router.post('/deployments/:id/rollback', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
+    const existing = await stores.deployments.getDeployment(id);
+    if (!existing) throw new NotFoundError(`Deployment '${id}' not found`);
+    const deployment = await audited(
+      req,
+      'deployment-rollback',
+      { deploymentId: id, toRevision: body.toRevision ?? null },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentCreatePermission,
+          existing.entityRef,
+        );
+        return deployments.rollback(id, body.toRevision, actorOf(credentials));
       },
     );
     res.status(201).json(toApiDeployment(deployment));

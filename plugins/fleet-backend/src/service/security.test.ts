@@ -121,6 +121,8 @@ function allRoutes(seed: Seed): RouteCase[] {
       method: 'get',
       path: '/deployments?entityRef=component:default/payments&cluster=east',
     },
+    { method: 'get', path: `/deployments/${seed.deploymentId}` },
+    { method: 'get', path: `/deployments/${seed.deploymentId}/revisions` },
     { method: 'get', path: `/deployments/${seed.deploymentId}/events` },
     ...writeRoutes(seed),
   ];
@@ -178,6 +180,13 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
     },
+    {
+      method: 'post',
+      path: `/deployments/${seed.deploymentId}/rollback`,
+      body: { toRevision: 1 },
+      permission: 'fleet.deployment.create',
+      resourceRef: 'component:default/payments',
+    },
   ];
 }
 
@@ -229,8 +238,11 @@ describe.each(databases.eachSupportedId())(
           applicationId: application.id,
           cluster: 'east',
           status: 'DEPLOYED',
-          image: 'nginx:1.27',
-          revision: 1,
+          firstRevision: {
+            image: 'nginx:1.27',
+            cause: 'deploy',
+            createdBy: 'test',
+          },
         },
         'test',
       );
@@ -255,7 +267,7 @@ describe.each(databases.eachSupportedId())(
     it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
       const { server, knex, seed } = await start();
       const routes = allRoutes(seed);
-      expect(routes).toHaveLength(19);
+      expect(routes).toHaveLength(22);
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
 
@@ -304,7 +316,7 @@ describe.each(databases.eachSupportedId())(
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
       const routes = writeRoutes(seed);
-      expect(routes).toHaveLength(7);
+      expect(routes).toHaveLength(8);
       for (const route of routes) {
         const res = await call(server, route);
         expect({
@@ -399,6 +411,7 @@ describe.each(databases.eachSupportedId())(
         'application-register',
         'application-update',
         'deployment-create',
+        'deployment-rollback',
       ]);
       for (const [event] of auditor.createEvent.mock.calls) {
         expect(event.request?.headers.authorization).toBe(

@@ -188,6 +188,7 @@ export const applicationSpecSchema = z
       .optional(),
     ignoreDifferences: z.array(z.string().max(256)).max(50).optional(),
     selfHeal: z.boolean().optional(),
+    autoRollback: z.boolean().optional(),
   })
   .strict();
 
@@ -254,6 +255,12 @@ export const createDeploymentSchema = z
   .strict();
 
 export const idSchema = z.string().uuid('must be an id returned by the API');
+
+export const rollbackSchema = z
+  .object({
+    toRevision: z.number().int().min(1).max(1_000_000).optional(),
+  })
+  .strict();
 
 export const eventListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),

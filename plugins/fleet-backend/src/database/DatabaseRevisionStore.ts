@@ -1,0 +1,71 @@
+import type { Revision } from '@cnp/plugin-fleet-common';
+import type { Knex } from 'knex';
+import { toRevision, type RevisionRow } from './tables';
+import type { NewRevision, RevisionStore } from './types';
+
+/** The row of a new revision of a deployment (its id comes from the database). */
+export function revisionRow(
+  deployment: { id: string; applicationId: string; cluster: string },
+  revision: number,
+  spec: NewRevision,
+  now: Date,
+): Omit<RevisionRow, 'id'> {
+  return {
+    deployment_id: deployment.id,
+    application_id: deployment.applicationId,
+    cluster: deployment.cluster,
+    revision,
+    image: spec.image,
+    replicas: spec.replicas ?? null,
+    env: spec.env ? JSON.stringify(spec.env) : null,
+    resources: spec.resources ? JSON.stringify(spec.resources) : null,
+    namespace: spec.namespace ?? null,
+    cause: spec.cause,
+    created_by: spec.createdBy.slice(0, 255),
+    created_at: now,
+    outcome: null,
+    outcome_reason: null,
+    outcome_at: null,
+  };
+}
+
+/** The knex implementation of {@link RevisionStore}, on SQLite and PostgreSQL. */
+export class DatabaseRevisionStore implements RevisionStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): DatabaseRevisionStore {
+    return new DatabaseRevisionStore(db);
+  }
+
+  async listRevisions(deploymentId: string): Promise<Revision[]> {
+    const rows = await this.db<RevisionRow>('fleet_revisions')
+      .where({ deployment_id: deploymentId })
+      .orderBy('revision', 'desc');
+    return rows.map(toRevision);
+  }
+
+  async getRevision(
+    deploymentId: string,
+    revision: number,
+  ): Promise<Revision | undefined> {
+    const row = await this.db<RevisionRow>('fleet_revisions')
+      .where({ deployment_id: deploymentId, revision })
+      .first();
+    return row ? toRevision(row) : undefined;
+  }
+
+  async listCurrentRevisions(
+    filter: { applicationId?: string } = {},
+  ): Promise<Revision[]> {
+    const query = this.db<RevisionRow>('fleet_revisions as r')
+      .join('fleet_deployments as d', join =>
+        join
+          .on('d.id', '=', 'r.deployment_id')
+          .andOn('d.revision', '=', 'r.revision'),
+      )
+      .select('r.*');
+    if (filter.applicationId)
+      query.where('d.application_id', filter.applicationId);
+    return (await query).map(toRevision);
+  }
+}

@@ -1,0 +1,101 @@
+import type { Deployment } from '@cnp/plugin-fleet-common';
+import type { Knex } from 'knex';
+import { forUpdate } from './dialect';
+import {
+  toDeployment,
+  type DeploymentRow,
+  type DeploymentViewRow,
+} from './tables';
+import type {
+  DeploymentStatusUpdate,
+  DeploymentUpdateCondition,
+} from './types';
+
+/*
+ * The reads and writes of one deployment row that the deployment store's methods share: the
+ * joined read, the row lock, the status patch and its condition, the revision's outcome.
+ */
+
+/** Deployments with their application's entity ref and their cluster's status. */
+export function deploymentsQuery(db: Knex | Knex.Transaction) {
+  return db<DeploymentViewRow>('fleet_deployments as d')
+    .join('fleet_applications as a', 'a.id', 'd.application_id')
+    .leftJoin('fleet_clusters as c', 'c.name', 'd.cluster')
+    .select('d.*', 'a.entity_ref as entity_ref', 'c.status as cluster_status');
+}
+
+export async function readDeployment(
+  db: Knex | Knex.Transaction,
+  id: string,
+): Promise<Deployment | undefined> {
+  const row: DeploymentViewRow | undefined = await deploymentsQuery(db)
+    .where('d.id', id)
+    .first();
+  return row ? toDeployment(row) : undefined;
+}
+
+/** Reads a deployment's row and locks it until `tx` ends: the check and the write stay one. */
+export function lockDeployment(
+  tx: Knex.Transaction,
+  id: string,
+): Promise<DeploymentRow | undefined> {
+  return forUpdate(
+    tx<DeploymentRow>('fleet_deployments').where({ id }),
+    tx,
+  ).first();
+}
+
+/** The outcome of the deployment's current revision, when its rollout ends; set once. */
+export async function recordOutcome(
+  tx: Knex.Transaction,
+  current: DeploymentRow,
+  outcome: 'DEPLOYED' | 'FAILED',
+  reason: string | null,
+  now: Date,
+): Promise<void> {
+  await tx('fleet_revisions')
+    .where({ deployment_id: current.id, revision: current.revision })
+    .whereNull('outcome')
+    .update({
+      outcome,
+      outcome_reason: outcome === 'FAILED' ? reason : null,
+      outcome_at: now,
+    });
+}
+
+/** The row a status update writes, from the row it changes. */
+export function statusPatch(
+  update: DeploymentStatusUpdate,
+  now: Date,
+): Partial<DeploymentRow> {
+  const patch: Partial<DeploymentRow> = {
+    status: update.status,
+    updated_at: now,
+  };
+  if (update.statusReason !== undefined)
+    patch.status_reason = update.statusReason;
+  if (update.message !== undefined) patch.message = update.message;
+  if (update.syncStatus !== undefined) {
+    patch.sync_status = update.syncStatus;
+    if (update.syncStatus !== 'OUT_OF_SYNC') patch.sync_differences = null;
+  }
+  if (update.image !== undefined) patch.image = update.image;
+  if (update.revision !== undefined) patch.revision = update.revision;
+  if (update.lastAppliedAt !== undefined)
+    patch.last_applied_at = update.lastAppliedAt;
+  if (update.lastSyncedAt !== undefined)
+    patch.last_synced_at = update.lastSyncedAt;
+  return patch;
+}
+
+export function matches(
+  current: DeploymentRow,
+  condition: DeploymentUpdateCondition | undefined,
+): boolean {
+  if (condition?.status !== undefined && current.status !== condition.status)
+    return false;
+  return (
+    condition?.revision === undefined ||
+    Number(current.revision) === condition.revision
+  );
+}

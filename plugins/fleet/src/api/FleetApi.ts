@@ -7,6 +7,7 @@ import type {
   FleetEvent,
   FleetSummary,
   HealthCycleSummary,
+  Revision,
 } from '@cnp/plugin-fleet-common';
 
 /** What the Deploy dialog sends. @public */
@@ -36,6 +37,21 @@ export interface FleetApi {
   }): Promise<Deployment[]>;
   createDeployment(request: CreateDeploymentRequest): Promise<Deployment>;
   listDeploymentEvents(id: string): Promise<FleetEvent[]>;
+  /** The deployment's revisions, newest first. */
+  listRevisions(deploymentId: string): Promise<Revision[]>;
+  /**
+   * Makes a new revision that copies `toRevision`; without it, the newest earlier revision whose
+   * outcome is DEPLOYED. The API answers 409 when there is none.
+   */
+  rollback(deploymentId: string, toRevision?: number): Promise<Deployment>;
+  /**
+   * Removes the deployment from its cluster: the answer has status REMOVING, and the deployment
+   * leaves every list once Fleet removed its objects.
+   */
+  undeploy(
+    deploymentId: string,
+    options?: { force?: boolean },
+  ): Promise<Deployment>;
 }
 
 /** @public */

@@ -1,7 +1,13 @@
 import { MockFetchApi, registerMswTestHooks } from '@backstage/test-utils';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { cluster, deployment, event, summary } from '../testUtils/fixtures';
+import {
+  cluster,
+  deployment,
+  event,
+  revision,
+  summary,
+} from '../testUtils/fixtures';
 import { apiErrorMessage, FleetClient } from './FleetClient';
 
 const base = 'http://fleet.test/api/fleet';
@@ -145,6 +151,139 @@ describe('FleetClient', () => {
       image: 'nginx:1.27',
       replicas: 2,
     });
+  });
+
+  describe('revisions, rollback and undeploy', () => {
+    // A space, a slash, a hash and a question mark: each would change the URL if sent as is.
+    const id = 'dep a/1#2?x';
+    const encoded = '/api/fleet/deployments/dep%20a%2F1%232%3Fx';
+    type Seen = {
+      method: string;
+      path: string;
+      search: string;
+      body?: unknown;
+    };
+    let seen: Seen[];
+
+    beforeEach(() => {
+      seen = [];
+      const record = async (request: Request) => {
+        const url = new URL(request.url);
+        const text = await request.text();
+        seen.push({
+          method: request.method,
+          path: url.pathname,
+          search: url.search,
+          ...(text ? { body: JSON.parse(text) } : {}),
+        });
+      };
+      server.use(
+        http.get(`${base}/deployments/:id/revisions`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json({
+            items: [
+              revision('sim-1', 2, '1.4.2'),
+              revision('sim-1', 1, '1.4.1'),
+            ],
+          });
+        }),
+        http.get(`${base}/deployments/:id/events`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json({ items: [event] });
+        }),
+        http.post(`${base}/deployments/:id/rollback`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(deployment('sim-1', 'PROGRESSING'), {
+            status: 201,
+          });
+        }),
+        http.delete(`${base}/deployments/:id`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(deployment('sim-1', 'REMOVING'), {
+            status: 202,
+          });
+        }),
+      );
+    });
+
+    it('lists the revisions and events of a deployment, encoding its id', async () => {
+      expect((await client.listRevisions(id)).map(r => r.revision)).toEqual([
+        2, 1,
+      ]);
+      expect(await client.listDeploymentEvents(id)).toEqual([event]);
+      expect(seen).toEqual([
+        { method: 'GET', path: `${encoded}/revisions`, search: '' },
+        { method: 'GET', path: `${encoded}/events`, search: '' },
+      ]);
+    });
+
+    it('rolls back to the revision asked for, or lets the API pick', async () => {
+      expect((await client.rollback(id, 3)).status).toBe('PROGRESSING');
+      await client.rollback(id);
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          path: `${encoded}/rollback`,
+          search: '',
+          body: { toRevision: 3 },
+        },
+        { method: 'POST', path: `${encoded}/rollback`, search: '', body: {} },
+      ]);
+    });
+
+    it('undeploys with DELETE, forcing only when asked', async () => {
+      expect((await client.undeploy(id)).status).toBe('REMOVING');
+      await client.undeploy(id, { force: false });
+      await client.undeploy(id, { force: true });
+      expect(seen).toEqual([
+        { method: 'DELETE', path: encoded, search: '' },
+        { method: 'DELETE', path: encoded, search: '' },
+        { method: 'DELETE', path: encoded, search: '?force=true' },
+      ]);
+    });
+
+    it.each([
+      [
+        'rollback',
+        () => client.rollback('dep-sim-1'),
+        http.post(`${base}/deployments/:id/rollback`, () =>
+          errorBody(
+            'ConflictError',
+            "Deployment 'dep-sim-1' has no earlier DEPLOYED revision to roll back to",
+            409,
+          ),
+        ),
+        409,
+        "Deployment 'dep-sim-1' has no earlier DEPLOYED revision to roll back to",
+      ],
+      [
+        'undeploy',
+        () => client.undeploy('dep-gone'),
+        http.delete(`${base}/deployments/:id`, () =>
+          errorBody('NotFoundError', "Deployment 'dep-gone' not found", 404),
+        ),
+        404,
+        "Deployment 'dep-gone' not found",
+      ],
+      [
+        'listRevisions',
+        () => client.listRevisions('dep-sim-1'),
+        http.get(`${base}/deployments/:id/revisions`, () =>
+          errorBody('NotAllowedError', 'Not allowed: fleet.read', 403),
+        ),
+        403,
+        'Not allowed: fleet.read',
+      ],
+    ] as const)(
+      '%s throws the API error in its own words',
+      async (_name, call, handler, status, message) => {
+        server.use(handler);
+        const error = await call().catch(e => e);
+        expect(error.name).toBe('ResponseError');
+        expect(error.statusCode).toBe(status);
+        expect(apiErrorMessage(error)).toBe(message);
+      },
+    );
   });
 
   it.each([

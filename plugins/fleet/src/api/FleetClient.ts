@@ -9,6 +9,7 @@ import type {
   FleetSummary,
   HealthCycleSummary,
   ListResponse,
+  Revision,
 } from '@cnp/plugin-fleet-common';
 import type { CreateDeploymentRequest, FleetApi } from './FleetApi';
 
@@ -105,6 +106,29 @@ export class FleetClient implements FleetApi {
 
   listDeploymentEvents(id: string): Promise<FleetEvent[]> {
     return this.list(`/deployments/${encodeURIComponent(id)}/events`);
+  }
+
+  listRevisions(deploymentId: string): Promise<Revision[]> {
+    return this.list(
+      `/deployments/${encodeURIComponent(deploymentId)}/revisions`,
+    );
+  }
+
+  rollback(deploymentId: string, toRevision?: number): Promise<Deployment> {
+    return this.request(
+      `/deployments/${encodeURIComponent(deploymentId)}/rollback`,
+      { method: 'POST', body: { toRevision } },
+    );
+  }
+
+  undeploy(
+    deploymentId: string,
+    options?: { force?: boolean },
+  ): Promise<Deployment> {
+    return this.request(`/deployments/${encodeURIComponent(deploymentId)}`, {
+      method: 'DELETE',
+      query: { force: options?.force ? 'true' : undefined },
+    });
   }
 }
 

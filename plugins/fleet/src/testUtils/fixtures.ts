@@ -4,6 +4,7 @@ import type {
   Deployment,
   FleetEvent,
   FleetSummary,
+  Revision,
 } from '@cnp/plugin-fleet-common';
 import type { FleetApi } from '../api';
 
@@ -61,8 +62,31 @@ export function deployment(
     syncStatus: 'SYNCED',
     image: 'ghcr.io/acme/payments:1.4.2',
     revision: 1,
+    placed: true,
     createdAt: now,
     updatedAt: now,
+    ...extra,
+  };
+}
+
+/** Revision `n` of the deployment on `clusterName`, running `payments:<tag>`. */
+export function revision(
+  clusterName: string,
+  n: number,
+  tag: string,
+  extra: Partial<Revision> = {},
+): Revision {
+  return {
+    deploymentId: `dep-${clusterName}`,
+    applicationId: 'app-1',
+    cluster: clusterName,
+    revision: n,
+    image: `ghcr.io/acme/payments:${tag}`,
+    cause: 'deploy',
+    createdBy: 'user:default/alice',
+    createdAt: now,
+    outcome: 'DEPLOYED',
+    outcomeAt: now,
     ...extra,
   };
 }
@@ -110,6 +134,7 @@ export const summary: FleetSummary = {
       DEPLOYED: 1,
       DEGRADED: 0,
       FAILED: 0,
+      REMOVING: 0,
     },
     bySyncStatus: { SYNCED: 1, OUT_OF_SYNC: 0, UNKNOWN: 0 },
   },
@@ -141,6 +166,9 @@ export function mockFleetApi(
     listDeployments: jest.fn().mockResolvedValue([]),
     createDeployment: jest.fn(),
     listDeploymentEvents: jest.fn().mockResolvedValue([]),
+    listRevisions: jest.fn().mockResolvedValue([]),
+    rollback: jest.fn(),
+    undeploy: jest.fn(),
     ...overrides,
   } as jest.Mocked<FleetApi>;
 }

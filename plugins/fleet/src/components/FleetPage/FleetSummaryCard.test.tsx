@@ -30,4 +30,22 @@ describe('FleetSummaryCard', () => {
     );
     expect(screen.queryByText(/Mass outage suspected/)).not.toBeInTheDocument();
   });
+
+  it('counts deployments being removed only while there are some', async () => {
+    await renderInTestApp(
+      <FleetSummaryCard
+        summary={{
+          ...summary,
+          deployments: {
+            ...summary.deployments,
+            total: 2,
+            byStatus: { ...summary.deployments.byStatus, REMOVING: 1 },
+          },
+        }}
+      />,
+    );
+    expect(screen.getByLabelText('Deployment counts')).toHaveTextContent(
+      '2 in all · PENDING 0 · PROGRESSING 0 · DEPLOYED 1 · DEGRADED 0 · FAILED 0 · REMOVING 1',
+    );
+  });
 });

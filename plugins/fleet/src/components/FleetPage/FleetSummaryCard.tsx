@@ -48,6 +48,8 @@ export function FleetSummaryCard(props: { summary: FleetSummary }) {
           <Typography variant="body2" aria-label="Deployment counts">
             {deployments.total} in all ·{' '}
             {Object.entries(deployments.byStatus)
+              // REMOVING is a passing state: counted only while something is being removed.
+              .filter(([s, n]) => s !== 'REMOVING' || n > 0)
               .map(([s, n]) => `${s} ${n}`)
               .join(' · ')}
             <br />

@@ -7,6 +7,7 @@ import {
   DeploymentStatusChip,
   SyncStatusChip,
 } from './StatusChip';
+import { deploymentReasonText } from './deploymentReasonText';
 
 describe('status chips', () => {
   it.each(['ONLINE', 'OFFLINE', 'UNKNOWN'] as const)(
@@ -35,6 +36,20 @@ describe('status chips', () => {
     ).toBeInTheDocument();
   });
 
+  it('labels REMOVING in words', async () => {
+    await renderInTestApp(<DeploymentStatusChip status="REMOVING" />);
+    expect(
+      screen.getByLabelText('Deployment status: REMOVING'),
+    ).toHaveTextContent('REMOVING');
+  });
+
+  it('says in words what ROLLED_BACK means, and leaves other reasons as they are', () => {
+    expect(deploymentReasonText('ROLLED_BACK')).toBe(
+      'Rolled back: a newer revision failed, so the last DEPLOYED one runs again',
+    );
+    expect(deploymentReasonText('CLUSTER_OFFLINE')).toBe('CLUSTER_OFFLINE');
+  });
+
   it('takes its colours from the theme, with black or white text, whichever reads better on them', async () => {
     const { status, common } = lightTheme.palette;
     await renderInTestApp(
@@ -42,6 +57,7 @@ describe('status chips', () => {
         <ClusterStatusChip status="ONLINE" />
         <ClusterStatusChip status="OFFLINE" />
         <DeploymentStatusChip status="PROGRESSING" />
+        <DeploymentStatusChip status="REMOVING" />
       </>,
     );
     /** The colours the chip's own class sets (jsdom does not cascade them into computed styles). */
@@ -66,6 +82,9 @@ describe('status chips', () => {
     );
     expect(colours('Deployment status: PROGRESSING')).toEqual(
       [status.running, common.white].map(hexToRgb),
+    );
+    expect(colours('Deployment status: REMOVING')).toEqual(
+      [status.aborted, common.white].map(hexToRgb),
     );
   });
 });

@@ -8,6 +8,7 @@ import Chip from '@material-ui/core/Chip';
 import Tooltip from '@material-ui/core/Tooltip';
 import { getContrastRatio, makeStyles } from '@material-ui/core/styles';
 import CheckCircleIcon from '@material-ui/icons/CheckCircle';
+import DeleteSweepIcon from '@material-ui/icons/DeleteSweep';
 import ErrorIcon from '@material-ui/icons/Error';
 import HelpIcon from '@material-ui/icons/Help';
 import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
@@ -109,6 +110,7 @@ const deploymentTone: Record<
   DEPLOYED: { tone: 'ok', icon: <CheckCircleIcon /> },
   DEGRADED: { tone: 'warning', icon: <WarningIcon /> },
   FAILED: { tone: 'error', icon: <ErrorIcon /> },
+  REMOVING: { tone: 'neutral', icon: <DeleteSweepIcon /> },
 };
 
 /** @public */

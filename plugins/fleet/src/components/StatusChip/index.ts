@@ -3,3 +3,4 @@ export {
   DeploymentStatusChip,
   SyncStatusChip,
 } from './StatusChip';
+export { deploymentReasonText } from './deploymentReasonText';

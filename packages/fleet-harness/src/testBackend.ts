@@ -66,6 +66,7 @@ export async function snapshotFleetTables(knex: Knex): Promise<string> {
     fleet_applications: 'id',
     fleet_deployments: 'id',
     fleet_revisions: 'id',
+    fleet_application_removals: 'application_id',
     fleet_events: 'id',
     fleet_state: 'key',
     fleet_locks: 'name',

@@ -10,6 +10,7 @@ import { DatabaseFleetStores } from './database/DatabaseFleetStores';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
+import { ManifestRemover } from './deploy/ManifestRemover';
 import {
   EVENT_RETENTION_TASK_ID,
   EventRetention,
@@ -100,6 +101,7 @@ export const fleetPlugin = createBackendPlugin({
         const deployments = DeploymentService.create({
           stores,
           applier,
+          remover: ManifestRemover.create({ clients }),
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
           annotationsOf,

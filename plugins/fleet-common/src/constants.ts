@@ -25,6 +25,7 @@ export const DEPLOYMENT_STATUSES = [
   'DEPLOYED',
   'DEGRADED',
   'FAILED',
+  'REMOVING',
 ] as const;
 
 /** @public */

@@ -57,6 +57,11 @@ export interface ApplicationSpec {
 export interface ApplicationPlacement {
   clusters?: string[];
   clusterSelector?: Record<string, string>;
+  /**
+   * Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects;
+   * otherwise it is kept with `placed: false` and never healed again.
+   */
+  prune?: boolean;
 }
 
 /** @public */
@@ -67,6 +72,8 @@ export interface Application {
   origin?: ApplicationOrigin | null;
   spec: ApplicationSpec;
   placement: ApplicationPlacement;
+  /** True from `DELETE /applications/:id` until its last deployment is undeployed. */
+  removing: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -98,6 +105,11 @@ export interface Deployment {
   syncDifferences?: SyncDifference[];
   image?: string | null;
   revision: number;
+  /**
+   * False once the application's placement no longer selects the cluster (and `prune` is off):
+   * the deployment stays, is never healed again, and shows as "no longer placed".
+   */
+  placed: boolean;
   lastAppliedAt?: string | null;
   lastSyncedAt?: string | null;
   createdAt: string;

@@ -6,6 +6,13 @@ import { isUniqueViolation } from './dialect';
 import { toApplication, type ApplicationRow } from './tables';
 import type { ApplicationStore, NewApplication } from './types';
 
+/** Applications, each with whether it is being removed. */
+function applicationsQuery(db: Knex) {
+  return db<ApplicationRow>('fleet_applications as a')
+    .leftJoin('fleet_application_removals as r', 'r.application_id', 'a.id')
+    .select('a.*', db.raw('r.application_id is not null as removing'));
+}
+
 /** The knex implementation of {@link ApplicationStore}, on SQLite and PostgreSQL. */
 export class DatabaseApplicationStore implements ApplicationStore {
   private constructor(private readonly db: Knex) {}
@@ -24,17 +31,15 @@ export class DatabaseApplicationStore implements ApplicationStore {
   }
 
   async getApplication(id: string): Promise<Application | undefined> {
-    const row = await this.db<ApplicationRow>('fleet_applications')
-      .where({ id })
-      .first();
+    const row = await applicationsQuery(this.db).where('a.id', id).first();
     return row ? toApplication(row) : undefined;
   }
 
   async getApplicationByEntityRef(
     entityRef: string,
   ): Promise<Application | undefined> {
-    const row = await this.db<ApplicationRow>('fleet_applications')
-      .where({ entity_ref: entityRef })
+    const row = await applicationsQuery(this.db)
+      .where('a.entity_ref', entityRef)
       .first();
     return row ? toApplication(row) : undefined;
   }
@@ -79,5 +84,31 @@ export class DatabaseApplicationStore implements ApplicationStore {
       .where({ id })
       .update(patch);
     return count ? this.getApplication(id) : undefined;
+  }
+
+  async markRemoving(id: string): Promise<Application | undefined> {
+    if (!(await this.getApplication(id))) return undefined;
+    await this.db('fleet_application_removals')
+      .insert({ application_id: id, requested_at: new Date() })
+      .onConflict('application_id')
+      .ignore();
+    return this.getApplication(id);
+  }
+
+  async deleteIfEmpty(id: string): Promise<boolean> {
+    const deleted = await this.db<ApplicationRow>('fleet_applications')
+      .where({ id })
+      .whereNotExists(
+        this.db('fleet_deployments')
+          .where('fleet_deployments.application_id', id)
+          .select('id'),
+      )
+      .delete();
+    if (deleted > 0) {
+      await this.db('fleet_application_removals')
+        .where({ application_id: id })
+        .delete();
+    }
+    return deleted > 0;
   }
 }

@@ -310,6 +310,68 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     });
   }
 
+  async deleteDeployment(
+    id: string,
+    actor: string,
+    reason: string,
+    message: string,
+  ): Promise<boolean> {
+    return this.db.transaction(async tx => {
+      const current = await lockDeployment(tx, id);
+      if (!current) return false;
+      await tx('fleet_deployments').where({ id }).delete();
+      await tx('fleet_events').insert(
+        eventRow(
+          {
+            subjectKind: 'deployment',
+            subject: id,
+            actor,
+            from: current.status,
+            to: 'REMOVED',
+            reason,
+            message,
+          },
+          new Date(),
+        ),
+      );
+      return true;
+    });
+  }
+
+  async setPlaced(
+    id: string,
+    placed: boolean,
+    actor: string,
+  ): Promise<Deployment | undefined> {
+    return this.db.transaction(async tx => {
+      const current = await lockDeployment(tx, id);
+      if (!current) return undefined;
+      if (!!current.placed !== placed) {
+        const now = new Date();
+        await tx<DeploymentRow>('fleet_deployments')
+          .where({ id })
+          .update({ placed, updated_at: now });
+        await tx('fleet_events').insert(
+          eventRow(
+            {
+              subjectKind: 'deployment',
+              subject: id,
+              actor,
+              from: current.status,
+              to: current.status,
+              reason: placed ? 'PLACED' : 'NO_LONGER_PLACED',
+              message: placed
+                ? 'The placement selects this cluster again'
+                : 'The placement no longer selects this cluster: kept, never healed again',
+            },
+            now,
+          ),
+        );
+      }
+      return readDeployment(tx, id);
+    });
+  }
+
   async countDeploymentsOnCluster(cluster: string): Promise<number> {
     const row = await this.db('fleet_deployments')
       .where({ cluster })

@@ -327,4 +327,67 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     ]);
     await knex.destroy();
   });
+
+  it('20261201010000_deployment_placed.js adds placed (true for every row) and the removals table, and goes back down keeping every row', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261201010000_deployment_placed.js');
+    const at = new Date('2026-12-01T10:00:00.000Z');
+    await knex('fleet_clusters').insert({
+      name: 'east',
+      endpoint: 'https://east:6443',
+      kubeconfig_ref: '/k/east.yaml',
+      source: 'manual',
+      labels: '{}',
+      status: 'ONLINE',
+      created_at: at,
+      updated_at: at,
+    });
+    await knex('fleet_applications').insert({
+      id: 'a1',
+      entity_ref: 'component:default/web',
+      name: 'web',
+      spec: '{}',
+      placement: '{}',
+      created_at: at,
+      updated_at: at,
+    });
+    await knex('fleet_deployments').insert({
+      id: 'd1',
+      application_id: 'a1',
+      cluster: 'east',
+      status: 'DEPLOYED',
+      revision: 1,
+      created_at: at,
+      updated_at: at,
+    });
+
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261201010000_deployment_placed.js',
+    });
+    const deployment = await knex('fleet_deployments')
+      .where({ id: 'd1' })
+      .first();
+    expect(!!deployment.placed).toBe(true);
+    expect(deployment.status).toBe('DEPLOYED');
+    await knex('fleet_application_removals').insert({
+      application_id: 'a1',
+      requested_at: at,
+    });
+
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasColumn('fleet_deployments', 'placed')).toBe(
+      false,
+    );
+    expect(await knex.schema.hasTable('fleet_application_removals')).toBe(
+      false,
+    );
+    expect(await knex('fleet_applications').select('id')).toEqual([
+      { id: 'a1' },
+    ]);
+    expect(
+      await knex('fleet_deployments').select('id', 'status', 'revision'),
+    ).toEqual([{ id: 'd1', status: 'DEPLOYED', revision: 1 }]);
+    await knex.destroy();
+  });
 });

@@ -53,6 +53,8 @@ export interface ApplicationRow {
   spec: string;
   /** JSON placement */
   placement: string;
+  /** Joined from fleet_application_removals: a boolean (PostgreSQL) or 0/1 (SQLite). */
+  removing?: boolean | number;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -69,6 +71,8 @@ export interface DeploymentRow {
   sync_differences: string | null;
   image: string | null;
   revision: number | string;
+  /** A boolean (PostgreSQL) or 0/1 (SQLite). */
+  placed: boolean | number;
   last_applied_at: Timestamp | null;
   last_synced_at: Timestamp | null;
   created_at: Timestamp;
@@ -178,6 +182,7 @@ export function toApplication(row: ApplicationRow): Application {
     origin: optional(row.origin),
     spec: parseJson(row.spec, {}),
     placement: parseJson(row.placement, {}),
+    removing: !!row.removing,
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
   };
@@ -199,6 +204,8 @@ export function toDeployment(row: DeploymentViewRow): Deployment {
       : undefined,
     image: optional(row.image),
     revision: Number(row.revision),
+    placed:
+      row.placed === undefined || row.placed === null ? true : !!row.placed,
     lastAppliedAt: toIso(row.last_applied_at),
     lastSyncedAt: toIso(row.last_synced_at),
     createdAt: toIso(row.created_at)!,

@@ -242,6 +242,10 @@ export interface ApplicationStore {
     id: string,
     update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
   ): Promise<Application | undefined>;
+  /** Marks the application as being removed: it is placed nowhere any more. */
+  markRemoving(id: string): Promise<Application | undefined>;
+  /** Deletes the application if it has no deployment left; true when it went. */
+  deleteIfEmpty(id: string): Promise<boolean>;
 }
 
 /** The deployments: one application on one cluster, its status and its sync status. */
@@ -287,6 +291,22 @@ export interface DeploymentStore {
     message: string,
     /** The event's reason (default `REVISION_<CAUSE>`). */
     eventReason?: string,
+  ): Promise<Deployment | undefined>;
+  /**
+   * Forgets a deployment: its row goes, with a last event (`to`: `REMOVED`) saying why; its
+   * revisions and events stay. False when it was already gone.
+   */
+  deleteDeployment(
+    id: string,
+    actor: string,
+    reason: string,
+    message: string,
+  ): Promise<boolean>;
+  /** Marks whether the placement still selects the deployment's cluster, with an event on change. */
+  setPlaced(
+    id: string,
+    placed: boolean,
+    actor: string,
   ): Promise<Deployment | undefined>;
   countDeploymentsOnCluster(cluster: string): Promise<number>;
   countDeploymentsByStatus(): Promise<{

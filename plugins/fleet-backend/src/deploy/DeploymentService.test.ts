@@ -11,6 +11,7 @@ import {
 } from '@cnp/fleet-harness';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
+import { ManifestRemover } from './ManifestRemover';
 
 jest.setTimeout(60_000);
 
@@ -60,6 +61,7 @@ describe.each(databases.eachSupportedId())(
       const deployments = DeploymentService.create({
         stores: harness.stores,
         applier: ManifestApplier.create({ clients: harness.clients }),
+        remover: ManifestRemover.create({ clients: harness.clients }),
         logger: harness.logger,
         deploy: {
           namespace:
@@ -521,6 +523,173 @@ describe.each(databases.eachSupportedId())(
       expect((await stores.deployments.getDeployment(kept.id))!.revision).toBe(
         2,
       );
+    });
+
+    /** Waits until the deployment is gone from every list. */
+    async function gone(stores: FleetStores, id: string) {
+      for (let i = 0; i < 400; i++) {
+        if (!(await stores.deployments.getDeployment(id))) return;
+        await new Promise(r => setTimeout(r, 10));
+      }
+      throw new Error(`deployment ${id} was never removed`);
+    }
+
+    it("undeploys: deletes Fleet's Deployment, Service and PDB, keeps what is not Fleet's, keeps history", async () => {
+      const { stores, deployments, namespace } = await setup();
+      const entityRef = 'component:default/leaving';
+      const d = await deployments.deploy(
+        { entityRef, cluster: 'bravo', image: 'leaving:1.0.0', replicas: 2 },
+        'test',
+      );
+      await settle(stores, d.id);
+      const ours = () =>
+        sim
+          .objects('bravo')
+          .filter(
+            o =>
+              (o.metadata as any).namespace === namespace &&
+              (o.metadata as any).name?.startsWith('leaving'),
+          )
+          .map(o => o.kind)
+          .sort();
+      expect(ours()).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
+      // Someone else's PDB under Fleet's name: not Fleet's object, so it must survive.
+      const pdb = sim
+        .objects('bravo')
+        .find(
+          o =>
+            o.kind === 'PodDisruptionBudget' &&
+            (o.metadata as any).namespace === namespace &&
+            (o.metadata as any).name === 'leaving',
+        )!;
+      sim.drift('bravo', {
+        kind: 'PodDisruptionBudget',
+        namespace,
+        name: 'leaving',
+        patch: {
+          metadata: {
+            labels: { 'app.kubernetes.io/managed-by': 'someone-else' },
+          },
+        },
+      });
+      expect(pdb).toBeDefined();
+
+      const removing = await deployments.undeploy(d.id, {}, 'ada');
+      expect(removing.status).toBe('REMOVING');
+      await gone(stores, d.id);
+      expect(ours()).toEqual(['PodDisruptionBudget']);
+      expect(
+        (await stores.revisions.listRevisions(d.id)).map(r => r.revision),
+      ).toEqual([1]);
+      const events = await stores.events.listEvents({
+        subjectKind: 'deployment',
+        subject: d.id,
+      });
+      expect(events[0]).toMatchObject({
+        from: 'REMOVING',
+        to: 'REMOVED',
+        reason: 'UNDEPLOYED',
+        actor: 'fleet-undeploy',
+      });
+      expect(events[0].message).toContain(
+        "left PodDisruptionBudget/leaving (not Fleet's objects",
+      );
+      expect(events[1]).toMatchObject({ to: 'REMOVING', actor: 'ada' });
+    });
+
+    it('removes an application: undeploys it everywhere, places it nowhere, then it goes', async () => {
+      const { stores, deployments } = await setup();
+      const entityRef = 'component:default/retired';
+      const a = await deployments.deploy(
+        { entityRef, cluster: 'alpha', image: 'retired:1.0.0' },
+        'test',
+      );
+      const b = await deployments.deploy(
+        { entityRef, cluster: 'bravo', image: 'retired:1.0.0' },
+        'test',
+      );
+      await settle(stores, a.id);
+      await settle(stores, b.id);
+      const app = (await stores.applications.getApplicationByEntityRef(
+        entityRef,
+      ))!;
+      expect(app.removing).toBe(false);
+      const removing = await deployments.removeApplication(app.id, 'ada');
+      expect(removing.removing).toBe(true);
+      await gone(stores, a.id);
+      await gone(stores, b.id);
+      for (let i = 0; i < 200; i++) {
+        if (!(await stores.applications.getApplication(app.id))) break;
+        await new Promise(r => setTimeout(r, 10));
+      }
+      expect(await stores.applications.getApplication(app.id)).toBeUndefined();
+      // Its revisions stay readable.
+      expect(await stores.revisions.listRevisions(a.id)).toHaveLength(1);
+      await expect(
+        deployments.removeApplication(app.id, 'ada'),
+      ).rejects.toMatchObject({ name: 'NotFoundError' });
+    });
+
+    it('undeploys from an OFFLINE cluster once it is back; force forgets at once; the cluster can then go', async () => {
+      const { stores, deployments, worker, namespace } = await setup();
+      const entityRef = 'component:default/away';
+      const d = await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'away:1.0.0' },
+        'test',
+      );
+      await settle(stores, d.id);
+      sim.setFault('charlie', { mode: 'down' });
+      await worker.runCycle();
+      await worker.runCycle();
+      expect((await stores.clusters.getCluster('charlie'))!.status).toBe(
+        'OFFLINE',
+      );
+      await deployments.undeploy(d.id, {}, 'ada');
+      await new Promise(r => setTimeout(r, 200));
+      expect(await stores.deployments.getDeployment(d.id)).toMatchObject({
+        status: 'REMOVING',
+      });
+      expect(await deployments.finishRemoval(d.id)).toBe(false);
+
+      sim.setFault('charlie', { mode: 'ok' });
+      await worker.runCycle();
+      expect(await deployments.finishRemoval(d.id)).toBe(true);
+      expect(await stores.deployments.getDeployment(d.id)).toBeUndefined();
+      expect(
+        sim
+          .objects('charlie')
+          .filter(
+            o =>
+              (o.metadata as any).namespace === namespace &&
+              (o.metadata as any).name === 'away',
+          ),
+      ).toEqual([]);
+
+      const other = await deployments.deploy(
+        {
+          entityRef: 'component:default/forgotten',
+          cluster: 'charlie',
+          image: 'x:1',
+        },
+        'test',
+      );
+      await settle(stores, other.id);
+      const forced = await deployments.undeploy(
+        other.id,
+        { force: true },
+        'ada',
+      );
+      expect(forced.status).toBe('REMOVING');
+      expect(await stores.deployments.getDeployment(other.id)).toBeUndefined();
+      const [last] = await stores.events.listEvents({
+        subjectKind: 'deployment',
+        subject: other.id,
+      });
+      expect(last).toMatchObject({ to: 'REMOVED', reason: 'FORGOTTEN' });
+      expect(last.message).toContain('may remain');
+      expect(
+        await stores.deployments.countDeploymentsOnCluster('charlie'),
+      ).toBe(0);
     });
 
     it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {

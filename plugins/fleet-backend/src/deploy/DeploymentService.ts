@@ -37,6 +37,7 @@ import {
 } from '../kubernetes/sanitizeK8sName';
 import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
+import type { ManifestRemover } from './ManifestRemover';
 import { imageReferenceProblem } from '../kubernetes/imageReference';
 import { asError } from '../util/errors';
 
@@ -68,6 +69,7 @@ export type DeploymentServiceStores = {
     | 'insertDeployment'
     | 'updateDeploymentStatus'
     | 'startRevision'
+    | 'deleteDeployment'
   >;
   revisions: Pick<RevisionStore, 'getRevision' | 'listRevisions'>;
 };
@@ -81,6 +83,7 @@ export interface DesiredState {
 export interface DeploymentServiceOptions {
   stores: DeploymentServiceStores;
   applier: ManifestApplier;
+  remover: Pick<ManifestRemover, 'remove'>;
   logger: LoggerService;
   deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs' | 'rollbackWindowMs'> & {
     pollIntervalMs?: number;
@@ -610,6 +613,136 @@ export class DeploymentService {
       return;
     }
     this.track(deploymentId, revision);
+  }
+
+  /**
+   * Undeploys a deployment: it turns `REMOVING`, and Fleet deletes the objects it applied for it
+   * (only objects carrying Fleet's label and this entity's annotation) as soon as its cluster is
+   * ONLINE — now, or when the cluster returns (the reconcile retries). Once they are gone the
+   * deployment is forgotten; its revisions and events stay. `force` forgets it at once, saying in
+   * its event that objects may remain.
+   */
+  async undeploy(
+    deploymentId: string,
+    options: { force?: boolean; reason?: string },
+    actor: string,
+  ): Promise<Deployment> {
+    const { stores } = this.options;
+    const deployment = await stores.deployments.getDeployment(deploymentId);
+    if (!deployment)
+      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    if (options.force) {
+      await stores.deployments.deleteDeployment(
+        deploymentId,
+        actor,
+        'FORGOTTEN',
+        `Forgotten without deleting its objects (force): they may remain on ${deployment.cluster}`,
+      );
+      return { ...deployment, status: 'REMOVING', statusReason: null };
+    }
+    const removing =
+      deployment.status === 'REMOVING'
+        ? deployment
+        : (await stores.deployments.updateDeploymentStatus(
+            deploymentId,
+            {
+              status: 'REMOVING',
+              statusReason: options.reason ?? null,
+              message: `Undeploy requested: the objects on ${deployment.cluster} are deleted once it is ONLINE`,
+            },
+            actor,
+          )) ?? deployment;
+    const removal = this.finishRemoval(deploymentId)
+      .catch(error =>
+        this.options.logger
+          .child({ deployment: deploymentId })
+          .warn(
+            `Undeploying ${deploymentId} failed; the reconcile retries`,
+            asError(error),
+          ),
+      )
+      .then(() => undefined)
+      .finally(() => this.inFlight.delete(removal));
+    this.inFlight.add(removal);
+    return removing;
+  }
+
+  /**
+   * Deletes the objects of a `REMOVING` deployment when its cluster is ONLINE, and forgets the
+   * deployment once they are gone. True when it is gone; false while it waits.
+   */
+  async finishRemoval(deploymentId: string): Promise<boolean> {
+    const { stores, remover, deploy } = this.options;
+    const deployment = await stores.deployments.getDeployment(deploymentId);
+    if (!deployment || deployment.status !== 'REMOVING') return false;
+    const cluster = await stores.clusters.getCluster(deployment.cluster);
+    if (!cluster || cluster.status !== 'ONLINE') return false;
+    const application = await stores.applications.getApplication(
+      deployment.applicationId,
+    );
+    if (!application) return false;
+    const revision = await stores.revisions.getRevision(
+      deployment.id,
+      deployment.revision,
+    );
+    const result = await remover.remove(
+      cluster,
+      revision?.namespace ?? deploy.namespace,
+      application.name,
+      application.entityRef,
+    );
+    if (result.kind !== 'removed') {
+      await stores.deployments.updateDeploymentStatus(
+        deploymentId,
+        {
+          status: 'REMOVING',
+          message: `Undeploy waits: ${result.message}`,
+        },
+        'fleet-undeploy',
+        { status: 'REMOVING' },
+      );
+      return false;
+    }
+    const left = result.kept.length
+      ? `; left ${result.kept.join(', ')} (not Fleet's objects for ${
+          application.entityRef
+        })`
+      : '';
+    const gone = await stores.deployments.deleteDeployment(
+      deploymentId,
+      'fleet-undeploy',
+      deployment.statusReason === 'PRUNED' ? 'PRUNED' : 'UNDEPLOYED',
+      `Removed from ${cluster.name}: ${
+        result.removed.join(', ') || 'nothing was left'
+      }${left}`,
+    );
+    if (application.removing) {
+      await stores.applications.deleteIfEmpty(application.id);
+    }
+    return gone;
+  }
+
+  /**
+   * Removes an application: it is placed nowhere any more, every deployment is undeployed, and
+   * the application goes with its last deployment (at once when it has none).
+   */
+  async removeApplication(
+    applicationId: string,
+    actor: string,
+  ): Promise<Application> {
+    const { stores } = this.options;
+    const application = await stores.applications.markRemoving(applicationId);
+    if (!application)
+      throw new NotFoundError(`Application '${applicationId}' not found`);
+    const current = await stores.deployments.listDeployments({
+      applicationId,
+    });
+    for (const deployment of current) {
+      await this.undeploy(deployment.id, {}, actor);
+    }
+    if (current.length === 0)
+      await stores.applications.deleteIfEmpty(applicationId);
+    return application;
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Deployment } from '@cnp/plugin-fleet-common';
 import type { FleetStores } from '../database/types';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
+import { ManifestRemover } from '../deploy/ManifestRemover';
 import {
   createFleet,
   createTestDatabases,
@@ -50,6 +51,7 @@ describe.each(databases.eachSupportedId())(
       const deployments = DeploymentService.create({
         stores: harness.stores,
         applier,
+        remover: ManifestRemover.create({ clients: harness.clients }),
         logger: harness.logger,
         deploy,
       });
@@ -526,6 +528,69 @@ describe.each(databases.eachSupportedId())(
         status: 'DEPLOYED',
         statusReason: undefined,
       });
+    });
+
+    it('never heals a deployment its placement dropped, prunes it with prune: true, and never on an OFFLINE cluster', async () => {
+      const h = await setup();
+      const entityRef = `component:default/dropped-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'dropped:1.0.0', selfHeal: true },
+        placement: { clusters: ['east', 'west'] },
+      });
+      await h.reconciler.runOnce();
+      const byCluster = async () =>
+        Object.fromEntries(
+          (
+            await h.stores.deployments.listDeployments({
+              applicationId: app.id,
+            })
+          ).map(d => [d.cluster, d]),
+        );
+      const placed = await byCluster();
+      await settle(h.stores, placed.east.id);
+      await settle(h.stores, placed.west.id);
+
+      await h.deployments.updateApplication(app.id, {
+        placement: { clusters: ['east'] },
+      });
+      await h.reconciler.runOnce();
+      expect((await byCluster()).west).toMatchObject({ placed: false });
+      setImage('west', app.name, 'evil:latest');
+      for (let run = 0; run < 2; run++) {
+        expect((await h.reconciler.runOnce()).healed).toBe(0);
+      }
+      expect(liveImage('west', app.name)).toBe('evil:latest');
+      expect((await byCluster()).west).toMatchObject({
+        syncStatus: 'OUT_OF_SYNC',
+        placed: false,
+      });
+
+      // prune: but west is OFFLINE, so nothing is pruned there
+      await h.deployments.updateApplication(app.id, {
+        placement: { clusters: ['east'], prune: true },
+      });
+      sim.setFault('west', { mode: 'down' });
+      await h.worker.runCycle();
+      await h.worker.runCycle();
+      expect((await h.reconciler.runOnce()).pruned).toEqual([]);
+      expect((await byCluster()).west).toBeDefined();
+
+      sim.setFault('west', { mode: 'ok' });
+      await h.worker.runCycle();
+      const summary = await h.reconciler.runOnce();
+      expect(summary.pruned).toEqual([{ entityRef, cluster: 'west' }]);
+      for (let i = 0; i < 200 && (await byCluster()).west; i++) {
+        await new Promise(r => setTimeout(r, 10));
+      }
+      expect((await byCluster()).west).toBeUndefined();
+      expect(liveImage('west', app.name)).toBeUndefined();
+      expect(liveImage('east', app.name)).toBe('dropped:1.0.0');
+      const [last] = await h.stores.events.listEvents({
+        subjectKind: 'deployment',
+        subject: placed.west.id,
+      });
+      expect(last).toMatchObject({ to: 'REMOVED', reason: 'PRUNED' });
     });
 
     it('places an application on a cluster that starts matching its selector, with no request', async () => {

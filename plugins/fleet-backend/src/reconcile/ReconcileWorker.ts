@@ -31,7 +31,11 @@ import { diffObject } from '../kubernetes/diffObject';
 import { asError } from '../util/errors';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
-import { placementTargets, type AnnotatedPlacement } from './placement';
+import {
+  hasPlacement,
+  placementTargets,
+  type AnnotatedPlacement,
+} from './placement';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
 const ACTOR = 'fleet-reconcile';
@@ -45,6 +49,7 @@ export interface ReconcileSummary {
   unknown: number;
   healed: number;
   placed: Array<{ entityRef: string; cluster: string; status: string }>;
+  pruned: Array<{ entityRef: string; cluster: string }>;
   degraded: number;
   recovered: number;
   errors: Array<{
@@ -65,6 +70,7 @@ export type ReconcileStores = {
     | 'getDeployment'
     | 'recordSync'
     | 'updateDeploymentStatus'
+    | 'setPlaced'
   >;
   revisions: Pick<RevisionStore, 'listCurrentRevisions'>;
 };
@@ -74,7 +80,7 @@ export interface ReconcileWorkerOptions {
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'desiredFor' | 'adoptUnfinished'
+    'deploy' | 'desiredFor' | 'adoptUnfinished' | 'undeploy' | 'finishRemoval'
   >;
   logger: LoggerService;
   scheduler?: SchedulerService;
@@ -132,6 +138,7 @@ export class ReconcileWorker {
       unknown: 0,
       healed: 0,
       placed: [],
+      pruned: [],
       degraded: 0,
       recovered: 0,
       errors: [],
@@ -200,11 +207,14 @@ export class ReconcileWorker {
   ) {
     const { stores, deployments, annotationsOf, logger } = this.options;
     for (const application of applications) {
+      if (application.removing) continue;
       const { placement } = application;
       let annotated: AnnotatedPlacement = {};
       const placementIsExplicit =
         (placement.clusters?.length ?? 0) > 0 &&
         Object.keys(placement.clusterSelector ?? {}).length > 0;
+      // Whether the placement could be read whole: a catalog that does not answer prunes nothing.
+      let evaluated = true;
       if (!placementIsExplicit && annotationsOf) {
         try {
           const annotations = await annotationsOf(application.entityRef);
@@ -215,6 +225,7 @@ export class ReconcileWorker {
             ),
           };
         } catch (error) {
+          evaluated = false;
           logger
             .child({ entityRef: application.entityRef })
             .debug(
@@ -224,14 +235,14 @@ export class ReconcileWorker {
         }
       }
       const targets = placementTargets(placement, annotated, clusters);
+      const current = await stores.deployments.listDeployments({
+        applicationId: application.id,
+      });
+      if (evaluated && hasPlacement(placement, annotated)) {
+        await this.unplace(application, current, targets, clusters, summary);
+      }
       if (targets.length === 0) continue;
-      const existing = new Set(
-        (
-          await stores.deployments.listDeployments({
-            applicationId: application.id,
-          })
-        ).map(d => d.cluster),
-      );
+      const existing = new Set(current.map(d => d.cluster));
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
         if (existing.has(cluster) || target.status === 'OFFLINE') continue;
@@ -245,7 +256,7 @@ export class ReconcileWorker {
         }
         try {
           const placed = await deployments.deploy(
-            { entityRef: application.entityRef, cluster },
+            { entityRef: application.entityRef, cluster, cause: 'placement' },
             ACTOR,
           );
           summary.placed.push({
@@ -272,6 +283,39 @@ export class ReconcileWorker {
     }
   }
 
+  /**
+   * Deployments on clusters the placement no longer selects: undeployed (`PRUNED`) when the
+   * placement says `prune`, else kept as no longer placed (never healed again); placed again
+   * when it selects them anew. Only on ONLINE clusters: nothing is pruned or marked because a
+   * cluster is OFFLINE or UNKNOWN.
+   */
+  private async unplace(
+    application: Application,
+    current: Deployment[],
+    targets: string[],
+    clusters: Cluster[],
+    summary: ReconcileSummary,
+  ): Promise<void> {
+    const { stores, deployments } = this.options;
+    for (const deployment of current) {
+      if (deployment.status === 'REMOVING') continue;
+      const selected = targets.includes(deployment.cluster);
+      const online =
+        clusters.find(c => c.name === deployment.cluster)?.status === 'ONLINE';
+      if (selected && !deployment.placed) {
+        await stores.deployments.setPlaced(deployment.id, true, ACTOR);
+      } else if (!selected && online && application.placement.prune) {
+        await deployments.undeploy(deployment.id, { reason: 'PRUNED' }, ACTOR);
+        summary.pruned.push({
+          entityRef: application.entityRef,
+          cluster: deployment.cluster,
+        });
+      } else if (!selected && online && deployment.placed) {
+        await stores.deployments.setPlaced(deployment.id, false, ACTOR);
+      }
+    }
+  }
+
   private async check(
     deployment: Deployment,
     revision: Revision | undefined,
@@ -281,6 +325,12 @@ export class ReconcileWorker {
     autoscalers: AutoscalerCache,
   ): Promise<void> {
     const { stores, applier, deployments } = this.options;
+    if (deployment.status === 'REMOVING') {
+      // Never healed: its objects go as soon as its cluster is ONLINE.
+      if (cluster?.status === 'ONLINE')
+        await deployments.finishRemoval(deployment.id);
+      return;
+    }
     if (
       !application ||
       deployment.status === 'PENDING' ||
@@ -352,6 +402,7 @@ export class ReconcileWorker {
       );
     } else if (
       application.spec.selfHeal &&
+      deployment.placed &&
       deployment.status !== 'FAILED' &&
       (await this.unchangedSince(deployment, application))
     ) {

@@ -36,3 +36,16 @@ export function placementTargets(
     )
     .map(c => c.name);
 }
+
+/** Whether the application is placed at all: by names or a selector, its own or its component's. */
+export function hasPlacement(
+  placement: ApplicationPlacement | undefined,
+  annotated: AnnotatedPlacement,
+): boolean {
+  return (
+    (placement?.clusters?.length ?? 0) > 0 ||
+    Object.keys(placement?.clusterSelector ?? {}).length > 0 ||
+    (annotated.clusters?.length ?? 0) > 0 ||
+    Object.keys(annotated.clusterSelector ?? {}).length > 0
+  );
+}

@@ -11,6 +11,7 @@ import {
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
   fleetHealthRunPermission,
   type FleetSummary,
   type HealthCycleSummary,
@@ -52,6 +53,7 @@ import {
   parsePathNameOr404,
   patchClusterSchema,
   rollbackSchema,
+  undeployQuerySchema,
 } from './validation';
 
 /** What the API reads, and the cluster writes it makes itself. */
@@ -87,7 +89,12 @@ export interface RouterOptions {
   runHealthCycle: () => Promise<HealthCycleSummary>;
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'registerApplication' | 'updateApplication' | 'rollback'
+    | 'deploy'
+    | 'registerApplication'
+    | 'updateApplication'
+    | 'rollback'
+    | 'undeploy'
+    | 'removeApplication'
   >;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
@@ -415,6 +422,26 @@ export async function createRouter(
     res.json(toApiApplication(updated));
   });
 
+  router.delete('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const existing = await stores.applications.getApplication(id);
+    if (!existing) throw new NotFoundError(`Application '${id}' not found`);
+    const application = await audited(
+      req,
+      'application-delete',
+      { applicationId: id, entityRef: existing.entityRef },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentDeletePermission,
+          existing.entityRef,
+        );
+        return deployments.removeApplication(id, actorOf(credentials));
+      },
+    );
+    res.status(202).json(toApiApplication(application));
+  });
+
   router.get('/deployments', async (req, res) => {
     const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
     const entityRef = query.entityRef
@@ -454,6 +481,27 @@ export async function createRouter(
     const deployment = await stores.deployments.getDeployment(id);
     if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
     sendJson(req, res, toApiDeployment(deployment));
+  });
+
+  router.delete('/deployments/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const { force } = parseOrThrow(undeployQuerySchema, req.query, 'query');
+    const existing = await stores.deployments.getDeployment(id);
+    if (!existing) throw new NotFoundError(`Deployment '${id}' not found`);
+    const deployment = await audited(
+      req,
+      'deployment-delete',
+      { deploymentId: id, force: force ?? false },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentDeletePermission,
+          existing.entityRef,
+        );
+        return deployments.undeploy(id, { force }, actorOf(credentials));
+      },
+    );
+    res.status(202).json(toApiDeployment(deployment));
   });
 
   router.get('/deployments/:id/revisions', async (req, res) => {

@@ -187,6 +187,18 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
     },
+    {
+      method: 'delete',
+      path: `/deployments/${seed.deploymentId}`,
+      permission: 'fleet.deployment.delete',
+      resourceRef: 'component:default/payments',
+    },
+    {
+      method: 'delete',
+      path: `/applications/${seed.applicationId}`,
+      permission: 'fleet.deployment.delete',
+      resourceRef: 'component:default/payments',
+    },
   ];
 }
 
@@ -267,7 +279,7 @@ describe.each(databases.eachSupportedId())(
     it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
       const { server, knex, seed } = await start();
       const routes = allRoutes(seed);
-      expect(routes).toHaveLength(22);
+      expect(routes).toHaveLength(24);
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
 
@@ -316,7 +328,7 @@ describe.each(databases.eachSupportedId())(
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
       const routes = writeRoutes(seed);
-      expect(routes).toHaveLength(8);
+      expect(routes).toHaveLength(10);
       for (const route of routes) {
         const res = await call(server, route);
         expect({
@@ -412,6 +424,8 @@ describe.each(databases.eachSupportedId())(
         'application-update',
         'deployment-create',
         'deployment-rollback',
+        'deployment-delete',
+        'application-delete',
       ]);
       for (const [event] of auditor.createEvent.mock.calls) {
         expect(event.request?.headers.authorization).toBe(

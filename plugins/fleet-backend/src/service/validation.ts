@@ -213,6 +213,7 @@ export const placementSchema = z
   .object({
     clusters: z.array(dns1123Label).max(500).optional(),
     clusterSelector: clusterSelectorSchema.optional(),
+    prune: z.boolean().optional(),
   })
   .strict();
 
@@ -255,6 +256,15 @@ export const createDeploymentSchema = z
   .strict();
 
 export const idSchema = z.string().uuid('must be an id returned by the API');
+
+export const undeployQuerySchema = z
+  .object({
+    force: z
+      .enum(['true', 'false'])
+      .transform(value => value === 'true')
+      .optional(),
+  })
+  .strict();
 
 export const rollbackSchema = z
   .object({

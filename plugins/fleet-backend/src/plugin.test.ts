@@ -63,6 +63,96 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     return { knex, backend, server: backend.server };
   }
 
+  it('releases a new image to every placed cluster at once, skipping an OFFLINE one, and reports its progress', async () => {
+    const { server } = await start();
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const entityRef = `component:default/released-${databaseId.toLowerCase()}`;
+    const ids: Record<string, string> = {};
+    for (const cluster of ['east', 'west', 'north']) {
+      const res = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster, image: 'released:1.0.0' })
+        .expect(201);
+      ids[cluster] = res.body.id;
+    }
+    const waitFor = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 300 && !(await check()); i++) {
+        await new Promise(r => setTimeout(r, 50));
+      }
+      expect(await check()).toBe(true);
+    };
+    await waitFor(async () => {
+      const list = await request(server)
+        .get(`/api/fleet/deployments?entityRef=${entityRef}`)
+        .expect(200);
+      return list.body.items.every((d: any) => d.status === 'DEPLOYED');
+    });
+    const [application] = (
+      await request(server)
+        .get(`/api/fleet/applications?entityRef=${entityRef}`)
+        .expect(200)
+    ).body.items;
+
+    await request(server)
+      .post(`/api/fleet/applications/${application.id}/releases`)
+      .send({ image: 'released:2.0.0', strategy: { waves: [] } })
+      .expect(400);
+    sim.setFault('north', { mode: 'down' });
+    await request(server).post('/api/fleet/health/run').expect(200);
+    await request(server).post('/api/fleet/health/run').expect(200);
+
+    const created = await request(server)
+      .post(`/api/fleet/applications/${application.id}/releases`)
+      .send({ image: 'released:2.0.0' })
+      .expect(201);
+    expect(created.body).toMatchObject({
+      applicationId: application.id,
+      entityRef,
+      image: 'released:2.0.0',
+      skipped: [{ cluster: 'north', reason: 'cluster is OFFLINE' }],
+    });
+    expect(
+      created.body.targets.map((t: any) => [t.cluster, t.revision]).sort(),
+    ).toEqual([
+      ['east', 2],
+      ['west', 2],
+    ]);
+    await waitFor(async () => {
+      const release = await request(server)
+        .get(`/api/fleet/releases/${created.body.id}`)
+        .expect(200);
+      return release.body.status === 'COMPLETED';
+    });
+    const listed = await request(server)
+      .get(`/api/fleet/applications/${application.id}/releases`)
+      .expect(200);
+    expect(listed.body.items.map((r: any) => r.id)).toEqual([created.body.id]);
+    expect(listed.body.items[0].targets.map((t: any) => t.outcome)).toEqual([
+      'DEPLOYED',
+      'DEPLOYED',
+    ]);
+    const revisions = await request(server)
+      .get(`/api/fleet/deployments/${ids.east}/revisions`)
+      .expect(200);
+    expect(revisions.body.items[0]).toMatchObject({
+      revision: 2,
+      image: 'released:2.0.0',
+      cause: 'release',
+    });
+    const fleetView = await request(server)
+      .get(`/api/fleet/applications/${application.id}/status`)
+      .expect(200);
+    expect(fleetView.body.summary).toContain('2.0.0 on 2 clusters, 1.0.0 on 1');
+    // The OFFLINE cluster was left as it was.
+    const north = await request(server)
+      .get(`/api/fleet/deployments/${ids.north}`)
+      .expect(200);
+    expect(north.body).toMatchObject({ revision: 1, image: 'released:1.0.0' });
+    await request(server)
+      .get('/api/fleet/releases/00000000-0000-4000-8000-000000000000')
+      .expect(404);
+  });
+
   it('lists discovered clusters, runs health cycles on demand and reports the summary', async () => {
     const { server } = await start();
     const before = await request(server).get('/api/fleet/clusters').expect(200);

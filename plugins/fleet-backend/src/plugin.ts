@@ -11,6 +11,7 @@ import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
+import { ReleaseService } from './deploy/ReleaseService';
 import {
   EVENT_RETENTION_TASK_ID,
   EventRetention,
@@ -116,6 +117,8 @@ export const fleetPlugin = createBackendPlugin({
           clients.dispose();
         });
 
+        const releases = ReleaseService.create({ stores, deployments });
+
         const reconciler = ReconcileWorker.create({
           stores,
           applier,
@@ -146,6 +149,7 @@ export const fleetPlugin = createBackendPlugin({
             stores,
             runHealthCycle: () => health.runCycle({ wait: true }),
             deployments,
+            releases,
             isDiscovered: async name =>
               (await discovery.discover()).clusters.some(c => c.name === name),
           }),

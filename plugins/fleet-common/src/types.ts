@@ -146,6 +146,72 @@ export interface Revision {
 }
 
 /**
+ * Where one cluster of a release stands: its deployment on the release's revision, or on a later
+ * one when something (a deploy, a rollback) came after it.
+ *
+ * @public
+ */
+export interface ReleaseTarget {
+  cluster: string;
+  deploymentId: string;
+  /** The revision the release made on this cluster. */
+  revision: number;
+  /** The deployment's status while it is on that revision; `SUPERSEDED` once it moved on. */
+  status: DeploymentStatus | 'SUPERSEDED' | 'REMOVED';
+  syncStatus?: SyncStatus | null;
+  outcome?: 'DEPLOYED' | 'FAILED' | null;
+}
+
+/**
+ * A fleet release: one new revision (cause `release`) on every cluster the application is placed
+ * on, or on the named ones; OFFLINE clusters are skipped and listed.
+ *
+ * @public
+ */
+export interface Release {
+  id: string;
+  applicationId: string;
+  entityRef: string;
+  createdBy: string;
+  createdAt: string;
+  image?: string | null;
+  replicas?: number | null;
+  env?: Record<string, string> | null;
+  /** `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. */
+  status: 'PROGRESSING' | 'COMPLETED' | 'FAILED';
+  targets: ReleaseTarget[];
+  skipped: Array<{ cluster: string; reason: string }>;
+}
+
+/**
+ * One application across the fleet (`GET /applications/:id/status`): per cluster its revision,
+ * image, status and sync status, and the totals.
+ *
+ * @public
+ */
+export interface ApplicationFleetStatus {
+  applicationId: string;
+  entityRef: string;
+  clusters: Array<{
+    cluster: string;
+    deploymentId: string;
+    revision: number;
+    image?: string | null;
+    status: DeploymentStatus;
+    syncStatus: SyncStatus;
+    placed: boolean;
+  }>;
+  totals: {
+    deployments: number;
+    bySyncStatus: Record<SyncStatus, number>;
+    /** Clusters per image, most common first. */
+    byImage: Array<{ image: string; clusters: number }>;
+  };
+  /** e.g. "3 of 4 SYNCED; 1.4.2 on 3 clusters, 1.4.1 on 1". */
+  summary: string;
+}
+
+/**
  * One change of a cluster's or a deployment's status.
  *
  * @public

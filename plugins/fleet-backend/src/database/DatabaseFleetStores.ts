@@ -8,6 +8,7 @@ import { DatabaseClusterStore } from './DatabaseClusterStore';
 import { DatabaseDeploymentStore } from './DatabaseDeploymentStore';
 import { DatabaseEventStore } from './DatabaseEventStore';
 import { DatabaseFleetStateStore } from './DatabaseFleetStateStore';
+import { DatabaseReleaseStore } from './DatabaseReleaseStore';
 import { DatabaseRevisionStore } from './DatabaseRevisionStore';
 import type { FleetStores } from './types';
 
@@ -44,6 +45,7 @@ export class DatabaseFleetStores {
       applications: DatabaseApplicationStore.create(db),
       deployments: DatabaseDeploymentStore.create(db, options),
       revisions: DatabaseRevisionStore.create(db),
+      releases: DatabaseReleaseStore.create(db),
       events: DatabaseEventStore.create(db),
       state: DatabaseFleetStateStore.create(db),
     };

@@ -390,4 +390,31 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     ).toEqual([{ id: 'd1', status: 'DEPLOYED', revision: 1 }]);
     await knex.destroy();
   });
+
+  it('20261201020000_releases.js adds the releases table and drops it again', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261201020000_releases.js');
+    expect(await knex.schema.hasTable('fleet_releases')).toBe(false);
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261201020000_releases.js',
+    });
+    await knex('fleet_releases').insert({
+      id: 'r1',
+      application_id: 'a1',
+      created_by: 'test',
+      created_at: new Date('2026-12-01T10:00:00.000Z'),
+      request: JSON.stringify({ image: 'x:2' }),
+      targets: JSON.stringify([
+        { cluster: 'east', deploymentId: 'd1', revision: 2 },
+      ]),
+      skipped: '[]',
+    });
+    expect(
+      await knex('fleet_releases').select('id', 'phase', 'strategy'),
+    ).toEqual([{ id: 'r1', phase: null, strategy: null }]);
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasTable('fleet_releases')).toBe(false);
+    await knex.destroy();
+  });
 });

@@ -329,6 +329,32 @@ export interface RevisionStore {
   }): Promise<Revision[]>;
 }
 
+/** A release as stored: what was asked, and which revision it made on which cluster. */
+export interface ReleaseRecord {
+  id: string;
+  applicationId: string;
+  createdBy: string;
+  createdAt: string;
+  request: {
+    image?: string;
+    replicas?: number;
+    env?: Record<string, string>;
+  };
+  strategy?: unknown;
+  phase?: string;
+  targets: Array<{ cluster: string; deploymentId: string; revision: number }>;
+  skipped: Array<{ cluster: string; reason: string }>;
+}
+
+/** Fleet releases, newest first. */
+export interface ReleaseStore {
+  insertRelease(
+    release: Omit<ReleaseRecord, 'createdAt'>,
+  ): Promise<ReleaseRecord>;
+  getRelease(id: string): Promise<ReleaseRecord | undefined>;
+  listReleases(applicationId: string): Promise<ReleaseRecord[]>;
+}
+
 /** The status history of clusters and deployments, kept for a retention period. */
 export interface EventStore {
   /** One subject's events, newest first. */
@@ -369,6 +395,7 @@ export interface FleetStores {
   applications: ApplicationStore;
   deployments: DeploymentStore;
   revisions: RevisionStore;
+  releases: ReleaseStore;
   events: EventStore;
   state: FleetStateStore;
 }

@@ -46,6 +46,8 @@ export interface DeployRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+  /** Set over the application's default env for this revision. */
+  env?: Record<string, string>;
   /** Why this revision is made (default `deploy`). */
   cause?: RevisionCause;
 }
@@ -248,7 +250,7 @@ export class DeploymentService {
    */
   private async revisionFor(
     application: Application,
-    request: Pick<DeployRequest, 'image' | 'replicas'>,
+    request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>,
     current: Revision | undefined,
   ): Promise<RevisionSpec> {
     const image =
@@ -266,7 +268,9 @@ export class DeploymentService {
     return {
       image,
       replicas: replicas ?? undefined,
-      env: application.spec.env,
+      env: request.env
+        ? { ...application.spec.env, ...request.env }
+        : application.spec.env,
       resources: application.spec.resources,
       namespace: current?.namespace ?? undefined,
     };

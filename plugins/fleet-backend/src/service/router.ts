@@ -12,6 +12,7 @@ import {
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
+  fleetReleaseManagePermission,
   fleetHealthRunPermission,
   type FleetSummary,
   type HealthCycleSummary,
@@ -28,6 +29,7 @@ import type {
   RevisionStore,
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
+import type { ReleaseService } from '../deploy/ReleaseService';
 import { asError } from '../util/errors';
 import {
   toApiApplication,
@@ -37,6 +39,7 @@ import {
   toApiRevision,
 } from './apiShapes';
 import { actorOf, requirePermission } from './requirePermission';
+import { applicationFleetStatus } from './applicationStatus';
 import { sendJson } from './sendJson';
 import {
   applicationListQuerySchema,
@@ -52,6 +55,7 @@ import {
   parseOrThrow,
   parsePathNameOr404,
   patchClusterSchema,
+  releaseSchema,
   rollbackSchema,
   undeployQuerySchema,
 } from './validation';
@@ -96,6 +100,7 @@ export interface RouterOptions {
     | 'undeploy'
     | 'removeApplication'
   >;
+  releases: Pick<ReleaseService, 'release' | 'getRelease' | 'listReleases'>;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
 }
@@ -113,6 +118,7 @@ export async function createRouter(
     runHealthCycle,
     logger,
     deployments,
+    releases,
     auditor,
   } = options;
   const router = Router();
@@ -420,6 +426,47 @@ export async function createRouter(
       },
     );
     res.json(toApiApplication(updated));
+  });
+
+  router.post('/applications/:id/releases', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const body = parseOrThrow(releaseSchema, req.body, 'release');
+    const existing = await stores.applications.getApplication(id);
+    if (!existing) throw new NotFoundError(`Application '${id}' not found`);
+    const release = await audited(
+      req,
+      'release-create',
+      { applicationId: id, entityRef: existing.entityRef },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetReleaseManagePermission,
+          existing.entityRef,
+        );
+        return releases.release(id, body, actorOf(credentials));
+      },
+    );
+    res.status(201).json(release);
+  });
+
+  router.get('/applications/:id/status', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const application = await stores.applications.getApplication(id);
+    if (!application) throw new NotFoundError(`Application '${id}' not found`);
+    const current = await stores.deployments.listDeployments({
+      applicationId: id,
+    });
+    sendJson(req, res, applicationFleetStatus(application, current));
+  });
+
+  router.get('/applications/:id/releases', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    sendJson(req, res, { items: await releases.listReleases(id) });
+  });
+
+  router.get('/releases/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
+    sendJson(req, res, await releases.getRelease(id));
   });
 
   router.delete('/applications/:id', async (req, res) => {

@@ -124,6 +124,8 @@ function allRoutes(seed: Seed): RouteCase[] {
     { method: 'get', path: `/deployments/${seed.deploymentId}` },
     { method: 'get', path: `/deployments/${seed.deploymentId}/revisions` },
     { method: 'get', path: `/deployments/${seed.deploymentId}/events` },
+    { method: 'get', path: `/applications/${seed.applicationId}/releases` },
+    { method: 'get', path: `/applications/${seed.applicationId}/status` },
     ...writeRoutes(seed),
   ];
 }
@@ -185,6 +187,13 @@ function writeRoutes(seed: Seed): RouteCase[] {
       path: `/deployments/${seed.deploymentId}/rollback`,
       body: { toRevision: 1 },
       permission: 'fleet.deployment.create',
+      resourceRef: 'component:default/payments',
+    },
+    {
+      method: 'post',
+      path: `/applications/${seed.applicationId}/releases`,
+      body: { image: 'nginx:1.29' },
+      permission: 'fleet.release.manage',
       resourceRef: 'component:default/payments',
     },
     {
@@ -279,7 +288,7 @@ describe.each(databases.eachSupportedId())(
     it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
       const { server, knex, seed } = await start();
       const routes = allRoutes(seed);
-      expect(routes).toHaveLength(24);
+      expect(routes).toHaveLength(27);
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
 
@@ -328,7 +337,7 @@ describe.each(databases.eachSupportedId())(
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
       const routes = writeRoutes(seed);
-      expect(routes).toHaveLength(10);
+      expect(routes).toHaveLength(11);
       for (const route of routes) {
         const res = await call(server, route);
         expect({
@@ -424,6 +433,7 @@ describe.each(databases.eachSupportedId())(
         'application-update',
         'deployment-create',
         'deployment-rollback',
+        'release-create',
         'deployment-delete',
         'application-delete',
       ]);

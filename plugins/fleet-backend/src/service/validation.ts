@@ -257,6 +257,16 @@ export const createDeploymentSchema = z
 
 export const idSchema = z.string().uuid('must be an id returned by the API');
 
+export const releaseSchema = z
+  .object({
+    image: applicationSpecSchema.shape.image,
+    replicas: applicationSpecSchema.shape.replicas,
+    env: applicationSpecSchema.shape.env,
+    clusters: z.array(dns1123Label).min(1).max(500).optional(),
+    strategy: z.unknown().optional(),
+  })
+  .strict();
+
 export const undeployQuerySchema = z
   .object({
     force: z

@@ -1,0 +1,78 @@
+import type { Knex } from 'knex';
+import { toIso } from './dialect';
+import { parseJson } from './tables';
+import type { ReleaseRecord, ReleaseStore } from './types';
+
+interface ReleaseRow {
+  id: string;
+  application_id: string;
+  created_by: string;
+  created_at: Date | string | number;
+  /** JSON */
+  request: string;
+  /** JSON */
+  strategy: string | null;
+  phase: string | null;
+  /** JSON */
+  targets: string;
+  /** JSON */
+  skipped: string;
+}
+
+function toRelease(row: ReleaseRow): ReleaseRecord {
+  return {
+    id: row.id,
+    applicationId: row.application_id,
+    createdBy: row.created_by,
+    createdAt: toIso(row.created_at)!,
+    request: parseJson(row.request, {}),
+    strategy: row.strategy ? parseJson(row.strategy, undefined) : undefined,
+    phase: row.phase ?? undefined,
+    targets: parseJson(row.targets, []),
+    skipped: parseJson(row.skipped, []),
+  };
+}
+
+/** The knex implementation of {@link ReleaseStore}, on SQLite and PostgreSQL. */
+export class DatabaseReleaseStore implements ReleaseStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): DatabaseReleaseStore {
+    return new DatabaseReleaseStore(db);
+  }
+
+  async insertRelease(
+    release: Omit<ReleaseRecord, 'createdAt'>,
+  ): Promise<ReleaseRecord> {
+    await this.db<ReleaseRow>('fleet_releases').insert({
+      id: release.id,
+      application_id: release.applicationId,
+      created_by: release.createdBy.slice(0, 255),
+      created_at: new Date(),
+      request: JSON.stringify(release.request),
+      strategy:
+        release.strategy === undefined
+          ? null
+          : JSON.stringify(release.strategy),
+      phase: release.phase ?? null,
+      targets: JSON.stringify(release.targets),
+      skipped: JSON.stringify(release.skipped),
+    });
+    return (await this.getRelease(release.id))!;
+  }
+
+  async getRelease(id: string): Promise<ReleaseRecord | undefined> {
+    const row = await this.db<ReleaseRow>('fleet_releases')
+      .where({ id })
+      .first();
+    return row ? toRelease(row) : undefined;
+  }
+
+  async listReleases(applicationId: string): Promise<ReleaseRecord[]> {
+    const rows = await this.db<ReleaseRow>('fleet_releases')
+      .where({ application_id: applicationId })
+      .orderBy('created_at', 'desc')
+      .orderBy('id');
+    return rows.map(toRelease);
+  }
+}

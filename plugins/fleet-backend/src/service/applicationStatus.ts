@@ -1,0 +1,60 @@
+import {
+  SYNC_STATUSES,
+  type Application,
+  type ApplicationFleetStatus,
+  type Deployment,
+} from '@cnp/plugin-fleet-common';
+
+/** The tag of an image reference (`1.4.2` of `ghcr.io/acme/pay:1.4.2`), else the whole of it. */
+function versionOf(image: string): string {
+  const name = image.split('@')[0];
+  const slash = name.lastIndexOf('/');
+  const colon = name.lastIndexOf(':');
+  return colon > slash ? name.slice(colon + 1) : image;
+}
+
+/** One application across the fleet: each cluster's revision, image and statuses, and totals. */
+export function applicationFleetStatus(
+  application: Application,
+  deployments: Deployment[],
+): ApplicationFleetStatus {
+  const bySyncStatus = Object.fromEntries(
+    SYNC_STATUSES.map(s => [s, 0]),
+  ) as ApplicationFleetStatus['totals']['bySyncStatus'];
+  const images = new Map<string, number>();
+  for (const d of deployments) {
+    bySyncStatus[d.syncStatus] += 1;
+    if (d.image) images.set(d.image, (images.get(d.image) ?? 0) + 1);
+  }
+  const byImage = [...images.entries()]
+    .map(([image, clusters]) => ({ image, clusters }))
+    .sort((a, b) => b.clusters - a.clusters || a.image.localeCompare(b.image));
+  const versions = byImage
+    .map(
+      ({ image, clusters }, i) =>
+        `${versionOf(image)} on ${clusters}${
+          i === 0 ? ` cluster${clusters === 1 ? '' : 's'}` : ''
+        }`,
+    )
+    .join(', ');
+  const summary = deployments.length
+    ? `${bySyncStatus.SYNCED} of ${deployments.length} SYNCED${
+        versions ? `; ${versions}` : ''
+      }`
+    : 'not deployed';
+  return {
+    applicationId: application.id,
+    entityRef: application.entityRef,
+    clusters: deployments.map(d => ({
+      cluster: d.cluster,
+      deploymentId: d.id,
+      revision: d.revision,
+      image: d.image ?? null,
+      status: d.status,
+      syncStatus: d.syncStatus,
+      placed: d.placed,
+    })),
+    totals: { deployments: deployments.length, bySyncStatus, byImage },
+    summary,
+  };
+}

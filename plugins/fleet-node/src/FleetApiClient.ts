@@ -16,10 +16,12 @@ import type {
   ClusterStatus,
   Deployment,
   ListResponse,
+  Release,
 } from '@cnp/plugin-fleet-common';
 import type {
   FleetApiRequestOptions,
   FleetDeployRequest,
+  FleetReleaseRequest,
   FleetRegisterApplicationRequest,
   FleetService,
 } from './FleetService';
@@ -100,6 +102,47 @@ export class FleetApiClient implements FleetService {
     options?: FleetApiRequestOptions,
   ): Promise<Deployment> {
     return this.request<Deployment>('POST', '/deployments', request, options);
+  }
+
+  async listApplications(
+    filter: { entityRef?: string } = {},
+    options?: FleetApiRequestOptions,
+  ): Promise<Application[]> {
+    const query = filter.entityRef
+      ? `?entityRef=${encodeURIComponent(filter.entityRef)}`
+      : '';
+    const body = await this.request<ListResponse<Application>>(
+      'GET',
+      `/applications${query}`,
+      undefined,
+      options,
+    );
+    return body.items;
+  }
+
+  release(
+    applicationId: string,
+    request: FleetReleaseRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Release> {
+    return this.request<Release>(
+      'POST',
+      `/applications/${encodeURIComponent(applicationId)}/releases`,
+      request,
+      options,
+    );
+  }
+
+  getRelease(
+    releaseId: string,
+    options?: FleetApiRequestOptions,
+  ): Promise<Release> {
+    return this.request<Release>(
+      'GET',
+      `/releases/${encodeURIComponent(releaseId)}`,
+      undefined,
+      options,
+    );
   }
 
   private async request<T>(

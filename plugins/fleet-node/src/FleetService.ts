@@ -7,6 +7,7 @@ import type {
   Cluster,
   ClusterStatus,
   Deployment,
+  Release,
 } from '@cnp/plugin-fleet-common';
 
 /** @public */
@@ -32,6 +33,15 @@ export interface FleetDeployRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+}
+
+/** @public */
+export interface FleetReleaseRequest {
+  image?: string;
+  replicas?: number;
+  env?: Record<string, string>;
+  /** Only these clusters; default: every cluster the application is placed on. */
+  clusters?: string[];
 }
 
 /**
@@ -68,4 +78,23 @@ export interface FleetService {
     request: FleetDeployRequest,
     options?: FleetApiRequestOptions,
   ): Promise<Deployment>;
+
+  /** The applications of an entity (one at most). */
+  listApplications(
+    filter: { entityRef?: string },
+    options?: FleetApiRequestOptions,
+  ): Promise<Application[]>;
+
+  /** Starts a fleet release of an application: a new revision on each of its clusters. */
+  release(
+    applicationId: string,
+    request: FleetReleaseRequest,
+    options?: FleetApiRequestOptions,
+  ): Promise<Release>;
+
+  /** A release, with each cluster's progress. */
+  getRelease(
+    releaseId: string,
+    options?: FleetApiRequestOptions,
+  ): Promise<Release>;
 }

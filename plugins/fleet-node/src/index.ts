@@ -8,6 +8,7 @@ export { FleetApiClient } from './FleetApiClient';
 export type {
   FleetApiRequestOptions,
   FleetDeployRequest,
+  FleetReleaseRequest,
   FleetRegisterApplicationRequest,
   FleetService,
 } from './FleetService';

@@ -16,6 +16,7 @@ import {
 import { FleetApiClient } from '@cnp/plugin-fleet-node';
 import request from 'supertest';
 import { createFleetDeployAction } from './createFleetDeployAction';
+import { createFleetReleaseAction } from './createFleetReleaseAction';
 import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
 import { scaffolderModuleFleetActions } from './scaffolderModuleFleetActions';
 
@@ -300,8 +301,62 @@ describe('fleet:deploy', () => {
   });
 });
 
+describe('fleet:release', () => {
+  const outputs = (ctx: { output: unknown }) =>
+    Object.fromEntries(
+      (ctx.output as jest.Mock).mock.calls.map(([name, value]) => [
+        name,
+        value,
+      ]),
+    );
+
+  it('releases a new image to every cluster the component runs on, as the initiator', async () => {
+    const entityRef = 'component:default/released-app';
+    // (bravo is OFFLINE since the test of the 409 above)
+    for (const cluster of ['alpha']) {
+      await createFleetDeployAction({ client, pollIntervalMs: 50 }).handler(
+        createMockActionContext({
+          input: { entityRef, cluster, image: 'nginx:1.27', replicas: 1 },
+        }),
+      );
+    }
+    const ctx = createMockActionContext({
+      input: { entityRef, image: 'nginx:1.28' },
+    });
+    await createFleetReleaseAction({ client }).handler(ctx);
+    expect(outputs(ctx)).toEqual({
+      releaseId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      clusters: ['alpha'],
+      skipped: [],
+    });
+    const deployments = await client.listDeployments({ entityRef });
+    expect(
+      deployments.map(d => [d.cluster, d.image, d.revision]).sort(),
+    ).toEqual([['alpha', 'nginx:1.28', 2]]);
+    const events = await request(fleet.server)
+      .get(`/api/fleet/deployments/${deployments[0].id}/events`)
+      .expect(200);
+    expect(
+      events.body.items.some(
+        (e: { reason: string; actor: string }) =>
+          e.reason === 'REVISION_RELEASE' && e.actor === 'user:default/mock',
+      ),
+    ).toBe(true);
+  });
+
+  it('fails the step when the component has no Fleet application', async () => {
+    await expect(
+      createFleetReleaseAction({ client }).handler(
+        createMockActionContext({
+          input: { entityRef: 'component:default/never-deployed' },
+        }),
+      ),
+    ).rejects.toThrow(/has no Fleet application/);
+  });
+});
+
 describe('scaffolderModuleFleetActions', () => {
-  it('adds both actions to the scaffolder', async () => {
+  it('adds its three actions to the scaffolder', async () => {
     const addActions = jest.fn();
     await startTestBackend({
       extensionPoints: [[scaffolderActionsExtensionPoint, { addActions }]],
@@ -309,6 +364,6 @@ describe('scaffolderModuleFleetActions', () => {
     });
     expect(
       addActions.mock.calls.flat().map((a: { id: string }) => a.id),
-    ).toEqual(['fleet:application:register', 'fleet:deploy']);
+    ).toEqual(['fleet:application:register', 'fleet:deploy', 'fleet:release']);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Scaffolder module of Fleet: the actions `fleet:application:register` and `fleet:deploy`.
+ * Scaffolder module of Fleet: the actions `fleet:application:register`, `fleet:deploy` and
+ * `fleet:release`.
  *
  * @packageDocumentation
  */
@@ -7,3 +8,4 @@ export { scaffolderModuleFleetActions as default } from './scaffolderModuleFleet
 export { scaffolderModuleFleetActions } from './scaffolderModuleFleetActions';
 export { createFleetDeployAction } from './createFleetDeployAction';
 export { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
+export { createFleetReleaseAction } from './createFleetReleaseAction';

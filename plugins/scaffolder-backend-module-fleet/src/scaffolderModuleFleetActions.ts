@@ -3,9 +3,10 @@ import { scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-no
 import { fleetServiceRef } from '@cnp/plugin-fleet-node';
 import { createFleetDeployAction } from './createFleetDeployAction';
 import { createFleetRegisterApplicationAction } from './createFleetRegisterApplicationAction';
+import { createFleetReleaseAction } from './createFleetReleaseAction';
 
 /**
- * Scaffolder module: the actions `fleet:application:register` and `fleet:deploy`. They call the
+ * Scaffolder module: the actions `fleet:application:register`, `fleet:deploy` and `fleet:release`. They call the
  * Fleet API on behalf of the user running the template, so Fleet's permission checks apply.
  *
  * @public
@@ -23,6 +24,7 @@ export const scaffolderModuleFleetActions = createBackendModule({
         scaffolder.addActions(
           createFleetRegisterApplicationAction({ client: fleet }),
           createFleetDeployAction({ client: fleet }),
+          createFleetReleaseAction({ client: fleet }),
         );
       },
     });

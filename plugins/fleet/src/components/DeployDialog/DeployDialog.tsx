@@ -1,9 +1,6 @@
 import { useApi } from '@backstage/core-plugin-api';
 import type { Cluster, Deployment } from '@cnp/plugin-fleet-common';
-import Button from '@material-ui/core/Button';
-import CircularProgress from '@material-ui/core/CircularProgress';
 import Dialog from '@material-ui/core/Dialog';
-import DialogActions from '@material-ui/core/DialogActions';
 import DialogContent from '@material-ui/core/DialogContent';
 import DialogTitle from '@material-ui/core/DialogTitle';
 import ListItemText from '@material-ui/core/ListItemText';
@@ -12,6 +9,7 @@ import TextField from '@material-ui/core/TextField';
 import Alert from '@material-ui/lab/Alert';
 import { FormEvent, useEffect, useMemo, useState } from 'react';
 import { apiErrorMessage, fleetApiRef } from '../../api';
+import { DialogButtons } from '../ConfirmDialog';
 
 export interface DeployDialogProps {
   open: boolean;
@@ -202,22 +200,12 @@ export function DeployDialog(props: DeployDialogProps) {
             inputProps={{ min: 0, max: 1000, 'aria-label': 'Replicas' }}
           />
         </DialogContent>
-        <DialogActions>
-          <Button onClick={onClose} disabled={submitting}>
-            Cancel
-          </Button>
-          <Button
-            type="submit"
-            color="primary"
-            variant="contained"
-            disabled={
-              submitting || replicasInvalid || imageInvalid || clusterInvalid
-            }
-            startIcon={submitting ? <CircularProgress size={16} /> : undefined}
-          >
-            Deploy
-          </Button>
-        </DialogActions>
+        <DialogButtons
+          submitting={submitting}
+          onCancel={onClose}
+          confirmLabel="Deploy"
+          confirmDisabled={replicasInvalid || imageInvalid || clusterInvalid}
+        />
       </form>
     </Dialog>
   );

@@ -1,25 +1,10 @@
-import { EntityProvider } from '@backstage/plugin-catalog-react';
-import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { fleetApiRef } from '../../api';
-import {
-  cluster,
-  deployment,
-  mockFleetApi,
-  paymentsEntity,
-} from '../../testUtils/fixtures';
-import { EntityFleetDeploymentsCard } from './EntityFleetDeploymentsCard';
+import { cluster, deployment, mockFleetApi } from '../../testUtils/fixtures';
+import { renderDeploymentsCard } from './__testUtils__/renderDeploymentsCard';
 
-async function renderCard(api = mockFleetApi(), pollIntervalMs?: number) {
-  await renderInTestApp(
-    <TestApiProvider apis={[[fleetApiRef, api]]}>
-      <EntityProvider entity={paymentsEntity}>
-        <EntityFleetDeploymentsCard pollIntervalMs={pollIntervalMs} />
-      </EntityProvider>
-    </TestApiProvider>,
-  );
-  return api;
+function renderCard(api = mockFleetApi(), pollIntervalMs?: number) {
+  return renderDeploymentsCard(api, { pollIntervalMs });
 }
 
 describe('EntityFleetDeploymentsCard', () => {

@@ -6,31 +6,43 @@ import {
 } from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
 import { useEntity } from '@backstage/plugin-catalog-react';
+import { usePermission } from '@backstage/plugin-permission-react';
 import {
   annotatedClusters,
   FLEET_ANNOTATION_IMAGE,
+  fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
   type Cluster,
   type Deployment,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
-import Button from '@material-ui/core/Button';
 import Table from '@material-ui/core/Table';
 import TableBody from '@material-ui/core/TableBody';
 import TableCell from '@material-ui/core/TableCell';
 import TableHead from '@material-ui/core/TableHead';
 import TableRow from '@material-ui/core/TableRow';
+import Tooltip from '@material-ui/core/Tooltip';
 import Typography from '@material-ui/core/Typography';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
 import { useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
+import {
+  DeploymentActionDialog,
+  DeploymentActions,
+  PermittedButton,
+  type DeploymentAction,
+  type PermissionState,
+} from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
 import { RelativeTime } from '../RelativeTime';
 import {
   ClusterStatusChip,
   DeploymentStatusChip,
+  deploymentReasonText,
   SyncStatusChip,
 } from '../StatusChip';
+import { fleetView } from './fleetView';
 
 /** The clusters named by the entity's cnp.io/clusters annotation (the common reading). */
 export { annotatedClusters };
@@ -89,6 +101,9 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
 function DeploymentRows(props: {
   deployments: Deployment[];
   clusters: Cluster[];
+  componentName: string;
+  permissions: { rollback: PermissionState; undeploy: PermissionState };
+  onAction: (action: DeploymentAction, deployment: Deployment) => void;
 }) {
   const status = new Map(props.clusters.map(c => [c.name, c]));
   return (
@@ -100,6 +115,7 @@ function DeploymentRows(props: {
           <TableCell>Sync</TableCell>
           <TableCell>Image</TableCell>
           <TableCell>Last change</TableCell>
+          <TableCell>Actions</TableCell>
         </TableRow>
       </TableHead>
       <TableBody>
@@ -120,12 +136,19 @@ function DeploymentRows(props: {
                     reason={cluster?.statusReason}
                   />
                 </Box>
+                {!d.placed && (
+                  <Tooltip title="The application's placement no longer selects this cluster: the deployment stays, but Fleet no longer heals it">
+                    <Typography variant="caption" display="block">
+                      no longer placed
+                    </Typography>
+                  </Tooltip>
+                )}
               </TableCell>
               <TableCell>
                 <DeploymentStatusChip status={d.status} reason={d.message} />
                 {d.statusReason && (
                   <Typography variant="caption" display="block">
-                    {d.statusReason}
+                    {deploymentReasonText(d.statusReason)}
                   </Typography>
                 )}
               </TableCell>
@@ -163,6 +186,14 @@ function DeploymentRows(props: {
               <TableCell>
                 <RelativeTime value={d.updatedAt} />
               </TableCell>
+              <TableCell>
+                <DeploymentActions
+                  deployment={d}
+                  componentName={props.componentName}
+                  permissions={props.permissions}
+                  onAction={action => props.onAction(action, d)}
+                />
+              </TableCell>
             </TableRow>
           );
         })}
@@ -172,8 +203,9 @@ function DeploymentRows(props: {
 }
 
 /**
- * On a component's page: the state of each target cluster, one row per deployment, and a Deploy
- * button. Refreshes on its own.
+ * On a component's page: the state of each target cluster, one row per deployment with its
+ * History, Rollback and Undeploy, and a Deploy button; the header sums up which versions run
+ * where. Refreshes on its own.
  *
  * @public
  */
@@ -182,6 +214,18 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
   const api = useApi(fleetApiRef);
   const entityRef = stringifyEntityRef(entity);
   const [dialogOpen, setDialogOpen] = useState(false);
+  const [picked, setPicked] = useState<{
+    action: DeploymentAction;
+    deployment: Deployment;
+  }>();
+  const canDeploy = usePermission({
+    permission: fleetDeploymentCreatePermission,
+    resourceRef: entityRef,
+  });
+  const canUndeploy = usePermission({
+    permission: fleetDeploymentDeletePermission,
+    resourceRef: entityRef,
+  });
   const { value, error, loading, refresh } = usePolling(
     async () => {
       const [deployments, clusters] = await Promise.all([
@@ -224,6 +268,11 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
             <DeploymentRows
               deployments={value.deployments}
               clusters={value.clusters}
+              componentName={entity.metadata.name}
+              permissions={{ rollback: canDeploy, undeploy: canUndeploy }}
+              onAction={(action, deployment) =>
+                setPicked({ action, deployment })
+              }
             />
           )}
         </Box>
@@ -234,17 +283,21 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
   return (
     <InfoCard
       title="Fleet deployments"
+      subheader={value && fleetView(value.deployments)}
       action={
-        <Button
-          color="primary"
-          variant="contained"
-          startIcon={<CloudUploadIcon />}
-          onClick={() => setDialogOpen(true)}
-          disabled={!value}
-          style={{ margin: 16 }}
-        >
-          Deploy
-        </Button>
+        <Box m={2}>
+          <PermittedButton
+            color="primary"
+            variant="contained"
+            startIcon={<CloudUploadIcon />}
+            onClick={() => setDialogOpen(true)}
+            disabled={!value}
+            permission={canDeploy}
+            deniedText={`You are not allowed to deploy ${entity.metadata.name}`}
+          >
+            Deploy
+          </PermittedButton>
+        </Box>
       }
     >
       {content}
@@ -257,6 +310,15 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
           onClose={() => setDialogOpen(false)}
           onDeployed={refresh}
+        />
+      )}
+      {picked && (
+        <DeploymentActionDialog
+          action={picked.action}
+          deployment={picked.deployment}
+          componentName={entity.metadata.name}
+          onClose={() => setPicked(undefined)}
+          onDone={refresh}
         />
       )}
     </InfoCard>

@@ -1,0 +1,1 @@
+export { ConfirmDialog, DialogButtons } from './ConfirmDialog';

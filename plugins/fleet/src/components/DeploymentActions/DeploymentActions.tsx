@@ -1,0 +1,126 @@
+import type { Deployment } from '@cnp/plugin-fleet-common';
+import Box from '@material-ui/core/Box';
+import Button, { ButtonProps } from '@material-ui/core/Button';
+import Tooltip from '@material-ui/core/Tooltip';
+import DeleteIcon from '@material-ui/icons/Delete';
+import HistoryIcon from '@material-ui/icons/History';
+import RestoreIcon from '@material-ui/icons/Restore';
+import type { ReactElement } from 'react';
+import { HistoryDialog } from './HistoryDialog';
+import { RollbackDialog } from './RollbackDialog';
+import { UndeployDialog } from './UndeployDialog';
+
+/** What `usePermission` answered for one action. */
+export interface PermissionState {
+  loading: boolean;
+  allowed: boolean;
+}
+
+/** The actions a deployment row offers. */
+export type DeploymentAction = 'history' | 'rollback' | 'undeploy';
+
+/**
+ * A button the user may be denied: disabled while the permission is checked, and disabled with
+ * `deniedText` as its tooltip when it is denied.
+ */
+export function PermittedButton(
+  props: ButtonProps & { permission: PermissionState; deniedText: string },
+) {
+  const { permission, deniedText, disabled, ...rest } = props;
+  const denied = !permission.loading && !permission.allowed;
+  const button = (
+    <Button {...rest} disabled={disabled || permission.loading || denied} />
+  );
+  if (!denied) return button;
+  // A disabled button gets no pointer events: the span carries the tooltip.
+  return (
+    <Tooltip title={deniedText}>
+      <span>{button}</span>
+    </Tooltip>
+  );
+}
+
+/**
+ * History, Rollback and Undeploy for one deployment; none for a deployment being removed.
+ */
+export function DeploymentActions(props: {
+  deployment: Deployment;
+  componentName: string;
+  permissions: { rollback: PermissionState; undeploy: PermissionState };
+  onAction: (action: DeploymentAction) => void;
+}) {
+  const { deployment, componentName, permissions, onAction } = props;
+  if (deployment.status === 'REMOVING') return null;
+  const { cluster } = deployment;
+  const buttons: Array<{
+    action: DeploymentAction;
+    label: string;
+    name: string;
+    icon: ReactElement;
+    permission: PermissionState;
+    deniedText: string;
+  }> = [
+    {
+      action: 'history',
+      label: 'History',
+      name: `History on ${cluster}`,
+      icon: <HistoryIcon />,
+      permission: { loading: false, allowed: true },
+      deniedText: '',
+    },
+    {
+      action: 'rollback',
+      label: 'Rollback',
+      name: `Rollback on ${cluster}`,
+      icon: <RestoreIcon />,
+      permission: permissions.rollback,
+      deniedText: `You are not allowed to deploy ${componentName}, so not to roll it back either`,
+    },
+    {
+      action: 'undeploy',
+      label: 'Undeploy',
+      name: `Undeploy from ${cluster}`,
+      icon: <DeleteIcon />,
+      permission: permissions.undeploy,
+      deniedText: `You are not allowed to undeploy ${componentName}`,
+    },
+  ];
+  return (
+    <Box display="flex" flexWrap="wrap" style={{ gap: 4 }}>
+      {buttons.map(b => (
+        <PermittedButton
+          key={b.action}
+          size="small"
+          startIcon={b.icon}
+          aria-label={b.name}
+          permission={b.permission}
+          deniedText={b.deniedText}
+          onClick={() => onAction(b.action)}
+        >
+          {b.label}
+        </PermittedButton>
+      ))}
+    </Box>
+  );
+}
+
+/** The dialog of the action picked on a row. */
+export function DeploymentActionDialog(props: {
+  action: DeploymentAction;
+  deployment: Deployment;
+  componentName: string;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { action, ...rest } = props;
+  switch (action) {
+    case 'history':
+      return <HistoryDialog {...rest} />;
+    case 'rollback':
+      return <RollbackDialog {...rest} />;
+    case 'undeploy':
+      return <UndeployDialog {...rest} />;
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,6 @@
+export {
+  DeploymentActions,
+  DeploymentActionDialog,
+  PermittedButton,
+} from './DeploymentActions';
+export type { DeploymentAction, PermissionState } from './DeploymentActions';

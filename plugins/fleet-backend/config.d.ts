@@ -65,6 +65,11 @@ export interface Config {
        * unless the application sets `spec.autoRollback: false`.
        */
       rollbackWindow?: HumanDuration;
+      /**
+       * Namespaces no application may name in `spec.namespace` (default kube-system,
+       * kube-public, kube-node-lease).
+       */
+      forbiddenNamespaces?: string[];
     };
     /** The history of cluster and deployment status changes. */
     events?: {

@@ -51,6 +51,11 @@ export interface ApplicationSpec {
    * true); a rollback is never rolled back in turn.
    */
   autoRollback?: boolean;
+  /**
+   * The namespace the application's objects go to (default: the configured one). System
+   * namespaces are refused; it cannot change while the application has deployments.
+   */
+  namespace?: string;
 }
 
 /** @public */
@@ -62,6 +67,16 @@ export interface ApplicationPlacement {
    * otherwise it is kept with `placed: false` and never healed again.
    */
   prune?: boolean;
+  /**
+   * Per-cluster settings, merged in order into every revision made for a cluster they match (by
+   * name or labels): `replicas` replaces, `env` is merged over the defaults.
+   */
+  overrides?: Array<{
+    clusters?: string[];
+    clusterSelector?: Record<string, string>;
+    replicas?: number;
+    env?: Record<string, string>;
+  }>;
 }
 
 /** @public */

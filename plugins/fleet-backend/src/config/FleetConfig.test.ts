@@ -23,6 +23,7 @@ describe('readFleetConfig', () => {
         defaultReplicas: 3,
         progressDeadlineMs: 600_000,
         rollbackWindowMs: 600_000,
+        forbiddenNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
         pollIntervalMs: 2_000,
       },
       events: { retentionMs: 90 * 24 * 3600_000 },

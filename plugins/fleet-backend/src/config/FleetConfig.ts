@@ -35,6 +35,8 @@ export interface FleetConfig {
     pollIntervalMs: number;
     /** A revision that fails within this long of its apply is rolled back automatically. */
     rollbackWindowMs: number;
+    /** Namespaces an application may not deploy to. */
+    forbiddenNamespaces: string[];
   };
   events: {
     /** Events older than this are removed by the daily retention task. */
@@ -227,6 +229,9 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       rollbackWindowMs: durationMsFromConfig(config, 'deploy.rollbackWindow', {
         minutes: 10,
       }),
+      forbiddenNamespaces: config.getOptionalStringArray(
+        'deploy.forbiddenNamespaces',
+      ) ?? ['kube-system', 'kube-public', 'kube-node-lease'],
     },
     events: {
       retentionMs: durationMsFromConfig(config, 'events.retention', {

@@ -345,6 +345,92 @@ describe.each(databases.eachSupportedId())(
             (o.metadata as any).namespace === namespace,
         )?.spec?.template?.spec?.containers?.[0]?.image;
 
+    it("deploys to the application's own namespace, refuses system ones, and keeps it while deployed", async () => {
+      const { stores, deployments } = await setup();
+      await expect(
+        deployments.registerApplication({
+          entityRef: 'component:default/sneaky',
+          spec: { image: 'x:1', namespace: 'kube-system' },
+        }),
+      ).rejects.toMatchObject({ name: 'InputError' });
+      const ns = `team-${databaseId.toLowerCase().replace(/_/g, '-')}`;
+      const app = await deployments.registerApplication({
+        entityRef: 'component:default/namespaced',
+        spec: { image: 'namespaced:1.0.0', namespace: ns },
+      });
+      const d = await deployments.deploy(
+        { entityRef: app.entityRef, cluster: 'alpha' },
+        'test',
+      );
+      expect(await settle(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
+      expect(
+        sim
+          .objects('alpha')
+          .filter(
+            o =>
+              (o.metadata as any).name === 'namespaced' &&
+              o.kind === 'Deployment',
+          )
+          .map(o => (o.metadata as any).namespace),
+      ).toContain(ns);
+      // Not in the service's default namespace.
+      expect(
+        sim
+          .objects('alpha')
+          .some(
+            o =>
+              (o.metadata as any).name === 'namespaced' &&
+              (o.metadata as any).namespace !== ns &&
+              !(o.metadata as any).namespace.startsWith('team-'),
+          ),
+      ).toBe(false);
+      expect((await stores.revisions.getRevision(d.id, 1))!.namespace).toBe(ns);
+      await expect(
+        deployments.updateApplication(app.id, {
+          spec: { namespace: `${ns}-other` },
+        }),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+    });
+
+    it("merges the placement's per-cluster overrides, in order, into the revisions made for a matching cluster", async () => {
+      const { stores, deployments } = await setup();
+      await stores.clusters.updateClusterSettings('bravo', {
+        labels: { region: 'eu' },
+      });
+      const app = await deployments.registerApplication({
+        entityRef: 'component:default/regional',
+        spec: { image: 'regional:1.0.0', replicas: 2, env: { MODE: 'live' } },
+        placement: {
+          overrides: [
+            {
+              clusterSelector: { region: 'eu' },
+              replicas: 4,
+              env: { REGION: 'eu' },
+            },
+            { clusters: ['bravo'], env: { TIER: 'gold' } },
+          ],
+        },
+      });
+      const onBravo = await deployments.deploy(
+        { entityRef: app.entityRef, cluster: 'bravo' },
+        'test',
+      );
+      const onAlpha = await deployments.deploy(
+        { entityRef: app.entityRef, cluster: 'alpha' },
+        'test',
+      );
+      const bravo = (await stores.revisions.getRevision(onBravo.id, 1))!;
+      expect([bravo.replicas, bravo.env]).toEqual([
+        4,
+        { MODE: 'live', REGION: 'eu', TIER: 'gold' },
+      ]);
+      const alpha = (await stores.revisions.getRevision(onAlpha.id, 1))!;
+      expect([alpha.replicas, alpha.env]).toEqual([2, { MODE: 'live' }]);
+      await settle(stores, onBravo.id);
+      await settle(stores, onAlpha.id);
+      await stores.clusters.updateClusterSettings('bravo', { labels: {} });
+    });
+
     it('rolls back to a revision by re-applying exactly its spec, as a new revision', async () => {
       const { stores, deployments, namespace } = await setup();
       const entityRef = 'component:default/rolling';

@@ -39,6 +39,7 @@ import { buildManifests, type Manifests } from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
 import type { ManifestRemover } from './ManifestRemover';
 import { imageReferenceProblem } from '../kubernetes/imageReference';
+import { matchesSelector } from '../kubernetes/labelSelector';
 import { asError } from '../util/errors';
 
 export interface DeployRequest {
@@ -87,10 +88,15 @@ export interface DeploymentServiceOptions {
   applier: ManifestApplier;
   remover: Pick<ManifestRemover, 'remove'>;
   logger: LoggerService;
-  deploy: Omit<FleetConfig['deploy'], 'pollIntervalMs' | 'rollbackWindowMs'> & {
+  deploy: Omit<
+    FleetConfig['deploy'],
+    'pollIntervalMs' | 'rollbackWindowMs' | 'forbiddenNamespaces'
+  > & {
     pollIntervalMs?: number;
     /** Default 10 minutes. */
     rollbackWindowMs?: number;
+    /** Default kube-system, kube-public, kube-node-lease. */
+    forbiddenNamespaces?: string[];
   };
   /**
    * The entity's annotations: its `cnp.io/image` is the image of a deploy that names none, for an
@@ -120,6 +126,27 @@ export function applicationNameFor(entityRef: string): string {
   if (namespace === 'default' && isDns1123Label(name)) return name;
   const base = namespace === 'default' ? name : `${namespace}-${name}`;
   return withStableSuffix(sanitizeK8sName(base), entityRef);
+}
+
+/**
+ * What the placement's overrides set for one cluster, merged in order: `replicas` of the last
+ * matching one, `env` of every matching one.
+ */
+function overridesFor(
+  placement: ApplicationPlacement | undefined,
+  cluster: Pick<ClusterRecord, 'name' | 'labels'>,
+): { replicas?: number; env?: Record<string, string> } {
+  const merged: { replicas?: number; env?: Record<string, string> } = {};
+  for (const override of placement?.overrides ?? []) {
+    const byName = override.clusters?.includes(cluster.name) ?? false;
+    const bySelector =
+      override.clusterSelector !== undefined &&
+      matchesSelector(cluster.labels, override.clusterSelector);
+    if (!byName && !bySelector) continue;
+    if (override.replicas !== undefined) merged.replicas = override.replicas;
+    if (override.env) merged.env = { ...merged.env, ...override.env };
+  }
+  return merged;
 }
 
 /** What a rollback copies of an earlier revision: everything it asked the cluster to run. */
@@ -171,10 +198,27 @@ export class DeploymentService {
     }
   }
 
+  /** A namespace an application may not name: the system ones (configurable). */
+  private checkNamespace(namespace: string | undefined) {
+    const forbidden = this.options.deploy.forbiddenNamespaces ?? [
+      'kube-system',
+      'kube-public',
+      'kube-node-lease',
+    ];
+    if (namespace && forbidden.includes(namespace)) {
+      throw new InputError(
+        `Invalid application: spec.namespace '${namespace}' is a system namespace Fleet does not deploy to (${forbidden.join(
+          ', ',
+        )})`,
+      );
+    }
+  }
+
   async registerApplication(
     request: RegisterApplicationRequest,
   ): Promise<Application> {
     const entityRef = normalizeEntityRef(request.entityRef);
+    this.checkNamespace(request.spec.namespace);
     await this.checkPlacement(request.placement);
     return this.options.stores.applications.insertApplication({
       entityRef,
@@ -191,6 +235,20 @@ export class DeploymentService {
   ): Promise<Application> {
     const current = await this.options.stores.applications.getApplication(id);
     if (!current) throw new NotFoundError(`Application '${id}' not found`);
+    if (
+      update.spec?.namespace !== undefined &&
+      update.spec.namespace !== current.spec.namespace
+    ) {
+      this.checkNamespace(update.spec.namespace);
+      const live = await this.options.stores.deployments.listDeployments({
+        applicationId: id,
+      });
+      if (live.length > 0) {
+        throw new ConflictError(
+          `Application '${id}' has ${live.length} deployment(s): undeploy them before changing its namespace`,
+        );
+      }
+    }
     await this.checkPlacement(update.placement, current.placement);
     const updated = await this.options.stores.applications.updateApplication(
       id,
@@ -252,6 +310,7 @@ export class DeploymentService {
     application: Application,
     request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>,
     current: Revision | undefined,
+    cluster: Pick<ClusterRecord, 'name' | 'labels'>,
   ): Promise<RevisionSpec> {
     const image =
       request.image ??
@@ -263,16 +322,22 @@ export class DeploymentService {
         `No image to deploy for '${application.entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
       );
     }
+    const override = overridesFor(application.placement, cluster);
     const replicas =
-      request.replicas ?? current?.replicas ?? application.spec.replicas;
+      request.replicas ??
+      override.replicas ??
+      current?.replicas ??
+      application.spec.replicas;
+    const env =
+      override.env || request.env
+        ? { ...application.spec.env, ...override.env, ...request.env }
+        : application.spec.env;
     return {
       image,
       replicas: replicas ?? undefined,
-      env: request.env
-        ? { ...application.spec.env, ...request.env }
-        : application.spec.env,
+      env,
       resources: application.spec.resources,
-      namespace: current?.namespace ?? undefined,
+      namespace: application.spec.namespace,
     };
   }
 
@@ -330,7 +395,12 @@ export class DeploymentService {
     const currentRevision = existing
       ? await stores.revisions.getRevision(existing.id, existing.revision)
       : undefined;
-    const spec = await this.revisionFor(application, request, currentRevision);
+    const spec = await this.revisionFor(
+      application,
+      request,
+      currentRevision,
+      cluster,
+    );
     return this.applyRevision(
       application,
       cluster,

@@ -189,6 +189,7 @@ export const applicationSpecSchema = z
     ignoreDifferences: z.array(z.string().max(256)).max(50).optional(),
     selfHeal: z.boolean().optional(),
     autoRollback: z.boolean().optional(),
+    namespace: dns1123Label.optional(),
   })
   .strict();
 
@@ -214,6 +215,19 @@ export const placementSchema = z
     clusters: z.array(dns1123Label).max(500).optional(),
     clusterSelector: clusterSelectorSchema.optional(),
     prune: z.boolean().optional(),
+    overrides: z
+      .array(
+        z
+          .object({
+            clusters: z.array(dns1123Label).max(500).optional(),
+            clusterSelector: clusterSelectorSchema.optional(),
+            replicas: applicationSpecSchema.shape.replicas,
+            env: applicationSpecSchema.shape.env,
+          })
+          .strict(),
+      )
+      .max(50)
+      .optional(),
   })
   .strict();
 

@@ -20,6 +20,9 @@ import {
   startSimProcess,
 } from '@cnp/fleet-harness';
 
+/** Revisions each seeded deployment has (its history), the last one current. */
+const REVISIONS_PER_DEPLOYMENT = 5;
+
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
  * every answer is a full 200), `fetch` (Node's fetch, heavier on the shared CPU), or `browser`
@@ -202,7 +205,7 @@ export async function benchLatency(options: {
         message: null,
         sync_status: 'SYNCED',
         image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
-        revision: 1,
+        revision: REVISIONS_PER_DEPLOYMENT,
         last_applied_at: now,
         last_synced_at: now,
         created_at: now,
@@ -211,10 +214,33 @@ export async function benchLatency(options: {
     }),
   );
   await knex.batchInsert('fleet_deployments', deployments, 1000);
+  // Each deployment with its history: revisions 1..5, the last one current.
+  await knex.batchInsert(
+    'fleet_revisions',
+    deployments.flatMap(d =>
+      Array.from({ length: REVISIONS_PER_DEPLOYMENT }, (_, r) => ({
+        deployment_id: d.id,
+        application_id: d.application_id,
+        cluster: d.cluster,
+        revision: r + 1,
+        image: d.image.replace(/:1\.0\.(\d+)$/, `:1.${r}.$1`),
+        replicas: 3,
+        cause: r === 0 ? 'deploy' : 'release',
+        created_by: 'bench',
+        created_at: now,
+        outcome:
+          d.status === 'FAILED' && r === REVISIONS_PER_DEPLOYMENT - 1
+            ? 'FAILED'
+            : 'DEPLOYED',
+        outcome_at: now,
+      })),
+    ),
+    2000,
+  );
   await knex.raw('ANALYZE');
   const counts = await knex('fleet_deployments').count({ n: '*' }).first();
   log(
-    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments`,
+    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each`,
   );
 
   const env = {

@@ -93,6 +93,11 @@ function simulatorRequest(route, body) {
   });
 }
 
+/** What the simulator holds on one cluster. */
+async function simulatorObjects(cluster) {
+  return (await simulatorRequest(`/clusters/${cluster}/_sim/objects`)).items;
+}
+
 /** `kubectl set image` behind Fleet's back, through the simulator's drift injection. */
 async function simulatorDrift(cluster, name, image) {
   const { items } = await simulatorRequest(`/clusters/${cluster}/_sim/objects`);
@@ -263,7 +268,7 @@ async function main() {
   await shot(page, 'component-page-clusters-online');
 
   // Deploy to sim-2 through the dialog.
-  await page.getByRole('button', { name: 'Deploy' }).click();
+  await page.getByRole('button', { name: 'Deploy', exact: true }).click();
   const dialog = page.getByRole('dialog');
   await dialog.waitFor();
   await dialog.getByRole('button', { name: 'Cluster' }).click();
@@ -271,7 +276,7 @@ async function main() {
     .getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) })
     .click();
   await shot(page, 'deploy-dialog');
-  await dialog.getByRole('button', { name: 'Deploy' }).click();
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
   await dialog.waitFor({ state: 'detached' });
 
   const row = page.locator(
@@ -316,7 +321,7 @@ async function main() {
   log('deployment DEGRADED / CLUSTER_OFFLINE');
   await shot(page, 'cluster-offline-deployment-degraded');
 
-  await page.getByRole('button', { name: 'Deploy' }).click();
+  await page.getByRole('button', { name: 'Deploy', exact: true }).click();
   await dialog.waitFor();
   await dialog.getByRole('button', { name: 'Cluster' }).click();
   const offlineOption = page.getByRole('option', {
@@ -392,6 +397,135 @@ async function main() {
     );
   }
   log('a deploy without an image took the cnp.io/image annotation: nginx:1.27');
+
+  // The release model, on payments' page: each cluster keeps its own version.
+  await simulatorFault(CLUSTER, 'ok');
+  await api('POST', '/health/run');
+  await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+  const other = page.locator(
+    `table[aria-label="Deployments"] tr[data-cluster="sim-1"]`,
+  );
+  await other.getByLabel('Deployment status: DEPLOYED').waitFor();
+  await row.getByLabel('Deployment status: DEPLOYED').waitFor();
+  const otherBefore = await api(
+    'GET',
+    '/deployments?entityRef=component:default/payments&cluster=sim-1',
+  );
+  const otherImage = otherBefore.items[0].image;
+  await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Cluster' }).click();
+  await page
+    .getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) })
+    .click();
+  await dialog.getByLabel('Image').fill('nginx:1.28');
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await row.getByText('nginx:1.28').waitFor({ timeout: 60_000 });
+  await row
+    .getByLabel('Deployment status: DEPLOYED')
+    .waitFor({ timeout: 60_000 });
+  await page
+    .getByText(/1\.28 on 1/)
+    .first()
+    .waitFor();
+  const otherAfter = await api(
+    'GET',
+    '/deployments?entityRef=component:default/payments&cluster=sim-1',
+  );
+  if (
+    otherAfter.items[0].image !== otherImage ||
+    otherAfter.items[0].revision !== otherBefore.items[0].revision
+  ) {
+    throw new Error(
+      `a deploy to ${CLUSTER} changed sim-1: ${JSON.stringify(
+        otherAfter.items[0],
+      )}`,
+    );
+  }
+  await other.getByText(otherImage).waitFor();
+  log(
+    `second version on ${CLUSTER} only; sim-1 still runs ${otherImage} at revision ${otherAfter.items[0].revision}`,
+  );
+  await shot(page, 'release-one-cluster-new-version');
+
+  await page.getByRole('button', { name: `History on ${CLUSTER}` }).click();
+  const history = page.getByRole('dialog');
+  await history
+    .getByRole('table', { name: 'Revisions' })
+    .getByText('nginx:1.28')
+    .waitFor();
+  log('history lists the revisions');
+  await shot(page, 'release-history');
+  await history.getByRole('button', { name: 'Close' }).click();
+  await history.waitFor({ state: 'detached' });
+
+  await page.getByRole('button', { name: `Rollback on ${CLUSTER}` }).click();
+  const rollback = page.getByRole('dialog');
+  const confirmRollback = rollback.getByRole('button', {
+    name: /^Roll back to revision \d+$/,
+  });
+  await confirmRollback.waitFor();
+  await shot(page, 'release-rollback-dialog');
+  await confirmRollback.click();
+  await rollback.waitFor({ state: 'detached' });
+  await row
+    .getByText('nginx:1.28')
+    .waitFor({ state: 'detached', timeout: 60_000 });
+  await row
+    .getByLabel('Deployment status: DEPLOYED')
+    .waitFor({ timeout: 60_000 });
+  const rolledBack = await api(
+    'GET',
+    `/deployments?entityRef=component:default/payments&cluster=${CLUSTER}`,
+  );
+  log(
+    `rolled back on ${CLUSTER}: ${rolledBack.items[0].image}, revision ${rolledBack.items[0].revision}`,
+  );
+  await shot(page, 'release-rolled-back');
+
+  // Undeploy, on a cluster payments' placement does not name (its cnp.io/clusters names sim-1
+  // and sim-2, which the reconcile would place it on again).
+  const SPARE = 'sim-3';
+  await api('POST', '/deployments', {
+    entityRef: 'component:default/payments',
+    cluster: SPARE,
+  });
+  const spare = page.locator(
+    `table[aria-label="Deployments"] tr[data-cluster="${SPARE}"]`,
+  );
+  await spare
+    .getByLabel('Deployment status: DEPLOYED')
+    .waitFor({ timeout: 60_000 });
+  await page.getByRole('button', { name: `Undeploy from ${SPARE}` }).click();
+  const undeploy = page.getByRole('dialog');
+  await undeploy.getByText(`Undeploy payments from ${SPARE}?`).waitFor();
+  await shot(page, 'release-undeploy-confirmation');
+  await undeploy.getByRole('button', { name: 'Undeploy' }).click();
+  await undeploy.waitFor({ state: 'detached' });
+  await spare.waitFor({ state: 'detached', timeout: 60_000 });
+  const paymentsObjects = async () =>
+    (await simulatorObjects(SPARE)).filter(
+      o =>
+        o.metadata?.name === 'payments' &&
+        ['Deployment', 'Service', 'PodDisruptionBudget'].includes(o.kind),
+    );
+  if ((await paymentsObjects()).length > 0) {
+    throw new Error(`payments' objects are still on ${SPARE} after undeploy`);
+  }
+  // A reconcile run later (every 15 s here), nothing came back.
+  await page.waitForTimeout(20_000);
+  const after = await api(
+    'GET',
+    `/deployments?entityRef=component:default/payments&cluster=${SPARE}`,
+  );
+  if (after.items.length > 0 || (await paymentsObjects()).length > 0) {
+    throw new Error(`the reconcile re-created payments on ${SPARE}`);
+  }
+  log(
+    `undeployed from ${SPARE}: its row and its objects are gone, and stay gone`,
+  );
+  await shot(page, 'release-undeployed');
 
   // Playwright reports a revalidated answer as the cached 200; the backend's log has the 304s.
   const conditional = cardPolls.filter(p => p.conditional).length;

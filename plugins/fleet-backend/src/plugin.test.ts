@@ -670,12 +670,39 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .send({ placement: { clusterSelector: { env: 'staging' } } })
       .expect(200);
     expect(map.body.placement).toEqual({ clusterSelector: { env: 'staging' } });
+    const setBased = await request(server)
+      .patch(`/api/fleet/applications/${text.body.id}`)
+      .send({
+        placement: { clusterSelector: 'env in (prod,staging), !canary' },
+      })
+      .expect(200);
+    expect(setBased.body.placement).toEqual({
+      clusterSelector: {
+        matchExpressions: [
+          { key: 'env', operator: 'In', values: ['prod', 'staging'] },
+          { key: 'canary', operator: 'DoesNotExist' },
+        ],
+      },
+    });
     const bad = await request(server)
       .patch(`/api/fleet/applications/${text.body.id}`)
-      .send({ placement: { clusterSelector: 'env in (prod)' } })
+      .send({ placement: { clusterSelector: 'env in prod' } })
       .expect(400);
     expect(bad.body.error.message).toContain(
-      "placement.clusterSelector: must be a label map or a selector such as 'env=prod'",
+      "placement.clusterSelector: must be a label map or a selector such as 'env=prod,tier=web'",
+    );
+    const badOperator = await request(server)
+      .patch(`/api/fleet/applications/${text.body.id}`)
+      .send({
+        placement: {
+          clusterSelector: {
+            matchExpressions: [{ key: 'env', operator: 'In' }],
+          },
+        },
+      })
+      .expect(400);
+    expect(badOperator.body.error.message).toContain(
+      'In and NotIn need values',
     );
   });
 

@@ -58,10 +58,31 @@ export interface ApplicationSpec {
   namespace?: string;
 }
 
+/**
+ * A label selector with set-based requirements, as in Kubernetes.
+ *
+ * @public
+ */
+export interface ClusterLabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }>;
+}
+
+/**
+ * Clusters by their labels: a label map (`{ env: 'prod' }`), or set-based requirements.
+ *
+ * @public
+ */
+export type ClusterSelector = Record<string, string> | ClusterLabelSelector;
+
 /** @public */
 export interface ApplicationPlacement {
   clusters?: string[];
-  clusterSelector?: Record<string, string>;
+  clusterSelector?: ClusterSelector;
   /**
    * Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects;
    * otherwise it is kept with `placed: false` and never healed again.
@@ -73,7 +94,7 @@ export interface ApplicationPlacement {
    */
   overrides?: Array<{
     clusters?: string[];
-    clusterSelector?: Record<string, string>;
+    clusterSelector?: ClusterSelector;
     replicas?: number;
     env?: Record<string, string>;
   }>;

@@ -30,7 +30,10 @@ import type {
 import { diffObject } from '../kubernetes/diffObject';
 import { asError } from '../util/errors';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
-import { parseLabelSelector } from '../kubernetes/labelSelector';
+import {
+  isEmptySelector,
+  parseLabelSelector,
+} from '../kubernetes/labelSelector';
 import {
   hasPlacement,
   placementTargets,
@@ -212,7 +215,7 @@ export class ReconcileWorker {
       let annotated: AnnotatedPlacement = {};
       const placementIsExplicit =
         (placement.clusters?.length ?? 0) > 0 &&
-        Object.keys(placement.clusterSelector ?? {}).length > 0;
+        !isEmptySelector(placement.clusterSelector);
       // Whether the placement could be read whole: a catalog that does not answer prunes nothing.
       let evaluated = true;
       if (!placementIsExplicit && annotationsOf) {

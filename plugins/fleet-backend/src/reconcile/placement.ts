@@ -1,10 +1,14 @@
-import type { ApplicationPlacement, Cluster } from '@cnp/plugin-fleet-common';
-import { matchesSelector } from '../kubernetes/labelSelector';
+import type {
+  ApplicationPlacement,
+  Cluster,
+  ClusterSelector,
+} from '@cnp/plugin-fleet-common';
+import { isEmptySelector, matchesSelector } from '../kubernetes/labelSelector';
 
 /** The placement a component's annotations give (`cnp.io/clusters`, `cnp.io/cluster-selector`). */
 export interface AnnotatedPlacement {
   clusters?: string[];
-  clusterSelector?: Record<string, string>;
+  clusterSelector?: ClusterSelector;
 }
 
 /**
@@ -23,11 +27,9 @@ export function placementTargets(
       ? placement.clusters
       : annotated.clusters ?? [],
   );
-  const selector =
-    placement?.clusterSelector &&
-    Object.keys(placement.clusterSelector).length > 0
-      ? placement.clusterSelector
-      : annotated.clusterSelector;
+  const selector = !isEmptySelector(placement?.clusterSelector)
+    ? placement?.clusterSelector
+    : annotated.clusterSelector;
   return clusters
     .filter(
       c =>
@@ -44,8 +46,8 @@ export function hasPlacement(
 ): boolean {
   return (
     (placement?.clusters?.length ?? 0) > 0 ||
-    Object.keys(placement?.clusterSelector ?? {}).length > 0 ||
+    !isEmptySelector(placement?.clusterSelector) ||
     (annotated.clusters?.length ?? 0) > 0 ||
-    Object.keys(annotated.clusterSelector ?? {}).length > 0
+    !isEmptySelector(annotated.clusterSelector)
   );
 }

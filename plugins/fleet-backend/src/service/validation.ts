@@ -193,17 +193,47 @@ export const applicationSpecSchema = z
   })
   .strict();
 
-/** A label map (`{ env: 'prod' }`) or its text form (`env=prod,tier=web`), as a selector is written. */
+const structuredSelectorSchema = z
+  .object({
+    matchLabels: labelsSchema.optional(),
+    matchExpressions: z
+      .array(
+        z
+          .object({
+            key: labelKey,
+            operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+            values: z.array(labelValue).max(64).optional(),
+          })
+          .strict()
+          .refine(
+            e =>
+              e.operator === 'In' || e.operator === 'NotIn'
+                ? (e.values?.length ?? 0) > 0
+                : e.values === undefined || e.values.length === 0,
+            'In and NotIn need values; Exists and DoesNotExist take none',
+          ),
+      )
+      .max(32)
+      .optional(),
+  })
+  .strict();
+
+/**
+ * A label map (`{ env: 'prod' }`), set-based requirements (`{ matchLabels, matchExpressions }`),
+ * or their text form (`env=prod,tier=web`, `env in (prod,staging)`, `env!=dev`, `!canary`).
+ */
 const clusterSelectorSchema = z
-  .union([labelsSchema, z.string().max(1024)])
+  .union([structuredSelectorSchema, labelsSchema, z.string().max(1024)])
   .transform((value, ctx) => {
     if (typeof value !== 'string') return value;
-    const parsed = labelsSchema.safeParse(parseLabelSelector(value));
+    const parsed = z
+      .union([structuredSelectorSchema, labelsSchema])
+      .safeParse(parseLabelSelector(value));
     if (!parsed.success) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         message:
-          "must be a label map or a selector such as 'env=prod' or 'env=prod,tier=web'",
+          "must be a label map or a selector such as 'env=prod,tier=web', 'env in (prod,staging)', 'env!=dev' or '!canary'",
       });
       return z.NEVER;
     }

@@ -2,7 +2,8 @@
  * Revisions: each deployment keeps its own desired state, an immutable snapshot per change, so a
  * deploy to one cluster never changes what another cluster should run. Every existing deployment's
  * current state becomes its revision 1: its image, and the application's replicas, env and
- * resources as they are now; its outcome is the deployment's status when that is final.
+ * resources as they are now; its outcome DEPLOYED when the deployment is DEPLOYED (or DEGRADED by
+ * its cluster or workload after reaching it), FAILED when it failed, none while it rolls out.
  */
 
 /**
@@ -70,7 +71,13 @@ exports.up = async function up(knex) {
     } catch {
       spec = {};
     }
-    const final = d.status === 'DEPLOYED' || d.status === 'FAILED';
+    // DEGRADED because of the cluster or the workload: its rollout had reached DEPLOYED.
+    const reached =
+      d.status === 'DEPLOYED' ||
+      (d.status === 'DEGRADED' &&
+        (d.status_reason === 'CLUSTER_OFFLINE' ||
+          d.status_reason === 'WORKLOAD_UNHEALTHY'));
+    const final = reached || d.status === 'FAILED';
     return {
       deployment_id: d.id,
       application_id: d.application_id,
@@ -84,7 +91,7 @@ exports.up = async function up(knex) {
       cause: 'deploy',
       created_by: 'fleet-migration',
       created_at: d.last_applied_at || d.created_at,
-      outcome: final ? d.status : null,
+      outcome: reached ? 'DEPLOYED' : d.status === 'FAILED' ? 'FAILED' : null,
       outcome_reason: d.status === 'FAILED' ? d.status_reason : null,
       outcome_at: final ? d.updated_at : null,
     };

@@ -151,6 +151,18 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     await request(server)
       .get('/api/fleet/releases/00000000-0000-4000-8000-000000000000')
       .expect(404);
+    // A bad cluster name changes nothing, not even the clusters named before it.
+    await request(server)
+      .post(`/api/fleet/applications/${application.id}/releases`)
+      .send({ image: 'released:3.0.0', clusters: ['east', 'nowhere'] })
+      .expect(400);
+    const eastNow = await request(server)
+      .get(`/api/fleet/deployments/${ids.east}`)
+      .expect(200);
+    expect(eastNow.body).toMatchObject({
+      revision: 2,
+      image: 'released:2.0.0',
+    });
   });
 
   it('lists discovered clusters, runs health cycles on demand and reports the summary', async () => {

@@ -24,9 +24,8 @@ export class DatabaseApplicationStore implements ApplicationStore {
   async listApplications(filter?: {
     entityRef?: string;
   }): Promise<Application[]> {
-    const query =
-      this.db<ApplicationRow>('fleet_applications').orderBy('entity_ref');
-    if (filter?.entityRef) query.where({ entity_ref: filter.entityRef });
+    const query = applicationsQuery(this.db).orderBy('a.entity_ref');
+    if (filter?.entityRef) query.where('a.entity_ref', filter.entityRef);
     return (await query).map(toApplication);
   }
 

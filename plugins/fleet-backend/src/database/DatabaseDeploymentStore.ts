@@ -262,6 +262,11 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     return this.db.transaction(async tx => {
       const current = await lockDeployment(tx, id);
       if (!current) return undefined;
+      if (current.status === 'REMOVING') {
+        throw new ConflictError(
+          `Deployment '${id}' is being undeployed: deploy again once it is gone`,
+        );
+      }
       // Numbered after every revision recorded, even one the deployment row did not keep.
       const highest = await tx('fleet_revisions')
         .where({ deployment_id: id })
@@ -315,10 +320,11 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     actor: string,
     reason: string,
     message: string,
+    condition?: DeploymentUpdateCondition,
   ): Promise<boolean> {
     return this.db.transaction(async tx => {
       const current = await lockDeployment(tx, id);
-      if (!current) return false;
+      if (!current || !matches(current, condition)) return false;
       await tx('fleet_deployments').where({ id }).delete();
       await tx('fleet_events').insert(
         eventRow(

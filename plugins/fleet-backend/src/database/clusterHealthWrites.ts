@@ -41,6 +41,17 @@ async function moveDeployments(
     message: to.message,
     updated_at: now,
   });
+  if (to.status === 'DEPLOYED') {
+    // A rollout that completed while its cluster was away: its revision reached DEPLOYED. One
+    // statement for the cluster, whatever the number of deployments.
+    await tx('fleet_revisions')
+      .whereIn('deployment_id', ids)
+      .whereNull('outcome')
+      .whereRaw(
+        'revision = (select d.revision from fleet_deployments d where d.id = fleet_revisions.deployment_id)',
+      )
+      .update({ outcome: 'DEPLOYED', outcome_at: now });
+  }
   await tx('fleet_events').insert(
     rows.map(r =>
       eventRow(

@@ -285,6 +285,7 @@ export interface DeploymentStore {
    * to PENDING with the revision's image, under one row lock. Returns undefined when the
    * deployment is gone.
    */
+  /** Refuses (`ConflictError`) a deployment being undeployed. */
   startRevision(
     id: string,
     revision: NewRevision,
@@ -301,6 +302,8 @@ export interface DeploymentStore {
     actor: string,
     reason: string,
     message: string,
+    /** Only while the deployment is still as the caller last saw it. */
+    condition?: DeploymentUpdateCondition,
   ): Promise<boolean>;
   /** Marks whether the placement still selects the deployment's cluster, with an event on change. */
   setPlaced(

@@ -716,6 +716,51 @@ describe.each(databases.eachSupportedId())(
       ).rejects.toMatchObject({ name: 'NotFoundError' });
     });
 
+    it('refuses what would race an undeploy: undeploying a deploy being applied, deploying or rolling back what is being removed', async () => {
+      const { stores, deployments, worker } = await setup();
+      const entityRef = 'component:default/racy';
+      const d = await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'racy:1.0.0' },
+        'test',
+      );
+      await settle(stores, d.id);
+      // A PENDING deployment: its apply runs.
+      await stores.deployments.updateDeploymentStatus(
+        d.id,
+        { status: 'PENDING' },
+        'test',
+      );
+      await expect(deployments.undeploy(d.id, {}, 'ada')).rejects.toMatchObject(
+        { name: 'ConflictError' },
+      );
+      await stores.deployments.updateDeploymentStatus(
+        d.id,
+        { status: 'DEPLOYED' },
+        'test',
+      );
+      // REMOVING and waiting for its cluster: a deploy or a rollback must not revive it.
+      sim.setFault('charlie', { mode: 'down' });
+      await worker.runCycle();
+      await worker.runCycle();
+      await deployments.undeploy(d.id, {}, 'ada');
+      sim.setFault('charlie', { mode: 'ok' });
+      await worker.runCycle();
+      await expect(
+        deployments.deploy(
+          { entityRef, cluster: 'charlie', image: 'racy:2.0.0' },
+          'test',
+        ),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      await expect(deployments.rollback(d.id, 1, 'test')).rejects.toMatchObject(
+        { name: 'ConflictError' },
+      );
+      expect(await stores.deployments.getDeployment(d.id)).toMatchObject({
+        status: 'REMOVING',
+        revision: 1,
+      });
+      expect(await deployments.finishRemoval(d.id)).toBe(true);
+    });
+
     it('undeploys from an OFFLINE cluster once it is back; force forgets at once; the cluster can then go', async () => {
       const { stores, deployments, worker, namespace } = await setup();
       const entityRef = 'component:default/away';

@@ -343,7 +343,10 @@ export class DeploymentService {
 
   /** The entity's `cnp.io/image`, checked like an image given in a request. */
   private async annotatedImage(entityRef: string): Promise<string | undefined> {
-    const annotations = await this.options.annotationsOf?.(entityRef);
+    // A catalog that does not answer gives no image: the deploy then says it has none.
+    const annotations = await this.options
+      .annotationsOf?.(entityRef)
+      .catch(() => undefined);
     const image = annotations?.[FLEET_ANNOTATION_IMAGE]?.trim();
     if (!image) return undefined;
     const problem = imageReferenceProblem(image);
@@ -388,6 +391,11 @@ export class DeploymentService {
       }
     }
 
+    if (application.removing) {
+      throw new ConflictError(
+        `The application of '${entityRef}' is being removed: deploy it again once it is gone`,
+      );
+    }
     const existing = await stores.deployments.getDeploymentFor(
       application.id,
       cluster.name,
@@ -446,6 +454,11 @@ export class DeploymentService {
     ]);
     if (!cluster || !application)
       throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    if (deployment.status === 'REMOVING' || application.removing) {
+      throw new ConflictError(
+        `Deployment '${deploymentId}' is being undeployed: there is nothing to roll back`,
+      );
+    }
     assertClusterAcceptsDeployments(cluster);
     return this.applyRevision(
       application,
@@ -534,9 +547,14 @@ export class DeploymentService {
       );
       if (outcome) this.track(deployment.id, revision);
     }
-    deployment =
-      outcome ?? (await stores.deployments.getDeployment(deployment.id))!;
-    return deployment;
+    const latest =
+      outcome ?? (await stores.deployments.getDeployment(deployment.id));
+    if (!latest) {
+      throw new ConflictError(
+        `Deployment '${deployment.id}' was undeployed while it was applied`,
+      );
+    }
+    return latest;
   }
 
   /** The deployment, PENDING on its new revision: inserted with revision 1, or moved on. */
@@ -677,12 +695,7 @@ export class DeploymentService {
         condition,
       );
       if (failed && current) {
-        await this.rollBackAutomatically(
-          failed,
-          current,
-          application,
-          appliedAt,
-        );
+        await this.rollBackAutomatically(failed, current, application);
       }
       return;
     }
@@ -712,7 +725,18 @@ export class DeploymentService {
         'FORGOTTEN',
         `Forgotten without deleting its objects (force): they may remain on ${deployment.cluster}`,
       );
+      const application = await stores.applications.getApplication(
+        deployment.applicationId,
+      );
+      if (application?.removing)
+        await stores.applications.deleteIfEmpty(application.id);
       return { ...deployment, status: 'REMOVING', statusReason: null };
+    }
+    if (deployment.status === 'PENDING') {
+      // Its apply is running: removing now could leave what the apply creates next.
+      throw new ConflictError(
+        `Deployment '${deploymentId}' is being applied: undeploy it once its rollout started`,
+      );
     }
     const removing =
       deployment.status === 'REMOVING'
@@ -789,6 +813,7 @@ export class DeploymentService {
       `Removed from ${cluster.name}: ${
         result.removed.join(', ') || 'nothing was left'
       }${left}`,
+      { status: 'REMOVING', revision: deployment.revision },
     );
     if (application.removing) {
       await stores.applications.deleteIfEmpty(application.id);
@@ -805,6 +830,15 @@ export class DeploymentService {
     actor: string,
   ): Promise<Application> {
     const { stores } = this.options;
+    const before = await stores.deployments.listDeployments({ applicationId });
+    const applying = before.filter(d => d.status === 'PENDING');
+    if (applying.length > 0) {
+      throw new ConflictError(
+        `Application '${applicationId}' is being applied on ${applying
+          .map(d => d.cluster)
+          .join(', ')}: remove it once those rollouts started`,
+      );
+    }
     const application = await stores.applications.markRemoving(applicationId);
     if (!application)
       throw new NotFoundError(`Application '${applicationId}' not found`);
@@ -820,25 +854,49 @@ export class DeploymentService {
   }
 
   /**
-   * Automatic rollback: a revision that failed within the rollback window of its apply, and
-   * whose predecessor reached DEPLOYED, is followed by a copy of that predecessor (cause
-   * `auto-rollback`), with an `AUTO_ROLLED_BACK` event naming the failed revision and why. Off
-   * with `spec.autoRollback: false`; a rollback, automatic or asked for, is never rolled back in
+   * A revision that turned DEGRADED / WORKLOAD_UNHEALTHY within `fleet.deploy.rollbackWindow`
+   * of its apply is rolled back automatically, as one whose rollout failed is (see
+   * `rollBackAutomatically`). The reconcile calls this when it degrades a deployment.
+   */
+  async rollBackDegraded(deploymentId: string): Promise<void> {
+    const { stores } = this.options;
+    const deployment = await stores.deployments.getDeployment(deploymentId);
+    if (
+      !deployment ||
+      deployment.status !== 'DEGRADED' ||
+      deployment.statusReason !== DeploymentReasons.WORKLOAD_UNHEALTHY ||
+      !deployment.lastAppliedAt
+    )
+      return;
+    const windowMs = this.options.deploy.rollbackWindowMs ?? 10 * 60_000;
+    if (Date.now() - Date.parse(deployment.lastAppliedAt) > windowMs) return;
+    const [revision, application] = await Promise.all([
+      stores.revisions.getRevision(deployment.id, deployment.revision),
+      stores.applications.getApplication(deployment.applicationId),
+    ]);
+    if (!revision || !application) return;
+    await this.rollBackAutomatically(deployment, revision, application);
+  }
+
+  /**
+   * Automatic rollback: a revision whose rollout failed (its progress deadline passed), or that
+   * turned DEGRADED / WORKLOAD_UNHEALTHY soon after its apply, and whose predecessor reached
+   * DEPLOYED, is followed by a copy of that predecessor (cause `auto-rollback`), with an
+   * `AUTO_ROLLED_BACK` event naming the failed revision and why. Off with
+   * `spec.autoRollback: false`; a rollback, automatic or asked for, is never rolled back in
    * turn, so it cannot loop.
    */
   private async rollBackAutomatically(
     failed: Deployment,
     revision: Revision,
     application: Application,
-    appliedAt: number,
   ): Promise<void> {
     const { stores } = this.options;
-    const windowMs = this.options.deploy.rollbackWindowMs ?? 10 * 60_000;
     if (
       application.spec.autoRollback === false ||
+      application.removing ||
       revision.cause === 'rollback' ||
-      revision.cause === 'auto-rollback' ||
-      Date.now() - appliedAt > windowMs
+      revision.cause === 'auto-rollback'
     ) {
       return;
     }

@@ -68,20 +68,28 @@ export class ReleaseService {
         "Invalid release: 'strategy' (progressive delivery) is not supported yet; a release without one reaches every target at once",
       );
     }
-    const clusters =
-      request.clusters ?? (await this.placedClusters(application));
-    if (clusters.length === 0) {
+    const names = [
+      ...new Set(request.clusters ?? (await this.placedClusters(application))),
+    ];
+    if (names.length === 0) {
       throw new ConflictError(
         `Application '${applicationId}' is placed on no cluster: name 'clusters' to release to`,
       );
     }
+    // Every cluster is checked before the first one changes: a bad name changes nothing.
+    const clusters = await Promise.all(
+      names.map(async name => {
+        const cluster = await stores.clusters.getCluster(name);
+        if (!cluster) {
+          throw new InputError(`Invalid release: unknown cluster '${name}'`);
+        }
+        return cluster;
+      }),
+    );
     const targets: ReleaseRecord['targets'] = [];
     const skipped: ReleaseRecord['skipped'] = [];
-    for (const name of clusters) {
-      const cluster = await stores.clusters.getCluster(name);
-      if (!cluster) {
-        throw new InputError(`Invalid release: unknown cluster '${name}'`);
-      }
+    for (const cluster of clusters) {
+      const name = cluster.name;
       if (cluster.status === 'OFFLINE') {
         skipped.push({ cluster: name, reason: 'cluster is OFFLINE' });
         continue;

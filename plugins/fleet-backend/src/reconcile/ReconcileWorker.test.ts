@@ -593,6 +593,100 @@ describe.each(databases.eachSupportedId())(
       expect(last).toMatchObject({ to: 'REMOVED', reason: 'PRUNED' });
     });
 
+    it('rolls back a revision that turns WORKLOAD_UNHEALTHY soon after its apply, once', async () => {
+      const h = await setup();
+      const entityRef = `component:default/sickly-${tag}`;
+      const d = await h.deployments.deploy(
+        { entityRef, cluster: 'east', image: 'sickly:1.0.0' },
+        'test',
+      );
+      await settle(h.stores, d.id);
+      const next = await h.deployments.deploy(
+        { entityRef, cluster: 'east', image: 'sickly:2.0.0' },
+        'test',
+      );
+      expect(await settle(h.stores, next.id)).toMatchObject({
+        status: 'DEPLOYED',
+        revision: 2,
+      });
+      // Its pods crash-loop now: the reconcile sees the missing replicas.
+      sim.setReadiness('east', { neverReady: true });
+      await h.reconciler.runOnce();
+      for (
+        let i = 0;
+        i < 200 &&
+        (await h.stores.deployments.getDeployment(d.id))!.revision < 3;
+        i++
+      ) {
+        await new Promise(r => setTimeout(r, 10));
+      }
+      const revisions = await h.stores.revisions.listRevisions(d.id);
+      expect(revisions.map(r => [r.revision, r.image, r.cause])).toEqual([
+        [3, 'sickly:1.0.0', 'auto-rollback'],
+        [2, 'sickly:2.0.0', 'deploy'],
+        [1, 'sickly:1.0.0', 'deploy'],
+      ]);
+      const events = await h.stores.events.listEvents({
+        subjectKind: 'deployment',
+        subject: d.id,
+      });
+      expect(events.filter(e => e.reason === 'AUTO_ROLLED_BACK')).toHaveLength(
+        1,
+      );
+      sim.setReadiness('east', { neverReady: false, readyDelayMs: 50 });
+      expect(await settle(h.stores, d.id)).toMatchObject({
+        status: 'DEPLOYED',
+        statusReason: 'ROLLED_BACK',
+        image: 'sickly:1.0.0',
+      });
+    });
+
+    it('never places an application that is being removed again', async () => {
+      const h = await setup();
+      const entityRef = `component:default/leaving-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'leaving:1.0.0' },
+        placement: { clusters: ['east', 'west'] },
+      });
+      await h.reconciler.runOnce();
+      for (const d of await h.stores.deployments.listDeployments({
+        applicationId: app.id,
+      })) {
+        await settle(h.stores, d.id);
+      }
+      sim.setFault('west', { mode: 'down' });
+      await h.worker.runCycle();
+      await h.worker.runCycle();
+      await h.deployments.removeApplication(app.id, 'ada');
+      expect(
+        (await h.stores.applications.listApplications({ entityRef }))[0],
+      ).toMatchObject({ removing: true });
+      for (let i = 0; i < 200; i++) {
+        const left = await h.stores.deployments.listDeployments({
+          applicationId: app.id,
+        });
+        if (left.length === 1) break;
+        await new Promise(r => setTimeout(r, 10));
+      }
+      const summary = await h.reconciler.runOnce();
+      expect(summary.placed).toEqual([]);
+      expect(
+        (
+          await h.stores.deployments.listDeployments({ applicationId: app.id })
+        ).map(d => [d.cluster, d.status]),
+      ).toEqual([['west', 'REMOVING']]);
+      await expect(
+        h.deployments.deploy({ entityRef, cluster: 'east' }, 'test'),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+      sim.setFault('west', { mode: 'ok' });
+      await h.worker.runCycle();
+      await h.reconciler.runOnce();
+      expect(
+        await h.stores.applications.getApplication(app.id),
+      ).toBeUndefined();
+    });
+
     it('places an application on a cluster that starts matching its selector, with no request', async () => {
       const annotationsOf = jest.fn(
         async (ref: string): Promise<Record<string, string>> =>

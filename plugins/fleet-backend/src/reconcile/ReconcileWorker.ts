@@ -83,7 +83,12 @@ export interface ReconcileWorkerOptions {
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'desiredFor' | 'adoptUnfinished' | 'undeploy' | 'finishRemoval'
+    | 'deploy'
+    | 'desiredFor'
+    | 'adoptUnfinished'
+    | 'undeploy'
+    | 'finishRemoval'
+    | 'rollBackDegraded'
   >;
   logger: LoggerService;
   scheduler?: SchedulerService;
@@ -221,12 +226,14 @@ export class ReconcileWorker {
       if (!placementIsExplicit && annotationsOf) {
         try {
           const annotations = await annotationsOf(application.entityRef);
+          const selectorText = annotations[FLEET_ANNOTATION_CLUSTER_SELECTOR];
           annotated = {
             clusters: annotatedClusters(annotations),
-            clusterSelector: parseLabelSelector(
-              annotations[FLEET_ANNOTATION_CLUSTER_SELECTOR],
-            ),
+            clusterSelector: parseLabelSelector(selectorText),
           };
+          // A selector that does not parse: the placement cannot be read whole.
+          if (selectorText?.trim() && !annotated.clusterSelector)
+            evaluated = false;
         } catch (error) {
           evaluated = false;
           logger
@@ -301,7 +308,13 @@ export class ReconcileWorker {
   ): Promise<void> {
     const { stores, deployments } = this.options;
     for (const deployment of current) {
-      if (deployment.status === 'REMOVING') continue;
+      // Never a deployment in flight: its apply or rollout is not done yet.
+      if (
+        deployment.status === 'REMOVING' ||
+        deployment.status === 'PENDING' ||
+        deployment.status === 'PROGRESSING'
+      )
+        continue;
       const selected = targets.includes(deployment.cluster);
       const online =
         clusters.find(c => c.name === deployment.cluster)?.status === 'ONLINE';
@@ -508,7 +521,11 @@ export class ReconcileWorker {
         ACTOR,
         condition,
       );
-      if (moved) summary.degraded += 1;
+      if (moved) {
+        summary.degraded += 1;
+        // A revision that turns unhealthy soon after its apply is rolled back.
+        await this.options.deployments.rollBackDegraded(deployment.id);
+      }
     } else if (
       healthy &&
       deployment.status === 'DEGRADED' &&

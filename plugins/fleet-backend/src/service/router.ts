@@ -282,12 +282,20 @@ export async function createRouter(
             `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
           );
         }
-        const count = await stores.deployments.countDeploymentsOnCluster(
-          cluster.name,
-        );
-        if (count > 0) {
+        const left = await stores.deployments.listDeployments({
+          cluster: cluster.name,
+        });
+        if (left.length > 0) {
+          const named = left
+            .slice(0, 10)
+            .map(d => `${d.entityRef} (${d.id})`)
+            .join(', ');
           throw new ConflictError(
-            `Cluster '${cluster.name}' still has ${count} deployment(s); remove them first`,
+            `Cluster '${cluster.name}' still has ${
+              left.length
+            } deployment(s): ${named}${
+              left.length > 10 ? ', …' : ''
+            }; undeploy them first`,
           );
         }
         const actor = actorOf(credentials);

@@ -6,6 +6,12 @@
  * its cluster or workload after reaching it), FAILED when it failed, none while it rolls out.
  */
 
+/** A migrated revision's outcome: DEPLOYED when its rollout got there, FAILED, or none yet. */
+function outcomeOf(reached, status) {
+  if (reached) return 'DEPLOYED';
+  return status === 'FAILED' ? 'FAILED' : null;
+}
+
 /**
  * @param {import('knex').Knex} knex
  */
@@ -91,7 +97,7 @@ exports.up = async function up(knex) {
       cause: 'deploy',
       created_by: 'fleet-migration',
       created_at: d.last_applied_at || d.created_at,
-      outcome: reached ? 'DEPLOYED' : d.status === 'FAILED' ? 'FAILED' : null,
+      outcome: outcomeOf(reached, d.status),
       outcome_reason: d.status === 'FAILED' ? d.status_reason : null,
       outcome_at: final ? d.updated_at : null,
     };

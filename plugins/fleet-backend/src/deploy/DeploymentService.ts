@@ -485,7 +485,7 @@ export class DeploymentService {
   ): Promise<Deployment> {
     const { stores, applier, logger } = this.options;
     const entityRef = application.entityRef;
-    let deployment = await this.recordPending(
+    const deployment = await this.recordPending(
       application.id,
       cluster.name,
       spec,

@@ -10,7 +10,11 @@ export {
   EntityFleetClusterCard,
 } from './plugin';
 export { fleetApiRef, FleetClient, apiErrorMessage } from './api';
-export type { FleetApi, CreateDeploymentRequest } from './api';
+export type {
+  FleetApi,
+  CreateDeploymentRequest,
+  CreateReleaseRequest,
+} from './api';
 export { isFleetClusterEntity } from './components/EntityFleetClusterCard';
 export { isFleetComponentEntity } from './conditions';
 export {

@@ -1,12 +1,14 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import type {
   Application,
+  ApplicationFleetStatus,
   Cluster,
   ClusterStatus,
   Deployment,
   FleetEvent,
   FleetSummary,
   HealthCycleSummary,
+  Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
 
@@ -16,6 +18,17 @@ export interface CreateDeploymentRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+}
+
+/**
+ * What a fleet release sends: the changes to roll out, and optionally the clusters to roll them
+ * out to (without them, every cluster the application is placed on). @public
+ */
+export interface CreateReleaseRequest {
+  image?: string;
+  replicas?: number;
+  env?: Record<string, string>;
+  clusters?: string[];
 }
 
 /**
@@ -31,6 +44,19 @@ export interface FleetApi {
   getSummary(): Promise<FleetSummary>;
   runHealthCycle(): Promise<HealthCycleSummary>;
   listApplications(options?: { entityRef?: string }): Promise<Application[]>;
+  /** One application across the fleet: per cluster its revision, image and sync status. */
+  getApplicationStatus(applicationId: string): Promise<ApplicationFleetStatus>;
+  /**
+   * Makes one new revision on every cluster the application is placed on, or on
+   * `request.clusters`; OFFLINE ones are in the answer's `skipped`. The API answers 409 when the
+   * application is placed nowhere.
+   */
+  createRelease(
+    applicationId: string,
+    request: CreateReleaseRequest,
+  ): Promise<Release>;
+  getRelease(id: string): Promise<Release>;
+  listReleases(applicationId: string): Promise<Release[]>;
   listDeployments(options?: {
     entityRef?: string;
     cluster?: string;

@@ -2,9 +2,11 @@ import { MockFetchApi, registerMswTestHooks } from '@backstage/test-utils';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import {
+  applicationStatus,
   cluster,
   deployment,
   event,
+  release,
   revision,
   summary,
 } from '../testUtils/fixtures';
@@ -284,6 +286,118 @@ describe('FleetClient', () => {
         expect(apiErrorMessage(error)).toBe(message);
       },
     );
+  });
+
+  describe('releases and application status', () => {
+    // A space, a slash, a hash and a question mark: each would change the URL if sent as is.
+    const id = 'app a/1#2?x';
+    const encoded = 'app%20a%2F1%232%3Fx';
+    let seen: Array<{ method: string; path: string; body?: unknown }>;
+
+    beforeEach(() => {
+      seen = [];
+      const record = async (request: Request) => {
+        const text = await request.text();
+        seen.push({
+          method: request.method,
+          path: new URL(request.url).pathname,
+          ...(text ? { body: JSON.parse(text) } : {}),
+        });
+      };
+      server.use(
+        http.post(`${base}/applications/:id/releases`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(release(['sim-1'], ['sim-2']), {
+            status: 201,
+          });
+        }),
+        http.get(`${base}/applications/:id/releases`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json({ items: [release(['sim-1'])] });
+        }),
+        http.get(`${base}/releases/:id`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(release(['sim-1']));
+        }),
+        http.get(`${base}/applications/:id/status`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(
+            applicationStatus(id, [['sim-1', '1.4.2', 'SYNCED']], '1 of 1'),
+          );
+        }),
+      );
+    });
+
+    it('creates a release with POST and the JSON body, encoding the application id', async () => {
+      const created = await client.createRelease(id, {
+        image: 'ghcr.io/acme/payments:1.5.0',
+        clusters: ['sim-1', 'sim-2'],
+      });
+      expect(created.skipped).toEqual([
+        { cluster: 'sim-2', reason: "Cluster 'sim-2' is OFFLINE" },
+      ]);
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          path: `/api/fleet/applications/${encoded}/releases`,
+          body: {
+            image: 'ghcr.io/acme/payments:1.5.0',
+            clusters: ['sim-1', 'sim-2'],
+          },
+        },
+      ]);
+    });
+
+    it('lists and gets releases and reads the application status with GET', async () => {
+      expect((await client.listReleases(id)).map(r => r.id)).toEqual(['rel-1']);
+      expect((await client.getRelease('rel 1/x')).status).toBe('PROGRESSING');
+      expect((await client.getApplicationStatus(id)).summary).toBe('1 of 1');
+      expect(seen).toEqual([
+        { method: 'GET', path: `/api/fleet/applications/${encoded}/releases` },
+        { method: 'GET', path: '/api/fleet/releases/rel%201%2Fx' },
+        { method: 'GET', path: `/api/fleet/applications/${encoded}/status` },
+      ]);
+    });
+
+    it.each([
+      [
+        400,
+        'InputError',
+        "Invalid release: cluster 'nope' is not registered in Fleet",
+      ],
+      [
+        409,
+        'ConflictError',
+        "Application 'app-1' is placed on no cluster; nothing to release",
+      ],
+      [403, 'NotAllowedError', 'Not allowed: fleet.release.manage'],
+    ])(
+      'createRelease throws the API error of a %s in its own words',
+      async (status, name, message) => {
+        server.use(
+          http.post(`${base}/applications/:id/releases`, () =>
+            errorBody(name, message, status),
+          ),
+        );
+        const error = await client
+          .createRelease('app-1', { clusters: ['nope'] })
+          .catch(e => e);
+        expect(error.name).toBe('ResponseError');
+        expect(error.statusCode).toBe(status);
+        expect(apiErrorMessage(error)).toBe(message);
+      },
+    );
+
+    it('getApplicationStatus throws a 404 in the API words', async () => {
+      server.use(
+        http.get(`${base}/applications/:id/status`, () =>
+          errorBody('NotFoundError', "Application 'gone' not found", 404),
+        ),
+      );
+      const error = await client.getApplicationStatus('gone').catch(e => e);
+      expect(error.statusCode).toBe(404);
+      expect(apiErrorMessage(error)).toBe("Application 'gone' not found");
+    });
   });
 
   it.each([

@@ -2,6 +2,7 @@ import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
 import type {
   Application,
+  ApplicationFleetStatus,
   Cluster,
   ClusterStatus,
   Deployment,
@@ -9,9 +10,14 @@ import type {
   FleetSummary,
   HealthCycleSummary,
   ListResponse,
+  Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
-import type { CreateDeploymentRequest, FleetApi } from './FleetApi';
+import type {
+  CreateDeploymentRequest,
+  CreateReleaseRequest,
+  FleetApi,
+} from './FleetApi';
 
 /**
  * The {@link FleetApi} over HTTP: `discoveryApi` finds the backend, `fetchApi` carries the
@@ -88,6 +94,32 @@ export class FleetClient implements FleetApi {
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
     return this.list('/applications', { entityRef: options?.entityRef });
+  }
+
+  getApplicationStatus(applicationId: string): Promise<ApplicationFleetStatus> {
+    return this.request(
+      `/applications/${encodeURIComponent(applicationId)}/status`,
+    );
+  }
+
+  createRelease(
+    applicationId: string,
+    request: CreateReleaseRequest,
+  ): Promise<Release> {
+    return this.request(
+      `/applications/${encodeURIComponent(applicationId)}/releases`,
+      { method: 'POST', body: request },
+    );
+  }
+
+  getRelease(id: string): Promise<Release> {
+    return this.request(`/releases/${encodeURIComponent(id)}`);
+  }
+
+  listReleases(applicationId: string): Promise<Release[]> {
+    return this.list(
+      `/applications/${encodeURIComponent(applicationId)}/releases`,
+    );
   }
 
   listDeployments(options?: {

@@ -1,3 +1,7 @@
 export { fleetApiRef } from './FleetApi';
-export type { FleetApi, CreateDeploymentRequest } from './FleetApi';
+export type {
+  FleetApi,
+  CreateDeploymentRequest,
+  CreateReleaseRequest,
+} from './FleetApi';
 export { FleetClient, apiErrorMessage } from './FleetClient';

@@ -1,9 +1,12 @@
 import type { Entity } from '@backstage/catalog-model';
 import type {
+  Application,
+  ApplicationFleetStatus,
   Cluster,
   Deployment,
   FleetEvent,
   FleetSummary,
+  Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
 import type { FleetApi } from '../api';
@@ -91,6 +94,73 @@ export function revision(
   };
 }
 
+/** The application of `entityRef` (payments unless told), placed on env=prod clusters. */
+export function application(
+  id = 'app-1',
+  entityRef = 'component:default/payments',
+): Application {
+  return {
+    id,
+    entityRef,
+    name: entityRef.slice(entityRef.lastIndexOf('/') + 1),
+    spec: { image: 'ghcr.io/acme/payments:1.4.2', replicas: 1 },
+    placement: { clusterSelector: { matchLabels: { env: 'prod' } } },
+    removing: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** A release of app-1 to `released`, skipping `offline` as OFFLINE. */
+export function release(released: string[], offline: string[] = []): Release {
+  return {
+    id: 'rel-1',
+    applicationId: 'app-1',
+    entityRef: 'component:default/payments',
+    createdBy: 'user:default/alice',
+    createdAt: now,
+    image: 'ghcr.io/acme/payments:1.5.0',
+    status: 'PROGRESSING',
+    targets: released.map(c => ({
+      cluster: c,
+      deploymentId: `dep-${c}`,
+      revision: 2,
+      status: 'PROGRESSING',
+    })),
+    skipped: offline.map(c => ({
+      cluster: c,
+      reason: `Cluster '${c}' is OFFLINE`,
+    })),
+  };
+}
+
+/** The fleet status of `applicationId`: `payments:<tag>` on each cluster, with its sync status. */
+export function applicationStatus(
+  applicationId: string,
+  clusters: Array<[string, string, Deployment['syncStatus']]>,
+  summaryLine: string,
+): ApplicationFleetStatus {
+  return {
+    applicationId,
+    entityRef: 'component:default/payments',
+    clusters: clusters.map(([c, tag, syncStatus], i) => ({
+      cluster: c,
+      deploymentId: `dep-${c}`,
+      revision: i + 1,
+      image: `ghcr.io/acme/payments:${tag}`,
+      status: 'DEPLOYED',
+      syncStatus,
+      placed: true,
+    })),
+    totals: {
+      deployments: clusters.length,
+      bySyncStatus: { SYNCED: 0, OUT_OF_SYNC: 0, UNKNOWN: 0 },
+      byImage: [],
+    },
+    summary: summaryLine,
+  };
+}
+
 export const paymentsEntity: Entity = {
   apiVersion: 'backstage.io/v1alpha1',
   kind: 'Component',
@@ -163,6 +233,10 @@ export function mockFleetApi(
     getSummary: jest.fn().mockResolvedValue(summary),
     runHealthCycle: jest.fn(),
     listApplications: jest.fn().mockResolvedValue([]),
+    getApplicationStatus: jest.fn(),
+    createRelease: jest.fn(),
+    getRelease: jest.fn(),
+    listReleases: jest.fn().mockResolvedValue([]),
     listDeployments: jest.fn().mockResolvedValue([]),
     createDeployment: jest.fn(),
     listDeploymentEvents: jest.fn().mockResolvedValue([]),

@@ -172,6 +172,8 @@ export interface Revision {
   resources?: ApplicationSpec['resources'] | null;
   /** Unset: the configured default namespace. */
   namespace?: string | null;
+  /** The container port; unset only on revisions recorded before ports were. */
+  port?: number | null;
   cause: RevisionCause;
   createdBy: string;
   createdAt: string;

@@ -20,6 +20,7 @@ export function revisionRow(
     env: spec.env ? JSON.stringify(spec.env) : null,
     resources: spec.resources ? JSON.stringify(spec.resources) : null,
     namespace: spec.namespace ?? null,
+    port: spec.port ?? null,
     cause: spec.cause,
     created_by: spec.createdBy.slice(0, 255),
     created_at: now,

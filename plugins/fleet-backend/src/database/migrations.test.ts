@@ -417,4 +417,63 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     expect(await knex.schema.hasTable('fleet_releases')).toBe(false);
     await knex.destroy();
   });
+
+  it("20261201030000_revision_port.js gives every revision its application's port (8000 by default) and drops it again", async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261201030000_revision_port.js');
+    const at = new Date('2026-12-01T10:00:00.000Z');
+    await knex('fleet_applications').insert([
+      {
+        id: 'a-port',
+        entity_ref: 'component:default/with-port',
+        name: 'with-port',
+        spec: JSON.stringify({ image: 'x:1', port: 9000 }),
+        placement: '{}',
+        created_at: at,
+        updated_at: at,
+      },
+      {
+        id: 'a-none',
+        entity_ref: 'component:default/no-port',
+        name: 'no-port',
+        spec: '{}',
+        placement: '{}',
+        created_at: at,
+        updated_at: at,
+      },
+    ]);
+    await knex('fleet_revisions').insert(
+      ['a-port', 'a-none'].map(applicationId => ({
+        deployment_id: `d-${applicationId}`,
+        application_id: applicationId,
+        cluster: 'east',
+        revision: 1,
+        image: 'x:1',
+        cause: 'deploy',
+        created_by: 'test',
+        created_at: at,
+      })),
+    );
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261201030000_revision_port.js',
+    });
+    expect(
+      await knex('fleet_revisions')
+        .orderBy('application_id')
+        .select('application_id', 'port'),
+    ).toEqual([
+      { application_id: 'a-none', port: 8000 },
+      { application_id: 'a-port', port: 9000 },
+    ]);
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasColumn('fleet_revisions', 'port')).toBe(false);
+    expect(await knex('fleet_revisions').count({ n: '*' })).toEqual([
+      { n: expect.anything() },
+    ]);
+    expect(
+      Number((await knex('fleet_revisions').count({ n: '*' }).first())!.n),
+    ).toBe(2);
+    await knex.destroy();
+  });
 });

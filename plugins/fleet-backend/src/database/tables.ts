@@ -98,6 +98,7 @@ export interface RevisionRow {
   /** JSON { requests, limits } */
   resources: string | null;
   namespace: string | null;
+  port: number | string | null;
   cause: RevisionCause;
   created_by: string;
   created_at: Timestamp;
@@ -224,6 +225,7 @@ export function toRevision(row: RevisionRow): Revision {
     env: row.env ? parseJson(row.env, undefined) : undefined,
     resources: row.resources ? parseJson(row.resources, undefined) : undefined,
     namespace: optional(row.namespace),
+    port: optionalNumber(row.port),
     cause: row.cause,
     createdBy: row.created_by,
     createdAt: toIso(row.created_at)!,

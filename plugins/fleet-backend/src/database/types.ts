@@ -83,6 +83,8 @@ export interface RevisionSpec {
   resources?: ApplicationSpec['resources'];
   /** Unset: the configured default namespace. */
   namespace?: string;
+  /** The container port (unset: the default one). */
+  port?: number;
 }
 
 export interface NewRevision extends RevisionSpec {

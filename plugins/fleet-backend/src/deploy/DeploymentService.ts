@@ -35,7 +35,11 @@ import {
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
-import { buildManifests, type Manifests } from './manifests';
+import {
+  buildManifests,
+  DEFAULT_CONTAINER_PORT,
+  type Manifests,
+} from './manifests';
 import type { ManifestApplier, RolloutState } from './ManifestApplier';
 import type { ManifestRemover } from './ManifestRemover';
 import { imageReferenceProblem } from '../kubernetes/imageReference';
@@ -157,6 +161,7 @@ function copyOf(revision: Revision): RevisionSpec {
     env: revision.env ?? undefined,
     resources: revision.resources ?? undefined,
     namespace: revision.namespace ?? undefined,
+    port: revision.port ?? undefined,
   };
 }
 
@@ -270,7 +275,7 @@ export class DeploymentService {
     application: Application,
     revision?: Pick<
       Revision,
-      'image' | 'replicas' | 'env' | 'resources' | 'namespace'
+      'image' | 'replicas' | 'env' | 'resources' | 'namespace' | 'port'
     >,
   ): DesiredState {
     const { deploy } = this.options;
@@ -282,6 +287,7 @@ export class DeploymentService {
           replicas: revision.replicas ?? undefined,
           env: revision.env ?? undefined,
           resources: revision.resources ?? undefined,
+          port: revision.port ?? application.spec.port,
         }
       : application.spec;
     return {
@@ -338,6 +344,7 @@ export class DeploymentService {
       env,
       resources: application.spec.resources,
       namespace: application.spec.namespace,
+      port: application.spec.port ?? DEFAULT_CONTAINER_PORT,
     };
   }
 

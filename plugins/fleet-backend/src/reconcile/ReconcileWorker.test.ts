@@ -641,6 +641,47 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
+    it("keeps a deployment's port when the application's default port changes, until a new revision", async () => {
+      const h = await setup();
+      const entityRef = `component:default/ported-${tag}`;
+      const d = await h.deployments.deploy(
+        { entityRef, cluster: 'east', image: 'ported:1.0.0' },
+        'test',
+      );
+      await settle(h.stores, d.id);
+      const app = (await h.stores.applications.getApplicationByEntityRef(
+        entityRef,
+      ))!;
+      const livePort = () =>
+        (
+          sim
+            .objects('east')
+            .find(
+              o =>
+                o.kind === 'Deployment' &&
+                o.metadata.name === app.name &&
+                o.metadata.namespace === namespace,
+            ) as any
+        )?.spec.template.spec.containers[0].ports[0].containerPort;
+      expect(livePort()).toBe(8000);
+      await h.deployments.updateApplication(app.id, {
+        spec: { port: 9000, selfHeal: true },
+      });
+      await h.reconciler.runOnce();
+      expect(await h.stores.deployments.getDeployment(d.id)).toMatchObject({
+        syncStatus: 'SYNCED',
+        revision: 1,
+      });
+      expect(livePort()).toBe(8000);
+      const next = await h.deployments.deploy(
+        { entityRef, cluster: 'east' },
+        'test',
+      );
+      await settle(h.stores, next.id);
+      expect(livePort()).toBe(9000);
+      expect((await h.stores.revisions.getRevision(d.id, 2))!.port).toBe(9000);
+    });
+
     it('never places an application that is being removed again', async () => {
       const h = await setup();
       const entityRef = `component:default/leaving-${tag}`;

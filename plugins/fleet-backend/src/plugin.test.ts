@@ -265,6 +265,47 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     });
   });
 
+  it('deletes a cluster once its deployments are undeployed: 409 naming them before, 204 after', async () => {
+    const { server } = await start();
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({
+        name: 'manual-north',
+        endpoint: sim.endpoint('north'),
+        kubeconfigRef: sim.kubeconfigPath('north'),
+      })
+      .expect(201);
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const entityRef = `component:default/moving-${databaseId.toLowerCase()}`;
+    const deployed = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef, cluster: 'manual-north', image: 'moving:1.0.0' })
+      .expect(201);
+    const id = deployed.body.id;
+    for (let i = 0; i < 200; i++) {
+      const d = await request(server).get(`/api/fleet/deployments/${id}`);
+      if (d.body.status === 'DEPLOYED') break;
+      await new Promise(r => setTimeout(r, 50));
+    }
+    const refused = await request(server)
+      .delete('/api/fleet/clusters/manual-north')
+      .expect(409);
+    expect(refused.body.error.message).toContain(`${entityRef} (${id})`);
+    const removing = await request(server)
+      .delete(`/api/fleet/deployments/${id}`)
+      .expect(202);
+    expect(removing.body.status).toBe('REMOVING');
+    for (let i = 0; i < 200; i++) {
+      const d = await request(server).get(`/api/fleet/deployments/${id}`);
+      if (d.status === 404) break;
+      await new Promise(r => setTimeout(r, 50));
+    }
+    await request(server).get(`/api/fleet/deployments/${id}`).expect(404);
+    await request(server)
+      .delete('/api/fleet/clusters/manual-north')
+      .expect(204);
+  });
+
   it('registers, updates and deletes manual clusters, answering 400/404/409 with clear messages', async () => {
     const { server } = await start();
     const created = await request(server)

@@ -161,8 +161,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     actor: string,
     condition?: DeploymentUpdateCondition,
   ): Promise<Deployment | undefined> {
-    return this.db.transaction(async tx => {
-      const current = await lockDeployment(tx, id);
+    return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return undefined;
       const now = new Date();
       await tx<DeploymentRow>('fleet_deployments')
@@ -206,8 +205,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     update: DeploymentSyncUpdate,
     actor: string,
   ): Promise<Deployment | undefined> {
-    return this.db.transaction(async tx => {
-      const current = await lockDeployment(tx, id);
+    return this.withLocked(id, async (tx, current) => {
       if (!current) return undefined;
       const now = new Date();
       const patch: Partial<DeploymentRow> = {
@@ -259,8 +257,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     message: string,
     eventReason?: string,
   ): Promise<Deployment | undefined> {
-    return this.db.transaction(async tx => {
-      const current = await lockDeployment(tx, id);
+    return this.withLocked(id, async (tx, current) => {
       if (!current) return undefined;
       if (current.status === 'REMOVING') {
         throw new ConflictError(
@@ -322,8 +319,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     message: string,
     condition?: DeploymentUpdateCondition,
   ): Promise<boolean> {
-    return this.db.transaction(async tx => {
-      const current = await lockDeployment(tx, id);
+    return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return false;
       await tx('fleet_deployments').where({ id }).delete();
       await tx('fleet_events').insert(
@@ -349,8 +345,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     placed: boolean,
     actor: string,
   ): Promise<Deployment | undefined> {
-    return this.db.transaction(async tx => {
-      const current = await lockDeployment(tx, id);
+    return this.withLocked(id, async (tx, current) => {
       if (!current) return undefined;
       if (!!current.placed !== placed) {
         const now = new Date();
@@ -376,6 +371,19 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       }
       return readDeployment(tx, id);
     });
+  }
+
+  /** Runs `fn` in one transaction with the deployment's row read and locked (undefined: gone). */
+  private withLocked<T>(
+    id: string,
+    fn: (
+      tx: Knex.Transaction,
+      current: DeploymentRow | undefined,
+    ) => Promise<T>,
+  ): Promise<T> {
+    return this.db.transaction(async tx =>
+      fn(tx, await lockDeployment(tx, id)),
+    );
   }
 
   async countDeploymentsOnCluster(cluster: string): Promise<number> {

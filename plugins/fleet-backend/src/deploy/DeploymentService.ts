@@ -436,9 +436,7 @@ export class DeploymentService {
     actor: string,
   ): Promise<Deployment> {
     const { stores } = this.options;
-    const deployment = await stores.deployments.getDeployment(deploymentId);
-    if (!deployment)
-      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    const deployment = await this.deploymentOr404(deploymentId);
     const revisions = await stores.revisions.listRevisions(deploymentId);
     const target =
       toRevision === undefined
@@ -722,9 +720,7 @@ export class DeploymentService {
     actor: string,
   ): Promise<Deployment> {
     const { stores } = this.options;
-    const deployment = await stores.deployments.getDeployment(deploymentId);
-    if (!deployment)
-      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    const deployment = await this.deploymentOr404(deploymentId);
     if (options.force) {
       await stores.deployments.deleteDeployment(
         deploymentId,
@@ -772,12 +768,32 @@ export class DeploymentService {
     return removing;
   }
 
+  private async deploymentOr404(deploymentId: string): Promise<Deployment> {
+    const deployment = await this.options.stores.deployments.getDeployment(
+      deploymentId,
+    );
+    if (!deployment)
+      throw new NotFoundError(`Deployment '${deploymentId}' not found`);
+    return deployment;
+  }
+
+  /** The namespace of a deployment's objects: its current revision's, else the default one. */
+  private async namespaceOf(
+    deployment: Pick<Deployment, 'id' | 'revision'>,
+  ): Promise<string> {
+    const revision = await this.options.stores.revisions.getRevision(
+      deployment.id,
+      deployment.revision,
+    );
+    return revision?.namespace ?? this.options.deploy.namespace;
+  }
+
   /**
    * Deletes the objects of a `REMOVING` deployment when its cluster is ONLINE, and forgets the
    * deployment once they are gone. True when it is gone; false while it waits.
    */
   async finishRemoval(deploymentId: string): Promise<boolean> {
-    const { stores, remover, deploy } = this.options;
+    const { stores, remover } = this.options;
     const deployment = await stores.deployments.getDeployment(deploymentId);
     if (!deployment || deployment.status !== 'REMOVING') return false;
     const cluster = await stores.clusters.getCluster(deployment.cluster);
@@ -786,13 +802,9 @@ export class DeploymentService {
       deployment.applicationId,
     );
     if (!application) return false;
-    const revision = await stores.revisions.getRevision(
-      deployment.id,
-      deployment.revision,
-    );
     const result = await remover.remove(
       cluster,
-      revision?.namespace ?? deploy.namespace,
+      await this.namespaceOf(deployment),
       application.name,
       application.entityRef,
     );

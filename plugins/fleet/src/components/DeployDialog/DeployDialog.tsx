@@ -1,6 +1,8 @@
 import { useApi } from '@backstage/core-plugin-api';
-import type { Cluster, Deployment } from '@cnp/plugin-fleet-common';
+import type { Cluster, Deployment, Release } from '@cnp/plugin-fleet-common';
+import Button from '@material-ui/core/Button';
 import Dialog from '@material-ui/core/Dialog';
+import DialogActions from '@material-ui/core/DialogActions';
 import DialogContent from '@material-ui/core/DialogContent';
 import DialogTitle from '@material-ui/core/DialogTitle';
 import ListItemText from '@material-ui/core/ListItemText';
@@ -10,6 +12,12 @@ import Alert from '@material-ui/lab/Alert';
 import { FormEvent, useEffect, useMemo, useState } from 'react';
 import { apiErrorMessage, fleetApiRef } from '../../api';
 import { DialogButtons } from '../ConfirmDialog';
+import {
+  ReleaseOptions,
+  ReleaseResult,
+  useApplicationOf,
+  type DeployTarget,
+} from './ReleaseOptions';
 
 export interface DeployDialogProps {
   open: boolean;
@@ -21,6 +29,11 @@ export interface DeployDialogProps {
   defaultImage?: string;
   onClose: () => void;
   onDeployed: (deployment: Deployment) => void;
+  /**
+   * With it, the dialog also offers a fleet release (to every placed cluster or to several), for
+   * users allowed `fleet.release.manage` on the component; it stays open to show the result.
+   */
+  onReleased?: (release: Release) => void;
 }
 
 function firstDeployable(clusters: Cluster[], preferred: string[]): string {
@@ -56,11 +69,12 @@ function imageHelperText(
 }
 
 /**
- * Deploys the component to the cluster the user picks. OFFLINE clusters are in the list but
- * disabled, with the reason; errors are shown in the words the API used.
+ * Deploys the component to the cluster the user picks, or (with `onReleased`) releases it to
+ * several clusters at once. OFFLINE clusters are in the list but disabled, with the reason; errors
+ * are shown in the words the API used.
  */
 export function DeployDialog(props: DeployDialogProps) {
-  const { open, entityRef, clusters, onClose, onDeployed } = props;
+  const { open, entityRef, clusters, onClose, onDeployed, onReleased } = props;
   const api = useApi(fleetApiRef);
   const preferred = useMemo(
     () => props.preferredClusters ?? [],
@@ -80,6 +94,10 @@ export function DeployDialog(props: DeployDialogProps) {
   const [replicas, setReplicas] = useState('');
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<string | undefined>();
+  const [target, setTarget] = useState<DeployTarget>('cluster');
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [released, setReleased] = useState<Release>();
+  const lookup = useApplicationOf(entityRef, open && onReleased !== undefined);
 
   useEffect(() => {
     if (open) {
@@ -87,6 +105,9 @@ export function DeployDialog(props: DeployDialogProps) {
       setImage(props.defaultImage ?? '');
       setReplicas('');
       setError(undefined);
+      setTarget('cluster');
+      setChosen([]);
+      setReleased(undefined);
     }
     // Reset only when the dialog opens, not on every poll of the cluster list.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -100,7 +121,20 @@ export function DeployDialog(props: DeployDialogProps) {
       replicasValue < 0 ||
       replicasValue > 1000);
   const imageInvalid = image.trim() === '' || /\s/.test(image.trim());
-  const clusterInvalid = !selected || selected.status === 'OFFLINE';
+  const releasing = target !== 'cluster';
+  const clusterInvalid = releasing
+    ? !lookup.application || (target === 'several' && chosen.length === 0)
+    : !selected || selected.status === 'OFFLINE';
+
+  const release = async (applicationId: string) => {
+    const result = await api.createRelease(applicationId, {
+      image: image.trim(),
+      ...(replicasValue !== undefined && { replicas: replicasValue }),
+      ...(target === 'several' && { clusters: chosen }),
+    });
+    setReleased(result);
+    onReleased?.(result);
+  };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -108,6 +142,10 @@ export function DeployDialog(props: DeployDialogProps) {
     setSubmitting(true);
     setError(undefined);
     try {
+      if (releasing && lookup.application) {
+        await release(lookup.application.id);
+        return;
+      }
       const deployment = await api.createDeployment({
         entityRef,
         cluster,
@@ -136,40 +174,56 @@ export function DeployDialog(props: DeployDialogProps) {
       <form onSubmit={submit} noValidate>
         <DialogTitle id="fleet-deploy-title">Deploy {entityRef}</DialogTitle>
         <DialogContent>
+          {released && <ReleaseResult release={released} />}
           {error && (
             <Alert severity="error" role="alert" style={{ marginBottom: 16 }}>
               {error}
             </Alert>
           )}
-          <TextField
-            select
-            fullWidth
-            margin="normal"
-            label="Cluster"
-            value={cluster}
-            onChange={e => setCluster(e.target.value as string)}
-            SelectProps={{ MenuProps: { disablePortal: false } }}
-            inputProps={{ 'aria-label': 'Cluster' }}
-            helperText={clusterHelperText(clusters, selected)}
-          >
-            {ordered.map(c => (
-              <MenuItem
-                key={c.name}
-                value={c.name}
-                disabled={c.status === 'OFFLINE'}
-                data-cluster={c.name}
-              >
-                <ListItemText
-                  primary={`${c.name} — ${c.status}`}
-                  secondary={
-                    c.status === 'OFFLINE'
-                      ? `Unavailable: ${c.statusReason ?? 'cluster is OFFLINE'}`
-                      : c.endpoint
-                  }
-                />
-              </MenuItem>
-            ))}
-          </TextField>
+          {onReleased && (
+            <ReleaseOptions
+              entityRef={entityRef}
+              lookup={lookup}
+              clusters={ordered}
+              target={target}
+              onTargetChange={setTarget}
+              chosen={chosen}
+              onChosenChange={setChosen}
+            />
+          )}
+          {!releasing && (
+            <TextField
+              select
+              fullWidth
+              margin="normal"
+              label="Cluster"
+              value={cluster}
+              onChange={e => setCluster(e.target.value as string)}
+              SelectProps={{ MenuProps: { disablePortal: false } }}
+              inputProps={{ 'aria-label': 'Cluster' }}
+              helperText={clusterHelperText(clusters, selected)}
+            >
+              {ordered.map(c => (
+                <MenuItem
+                  key={c.name}
+                  value={c.name}
+                  disabled={c.status === 'OFFLINE'}
+                  data-cluster={c.name}
+                >
+                  <ListItemText
+                    primary={`${c.name} — ${c.status}`}
+                    secondary={
+                      c.status === 'OFFLINE'
+                        ? `Unavailable: ${
+                            c.statusReason ?? 'cluster is OFFLINE'
+                          }`
+                        : c.endpoint
+                    }
+                  />
+                </MenuItem>
+              ))}
+            </TextField>
+          )}
           <TextField
             fullWidth
             margin="normal"
@@ -200,12 +254,18 @@ export function DeployDialog(props: DeployDialogProps) {
             inputProps={{ min: 0, max: 1000, 'aria-label': 'Replicas' }}
           />
         </DialogContent>
-        <DialogButtons
-          submitting={submitting}
-          onCancel={onClose}
-          confirmLabel="Deploy"
-          confirmDisabled={replicasInvalid || imageInvalid || clusterInvalid}
-        />
+        {released ? (
+          <DialogActions>
+            <Button onClick={onClose}>Close</Button>
+          </DialogActions>
+        ) : (
+          <DialogButtons
+            submitting={submitting}
+            onCancel={onClose}
+            confirmLabel={releasing ? 'Release' : 'Deploy'}
+            confirmDisabled={replicasInvalid || imageInvalid || clusterInvalid}
+          />
+        )}
       </form>
     </Dialog>
   );

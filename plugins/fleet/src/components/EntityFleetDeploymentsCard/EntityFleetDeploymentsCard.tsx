@@ -310,6 +310,7 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
           onClose={() => setDialogOpen(false)}
           onDeployed={refresh}
+          onReleased={refresh}
         />
       )}
       {picked && (

@@ -11,7 +11,8 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import type { FleetApi } from '../api';
 
-const now = new Date().toISOString();
+/** The time of a fixture: when the test builds it, so that it reads "just now" however long the run. */
+const now = () => new Date().toISOString();
 
 export function cluster(
   name: string,
@@ -32,9 +33,9 @@ export function cluster(
         : undefined,
     consecutiveFailures: status === 'OFFLINE' ? 2 : 0,
     consecutiveSuccesses: status === 'ONLINE' ? 1 : 0,
-    lastProbeAt: now,
-    createdAt: now,
-    updatedAt: now,
+    lastProbeAt: now(),
+    createdAt: now(),
+    updatedAt: now(),
     ...extra,
   };
 }
@@ -66,8 +67,8 @@ export function deployment(
     image: 'ghcr.io/acme/payments:1.4.2',
     revision: 1,
     placed: true,
-    createdAt: now,
-    updatedAt: now,
+    createdAt: now(),
+    updatedAt: now(),
     ...extra,
   };
 }
@@ -87,9 +88,9 @@ export function revision(
     image: `ghcr.io/acme/payments:${tag}`,
     cause: 'deploy',
     createdBy: 'user:default/alice',
-    createdAt: now,
+    createdAt: now(),
     outcome: 'DEPLOYED',
-    outcomeAt: now,
+    outcomeAt: now(),
     ...extra,
   };
 }
@@ -106,8 +107,8 @@ export function application(
     spec: { image: 'ghcr.io/acme/payments:1.4.2', replicas: 1 },
     placement: { clusterSelector: { matchLabels: { env: 'prod' } } },
     removing: false,
-    createdAt: now,
-    updatedAt: now,
+    createdAt: now(),
+    updatedAt: now(),
   };
 }
 
@@ -118,7 +119,7 @@ export function release(released: string[], offline: string[] = []): Release {
     applicationId: 'app-1',
     entityRef: 'component:default/payments',
     createdBy: 'user:default/alice',
-    createdAt: now,
+    createdAt: now(),
     image: 'ghcr.io/acme/payments:1.5.0',
     status: 'PROGRESSING',
     targets: released.map(c => ({
@@ -191,7 +192,7 @@ export const event: FleetEvent = {
   to: 'OFFLINE',
   reason: 'FAILURE_THRESHOLD_REACHED',
   message: '2/2 consecutive probes failed',
-  createdAt: now,
+  createdAt: now(),
 };
 
 export const summary: FleetSummary = {

@@ -103,7 +103,7 @@ describe('EntityFleetDeploymentsCard actions', () => {
       .slice(1);
     expect(revisions).toHaveLength(3);
     expect(revisions[0]).toHaveTextContent(
-      /3 \(current\).*ghcr.io\/acme\/payments:1.4.1.*auto-rollback.*fleet-reconciler.*just now.*DEPLOYED \(Rolled back: a newer revision failed/,
+      /3 \(current\).*ghcr.io\/acme\/payments:1.4.1.*auto-rollback.*fleet-reconciler.*(just now|\d+ seconds ago).*DEPLOYED \(Rolled back: a newer revision failed/,
     );
     expect(revisions[1]).toHaveTextContent(
       /2.*payments:1.5.0.*deploy.*user:default\/alice.*FAILED \(PROGRESS_DEADLINE_EXCEEDED\)/,

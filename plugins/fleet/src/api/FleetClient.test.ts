@@ -37,6 +37,8 @@ function errorBody(name: string, message: string, statusCode: number) {
 describe('FleetClient', () => {
   it('lists clusters with an optional status filter, sending the user token', async () => {
     const seen: string[] = [];
+    // Built once: a fixture's timestamps are taken when it is built.
+    const sim1 = cluster('sim-1', 'ONLINE');
     server.use(
       http.get(`${base}/clusters`, ({ request }) => {
         seen.push(
@@ -44,10 +46,10 @@ describe('FleetClient', () => {
             'authorization',
           )}`,
         );
-        return HttpResponse.json({ items: [cluster('sim-1', 'ONLINE')] });
+        return HttpResponse.json({ items: [sim1] });
       }),
     );
-    expect(await client.listClusters()).toEqual([cluster('sim-1', 'ONLINE')]);
+    expect(await client.listClusters()).toEqual([sim1]);
     await client.listClusters({ status: 'OFFLINE' });
     expect(seen).toEqual([
       ' Bearer user-token',

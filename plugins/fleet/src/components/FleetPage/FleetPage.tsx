@@ -16,13 +16,15 @@ import {
   FleetClustersCard,
   type ClusterStatusFilter,
 } from './FleetClustersCard';
+import { FleetApplicationsCard } from './FleetApplicationsCard';
 import { FleetEventsCard } from './FleetEventsCard';
 import { FleetSummaryCard } from './FleetSummaryCard';
 import { useHealthCycleRun } from './useHealthCycleRun';
 
 /**
  * The fleet at a glance: counts, the mass-outage warning, every cluster (paginated, with a status
- * filter and a name or `key=value` label filter), and the latest status changes. Refreshes on its
+ * filter and a name or `key=value` label filter), the applications with their version on each
+ * cluster, and the latest status changes. Refreshes on its
  * own, staying on the page shown.
  *
  * @public
@@ -79,6 +81,7 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
             error={error}
             loading={loading}
           />
+          <FleetApplicationsCard pollIntervalMs={props.pollIntervalMs} />
           {value && <FleetEventsCard events={value.events} />}
         </Grid>
       </Content>

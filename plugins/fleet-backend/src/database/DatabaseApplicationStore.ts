@@ -94,6 +94,43 @@ export class DatabaseApplicationStore implements ApplicationStore {
     return this.getApplication(id);
   }
 
+  async excludeCluster(
+    id: string,
+    cluster: string,
+    actor: string,
+  ): Promise<void> {
+    await this.db('fleet_placement_exclusions')
+      .insert({
+        application_id: id,
+        cluster,
+        created_by: actor.slice(0, 255),
+        created_at: new Date(),
+      })
+      .onConflict(['application_id', 'cluster'])
+      .ignore();
+  }
+
+  async includeCluster(id: string, cluster: string): Promise<void> {
+    await this.db('fleet_placement_exclusions')
+      .where({ application_id: id, cluster })
+      .delete();
+  }
+
+  async listExcludedClusters(): Promise<Map<string, Set<string>>> {
+    const rows: Array<{ application_id: string; cluster: string }> =
+      await this.db('fleet_placement_exclusions').select(
+        'application_id',
+        'cluster',
+      );
+    const excluded = new Map<string, Set<string>>();
+    for (const row of rows) {
+      if (!excluded.has(row.application_id))
+        excluded.set(row.application_id, new Set());
+      excluded.get(row.application_id)!.add(row.cluster);
+    }
+    return excluded;
+  }
+
   async deleteIfEmpty(id: string): Promise<boolean> {
     const deleted = await this.db<ApplicationRow>('fleet_applications')
       .where({ id })
@@ -105,6 +142,9 @@ export class DatabaseApplicationStore implements ApplicationStore {
       .delete();
     if (deleted > 0) {
       await this.db('fleet_application_removals')
+        .where({ application_id: id })
+        .delete();
+      await this.db('fleet_placement_exclusions')
         .where({ application_id: id })
         .delete();
     }

@@ -476,4 +476,34 @@ describe.each(databases.eachSupportedId())('migrations (%s)', databaseId => {
     ).toBe(2);
     await knex.destroy();
   });
+
+  it('20261201040000_placement_exclusions.js adds the exclusions table and drops it again', async () => {
+    const knex = await databases.init(databaseId);
+    await migrateUntilBefore(knex, '20261201040000_placement_exclusions.js');
+    await knex.migrate.up({
+      directory: migrationsDir,
+      name: '20261201040000_placement_exclusions.js',
+    });
+    await knex('fleet_placement_exclusions').insert({
+      application_id: 'a1',
+      cluster: 'east',
+      created_by: 'test',
+      created_at: new Date('2026-12-01T10:00:00.000Z'),
+    });
+    await expect(
+      knex('fleet_placement_exclusions').insert({
+        application_id: 'a1',
+        cluster: 'east',
+        created_by: 'again',
+        created_at: new Date('2026-12-01T10:00:00.000Z'),
+      }),
+    ).rejects.toMatchObject({
+      message: expect.stringMatching(/unique|duplicate/i),
+    });
+    await knex.migrate.down({ directory: migrationsDir });
+    expect(await knex.schema.hasTable('fleet_placement_exclusions')).toBe(
+      false,
+    );
+    await knex.destroy();
+  });
 });

@@ -248,6 +248,12 @@ export interface ApplicationStore {
   markRemoving(id: string): Promise<Application | undefined>;
   /** Deletes the application if it has no deployment left; true when it went. */
   deleteIfEmpty(id: string): Promise<boolean>;
+  /** Keeps the placement off a cluster the application was undeployed from by hand. */
+  excludeCluster(id: string, cluster: string, actor: string): Promise<void>;
+  /** Lets the placement use the cluster again (a deploy there by hand). */
+  includeCluster(id: string, cluster: string): Promise<void>;
+  /** The clusters the placement skips, per application. */
+  listExcludedClusters(): Promise<Map<string, Set<string>>>;
 }
 
 /** The deployments: one application on one cluster, its status and its sync status. */

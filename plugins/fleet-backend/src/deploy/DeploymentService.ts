@@ -403,6 +403,10 @@ export class DeploymentService {
         `The application of '${entityRef}' is being removed: deploy it again once it is gone`,
       );
     }
+    if ((request.cause ?? 'deploy') !== 'placement') {
+      // A deploy by hand puts the cluster back in the placement's reach.
+      await stores.applications.includeCluster(application.id, cluster.name);
+    }
     const existing = await stores.deployments.getDeploymentFor(
       application.id,
       cluster.name,
@@ -721,7 +725,18 @@ export class DeploymentService {
   ): Promise<Deployment> {
     const { stores } = this.options;
     const deployment = await this.deploymentOr404(deploymentId);
+    // An undeploy by hand sticks: the placement leaves this cluster alone from now on.
+    const exclude = async () => {
+      if (options.reason !== 'PRUNED') {
+        await stores.applications.excludeCluster(
+          deployment.applicationId,
+          deployment.cluster,
+          actor,
+        );
+      }
+    };
     if (options.force) {
+      await exclude();
       await stores.deployments.deleteDeployment(
         deploymentId,
         actor,
@@ -741,6 +756,7 @@ export class DeploymentService {
         `Deployment '${deploymentId}' is being applied: undeploy it once its rollout started`,
       );
     }
+    await exclude();
     const removing =
       deployment.status === 'REMOVING'
         ? deployment

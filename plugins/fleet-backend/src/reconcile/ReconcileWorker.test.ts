@@ -682,6 +682,44 @@ describe.each(databases.eachSupportedId())(
       expect((await h.stores.revisions.getRevision(d.id, 2))!.port).toBe(9000);
     });
 
+    it('keeps an undeploy by hand: the placement does not put it back until a deploy there by hand', async () => {
+      const h = await setup();
+      const entityRef = `component:default/unwanted-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'unwanted:1.0.0' },
+        placement: { clusters: ['east', 'west'] },
+      });
+      await h.reconciler.runOnce();
+      const on = async (cluster: string) =>
+        (
+          await h.stores.deployments.listDeployments({ applicationId: app.id })
+        ).find(d => d.cluster === cluster);
+      const west = (await on('west'))!;
+      await settle(h.stores, west.id);
+      await settle(h.stores, (await on('east'))!.id);
+      await h.deployments.undeploy(west.id, {}, 'ada');
+      for (let i = 0; i < 200 && (await on('west')); i++) {
+        await new Promise(r => setTimeout(r, 10));
+      }
+      expect(await on('west')).toBeUndefined();
+      for (let run = 0; run < 2; run++) {
+        expect((await h.reconciler.runOnce()).placed).toEqual([]);
+      }
+      expect(await on('west')).toBeUndefined();
+      expect(liveImage('west', app.name)).toBeUndefined();
+
+      const back = await h.deployments.deploy(
+        { entityRef, cluster: 'west' },
+        'ada',
+      );
+      await settle(h.stores, back.id);
+      expect(liveImage('west', app.name)).toBe('unwanted:1.0.0');
+      expect(
+        (await h.stores.applications.listExcludedClusters()).get(app.id),
+      ).toBeUndefined();
+    });
+
     it('never places an application that is being removed again', async () => {
       const h = await setup();
       const entityRef = `component:default/leaving-${tag}`;

@@ -65,7 +65,10 @@ export interface ReconcileSummary {
 
 /** What the reconcile reads and writes: applications, clusters and deployments. */
 export type ReconcileStores = {
-  applications: Pick<ApplicationStore, 'listApplications' | 'getApplication'>;
+  applications: Pick<
+    ApplicationStore,
+    'listApplications' | 'getApplication' | 'listExcludedClusters'
+  >;
   clusters: Pick<ClusterStore, 'listClusters'>;
   deployments: Pick<
     DeploymentStore,
@@ -214,6 +217,7 @@ export class ReconcileWorker {
     summary: ReconcileSummary,
   ) {
     const { stores, deployments, annotationsOf, logger } = this.options;
+    const excluded = await stores.applications.listExcludedClusters();
     for (const application of applications) {
       if (application.removing) continue;
       const { placement } = application;
@@ -244,7 +248,10 @@ export class ReconcileWorker {
             );
         }
       }
-      const targets = placementTargets(placement, annotated, clusters);
+      const skip = excluded.get(application.id);
+      const targets = placementTargets(placement, annotated, clusters).filter(
+        name => !skip?.has(name),
+      );
       const current = await stores.deployments.listDeployments({
         applicationId: application.id,
       });

@@ -16,6 +16,7 @@ import {
 import { revisionRow } from './DatabaseRevisionStore';
 import {
   deploymentsQuery,
+  insertDeploymentEvent,
   lockDeployment,
   matches,
   readDeployment,
@@ -23,7 +24,6 @@ import {
   statusPatch,
 } from './deploymentRows';
 import {
-  eventRow,
   toDeployment,
   zeroCounts,
   type DeploymentRow,
@@ -125,18 +125,16 @@ export class DatabaseDeploymentStore implements DeploymentStore {
             ),
           );
         }
-        await tx('fleet_events').insert(
-          eventRow(
-            {
-              subjectKind: 'deployment',
-              subject: id,
-              actor,
-              to: deployment.status,
-              reason: deployment.statusReason,
-              message: deployment.message,
-            },
-            now,
-          ),
+        await insertDeploymentEvent(
+          tx,
+          id,
+          {
+            actor,
+            to: deployment.status,
+            reason: deployment.statusReason,
+            message: deployment.message,
+          },
+          now,
         );
       });
     } catch (error) {
@@ -181,19 +179,17 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         current.status !== update.status ||
         current.status_reason !== reason
       ) {
-        await tx('fleet_events').insert(
-          eventRow(
-            {
-              subjectKind: 'deployment',
-              subject: id,
-              actor,
-              from: current.status,
-              to: update.status,
-              reason: reason ?? undefined,
-              message: update.message ?? undefined,
-            },
-            now,
-          ),
+        await insertDeploymentEvent(
+          tx,
+          id,
+          {
+            actor,
+            from: current.status,
+            to: update.status,
+            reason: reason ?? undefined,
+            message: update.message ?? undefined,
+          },
+          now,
         );
       }
       return readDeployment(tx, id);
@@ -232,19 +228,17 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           .update(patch);
       }
       if (changed || update.forceEvent) {
-        await tx('fleet_events').insert(
-          eventRow(
-            {
-              subjectKind: 'deployment',
-              subject: id,
-              actor,
-              from: current.sync_status,
-              to: update.syncStatus,
-              reason: update.reason,
-              message: update.message,
-            },
-            now,
-          ),
+        await insertDeploymentEvent(
+          tx,
+          id,
+          {
+            actor,
+            from: current.sync_status,
+            to: update.syncStatus,
+            reason: update.reason,
+            message: update.message,
+          },
+          now,
         );
       }
       return readDeployment(tx, id);
@@ -292,21 +286,19 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         revision: next,
         updated_at: now,
       });
-      await tx('fleet_events').insert(
-        eventRow(
-          {
-            subjectKind: 'deployment',
-            subject: id,
-            actor: revision.createdBy,
-            from: current.status,
-            to: 'PENDING',
-            reason:
-              eventReason ??
-              `REVISION_${revision.cause.toUpperCase().replace('-', '_')}`,
-            message: `Revision ${next} (${revision.cause}): ${revision.image}. ${message}`,
-          },
-          now,
-        ),
+      await insertDeploymentEvent(
+        tx,
+        id,
+        {
+          actor: revision.createdBy,
+          from: current.status,
+          to: 'PENDING',
+          reason:
+            eventReason ??
+            `REVISION_${revision.cause.toUpperCase().replace('-', '_')}`,
+          message: `Revision ${next} (${revision.cause}): ${revision.image}. ${message}`,
+        },
+        now,
       );
       return readDeployment(tx, id);
     });
@@ -322,19 +314,11 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return false;
       await tx('fleet_deployments').where({ id }).delete();
-      await tx('fleet_events').insert(
-        eventRow(
-          {
-            subjectKind: 'deployment',
-            subject: id,
-            actor,
-            from: current.status,
-            to: 'REMOVED',
-            reason,
-            message,
-          },
-          new Date(),
-        ),
+      await insertDeploymentEvent(
+        tx,
+        id,
+        { actor, from: current.status, to: 'REMOVED', reason, message },
+        new Date(),
       );
       return true;
     });
@@ -352,21 +336,19 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         await tx<DeploymentRow>('fleet_deployments')
           .where({ id })
           .update({ placed, updated_at: now });
-        await tx('fleet_events').insert(
-          eventRow(
-            {
-              subjectKind: 'deployment',
-              subject: id,
-              actor,
-              from: current.status,
-              to: current.status,
-              reason: placed ? 'PLACED' : 'NO_LONGER_PLACED',
-              message: placed
-                ? 'The placement selects this cluster again'
-                : 'The placement no longer selects this cluster: kept, never healed again',
-            },
-            now,
-          ),
+        await insertDeploymentEvent(
+          tx,
+          id,
+          {
+            actor,
+            from: current.status,
+            to: current.status,
+            reason: placed ? 'PLACED' : 'NO_LONGER_PLACED',
+            message: placed
+              ? 'The placement selects this cluster again'
+              : 'The placement no longer selects this cluster: kept, never healed again',
+          },
+          now,
         );
       }
       return readDeployment(tx, id);

@@ -2,6 +2,7 @@ import type { Deployment } from '@cnp/plugin-fleet-common';
 import type { Knex } from 'knex';
 import { forUpdate } from './dialect';
 import {
+  eventRow,
   toDeployment,
   type DeploymentRow,
   type DeploymentViewRow,
@@ -9,6 +10,7 @@ import {
 import type {
   DeploymentStatusUpdate,
   DeploymentUpdateCondition,
+  NewEvent,
 } from './types';
 
 /*
@@ -97,5 +99,17 @@ export function matches(
   return (
     condition?.revision === undefined ||
     Number(current.revision) === condition.revision
+  );
+}
+
+/** Writes one event of a deployment, inside `tx`. */
+export async function insertDeploymentEvent(
+  tx: Knex.Transaction,
+  id: string,
+  event: Omit<NewEvent, 'subjectKind' | 'subject'>,
+  now: Date,
+): Promise<void> {
+  await tx('fleet_events').insert(
+    eventRow({ subjectKind: 'deployment', subject: id, ...event }, now),
   );
 }

@@ -1,10 +1,7 @@
 import type {
   Application,
-  ApplicationOrigin,
   ApplicationPlacement,
   ApplicationSpec,
-  Cluster,
-  ClusterSource,
   ClusterStatus,
   Deployment,
   DeploymentStatus,
@@ -12,147 +9,28 @@ import type {
   HealthCycleSummary,
   MassOutageWarning,
   Revision,
-  RevisionCause,
-  SyncDifference,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
+import type {
+  ClusterHealthUpdate,
+  ClusterOrigin,
+  ClusterRecord,
+  ClusterSettings,
+  DeploymentFilter,
+  DeploymentStatusUpdate,
+  DeploymentSyncUpdate,
+  DeploymentUpdateCondition,
+  DiscoveredCluster,
+  DiscoveryUpsertResult,
+  NewApplication,
+  NewCluster,
+  NewDeployment,
+  NewEvent,
+  NewRevision,
+  ReleaseRecord,
+} from './records';
 
-/** A cluster row, with the bookkeeping the API does not show. */
-export interface ClusterRecord extends Cluster {
-  cascadeHeldAt?: string;
-}
-
-export interface NewCluster {
-  name: string;
-  endpoint: string;
-  kubeconfigRef: string;
-  context?: string;
-  source: ClusterSource;
-  labels?: Record<string, string>;
-  /** Who registered it, for the event (default: `fleet-discovery` or `fleet-api`). */
-  actor?: string;
-}
-
-/** What discovery found; upserted by name. */
-export interface DiscoveredCluster {
-  name: string;
-  endpoint: string;
-  kubeconfigRef: string;
-  context?: string;
-}
-
-export interface ClusterOrigin extends DiscoveredCluster {
-  source: ClusterSource;
-}
-
-export interface ClusterHealthUpdate {
-  status: ClusterStatus;
-  statusReason?: string;
-  consecutiveFailures: number;
-  consecutiveSuccesses: number;
-  lastProbeAt?: Date;
-  lastSuccessAt?: Date;
-  lastTransitionAt?: Date;
-  probeLatencyMs?: number;
-  serverVersion?: string;
-}
-
-export interface NewEvent {
-  subjectKind: FleetEvent['subjectKind'];
-  subject: string;
-  actor: string;
-  from?: string;
-  to: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface NewApplication {
-  entityRef: string;
-  name: string;
-  origin?: ApplicationOrigin;
-  spec: ApplicationSpec;
-  placement?: ApplicationPlacement;
-}
-
-/** What a revision asks the cluster to run (see `Revision`). */
-export interface RevisionSpec {
-  image: string;
-  replicas?: number;
-  env?: Record<string, string>;
-  resources?: ApplicationSpec['resources'];
-  /** Unset: the configured default namespace. */
-  namespace?: string;
-  /** The container port (unset: the default one). */
-  port?: number;
-}
-
-export interface NewRevision extends RevisionSpec {
-  cause: RevisionCause;
-  createdBy: string;
-}
-
-export interface NewDeployment {
-  applicationId: string;
-  cluster: string;
-  status: DeploymentStatus;
-  statusReason?: string;
-  message?: string;
-  image?: string;
-  /** Recorded as revision 1, in the same transaction (the deployment's revision is then 1). */
-  firstRevision?: NewRevision;
-}
-
-export interface DeploymentStatusUpdate {
-  status: DeploymentStatus;
-  statusReason?: string | null;
-  message?: string | null;
-  syncStatus?: SyncStatus;
-  image?: string;
-  revision?: number;
-  lastAppliedAt?: Date;
-  lastSyncedAt?: Date;
-}
-
-/** What the reconcile found when it compared a deployment's live objects with the desired ones. */
-export interface DeploymentSyncUpdate {
-  syncStatus: SyncStatus;
-  /** With OUT_OF_SYNC: what differs (cleared otherwise). */
-  syncDifferences?: SyncDifference[];
-  lastSyncedAt?: Date;
-  lastAppliedAt?: Date;
-  /** Event reason, e.g. DRIFT_DETECTED or SELF_HEALED. */
-  reason?: string;
-  message?: string;
-  /** Write the event even when the sync status stays the same (e.g. a self-heal). */
-  forceEvent?: boolean;
-}
-
-/** Guards an update: it only happens while the deployment is still as the caller last saw it. */
-export interface DeploymentUpdateCondition {
-  status?: DeploymentStatus;
-  revision?: number;
-}
-
-export interface DeploymentFilter {
-  entityRef?: string;
-  cluster?: string;
-  applicationId?: string;
-}
-
-/** What an upsert of discovered clusters did, cluster by cluster. */
-export interface DiscoveryUpsertResult {
-  inserted: string[];
-  updated: string[];
-  /** Clusters the database refused; the others were still written. */
-  failed: Array<{ name: string; message: string }>;
-}
-
-export interface ClusterSettings {
-  labels?: Record<string, string>;
-  /** `null` goes back to the fleet's default threshold. */
-  failureThreshold?: number | null;
-}
+export type * from './records';
 
 /**
  * The writes that make up one cluster's health change. They run in one transaction: either all
@@ -338,23 +216,6 @@ export interface RevisionStore {
   listCurrentRevisions(filter?: {
     applicationId?: string;
   }): Promise<Revision[]>;
-}
-
-/** A release as stored: what was asked, and which revision it made on which cluster. */
-export interface ReleaseRecord {
-  id: string;
-  applicationId: string;
-  createdBy: string;
-  createdAt: string;
-  request: {
-    image?: string;
-    replicas?: number;
-    env?: Record<string, string>;
-  };
-  strategy?: unknown;
-  phase?: string;
-  targets: Array<{ cluster: string; deploymentId: string; revision: number }>;
-  skipped: Array<{ cluster: string; reason: string }>;
 }
 
 /** Fleet releases, newest first. */

@@ -137,6 +137,16 @@ async function api(method, route, body) {
 let portal;
 let browser;
 let step = 0;
+/** A screenshot once every open dialog has finished fading in (a user sees it whole). */
+async function dialogShot(page, name) {
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('.MuiDialog-container')].every(
+      el => getComputedStyle(el).opacity === '1',
+    ),
+  );
+  await shot(page, name);
+}
+
 async function shot(page, name) {
   step += 1;
   const file = path.join(
@@ -275,7 +285,7 @@ async function main() {
   await page
     .getByRole('option', { name: new RegExp(`^${CLUSTER} — ONLINE`) })
     .click();
-  await shot(page, 'deploy-dialog');
+  await dialogShot(page, 'deploy-dialog');
   await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
   await dialog.waitFor({ state: 'detached' });
 
@@ -456,7 +466,7 @@ async function main() {
     .getByText('nginx:1.28')
     .waitFor();
   log('history lists the revisions');
-  await shot(page, 'release-history');
+  await dialogShot(page, 'release-history');
   await history.getByRole('button', { name: 'Close' }).click();
   await history.waitFor({ state: 'detached' });
 
@@ -466,7 +476,7 @@ async function main() {
     name: /^Roll back to revision \d+$/,
   });
   await confirmRollback.waitFor();
-  await shot(page, 'release-rollback-dialog');
+  await dialogShot(page, 'release-rollback-dialog');
   await confirmRollback.click();
   await rollback.waitFor({ state: 'detached' });
   await row
@@ -500,7 +510,7 @@ async function main() {
   await page.getByRole('button', { name: `Undeploy from ${SPARE}` }).click();
   const undeploy = page.getByRole('dialog');
   await undeploy.getByText(`Undeploy payments from ${SPARE}?`).waitFor();
-  await shot(page, 'release-undeploy-confirmation');
+  await dialogShot(page, 'release-undeploy-confirmation');
   await undeploy.getByRole('button', { name: 'Undeploy' }).click();
   await undeploy.waitFor({ state: 'detached' });
   await spare.waitFor({ state: 'detached', timeout: 60_000 });

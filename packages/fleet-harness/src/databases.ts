@@ -1,4 +1,11 @@
-import { TestDatabases } from '@backstage/backend-test-utils';
+import {
+  mockServices,
+  TestDatabases,
+  type TestDatabaseId,
+} from '@backstage/backend-test-utils';
+// The harness wires the plugin's own parts: it exists to build the backend plugin.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import { DatabaseFleetStores } from '@cnp/plugin-fleet-backend/testUtils';
 import type { Knex } from 'knex';
 
 /** What a pooled SQLite connection is, for better-sqlite3 (`pragma`) and sqlite3 (`run`). */
@@ -48,4 +55,16 @@ export function createTestDatabases(): TestDatabases {
     return knex;
   };
   return databases;
+}
+
+/** Fleet's stores on a fresh database of `databaseId`, migrated as the plugin migrates it. */
+export async function createTestStores(
+  databases: TestDatabases,
+  databaseId: TestDatabaseId,
+) {
+  const knex = await databases.init(databaseId);
+  const stores = await DatabaseFleetStores.create({
+    database: mockServices.database({ knex, migrations: { skip: false } }),
+  });
+  return { knex, stores };
 }

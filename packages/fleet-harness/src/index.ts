@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { onCleanup, runCleanup, runMain, runScoped } from './cleanup';
-export { createTestDatabases } from './databases';
+export { createTestDatabases, createTestStores } from './databases';
 export {
   classifyStatement,
   createFleet,

@@ -7,3 +7,4 @@ export * from './annotations';
 export * from './constants';
 export * from './types';
 export * from './permissions';
+export * from './versions';

@@ -1,6 +1,4 @@
-import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '@cnp/fleet-harness';
-import { DatabaseFleetStores } from './DatabaseFleetStores';
+import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
 
 // The cluster store: registration, discovery upserts, settings and removal.
 
@@ -11,13 +9,7 @@ const databases = createTestDatabases();
 describe.each(databases.eachSupportedId())(
   'DatabaseClusterStore (%s)',
   databaseId => {
-    async function createStore() {
-      const knex = await databases.init(databaseId);
-      const stores = await DatabaseFleetStores.create({
-        database: mockServices.database({ knex, migrations: { skip: false } }),
-      });
-      return { knex, stores };
-    }
+    const createStore = () => createTestStores(databases, databaseId);
 
     it('inserts clusters as UNKNOWN with an event and refuses a duplicate name with a ConflictError', async () => {
       const { stores } = await createStore();

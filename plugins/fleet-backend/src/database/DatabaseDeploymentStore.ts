@@ -368,14 +368,6 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     );
   }
 
-  async countDeploymentsOnCluster(cluster: string): Promise<number> {
-    const row = await this.db('fleet_deployments')
-      .where({ cluster })
-      .count({ n: '*' })
-      .first();
-    return Number(row?.n ?? 0);
-  }
-
   async countDeploymentsByStatus(): Promise<{
     byStatus: Record<DeploymentStatus, number>;
     bySyncStatus: Record<SyncStatus, number>;

@@ -1,6 +1,4 @@
-import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '@cnp/fleet-harness';
-import { DatabaseFleetStores } from './DatabaseFleetStores';
+import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
 
 // The event store: retention.
 
@@ -11,13 +9,7 @@ const databases = createTestDatabases();
 describe.each(databases.eachSupportedId())(
   'DatabaseEventStore (%s)',
   databaseId => {
-    async function createStore() {
-      const knex = await databases.init(databaseId);
-      const stores = await DatabaseFleetStores.create({
-        database: mockServices.database({ knex, migrations: { skip: false } }),
-      });
-      return { knex, stores };
-    }
+    const createStore = () => createTestStores(databases, databaseId);
 
     it('deletes events older than a cutoff, oldest first, at most limit per call, keeping newer ones', async () => {
       const { knex, stores } = await createStore();

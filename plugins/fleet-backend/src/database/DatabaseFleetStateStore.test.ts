@@ -1,6 +1,4 @@
-import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '@cnp/fleet-harness';
-import { DatabaseFleetStores } from './DatabaseFleetStores';
+import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
 
 // The fleet state store: leases, the mass-outage warning, the last cycle, the counts.
 
@@ -11,13 +9,7 @@ const databases = createTestDatabases();
 describe.each(databases.eachSupportedId())(
   'DatabaseFleetStateStore (%s)',
   databaseId => {
-    async function createStore() {
-      const knex = await databases.init(databaseId);
-      const stores = await DatabaseFleetStores.create({
-        database: mockServices.database({ knex, migrations: { skip: false } }),
-      });
-      return { knex, stores };
-    }
+    const createStore = () => createTestStores(databases, databaseId);
 
     it('keeps the warning and the last cycle under the keys earlier versions wrote', async () => {
       const { knex, stores } = await createStore();

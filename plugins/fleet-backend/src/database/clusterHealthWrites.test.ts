@@ -1,6 +1,4 @@
-import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '@cnp/fleet-harness';
-import { DatabaseFleetStores } from './DatabaseFleetStores';
+import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
 
 // The cluster store's health writes: the per-cluster transaction, its cascade, the batched write.
 
@@ -11,13 +9,7 @@ const databases = createTestDatabases();
 describe.each(databases.eachSupportedId())(
   'clusterHealthWrites (%s)',
   databaseId => {
-    async function createStore() {
-      const knex = await databases.init(databaseId);
-      const stores = await DatabaseFleetStores.create({
-        database: mockServices.database({ knex, migrations: { skip: false } }),
-      });
-      return { knex, stores };
-    }
+    const createStore = () => createTestStores(databases, databaseId);
 
     it('rolls back every write of a cluster transaction that throws', async () => {
       const { stores } = await createStore();

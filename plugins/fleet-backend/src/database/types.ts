@@ -197,7 +197,6 @@ export interface DeploymentStore {
     placed: boolean,
     actor: string,
   ): Promise<Deployment | undefined>;
-  countDeploymentsOnCluster(cluster: string): Promise<number>;
   countDeploymentsByStatus(): Promise<{
     byStatus: Record<DeploymentStatus, number>;
     bySyncStatus: Record<SyncStatus, number>;

@@ -15,7 +15,7 @@ import type {
   ClusterAccess,
   ClusterClients,
 } from '../kubernetes/ClusterClients';
-import { describeKubeError } from '../kubernetes/requestOptions';
+import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
 import { diffObject } from '../kubernetes/diffObject';
 import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
 
@@ -48,9 +48,6 @@ export type RolloutState =
 
 /** An object with Fleet's name exists but belongs to someone else. */
 class ForeignObjectError extends Error {}
-
-const isStatus = (error: unknown, code: number) =>
-  (error as { code?: unknown })?.code === code;
 
 /**
  * Applies an application's objects to one cluster through that cluster's own client,
@@ -132,7 +129,7 @@ export class ManifestApplier {
           opts(),
         );
       } catch (error) {
-        if (!isStatus(error, 409) && !isStatus(error, 403)) throw error;
+        if (!isKubeStatus(error, 409) && !isKubeStatus(error, 403)) throw error;
       }
 
       const { deployment, service, podDisruptionBudget } = manifests;
@@ -144,7 +141,7 @@ export class ManifestApplier {
           opts(),
         );
       } catch (error) {
-        if (!isStatus(error, 409)) throw error;
+        if (!isKubeStatus(error, 409)) throw error;
         assertOurs(
           'Deployment',
           await apps.readNamespacedDeployment({ name, namespace }, opts()),
@@ -182,7 +179,7 @@ export class ManifestApplier {
           opts(),
         );
       } catch (error) {
-        if (!isStatus(error, 409)) throw error;
+        if (!isKubeStatus(error, 409)) throw error;
         const live = await core.readNamespacedService(
           { name: serviceName, namespace },
           opts(),
@@ -219,7 +216,7 @@ export class ManifestApplier {
             opts(),
           );
         } catch (error) {
-          if (!isStatus(error, 409)) throw error;
+          if (!isKubeStatus(error, 409)) throw error;
           assertOurs(
             'PodDisruptionBudget',
             await policy.readNamespacedPodDisruptionBudget(
@@ -248,7 +245,7 @@ export class ManifestApplier {
             );
           }
         } catch (error) {
-          if (!isStatus(error, 404)) throw error;
+          if (!isKubeStatus(error, 404)) throw error;
         }
       }
       return { kind: 'applied', generation: applied.metadata?.generation };
@@ -280,7 +277,7 @@ export class ManifestApplier {
     const opts = () => loaded.requestOptions(this.requestTimeoutMs);
     const orUndefined = <T>(promise: Promise<T>): Promise<T | undefined> =>
       promise.catch(error => {
-        if (isStatus(error, 404)) return undefined;
+        if (isKubeStatus(error, 404)) return undefined;
         throw error;
       });
     const name = manifests.deployment.metadata!.name!;
@@ -381,7 +378,7 @@ export class ManifestApplier {
         loaded.requestOptions(this.requestTimeoutMs),
       );
     } catch (error) {
-      if (isStatus(error, 404)) return { kind: 'missing' };
+      if (isKubeStatus(error, 404)) return { kind: 'missing' };
       return {
         kind: 'unreachable',
         message: describeKubeError(error, this.requestTimeoutMs),

@@ -8,7 +8,7 @@ import type {
   ClusterAccess,
   ClusterClients,
 } from '../kubernetes/ClusterClients';
-import { describeKubeError } from '../kubernetes/requestOptions';
+import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
 import {
   ENTITY_REF_ANNOTATION,
   MANAGED_BY_LABEL,
@@ -19,10 +19,6 @@ export type RemoveResult =
   | { kind: 'removed'; removed: string[]; kept: string[] }
   | { kind: 'not-configured'; message: string }
   | { kind: 'failed'; message: string };
-
-const statusOf = (error: unknown) =>
-  (error as { code?: number; statusCode?: number })?.code ??
-  (error as { statusCode?: number })?.statusCode;
 
 /**
  * Undeploys an application from one cluster: deletes the Deployment, Service and
@@ -106,7 +102,7 @@ export class ManifestRemover {
         try {
           live = await object.read();
         } catch (error) {
-          if (statusOf(error) === 404) continue; // already gone
+          if (isKubeStatus(error, 404)) continue; // already gone
           throw error;
         }
         const ours =
@@ -119,7 +115,7 @@ export class ManifestRemover {
         try {
           await object.remove();
         } catch (error) {
-          if (statusOf(error) !== 404) throw error;
+          if (!isKubeStatus(error, 404)) throw error;
         }
         removed.push(`${object.kind}/${object.name}`);
       }

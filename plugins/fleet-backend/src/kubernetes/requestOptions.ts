@@ -68,3 +68,8 @@ function safeJson(text: string): unknown {
     return undefined;
   }
 }
+
+/** Whether a Kubernetes API call failed with this HTTP status (client-node puts it in `code`). */
+export function isKubeStatus(error: unknown, code: number): boolean {
+  return (error as { code?: unknown } | undefined)?.code === code;
+}

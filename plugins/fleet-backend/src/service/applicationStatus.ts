@@ -1,17 +1,11 @@
 import {
+  imageVersion,
   SYNC_STATUSES,
+  versionsSummary,
   type Application,
   type ApplicationFleetStatus,
   type Deployment,
 } from '@cnp/plugin-fleet-common';
-
-/** The tag of an image reference (`1.4.2` of `ghcr.io/acme/pay:1.4.2`), else the whole of it. */
-function versionOf(image: string): string {
-  const name = image.split('@')[0];
-  const slash = name.lastIndexOf('/');
-  const colon = name.lastIndexOf(':');
-  return colon > slash ? name.slice(colon + 1) : image;
-}
 
 /** One application across the fleet: each cluster's revision, image and statuses, and totals. */
 export function applicationFleetStatus(
@@ -29,14 +23,9 @@ export function applicationFleetStatus(
   const byImage = [...images.entries()]
     .map(([image, clusters]) => ({ image, clusters }))
     .sort((a, b) => b.clusters - a.clusters || a.image.localeCompare(b.image));
-  const versions = byImage
-    .map(
-      ({ image, clusters }, i) =>
-        `${versionOf(image)} on ${clusters}${
-          i === 0 ? ` cluster${clusters === 1 ? '' : 's'}` : ''
-        }`,
-    )
-    .join(', ');
+  const versions = versionsSummary(
+    deployments.flatMap(d => (d.image ? [imageVersion(d.image)] : [])),
+  );
   const summary = deployments.length
     ? `${bySyncStatus.SYNCED} of ${deployments.length} SYNCED${
         versions ? `; ${versions}` : ''

@@ -72,10 +72,7 @@ export type RouterStores = {
   applications: Pick<ApplicationStore, 'listApplications' | 'getApplication'>;
   deployments: Pick<
     DeploymentStore,
-    | 'listDeployments'
-    | 'getDeployment'
-    | 'countDeploymentsOnCluster'
-    | 'countDeploymentsByStatus'
+    'listDeployments' | 'getDeployment' | 'countDeploymentsByStatus'
   >;
   revisions: Pick<RevisionStore, 'listRevisions'>;
   events: Pick<EventStore, 'listEvents' | 'listRecentEvents'>;

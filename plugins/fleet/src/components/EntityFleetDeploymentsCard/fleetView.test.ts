@@ -1,5 +1,6 @@
 import { deployment } from '../../testUtils/fixtures';
-import { fleetView, imageVersion } from './fleetView';
+import { imageVersion } from '@cnp/plugin-fleet-common';
+import { fleetView } from './fleetView';
 
 describe('fleetView', () => {
   it.each([

@@ -18,7 +18,7 @@ import Typography from '@material-ui/core/Typography';
 import { useMemo, useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
-import { imageVersion } from '../EntityFleetDeploymentsCard/fleetView';
+import { imageVersion } from '@cnp/plugin-fleet-common';
 import { SyncStatusChip } from '../StatusChip';
 
 /** How many applications are shown at first, and how many more each "Show more" adds. */

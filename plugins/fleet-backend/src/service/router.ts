@@ -197,6 +197,18 @@ export async function createRouter(
     return cluster;
   };
 
+  const getApplicationOr404 = async (id: string) => {
+    const application = await stores.applications.getApplication(id);
+    if (!application) throw new NotFoundError(`Application '${id}' not found`);
+    return application;
+  };
+
+  const getDeploymentOr404 = async (id: string) => {
+    const deployment = await stores.deployments.getDeployment(id);
+    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    return deployment;
+  };
+
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const clusters = await stores.clusters.listClusters({
@@ -413,9 +425,7 @@ export async function createRouter(
       'application-update',
       { applicationId: id },
       async () => {
-        const application = await stores.applications.getApplication(id);
-        if (!application)
-          throw new NotFoundError(`Application '${id}' not found`);
+        const application = await getApplicationOr404(id);
         const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
@@ -436,8 +446,7 @@ export async function createRouter(
   router.post('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const body = parseOrThrow(releaseSchema, req.body, 'release');
-    const existing = await stores.applications.getApplication(id);
-    if (!existing) throw new NotFoundError(`Application '${id}' not found`);
+    const existing = await getApplicationOr404(id);
     const release = await audited(
       req,
       'release-create',
@@ -456,8 +465,7 @@ export async function createRouter(
 
   router.get('/applications/:id/status', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const application = await stores.applications.getApplication(id);
-    if (!application) throw new NotFoundError(`Application '${id}' not found`);
+    const application = await getApplicationOr404(id);
     const current = await stores.deployments.listDeployments({
       applicationId: id,
     });
@@ -476,8 +484,7 @@ export async function createRouter(
 
   router.delete('/applications/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const existing = await stores.applications.getApplication(id);
-    if (!existing) throw new NotFoundError(`Application '${id}' not found`);
+    const existing = await getApplicationOr404(id);
     const application = await audited(
       req,
       'application-delete',
@@ -530,16 +537,14 @@ export async function createRouter(
 
   router.get('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const deployment = await stores.deployments.getDeployment(id);
-    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    const deployment = await getDeploymentOr404(id);
     sendJson(req, res, toApiDeployment(deployment));
   });
 
   router.delete('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const { force } = parseOrThrow(undeployQuerySchema, req.query, 'query');
-    const existing = await stores.deployments.getDeployment(id);
-    if (!existing) throw new NotFoundError(`Deployment '${id}' not found`);
+    const existing = await getDeploymentOr404(id);
     const deployment = await audited(
       req,
       'deployment-delete',
@@ -558,8 +563,7 @@ export async function createRouter(
 
   router.get('/deployments/:id/revisions', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const deployment = await stores.deployments.getDeployment(id);
-    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    await getDeploymentOr404(id);
     sendJson(req, res, {
       items: (await stores.revisions.listRevisions(id)).map(toApiRevision),
     });
@@ -568,8 +572,7 @@ export async function createRouter(
   router.post('/deployments/:id/rollback', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
-    const existing = await stores.deployments.getDeployment(id);
-    if (!existing) throw new NotFoundError(`Deployment '${id}' not found`);
+    const existing = await getDeploymentOr404(id);
     const deployment = await audited(
       req,
       'deployment-rollback',
@@ -588,8 +591,7 @@ export async function createRouter(
 
   router.get('/deployments/:id/events', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const deployment = await stores.deployments.getDeployment(id);
-    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
+    await getDeploymentOr404(id);
     sendJson(req, res, {
       items: (
         await stores.events.listEvents({

@@ -153,7 +153,8 @@ async function shot(page, name) {
     artifacts,
     `${String(step).padStart(2, '0')}-${name}.png`,
   );
-  await page.screenshot({ path: file, fullPage: true });
+  // A dialog's fade may still be running: fast-forward transitions so the shot shows the end state.
+  await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
   log('screenshot', path.relative(root, file));
 }
 

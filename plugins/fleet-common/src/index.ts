@@ -6,5 +6,6 @@
 export * from './annotations';
 export * from './constants';
 export * from './types';
+export * from './progressive';
 export * from './permissions';
 export * from './versions';

@@ -1,3 +1,4 @@
+import type { ProgressivePhase, ReleaseProgress, ReleaseStrategy } from './progressive';
 import type {
   ApplicationOrigin,
   ClusterSource,
@@ -215,10 +216,18 @@ export interface Release {
   image?: string | null;
   replicas?: number | null;
   env?: Record<string, string> | null;
-  /** `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. */
-  status: 'PROGRESSING' | 'COMPLETED' | 'FAILED';
+  /**
+   * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A
+   * release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends
+   * `ROLLED_BACK` when it aborted.
+   */
+  status: 'PROGRESSING' | 'COMPLETED' | 'FAILED' | ProgressivePhase;
   targets: ReleaseTarget[];
   skipped: Array<{ cluster: string; reason: string }>;
+  /** The strategy, for a progressive release. */
+  strategy?: ReleaseStrategy | null;
+  /** Waves, steps and analysis of a progressive release. */
+  progress?: ReleaseProgress | null;
 }
 
 /**

@@ -8,6 +8,7 @@ import type {
   ClusterStatus,
   Deployment,
   Release,
+  ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 
 /** @public */
@@ -42,6 +43,11 @@ export interface FleetReleaseRequest {
   env?: Record<string, string>;
   /** Only these clusters; default: every cluster the application is placed on. */
   clusters?: string[];
+  /**
+   * A progressive release's waves, canary steps, analysis and rollback; passed to Fleet as is,
+   * which validates it (an `InputError` with its reason when it is invalid).
+   */
+  strategy?: ReleaseStrategy;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   startFleetTestBackend,
   startSimulator,
 } from '@cnp/fleet-harness';
-import { FleetApiClient } from '@cnp/plugin-fleet-node';
+import { FleetApiClient, type FleetService } from '@cnp/plugin-fleet-node';
 import request from 'supertest';
 import { createFleetDeployAction } from './createFleetDeployAction';
 import { createFleetReleaseAction } from './createFleetReleaseAction';
@@ -342,6 +342,158 @@ describe('fleet:release', () => {
           e.reason === 'REVISION_RELEASE' && e.actor === 'user:default/mock',
       ),
     ).toBe(true);
+  });
+
+  describe('with a strategy', () => {
+    const strategy = {
+      waves: [{ clusters: ['alpha'] }, { percent: 50 }, { percent: 100 }],
+      canary: {
+        steps: [
+          { setWeight: 20 },
+          { pause: {} },
+          { setWeight: 60 },
+          { pause: { duration: '30s' } },
+          { setWeight: 100 },
+        ],
+        maxSurge: '25%',
+        maxUnavailable: 0,
+      },
+      analysis: {
+        templates: [
+          {
+            name: 'http-success-rate',
+            interval: '10s',
+            failureLimit: 1,
+            successCondition: 'result[0] >= 0.995',
+            provider: {
+              prometheus: {
+                address: 'http://127.0.0.1:9090',
+                query: 'sum(rate(http_requests_total{app="{{app}}"}[2m]))',
+              },
+            },
+          },
+        ],
+      },
+      rollback: { enabled: true, timeout: '15m' },
+    };
+    /** A Fleet that has the application app-9 and answers a release with `answer`. */
+    const fakeFleet = (answer: () => Promise<unknown>) => {
+      const fake = {
+        listApplications: jest.fn().mockResolvedValue([{ id: 'app-9' }]),
+        release: jest.fn().mockImplementation(answer),
+      };
+      return fake as typeof fake &
+        Pick<FleetService, 'listApplications' | 'release'>;
+    };
+
+    it('passes the strategy to Fleet unchanged, as the initiator', async () => {
+      const fake = fakeFleet(async () => ({
+        id: 'rel-9',
+        status: 'PROGRESSING',
+        targets: [],
+        skipped: [],
+        progress: { waves: [['alpha'], ['bravo']] },
+      }));
+      const ctx = createMockActionContext({
+        input: {
+          entityRef: 'component:default/payments',
+          image: 'ghcr.io/acme/payments:1.5.0',
+          strategy,
+        },
+      });
+      await createFleetReleaseAction({ client: fake }).handler(ctx);
+      expect(fake.release).toHaveBeenCalledWith(
+        'app-9',
+        {
+          image: 'ghcr.io/acme/payments:1.5.0',
+          replicas: undefined,
+          clusters: undefined,
+          strategy,
+        },
+        { credentials: expect.anything() },
+      );
+      expect(outputs(ctx)).toEqual({
+        releaseId: 'rel-9',
+        clusters: ['alpha', 'bravo'],
+        skipped: [],
+      });
+    });
+
+    it('describes an optional strategy in its input schema, keeping keys it does not name', () => {
+      const action = createFleetReleaseAction({ client: fakeFleet(jest.fn()) });
+      const input = action.schema?.input as {
+        required?: string[];
+        properties: Record<
+          string,
+          {
+            properties: Record<string, unknown>;
+            additionalProperties?: unknown;
+          }
+        >;
+      };
+      expect(input.required).toEqual(['entityRef']);
+      const described = input.properties.strategy;
+      expect(Object.keys(described.properties)).toEqual([
+        'waves',
+        'canary',
+        'analysis',
+        'rollback',
+      ]);
+      // Fleet validates the strategy: the action refuses none of its keys.
+      expect(described.additionalProperties).not.toBe(false);
+    });
+
+    it('fails the step with the reason Fleet gives for an invalid strategy', async () => {
+      const invalid = {
+        ...strategy,
+        canary: { steps: [{ setWeight: 140 }] },
+      };
+      // Through the real client, against a Fleet that refuses the strategy with a 400.
+      const sent: unknown[] = [];
+      const refusing = FleetApiClient.create({
+        discovery: {
+          getBaseUrl: async () => 'http://fleet.invalid/api/fleet',
+          getExternalBaseUrl: async () => 'http://fleet.invalid/api/fleet',
+        },
+        auth: mockServices.auth({ pluginId: 'scaffolder' }),
+        fetch: (async (url: string, init?: RequestInit) => {
+          if (String(url).endsWith('/releases')) {
+            sent.push(JSON.parse(String(init?.body)).strategy);
+            return new Response(
+              JSON.stringify({
+                error: {
+                  name: 'InputError',
+                  message:
+                    'Invalid strategy: canary.steps[0].setWeight must be at most 100',
+                },
+              }),
+              {
+                status: 400,
+                statusText: 'Bad Request',
+                headers: { 'Content-Type': 'application/json' },
+              },
+            );
+          }
+          return new Response(JSON.stringify({ items: [{ id: 'app-9' }] }), {
+            status: 200,
+            headers: { 'Content-Type': 'application/json' },
+          });
+        }) as typeof fetch,
+      });
+      await expect(
+        createFleetReleaseAction({ client: refusing }).handler(
+          createMockActionContext({
+            input: {
+              entityRef: 'component:default/payments',
+              strategy: invalid,
+            },
+          }),
+        ),
+      ).rejects.toThrow(
+        /Fleet did not release component:default\/payments: .*400.*Invalid strategy: canary.steps\[0\].setWeight must be at most 100/,
+      );
+      expect(sent).toEqual([invalid]);
+    });
   });
 
   it('fails the step when the component has no Fleet application', async () => {

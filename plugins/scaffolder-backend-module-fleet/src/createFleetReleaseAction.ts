@@ -1,4 +1,5 @@
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
+import type { ReleaseStrategy } from '@cnp/plugin-fleet-common';
 import type { FleetService } from '@cnp/plugin-fleet-node';
 import { toError } from '@backstage/errors';
 import { entityRefInput } from './inputs';
@@ -6,8 +7,10 @@ import { entityRefInput } from './inputs';
 /**
  * `fleet:release`: releases a component to every cluster its Fleet application is placed on (or
  * the named ones) at once: a new revision of the given image on each, OFFLINE clusters skipped
- * and listed. On behalf of the user who runs the template, so Fleet's `fleet.release.manage`
- * check applies to them.
+ * and listed. With a `strategy`, the release is progressive: waves of clusters, canary steps per
+ * cluster, analysis and rollback; the action passes it to Fleet unchanged and Fleet validates it,
+ * so an invalid strategy fails the step with Fleet's own reason. On behalf of the user who runs
+ * the template, so Fleet's `fleet.release.manage` check applies to them.
  *
  * @public
  */
@@ -32,6 +35,28 @@ export function createFleetReleaseAction(options: {
           '      image: ghcr.io/acme/payments:1.4.2',
         ].join('\n'),
       },
+      {
+        description:
+          'Release progressively: one cluster first, then the rest, 20 % then 100 % of the traffic',
+        example: [
+          'steps:',
+          '  - id: fleet-release',
+          '    action: fleet:release',
+          '    input:',
+          '      entityRef: component:default/${{ parameters.name }}',
+          '      image: ghcr.io/acme/payments:1.5.0',
+          '      strategy:',
+          '        waves:',
+          '          - clusters: [sim-1]',
+          '          - percent: 100',
+          '        canary:',
+          '          steps:',
+          '            - setWeight: 20',
+          '            - pause: { duration: 1m }',
+          '            - setWeight: 100',
+          '        rollback: { enabled: true, timeout: 15m }',
+        ].join('\n'),
+      },
     ],
     schema: {
       input: {
@@ -53,6 +78,41 @@ export function createFleetReleaseAction(options: {
             .describe(
               'Only these clusters (default: every cluster the application is placed on)',
             ),
+        strategy: z =>
+          z
+            .object({
+              waves: z
+                .array(z.record(z.unknown()))
+                .optional()
+                .describe(
+                  'Waves of clusters, run in order; each `{ clusters: [..] }`, `{ clusterSelector: { label: value } }` or `{ percent: 1-100 }`',
+                ),
+              canary: z
+                .record(z.unknown())
+                .optional()
+                .describe(
+                  'Canary per cluster: `steps` (`{ setWeight: 0-100 }` or `{ pause: { duration?: 30s } }`; `pause: {}` waits for promote), `maxSurge`, `maxUnavailable`, `trafficRouting.istio`',
+                ),
+              analysis: z
+                .record(z.unknown())
+                .optional()
+                .describe(
+                  'Analysis: `templates` of `{ name, interval, failureLimit, successCondition, provider: { prometheus: { address, query } } }`',
+                ),
+              rollback: z
+                .record(z.unknown())
+                .optional()
+                .describe(
+                  'Rollback: `{ enabled, timeout }`; on a failed analysis every cluster goes back to its previous revision',
+                ),
+            })
+            .passthrough()
+            // Typed as the strategy Fleet reads; Fleet, not the action, validates it.
+            .transform(strategy => strategy as unknown as ReleaseStrategy)
+            .optional()
+            .describe(
+              'A progressive release strategy (waves, canary steps, analysis, rollback), after Argo Rollouts; passed to Fleet unchanged, which validates it. Without it, every cluster gets the new revision at once',
+            ),
       },
       output: {
         releaseId: z => z.string().describe('The id of the Fleet release'),
@@ -65,7 +125,7 @@ export function createFleetReleaseAction(options: {
       },
     },
     async handler(ctx) {
-      const { entityRef, image, replicas, clusters } = ctx.input;
+      const { entityRef, image, replicas, clusters, strategy } = ctx.input;
       if (ctx.isDryRun) {
         ctx.logger.info(`Dry run: would release ${entityRef} with Fleet`);
         ctx.output('releaseId', 'dry-run');
@@ -87,7 +147,14 @@ export function createFleetReleaseAction(options: {
       try {
         release = await client.release(
           application.id,
-          { image, replicas, clusters },
+          {
+            image,
+            replicas,
+            clusters,
+            ...(strategy && {
+              strategy: strategy as unknown as ReleaseStrategy,
+            }),
+          },
           { credentials },
         );
       } catch (error) {
@@ -95,12 +162,18 @@ export function createFleetReleaseAction(options: {
           `Fleet did not release ${entityRef}: ${toError(error).message}`,
         );
       }
-      const released = release.targets.map(t => t.cluster);
+      // A progressive release may not have touched a cluster yet: its targets are then its waves'.
+      const released =
+        release.targets.length > 0
+          ? release.targets.map(t => t.cluster)
+          : (release.progress?.waves ?? []).flat();
       const skipped = release.skipped.map(s => `${s.cluster}: ${s.reason}`);
       ctx.logger.info(
-        `Release ${release.id} of ${entityRef}: ${
-          released.join(', ') || 'no cluster'
-        }${skipped.length ? `; skipped ${skipped.join('; ')}` : ''}`,
+        `Release ${release.id} of ${entityRef}${
+          release.progress ? ` (progressive, ${release.status})` : ''
+        }: ${released.join(', ') || 'no cluster'}${
+          skipped.length ? `; skipped ${skipped.join('; ')}` : ''
+        }`,
       );
       ctx.output('releaseId', release.id);
       ctx.output('clusters', released);

@@ -9,6 +9,7 @@ import type {
   FleetSummary,
   HealthCycleSummary,
   Release,
+  ReleaseStrategy,
   Revision,
 } from '@cnp/plugin-fleet-common';
 
@@ -29,6 +30,11 @@ export interface CreateReleaseRequest {
   replicas?: number;
   env?: Record<string, string>;
   clusters?: string[];
+  /**
+   * Waves, canary steps, analysis and rollback of a progressive release; sent as is, the API
+   * validates it (400 with its reason).
+   */
+  strategy?: ReleaseStrategy;
 }
 
 /**
@@ -56,7 +62,22 @@ export interface FleetApi {
     request: CreateReleaseRequest,
   ): Promise<Release>;
   getRelease(id: string): Promise<Release>;
+  /** The application's releases, newest first. */
   listReleases(applicationId: string): Promise<Release[]>;
+  /**
+   * Ends the pause a progressive release waits in (an untimed `pause: {}`), so its clusters go on
+   * to the next step. The API answers 409 when nothing waits for promote.
+   */
+  promoteRelease(id: string): Promise<Release>;
+  /** Holds a progressive release where it is. The API answers 409 on a finished release. */
+  pauseRelease(id: string): Promise<Release>;
+  /** Lets a paused progressive release go on. The API answers 409 when it is not paused. */
+  resumeRelease(id: string): Promise<Release>;
+  /**
+   * Aborts a progressive release: every cluster it touched goes back to its previous revision.
+   * The API answers 409 on a finished release.
+   */
+  abortRelease(id: string): Promise<Release>;
   listDeployments(options?: {
     entityRef?: string;
     cluster?: string;

@@ -390,6 +390,78 @@ describe('FleetClient', () => {
       },
     );
 
+    it('sends the strategy of a progressive release unchanged', async () => {
+      const strategy = {
+        waves: [{ clusters: ['sim-1'] }, { percent: 100 }],
+        canary: {
+          steps: [{ setWeight: 20 }, { pause: {} }, { setWeight: 100 }],
+          maxSurge: '25%',
+        },
+        rollback: { enabled: true, timeout: '15m' },
+      };
+      await client.createRelease(id, { image: 'payments:2', strategy });
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          path: `/api/fleet/applications/${encoded}/releases`,
+          body: { image: 'payments:2', strategy },
+        },
+      ]);
+    });
+
+    describe.each([
+      ['promote', (r: string) => client.promoteRelease(r)],
+      ['pause', (r: string) => client.pauseRelease(r)],
+      ['resume', (r: string) => client.resumeRelease(r)],
+      ['abort', (r: string) => client.abortRelease(r)],
+    ] as const)('%s', (action, call) => {
+      it(`POSTs /releases/:id/${action} without a body, encoding the id`, async () => {
+        const requests: Array<{ path: string; body: string; type: string }> =
+          [];
+        server.use(
+          http.post(`${base}/releases/:id/${action}`, async ({ request }) => {
+            requests.push({
+              path: new URL(request.url).pathname,
+              body: await request.text(),
+              type: request.headers.get('content-type') ?? '',
+            });
+            return HttpResponse.json({ ...release(['sim-1']), id: 'rel 1/x' });
+          }),
+        );
+        expect((await call('rel 1/x')).id).toBe('rel 1/x');
+        expect(requests).toEqual([
+          {
+            path: `/api/fleet/releases/rel%201%2Fx/${action}`,
+            body: '',
+            type: '',
+          },
+        ]);
+      });
+
+      it.each([
+        [
+          409,
+          'ConflictError',
+          `Release 'rel-1' is COMPLETED; cannot ${action}`,
+        ],
+        [404, 'NotFoundError', "Release 'rel-1' not found"],
+        [403, 'NotAllowedError', 'Not allowed: fleet.release.manage'],
+      ])(
+        'throws the API error of a %s in its own words',
+        async (status, name, message) => {
+          server.use(
+            http.post(`${base}/releases/:id/${action}`, () =>
+              errorBody(name, message, status),
+            ),
+          );
+          const error = await call('rel-1').catch(e => e);
+          expect(error.name).toBe('ResponseError');
+          expect(error.statusCode).toBe(status);
+          expect(apiErrorMessage(error)).toBe(message);
+        },
+      );
+    });
+
     it('getApplicationStatus throws a 404 in the API words', async () => {
       server.use(
         http.get(`${base}/applications/:id/status`, () =>

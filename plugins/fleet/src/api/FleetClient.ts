@@ -122,6 +122,31 @@ export class FleetClient implements FleetApi {
     );
   }
 
+  promoteRelease(id: string): Promise<Release> {
+    return this.releaseAction(id, 'promote');
+  }
+
+  pauseRelease(id: string): Promise<Release> {
+    return this.releaseAction(id, 'pause');
+  }
+
+  resumeRelease(id: string): Promise<Release> {
+    return this.releaseAction(id, 'resume');
+  }
+
+  abortRelease(id: string): Promise<Release> {
+    return this.releaseAction(id, 'abort');
+  }
+
+  private releaseAction(
+    id: string,
+    action: 'promote' | 'pause' | 'resume' | 'abort',
+  ): Promise<Release> {
+    return this.request(`/releases/${encodeURIComponent(id)}/${action}`, {
+      method: 'POST',
+    });
+  }
+
   listDeployments(options?: {
     entityRef?: string;
     cluster?: string;

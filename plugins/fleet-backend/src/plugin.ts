@@ -11,7 +11,12 @@ import { ClusterDiscovery } from './discovery/ClusterDiscovery';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
-import { ReleaseService } from './deploy/ReleaseService';
+import { CanaryWorkloads } from './progressive/CanaryWorkloads';
+import {
+  RELEASE_TASK_ID,
+  ReleaseOrchestrator,
+} from './progressive/ReleaseOrchestrator';
+import { ReleaseService } from './progressive/ReleaseService';
 import {
   EVENT_RETENTION_TASK_ID,
   EventRetention,
@@ -118,6 +123,15 @@ export const fleetPlugin = createBackendPlugin({
         });
 
         const releases = ReleaseService.create({ stores, deployments });
+        const orchestrator = ReleaseOrchestrator.create({
+          stores,
+          deployments,
+          workloads: CanaryWorkloads.create({ clients }),
+          logger: logger.child({ task: RELEASE_TASK_ID }),
+          scheduler,
+          defaultReplicas: fleetConfig.deploy.defaultReplicas,
+        });
+        await orchestrator.start();
 
         const reconciler = ReconcileWorker.create({
           stores,
@@ -128,6 +142,7 @@ export const fleetPlugin = createBackendPlugin({
           deploy: fleetConfig.deploy,
           reconcile: fleetConfig.reconcile,
           annotationsOf,
+          heldDeployments: () => orchestrator.heldDeployments(),
         });
         await reconciler.start();
 

@@ -30,8 +30,8 @@ export type CanaryStep =
 /** @public */
 export interface AnalysisTemplate {
   name: string;
-  /** How often the query runs (Go-style duration, default `1m`). */
-  interval?: string;
+  /** How often the query runs (Go-style duration, or seconds; default `1m`). */
+  interval?: string | number;
   /** Failed measurements tolerated; one more aborts the release (default 0). */
   failureLimit?: number;
   /** Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`). */
@@ -65,7 +65,7 @@ export interface ReleaseStrategy {
     };
   };
   analysis?: { templates: AnalysisTemplate[] };
-  rollback?: { enabled?: boolean; timeout?: string };
+  rollback?: { enabled?: boolean; timeout?: string | number };
 }
 
 /**
@@ -147,8 +147,16 @@ export interface CanaryClusterProgress {
   previousRevision?: number | null;
   /** The revision the release made (once at 100 %), or the rollback's. */
   revision?: number | null;
+  /** Failed measurements so far. */
   failures: number;
+  /** Inconclusive (or erroneous) measurements in a row. */
   inconclusive: number;
+  /** The analysis templates that succeeded at least once on this cluster: it completes only once all did. */
+  passed?: string[];
+  /** A timed pause frozen by a paused release: what was left of it. */
+  pauseRemainingMs?: number | null;
+  /** Where a completion or a rollback is within its Kubernetes steps. */
+  stage?: string | null;
   message?: string | null;
   stepStartedAt?: string | null;
 }

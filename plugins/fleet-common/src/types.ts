@@ -1,4 +1,8 @@
-import type { ProgressivePhase, ReleaseProgress, ReleaseStrategy } from './progressive';
+import type {
+  ProgressivePhase,
+  ReleaseProgress,
+  ReleaseStrategy,
+} from './progressive';
 import type {
   ApplicationOrigin,
   ClusterSource,
@@ -265,7 +269,7 @@ export interface ApplicationFleetStatus {
  */
 export interface FleetEvent {
   id: string;
-  subjectKind: 'cluster' | 'deployment';
+  subjectKind: 'cluster' | 'deployment' | 'release';
   subject: string;
   actor: string;
   from?: string | null;

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { toIso } from './dialect';
-import { parseJson } from './tables';
-import type { ReleaseRecord, ReleaseStore } from './types';
+import { eventRow, parseJson } from './tables';
+import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
+import type { NewEvent, ReleaseRecord, ReleaseStore } from './types';
 
 interface ReleaseRow {
   id: string;
@@ -17,7 +18,14 @@ interface ReleaseRow {
   targets: string;
   /** JSON */
   skipped: string;
+  /** JSON */
+  progress: string | null;
+  version: number;
+  updated_at?: Date | string | number | null;
 }
+
+/** The phases of a progressive release still running. */
+const ACTIVE_PHASES = ['PROGRESSING', 'PAUSED', 'ABORTING'];
 
 function toRelease(row: ReleaseRow): ReleaseRecord {
   return {
@@ -30,6 +38,8 @@ function toRelease(row: ReleaseRow): ReleaseRecord {
     phase: row.phase ?? undefined,
     targets: parseJson(row.targets, []),
     skipped: parseJson(row.skipped, []),
+    progress: row.progress ? parseJson(row.progress, undefined) : undefined,
+    version: Number(row.version ?? 0),
   };
 }
 
@@ -42,7 +52,7 @@ export class DatabaseReleaseStore implements ReleaseStore {
   }
 
   async insertRelease(
-    release: Omit<ReleaseRecord, 'createdAt'>,
+    release: Omit<ReleaseRecord, 'createdAt' | 'version'>,
   ): Promise<ReleaseRecord> {
     await this.db<ReleaseRow>('fleet_releases').insert({
       id: release.id,
@@ -57,6 +67,9 @@ export class DatabaseReleaseStore implements ReleaseStore {
       phase: release.phase ?? null,
       targets: JSON.stringify(release.targets),
       skipped: JSON.stringify(release.skipped),
+      progress: release.progress ? JSON.stringify(release.progress) : null,
+      version: 0,
+      updated_at: new Date(),
     });
     return (await this.getRelease(release.id))!;
   }
@@ -74,5 +87,40 @@ export class DatabaseReleaseStore implements ReleaseStore {
       .orderBy('created_at', 'desc')
       .orderBy('id');
     return rows.map(toRelease);
+  }
+
+  async listActiveReleases(): Promise<ReleaseRecord[]> {
+    const rows = await this.db<ReleaseRow>('fleet_releases')
+      .whereIn('phase', ACTIVE_PHASES)
+      .orderBy('created_at')
+      .orderBy('id');
+    return rows.map(toRelease);
+  }
+
+  async updateProgress(
+    id: string,
+    expectedVersion: number,
+    progress: ReleaseProgress,
+    extra: { targets?: ReleaseRecord['targets']; events?: NewEvent[] } = {},
+  ): Promise<boolean> {
+    return this.db.transaction(async tx => {
+      const changed = await tx<ReleaseRow>('fleet_releases')
+        .where({ id, version: expectedVersion })
+        .update({
+          progress: JSON.stringify(progress),
+          phase: progress.phase,
+          version: expectedVersion + 1,
+          updated_at: new Date(),
+          ...(extra.targets ? { targets: JSON.stringify(extra.targets) } : {}),
+        });
+      if (changed !== 1) return false;
+      if (extra.events?.length) {
+        const now = new Date();
+        await tx('fleet_events').insert(
+          extra.events.map(e => eventRow(e, now)),
+        );
+      }
+      return true;
+    });
   }
 }

@@ -10,6 +10,8 @@ import type {
   RevisionCause,
   SyncDifference,
   SyncStatus,
+  ReleaseProgress,
+  ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 
 /*
@@ -165,8 +167,12 @@ export interface ReleaseRecord {
     replicas?: number;
     env?: Record<string, string>;
   };
-  strategy?: unknown;
+  strategy?: ReleaseStrategy;
   phase?: string;
   targets: Array<{ cluster: string; deploymentId: string; revision: number }>;
   skipped: Array<{ cluster: string; reason: string }>;
+  /** The running state of a release with a strategy. */
+  progress?: ReleaseProgress;
+  /** Bumped on every progress write (optimistic concurrency). */
+  version: number;
 }

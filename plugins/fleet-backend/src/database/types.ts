@@ -8,6 +8,7 @@ import type {
   FleetEvent,
   HealthCycleSummary,
   MassOutageWarning,
+  ReleaseProgress,
   Revision,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
@@ -220,10 +221,23 @@ export interface RevisionStore {
 /** Fleet releases, newest first. */
 export interface ReleaseStore {
   insertRelease(
-    release: Omit<ReleaseRecord, 'createdAt'>,
+    release: Omit<ReleaseRecord, 'createdAt' | 'version'>,
   ): Promise<ReleaseRecord>;
   getRelease(id: string): Promise<ReleaseRecord | undefined>;
   listReleases(applicationId: string): Promise<ReleaseRecord[]>;
+  /** Releases with a strategy still running: PROGRESSING, PAUSED or ABORTING. */
+  listActiveReleases(): Promise<ReleaseRecord[]>;
+  /**
+   * Writes a progressive release's state (its phase, its targets when given) and the events of
+   * its transitions in one transaction, only if nobody wrote it since `expectedVersion` was read.
+   * False when someone did: nothing is written, read it again.
+   */
+  updateProgress(
+    id: string,
+    expectedVersion: number,
+    progress: ReleaseProgress,
+    extra?: { targets?: ReleaseRecord['targets']; events?: NewEvent[] },
+  ): Promise<boolean>;
 }
 
 /** The status history of clusters and deployments, kept for a retention period. */

@@ -312,7 +312,7 @@ export class DeploymentService {
    * request's replicas, else the current revision's, else the default; env and resources from
    * the application's defaults. Nothing of it changes any other cluster.
    */
-  private async revisionFor(
+  async revisionFor(
     application: Application,
     request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>,
     current: Revision | undefined,

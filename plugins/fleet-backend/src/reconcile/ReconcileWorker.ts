@@ -102,6 +102,12 @@ export interface ReconcileWorkerOptions {
    * and `cnp.io/cluster-selector` (e.g. `env=prod`) place it.
    */
   annotationsOf?: EntityAnnotationReader;
+  /**
+   * The deployments a progressive release is running a canary on: their live objects are the
+   * release's to change (a scaled-down stable, a canary beside it), so they are neither healed,
+   * nor marked degraded, nor pruned until the release is done with them.
+   */
+  heldDeployments?: () => Promise<Set<string>>;
 }
 
 /**
@@ -161,7 +167,8 @@ export class ReconcileWorker {
       stores.applications.listApplications(),
       stores.clusters.listClusters(),
     ]);
-    await this.place(applications, clusters, summary);
+    const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
+    await this.place(applications, clusters, summary, held);
 
     const [deployments, revisions] = await Promise.all([
       stores.deployments.listDeployments(),
@@ -178,6 +185,7 @@ export class ReconcileWorker {
     await Promise.all(
       deployments.map(deployment =>
         limit(async () => {
+          if (held.has(deployment.id)) return;
           try {
             await this.check(
               deployment,
@@ -215,6 +223,7 @@ export class ReconcileWorker {
     applications: Application[],
     clusters: Cluster[],
     summary: ReconcileSummary,
+    held: Set<string>,
   ) {
     const { stores, deployments, annotationsOf, logger } = this.options;
     const excluded = await stores.applications.listExcludedClusters();
@@ -256,7 +265,13 @@ export class ReconcileWorker {
         applicationId: application.id,
       });
       if (evaluated && hasPlacement(placement, annotated)) {
-        await this.unplace(application, current, targets, clusters, summary);
+        await this.unplace(
+          application,
+          current.filter(d => !held.has(d.id)),
+          targets,
+          clusters,
+          summary,
+        );
       }
       if (targets.length === 0) continue;
       const existing = new Set(current.map(d => d.cluster));

@@ -29,7 +29,7 @@ import type {
   RevisionStore,
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
-import type { ReleaseService } from '../deploy/ReleaseService';
+import type { ReleaseService } from '../progressive/ReleaseService';
 import { asError } from '../util/errors';
 import {
   toApiApplication,
@@ -97,7 +97,10 @@ export interface RouterOptions {
     | 'undeploy'
     | 'removeApplication'
   >;
-  releases: Pick<ReleaseService, 'release' | 'getRelease' | 'listReleases'>;
+  releases: Pick<
+    ReleaseService,
+    'release' | 'getRelease' | 'listReleases' | 'steer'
+  >;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
 }
@@ -481,6 +484,27 @@ export async function createRouter(
     const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
     sendJson(req, res, await releases.getRelease(id));
   });
+
+  for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
+    router.post(`/releases/:id/${action}`, async (req, res) => {
+      const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
+      const existing = await releases.getRelease(id);
+      const release = await audited(
+        req,
+        `release-${action}`,
+        { releaseId: id, entityRef: existing.entityRef },
+        async () => {
+          const credentials = await authorize(
+            req,
+            fleetReleaseManagePermission,
+            existing.entityRef,
+          );
+          return releases.steer(id, action, actorOf(credentials));
+        },
+      );
+      res.json(release);
+    });
+  }
 
   router.delete('/applications/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');

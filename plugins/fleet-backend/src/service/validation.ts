@@ -3,6 +3,7 @@ import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
 import { IMAGE_REFERENCE } from '../kubernetes/imageReference';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
+import { strategySchema } from '../progressive/strategy';
 
 const dns1123Label = z
   .string()
@@ -307,7 +308,7 @@ export const releaseSchema = z
     replicas: applicationSpecSchema.shape.replicas,
     env: applicationSpecSchema.shape.env,
     clusters: z.array(dns1123Label).min(1).max(500).optional(),
-    strategy: z.unknown().optional(),
+    strategy: strategySchema.optional(),
   })
   .strict();
 

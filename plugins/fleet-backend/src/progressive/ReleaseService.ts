@@ -2,11 +2,16 @@ import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type {
   Application,
   Release,
+  ReleaseStrategy,
   ReleaseTarget,
 } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
+import { applySteering } from './steering';
+import { initialProgress, Transition } from './releaseMachine';
+import { resolveWaves } from './strategy';
 import type {
   ApplicationStore,
+  ClusterRecord,
   ClusterStore,
   DeploymentStore,
   ReleaseRecord,
@@ -14,7 +19,7 @@ import type {
   RevisionStore,
 } from '../database/types';
 import { asError } from '../util/errors';
-import type { DeploymentService } from './DeploymentService';
+import type { DeploymentService } from '../deploy/DeploymentService';
 
 export interface ReleaseRequest {
   image?: string;
@@ -22,14 +27,17 @@ export interface ReleaseRequest {
   env?: Record<string, string>;
   /** Only these clusters (each must be known); default: every cluster the application is placed on. */
   clusters?: string[];
-  strategy?: unknown;
+  strategy?: ReleaseStrategy;
 }
 
 export interface ReleaseServiceOptions {
   stores: {
     applications: Pick<ApplicationStore, 'getApplication'>;
-    clusters: Pick<ClusterStore, 'getCluster'>;
-    deployments: Pick<DeploymentStore, 'listDeployments' | 'getDeployment'>;
+    clusters: Pick<ClusterStore, 'getCluster' | 'listClusters'>;
+    deployments: Pick<
+      DeploymentStore,
+      'listDeployments' | 'getDeployment' | 'getDeploymentFor'
+    >;
     revisions: Pick<RevisionStore, 'getRevision'>;
     releases: ReleaseStore;
   };
@@ -63,11 +71,6 @@ export class ReleaseService {
         `Application '${applicationId}' is being removed`,
       );
     }
-    if (request.strategy !== undefined) {
-      throw new InputError(
-        "Invalid release: 'strategy' (progressive delivery) is not supported yet; a release without one reaches every target at once",
-      );
-    }
     const names = [
       ...new Set(request.clusters ?? (await this.placedClusters(application))),
     ];
@@ -86,6 +89,9 @@ export class ReleaseService {
         return cluster;
       }),
     );
+    if (request.strategy) {
+      return this.startProgressive(application, clusters, request, actor);
+    }
     const targets: ReleaseRecord['targets'] = [];
     const skipped: ReleaseRecord['skipped'] = [];
     for (const cluster of clusters) {
@@ -128,6 +134,134 @@ export class ReleaseService {
       skipped,
     });
     return this.view(record, application);
+  }
+
+  /**
+   * A release with a strategy: nothing is applied now. The targets are split into waves and the
+   * release is stored PROGRESSING; the release task runs the waves. Each target needs a running
+   * deployment (the canary starts from what it runs); OFFLINE clusters are skipped and listed.
+   */
+  private async startProgressive(
+    application: Application,
+    clusters: ClusterRecord[],
+    request: ReleaseRequest,
+    actor: string,
+  ): Promise<Release> {
+    const { stores } = this.options;
+    const strategy = request.strategy!;
+    const skipped: ReleaseRecord['skipped'] = [];
+    const usable: ClusterRecord[] = [];
+    for (const cluster of clusters) {
+      if (cluster.status === 'OFFLINE') {
+        skipped.push({ cluster: cluster.name, reason: 'cluster is OFFLINE' });
+        continue;
+      }
+      const deployment = await stores.deployments.getDeploymentFor(
+        application.id,
+        cluster.name,
+      );
+      if (!deployment || deployment.status === 'REMOVING') {
+        throw new ConflictError(
+          `A release with a strategy starts from what each cluster runs, and '${application.entityRef}' has no deployment on '${cluster.name}': deploy it there first, or leave it out of 'clusters'`,
+        );
+      }
+      usable.push(cluster);
+    }
+    if (usable.length === 0) {
+      throw new ConflictError(
+        `No target of this release is reachable: ${skipped
+          .map(s => s.cluster)
+          .join(', ')} ${skipped.length === 1 ? 'is' : 'are'} OFFLINE`,
+      );
+    }
+    const running = (await stores.releases.listReleases(application.id)).find(
+      r => r.phase && ['PROGRESSING', 'PAUSED', 'ABORTING'].includes(r.phase),
+    );
+    if (running) {
+      throw new ConflictError(
+        `Release '${running.id}' of '${application.entityRef}' is still ${running.phase}: abort it or wait for it to end`,
+      );
+    }
+    const waves = resolveWaves(
+      strategy.waves,
+      usable.map(c => ({ name: c.name, labels: c.labels })),
+    );
+    const record = await stores.releases.insertRelease({
+      id: randomUUID(),
+      applicationId: application.id,
+      createdBy: actor,
+      request: {
+        image: request.image,
+        replicas: request.replicas,
+        env: request.env,
+      },
+      strategy,
+      phase: 'PROGRESSING',
+      progress: initialProgress(waves, new Date()),
+      targets: [],
+      skipped,
+    });
+    return this.view(record, application);
+  }
+
+  /**
+   * Steers a release with a strategy: `promote` moves every cluster of the current wave that is
+   * in a pause on to its next step; `pause` and `resume` stop and restart its clock; `abort`
+   * rolls back every cluster it touched. 409 when the action does not apply.
+   */
+  async steer(
+    id: string,
+    action: 'promote' | 'pause' | 'resume' | 'abort',
+    actor: string,
+  ): Promise<Release> {
+    const { stores } = this.options;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const record = await stores.releases.getRelease(id);
+      if (!record) throw new NotFoundError(`Release '${id}' not found`);
+      if (!record.progress || !record.strategy) {
+        throw new ConflictError(
+          `Release '${id}' has no strategy: it reached every cluster at once, there is nothing to ${action}`,
+        );
+      }
+      const t = new Transition(
+        id,
+        structuredClone(record.progress),
+        Date.now(),
+      );
+      applySteering(t, record.strategy, action, actor, name =>
+        this.isOnline(name),
+      );
+      t.progress.updatedAt = t.iso;
+      const online = await this.onlineClusters();
+      if (t.progress.phase === 'ABORTING') {
+        for (const c of t.progress.clusters) {
+          if (c.state === 'ROLLING_BACK' && !online.has(c.cluster))
+            c.state = 'ROLLBACK_PENDING';
+        }
+      }
+      if (
+        await stores.releases.updateProgress(id, record.version, t.progress, {
+          events: t.events,
+        })
+      ) {
+        return this.getRelease(id);
+      }
+    }
+    throw new ConflictError(
+      `Release '${id}' kept changing while it was steered: try again`,
+    );
+  }
+
+  private isOnline(_name: string): boolean {
+    // Decided again by the release task, which reads the clusters on every tick.
+    return true;
+  }
+
+  private async onlineClusters(): Promise<Set<string>> {
+    const clusters = await this.options.stores.clusters.listClusters({
+      status: 'ONLINE',
+    });
+    return new Set(clusters.map(c => c.name));
   }
 
   async getRelease(id: string): Promise<Release> {
@@ -184,7 +318,8 @@ export class ReleaseService {
       }),
     );
     let status: Release['status'] = 'COMPLETED';
-    if (targets.some(t => t.outcome === 'FAILED')) status = 'FAILED';
+    if (record.progress) status = record.progress.phase;
+    else if (targets.some(t => t.outcome === 'FAILED')) status = 'FAILED';
     else if (
       targets.some(
         t => !t.outcome && t.status !== 'SUPERSEDED' && t.status !== 'REMOVED',
@@ -203,6 +338,8 @@ export class ReleaseService {
       status,
       targets,
       skipped: record.skipped,
+      strategy: record.strategy ?? null,
+      progress: record.progress ?? null,
     };
   }
 }

@@ -1,0 +1,774 @@
+import {
+  ApisApi,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type ConfigurationOptions,
+  type V1Deployment,
+  type V1Service,
+} from '@kubernetes/client-node';
+import type { AnalysisTemplate, CanaryMode } from '@cnp/plugin-fleet-common';
+import type {
+  ClusterAccess,
+  ClusterClients,
+} from '../kubernetes/ClusterClients';
+import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
+import {
+  ENTITY_REF_ANNOTATION,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  serviceNameFor,
+  type Manifests,
+} from '../deploy/manifests';
+import { fillQuery, type AnalysisContext } from './analysis';
+
+/** The label that tells a canary's pods from the stable ones. */
+export const TRACK_LABEL = 'cnp.io/track';
+/** The label that keeps a Rollout's pods apart from the Deployment's. */
+export const WORKLOAD_LABEL = 'cnp.io/workload';
+
+const ROLLOUTS = { group: 'argoproj.io', version: 'v1alpha1' };
+const ISTIO_GROUP = 'networking.istio.io';
+
+/** What one cluster's canary needs to know. */
+export interface CanaryTarget {
+  cluster: ClusterAccess;
+  namespace: string;
+  /** The application's Kubernetes name (its Deployment's). */
+  name: string;
+  /** What the cluster runs now (the previous revision). */
+  stable: Manifests;
+  /** What the release brings (the new revision). */
+  canary: Manifests;
+  /** The replicas the application runs. */
+  replicas: number;
+  maxSurge: number;
+  maxUnavailable: number;
+  /** The strategy's weights, in order (the Rollout's steps are built from them). */
+  weights: number[];
+  istio?: { virtualService: string; routes?: string[] };
+  analysis?: { templates: AnalysisTemplate[]; context: AnalysisContext };
+}
+
+export type StepOutcome =
+  | { kind: 'reached'; message: string }
+  | { kind: 'waiting'; message: string }
+  | { kind: 'failed'; message: string };
+
+interface Session {
+  apps: AppsV1Api;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+  apis: ApisApi;
+  opts: () => ConfigurationOptions;
+  mergePatch: () => ConfigurationOptions;
+}
+
+export const canaryName = (name: string) => `${name}-canary`;
+
+/** The canary's Deployment: the new revision's, named `<name>-canary`, its pods tracked `canary`. */
+export function canaryDeployment(
+  target: CanaryTarget,
+  replicas: number,
+): V1Deployment {
+  const base = structuredClone(target.canary.deployment);
+  const name = canaryName(target.name);
+  const track = { [TRACK_LABEL]: 'canary' };
+  base.metadata = {
+    ...base.metadata,
+    name,
+    labels: { ...base.metadata?.labels, ...track },
+  };
+  base.spec!.replicas = replicas;
+  base.spec!.selector = {
+    matchLabels: { ...base.spec!.selector.matchLabels, ...track },
+  };
+  base.spec!.template.metadata = {
+    ...base.spec!.template.metadata,
+    labels: { ...base.spec!.template.metadata?.labels, ...track },
+  };
+  return base;
+}
+
+function canaryService(target: CanaryTarget): V1Service {
+  const base = structuredClone(target.canary.service);
+  base.metadata = {
+    ...base.metadata,
+    name: canaryName(serviceNameFor(target.name)),
+  };
+  base.spec!.selector = { [NAME_LABEL]: target.name, [TRACK_LABEL]: 'canary' };
+  return base;
+}
+
+/** The Rollout's steps: each weight, then an untimed pause Fleet promotes past; 100 ends it. */
+export function rolloutSteps(weights: number[]): object[] {
+  return weights.flatMap(weight =>
+    weight >= 100
+      ? [{ setWeight: 100 }]
+      : [{ setWeight: weight }, { pause: {} }],
+  );
+}
+
+/** The step index a Rollout pauses at once weight `index` of the strategy is reached. */
+export function rolloutPauseIndex(index: number): number {
+  return index * 2 + 1;
+}
+
+function analysisTemplateName(
+  target: CanaryTarget,
+  template: AnalysisTemplate,
+) {
+  return `${target.name}-${template.name}`.slice(0, 253);
+}
+
+/**
+ * The Kubernetes side of a canary on one cluster, through that cluster's own client: what the
+ * cluster serves, the canary Deployment and Service, the VirtualService's weights, the Argo
+ * Rollout and its AnalysisTemplates. Every call is idempotent: a step re-run after a restart
+ * finds what it already did and goes on.
+ */
+export class CanaryWorkloads {
+  private constructor(
+    private readonly clients: ClusterClients,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static create(options: {
+    clients: ClusterClients;
+    requestTimeoutMs?: number;
+  }) {
+    return new CanaryWorkloads(
+      options.clients,
+      options.requestTimeoutMs ?? 15_000,
+    );
+  }
+
+  private async session(cluster: ClusterAccess): Promise<Session> {
+    const loaded = await this.clients.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable') {
+      throw new Error(
+        `cluster '${cluster.name}' has no usable kubeconfig: ${loaded.reason}`,
+      );
+    }
+    const kc = loaded.kubeConfig;
+    const opts = () => loaded.requestOptions(this.timeoutMs);
+    return {
+      apps: kc.makeApiClient(AppsV1Api),
+      core: kc.makeApiClient(CoreV1Api),
+      custom: kc.makeApiClient(CustomObjectsApi),
+      apis: kc.makeApiClient(ApisApi),
+      opts,
+      mergePatch: () =>
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts()),
+    };
+  }
+
+  /**
+   * How the cluster runs a canary, from what it serves (`/apis`): an Argo Rollout where it serves
+   * `argoproj.io`, Istio weights where asked and it serves `networking.istio.io`, else replicas.
+   */
+  async detectMode(
+    cluster: ClusterAccess,
+    wantsIstio: boolean,
+  ): Promise<CanaryMode> {
+    const s = await this.session(cluster);
+    const groups = await s.apis.getAPIVersions(undefined, s.opts());
+    const served = new Set(groups.groups.map(g => g.name));
+    if (served.has(ROLLOUTS.group)) return 'rollout';
+    if (wantsIstio && served.has(ISTIO_GROUP)) return 'istio';
+    return 'replicas';
+  }
+
+  private async readDeployment(s: Session, namespace: string, name: string) {
+    try {
+      return await s.apps.readNamespacedDeployment(
+        { namespace, name },
+        s.opts(),
+      );
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  private async scale(
+    s: Session,
+    namespace: string,
+    name: string,
+    replicas: number,
+  ) {
+    await s.apps.patchNamespacedDeployment(
+      { namespace, name, body: { spec: { replicas } } },
+      s.mergePatch(),
+    );
+  }
+
+  /** Creates the canary Deployment (or leaves it) and returns it as it is live. */
+  private async ensureCanary(
+    s: Session,
+    target: CanaryTarget,
+    initial: number,
+  ) {
+    const name = canaryName(target.name);
+    const live = await this.readDeployment(s, target.namespace, name);
+    if (live) return live;
+    return s.apps.createNamespacedDeployment(
+      { namespace: target.namespace, body: canaryDeployment(target, initial) },
+      s.opts(),
+    );
+  }
+
+  /**
+   * Moves the replica split one safe move toward `weight`: the canary grows while the total stays
+   * within `replicas + maxSurge`, the stable shrinks while the available pods stay at least
+   * `replicas - maxUnavailable`. Reached when both have their share and the canary's are available.
+   */
+  async replicasStep(
+    target: CanaryTarget,
+    weight: number,
+  ): Promise<StepOutcome> {
+    return this.guard(async () => {
+      const s = await this.session(target.cluster);
+      const total = target.replicas;
+      const wantCanary = Math.min(
+        total,
+        Math.max(1, Math.ceil((total * weight) / 100)),
+      );
+      const wantStable = Math.max(
+        total - wantCanary,
+        weight < 100 && total > 1 ? 1 : 0,
+      );
+      const stable = await this.readDeployment(
+        s,
+        target.namespace,
+        target.name,
+      );
+      if (!stable)
+        return {
+          kind: 'failed',
+          message: `Deployment ${target.namespace}/${target.name} is missing`,
+        };
+      const canary = await this.ensureCanary(s, target, 0);
+      const stableSpec = stable.spec?.replicas ?? 0;
+      const canarySpec = canary.spec?.replicas ?? 0;
+      const stableAvailable = Math.min(
+        stable.status?.availableReplicas ?? 0,
+        stableSpec,
+      );
+      const canaryAvailable = Math.min(
+        canary.status?.availableReplicas ?? 0,
+        canarySpec,
+      );
+      const surgeRoom = Math.max(
+        0,
+        total + target.maxSurge - (stableSpec + canarySpec),
+      );
+      const up = Math.min(Math.max(0, wantCanary - canarySpec), surgeRoom);
+      if (up > 0) {
+        await this.scale(
+          s,
+          target.namespace,
+          canaryName(target.name),
+          canarySpec + up,
+        );
+      }
+      const spare = Math.max(
+        0,
+        stableAvailable + canaryAvailable - (total - target.maxUnavailable),
+      );
+      const down = Math.min(Math.max(0, stableSpec - wantStable), spare);
+      if (down > 0) {
+        await this.scale(s, target.namespace, target.name, stableSpec - down);
+      }
+      const split = `canary ${canaryAvailable}/${wantCanary}, stable ${
+        stableSpec - down
+      }/${wantStable}`;
+      if (
+        up === 0 &&
+        down === 0 &&
+        canarySpec === wantCanary &&
+        stableSpec === wantStable &&
+        canaryAvailable >= wantCanary
+      ) {
+        return {
+          kind: 'reached',
+          message: `weight ${weight}%: ${split} replicas`,
+        };
+      }
+      return {
+        kind: 'waiting',
+        message: `moving to weight ${weight}%: ${split} replicas`,
+      };
+    });
+  }
+
+  /**
+   * Istio: the canary Deployment sized to the weight and its own Service, then the named
+   * VirtualService's routes split between the stable and the canary host.
+   */
+  async istioStep(target: CanaryTarget, weight: number): Promise<StepOutcome> {
+    return this.guard(async () => {
+      const s = await this.session(target.cluster);
+      const wantCanary = Math.min(
+        target.replicas,
+        Math.max(1, Math.ceil((target.replicas * weight) / 100)),
+      );
+      const canary = await this.ensureCanary(s, target, wantCanary);
+      if ((canary.spec?.replicas ?? 0) !== wantCanary) {
+        await this.scale(
+          s,
+          target.namespace,
+          canaryName(target.name),
+          wantCanary,
+        );
+      }
+      try {
+        await s.core.createNamespacedService(
+          { namespace: target.namespace, body: canaryService(target) },
+          s.opts(),
+        );
+      } catch (error) {
+        if (!isKubeStatus(error, 409)) throw error;
+      }
+      const available = canary.status?.availableReplicas ?? 0;
+      if (
+        available < wantCanary ||
+        (canary.spec?.replicas ?? 0) !== wantCanary
+      ) {
+        return {
+          kind: 'waiting',
+          message: `weight ${weight}%: canary ${available}/${wantCanary} replicas available`,
+        };
+      }
+      return this.setRouteWeights(s, target, weight);
+    });
+  }
+
+  private async setRouteWeights(
+    s: Session,
+    target: CanaryTarget,
+    weight: number,
+  ): Promise<StepOutcome> {
+    const vsName = target.istio!.virtualService;
+    const ref = {
+      group: ISTIO_GROUP,
+      version: 'v1beta1',
+      namespace: target.namespace,
+      plural: 'virtualservices',
+      name: vsName,
+    };
+    let vs: any;
+    try {
+      vs = await s.custom.getNamespacedCustomObject(ref, s.opts());
+    } catch (error) {
+      if (isKubeStatus(error, 404)) {
+        return {
+          kind: 'failed',
+          message: `VirtualService ${target.namespace}/${vsName} not found`,
+        };
+      }
+      throw error;
+    }
+    const host = serviceNameFor(target.name);
+    const canaryHost = canaryName(host);
+    const wanted = target.istio!.routes;
+    const http: any[] = vs.spec?.http ?? [];
+    const chosen = http.filter(
+      route => !wanted?.length || wanted.includes(route.name),
+    );
+    if (chosen.length === 0) {
+      return {
+        kind: 'failed',
+        message: `VirtualService ${
+          target.namespace
+        }/${vsName} has no route named ${wanted?.join(', ')}`,
+      };
+    }
+    let changed = false;
+    for (const route of chosen) {
+      const first = (route.route ?? [])[0]?.destination ?? { host };
+      const next = [
+        { destination: { ...first, host }, weight: 100 - weight },
+        ...(weight > 0
+          ? [{ destination: { ...first, host: canaryHost }, weight }]
+          : []),
+      ];
+      if (JSON.stringify(route.route) !== JSON.stringify(next)) {
+        route.route = next;
+        changed = true;
+      }
+    }
+    if (changed) {
+      await s.custom.replaceNamespacedCustomObject(
+        { ...ref, body: vs },
+        s.opts(),
+      );
+    }
+    return {
+      kind: 'reached',
+      message: `weight ${weight}%: VirtualService ${vsName} routes ${
+        100 - weight
+      }/${weight}`,
+    };
+  }
+
+  /**
+   * Argo Rollouts: the first call makes a Rollout of the stable revision (Argo promotes a first
+   * revision at once) and, once it is healthy, scales the Deployment to 0; then the Rollout's
+   * template takes the new revision and Fleet follows `status.currentStepIndex` and
+   * `status.phase`, promoting past the pause after each weight when asked for the next.
+   */
+  async rolloutStep(
+    target: CanaryTarget,
+    weightIndex: number,
+  ): Promise<StepOutcome> {
+    return this.guard(async () => {
+      const s = await this.session(target.cluster);
+      const ref = {
+        ...ROLLOUTS,
+        namespace: target.namespace,
+        plural: 'rollouts',
+        name: target.name,
+      };
+      let rollout: any;
+      try {
+        rollout = await s.custom.getNamespacedCustomObject(ref, s.opts());
+      } catch (error) {
+        if (!isKubeStatus(error, 404)) throw error;
+        await this.ensureAnalysisTemplates(s, target);
+        await s.custom.createNamespacedCustomObject(
+          {
+            group: ROLLOUTS.group,
+            version: ROLLOUTS.version,
+            namespace: target.namespace,
+            plural: 'rollouts',
+            body: this.rolloutManifest(target),
+          },
+          s.opts(),
+        );
+        return {
+          kind: 'waiting',
+          message:
+            'Rollout created on the stable revision; waiting for it to be healthy',
+        };
+      }
+      const status = rollout.status ?? {};
+      const canaryImage =
+        target.canary.deployment.spec!.template.spec!.containers[0].image;
+      const onCanary =
+        rollout.spec?.template?.spec?.containers?.[0]?.image === canaryImage;
+      if (!onCanary) {
+        if (status.phase !== 'Healthy') {
+          return {
+            kind: 'waiting',
+            message: `Rollout is ${
+              status.phase ?? 'starting'
+            } on the stable revision`,
+          };
+        }
+        const deployment = await this.readDeployment(
+          s,
+          target.namespace,
+          target.name,
+        );
+        if (deployment && (deployment.spec?.replicas ?? 0) > 0) {
+          await this.scale(s, target.namespace, target.name, 0);
+        }
+        await s.custom.patchNamespacedCustomObject(
+          {
+            ...ref,
+            body: { spec: { template: this.rolloutTemplate(target.canary) } },
+          },
+          s.mergePatch(),
+        );
+        return { kind: 'waiting', message: 'Rollout started the canary' };
+      }
+      const weight = target.weights[weightIndex];
+      const index = Number(status.currentStepIndex ?? 0);
+      if (status.abort)
+        return {
+          kind: 'failed',
+          message: status.message ?? 'the Rollout was aborted',
+        };
+      if (weight >= 100 || weightIndex >= target.weights.length) {
+        if (
+          status.phase === 'Healthy' &&
+          status.stableRS &&
+          status.stableRS === status.currentPodHash
+        ) {
+          return {
+            kind: 'reached',
+            message: 'Rollout fully promoted: the canary is stable',
+          };
+        }
+        if (
+          status.phase === 'Paused' &&
+          index < rolloutSteps(target.weights).length
+        )
+          await this.promote(s, ref);
+        return {
+          kind: 'waiting',
+          message: `Rollout ${status.phase ?? ''} at step ${index}`,
+        };
+      }
+      const pauseAt = rolloutPauseIndex(weightIndex);
+      if (index === pauseAt && status.phase === 'Paused') {
+        return {
+          kind: 'reached',
+          message: `weight ${weight}%: Rollout paused at step ${index}`,
+        };
+      }
+      if (index < pauseAt && status.phase === 'Paused') {
+        await this.promote(s, ref);
+        return {
+          kind: 'waiting',
+          message: `Rollout promoted from step ${index}`,
+        };
+      }
+      if (status.phase === 'Degraded')
+        return {
+          kind: 'failed',
+          message: status.message ?? 'the Rollout is Degraded',
+        };
+      return {
+        kind: 'waiting',
+        message: `Rollout ${
+          status.phase ?? ''
+        } at step ${index} toward ${weight}%`,
+      };
+    });
+  }
+
+  /** As `kubectl argo rollouts promote`: clears the pause conditions through the status subresource. */
+  private async promote(
+    s: Session,
+    ref: {
+      group: string;
+      version: string;
+      namespace: string;
+      plural: string;
+      name: string;
+    },
+  ) {
+    await s.custom.patchNamespacedCustomObjectStatus(
+      { ...ref, body: { status: { pauseConditions: null } } },
+      s.mergePatch(),
+    );
+    await s.custom.patchNamespacedCustomObject(
+      { ...ref, body: { spec: { paused: false } } },
+      s.mergePatch(),
+    );
+  }
+
+  private rolloutTemplate(manifests: Manifests) {
+    const template = structuredClone(manifests.deployment.spec!.template);
+    template.metadata = {
+      ...template.metadata,
+      labels: { ...template.metadata?.labels, [WORKLOAD_LABEL]: 'rollout' },
+    };
+    return template;
+  }
+
+  private rolloutManifest(target: CanaryTarget): object {
+    const metadata = target.stable.deployment.metadata!;
+    const analysis = target.analysis?.templates.length
+      ? {
+          templates: target.analysis.templates.map(t => ({
+            templateName: analysisTemplateName(target, t),
+          })),
+        }
+      : undefined;
+    return {
+      apiVersion: `${ROLLOUTS.group}/${ROLLOUTS.version}`,
+      kind: 'Rollout',
+      metadata: {
+        name: target.name,
+        namespace: target.namespace,
+        labels: metadata.labels,
+        annotations: metadata.annotations,
+      },
+      spec: {
+        replicas: target.replicas,
+        selector: {
+          matchLabels: {
+            [NAME_LABEL]: target.name,
+            [WORKLOAD_LABEL]: 'rollout',
+          },
+        },
+        template: this.rolloutTemplate(target.stable),
+        strategy: {
+          canary: {
+            steps: rolloutSteps(target.weights),
+            maxSurge: target.maxSurge,
+            maxUnavailable: target.maxUnavailable,
+            ...(analysis ? { analysis } : {}),
+          },
+        },
+      },
+    };
+  }
+
+  /** One AnalysisTemplate per template of the strategy, its placeholders filled for this cluster. */
+  private async ensureAnalysisTemplates(s: Session, target: CanaryTarget) {
+    for (const template of target.analysis?.templates ?? []) {
+      const body = {
+        apiVersion: `${ROLLOUTS.group}/${ROLLOUTS.version}`,
+        kind: 'AnalysisTemplate',
+        metadata: {
+          name: analysisTemplateName(target, template),
+          namespace: target.namespace,
+          labels: { [NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: 'fleet' },
+          annotations: {
+            [ENTITY_REF_ANNOTATION]:
+              target.stable.deployment.metadata?.annotations?.[
+                ENTITY_REF_ANNOTATION
+              ] ?? '',
+          },
+        },
+        spec: {
+          metrics: [
+            {
+              name: template.name,
+              interval: template.interval ?? '1m',
+              failureLimit: template.failureLimit ?? 0,
+              successCondition: template.successCondition,
+              provider: {
+                prometheus: {
+                  address: template.provider.prometheus.address,
+                  query: fillQuery(
+                    template.provider.prometheus.query,
+                    target.analysis!.context,
+                  ),
+                },
+              },
+            },
+          ],
+        },
+      };
+      try {
+        await s.custom.createNamespacedCustomObject(
+          {
+            group: ROLLOUTS.group,
+            version: ROLLOUTS.version,
+            namespace: target.namespace,
+            plural: 'analysistemplates',
+            body,
+          },
+          s.opts(),
+        );
+      } catch (error) {
+        if (!isKubeStatus(error, 409)) throw error;
+      }
+    }
+  }
+
+  /**
+   * Takes traffic off the canary: the VirtualService back to the stable host only, or the Rollout
+   * aborted (`status.abort`, as `kubectl argo rollouts abort` does). Replicas: nothing to do.
+   */
+  async trafficToStable(
+    target: CanaryTarget,
+    mode: CanaryMode,
+  ): Promise<StepOutcome> {
+    return this.guard(async () => {
+      const s = await this.session(target.cluster);
+      if (mode === 'istio') {
+        const outcome = await this.setRouteWeights(s, target, 0);
+        // A VirtualService that is gone carries no traffic to the canary.
+        return outcome.kind === 'failed'
+          ? { kind: 'reached', message: outcome.message }
+          : outcome;
+      }
+      if (mode === 'rollout') {
+        const ref = {
+          ...ROLLOUTS,
+          namespace: target.namespace,
+          plural: 'rollouts',
+          name: target.name,
+        };
+        try {
+          const rollout: any = await s.custom.getNamespacedCustomObject(
+            ref,
+            s.opts(),
+          );
+          if (
+            !rollout.status?.abort &&
+            rollout.status?.stableRS !== rollout.status?.currentPodHash
+          ) {
+            await s.custom.patchNamespacedCustomObjectStatus(
+              { ...ref, body: { status: { abort: true } } },
+              s.mergePatch(),
+            );
+          }
+        } catch (error) {
+          if (!isKubeStatus(error, 404)) throw error;
+        }
+      }
+      return { kind: 'reached', message: 'traffic is on the stable revision' };
+    });
+  }
+
+  /** Deletes the canary's objects (Deployment, Service, Rollout, AnalysisTemplates); gone is fine. */
+  async removeCanary(target: CanaryTarget): Promise<StepOutcome> {
+    return this.guard(async () => {
+      const s = await this.session(target.cluster);
+      const ignore404 = (error: unknown) => {
+        if (!isKubeStatus(error, 404)) throw error;
+      };
+      const { namespace } = target;
+      await s.apps
+        .deleteNamespacedDeployment(
+          { namespace, name: canaryName(target.name) },
+          s.opts(),
+        )
+        .catch(ignore404);
+      await s.core
+        .deleteNamespacedService(
+          { namespace, name: canaryName(serviceNameFor(target.name)) },
+          s.opts(),
+        )
+        .catch(ignore404);
+      const served = new Set(
+        (await s.apis.getAPIVersions(undefined, s.opts())).groups.map(
+          g => g.name,
+        ),
+      );
+      if (served.has(ROLLOUTS.group)) {
+        await s.custom
+          .deleteNamespacedCustomObject(
+            { ...ROLLOUTS, namespace, plural: 'rollouts', name: target.name },
+            s.opts(),
+          )
+          .catch(ignore404);
+        for (const template of target.analysis?.templates ?? []) {
+          await s.custom
+            .deleteNamespacedCustomObject(
+              {
+                ...ROLLOUTS,
+                namespace,
+                plural: 'analysistemplates',
+                name: analysisTemplateName(target, template),
+              },
+              s.opts(),
+            )
+            .catch(ignore404);
+        }
+      }
+      return { kind: 'reached', message: 'canary removed' };
+    });
+  }
+
+  /** A Kubernetes error is a step that waits (and is retried), with the API's words. */
+  private async guard(fn: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    try {
+      return await fn();
+    } catch (error) {
+      return {
+        kind: 'waiting',
+        message: describeKubeError(error, this.timeoutMs),
+      };
+    }
+  }
+}

@@ -1,0 +1,833 @@
+import type {
+  LoggerService,
+  SchedulerService,
+} from '@backstage/backend-plugin-api';
+import type {
+  Application,
+  AnalysisMeasurement,
+  AnalysisTemplate,
+  CanaryClusterProgress,
+  ReleaseStrategy,
+} from '@cnp/plugin-fleet-common';
+import { imageVersion } from '@cnp/plugin-fleet-common';
+import pLimit from 'p-limit';
+import type {
+  ApplicationStore,
+  ClusterRecord,
+  ClusterStore,
+  DeploymentStore,
+  ReleaseRecord,
+  ReleaseStore,
+  RevisionStore,
+} from '../database/types';
+import type { DeploymentService } from '../deploy/DeploymentService';
+import { asError } from '../util/errors';
+import { measure as measurePrometheus, type AnalysisContext } from './analysis';
+import type {
+  CanaryTarget,
+  CanaryWorkloads,
+  StepOutcome,
+} from './CanaryWorkloads';
+import {
+  abortRelease,
+  HELD_STATES,
+  measurementDue,
+  nextStep,
+  pauseMs,
+  recordMeasurement,
+  rollbackTimeoutMs,
+  Transition,
+} from './releaseMachine';
+import { resolveIntOrPercent } from './strategy';
+
+export const RELEASE_TASK_ID = 'fleet-releases';
+const ACTOR = 'fleet-release';
+
+export interface ReleaseOrchestratorOptions {
+  stores: {
+    releases: Pick<
+      ReleaseStore,
+      'listActiveReleases' | 'updateProgress' | 'getRelease'
+    >;
+    applications: Pick<ApplicationStore, 'getApplication'>;
+    clusters: Pick<ClusterStore, 'getCluster' | 'listClusters'>;
+    deployments: Pick<DeploymentStore, 'getDeployment' | 'getDeploymentFor'>;
+    revisions: Pick<RevisionStore, 'getRevision'>;
+  };
+  deployments: Pick<
+    DeploymentService,
+    'deploy' | 'rollback' | 'desiredFor' | 'revisionFor'
+  >;
+  workloads: Pick<
+    CanaryWorkloads,
+    | 'detectMode'
+    | 'replicasStep'
+    | 'istioStep'
+    | 'rolloutStep'
+    | 'trafficToStable'
+    | 'removeCanary'
+  >;
+  logger: LoggerService;
+  scheduler?: SchedulerService;
+  /** How often the releases advance (default 500 ms). */
+  tickMs?: number;
+  defaultReplicas: number;
+  /** One measurement's Prometheus timeout (default 5 s). */
+  analysisTimeoutMs?: number;
+  measure?: typeof measurePrometheus;
+  concurrency?: number;
+}
+
+/** What one tick knows about a release. */
+interface Tick {
+  record: ReleaseRecord;
+  strategy: ReleaseStrategy;
+  application: Application;
+  clusters: Map<string, ClusterRecord>;
+  t: Transition;
+  targets: ReleaseRecord['targets'];
+}
+
+/**
+ * Drives releases with a strategy: a scheduled task, on one replica at a time, reads every
+ * running release from the database and moves each cluster of its current wave one step on
+ * (weights, pauses, analysis, completion, rollback), then writes the new state and its events
+ * in one transaction, only if nobody (a promote or abort through the API) wrote it meanwhile.
+ * Everything it does to a cluster is idempotent, so a restart resumes at the step it was on.
+ */
+export class ReleaseOrchestrator {
+  private constructor(private readonly options: ReleaseOrchestratorOptions) {}
+
+  static create(options: ReleaseOrchestratorOptions): ReleaseOrchestrator {
+    return new ReleaseOrchestrator(options);
+  }
+
+  async start(): Promise<void> {
+    const { scheduler } = this.options;
+    if (!scheduler)
+      throw new Error('ReleaseOrchestrator.start needs a scheduler');
+    await scheduler.scheduleTask({
+      id: RELEASE_TASK_ID,
+      scope: 'global',
+      frequency: { milliseconds: this.options.tickMs ?? 500 },
+      timeout: { minutes: 5 },
+      initialDelay: { seconds: 1 },
+      fn: async () => {
+        await this.tick();
+      },
+    });
+  }
+
+  /** The deployments whose live objects a running release holds. */
+  async heldDeployments(): Promise<Set<string>> {
+    const active = await this.options.stores.releases.listActiveReleases();
+    const held = new Set<string>();
+    for (const release of active) {
+      for (const c of release.progress?.clusters ?? []) {
+        if (c.deploymentId && HELD_STATES.has(c.state))
+          held.add(c.deploymentId);
+      }
+    }
+    return held;
+  }
+
+  /** Advances every running release once. */
+  async tick(): Promise<void> {
+    const { stores, logger } = this.options;
+    const active = await stores.releases.listActiveReleases();
+    if (active.length === 0) return;
+    const clusters = new Map(
+      (await stores.clusters.listClusters()).map(c => [c.name, c]),
+    );
+    await Promise.all(
+      active.map(async record => {
+        try {
+          await this.advance(record, clusters);
+        } catch (error) {
+          logger.warn(`Release ${record.id} could not advance`, asError(error));
+        }
+      }),
+    );
+  }
+
+  private async advance(
+    record: ReleaseRecord,
+    clusters: Map<string, ClusterRecord>,
+  ) {
+    const { stores } = this.options;
+    if (!record.progress || !record.strategy) return;
+    const application = await stores.applications.getApplication(
+      record.applicationId,
+    );
+    const t = new Transition(
+      record.id,
+      structuredClone(record.progress),
+      Date.now(),
+    );
+    const tick: Tick = {
+      record,
+      strategy: record.strategy,
+      application: application!,
+      clusters,
+      t,
+      targets: [...record.targets],
+    };
+    if (!application) {
+      abortRelease(
+        t,
+        { reason: 'ABORTED', message: 'the application is gone' },
+        () => false,
+      );
+      t.progress.phase = 'ROLLED_BACK';
+    } else if (t.progress.phase === 'PROGRESSING') {
+      await this.progressWave(tick);
+    }
+    if (t.progress.phase === 'ABORTING') await this.rollBack(tick);
+    if (!t.changed) return;
+    t.progress.updatedAt = t.iso;
+    const written = await stores.releases.updateProgress(
+      record.id,
+      record.version,
+      t.progress,
+      {
+        targets: tick.targets,
+        events: t.events,
+      },
+    );
+    if (!written) {
+      this.options.logger.debug(
+        `Release ${record.id} changed meanwhile; it advances at the next tick`,
+      );
+    }
+  }
+
+  private isOnline(tick: Tick) {
+    return (name: string) => tick.clusters.get(name)?.status === 'ONLINE';
+  }
+
+  private async progressWave(tick: Tick) {
+    const { t } = tick;
+    const p = t.progress;
+    const wave = p.clusters.filter(c => c.wave === p.currentWave);
+    const limit = pLimit(this.options.concurrency ?? 16);
+    await Promise.all(
+      wave.map(c =>
+        limit(() =>
+          this.advanceCluster(tick, c).catch(error =>
+            this.noteError(tick, c, error),
+          ),
+        ),
+      ),
+    );
+    if (p.phase !== 'PROGRESSING') return;
+    if (wave.every(c => c.state === 'DONE')) {
+      p.currentWave += 1;
+      if (p.currentWave >= p.waves.length) {
+        p.phase = 'COMPLETED';
+        t.event(
+          'COMPLETED',
+          `Every cluster runs the new revision (${p.clusters.length} clusters in ${p.waves.length} waves)`,
+          { from: 'PROGRESSING' },
+        );
+      } else {
+        t.event(
+          'WAVE_STARTED',
+          `Wave ${p.currentWave + 1} of ${p.waves.length} started: ${p.waves[
+            p.currentWave
+          ].join(', ')}`,
+        );
+        // The next wave starts in this same tick: no interval lost between waves.
+        await this.progressWave(tick);
+      }
+    }
+  }
+
+  private async advanceCluster(
+    tick: Tick,
+    c: CanaryClusterProgress,
+  ): Promise<void> {
+    const { t, strategy } = tick;
+    if (t.progress.phase !== 'PROGRESSING') return;
+    const cluster = tick.clusters.get(c.cluster);
+    if (c.state === 'WAITING') {
+      await this.startCluster(tick, c, cluster);
+      if ((c.state as CanaryClusterProgress['state']) !== 'RUNNING') return;
+    }
+    if (c.state === 'RUNNING') {
+      await this.runStep(tick, c);
+      if (
+        t.progress.phase === 'PROGRESSING' &&
+        c.state === 'RUNNING' &&
+        c.weight > 0
+      ) {
+        await this.analyse(tick, c);
+      }
+    }
+    if (c.state === 'COMPLETING' && t.progress.phase === 'PROGRESSING') {
+      await this.complete(tick, c);
+    }
+    // A step that waits too long (a canary that never becomes available) aborts the release.
+    if (
+      t.progress.phase === 'PROGRESSING' &&
+      (c.state === 'RUNNING' || c.state === 'COMPLETING') &&
+      !c.awaitingPromote &&
+      !c.pauseUntil &&
+      c.stepStartedAt &&
+      t.now - Date.parse(c.stepStartedAt) > rollbackTimeoutMs(strategy)
+    ) {
+      this.fail(tick, {
+        reason: 'STEP_TIMEOUT',
+        message: `Step ${c.stepIndex + 1} on ${
+          c.cluster
+        } did not finish within ${strategy.rollback?.timeout ?? '15m'}: ${
+          c.message ?? ''
+        }`,
+        cluster: c.cluster,
+      });
+    }
+  }
+
+  /** An error on one cluster is noted on it and retried at the next tick; the others go on. */
+  private noteError(tick: Tick, c: CanaryClusterProgress, error: unknown) {
+    const message = asError(error).message;
+    if (c.message !== message) {
+      c.message = message;
+      tick.t.changed = true;
+    }
+    this.options.logger.warn(
+      `Release ${tick.record.id} on ${c.cluster}: ${message}`,
+    );
+  }
+
+  /** A failure: the release aborts, or pauses when rollback is turned off. */
+  private fail(tick: Tick, reason: Parameters<typeof abortRelease>[1]) {
+    const { t, strategy } = tick;
+    if (strategy.rollback?.enabled === false) {
+      t.progress.phase = 'PAUSED';
+      t.progress.pausedBy = ACTOR;
+      t.progress.abort = { ...reason, at: t.iso };
+      t.event(
+        'PAUSED',
+        `${reason.message} (rollback is disabled: the release is paused)`,
+        { reason: reason.reason, from: 'PROGRESSING' },
+      );
+      return;
+    }
+    abortRelease(t, reason, this.isOnline(tick));
+  }
+
+  private async startCluster(
+    tick: Tick,
+    c: CanaryClusterProgress,
+    cluster?: ClusterRecord,
+  ) {
+    const { t, application, strategy } = tick;
+    if (!cluster || cluster.status !== 'ONLINE') {
+      const message = `waiting for ${c.cluster} to be ONLINE (it is ${
+        cluster?.status ?? 'gone'
+      })`;
+      if (c.message !== message) {
+        c.message = message;
+        t.changed = true;
+      }
+      c.stepStartedAt ??= t.iso;
+      return;
+    }
+    const deployment = await this.deploymentOn(application, c.cluster);
+    if (!deployment) {
+      this.fail(tick, {
+        reason: 'STEP_FAILED',
+        message: `${application.entityRef} has no deployment on ${c.cluster}`,
+        cluster: c.cluster,
+      });
+      return;
+    }
+    try {
+      c.mode = await this.options.workloads.detectMode(
+        cluster,
+        !!strategy.canary.trafficRouting?.istio,
+      );
+    } catch (error) {
+      c.message = `cannot read what ${c.cluster} serves: ${
+        asError(error).message
+      }`;
+      c.stepStartedAt ??= t.iso;
+      t.changed = true;
+      return;
+    }
+    c.deploymentId = deployment.id;
+    c.previousRevision = deployment.revision;
+    c.state = 'RUNNING';
+    c.stepIndex = 0;
+    c.stepStartedAt = t.iso;
+    c.message = `canary started (${c.mode})`;
+    t.event(
+      'CLUSTER_STARTED',
+      `${c.cluster}: canary started through ${
+        c.mode === 'rollout'
+          ? 'an Argo Rollout'
+          : c.mode === 'istio'
+          ? 'Istio route weights'
+          : 'a canary Deployment'
+      }, from revision ${deployment.revision}`,
+      { reason: 'CLUSTER_STARTED' },
+    );
+  }
+
+  private deploymentOn(application: Application, cluster: string) {
+    return this.options.stores.deployments.getDeploymentFor(
+      application.id,
+      cluster,
+    );
+  }
+
+  /** The canary's description for the workloads: stable and new revisions' objects, sizes. */
+  private async targetFor(
+    tick: Tick,
+    c: CanaryClusterProgress,
+  ): Promise<CanaryTarget | undefined> {
+    const { stores, deployments } = this.options;
+    const { application, strategy, record } = tick;
+    const cluster = tick.clusters.get(c.cluster);
+    if (!cluster || !c.deploymentId || !c.previousRevision) return undefined;
+    const previous = await stores.revisions.getRevision(
+      c.deploymentId,
+      c.previousRevision,
+    );
+    if (!previous) return undefined;
+    const next = await deployments.revisionFor(
+      application,
+      record.request,
+      previous,
+      cluster,
+    );
+    const stable = deployments.desiredFor(application, previous);
+    const canary = deployments.desiredFor(application, next);
+    const replicas =
+      next.replicas ??
+      previous.replicas ??
+      application.spec.replicas ??
+      this.options.defaultReplicas;
+    const weights = strategy.canary.steps.flatMap(s =>
+      'setWeight' in s ? [s.setWeight] : [],
+    );
+    const version = imageVersion(next.image) ?? next.image;
+    const context: AnalysisContext = {
+      cluster: c.cluster,
+      app: application.name,
+      namespace: stable.namespace,
+      revision: c.previousRevision + 1,
+      version,
+    };
+    return {
+      cluster,
+      namespace: stable.namespace,
+      name: application.name,
+      stable: stable.manifests,
+      canary: canary.manifests,
+      replicas,
+      maxSurge: resolveIntOrPercent(
+        strategy.canary.maxSurge ?? '25%',
+        replicas,
+        'up',
+      ),
+      maxUnavailable: resolveIntOrPercent(
+        strategy.canary.maxUnavailable ?? 0,
+        replicas,
+        'down',
+      ),
+      weights,
+      istio: strategy.canary.trafficRouting?.istio
+        ? {
+            virtualService:
+              strategy.canary.trafficRouting.istio.virtualService.name,
+            routes: strategy.canary.trafficRouting.istio.virtualService.routes,
+          }
+        : undefined,
+      analysis: strategy.analysis
+        ? { templates: strategy.analysis.templates, context }
+        : undefined,
+    };
+  }
+
+  private async runStep(tick: Tick, c: CanaryClusterProgress) {
+    const { t, strategy } = tick;
+    const steps = strategy.canary.steps;
+    if (c.stepIndex >= steps.length) {
+      await this.toCompletion(tick, c);
+      return;
+    }
+    const step = steps[c.stepIndex];
+    if ('pause' in step) {
+      const duration = pauseMs(step);
+      if (duration === undefined) {
+        if (!c.awaitingPromote) {
+          c.awaitingPromote = true;
+          c.message = 'paused: waiting for promote';
+          t.event(
+            'PAUSE_STARTED',
+            `${c.cluster}: step ${c.stepIndex + 1} waits for promote at ${
+              c.weight
+            }%`,
+            { reason: 'PAUSE_STARTED' },
+          );
+        }
+        return;
+      }
+      if (
+        !c.pauseUntil &&
+        (c.pauseRemainingMs === undefined || c.pauseRemainingMs === null)
+      ) {
+        c.pauseUntil = new Date(
+          Date.parse(c.stepStartedAt ?? t.iso) + duration,
+        ).toISOString();
+        c.message = `paused until ${c.pauseUntil}`;
+        t.event(
+          'PAUSE_STARTED',
+          `${c.cluster}: step ${c.stepIndex + 1} pauses ${
+            step.pause.duration
+          } at ${c.weight}%`,
+          { reason: 'PAUSE_STARTED' },
+        );
+      }
+      if (c.pauseUntil && Date.parse(c.pauseUntil) <= t.now) {
+        nextStep(t, c, 'pause over');
+        t.event(
+          'STEP_DONE',
+          `${c.cluster}: pause of step ${c.stepIndex} over`,
+          { reason: 'STEP_DONE' },
+        );
+        await this.runStep(tick, c);
+      }
+      return;
+    }
+    const weight = step.setWeight;
+    if (weight >= 100 && c.mode !== 'rollout') {
+      await this.toCompletion(tick, c);
+      return;
+    }
+    const target = await this.targetFor(tick, c);
+    if (!target) return;
+    const weightIndex = target.weights.indexOf(weight);
+    const outcome = await this.stepOn(c, target, weight, weightIndex);
+    if (outcome.kind === 'failed') {
+      this.fail(tick, {
+        reason: 'STEP_FAILED',
+        message: `${c.cluster}: ${outcome.message}`,
+        cluster: c.cluster,
+      });
+      return;
+    }
+    if (outcome.kind === 'waiting') {
+      if (c.message !== outcome.message) {
+        c.message = outcome.message;
+        t.changed = true;
+      }
+      return;
+    }
+    c.weight = weight;
+    nextStep(t, c, outcome.message);
+    t.event(
+      'WEIGHT_SET',
+      `${c.cluster}: step ${c.stepIndex} set weight ${weight}% (${outcome.message})`,
+      { reason: 'WEIGHT_SET' },
+    );
+    if (weight >= 100) {
+      await this.toCompletion(tick, c);
+      return;
+    }
+    await this.runStep(tick, c);
+  }
+
+  private stepOn(
+    c: CanaryClusterProgress,
+    target: CanaryTarget,
+    weight: number,
+    weightIndex: number,
+  ): Promise<StepOutcome> {
+    const { workloads } = this.options;
+    if (c.mode === 'rollout') return workloads.rolloutStep(target, weightIndex);
+    if (c.mode === 'istio') return workloads.istioStep(target, weight);
+    return workloads.replicasStep(target, weight);
+  }
+
+  /** Past the last step: analysis must have passed; then the stable workload takes the revision. */
+  private async toCompletion(tick: Tick, c: CanaryClusterProgress) {
+    const { t, strategy } = tick;
+    const templates = strategy.analysis?.templates ?? [];
+    const missing = templates
+      .filter(tp => !c.passed?.includes(tp.name))
+      .map(tp => tp.name);
+    if (missing.length) {
+      const message = `at 100%: waiting for a successful analysis (${missing.join(
+        ', ',
+      )})`;
+      if (c.message !== message) {
+        c.message = message;
+        t.changed = true;
+      }
+      if (c.weight > 0) await this.analyse(tick, c);
+      return;
+    }
+    if (c.mode === 'rollout' && c.stepIndex >= strategy.canary.steps.length) {
+      // The Rollout finishes its last steps itself once promoted past its last pause.
+      const target = await this.targetFor(tick, c);
+      if (!target) return;
+      const weights = target.weights;
+      if (weights[weights.length - 1] < 100) {
+        const outcome = await this.options.workloads.rolloutStep(
+          target,
+          weights.length,
+        );
+        if (outcome.kind !== 'reached') {
+          if (outcome.kind === 'failed')
+            this.fail(tick, {
+              reason: 'STEP_FAILED',
+              message: `${c.cluster}: ${outcome.message}`,
+              cluster: c.cluster,
+            });
+          return;
+        }
+      }
+    }
+    c.state = 'COMPLETING';
+    c.stage = 'deploy';
+    c.weight = 100;
+    c.stepIndex = strategy.canary.steps.length;
+    c.stepStartedAt = t.iso;
+    c.message = 'at 100%: the stable workload takes the new revision';
+    t.event(
+      'CLUSTER_PROMOTED',
+      `${c.cluster}: promoted to 100%; the stable workload takes the new revision`,
+      { reason: 'CLUSTER_PROMOTED' },
+    );
+  }
+
+  private async complete(tick: Tick, c: CanaryClusterProgress) {
+    const { t, application, record } = tick;
+    const { deployments, stores } = this.options;
+    if (c.stage === 'deploy') {
+      const current = await stores.deployments.getDeployment(c.deploymentId!);
+      if (current && current.revision > (c.previousRevision ?? 0)) {
+        c.revision = current.revision; // made before a restart: not made twice
+      } else {
+        const made = await deployments.deploy(
+          {
+            entityRef: application.entityRef,
+            cluster: c.cluster,
+            image: record.request.image,
+            replicas: record.request.replicas,
+            env: record.request.env,
+            cause: 'release',
+          },
+          record.createdBy,
+        );
+        c.revision = made.revision;
+      }
+      tick.targets = [
+        ...tick.targets.filter(x => x.cluster !== c.cluster),
+        {
+          cluster: c.cluster,
+          deploymentId: c.deploymentId!,
+          revision: c.revision!,
+        },
+      ];
+      c.stage = 'wait';
+      t.changed = true;
+    }
+    if (c.stage === 'wait') {
+      const current = await stores.deployments.getDeployment(c.deploymentId!);
+      if (!current || current.revision !== c.revision) {
+        this.fail(tick, {
+          reason: 'STEP_FAILED',
+          message: `${c.cluster}: the deployment moved on to another revision during the release`,
+          cluster: c.cluster,
+        });
+        return;
+      }
+      if (current.status === 'FAILED') {
+        this.fail(tick, {
+          reason: 'STEP_FAILED',
+          message: `${c.cluster}: the new revision failed: ${
+            current.message ?? current.statusReason ?? ''
+          }`,
+          cluster: c.cluster,
+        });
+        return;
+      }
+      if (current.status !== 'DEPLOYED') return;
+      c.stage = 'cleanup';
+      t.changed = true;
+    }
+    if (c.stage === 'cleanup') {
+      const target = await this.targetFor(tick, c);
+      if (!target) return;
+      const traffic = await this.options.workloads.trafficToStable(
+        target,
+        c.mode === 'istio' ? 'istio' : 'replicas',
+      );
+      if (traffic.kind !== 'reached') return;
+      const removed = await this.options.workloads.removeCanary(target);
+      if (removed.kind !== 'reached') return;
+      c.state = 'DONE';
+      c.stage = null;
+      c.message = `on revision ${c.revision}`;
+      t.event(
+        'CLUSTER_DONE',
+        `${c.cluster}: on revision ${c.revision}, canary removed`,
+        { reason: 'CLUSTER_DONE' },
+      );
+    }
+  }
+
+  private async analyse(tick: Tick, c: CanaryClusterProgress) {
+    const { t, strategy } = tick;
+    const templates = strategy.analysis?.templates ?? [];
+    const due = templates.filter(tp =>
+      measurementDue(t.progress, c.cluster, tp, t.now),
+    );
+    if (!due.length) return;
+    const target = await this.targetFor(tick, c);
+    if (!target?.analysis) return;
+    const measure = this.options.measure ?? measurePrometheus;
+    const results: Array<[AnalysisTemplate, AnalysisMeasurement]> =
+      await Promise.all(
+        due.map(
+          async tp =>
+            [
+              tp,
+              await measure(tp, target.analysis!.context, {
+                timeoutMs: this.options.analysisTimeoutMs ?? 5_000,
+              }),
+            ] as [AnalysisTemplate, AnalysisMeasurement],
+        ),
+      );
+    for (const [tp, m] of results) {
+      const failureLimit = tp.failureLimit ?? 0;
+      const abort = recordMeasurement(t, c, m, {
+        failureLimit,
+        inconclusiveLimit: tp.inconclusiveLimit ?? failureLimit,
+      });
+      if (abort && t.progress.phase === 'PROGRESSING') {
+        this.fail(tick, abort);
+        return;
+      }
+    }
+  }
+
+  /** Aborting: each touched cluster back to its previous revision, in Kubernetes order. */
+  private async rollBack(tick: Tick) {
+    const { t } = tick;
+    const p = t.progress;
+    const limit = pLimit(this.options.concurrency ?? 16);
+    await Promise.all(
+      p.clusters
+        .filter(
+          c => c.state === 'ROLLING_BACK' || c.state === 'ROLLBACK_PENDING',
+        )
+        .map(c =>
+          limit(() =>
+            this.rollBackCluster(tick, c).catch(error =>
+              this.noteError(tick, c, error),
+            ),
+          ),
+        ),
+    );
+    if (
+      !p.clusters.some(
+        c => c.state === 'ROLLING_BACK' || c.state === 'ROLLBACK_PENDING',
+      )
+    ) {
+      p.phase = 'ROLLED_BACK';
+      const back = p.clusters
+        .filter(c => c.state === 'ROLLED_BACK')
+        .map(c => c.cluster);
+      t.event(
+        'ROLLED_BACK',
+        `${p.abort?.message ?? 'Aborted'}; back on the previous revision: ${
+          back.join(', ') || 'no cluster had changed'
+        }`,
+        { reason: p.abort?.reason, from: 'ABORTING' },
+      );
+    }
+  }
+
+  private async rollBackCluster(tick: Tick, c: CanaryClusterProgress) {
+    const { t } = tick;
+    const { deployments, stores, workloads } = this.options;
+    const online = tick.clusters.get(c.cluster)?.status === 'ONLINE';
+    if (c.state === 'ROLLBACK_PENDING') {
+      if (!online) return;
+      c.state = 'ROLLING_BACK';
+      c.stage = 'traffic';
+      t.event(
+        'ROLLBACK_RESUMED',
+        `${c.cluster} is ONLINE again: going back to revision ${c.previousRevision}`,
+        { reason: 'ROLLBACK_RESUMED' },
+      );
+    }
+    if (!online) {
+      c.state = 'ROLLBACK_PENDING';
+      c.message = 'cluster is not ONLINE: goes back when it returns';
+      t.changed = true;
+      return;
+    }
+    const target = await this.targetFor(tick, c);
+    if (!target) {
+      c.state = 'ROLLED_BACK';
+      c.message = 'nothing to roll back';
+      t.changed = true;
+      return;
+    }
+    if (c.stage === 'traffic') {
+      const outcome = await workloads.trafficToStable(
+        target,
+        c.mode ?? 'replicas',
+      );
+      if (outcome.kind !== 'reached') return;
+      c.stage = 'rollback';
+      t.changed = true;
+    }
+    if (c.stage === 'rollback') {
+      const current = await stores.deployments.getDeployment(c.deploymentId!);
+      if (!current) {
+        c.state = 'ROLLED_BACK';
+        c.message = 'the deployment is gone';
+        t.changed = true;
+        return;
+      }
+      const made = await deployments.rollback(
+        c.deploymentId!,
+        c.previousRevision!,
+        ACTOR,
+      );
+      c.revision = made.revision;
+      c.stage = 'wait';
+      t.changed = true;
+    }
+    if (c.stage === 'wait') {
+      const current = await stores.deployments.getDeployment(c.deploymentId!);
+      if (
+        current &&
+        current.revision === c.revision &&
+        (current.status === 'PENDING' || current.status === 'PROGRESSING')
+      )
+        return;
+      c.stage = 'cleanup';
+      t.changed = true;
+    }
+    if (c.stage === 'cleanup') {
+      const removed = await workloads.removeCanary(target);
+      if (removed.kind !== 'reached') return;
+      c.state = 'ROLLED_BACK';
+      c.stage = null;
+      c.weight = 0;
+      c.message = `back on revision ${c.previousRevision} (as revision ${c.revision})`;
+      t.event(
+        'CLUSTER_ROLLED_BACK',
+        `${c.cluster}: back on revision ${c.previousRevision}'s spec as revision ${c.revision}`,
+        { reason: 'CLUSTER_ROLLED_BACK' },
+      );
+    }
+  }
+}

@@ -10,8 +10,31 @@
  *   GET  /clusters/<name>/_sim/objects       → { items: SimObject[] }
  *   GET  /clusters/<name>/_sim/readiness     → { readyDelayMs, neverReady }
  *   POST /clusters/<name>/_sim/readiness     ← { readyDelayMs?, neverReady? }
- *   POST /clusters/<name>/_sim/crds          ← { name: 'rollouts.argoproj.io', installed: boolean }
+ *   GET  /clusters/<name>/_sim/crds          → { crds: string[] } (installed CRD names)
+ *   POST /clusters/<name>/_sim/crds          ← { name, installed: boolean } → { crds }
+ *        name: 'rollouts.argoproj.io' (also serves analysistemplates.argoproj.io, as Argo's
+ *        install ships both; installed by default) or 'virtualservices.networking.istio.io'
+ *        (Istio VirtualService, v1beta1 and v1; not installed by default). Uninstalling
+ *        deletes the CRD's objects; an uninstalled kind answers 404 and leaves discovery.
  *   POST /clusters/<name>/_sim/drift         ← { kind, namespace?, name, patch? | delete: true } (drift injection)
+ *   GET  /clusters/<name>/_sim/history?kind=&namespace=&name=&verb=
+ *        → { items: [{ at, verb: 'create'|'update'|'patch'|'delete'|'status', kind,
+ *            namespace?, name, resourceVersion, object }] } (API writes, oldest first,
+ *            the last 2,000 per cluster; controllers' status updates are not writes here)
+ *
+ * Prometheus (option `prometheus: true` or `prometheusPort`; plain HTTP on
+ * `prometheusUrl`, see prometheus.ts), controlled on this HTTPS listener:
+ *   GET    /_sim/prometheus/rules   → { rules: [{ match, value }] }
+ *   POST   /_sim/prometheus/rules   ← { match: { label: value, ... }, value: number | null | { error } }
+ *   DELETE /_sim/prometheus/rules   (clears every rule)
+ *   GET    /_sim/prometheus/fault   → { mode }
+ *   POST   /_sim/prometheus/fault   ← { mode: 'ok' | 'down' } (down: connections closed unanswered)
+ *   GET    /_sim/prometheus/queries → { queries: string[] } (query strings received, oldest first)
+ *
+ * Argo Rollouts: status is computed by a simulated controller (rollouts.ts):
+ * canary steps (setWeight, pause with or without duration), promote
+ * (`PATCH .../rollouts/<name>/status` {"status":{"pauseConditions":null}}),
+ * abort ({"status":{"abort":true}}), retry, promoteFull, spec.paused.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -26,8 +49,21 @@ import { ApiError, errors, failureStatus } from './errors';
 import { Fault, NO_FAULT, parseFault } from './faults';
 import { writeKubeconfig } from './kubeconfig';
 import { PATCH_TYPES } from './patch';
-import { resourceForKind } from './resources';
-import { ClusterStore, SimObject } from './store';
+import {
+  parseRule,
+  PrometheusFaultMode,
+  PrometheusRule,
+  PrometheusSim,
+  PrometheusValue,
+} from './prometheus';
+import { KNOWN_CRDS, resourceForKind } from './resources';
+import {
+  ClusterStore,
+  HistoryEntry,
+  HistoryFilter,
+  SimObject,
+  WriteVerb,
+} from './store';
 import { isPlainObject } from './util';
 import { isDns1123Label } from './validation';
 
@@ -49,7 +85,21 @@ export interface KubeSimulatorOptions {
   port?: number;
   /** Delay before a Deployment's replicas become available (default 200 ms). */
   readyDelayMs?: number;
+  /**
+   * Installed CRDs per cluster, replacing that cluster's default
+   * (`['rollouts.argoproj.io']`): e.g. `{ 'sim-2': [], 'sim-3':
+   * ['rollouts.argoproj.io', 'virtualservices.networking.istio.io'] }`.
+   * Names: 'rollouts.argoproj.io', 'virtualservices.networking.istio.io'.
+   */
+  crds?: Record<string, string[]>;
+  /** Starts the Prometheus query endpoint on a random free port (see `prometheusUrl`). */
+  prometheus?: boolean;
+  /** Starts the Prometheus query endpoint on this port (0: a random free port). */
+  prometheusPort?: number;
 }
+
+/** CRDs a cluster has unless told otherwise. */
+export const DEFAULT_CRDS: readonly string[] = ['rollouts.argoproj.io'];
 
 interface ClusterState {
   name: string;
@@ -81,6 +131,17 @@ function resolveNames(clusters: number | string[]): string[] {
   return [...clusters];
 }
 
+function checkCrd(name: unknown): string {
+  if (!(KNOWN_CRDS as readonly unknown[]).includes(name)) {
+    throw new Error(
+      `unknown CRD ${JSON.stringify(name)}: expected one of ${KNOWN_CRDS.join(
+        ', ',
+      )}`,
+    );
+  }
+  return name as string;
+}
+
 function checkClusterName(name: unknown): string {
   if (typeof name !== 'string' || !isDns1123Label(name)) {
     throw new Error(
@@ -99,6 +160,7 @@ export class KubeSimulator {
   /** Set when the simulator created kubeconfigDir itself (removed on stop). */
   private ownsKubeconfigDir = false;
   private tlsConnections = 0;
+  private prometheus?: PrometheusSim;
 
   private constructor(
     private readonly server: Server,
@@ -187,6 +249,22 @@ export class KubeSimulator {
     sim.ownsKubeconfigDir = !options.outDir;
     try {
       for (const name of names) await sim.addCluster(name);
+      for (const [cluster, crds] of Object.entries(options.crds ?? {})) {
+        if (!Array.isArray(crds))
+          throw new Error(`crds.${cluster} must be an array of CRD names`);
+        for (const crd of crds) checkCrd(crd);
+        for (const crd of KNOWN_CRDS)
+          sim.setCrd(cluster, crd, crds.includes(crd));
+      }
+      if (options.prometheus || options.prometheusPort !== undefined) {
+        const promPort = options.prometheusPort ?? 0;
+        if (!Number.isInteger(promPort) || promPort < 0 || promPort > 65535) {
+          throw new Error(
+            `prometheusPort must be an integer between 0 and 65535, got ${promPort}`,
+          );
+        }
+        sim.prometheus = await PrometheusSim.start(promPort);
+      }
     } catch (e) {
       await sim.stop();
       throw e;
@@ -279,7 +357,75 @@ export class KubeSimulator {
    * removing it deletes the stored Rollouts, as deleting a CRD does.
    */
   setRolloutsCrd(name: string, installed: boolean): void {
-    this.cluster(name).store.setCrdInstalled('rollouts.argoproj.io', installed);
+    this.setCrd(name, 'rollouts.argoproj.io', installed);
+  }
+
+  /**
+   * Installs or removes a CRD in one cluster: 'rollouts.argoproj.io' (with
+   * AnalysisTemplates, installed by default) or
+   * 'virtualservices.networking.istio.io' (not installed by default).
+   * Removing a CRD deletes its objects, as on a real cluster.
+   */
+  setCrd(cluster: string, name: string, installed: boolean): void {
+    checkCrd(name);
+    this.cluster(cluster).store.setCrdInstalled(name, Boolean(installed));
+  }
+
+  /** The CRDs installed in a cluster. */
+  crds(cluster: string): string[] {
+    return [...this.cluster(cluster).store.crds].sort();
+  }
+
+  /**
+   * The API writes a cluster received (create, update, patch, delete, status),
+   * oldest first, at most the last 2,000; `object` is the stored object right
+   * after the write. Controllers' status updates are not in it.
+   */
+  history(cluster: string, filter?: HistoryFilter): HistoryEntry[] {
+    return this.cluster(cluster).store.history(filter);
+  }
+
+  /** `http://127.0.0.1:<port>` of the Prometheus endpoint (undefined unless started). */
+  get prometheusUrl(): string | undefined {
+    return this.prometheus?.url;
+  }
+
+  /**
+   * A Prometheus answer for every query whose equality matchers include all
+   * of `match`: a number, null (empty vector) or `{ error }` (422 execution
+   * error). The most specific rule wins; the same `match` replaces a rule.
+   */
+  setPrometheusRule(
+    match: Record<string, string>,
+    value: PrometheusValue,
+  ): void {
+    this.prom().setRule(match, value);
+  }
+
+  clearPrometheusRules(): void {
+    this.prom().clearRules();
+  }
+
+  prometheusRules(): PrometheusRule[] {
+    return this.prom().listRules();
+  }
+
+  /** 'down': the Prometheus listener closes every connection unanswered. */
+  setPrometheusFault(mode: PrometheusFaultMode): void {
+    this.prom().setFault(mode);
+  }
+
+  /** The query strings the Prometheus endpoint received, oldest first. */
+  prometheusQueries(): string[] {
+    return this.prom().queryLog();
+  }
+
+  private prom(): PrometheusSim {
+    if (!this.prometheus)
+      throw new Error(
+        'the Prometheus endpoint is not started (option prometheus: true)',
+      );
+    return this.prometheus;
   }
 
   objects(name: string): SimObject[] {
@@ -349,7 +495,9 @@ export class KubeSimulator {
         this.sockets.clear();
         this.server.closeAllConnections();
       });
+      const prometheus = this.prometheus?.stop();
       this.stopping = closed.then(async () => {
+        await prometheus;
         if (this.ownsKubeconfigDir) {
           await rm(this.kubeconfigDir, { recursive: true, force: true });
         }
@@ -428,6 +576,8 @@ export class KubeSimulator {
         return this.send(res, 405, errors.methodNotAllowed().toStatus());
       return this.send(res, 200, { clusters: this.clusterNames() });
     }
+    if (path.startsWith('/_sim/prometheus/'))
+      return this.prometheusControl(req, res, path);
     const m = path.match(/^\/clusters\/([^/]+)(\/.*)?$/);
     if (!m) return this.send(res, 404, errors.notFoundPath().toStatus());
     const state = this.clusters.get(decodeURIComponent(m[1]));
@@ -444,7 +594,7 @@ export class KubeSimulator {
     }
     const rest = m[2] ?? '/';
     if (rest === '/_sim' || rest.startsWith('/_sim/'))
-      return this.control(state, req, res, rest);
+      return this.control(state, req, res, rest, url.searchParams);
 
     state.requests += 1;
     const apiPath = rest.split('?')[0];
@@ -511,6 +661,7 @@ export class KubeSimulator {
     req: IncomingMessage,
     res: ServerResponse,
     rest: string,
+    query: URLSearchParams,
   ): Promise<void> {
     const route = rest.replace(/\/+$/, '');
     const method = req.method ?? 'GET';
@@ -582,20 +733,98 @@ export class KubeSimulator {
           );
           return this.send(res, 200, object ?? { deleted: true });
         }
-        case 'POST /_sim/crds': {
+        case 'GET /_sim/crds':
+          return this.send(res, 200, { crds: this.crds(state.name) });
+        case 'POST /_sim/crds':
+        case 'PUT /_sim/crds': {
           const input = parse();
           if (
             !isPlainObject(input) ||
-            input.name !== 'rollouts.argoproj.io' ||
+            !(KNOWN_CRDS as readonly unknown[]).includes(input.name) ||
             typeof input.installed !== 'boolean'
           ) {
             throw errors.badRequest(
-              'expected {"name":"rollouts.argoproj.io","installed":true|false}',
+              `expected {"name":${KNOWN_CRDS.map(n => `"${n}"`).join(
+                '|',
+              )},"installed":true|false}`,
             );
           }
-          state.store.setCrdInstalled(input.name, input.installed);
-          return this.send(res, 200, { crds: [...state.store.crds] });
+          this.setCrd(state.name, String(input.name), input.installed);
+          return this.send(res, 200, { crds: this.crds(state.name) });
         }
+        case 'GET /_sim/history': {
+          const verb = query.get('verb') ?? undefined;
+          const verbs = ['create', 'update', 'patch', 'delete', 'status'];
+          if (verb !== undefined && !verbs.includes(verb))
+            throw errors.badRequest(`verb must be one of ${verbs.join(', ')}`);
+          return this.send(res, 200, {
+            items: state.store.history({
+              kind: query.get('kind') ?? undefined,
+              namespace: query.get('namespace') ?? undefined,
+              name: query.get('name') ?? undefined,
+              verb: verb as WriteVerb | undefined,
+            }),
+          });
+        }
+        default:
+          return this.send(res, 404, errors.notFoundPath().toStatus());
+      }
+    } catch (e) {
+      const err =
+        e instanceof ApiError ? e : errors.internal((e as Error).message);
+      return this.send(res, err.code, err.toStatus());
+    }
+  }
+
+  private async prometheusControl(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+  ): Promise<void> {
+    const body = await this.readBody(req);
+    const route = `${req.method ?? 'GET'} ${path.replace(/\/+$/, '')}`;
+    try {
+      if (!this.prometheus)
+        throw new ApiError(
+          404,
+          'NotFound',
+          'the Prometheus endpoint is not started (option prometheus: true, CLI --prometheus-port)',
+        );
+      const parse = (): unknown => {
+        try {
+          return JSON.parse(body?.toString('utf8') ?? '');
+        } catch {
+          throw errors.badRequest('the body must be valid JSON');
+        }
+      };
+      switch (route) {
+        case 'GET /_sim/prometheus/rules':
+          return this.send(res, 200, { rules: this.prometheus.listRules() });
+        case 'POST /_sim/prometheus/rules':
+        case 'PUT /_sim/prometheus/rules': {
+          const rule = parseRule(parse());
+          if (typeof rule === 'string') throw errors.badRequest(rule);
+          this.prometheus.setRule(rule.match, rule.value);
+          return this.send(res, 200, { rules: this.prometheus.listRules() });
+        }
+        case 'DELETE /_sim/prometheus/rules':
+          this.prometheus.clearRules();
+          return this.send(res, 200, { rules: [] });
+        case 'GET /_sim/prometheus/fault':
+          return this.send(res, 200, { mode: this.prometheus.getFault() });
+        case 'POST /_sim/prometheus/fault':
+        case 'PUT /_sim/prometheus/fault': {
+          const input = parse();
+          const mode = isPlainObject(input) ? input.mode : undefined;
+          if (mode !== 'ok' && mode !== 'down')
+            throw errors.badRequest('expected {"mode":"ok"|"down"}');
+          this.prometheus.setFault(mode);
+          return this.send(res, 200, { mode });
+        }
+        case 'GET /_sim/prometheus/queries':
+          return this.send(res, 200, {
+            queries: this.prometheus.queryLog(),
+          });
         default:
           return this.send(res, 404, errors.notFoundPath().toStatus());
       }

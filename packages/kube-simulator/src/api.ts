@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from './errors';
 import { PATCH_TYPES, PatchType } from './patch';
 import {
+  apiVersionOf,
   apiGroupDoc,
   apiGroupListDoc,
   apiResourceListDoc,
@@ -15,7 +16,9 @@ import {
   isServed,
   ResourceDef,
   SERVER_VERSION,
+  storageDef,
 } from './resources';
+import { isPlainObject } from './util';
 import { ClusterStore, WriteOptions } from './store';
 
 export interface ApiRequest {
@@ -189,7 +192,57 @@ function route(store: ClusterStore, req: ApiRequest): ApiResponse {
   throw errors.notFoundPath();
 }
 
+/**
+ * A custom resource served in several versions without conversion (Istio's
+ * VirtualService): objects are stored under the storage version, and each
+ * request sees them under the version of its URL.
+ */
 function resource(
+  store: ClusterStore,
+  req: ApiRequest,
+  method: string,
+  target: ResourcePath,
+): ApiResponse {
+  const stored = storageDef(target.def);
+  if (stored === target.def) return resourceIn(store, req, method, target);
+  const from = apiVersionOf(target.def);
+  const to = apiVersionOf(stored);
+  const swap = (value: unknown, a: string, b: string): unknown => {
+    if (Array.isArray(value)) {
+      return value.map(op =>
+        isPlainObject(op) && op.path === '/apiVersion' && op.value === a
+          ? { ...op, value: b }
+          : op,
+      );
+    }
+    if (!isPlainObject(value)) return value;
+    const copy: Record<string, unknown> = { ...value };
+    if (copy.apiVersion === a) copy.apiVersion = b;
+    if (Array.isArray(copy.items))
+      copy.items = copy.items.map(i => swap(i, a, b));
+    return copy;
+  };
+  let body = req.body;
+  const text = body.toString('utf8');
+  if (text.trim() && mediaType(req.contentType) !== 'application/yaml') {
+    try {
+      body = Buffer.from(JSON.stringify(swap(JSON.parse(text), from, to)));
+    } catch {
+      // left as sent: parseBody answers the error
+    }
+  } else if (text.trim()) {
+    body = Buffer.from(
+      text.replace(`apiVersion: ${from}`, `apiVersion: ${to}`),
+    );
+  }
+  const answer = resourceIn(store, { ...req, body }, method, {
+    ...target,
+    def: stored,
+  });
+  return { ...answer, body: swap(answer.body, to, from) };
+}
+
+function resourceIn(
   store: ClusterStore,
   req: ApiRequest,
   method: string,

@@ -1,5 +1,10 @@
 /**
- * `kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]`
+ * `kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]
+ *   [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P]`
+ *
+ * `--rollouts` names the clusters with the Argo Rollouts CRDs (default: all),
+ * `--istio` those with Istio's VirtualService CRD (default: none);
+ * `--prometheus-port` starts the Prometheus query endpoint (0: a free port).
  *
  * Starts the simulator, prints one line per cluster and a `ready` line, then
  * runs until SIGINT/SIGTERM and stops cleanly. Bad arguments exit with 2.
@@ -7,7 +12,7 @@
 import { KubeSimulator, KubeSimulatorOptions } from './KubeSimulator';
 
 export const USAGE =
-  'usage: kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]';
+  'usage: kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c] [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P]';
 
 export class UsageError extends Error {}
 
@@ -38,6 +43,9 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
     '--port',
     '--ready-delay-ms',
     '--names',
+    '--rollouts',
+    '--istio',
+    '--prometheus-port',
   ];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -93,6 +101,45 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
       3_600_000,
     );
   }
+  if (values.has('--prometheus-port')) {
+    options.prometheusPort = integer(
+      '--prometheus-port',
+      values.get('--prometheus-port'),
+      0,
+      65535,
+    );
+  }
+  const all =
+    typeof clusters === 'number'
+      ? Array.from({ length: clusters }, (_, i) => `sim-${i + 1}`)
+      : clusters;
+  const pick = (flag: string): string[] | undefined => {
+    const value = values.get(flag);
+    if (value === undefined) return undefined;
+    if (value === 'none') return [];
+    if (value === 'all') return all;
+    const names = value.split(',').map(s => s.trim());
+    const unknown = names.find(n => !all.includes(n));
+    if (unknown !== undefined)
+      throw new UsageError(
+        `${flag}: ${JSON.stringify(unknown)} is not one of the clusters`,
+      );
+    return names;
+  };
+  const rollouts = pick('--rollouts');
+  const istio = pick('--istio');
+  if (rollouts !== undefined || istio !== undefined) {
+    const crds: Record<string, string[]> = {};
+    for (const name of all) {
+      const list: string[] = [];
+      if (rollouts === undefined || rollouts.includes(name))
+        list.push('rollouts.argoproj.io');
+      if (istio?.includes(name))
+        list.push('virtualservices.networking.istio.io');
+      crds[name] = list;
+    }
+    options.crds = crds;
+  }
   return options;
 }
 
@@ -117,6 +164,8 @@ export async function main(argv: string[]): Promise<number> {
       `cluster ${name} ${sim.endpoint(name)} ${sim.kubeconfigPath(name)}\n`,
     );
   }
+  if (sim.prometheusUrl)
+    process.stdout.write(`prometheus ${sim.prometheusUrl}\n`);
   process.stdout.write(
     `ready ${sim.url} ${sim.clusterNames().length} cluster(s), kubeconfigs in ${
       sim.kubeconfigDir

@@ -3,7 +3,18 @@
  *
  * @packageDocumentation
  */
-export { KubeSimulator } from './KubeSimulator';
+export { KubeSimulator, DEFAULT_CRDS } from './KubeSimulator';
 export type { DriftChange, KubeSimulatorOptions } from './KubeSimulator';
 export type { Fault, FaultMode } from './faults';
-export type { SimObject } from './store';
+export type {
+  HistoryEntry,
+  HistoryFilter,
+  SimObject,
+  WriteVerb,
+} from './store';
+export type {
+  PrometheusFaultMode,
+  PrometheusRule,
+  PrometheusValue,
+} from './prometheus';
+export { KNOWN_CRDS } from './resources';

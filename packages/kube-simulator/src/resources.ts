@@ -117,7 +117,53 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain',
     crd: 'rollouts.argoproj.io',
   },
+  {
+    // Shipped with Argo Rollouts (its install.yaml has both CRDs).
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    plural: 'analysistemplates',
+    singular: 'analysistemplate',
+    kind: 'AnalysisTemplate',
+    namespaced: true,
+    shortNames: [],
+    categories: [],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain',
+    crd: 'analysistemplates.argoproj.io',
+  },
+  // Istio's VirtualService CRD serves v1beta1 and v1 (no conversion: the same
+  // objects under either apiVersion). The first entry is the storage version.
+  ...['v1beta1', 'v1'].map(version => ({
+    group: 'networking.istio.io',
+    version,
+    plural: 'virtualservices',
+    singular: 'virtualservice',
+    kind: 'VirtualService',
+    namespaced: true,
+    shortNames: ['vs'],
+    categories: ['istio-io', 'networking-istio-io'],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain' as const,
+    crd: 'virtualservices.networking.istio.io',
+  })),
 ];
+
+/** The CRDs a cluster can have, by name: what `setCrd` accepts. */
+export const KNOWN_CRDS = [
+  'rollouts.argoproj.io',
+  'virtualservices.networking.istio.io',
+] as const;
+
+/** The version objects of `def`'s resource are stored in (the first one listed). */
+export function storageDef(def: ResourceDef): ResourceDef {
+  return (
+    RESOURCES.find(r => r.group === def.group && r.plural === def.plural) ?? def
+  );
+}
 
 export function findResource(
   group: string,

@@ -42,9 +42,43 @@ import {
   pdbStatus,
   Readiness,
   RolloutClock,
-  rolloutStatus,
   SelectedPods,
 } from './workloads';
+import {
+  advanceRollout,
+  applyRolloutStatusWrite,
+  cloneRolloutState,
+  newRolloutState,
+  RolloutState,
+  rolloutStatusOf,
+} from './rollouts';
+
+/** What kind of write a history entry records. */
+export type WriteVerb = 'create' | 'update' | 'patch' | 'delete' | 'status';
+
+/** One API write, as `history()` shows it. */
+export interface HistoryEntry {
+  /** When the write happened (ISO 8601, milliseconds). */
+  at: string;
+  verb: WriteVerb;
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** The resourceVersion the write produced. */
+  resourceVersion: string;
+  /** The stored object right after the write (for a delete: the last state). */
+  object: SimObject;
+}
+
+export interface HistoryFilter {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  verb?: WriteVerb;
+}
+
+/** The most writes a cluster's history keeps (the oldest go first). */
+export const HISTORY_LIMIT = 2000;
 
 /** An object as stored: what GET returns, with apiVersion and kind always set. */
 export interface SimObject {
@@ -103,6 +137,8 @@ interface Entry {
   def: ResourceDef;
   obj: JsonObject;
   clock?: RolloutClock;
+  /** The simulated Argo Rollouts controller's state (Rollouts only). */
+  ro?: RolloutState;
 }
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -147,8 +183,12 @@ export class ClusterStore {
   private readonly ips: Allocator<string> = clusterIpAllocator();
   private readonly nodePorts: Allocator<number> = nodePortAllocator();
   readonly readiness: Readiness;
-  /** CustomResourceDefinitions installed (only Argo Rollouts is known). */
-  readonly crds = new Set<string>(['rollouts.argoproj.io']);
+  /** CustomResourceDefinitions installed (Argo Rollouts by default). */
+  readonly crds = new Set<string>([
+    'rollouts.argoproj.io',
+    'analysistemplates.argoproj.io',
+  ]);
+  private readonly writes: HistoryEntry[] = [];
 
   constructor(
     readyDelayMs: number,
@@ -179,24 +219,72 @@ export class ClusterStore {
     });
   }
 
+  private seeding = false;
+
   private seed(kind: string, body: JsonObject) {
     const def = resourceForKind(kind)!;
     const ns = def.namespaced
       ? String(asObject(body.metadata)?.namespace)
       : undefined;
-    this.create(def, ns, body, {});
+    this.seeding = true;
+    try {
+      this.create(def, ns, body, {});
+    } finally {
+      this.seeding = false;
+    }
   }
 
-  /** Installs or removes a CRD; removing it deletes its objects, as on a real cluster. */
+  /**
+   * Installs or removes a CRD; removing it deletes its objects, as on a real
+   * cluster. Argo Rollouts ships `rollouts.argoproj.io` together with
+   * `analysistemplates.argoproj.io`: switching the first switches both.
+   */
   setCrdInstalled(crd: string, installed: boolean): void {
-    if (installed) {
-      this.crds.add(crd);
-      return;
+    const names =
+      crd === 'rollouts.argoproj.io'
+        ? [crd, 'analysistemplates.argoproj.io']
+        : [crd];
+    for (const name of names) {
+      if (installed) {
+        this.crds.add(name);
+        continue;
+      }
+      this.crds.delete(name);
+      for (const entry of [...this.entries.values()]) {
+        if (entry.def.crd === name) this.removeEntry(entry);
+      }
     }
-    this.crds.delete(crd);
-    for (const entry of [...this.entries.values()]) {
-      if (entry.def.crd === crd) this.removeEntry(entry);
-    }
+  }
+
+  /** API writes (not the controllers' status updates), oldest first. */
+  history(filter: HistoryFilter = {}): HistoryEntry[] {
+    return this.writes
+      .filter(
+        w =>
+          (filter.kind === undefined || w.kind === filter.kind) &&
+          (filter.namespace === undefined ||
+            w.namespace === filter.namespace) &&
+          (filter.name === undefined || w.name === filter.name) &&
+          (filter.verb === undefined || w.verb === filter.verb),
+      )
+      .map(w => clone(w));
+  }
+
+  private record(verb: WriteVerb, obj: JsonObject) {
+    const meta = metaOf(obj);
+    this.writes.push({
+      at: new Date(this.now()).toISOString(),
+      verb,
+      kind: String(obj.kind),
+      ...(typeof meta.namespace === 'string'
+        ? { namespace: meta.namespace }
+        : {}),
+      name: String(meta.name),
+      resourceVersion: String(meta.resourceVersion),
+      object: out(obj),
+    });
+    if (this.writes.length > HISTORY_LIMIT)
+      this.writes.splice(0, this.writes.length - HISTORY_LIMIT);
   }
 
   /** Changes readiness after bringing every status up to date with the old setting. */
@@ -464,11 +552,13 @@ export class ClusterStore {
         done: false,
       };
     }
+    if (def.kind === 'Rollout') entry.ro = newRolloutState(now);
     if (entry.clock) this.refreshWorkloadStatus(entry, now);
     if (opts.dryRun) return out(obj);
     commitAllocations();
     meta.resourceVersion = this.bump();
     this.entries.set(keyOf(def, namespace, name), entry);
+    if (!this.seeding) this.record('create', obj);
     return out(obj);
   }
 
@@ -545,7 +635,12 @@ export class ClusterStore {
       ]);
     }
     return {
-      object: this.commitUpdate(entry, candidate, opts),
+      object: this.commitUpdate(
+        entry,
+        candidate,
+        opts,
+        opts.subresource ? 'status' : 'update',
+      ),
       created: false,
     };
   }
@@ -603,7 +698,12 @@ export class ClusterStore {
         'apiVersion and kind cannot be changed by a patch',
       );
     }
-    return this.commitUpdate(entry, patched, opts);
+    return this.commitUpdate(
+      entry,
+      patched,
+      opts,
+      opts.subresource ? 'status' : 'patch',
+    );
   }
 
   /** The common end of PUT and PATCH: keep system fields, default, validate, bump. */
@@ -611,6 +711,7 @@ export class ClusterStore {
     entry: Entry,
     candidate: JsonObject,
     opts: WriteOptions,
+    verb?: WriteVerb,
   ): SimObject {
     const { def } = entry;
     const old = entry.obj;
@@ -671,10 +772,15 @@ export class ClusterStore {
             done: false,
           }
         : entry.clock && { ...entry.clock };
+    const pendingRo = entry.ro && cloneRolloutState(entry.ro);
+    if (pendingRo && opts.subresource === 'status') {
+      // The Argo controller reads what promote/abort wrote at its next reconcile.
+      applyRolloutStatusWrite(pendingRo, next.status, now);
+    }
     if (opts.dryRun) {
       if (pendingClock)
         this.refreshWorkloadStatus(
-          { def, obj: next, clock: pendingClock },
+          { def, obj: next, clock: pendingClock, ro: pendingRo },
           now,
         );
       return out(next);
@@ -682,8 +788,10 @@ export class ClusterStore {
     commitAllocations();
     entry.obj = next;
     entry.clock = pendingClock;
+    entry.ro = pendingRo;
     if (entry.clock) this.refreshWorkloadStatus(entry, now);
     meta.resourceVersion = this.bump();
+    if (verb) this.record(verb, next);
     if (meta.deletionTimestamp && asArray(meta.finalizers).length === 0) {
       this.removeEntry(entry);
     }
@@ -737,6 +845,7 @@ export class ClusterStore {
       }
       tmeta.resourceVersion = this.bump();
       this.removeEntry(entry);
+      this.record('delete', terminating);
       return { object: out(terminating) };
     }
     if (asArray(meta.finalizers).length > 0) {
@@ -744,11 +853,13 @@ export class ClusterStore {
         return { object: out(terminating) };
       tmeta.resourceVersion = this.bump();
       entry.obj = terminating;
+      this.record('delete', terminating);
       return { object: out(terminating) };
     }
     if (!opts.dryRun) {
-      this.bump();
+      tmeta.resourceVersion = this.bump();
       this.removeEntry(entry);
+      this.record('delete', terminating);
     }
     if (def.returnsDeletedObject) return { object: out(entry.obj) };
     return {
@@ -932,10 +1043,19 @@ export class ClusterStore {
 
   private refreshWorkloadStatus(entry: Entry, now: number): boolean {
     if (!entry.clock) return false;
-    const status =
-      entry.def.kind === 'Rollout'
-        ? rolloutStatus(entry.obj, entry.clock, this.readiness, now)
-        : deploymentStatus(entry.obj, entry.clock, this.readiness, now);
+    let status: JsonObject;
+    if (entry.ro) {
+      advanceRollout(entry.ro, entry.obj, this.readiness, now);
+      status = rolloutStatusOf(
+        entry.ro,
+        entry.obj,
+        entry.clock.generation,
+        this.readiness,
+        now,
+      );
+    } else {
+      status = deploymentStatus(entry.obj, entry.clock, this.readiness, now);
+    }
     if (deepEqual(status, entry.obj.status)) return false;
     entry.obj.status = status;
     return true;

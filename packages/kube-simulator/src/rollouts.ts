@@ -1,0 +1,713 @@
+/**
+ * The Argo Rollouts controller, simulated (argoproj.io/v1alpha1, basic canary
+ * without traffic routing), following argo-rollouts' rollout/canary.go,
+ * rollout/pause.go, rollout/sync.go and utils/rollout/rolloututil.go.
+ *
+ * There are no pods: each ReplicaSet is a list of pod batches, each ready
+ * `readyDelayMs` after it was created. The controller is event-driven on a
+ * virtual clock: `advanceRollout(state, obj, readiness, now)` replays every
+ * reconcile that would have happened up to `now` (pods becoming ready, timed
+ * pauses ending), so reads are deterministic for a given clock.
+ *
+ * - The first revision (no stableRS) is promoted at once ("Initial deploy"):
+ *   stableRS = currentPodHash, currentStepIndex = steps.length.
+ * - A pod template change (new pod-template hash) with a stable RS starts a
+ *   canary at step 0; a change back to the stable hash skips the steps.
+ *   A change of the steps resets the index to 0, as Argo does.
+ * - `setWeight: w` scales the canary RS to ceil(replicas * w / 100) and the
+ *   stable to the rest, within maxSurge (default 25%) / maxUnavailable
+ *   (default 0); the step completes when both RSs are at their counts and
+ *   fully available.
+ * - `pause: {}` / `pause: { duration }` adds the CanaryPauseStep pause
+ *   condition (controllerPause: true); a duration ends it (Argo's
+ *   DurationSeconds: whole seconds, "500ms" is 0 s, a bare integer is
+ *   seconds); clearing `status.pauseConditions` (promote) ends any pause.
+ * - After the last step the canary is scaled to 100%, and once all its
+ *   replicas are available it becomes stable.
+ * - `status.abort: true` scales the canary to 0 and the stable back to
+ *   spec.replicas; `status.abort: false` (retry) restarts from step 0;
+ *   `status.promoteFull: true` skips the remaining steps; a written
+ *   `status.currentStepIndex` moves the canary to that step.
+ * - `spec.paused: true` stops the steps (phase Paused, "manually paused").
+ */
+import { selectorString } from './selectors';
+import { asArray, asObject, isPlainObject, JsonObject, rfc3339 } from './util';
+import { Readiness, templateHash } from './workloads';
+
+interface Batch {
+  count: number;
+  readyAt: number;
+}
+
+interface ReplicaSetState {
+  hash: string;
+  batches: Batch[];
+}
+
+export interface RolloutState {
+  /** The virtual time the state has been advanced to. */
+  t: number;
+  currentHash?: string;
+  stableHash?: string;
+  stepsKey?: string;
+  revision: number;
+  replicaSets: ReplicaSetState[];
+  stepIndex: number;
+  /** Start of the CanaryPauseStep pause condition, when present. */
+  pauseStart?: number;
+  controllerPause: boolean;
+  abort: boolean;
+  abortedAt?: number;
+  promoteFull: boolean;
+  /** Last time the rollout made progress (progress deadline). */
+  progressAt: number;
+}
+
+export function newRolloutState(now: number): RolloutState {
+  return {
+    t: now,
+    revision: 0,
+    replicaSets: [],
+    stepIndex: 0,
+    controllerPause: false,
+    abort: false,
+    promoteFull: false,
+    progressAt: now,
+  };
+}
+
+export function cloneRolloutState(state: RolloutState): RolloutState {
+  return JSON.parse(JSON.stringify(state));
+}
+
+// ------------------------------------------------------------ spec reading
+
+interface Step {
+  setWeight?: number;
+  pause?: { seconds?: number };
+}
+
+interface Params {
+  name: string;
+  replicas: number;
+  hash: string;
+  steps: Step[];
+  stepsKey: string;
+  paused: boolean;
+  maxSurge: number;
+  maxUnavailable: number;
+  deadlineMs: number;
+  canary: boolean;
+}
+
+const GO_DURATION = /^([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$/;
+const UNIT_SECONDS: Record<string, number> = {
+  ns: 1e-9,
+  us: 1e-6,
+  µs: 1e-6,
+  μs: 1e-6,
+  ms: 1e-3,
+  s: 1,
+  m: 60,
+  h: 3600,
+};
+
+/**
+ * Argo's RolloutPause.DurationSeconds: an integer is seconds, a string is a
+ * bare integer (seconds) or a Go duration truncated to whole seconds; an
+ * invalid string is -1.
+ */
+export function pauseDurationSeconds(duration: unknown): number {
+  if (typeof duration === 'number') return Math.trunc(duration);
+  if (typeof duration !== 'string') return 0;
+  if (/^[-+]?\d+$/.test(duration)) return Number(duration);
+  let text = duration;
+  let sign = 1;
+  if (text.startsWith('-') || text.startsWith('+')) {
+    sign = text.startsWith('-') ? -1 : 1;
+    text = text.slice(1);
+  }
+  if (text === '0') return 0;
+  if (!GO_DURATION.test(text)) return -1;
+  let seconds = 0;
+  for (const m of text.matchAll(
+    /([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/g,
+  )) {
+    if (m[1] === '' || m[1] === '.') return -1;
+    seconds += Number(m[1]) * UNIT_SECONDS[m[2]];
+  }
+  return sign * Math.trunc(seconds + 1e-9);
+}
+
+function intOrPercent(value: unknown, total: number, roundUp: boolean) {
+  if (typeof value === 'number') return value;
+  const m = typeof value === 'string' ? value.match(/^(\d+)%$/) : null;
+  if (!m)
+    return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 0;
+  const exact = (Number(m[1]) * total) / 100;
+  return roundUp ? Math.ceil(exact) : Math.floor(exact);
+}
+
+function params(obj: JsonObject): Params {
+  const spec = asObject(obj.spec) ?? {};
+  const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
+  const strategy = asObject(spec.strategy) ?? {};
+  const canary = asObject(strategy.canary);
+  const rawSteps = canary ? asArray(canary.steps) : [];
+  const steps: Step[] = rawSteps.map(raw => {
+    const s = asObject(raw) ?? {};
+    if (typeof s.setWeight === 'number') return { setWeight: s.setWeight };
+    if (s.pause !== undefined) {
+      const p = asObject(s.pause) ?? {};
+      return p.duration === undefined
+        ? { pause: {} }
+        : { pause: { seconds: pauseDurationSeconds(p.duration) } };
+    }
+    return {}; // a step kind not simulated (analysis, experiment...): passes at once
+  });
+  let maxSurge: number;
+  let maxUnavailable: number;
+  if (canary || !asObject(strategy.blueGreen)) {
+    maxSurge = intOrPercent(canary?.maxSurge ?? '25%', replicas, true);
+    maxUnavailable = Math.min(
+      intOrPercent(canary?.maxUnavailable ?? 0, replicas, false),
+      replicas,
+    );
+    if (maxSurge === 0 && maxUnavailable === 0) maxSurge = 1;
+  } else {
+    maxSurge = replicas; // blueGreen: a full preview RS
+    maxUnavailable = 0;
+  }
+  return {
+    name: String(asObject(obj.metadata)?.name ?? ''),
+    replicas,
+    hash: templateHash(spec.template),
+    steps,
+    stepsKey: JSON.stringify(rawSteps),
+    paused: spec.paused === true,
+    maxSurge,
+    maxUnavailable,
+    deadlineMs:
+      (typeof spec.progressDeadlineSeconds === 'number'
+        ? spec.progressDeadlineSeconds
+        : 600) * 1000,
+    canary: Boolean(canary),
+  };
+}
+
+// --------------------------------------------------------- replica sets
+
+function replicasOf(rs: ReplicaSetState | undefined): number {
+  return rs ? rs.batches.reduce((n, b) => n + b.count, 0) : 0;
+}
+
+function availableOf(
+  rs: ReplicaSetState | undefined,
+  readiness: Readiness,
+  t: number,
+): number {
+  if (!rs || readiness.neverReady) return 0;
+  return rs.batches.reduce((n, b) => n + (b.readyAt <= t ? b.count : 0), 0);
+}
+
+function rsFor(state: RolloutState, hash: string): ReplicaSetState {
+  let rs = state.replicaSets.find(r => r.hash === hash);
+  if (!rs) {
+    rs = { hash, batches: [] };
+    state.replicaSets.push(rs);
+  }
+  return rs;
+}
+
+/** Scales down, removing not-ready pods first (newest batches first), as the RS controller does. */
+function scaleDown(rs: ReplicaSetState, to: number, t: number) {
+  let remove = replicasOf(rs) - to;
+  const order = [...rs.batches].sort(
+    (a, b) =>
+      Number(a.readyAt <= t) - Number(b.readyAt <= t) || b.readyAt - a.readyAt,
+  );
+  for (const batch of order) {
+    if (remove <= 0) break;
+    const n = Math.min(batch.count, remove);
+    batch.count -= n;
+    remove -= n;
+  }
+  rs.batches = rs.batches.filter(b => b.count > 0);
+}
+
+/** The replica count each RS should have at the current step. */
+function targets(state: RolloutState, p: Params): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const rs of state.replicaSets) out.set(rs.hash, 0);
+  const current = state.currentHash!;
+  const stable = state.stableHash!;
+  if (stable === current) {
+    out.set(current, p.replicas);
+    return out;
+  }
+  let weight = 100;
+  if (state.abort) weight = 0;
+  else if (state.stepIndex < p.steps.length) {
+    weight = 0;
+    for (let i = Math.min(state.stepIndex, p.steps.length - 1); i >= 0; i--) {
+      const w = p.steps[i].setWeight;
+      if (w !== undefined) {
+        weight = w;
+        break;
+      }
+    }
+  }
+  const canary = Math.min(
+    p.replicas,
+    Math.ceil((p.replicas * Math.max(0, Math.min(weight, 100))) / 100),
+  );
+  out.set(current, canary);
+  out.set(stable, p.replicas - canary);
+  return out;
+}
+
+/** One scaling pass within maxSurge/maxUnavailable; returns whether anything changed. */
+function scale(
+  state: RolloutState,
+  p: Params,
+  readiness: Readiness,
+  t: number,
+): boolean {
+  const want = targets(state, p);
+  let changed = false;
+  const total = () => state.replicaSets.reduce((n, r) => n + replicasOf(r), 0);
+  const available = () =>
+    state.replicaSets.reduce((n, r) => n + availableOf(r, readiness, t), 0);
+  const maxTotal = p.replicas + p.maxSurge;
+  const minAvailable = p.replicas - p.maxUnavailable;
+  // Scale up within the surge, the canary (current) first.
+  const order = [...state.replicaSets].sort(
+    (a, b) =>
+      Number(b.hash === state.currentHash) -
+      Number(a.hash === state.currentHash),
+  );
+  for (const rs of order) {
+    const target = want.get(rs.hash) ?? 0;
+    const have = replicasOf(rs);
+    if (have >= target) continue;
+    const room = Math.max(0, maxTotal - total());
+    const add = Math.min(target - have, room);
+    if (add > 0) {
+      rs.batches.push({ count: add, readyAt: t + readiness.readyDelayMs });
+      changed = true;
+    }
+  }
+  // Scale down: not-ready pods freely, ready ones down to minAvailable.
+  for (const rs of state.replicaSets) {
+    const target = want.get(rs.hash) ?? 0;
+    const have = replicasOf(rs);
+    if (have <= target) continue;
+    const unready = have - availableOf(rs, readiness, t);
+    const spare = Math.max(0, available() - minAvailable);
+    const to = Math.max(target, have - unready - spare);
+    if (to < have) {
+      scaleDown(rs, to, t);
+      changed = true;
+    }
+  }
+  state.replicaSets = state.replicaSets.filter(
+    r =>
+      r.batches.length > 0 ||
+      r.hash === state.currentHash ||
+      r.hash === state.stableHash,
+  );
+  return changed;
+}
+
+function atTargets(
+  state: RolloutState,
+  p: Params,
+  readiness: Readiness,
+  t: number,
+): boolean {
+  const want = targets(state, p);
+  return state.replicaSets.every(rs => {
+    const target = want.get(rs.hash) ?? 0;
+    return (
+      replicasOf(rs) === target && availableOf(rs, readiness, t) === target
+    );
+  });
+}
+
+// ------------------------------------------------------------- reconcile
+
+function resetForNewRevision(state: RolloutState, p: Params) {
+  state.pauseStart = undefined;
+  state.controllerPause = false;
+  state.abort = false;
+  state.abortedAt = undefined;
+  state.promoteFull = false;
+  state.stepIndex = state.stableHash === state.currentHash ? p.steps.length : 0;
+}
+
+/** One reconcile at time t, repeated until nothing changes. */
+function reconcile(
+  state: RolloutState,
+  p: Params,
+  readiness: Readiness,
+  t: number,
+) {
+  if (state.currentHash !== p.hash) {
+    state.currentHash = p.hash;
+    state.revision += 1;
+    state.stepsKey = p.stepsKey;
+    rsFor(state, p.hash);
+    resetForNewRevision(state, p);
+    state.progressAt = t;
+  } else if (state.stepsKey !== p.stepsKey) {
+    state.stepsKey = p.stepsKey;
+    resetForNewRevision(state, p);
+    state.progressAt = t;
+  }
+  for (let i = 0; i < 1000; i++) {
+    let changed = false;
+    const current = rsFor(state, state.currentHash!);
+    if (state.stableHash === undefined) {
+      state.stableHash = state.currentHash; // "Initial deploy"
+      state.stepIndex = p.steps.length;
+      changed = true;
+    }
+    if (state.promoteFull && state.stableHash !== state.currentHash) {
+      state.pauseStart = undefined;
+      state.controllerPause = false;
+      state.abort = false;
+      state.abortedAt = undefined;
+      state.stepIndex = p.steps.length;
+    }
+    if (state.abort && p.steps.length > 0) {
+      const index = state.stableHash === state.currentHash ? p.steps.length : 0;
+      if (state.stepIndex !== index) {
+        state.stepIndex = index;
+        changed = true;
+      }
+    }
+    if (scale(state, p, readiness, t)) changed = true;
+    // shouldFullPromote: every step done (or promoteFull) and the canary fully available.
+    if (
+      state.stableHash !== state.currentHash &&
+      !state.abort &&
+      state.stepIndex >= p.steps.length &&
+      availableOf(current, readiness, t) >= p.replicas
+    ) {
+      state.stableHash = state.currentHash;
+      state.promoteFull = false;
+      state.progressAt = t;
+      changed = true;
+    }
+    if (
+      state.stableHash !== state.currentHash &&
+      !state.abort &&
+      !p.paused &&
+      state.stepIndex < p.steps.length
+    ) {
+      const step = p.steps[state.stepIndex];
+      let completed = false;
+      if (step.pause) {
+        if (state.controllerPause && state.pauseStart === undefined) {
+          completed = true; // the pause condition was removed: promoted
+        } else if (state.pauseStart === undefined) {
+          state.pauseStart = t;
+          state.controllerPause = true;
+          changed = true;
+        } else if (
+          step.pause.seconds !== undefined &&
+          t >= state.pauseStart + step.pause.seconds * 1000
+        ) {
+          completed = true;
+        }
+      } else if (step.setWeight !== undefined) {
+        completed = atTargets(state, p, readiness, t);
+      } else {
+        completed = true;
+      }
+      if (completed) {
+        state.stepIndex += 1;
+        state.pauseStart = undefined;
+        state.controllerPause = false;
+        state.progressAt = t;
+        changed = true;
+      }
+    }
+    if (!changed) return;
+  }
+}
+
+/** The next time something happens by itself (a pod ready, a timed pause over). */
+function nextEvent(
+  state: RolloutState,
+  p: Params,
+  readiness: Readiness,
+): number | undefined {
+  let next: number | undefined;
+  const consider = (at: number) => {
+    if (at > state.t && (next === undefined || at < next)) next = at;
+  };
+  if (!readiness.neverReady) {
+    for (const rs of state.replicaSets)
+      for (const b of rs.batches) consider(b.readyAt);
+  }
+  const step = p.steps[state.stepIndex];
+  if (
+    state.pauseStart !== undefined &&
+    step?.pause?.seconds !== undefined &&
+    !p.paused
+  ) {
+    consider(state.pauseStart + step.pause.seconds * 1000);
+  }
+  return next;
+}
+
+/** Replays the controller up to `now`. */
+export function advanceRollout(
+  state: RolloutState,
+  obj: JsonObject,
+  readiness: Readiness,
+  now: number,
+) {
+  const p = params(obj);
+  reconcile(state, p, readiness, state.t);
+  for (let i = 0; i < 100_000; i++) {
+    const next = nextEvent(state, p, readiness);
+    if (next === undefined || next > now) break;
+    state.t = next;
+    reconcile(state, p, readiness, next);
+    state.progressAt = next;
+  }
+  state.t = Math.max(state.t, now);
+  reconcile(state, p, readiness, state.t);
+}
+
+/**
+ * What a client wrote to the status subresource (kubectl argo rollouts
+ * promote / abort / retry): the controller reads it at its next reconcile.
+ */
+export function applyRolloutStatusWrite(
+  state: RolloutState,
+  written: unknown,
+  now: number,
+) {
+  const status = asObject(written) ?? {};
+  const conditions = asArray(status.pauseConditions);
+  if (
+    state.pauseStart !== undefined &&
+    !conditions.some(c => asObject(c)?.reason === 'CanaryPauseStep')
+  ) {
+    state.pauseStart = undefined; // promote: the controller sees controllerPause without a condition
+    state.controllerPause = true;
+  }
+  if (status.abort === true && !state.abort) {
+    state.abort = true;
+    state.abortedAt = now;
+    state.pauseStart = undefined;
+    state.controllerPause = false;
+  } else if (status.abort !== true && state.abort) {
+    state.abort = false; // retry
+    state.abortedAt = undefined;
+    state.progressAt = now;
+  }
+  if (status.promoteFull === true) state.promoteFull = true;
+  if (
+    typeof status.currentStepIndex === 'number' &&
+    status.currentStepIndex !== state.stepIndex &&
+    state.stableHash !== state.currentHash
+  ) {
+    state.stepIndex = Math.max(0, Math.trunc(status.currentStepIndex));
+    state.pauseStart = undefined;
+    state.controllerPause = false;
+  }
+}
+
+// ---------------------------------------------------------------- status
+
+interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastUpdateTime?: string;
+  lastTransitionTime?: string;
+}
+
+function mergeConditions(previous: unknown, next: Condition[], now: number) {
+  const old = asArray(previous).filter(isPlainObject) as unknown as Condition[];
+  const ts = rfc3339(now);
+  return next.map(c => {
+    const prev = old.find(o => o.type === c.type);
+    const sameStatus = prev && prev.status === c.status;
+    const sameContent =
+      sameStatus && prev.reason === c.reason && prev.message === c.message;
+    return {
+      ...c,
+      lastUpdateTime: sameContent ? prev.lastUpdateTime : ts,
+      lastTransitionTime: sameStatus ? prev.lastTransitionTime : ts,
+    };
+  });
+}
+
+/** The status the controller writes at `now` (after advanceRollout). */
+export function rolloutStatusOf(
+  state: RolloutState,
+  obj: JsonObject,
+  generation: number,
+  readiness: Readiness,
+  now: number,
+): JsonObject {
+  const p = params(obj);
+  const spec = asObject(obj.spec) ?? {};
+  const current = state.replicaSets.find(r => r.hash === state.currentHash);
+  const total = state.replicaSets.reduce((n, r) => n + replicasOf(r), 0);
+  const updated = replicasOf(current);
+  const available = state.replicaSets.reduce(
+    (n, r) => n + availableOf(r, readiness, now),
+    0,
+  );
+  const status: JsonObject = { observedGeneration: String(generation) };
+  // zero counters are omitted (omitempty), as Argo writes them
+  if (total) status.replicas = total;
+  if (updated) status.updatedReplicas = updated;
+  if (available) status.readyReplicas = available;
+  if (available) status.availableReplicas = available;
+  status.HPAReplicas = total;
+  status.currentPodHash = state.currentHash;
+  if (state.stableHash) status.stableRS = state.stableHash;
+  if (p.canary && p.steps.length > 0) status.currentStepIndex = state.stepIndex;
+  if (state.pauseStart !== undefined) {
+    status.pauseConditions = [
+      { reason: 'CanaryPauseStep', startTime: rfc3339(state.pauseStart) },
+    ];
+  }
+  if (state.controllerPause) status.controllerPause = true;
+  if (state.abort) {
+    status.abort = true;
+    status.abortedAt = rfc3339(state.abortedAt ?? now);
+  }
+  if (state.promoteFull) status.promoteFull = true;
+  status.canary = {};
+  status.selector = selectorString(spec.selector);
+
+  const rsName = `${p.name}-${state.currentHash}`;
+  const paused = p.paused || state.pauseStart !== undefined;
+  const fullyPromoted = state.stableHash === state.currentHash;
+  const complete =
+    fullyPromoted &&
+    updated === p.replicas &&
+    available >= p.replicas &&
+    total === p.replicas;
+  const deadlineExceeded =
+    !complete &&
+    !paused &&
+    !state.abort &&
+    now - state.progressAt > p.deadlineMs;
+  const abortMessage = `Rollout aborted update to revision ${state.revision}`;
+
+  // CalculateRolloutPhase
+  let phase: string;
+  let message: string | undefined;
+  if (state.abort) {
+    phase = 'Degraded';
+    message = `RolloutAborted: ${abortMessage}`;
+  } else if (deadlineExceeded) {
+    phase = 'Degraded';
+    message = `ProgressDeadlineExceeded: ReplicaSet "${rsName}" has timed out progressing.`;
+  } else if (p.paused) {
+    phase = 'Paused';
+    message = 'manually paused';
+  } else if (state.pauseStart !== undefined) {
+    phase = 'Paused';
+    message = 'CanaryPauseStep';
+  } else if (updated < p.replicas) {
+    phase = 'Progressing';
+    message = 'more replicas need to be updated';
+  } else if (available < updated) {
+    phase = 'Progressing';
+    message = 'updated replicas are still becoming available';
+  } else if (total > updated) {
+    phase = 'Progressing';
+    message = 'old replicas are pending termination';
+  } else if (!fullyPromoted) {
+    phase = 'Progressing';
+    message = 'waiting for all steps to complete';
+  } else {
+    phase = 'Healthy';
+  }
+  status.phase = phase;
+  if (message !== undefined) status.message = message;
+
+  let progressing: Condition;
+  if (state.abort) {
+    progressing = {
+      type: 'Progressing',
+      status: 'False',
+      reason: 'RolloutAborted',
+      message: abortMessage,
+    };
+  } else if (deadlineExceeded) {
+    progressing = {
+      type: 'Progressing',
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: `ReplicaSet "${rsName}" has timed out progressing.`,
+    };
+  } else if (paused) {
+    progressing = {
+      type: 'Progressing',
+      status: 'Unknown',
+      reason: 'RolloutPaused',
+      message: 'Rollout is paused',
+    };
+  } else if (complete) {
+    progressing = {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'NewReplicaSetAvailable',
+      message: `Rollout "${p.name}" has successfully progressed.`,
+    };
+  } else {
+    progressing = {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'ReplicaSetUpdated',
+      message: `Rollout "${p.name}" is progressing.`,
+    };
+  }
+  const healthy = phase === 'Healthy';
+  const conditions: Condition[] = [
+    progressing,
+    available >= p.replicas - p.maxUnavailable
+      ? {
+          type: 'Available',
+          status: 'True',
+          reason: 'AvailableReason',
+          message: 'Rollout has minimum availability',
+        }
+      : {
+          type: 'Available',
+          status: 'False',
+          reason: 'AvailableReason',
+          message: 'Rollout does not have minimum availability',
+        },
+    {
+      type: 'Healthy',
+      status: healthy ? 'True' : 'False',
+      reason: 'RolloutHealthy',
+      message: healthy ? 'Rollout is healthy' : 'Rollout is not healthy',
+    },
+  ];
+  const previous = asObject(obj.status)?.conditions;
+  const hadPaused = asArray(previous).some(c => asObject(c)?.type === 'Paused');
+  if (paused || hadPaused) {
+    conditions.push({
+      type: 'Paused',
+      status: paused ? 'True' : 'False',
+      reason: 'RolloutPaused',
+      message: 'Rollout is paused',
+    });
+  }
+  status.conditions = mergeConditions(previous, conditions, now);
+  return status;
+}

@@ -1,0 +1,167 @@
+import { parseOrThrow, releaseSchema } from '../service/validation';
+import {
+  parseDuration,
+  resolveIntOrPercent,
+  resolveWaves,
+  strategySchema,
+  weightAt,
+} from './strategy';
+
+const valid = {
+  waves: [{ clusters: ['a'] }, { percent: 50 }, { percent: 100 }],
+  canary: {
+    steps: [
+      { setWeight: 20 },
+      { pause: {} },
+      { setWeight: 60 },
+      { pause: { duration: '45m' } },
+      { setWeight: 100 },
+    ],
+    maxSurge: '30%',
+    maxUnavailable: 0,
+    trafficRouting: {
+      istio: { virtualService: { name: 'routing', routes: ['primary'] } },
+    },
+  },
+  analysis: {
+    templates: [
+      {
+        name: 'http-success-rate',
+        interval: '2m',
+        failureLimit: 1,
+        successCondition: 'result[0] >= 0.995',
+        provider: {
+          prometheus: { address: 'http://prometheus:9090', query: 'up' },
+        },
+      },
+    ],
+  },
+  rollback: { enabled: true, timeout: '15m' },
+};
+
+function problem(strategy: unknown): string {
+  try {
+    parseOrThrow(releaseSchema, { strategy }, 'release');
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('release strategy', () => {
+  it('accepts the strategy of the design as written', () => {
+    expect(strategySchema.parse(valid)).toEqual(valid);
+  });
+
+  it.each([
+    [
+      'weights not increasing',
+      { ...valid, canary: { steps: [{ setWeight: 60 }, { setWeight: 60 }] } },
+      'strategy.canary.steps.1.setWeight: weights must increase: 60 comes after 60',
+    ],
+    [
+      'a duration that does not parse',
+      { ...valid, canary: { steps: [{ setWeight: 10 }, { pause: { duration: 'soon' } }] } },
+      'strategy.canary.steps',
+    ],
+    [
+      'an analysis without a provider',
+      {
+        ...valid,
+        analysis: { templates: [{ name: 'x', successCondition: 'result[0] > 1' }] },
+      },
+      'strategy.analysis.templates.0.provider: an analysis needs a provider',
+    ],
+    [
+      'a condition that is not an expression',
+      {
+        ...valid,
+        analysis: {
+          templates: [{ ...valid.analysis.templates[0], successCondition: 'result[0] >=' }],
+        },
+      },
+      'strategy.analysis.templates.0.successCondition: is not a valid expression',
+    ],
+    [
+      'a wave naming two ways',
+      { ...valid, waves: [{ clusters: ['a'], percent: 10 }] },
+      'strategy.waves.0: a wave names exactly one of clusters, clusterSelector or percent',
+    ],
+    [
+      'a rollback timeout that does not parse',
+      { ...valid, rollback: { timeout: '15 minutes' } },
+      'strategy.rollback.timeout: must be a duration',
+    ],
+    [
+      'maxSurge and maxUnavailable both 0',
+      { ...valid, canary: { ...valid.canary, maxSurge: 0, maxUnavailable: '0%' } },
+      'strategy.canary.maxSurge: maxSurge and maxUnavailable cannot both be 0',
+    ],
+    [
+      'an unknown key',
+      { ...valid, canary: { ...valid.canary, stepz: [] } },
+      "Unrecognized key(s) in object: 'stepz'",
+    ],
+  ])('refuses %s with a 400 naming the field', (_, strategy, message) => {
+    expect(problem(strategy)).toContain(message);
+  });
+
+  it('parses Go-style durations and seconds', () => {
+    expect(parseDuration('45m')).toBe(2_700_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('30')).toBe(30_000);
+    expect(parseDuration(2)).toBe(2_000);
+    expect(parseDuration('1 hour')).toBeUndefined();
+    expect(parseDuration('')).toBeUndefined();
+  });
+
+  it('resolves maxSurge up and maxUnavailable down, as Argo does', () => {
+    expect(resolveIntOrPercent('25%', 3, 'up')).toBe(1);
+    expect(resolveIntOrPercent('25%', 3, 'down')).toBe(0);
+    expect(resolveIntOrPercent(2, 3, 'up')).toBe(2);
+  });
+
+  it('gives the weight in force at each step', () => {
+    const steps = valid.canary.steps;
+    expect([0, 1, 2, 3, 4].map(i => weightAt(steps, i))).toEqual([20, 20, 60, 60, 100]);
+  });
+});
+
+describe('waves', () => {
+  const targets = ['a', 'b', 'c', 'd', 'e', 'f'].map((name, i) => ({
+    name,
+    labels: { env: i < 2 ? 'staging' : 'prod' },
+  }));
+
+  it('splits targets in order: named, then cumulative percentages', () => {
+    expect(resolveWaves([{ clusters: ['f'] }, { percent: 50 }, { percent: 100 }], targets)).toEqual([
+      ['f'],
+      ['a', 'b'],
+      ['c', 'd', 'e'],
+    ]);
+  });
+
+  it('selects by labels, and puts the targets no wave took in a last wave', () => {
+    expect(resolveWaves([{ clusterSelector: { env: 'staging' } }], targets)).toEqual([
+      ['a', 'b'],
+      ['c', 'd', 'e', 'f'],
+    ]);
+  });
+
+  it('is one wave of every target without waves', () => {
+    expect(resolveWaves(undefined, targets)).toEqual([['a', 'b', 'c', 'd', 'e', 'f']]);
+  });
+
+  it('refuses a wave that selects no cluster, naming it', () => {
+    expect(() =>
+      resolveWaves([{ clusterSelector: { env: 'dev' } }], targets),
+    ).toThrow('strategy.waves.0 selects no cluster');
+    expect(() => resolveWaves([{ clusters: ['zz'] }], targets)).toThrow(
+      "strategy.waves.0.clusters: 'zz' is not a target of this release",
+    );
+    expect(() => resolveWaves([{ percent: 100 }, { percent: 100 }], targets)).toThrow(
+      'strategy.waves.1 selects no cluster',
+    );
+  });
+});

@@ -50,12 +50,9 @@ function call(
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const payload =
-      body === undefined
-        ? undefined
-        : typeof body === 'string'
-        ? body
-        : JSON.stringify(body);
+    let payload: string | undefined;
+    if (typeof body === 'string') payload = body;
+    else if (body !== undefined) payload = JSON.stringify(body);
     const send = url.startsWith('https:') ? request : httpRequest;
     const req = send(
       url,

@@ -34,6 +34,39 @@ async function waitFor(check: () => boolean, timeoutMs: number) {
 }
 
 describe('parseArgs', () => {
+  it('parses the CRD and Prometheus flags', () => {
+    expect(
+      parseArgs([
+        '--names',
+        'a,b,c',
+        '--out',
+        '/tmp/x',
+        '--rollouts',
+        'a,b',
+        '--istio',
+        'b',
+        '--prometheus-port',
+        '0',
+      ]),
+    ).toEqual({
+      clusters: ['a', 'b', 'c'],
+      outDir: '/tmp/x',
+      prometheusPort: 0,
+      crds: {
+        a: ['rollouts.argoproj.io'],
+        b: ['rollouts.argoproj.io', 'virtualservices.networking.istio.io'],
+        c: [],
+      },
+    });
+    expect(
+      parseArgs(['--clusters', '2', '--out', '/tmp/x', '--rollouts', 'none'])
+        .crds,
+    ).toEqual({ 'sim-1': [], 'sim-2': [] });
+    expect(() =>
+      parseArgs(['--clusters', '2', '--out', '/tmp/x', '--istio', 'sim-9']),
+    ).toThrow(UsageError);
+  });
+
   it('parses the documented flags', () => {
     expect(parseArgs(['--clusters', '3', '--out', '/tmp/x'])).toEqual({
       clusters: 3,

@@ -1,7 +1,8 @@
 /**
  * What the controllers of a real cluster would write, computed from time
- * instead of from pods (there are none): Deployment and Rollout replica
- * status and conditions, and the HPA's min/max clamp of its target.
+ * instead of from pods (there are none): Deployment replica status and
+ * conditions, and the HPA's min/max clamp of its target (Rollouts: see
+ * rollouts.ts).
  *
  * Each generation change starts a rollout. Its new pods become ready
  * `readyDelayMs` later. Until then the status has the shape a real rolling
@@ -19,7 +20,6 @@
  * `spec.progressDeadlineSeconds` (default 600) has passed, Progressing turns
  * False with reason ProgressDeadlineExceeded.
  */
-import { selectorString } from './selectors';
 import { asArray, asObject, isPlainObject, JsonObject, rfc3339 } from './util';
 
 export interface Readiness {
@@ -263,78 +263,6 @@ export function deploymentStatus(
         };
   const previous = asObject(obj.status)?.conditions;
   status.conditions = mergeConditions(previous, [available, progressing], now);
-  return status;
-}
-
-/**
- * Argo Rollout status (observedGeneration is a string there). Steps, pauses
- * and analysis are not simulated: a rollout is Healthy once its replicas are.
- */
-export function rolloutStatus(
-  obj: JsonObject,
-  clock: RolloutClock,
-  readiness: Readiness,
-  now: number,
-): JsonObject {
-  const spec = asObject(obj.spec) ?? {};
-  const p = progress(obj, clock, readiness, now);
-  const healthy = p.done && p.available === p.desired;
-  const status: JsonObject = { observedGeneration: String(clock.generation) };
-  counters(p, status);
-  delete status.unavailableReplicas;
-  status.currentPodHash = p.hash;
-  if (p.done) status.stableRS = p.hash;
-  else if (isPlainObject(obj.status) && obj.status.stableRS)
-    status.stableRS = obj.status.stableRS;
-  status.selector = selectorString(spec.selector);
-  if (healthy) status.phase = 'Healthy';
-  else if (p.deadlineExceeded || (p.done && readiness.neverReady)) {
-    status.phase = 'Degraded';
-    status.message = p.deadlineExceeded
-      ? `ProgressDeadlineExceeded: ReplicaSet "${p.rsName}" has timed out progressing.`
-      : 'Rollout does not have minimum availability';
-  } else {
-    status.phase = 'Progressing';
-    status.message = 'more replicas need to be updated';
-  }
-  const name = String(asObject(obj.metadata)?.name ?? '');
-  const conditions: Condition[] = [
-    progressingCondition(p, {
-      done: `Rollout "${name}" has successfully progressed.`,
-      progressing: `Rollout "${name}" is progressing.`,
-    }),
-    p.available >= p.minAvailable
-      ? {
-          type: 'Available',
-          status: 'True',
-          reason: 'AvailableReason',
-          message: 'Rollout has minimum availability',
-        }
-      : {
-          type: 'Available',
-          status: 'False',
-          reason: 'AvailableReason',
-          message: 'Rollout does not have minimum availability',
-        },
-    healthy
-      ? {
-          type: 'Healthy',
-          status: 'True',
-          reason: 'RolloutHealthy',
-          message: 'Rollout is healthy',
-        }
-      : {
-          type: 'Healthy',
-          status: 'False',
-          reason: 'RolloutHealthy',
-          message: 'Rollout is not healthy',
-        },
-  ];
-  status.conditions = mergeConditions(
-    asObject(obj.status)?.conditions,
-    conditions,
-    now,
-  );
   return status;
 }
 

@@ -135,6 +135,78 @@ export function release(released: string[], offline: string[] = []): Release {
   };
 }
 
+/**
+ * A progressive release of app-1 to payments:1.5.0 in two waves: sim-1 at 20 % waiting for
+ * promote with a failing measurement, sim-2 and sim-3 waiting for their wave.
+ */
+export function progressiveRelease(extra: Partial<Release> = {}): Release {
+  return {
+    ...release([]),
+    id: 'rel-2',
+    status: 'PROGRESSING',
+    strategy: {
+      waves: [{ clusters: ['sim-1'] }, { percent: 100 }],
+      canary: {
+        steps: [
+          { setWeight: 20 },
+          { pause: {} },
+          { setWeight: 60 },
+          { pause: { duration: '30s' } },
+          { setWeight: 100 },
+        ],
+      },
+    },
+    progress: {
+      phase: 'PROGRESSING',
+      currentWave: 0,
+      waves: [['sim-1'], ['sim-2', 'sim-3']],
+      clusters: [
+        {
+          cluster: 'sim-1',
+          wave: 0,
+          mode: 'rollout',
+          state: 'RUNNING',
+          stepIndex: 1,
+          weight: 20,
+          awaitingPromote: true,
+          failures: 1,
+          inconclusive: 0,
+        },
+        {
+          cluster: 'sim-2',
+          wave: 1,
+          mode: 'replicas',
+          state: 'WAITING',
+          stepIndex: 0,
+          weight: 0,
+          failures: 0,
+          inconclusive: 0,
+        },
+      ],
+      analysis: [
+        {
+          template: 'http-success-rate',
+          cluster: 'sim-1',
+          phase: 'Successful',
+          value: 0.999,
+          condition: 'result[0] >= 0.995',
+          at: new Date(Date.now() - 20_000).toISOString(),
+        },
+        {
+          template: 'http-success-rate',
+          cluster: 'sim-1',
+          phase: 'Failed',
+          value: 0.98123,
+          condition: 'result[0] >= 0.995',
+          at: now(),
+        },
+      ],
+      updatedAt: now(),
+    },
+    ...extra,
+  };
+}
+
 /** The fleet status of `applicationId`: `payments:<tag>` on each cluster, with its sync status. */
 export function applicationStatus(
   applicationId: string,

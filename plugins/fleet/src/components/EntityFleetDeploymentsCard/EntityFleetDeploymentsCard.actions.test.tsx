@@ -261,6 +261,7 @@ describe('EntityFleetDeploymentsCard actions', () => {
       actions.getByRole('button', { name: 'History on sim-1' }),
     ).toBeEnabled();
     expect(screen.getByRole('button', { name: 'Deploy' })).toBeDisabled();
+    expect(screen.getByRole('button', { name: 'Release' })).toBeDisabled();
 
     await userEvent.hover(
       actions.getByRole('button', { name: 'Undeploy from sim-1' })
@@ -272,6 +273,7 @@ describe('EntityFleetDeploymentsCard actions', () => {
     expect([...new Set(asked)].sort()).toEqual([
       'fleet.deployment.create component:default/payments',
       'fleet.deployment.delete component:default/payments',
+      'fleet.release.manage component:default/payments',
     ]);
   });
 

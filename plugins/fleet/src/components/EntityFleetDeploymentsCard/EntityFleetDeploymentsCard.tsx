@@ -12,8 +12,10 @@ import {
   FLEET_ANNOTATION_IMAGE,
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
+  fleetReleaseManagePermission,
   type Cluster,
   type Deployment,
+  type Release,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Table from '@material-ui/core/Table';
@@ -24,8 +26,9 @@ import TableRow from '@material-ui/core/TableRow';
 import Tooltip from '@material-ui/core/Tooltip';
 import Typography from '@material-ui/core/Typography';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
+import LayersIcon from '@material-ui/icons/Layers';
 import { useState } from 'react';
-import { fleetApiRef } from '../../api';
+import { apiErrorMessage, fleetApiRef, type FleetApi } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
   DeploymentActionDialog,
@@ -35,6 +38,8 @@ import {
   type PermissionState,
 } from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
+import { ReleaseDialog } from '../ReleaseDialog';
+import { ReleasePanel } from '../ReleasePanel';
 import { RelativeTime } from '../RelativeTime';
 import {
   ClusterStatusChip,
@@ -203,6 +208,32 @@ function DeploymentRows(props: {
 }
 
 /**
+ * The component's Fleet application (from its deployments, else looked up) and its releases. A
+ * failure to read the releases does not hide the deployments: it is returned as `releasesError`.
+ */
+async function loadReleases(
+  api: FleetApi,
+  entityRef: string,
+  deployments: Deployment[],
+): Promise<{
+  applicationId?: string;
+  releases: Release[];
+  releasesError?: string;
+}> {
+  let applicationId = deployments.find(d => d.applicationId)?.applicationId;
+  try {
+    if (!applicationId) {
+      const applications = await api.listApplications({ entityRef });
+      applicationId = applications.find(a => !a.removing)?.id;
+    }
+    if (!applicationId) return { releases: [] };
+    return { applicationId, releases: await api.listReleases(applicationId) };
+  } catch (e) {
+    return { applicationId, releases: [], releasesError: apiErrorMessage(e) };
+  }
+}
+
+/**
  * On a component's page: the state of each target cluster, one row per deployment with its
  * History, Rollback and Undeploy, and a Deploy button; the header sums up which versions run
  * where. Refreshes on its own.
@@ -214,6 +245,7 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
   const api = useApi(fleetApiRef);
   const entityRef = stringifyEntityRef(entity);
   const [dialogOpen, setDialogOpen] = useState(false);
+  const [releaseOpen, setReleaseOpen] = useState(false);
   const [picked, setPicked] = useState<{
     action: DeploymentAction;
     deployment: Deployment;
@@ -226,13 +258,21 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
     permission: fleetDeploymentDeletePermission,
     resourceRef: entityRef,
   });
+  const canRelease = usePermission({
+    permission: fleetReleaseManagePermission,
+    resourceRef: entityRef,
+  });
   const { value, error, loading, refresh } = usePolling(
     async () => {
       const [deployments, clusters] = await Promise.all([
         api.listDeployments({ entityRef }),
         api.listClusters(),
       ]);
-      return { deployments, clusters };
+      return {
+        deployments,
+        clusters,
+        ...(await loadReleases(api, entityRef, deployments)),
+      };
     },
     [api, entityRef],
     { intervalMs: props.pollIntervalMs },
@@ -276,6 +316,15 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
             />
           )}
         </Box>
+        {value.applicationId && (
+          <ReleasePanel
+            releases={value.releases}
+            componentName={entity.metadata.name}
+            permission={canRelease}
+            onChanged={refresh}
+            error={value.releasesError}
+          />
+        )}
       </>
     );
   }
@@ -285,7 +334,18 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
       title="Fleet deployments"
       subheader={value && fleetView(value.deployments)}
       action={
-        <Box m={2}>
+        <Box m={2} display="flex" style={{ gap: 8 }}>
+          <PermittedButton
+            color="primary"
+            variant="outlined"
+            startIcon={<LayersIcon />}
+            onClick={() => setReleaseOpen(true)}
+            disabled={!value?.applicationId}
+            permission={canRelease}
+            deniedText={`You are not allowed to release ${entity.metadata.name}`}
+          >
+            Release
+          </PermittedButton>
           <PermittedButton
             color="primary"
             variant="contained"
@@ -310,6 +370,24 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
           onClose={() => setDialogOpen(false)}
           onDeployed={refresh}
+          onReleased={refresh}
+        />
+      )}
+      {value?.applicationId && (
+        <ReleaseDialog
+          open={releaseOpen}
+          componentName={entity.metadata.name}
+          applicationId={value.applicationId}
+          clusters={value.clusters}
+          placedClusters={value.deployments
+            .filter(d => d.placed)
+            .map(d => d.cluster)}
+          defaultImage={
+            entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE] ??
+            value.deployments.find(d => d.image)?.image ??
+            undefined
+          }
+          onClose={() => setReleaseOpen(false)}
           onReleased={refresh}
         />
       )}

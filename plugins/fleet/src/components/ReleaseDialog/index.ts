@@ -1,0 +1,2 @@
+export { ReleaseDialog } from './ReleaseDialog';
+export type { ReleaseDialogProps } from './ReleaseDialog';

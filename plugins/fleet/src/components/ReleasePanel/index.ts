@@ -1,0 +1,1 @@
+export { ReleasePanel } from './ReleasePanel';

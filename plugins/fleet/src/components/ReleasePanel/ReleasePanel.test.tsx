@@ -186,6 +186,35 @@ describe('ReleasePanel', () => {
     ).toBeInTheDocument();
   });
 
+  it('opens the Release dialog from the card, the image from the annotation, and refreshes after a release', async () => {
+    const listReleases = jest.fn().mockResolvedValue([]);
+    const api = withReleases(listReleases, {
+      createRelease: jest.fn().mockResolvedValue(progressiveRelease()),
+    });
+    await renderDeploymentsCard(api);
+    const button = await screen.findByRole('button', { name: 'Release' });
+    await waitFor(() => expect(button).toBeEnabled());
+    await userEvent.click(button);
+    const dialog = await screen.findByRole('dialog', {
+      name: 'Release payments',
+    });
+    expect(within(dialog).getByRole('textbox', { name: 'Image' })).toHaveValue(
+      'ghcr.io/acme/payments:1.4.2',
+    );
+    const before = listReleases.mock.calls.length;
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Start release' }),
+    );
+    await waitFor(() =>
+      expect(api.createRelease).toHaveBeenCalledWith('app-1', {
+        image: 'ghcr.io/acme/payments:1.4.2',
+      }),
+    );
+    await waitFor(() =>
+      expect(listReleases.mock.calls.length).toBeGreaterThan(before),
+    );
+  });
+
   it('keeps the deployments when the releases cannot be read', async () => {
     await renderDeploymentsCard(
       withReleases(jest.fn().mockRejectedValue(new Error('backend down'))),

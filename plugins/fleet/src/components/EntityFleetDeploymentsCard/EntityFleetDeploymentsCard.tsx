@@ -15,7 +15,6 @@ import {
   fleetReleaseManagePermission,
   type Cluster,
   type Deployment,
-  type Release,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Table from '@material-ui/core/Table';
@@ -28,7 +27,7 @@ import Typography from '@material-ui/core/Typography';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
 import LayersIcon from '@material-ui/icons/Layers';
 import { useState } from 'react';
-import { apiErrorMessage, fleetApiRef, type FleetApi } from '../../api';
+import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
   DeploymentActionDialog,
@@ -39,7 +38,7 @@ import {
 } from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
 import { ReleaseDialog } from '../ReleaseDialog';
-import { ReleasePanel } from '../ReleasePanel';
+import { loadReleases, ReleasePanel } from '../ReleasePanel';
 import { RelativeTime } from '../RelativeTime';
 import {
   ClusterStatusChip,
@@ -205,32 +204,6 @@ function DeploymentRows(props: {
       </TableBody>
     </Table>
   );
-}
-
-/**
- * The component's Fleet application (from its deployments, else looked up) and its releases. A
- * failure to read the releases does not hide the deployments: it is returned as `releasesError`.
- */
-async function loadReleases(
-  api: FleetApi,
-  entityRef: string,
-  deployments: Deployment[],
-): Promise<{
-  applicationId?: string;
-  releases: Release[];
-  releasesError?: string;
-}> {
-  let applicationId = deployments.find(d => d.applicationId)?.applicationId;
-  try {
-    if (!applicationId) {
-      const applications = await api.listApplications({ entityRef });
-      applicationId = applications.find(a => !a.removing)?.id;
-    }
-    if (!applicationId) return { releases: [] };
-    return { applicationId, releases: await api.listReleases(applicationId) };
-  } catch (e) {
-    return { applicationId, releases: [], releasesError: apiErrorMessage(e) };
-  }
 }
 
 /**

@@ -1,1 +1,2 @@
 export { ReleasePanel } from './ReleasePanel';
+export { loadReleases } from './loadReleases';

@@ -36,18 +36,30 @@ const template = (over: Partial<AnalysisTemplate> = {}): AnalysisTemplate => ({
   provider: {
     prometheus: {
       address,
-      query: 'sum(x{app="{{app}}",cluster="{{cluster}}",revision="{{revision}}",ns="{{namespace}}",v="{{version}}"})',
+      query:
+        'sum(x{app="{{app}}",cluster="{{cluster}}",revision="{{revision}}",ns="{{namespace}}",v="{{version}}"})',
     },
   },
   ...over,
 });
-const context = { cluster: 'sim-2', app: 'payments', namespace: 'apps', revision: 4, version: '1.4.2' };
+const context = {
+  cluster: 'sim-2',
+  app: 'payments',
+  namespace: 'apps',
+  revision: 4,
+  version: '1.4.2',
+};
 
 describe('Prometheus analysis', () => {
   it('fills the placeholders and queries GET /api/v1/query', async () => {
     answer = { status: 200, body: vector('0.999') };
     const m = await measure(template(), context);
-    expect(m).toMatchObject({ phase: 'Successful', value: 0.999, cluster: 'sim-2', condition: 'result[0] >= 0.995' });
+    expect(m).toMatchObject({
+      phase: 'Successful',
+      value: 0.999,
+      cluster: 'sim-2',
+      condition: 'result[0] >= 0.995',
+    });
     expect(queries.at(-1)).toBe(
       '/api/v1/query sum(x{app="payments",cluster="sim-2",revision="4",ns="apps",v="1.4.2"})',
     );
@@ -55,20 +67,44 @@ describe('Prometheus analysis', () => {
 
   it('is Failed when the condition is false, with the value', async () => {
     answer = { status: 200, body: vector('0.91') };
-    expect(await measure(template(), context)).toMatchObject({ phase: 'Failed', value: 0.91 });
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Failed',
+      value: 0.91,
+    });
   });
 
   it('is Inconclusive, never Successful, on an empty vector, an error answer, NaN or no Prometheus', async () => {
     answer = { status: 200, body: vector() };
-    expect(await measure(template(), context)).toMatchObject({ phase: 'Inconclusive', message: 'the query returned an empty vector' });
-    answer = { status: 422, body: JSON.stringify({ status: 'error', errorType: 'execution', error: 'boom' }) };
-    expect(await measure(template(), context)).toMatchObject({ phase: 'Inconclusive', message: 'Prometheus answered execution: boom' });
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Inconclusive',
+      message: 'the query returned an empty vector',
+    });
+    answer = {
+      status: 422,
+      body: JSON.stringify({
+        status: 'error',
+        errorType: 'execution',
+        error: 'boom',
+      }),
+    };
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Inconclusive',
+      message: 'Prometheus answered execution: boom',
+    });
     answer = { status: 200, body: vector('NaN') };
-    expect(await measure(template(), context)).toMatchObject({ phase: 'Inconclusive' });
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Inconclusive',
+    });
     answer = { status: 502, body: 'bad gateway' };
-    expect(await measure(template(), context)).toMatchObject({ phase: 'Inconclusive' });
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Inconclusive',
+    });
     const down = await measure(
-      template({ provider: { prometheus: { address: 'http://127.0.0.1:1', query: 'up' } } }),
+      template({
+        provider: {
+          prometheus: { address: 'http://127.0.0.1:1', query: 'up' },
+        },
+      }),
       context,
     );
     expect(down.phase).toBe('Inconclusive');
@@ -77,15 +113,25 @@ describe('Prometheus analysis', () => {
 
   it('evaluates the condition with jexl over every value, never with eval', async () => {
     answer = { status: 200, body: vector('0.5', '2') };
-    expect(await measure(template({ successCondition: 'result[1] > result[0] && result[0] < 1' }), context)).toMatchObject({ phase: 'Successful' });
+    expect(
+      await measure(
+        template({
+          successCondition: 'result[1] > result[0] && result[0] < 1',
+        }),
+        context,
+      ),
+    ).toMatchObject({ phase: 'Successful' });
     // Not JavaScript: no globals, no function calls reach the process.
-    const hostile = await measure(template({ successCondition: 'process.exit(1)' }), context);
+    const hostile = await measure(
+      template({ successCondition: 'process.exit(1)' }),
+      context,
+    );
     expect(hostile.phase).toBe('Error');
   });
 
   it('keeps quotes out of a filled label value', () => {
-    expect(fillQuery('{a="{{app}}"}', { ...context, app: 'x"}) or vector(1) #' })).toBe(
-      '{a="x}) or vector(1) #"}',
-    );
+    expect(
+      fillQuery('{a="{{app}}"}', { ...context, app: 'x"}) or vector(1) #' }),
+    ).toBe('{a="x}) or vector(1) #"}');
   });
 });

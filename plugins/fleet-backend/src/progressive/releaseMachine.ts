@@ -30,8 +30,12 @@ export class Transition {
     readonly now: number,
   ) {}
 
+  /**
+   * Records a transition as an event of the release: its reason says what happened
+   * (`WEIGHT_SET`, `CLUSTER_DONE`…, `name` unless given), `to` is the release's phase after it.
+   */
   event(
-    to: string,
+    name: string,
     message: string,
     options: { reason?: string; from?: string; actor?: string } = {},
   ) {
@@ -41,8 +45,8 @@ export class Transition {
       subject: this.releaseId,
       actor: options.actor ?? 'fleet-release',
       from: options.from,
-      to,
-      reason: options.reason,
+      to: this.progress.phase,
+      reason: options.reason ?? name,
       message,
     });
   }

@@ -61,14 +61,19 @@ describe('release strategy', () => {
     ],
     [
       'a duration that does not parse',
-      { ...valid, canary: { steps: [{ setWeight: 10 }, { pause: { duration: 'soon' } }] } },
+      {
+        ...valid,
+        canary: { steps: [{ setWeight: 10 }, { pause: { duration: 'soon' } }] },
+      },
       'strategy.canary.steps',
     ],
     [
       'an analysis without a provider',
       {
         ...valid,
-        analysis: { templates: [{ name: 'x', successCondition: 'result[0] > 1' }] },
+        analysis: {
+          templates: [{ name: 'x', successCondition: 'result[0] > 1' }],
+        },
       },
       'strategy.analysis.templates.0.provider: an analysis needs a provider',
     ],
@@ -77,7 +82,12 @@ describe('release strategy', () => {
       {
         ...valid,
         analysis: {
-          templates: [{ ...valid.analysis.templates[0], successCondition: 'result[0] >=' }],
+          templates: [
+            {
+              ...valid.analysis.templates[0],
+              successCondition: 'result[0] >=',
+            },
+          ],
         },
       },
       'strategy.analysis.templates.0.successCondition: is not a valid expression',
@@ -94,7 +104,10 @@ describe('release strategy', () => {
     ],
     [
       'maxSurge and maxUnavailable both 0',
-      { ...valid, canary: { ...valid.canary, maxSurge: 0, maxUnavailable: '0%' } },
+      {
+        ...valid,
+        canary: { ...valid.canary, maxSurge: 0, maxUnavailable: '0%' },
+      },
       'strategy.canary.maxSurge: maxSurge and maxUnavailable cannot both be 0',
     ],
     [
@@ -124,7 +137,9 @@ describe('release strategy', () => {
 
   it('gives the weight in force at each step', () => {
     const steps = valid.canary.steps;
-    expect([0, 1, 2, 3, 4].map(i => weightAt(steps, i))).toEqual([20, 20, 60, 60, 100]);
+    expect([0, 1, 2, 3, 4].map(i => weightAt(steps, i))).toEqual([
+      20, 20, 60, 60, 100,
+    ]);
   });
 });
 
@@ -135,22 +150,27 @@ describe('waves', () => {
   }));
 
   it('splits targets in order: named, then cumulative percentages', () => {
-    expect(resolveWaves([{ clusters: ['f'] }, { percent: 50 }, { percent: 100 }], targets)).toEqual([
-      ['f'],
-      ['a', 'b'],
-      ['c', 'd', 'e'],
-    ]);
+    expect(
+      resolveWaves(
+        [{ clusters: ['f'] }, { percent: 50 }, { percent: 100 }],
+        targets,
+      ),
+    ).toEqual([['f'], ['a', 'b'], ['c', 'd', 'e']]);
   });
 
   it('selects by labels, and puts the targets no wave took in a last wave', () => {
-    expect(resolveWaves([{ clusterSelector: { env: 'staging' } }], targets)).toEqual([
+    expect(
+      resolveWaves([{ clusterSelector: { env: 'staging' } }], targets),
+    ).toEqual([
       ['a', 'b'],
       ['c', 'd', 'e', 'f'],
     ]);
   });
 
   it('is one wave of every target without waves', () => {
-    expect(resolveWaves(undefined, targets)).toEqual([['a', 'b', 'c', 'd', 'e', 'f']]);
+    expect(resolveWaves(undefined, targets)).toEqual([
+      ['a', 'b', 'c', 'd', 'e', 'f'],
+    ]);
   });
 
   it('refuses a wave that selects no cluster, naming it', () => {
@@ -160,8 +180,8 @@ describe('waves', () => {
     expect(() => resolveWaves([{ clusters: ['zz'] }], targets)).toThrow(
       "strategy.waves.0.clusters: 'zz' is not a target of this release",
     );
-    expect(() => resolveWaves([{ percent: 100 }, { percent: 100 }], targets)).toThrow(
-      'strategy.waves.1 selects no cluster',
-    );
+    expect(() =>
+      resolveWaves([{ percent: 100 }, { percent: 100 }], targets),
+    ).toThrow('strategy.waves.1 selects no cluster');
   });
 });

@@ -1,0 +1,670 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type {
+  Deployment,
+  Release,
+  ReleaseStrategy,
+} from '@cnp/plugin-fleet-common';
+import {
+  createFleet,
+  createTestDatabases,
+  useSimulator,
+} from '@cnp/fleet-harness';
+import type { FleetStores } from '../database/types';
+import { DeploymentService } from '../deploy/DeploymentService';
+import { ManifestApplier } from '../deploy/ManifestApplier';
+import { ManifestRemover } from '../deploy/ManifestRemover';
+import { CanaryWorkloads } from './CanaryWorkloads';
+import { ReleaseOrchestrator } from './ReleaseOrchestrator';
+import { ReleaseService } from './ReleaseService';
+
+jest.setTimeout(120_000);
+
+/* Six clusters: two serve Argo Rollouts, two serve Istio, two serve neither. */
+const ROLLOUT = ['ro-1', 'ro-2'];
+const ISTIO = ['is-1', 'is-2'];
+const PLAIN = ['pl-1', 'pl-2'];
+const ALL = [...ROLLOUT, ...ISTIO, ...PLAIN];
+const ISTIO_CRD = 'virtualservices.networking.istio.io';
+const ROLLOUT_CRD = 'rollouts.argoproj.io';
+
+const databases = createTestDatabases();
+const sim = useSimulator({
+  clusters: ALL,
+  readyDelayMs: 60,
+  prometheus: true,
+});
+
+const ENTITY = 'component:default/payments';
+const OLD = 'registry.example/payments:1.0.0';
+const NEW = 'registry.example/payments:2.0.0';
+
+function strategy(over: Partial<ReleaseStrategy> = {}): ReleaseStrategy {
+  return {
+    waves: [
+      { clusters: ['ro-1', 'is-1'] },
+      { clusters: ['pl-1', 'ro-2'] },
+      { percent: 100 },
+    ],
+    canary: {
+      steps: [
+        { setWeight: 20 },
+        { pause: { duration: '200ms' } },
+        { setWeight: 60 },
+        { setWeight: 100 },
+      ],
+      maxSurge: '25%',
+      maxUnavailable: 0,
+      trafficRouting: {
+        istio: { virtualService: { name: 'payments-vs', routes: ['primary'] } },
+      },
+    },
+    analysis: {
+      templates: [
+        {
+          name: 'success-rate',
+          interval: '100ms',
+          failureLimit: 1,
+          successCondition: 'result[0] >= 0.995',
+          provider: {
+            prometheus: {
+              address: sim.prometheusUrl!,
+              query:
+                'sum(rate(http_requests_total{app="{{app}}",cluster="{{cluster}}",revision="{{revision}}",code!~"5.."}[1m]))',
+            },
+          },
+        },
+      ],
+    },
+    rollback: { enabled: true, timeout: '30s' },
+    ...over,
+  };
+}
+
+describe.each(databases.eachSupportedId())(
+  'progressive releases across the fleet (%s)',
+  databaseId => {
+    const services: DeploymentService[] = [];
+    afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
+    // Every test has its own namespace: the simulator's clusters live for the whole file.
+    let namespace = '';
+    let tests = 0;
+
+    beforeEach(async () => {
+      for (const name of ALL) {
+        sim.setCrd(name, ROLLOUT_CRD, ROLLOUT.includes(name));
+        sim.setCrd(name, ISTIO_CRD, ISTIO.includes(name));
+      }
+      sim.clearPrometheusRules();
+      sim.setPrometheusFault('ok');
+      sim.setPrometheusRule({ app: 'payments' }, 0.999);
+    });
+
+    async function setup() {
+      tests += 1;
+      namespace = `rel-${databaseId.toLowerCase().replace(/_/g, '-')}-${tests}`;
+      const knex = await databases.init(databaseId);
+      const harness = await createFleet({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
+      });
+      await harness.worker.runCycle();
+      const deployments = DeploymentService.create({
+        stores: harness.stores,
+        applier: ManifestApplier.create({ clients: harness.clients }),
+        remover: ManifestRemover.create({ clients: harness.clients }),
+        logger: harness.logger,
+        deploy: {
+          namespace,
+          defaultReplicas: 5,
+          progressDeadlineMs: 20_000,
+          pollIntervalMs: 25,
+        },
+      });
+      services.push(deployments);
+      const makeOrchestrator = () =>
+        ReleaseOrchestrator.create({
+          stores: harness.stores,
+          deployments,
+          workloads: CanaryWorkloads.create({ clients: harness.clients }),
+          logger: harness.logger,
+          defaultReplicas: 5,
+          analysisTimeoutMs: 500,
+        });
+      const releases = ReleaseService.create({
+        stores: harness.stores,
+        deployments,
+      });
+      // Every cluster runs the old revision first, and the Istio ones have their VirtualService.
+      const first = await Promise.all(
+        ALL.map(cluster =>
+          deployments.deploy(
+            { entityRef: ENTITY, cluster, image: OLD, replicas: 5 },
+            'user:default/ada',
+          ),
+        ),
+      );
+      for (const d of first) await settle(harness.stores, d.id);
+      for (const cluster of ISTIO) await createVirtualService(cluster);
+      const application =
+        (await harness.stores.applications.getApplicationByEntityRef(ENTITY))!;
+      return {
+        ...harness,
+        deployments,
+        releases,
+        orchestrator: makeOrchestrator(),
+        makeOrchestrator,
+        application,
+      };
+    }
+
+    async function createVirtualService(cluster: string) {
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath(cluster));
+      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        group: 'networking.istio.io',
+        version: 'v1beta1',
+        namespace,
+        plural: 'virtualservices',
+        body: {
+          apiVersion: 'networking.istio.io/v1beta1',
+          kind: 'VirtualService',
+          metadata: { name: 'payments-vs', namespace },
+          spec: {
+            hosts: ['payments.example.com'],
+            http: [
+              {
+                name: 'primary',
+                route: [
+                  { destination: { host: 'payments', port: { number: 80 } } },
+                ],
+              },
+            ],
+          },
+        },
+      });
+    }
+
+    async function settle(
+      stores: FleetStores,
+      id: string,
+    ): Promise<Deployment> {
+      for (let i = 0; i < 800; i++) {
+        const d = (await stores.deployments.getDeployment(id))!;
+        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
+        await new Promise(r => setTimeout(r, 25));
+      }
+      throw new Error(`deployment ${id} did not settle`);
+    }
+
+    /** Ticks the orchestrator until `done` holds for the release. */
+    async function runUntil(
+      ctx: { orchestrator: ReleaseOrchestrator; releases: ReleaseService },
+      id: string,
+      done: (r: Release) => boolean,
+      timeoutMs = 60_000,
+    ): Promise<Release> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        await ctx.orchestrator.tick();
+        const release = await ctx.releases.getRelease(id);
+        if (done(release)) return release;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `release did not get there: ${JSON.stringify(
+              release.progress,
+              null,
+              1,
+            )}`,
+          );
+        }
+        await new Promise(r => setTimeout(r, 30));
+      }
+    }
+
+    /** This test's objects in a cluster (earlier tests' namespaces left out). */
+    const objects = (cluster: string) =>
+      sim
+        .objects(cluster)
+        .filter(o => (o.metadata as any).namespace === namespace);
+    const history: typeof sim.history = (cluster, filter) =>
+      sim.history(cluster, { ...filter, namespace });
+    const liveImage = (cluster: string) =>
+      (
+        objects(cluster).find(
+          o =>
+            o.kind === 'Deployment' && (o.metadata as any).name === 'payments',
+        ) as any
+      )?.spec.template.spec.containers[0].image;
+    const canaryLeft = (cluster: string) =>
+      objects(cluster)
+        .filter(
+          o =>
+            ((o.kind === 'Deployment' || o.kind === 'Service') &&
+              (o.metadata as any).name === 'payments-canary') ||
+            o.kind === 'Rollout',
+        )
+        .map(o => `${o.kind}/${(o.metadata as any).name}`);
+
+    it("runs 3 waves over Rollout, Istio and plain clusters with passing analysis: everyone on the new revision, waves in order, each step's weight in the clusters", async () => {
+      const ctx = await setup();
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        { image: NEW, strategy: strategy() },
+        'user:default/ada',
+      );
+      expect(started.status).toBe('PROGRESSING');
+      expect(started.progress!.waves).toEqual([
+        ['ro-1', 'is-1'],
+        ['pl-1', 'ro-2'],
+        ['is-2', 'pl-2'],
+      ]);
+      // Nothing is applied before the task runs.
+      expect(ALL.map(liveImage)).toEqual(ALL.map(() => OLD));
+
+      const done = await runUntil(
+        ctx,
+        started.id,
+        r => r.status !== 'PROGRESSING',
+      );
+      expect(done.status).toBe('COMPLETED');
+      expect(
+        done.progress!.clusters.map(c => [c.cluster, c.state, c.mode]),
+      ).toEqual(
+        expect.arrayContaining([
+          ['ro-1', 'DONE', 'rollout'],
+          ['ro-2', 'DONE', 'rollout'],
+          ['is-1', 'DONE', 'istio'],
+          ['is-2', 'DONE', 'istio'],
+          ['pl-1', 'DONE', 'replicas'],
+          ['pl-2', 'DONE', 'replicas'],
+        ]),
+      );
+      for (const cluster of ALL) {
+        expect(liveImage(cluster)).toBe(NEW);
+        expect(canaryLeft(cluster)).toEqual([]);
+        const d = (await ctx.stores.deployments.getDeploymentFor(
+          ctx.application.id,
+          cluster,
+        ))!;
+        expect(d).toMatchObject({ image: NEW, revision: 2 });
+        const revision = await ctx.stores.revisions.getRevision(d.id, 2);
+        expect(revision).toMatchObject({
+          cause: 'release',
+          outcome: 'DEPLOYED',
+        });
+      }
+      expect(done.targets.map(t => t.cluster).sort()).toEqual([...ALL].sort());
+
+      // Waves in order: no cluster of a wave started before every cluster of the one before was done.
+      const events = (
+        await ctx.stores.events.listEvents({
+          subjectKind: 'release',
+          subject: started.id,
+          limit: 500,
+        })
+      ).reverse();
+      const at = (reason: string, cluster: string) =>
+        events.findIndex(
+          e => e.reason === reason && e.message?.startsWith(`${cluster}:`),
+        );
+      for (const [earlier, later] of [
+        [
+          ['ro-1', 'is-1'],
+          ['pl-1', 'ro-2'],
+        ],
+        [
+          ['pl-1', 'ro-2'],
+          ['is-2', 'pl-2'],
+        ],
+      ]) {
+        const lastDone = Math.max(...earlier.map(c => at('CLUSTER_DONE', c)));
+        const firstStart = Math.min(
+          ...later.map(c => at('CLUSTER_STARTED', c)),
+        );
+        expect(lastDone).toBeGreaterThan(-1);
+        expect(firstStart).toBeGreaterThan(lastDone);
+      }
+      expect(events.at(-1)).toMatchObject({ to: 'COMPLETED' });
+
+      // Istio: the VirtualService carried 20 then 60 to the canary, then all back to the stable host.
+      for (const cluster of ISTIO) {
+        const weights = history(cluster, {
+          kind: 'VirtualService',
+          name: 'payments-vs',
+        })
+          .filter(h => h.verb !== 'create')
+          .map(h =>
+            (h.object as any).spec.http[0].route
+              .map((r: any) => `${r.destination.host}=${r.weight}`)
+              .join(','),
+          );
+        expect(weights).toEqual([
+          'payments=80,payments-canary=20',
+          'payments=40,payments-canary=60',
+          'payments=100',
+        ]);
+      }
+      // Plain: the canary Deployment had 1 of 5 replicas at 20 %, 3 at 60 %, within maxSurge 25 % (2).
+      for (const cluster of PLAIN) {
+        const canaryReplicas = history(cluster, {
+          kind: 'Deployment',
+          name: 'payments-canary',
+        })
+          .filter(h => h.verb !== 'delete')
+          .map(h => (h.object as any).spec.replicas);
+        expect(canaryReplicas[canaryReplicas.length - 1]).toBe(3);
+        expect(canaryReplicas).toContain(1);
+        const stableReplicas = history(cluster, {
+          kind: 'Deployment',
+          name: 'payments',
+        }).map(h => (h.object as any).spec.replicas);
+        expect(stableReplicas).toEqual(expect.arrayContaining([4, 2]));
+        expect(Math.min(...stableReplicas)).toBeGreaterThanOrEqual(2);
+      }
+      // Rollouts: Fleet wrote the strategy's weights as the Rollout's steps, and promoted past each pause.
+      for (const cluster of ROLLOUT) {
+        const rollout = history(cluster, { kind: 'Rollout', name: 'payments' });
+        const created = rollout.find(h => h.verb === 'create')!.object as any;
+        expect(created.spec.strategy.canary.steps).toEqual([
+          { setWeight: 20 },
+          { pause: {} },
+          { setWeight: 60 },
+          { pause: {} },
+          { setWeight: 100 },
+        ]);
+        // Two promotes, each past a pause and on to the next weight's step.
+        expect(
+          rollout
+            .filter(h => h.verb === 'status')
+            .map(h => (h.object as any).status.currentStepIndex),
+        ).toEqual([2, 4]);
+      }
+      // Analysis ran on every cluster with the placeholders filled.
+      expect(
+        sim
+          .prometheusQueries()
+          .some(
+            q => q.includes('cluster="pl-2"') && q.includes('app="payments"'),
+          ),
+      ).toBe(true);
+    });
+
+    it('rolls back waves 1 and 2 when analysis fails on one cluster of wave 2, never touching wave 3, and names metric, value and cluster', async () => {
+      const ctx = await setup();
+      sim.setPrometheusRule({ app: 'payments', cluster: 'pl-1' }, 0.42);
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        { image: NEW, strategy: strategy() },
+        'user:default/ada',
+      );
+      const done = await runUntil(
+        ctx,
+        started.id,
+        r => r.status === 'ROLLED_BACK' || r.status === 'COMPLETED',
+      );
+      expect(done.status).toBe('ROLLED_BACK');
+      expect(done.progress!.abort).toMatchObject({
+        reason: 'ANALYSIS_FAILED',
+        cluster: 'pl-1',
+        metric: 'success-rate',
+        value: 0.42,
+        condition: 'result[0] >= 0.995',
+      });
+      expect(done.progress!.abort!.message).toBe(
+        'Analysis success-rate failed on pl-1: 0.42 does not meet result[0] >= 0.995',
+      );
+      const state = Object.fromEntries(
+        done.progress!.clusters.map(c => [c.cluster, c.state]),
+      );
+      expect(state).toEqual({
+        'ro-1': 'ROLLED_BACK',
+        'is-1': 'ROLLED_BACK',
+        'pl-1': 'ROLLED_BACK',
+        'ro-2': 'ROLLED_BACK',
+        'is-2': 'SKIPPED',
+        'pl-2': 'SKIPPED',
+      });
+      for (const cluster of ['ro-1', 'is-1', 'pl-1', 'ro-2']) {
+        expect(liveImage(cluster)).toBe(OLD);
+        expect(canaryLeft(cluster)).toEqual([]);
+        const d = await settle(
+          ctx.stores,
+          (await ctx.stores.deployments.getDeploymentFor(
+            ctx.application.id,
+            cluster,
+          ))!.id,
+        );
+        expect(d).toMatchObject({ image: OLD, status: 'DEPLOYED' });
+        const revisions = await ctx.stores.revisions.listRevisions(d.id);
+        expect(revisions[0]).toMatchObject({ cause: 'rollback', image: OLD });
+      }
+      // Wave 1 had reached the new revision before wave 2 failed: it went back.
+      const ro1 = (await ctx.stores.deployments.getDeploymentFor(
+        ctx.application.id,
+        'ro-1',
+      ))!;
+      expect(
+        (await ctx.stores.revisions.listRevisions(ro1.id)).map(r => r.cause),
+      ).toEqual(['rollback', 'release', 'deploy']);
+      for (const cluster of ['is-2', 'pl-2']) {
+        const d = (await ctx.stores.deployments.getDeploymentFor(
+          ctx.application.id,
+          cluster,
+        ))!;
+        expect(d.revision).toBe(1);
+        expect(liveImage(cluster)).toBe(OLD);
+        expect(history(cluster, { name: 'payments-canary' })).toEqual([]);
+        expect(
+          history(cluster, { kind: 'VirtualService' }).filter(
+            h => h.verb !== 'create',
+          ),
+        ).toEqual([]);
+      }
+    });
+
+    it('waits at an untimed pause until promote, and abort in the middle rolls back', async () => {
+      const ctx = await setup();
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1', 'pl-2'],
+          strategy: strategy({
+            waves: [{ clusters: ['pl-1'] }, { clusters: ['pl-2'] }],
+            canary: {
+              steps: [
+                { setWeight: 20 },
+                { pause: {} },
+                { setWeight: 60 },
+                { pause: {} },
+              ],
+            },
+          }),
+        },
+        'user:default/ada',
+      );
+      await expect(
+        ctx.releases.steer(started.id, 'promote', 'user:default/ada'),
+      ).rejects.toThrow('No cluster of the current wave is in a pause');
+      const waiting = await runUntil(
+        ctx,
+        started.id,
+        r => r.progress!.clusters[0].awaitingPromote === true,
+      );
+      expect(waiting.progress!.clusters[0]).toMatchObject({
+        cluster: 'pl-1',
+        stepIndex: 1,
+        weight: 20,
+      });
+      // It stays there, however many ticks pass.
+      for (let i = 0; i < 10; i++) await ctx.orchestrator.tick();
+      expect(
+        (await ctx.releases.getRelease(started.id)).progress!.clusters[0],
+      ).toMatchObject({ stepIndex: 1, awaitingPromote: true });
+
+      const promoted = await ctx.releases.steer(
+        started.id,
+        'promote',
+        'user:default/ada',
+      );
+      expect(promoted.progress!.clusters[0]).toMatchObject({
+        stepIndex: 2,
+        awaitingPromote: false,
+      });
+      await runUntil(
+        ctx,
+        started.id,
+        r =>
+          r.progress!.clusters[0].stepIndex === 3 &&
+          r.progress!.clusters[0].weight === 60,
+      );
+
+      const aborting = await ctx.releases.steer(
+        started.id,
+        'abort',
+        'user:default/grace',
+      );
+      expect(aborting.status).toBe('ABORTING');
+      await expect(
+        ctx.releases.steer(started.id, 'abort', 'user:default/grace'),
+      ).rejects.toThrow('ABORTING');
+      const done = await runUntil(
+        ctx,
+        started.id,
+        r => r.status === 'ROLLED_BACK',
+      );
+      expect(done.progress!.abort).toMatchObject({
+        reason: 'ABORTED',
+        by: 'user:default/grace',
+      });
+      expect(done.progress!.clusters.map(c => c.state)).toEqual([
+        'ROLLED_BACK',
+        'SKIPPED',
+      ]);
+      expect(liveImage('pl-1')).toBe(OLD);
+      expect(canaryLeft('pl-1')).toEqual([]);
+      const replicas = (
+        objects('pl-1').find(
+          o =>
+            o.kind === 'Deployment' && (o.metadata as any).name === 'payments',
+        ) as any
+      ).spec.replicas;
+      expect(replicas).toBe(5);
+    });
+
+    it('resumes a timed pause after a restart with the time that was left, never re-running a finished step', async () => {
+      const ctx = await setup();
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1'],
+          strategy: strategy({
+            waves: undefined,
+            canary: {
+              steps: [
+                { setWeight: 20 },
+                { pause: { duration: '3s' } },
+                { setWeight: 60 },
+              ],
+            },
+          }),
+        },
+        'user:default/ada',
+      );
+      const pausing = await runUntil(
+        ctx,
+        started.id,
+        r => !!r.progress!.clusters[0].pauseUntil,
+      );
+      const pauseUntil = pausing.progress!.clusters[0].pauseUntil!;
+      const weightEvents = async () =>
+        (
+          await ctx.stores.events.listEvents({
+            subjectKind: 'release',
+            subject: started.id,
+            limit: 100,
+          })
+        ).filter(e => e.reason === 'WEIGHT_SET').length;
+      expect(await weightEvents()).toBe(1);
+
+      // "Restart": a new orchestrator over the same database, as a new backend would build it.
+      const restarted = ctx.makeOrchestrator();
+      await restarted.tick();
+      const after = await ctx.releases.getRelease(started.id);
+      expect(after.progress!.clusters[0]).toMatchObject({
+        stepIndex: 1,
+        pauseUntil,
+        weight: 20,
+      });
+      expect(await weightEvents()).toBe(1);
+      expect(Date.now()).toBeLessThan(Date.parse(pauseUntil));
+
+      const done = await runUntil(
+        { ...ctx, orchestrator: restarted },
+        started.id,
+        r => r.status === 'COMPLETED',
+      );
+      const events = await ctx.stores.events.listEvents({
+        subjectKind: 'release',
+        subject: started.id,
+        limit: 100,
+      });
+      const pauseOver = events.find(e => e.reason === 'STEP_DONE')!;
+      expect(Date.parse(pauseOver.createdAt)).toBeGreaterThanOrEqual(
+        Date.parse(pauseUntil) - 5,
+      );
+      expect(await weightEvents()).toBe(2);
+      expect(done.progress!.clusters[0].state).toBe('DONE');
+    });
+
+    it('with Prometheus down: inconclusive, then abort at failureLimit, never a promotion', async () => {
+      const ctx = await setup();
+      sim.setPrometheusFault('down');
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1', 'pl-2'],
+          strategy: strategy({
+            waves: [{ clusters: ['pl-1'] }, { clusters: ['pl-2'] }],
+          }),
+        },
+        'user:default/ada',
+      );
+      const done = await runUntil(
+        ctx,
+        started.id,
+        r => r.status === 'ROLLED_BACK' || r.status === 'COMPLETED',
+      );
+      expect(done.status).toBe('ROLLED_BACK');
+      expect(done.progress!.abort).toMatchObject({
+        reason: 'ANALYSIS_FAILED',
+        cluster: 'pl-1',
+        metric: 'success-rate',
+      });
+      expect(done.progress!.abort!.message).toContain(
+        'inconclusive 2 times in a row',
+      );
+      const events = await ctx.stores.events.listEvents({
+        subjectKind: 'release',
+        subject: started.id,
+        limit: 200,
+      });
+      expect(
+        events.filter(e => e.reason === 'ANALYSIS_INCONCLUSIVE'),
+      ).toHaveLength(2);
+      expect(events.some(e => e.reason === 'CLUSTER_PROMOTED')).toBe(false);
+      const d = (await ctx.stores.deployments.getDeploymentFor(
+        ctx.application.id,
+        'pl-1',
+      ))!;
+      expect(
+        (await ctx.stores.revisions.listRevisions(d.id)).map(r => r.cause),
+      ).toEqual(['rollback', 'deploy']);
+      expect(liveImage('pl-1')).toBe(OLD);
+    });
+  },
+);

@@ -7,6 +7,7 @@ import type {
   AnalysisMeasurement,
   AnalysisTemplate,
   CanaryClusterProgress,
+  CanaryMode,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 import { imageVersion } from '@cnp/plugin-fleet-common';
@@ -41,6 +42,11 @@ import {
 import { resolveIntOrPercent } from './strategy';
 
 export const RELEASE_TASK_ID = 'fleet-releases';
+const MODE_WORDS: Record<CanaryMode, string> = {
+  rollout: 'an Argo Rollout',
+  istio: 'Istio route weights',
+  replicas: 'a canary Deployment',
+};
 const ACTOR = 'fleet-release';
 
 export interface ReleaseOrchestratorOptions {
@@ -364,11 +370,7 @@ export class ReleaseOrchestrator {
     t.event(
       'CLUSTER_STARTED',
       `${c.cluster}: canary started through ${
-        c.mode === 'rollout'
-          ? 'an Argo Rollout'
-          : c.mode === 'istio'
-          ? 'Istio route weights'
-          : 'a canary Deployment'
+        MODE_WORDS[c.mode]
       }, from revision ${deployment.revision}`,
       { reason: 'CLUSTER_STARTED' },
     );

@@ -7,6 +7,7 @@ import {
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
+import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import { fleetPlugin } from './plugin';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 
@@ -45,6 +46,8 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     options: {
       knex?: Awaited<ReturnType<typeof databases.init>>;
       deny?: boolean;
+      /** Backstage's own scheduler, running the tasks on their schedule, instead of the mock. */
+      realScheduler?: boolean;
     } = {},
   ) {
     const knex = options.knex ?? (await databases.init(databaseId));
@@ -53,7 +56,9 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         fleetPlugin,
         mockServices.database.factory({ knex }),
         mockServices.rootConfig.factory(fleetConfig()),
-        mockServices.scheduler.factory(),
+        options.realScheduler
+          ? schedulerServiceFactory
+          : mockServices.scheduler.factory(),
         catalogServiceMock.factory({ entities: catalogEntities }),
         ...(options.deny
           ? [mockServices.permissions.factory({ result: AuthorizeResult.DENY })]
@@ -163,6 +168,169 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       revision: 2,
       image: 'released:2.0.0',
     });
+  });
+
+  it('runs a release with a strategy through the API and its scheduled task: 400 naming the field, promote, pause, resume, 409s', async () => {
+    const { server } = await start({ realScheduler: true });
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const entityRef = `component:default/canaried-${databaseId.toLowerCase()}`;
+    for (const cluster of ['east', 'west']) {
+      await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster, image: 'canaried:1.0.0', replicas: 2 })
+        .expect(201);
+    }
+    const waitFor = async <T>(
+      read: () => Promise<T>,
+      ok: (v: T) => boolean,
+    ) => {
+      let value = await read();
+      for (let i = 0; i < 600 && !ok(value); i++) {
+        await new Promise(r => setTimeout(r, 50));
+        value = await read();
+      }
+      if (!ok(value)) throw new Error(`never got there: ${JSON.stringify(value)}`);
+      return value;
+    };
+    await waitFor(
+      async () =>
+        (
+          await request(server).get(
+            `/api/fleet/deployments?entityRef=${entityRef}`,
+          )
+        ).body.items,
+      (items: any[]) => items.every(d => d.status === 'DEPLOYED'),
+    );
+    const [application] = (
+      await request(server)
+        .get(`/api/fleet/applications?entityRef=${entityRef}`)
+        .expect(200)
+    ).body.items;
+    const releases = `/api/fleet/applications/${application.id}/releases`;
+    const strategy = {
+      waves: [{ clusters: ['east'] }, { clusters: ['west'] }],
+      canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] },
+    };
+
+    // A strategy that cannot run is a 400 naming the field, and nothing is stored or applied.
+    const bad = await request(server)
+      .post(releases)
+      .send({
+        image: 'canaried:2.0.0',
+        strategy: {
+          ...strategy,
+          canary: { steps: [{ setWeight: 50 }, { setWeight: 20 }] },
+        },
+      })
+      .expect(400);
+    expect(bad.body.error.message).toContain(
+      'strategy.canary.steps.1.setWeight: weights must increase',
+    );
+    const wavesBad = await request(server)
+      .post(releases)
+      .send({
+        image: 'canaried:2.0.0',
+        strategy: {
+          ...strategy,
+          waves: [{ clusterSelector: { env: 'nowhere' } }],
+        },
+      })
+      .expect(400);
+    expect(wavesBad.body.error.message).toContain(
+      'strategy.waves.0 selects no cluster',
+    );
+    expect(
+      (await request(server).get(releases).expect(200)).body.items,
+    ).toEqual([]);
+
+    const created = await request(server)
+      .post(releases)
+      .send({ image: 'canaried:2.0.0', strategy })
+      .expect(201);
+    expect(created.body).toMatchObject({
+      status: 'PROGRESSING',
+      targets: [],
+      strategy,
+    });
+    expect(created.body.progress.waves).toEqual([['east'], ['west']]);
+    const id = created.body.id;
+    // One release with a strategy at a time per application.
+    await request(server)
+      .post(releases)
+      .send({ image: 'canaried:3.0.0', strategy })
+      .expect(409);
+    await request(server)
+      .post('/api/fleet/releases/00000000-0000-4000-8000-000000000000/promote')
+      .expect(404);
+
+    const read = async () =>
+      (await request(server).get(`/api/fleet/releases/${id}`).expect(200)).body;
+    const atPause = await waitFor(
+      read,
+      r => r.progress.clusters[0].awaitingPromote === true,
+    );
+    expect(atPause.progress.clusters[0]).toMatchObject({
+      cluster: 'east',
+      state: 'RUNNING',
+      weight: 50,
+      stepIndex: 1,
+    });
+    expect(atPause.progress.clusters[1]).toMatchObject({
+      cluster: 'west',
+      state: 'WAITING',
+    });
+
+    await request(server).post(`/api/fleet/releases/${id}/resume`).expect(409);
+    expect(
+      (
+        await request(server)
+          .post(`/api/fleet/releases/${id}/pause`)
+          .expect(200)
+      ).body.status,
+    ).toBe('PAUSED');
+    const promoteWhilePaused = await request(server)
+      .post(`/api/fleet/releases/${id}/promote`)
+      .expect(409);
+    expect(promoteWhilePaused.body.error.message).toBe(
+      'The release is PAUSED: resume it before promoting',
+    );
+    await request(server).post(`/api/fleet/releases/${id}/resume`).expect(200);
+    await request(server).post(`/api/fleet/releases/${id}/promote`).expect(200);
+    const westPaused = await waitFor(
+      read,
+      r => r.progress.clusters[1].awaitingPromote === true,
+    );
+    expect(westPaused.progress.clusters[0]).toMatchObject({
+      state: 'DONE',
+      weight: 100,
+    });
+    await request(server).post(`/api/fleet/releases/${id}/promote`).expect(200);
+    const done = await waitFor(read, r => r.status === 'COMPLETED');
+    expect(done.targets.map((t: any) => [t.cluster, t.revision])).toEqual([
+      ['east', 2],
+      ['west', 2],
+    ]);
+    const finished = await request(server)
+      .post(`/api/fleet/releases/${id}/abort`)
+      .expect(409);
+    expect(finished.body.error.message).toBe(
+      'The release is COMPLETED: there is nothing to abort',
+    );
+    const deployments = (
+      await request(server).get(`/api/fleet/deployments?entityRef=${entityRef}`)
+    ).body.items;
+    expect(deployments.map((d: any) => d.image)).toEqual([
+      'canaried:2.0.0',
+      'canaried:2.0.0',
+    ]);
+    // A release without a strategy has nothing to steer.
+    const plain = await request(server)
+      .post(releases)
+      .send({ image: 'canaried:2.0.1' })
+      .expect(201);
+    await request(server)
+      .post(`/api/fleet/releases/${plain.body.id}/pause`)
+      .expect(409);
   });
 
   it('lists discovered clusters, runs health cycles on demand and reports the summary', async () => {

@@ -5,6 +5,7 @@ import { promises as fs, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { initialProgress } from '../progressive/releaseMachine';
 import {
   createTestDatabases,
   snapshotFleetTables,
@@ -90,6 +91,8 @@ afterAll(async () => {
 interface Seed {
   applicationId: string;
   deploymentId: string;
+  /** A release with a strategy, waiting at its first step. */
+  releaseId: string;
 }
 
 interface RouteCase {
@@ -123,6 +126,7 @@ function allRoutes(seed: Seed): RouteCase[] {
     },
     { method: 'get', path: `/deployments/${seed.deploymentId}` },
     { method: 'get', path: `/deployments/${seed.deploymentId}/revisions` },
+    { method: 'get', path: `/releases/${seed.releaseId}` },
     { method: 'get', path: `/deployments/${seed.deploymentId}/events` },
     { method: 'get', path: `/applications/${seed.applicationId}/releases` },
     { method: 'get', path: `/applications/${seed.applicationId}/status` },
@@ -196,6 +200,12 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.release.manage',
       resourceRef: 'component:default/payments',
     },
+    ...(['promote', 'pause', 'resume', 'abort'] as const).map(action => ({
+      method: 'post' as const,
+      path: `/releases/${seed.releaseId}/${action}`,
+      permission: 'fleet.release.manage',
+      resourceRef: 'component:default/payments',
+    })),
     {
       method: 'delete',
       path: `/deployments/${seed.deploymentId}`,
@@ -267,10 +277,40 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
+      const release = await stores.releases.insertRelease({
+        id: '6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b11',
+        applicationId: application.id,
+        createdBy: 'test',
+        request: { image: 'nginx:1.28' },
+        strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }] } },
+        phase: 'PROGRESSING',
+        progress: {
+          ...initialProgress([['east']], new Date()),
+          // East waits at its pause: every steering action applies.
+          clusters: [
+            {
+              cluster: 'east',
+              wave: 0,
+              state: 'RUNNING',
+              stepIndex: 1,
+              weight: 50,
+              awaitingPromote: true,
+              failures: 0,
+              inconclusive: 0,
+            },
+          ],
+        },
+        targets: [],
+        skipped: [],
+      });
       return {
         ...started,
         knex,
-        seed: { applicationId: application.id, deploymentId: deployment.id },
+        seed: {
+          applicationId: application.id,
+          deploymentId: deployment.id,
+          releaseId: release.id,
+        },
       };
     }
 
@@ -288,7 +328,7 @@ describe.each(databases.eachSupportedId())(
     it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
       const { server, knex, seed } = await start();
       const routes = allRoutes(seed);
-      expect(routes).toHaveLength(27);
+      expect(routes).toHaveLength(32);
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
 
@@ -337,7 +377,7 @@ describe.each(databases.eachSupportedId())(
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
       const routes = writeRoutes(seed);
-      expect(routes).toHaveLength(11);
+      expect(routes).toHaveLength(15);
       for (const route of routes) {
         const res = await call(server, route);
         expect({
@@ -421,6 +461,19 @@ describe.each(databases.eachSupportedId())(
       expect(deploymentEvents.find(e => e.to === 'PENDING')?.actor).toBe(
         caller,
       );
+      // The release was steered by the caller, each step on record.
+      const releaseEvents = await stores.events.listEvents({
+        subjectKind: 'release',
+        subject: seed.releaseId,
+      });
+      expect(
+        releaseEvents.map(e => [e.reason, e.to, e.actor]).reverse(),
+      ).toEqual([
+        ['PROMOTED', 'PROGRESSING', caller],
+        ['PAUSED', 'PAUSED', caller],
+        ['RESUMED', 'PROGRESSING', caller],
+        ['ABORTED', 'ABORTING', caller],
+      ]);
       // ...and in the audit log, for every write including the applications'.
       expect(
         auditor.createEvent.mock.calls.map(([event]) => event.eventId),
@@ -434,6 +487,10 @@ describe.each(databases.eachSupportedId())(
         'deployment-create',
         'deployment-rollback',
         'release-create',
+        'release-promote',
+        'release-pause',
+        'release-resume',
+        'release-abort',
         'deployment-delete',
         'application-delete',
       ]);

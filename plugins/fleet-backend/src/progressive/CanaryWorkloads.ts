@@ -28,6 +28,8 @@ import { fillQuery, type AnalysisContext } from './analysis';
 export const TRACK_LABEL = 'cnp.io/track';
 /** The label that keeps a Rollout's pods apart from the Deployment's. */
 export const WORKLOAD_LABEL = 'cnp.io/workload';
+/** The Fleet revision a Rollout's pod template runs. */
+export const REVISION_ANNOTATION = 'cnp.io/revision';
 
 const ROLLOUTS = { group: 'argoproj.io', version: 'v1alpha1' };
 const ISTIO_GROUP = 'networking.istio.io';
@@ -42,6 +44,9 @@ export interface CanaryTarget {
   stable: Manifests;
   /** What the release brings (the new revision). */
   canary: Manifests;
+  /** The revision numbers of the two, written on a Rollout's pod template. */
+  stableRevision: number;
+  canaryRevision: number;
   /** The replicas the application runs. */
   replicas: number;
   maxSurge: number;
@@ -213,7 +218,30 @@ export class CanaryWorkloads {
   ) {
     const name = canaryName(target.name);
     const live = await this.readDeployment(s, target.namespace, name);
-    if (live) return live;
+    if (live) {
+      const wanted = canaryDeployment(target, live.spec?.replicas ?? initial);
+      // A canary left by an earlier release runs another revision: it takes this one's.
+      if (
+        JSON.stringify(live.spec?.template.spec?.containers) !==
+        JSON.stringify(wanted.spec!.template.spec!.containers)
+      ) {
+        return s.apps.replaceNamespacedDeployment(
+          {
+            namespace: target.namespace,
+            name,
+            body: {
+              ...wanted,
+              metadata: {
+                ...wanted.metadata,
+                resourceVersion: live.metadata?.resourceVersion,
+              },
+            },
+          },
+          s.opts(),
+        );
+      }
+      return live;
+    }
     return s.apps.createNamespacedDeployment(
       { namespace: target.namespace, body: canaryDeployment(target, initial) },
       s.opts(),
@@ -479,7 +507,14 @@ export class CanaryWorkloads {
         await s.custom.patchNamespacedCustomObject(
           {
             ...ref,
-            body: { spec: { template: this.rolloutTemplate(target.canary) } },
+            body: {
+              spec: {
+                template: this.rolloutTemplate(
+                  target.canary,
+                  target.canaryRevision,
+                ),
+              },
+            },
           },
           s.mergePatch(),
         );
@@ -562,11 +597,16 @@ export class CanaryWorkloads {
     );
   }
 
-  private rolloutTemplate(manifests: Manifests) {
+  /** A Rollout's pod template: the revision's, its pods told apart from the Deployment's. */
+  private rolloutTemplate(manifests: Manifests, revision: number) {
     const template = structuredClone(manifests.deployment.spec!.template);
     template.metadata = {
       ...template.metadata,
       labels: { ...template.metadata?.labels, [WORKLOAD_LABEL]: 'rollout' },
+      annotations: {
+        ...template.metadata?.annotations,
+        [REVISION_ANNOTATION]: String(revision),
+      },
     };
     return template;
   }
@@ -597,7 +637,7 @@ export class CanaryWorkloads {
             [WORKLOAD_LABEL]: 'rollout',
           },
         },
-        template: this.rolloutTemplate(target.stable),
+        template: this.rolloutTemplate(target.stable, target.stableRevision),
         strategy: {
           canary: {
             steps: rolloutSteps(target.weights),
@@ -631,7 +671,10 @@ export class CanaryWorkloads {
           metrics: [
             {
               name: template.name,
-              interval: template.interval ?? '1m',
+              interval:
+                typeof template.interval === 'number'
+                  ? `${template.interval}s`
+                  : template.interval ?? '1m',
               failureLimit: template.failureLimit ?? 0,
               successCondition: template.successCondition,
               provider: {

@@ -17,6 +17,7 @@ import { ManifestRemover } from '../deploy/ManifestRemover';
 import { CanaryWorkloads } from './CanaryWorkloads';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
 import { ReleaseService } from './ReleaseService';
+import { ReconcileWorker } from '../reconcile/ReconcileWorker';
 
 jest.setTimeout(120_000);
 
@@ -618,6 +619,134 @@ describe.each(databases.eachSupportedId())(
       );
       expect(await weightEvents()).toBe(2);
       expect(done.progress!.clusters[0].state).toBe('DONE');
+    });
+
+    it('keeps the reconcile off a cluster while its canary runs: no self-heal of the scaled-down stable, no degraded mark', async () => {
+      const ctx = await setup();
+      await ctx.stores.applications.updateApplication(ctx.application.id, {
+        spec: { ...ctx.application.spec, selfHeal: true },
+      });
+      const reconciler = ReconcileWorker.create({
+        stores: ctx.stores,
+        applier: ManifestApplier.create({ clients: ctx.clients }),
+        deployments: ctx.deployments,
+        logger: ctx.logger,
+        deploy: { namespace },
+        reconcile: { intervalMs: 60_000, concurrency: 4 },
+        heldDeployments: () => ctx.orchestrator.heldDeployments(),
+      });
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1'],
+          strategy: strategy({
+            waves: undefined,
+            canary: { steps: [{ setWeight: 60 }, { pause: {} }] },
+          }),
+        },
+        'user:default/ada',
+      );
+      await runUntil(
+        ctx,
+        started.id,
+        r => r.progress!.clusters[0].awaitingPromote === true,
+      );
+      const stableReplicas = () =>
+        (
+          objects('pl-1').find(
+            o =>
+              o.kind === 'Deployment' &&
+              (o.metadata as any).name === 'payments',
+          ) as any
+        ).spec.replicas;
+      expect(stableReplicas()).toBe(2);
+      const summary = await reconciler.runOnce();
+      expect(summary.healed).toBe(0);
+      expect(stableReplicas()).toBe(2);
+      const d = (await ctx.stores.deployments.getDeploymentFor(
+        ctx.application.id,
+        'pl-1',
+      ))!;
+      expect(d).toMatchObject({ status: 'DEPLOYED', revision: 1 });
+
+      // Once the release is done with it, the reconcile looks after it again.
+      await ctx.releases.steer(started.id, 'abort', 'user:default/ada');
+      await runUntil(ctx, started.id, r => r.status === 'ROLLED_BACK');
+      expect(await ctx.orchestrator.heldDeployments()).toEqual(new Set());
+    });
+
+    it('applies an abort on an OFFLINE cluster when it returns, and rolls the others back at once', async () => {
+      const ctx = await setup();
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1', 'pl-2'],
+          strategy: strategy({
+            waves: undefined,
+            canary: {
+              steps: [{ setWeight: 20 }, { pause: {} }, { setWeight: 100 }],
+            },
+          }),
+        },
+        'user:default/ada',
+      );
+      await runUntil(ctx, started.id, r =>
+        r.progress!.clusters.every(c => c.awaitingPromote),
+      );
+      sim.setFault('pl-1', { mode: 'down' });
+      for (let i = 0; i < 3; i++) await ctx.worker.runCycle();
+      expect((await ctx.stores.clusters.getCluster('pl-1'))!.status).toBe(
+        'OFFLINE',
+      );
+
+      await ctx.releases.steer(started.id, 'abort', 'user:default/grace');
+      const waiting = await runUntil(ctx, started.id, r =>
+        r.progress!.clusters.some(
+          c => c.cluster === 'pl-2' && c.state === 'ROLLED_BACK',
+        ),
+      );
+      expect(waiting.status).toBe('ABORTING');
+      expect(
+        waiting.progress!.clusters.find(c => c.cluster === 'pl-1'),
+      ).toMatchObject({
+        state: 'ROLLBACK_PENDING',
+      });
+      expect(liveImage('pl-2')).toBe(OLD);
+      for (let i = 0; i < 5; i++) await ctx.orchestrator.tick();
+      expect((await ctx.releases.getRelease(started.id)).status).toBe(
+        'ABORTING',
+      );
+
+      sim.setFault('pl-1', { mode: 'ok' });
+      await ctx.worker.runCycle();
+      expect((await ctx.stores.clusters.getCluster('pl-1'))!.status).toBe(
+        'ONLINE',
+      );
+      const done = await runUntil(
+        ctx,
+        started.id,
+        r => r.status === 'ROLLED_BACK',
+      );
+      expect(done.progress!.clusters.map(c => c.state)).toEqual([
+        'ROLLED_BACK',
+        'ROLLED_BACK',
+      ]);
+      expect(liveImage('pl-1')).toBe(OLD);
+      expect(canaryLeft('pl-1')).toEqual([]);
+      const events = await ctx.stores.events.listEvents({
+        subjectKind: 'release',
+        subject: started.id,
+        limit: 100,
+      });
+      expect(
+        events.some(
+          e =>
+            e.reason === 'ROLLBACK_RESUMED' &&
+            e.message?.startsWith('pl-1 is ONLINE again'),
+        ),
+      ).toBe(true);
     });
 
     it('with Prometheus down: inconclusive, then abort at failureLimit, never a promotion', async () => {

@@ -427,6 +427,8 @@ export class ReleaseOrchestrator {
       name: application.name,
       stable: stable.manifests,
       canary: canary.manifests,
+      stableRevision: c.previousRevision,
+      canaryRevision: c.previousRevision + 1,
       replicas,
       maxSurge: resolveIntOrPercent(
         strategy.canary.maxSurge ?? '25%',

@@ -6,6 +6,10 @@
 // takes that simulated cluster down, runs health cycles through the API,
 // and — without reloading the page — sees the chip turn OFFLINE, the deployment DEGRADED and the
 // cluster disabled in the picker. Screenshots of each step go to e2e-artifacts/ (git-ignored).
+// Then a progressive release through the Release dialog: a YAML strategy of three waves (sim-1,
+// a Rollout cluster, alone first), a canary held at 20 % until promoted, analysis against the
+// simulator's Prometheus; the second wave's cluster answers a failing success rate, the release
+// aborts and every cluster it touched is back on the image it ran before.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -17,6 +21,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = path.join(root, '.fleet-e2e');
 const artifacts = path.join(root, 'e2e-artifacts');
 const SIM_PORT = 6550;
+const PROMETHEUS_PORT = 9091;
 const BACKEND = 'http://localhost:7007';
 const FRONTEND = 'http://localhost:3000';
 const CLUSTER = 'sim-2';
@@ -171,7 +176,7 @@ async function portFree(port) {
 }
 
 async function main() {
-  for (const port of [3000, 7007, SIM_PORT]) {
+  for (const port of [3000, 7007, SIM_PORT, PROMETHEUS_PORT]) {
     if (!(await portFree(port))) {
       throw new Error(
         `Port ${port} is already in use: stop the portal that runs there first`,
@@ -192,6 +197,7 @@ async function main() {
       ...process.env,
       FLEET_STATE_DIR: stateDir,
       FLEET_SIM_PORT: String(SIM_PORT),
+      FLEET_PROMETHEUS_PORT: String(PROMETHEUS_PORT),
       BROWSER: 'none',
     },
   });
@@ -555,6 +561,240 @@ async function main() {
       'no poll of the deployments card was conditional: the browser does not revalidate its cached answers',
     );
   }
+
+  await progressiveRelease(page);
+}
+
+/** Tells the simulator's Prometheus what to answer for queries naming these labels. */
+async function prometheusRule(match, value) {
+  await simulatorRequest('/_sim/prometheus/rules', { match, value });
+}
+
+/** payments' deployments, by cluster. */
+async function paymentsDeployments() {
+  const { items } = await api(
+    'GET',
+    '/deployments?entityRef=component:default/payments',
+  );
+  return new Map(items.map(d => [d.cluster, d]));
+}
+
+/**
+ * A progressive release of payments over its three clusters, from the Release dialog: sim-1 (a
+ * Rollout cluster) alone first, held at 20 % until promoted; sim-2's success rate then falls to
+ * 0.5, so its first measurement aborts the release, which rolls sim-1 and sim-2 back and never
+ * touches sim-3.
+ */
+async function progressiveRelease(page) {
+  const WAVES = ['sim-1', 'sim-2', 'sim-3'];
+  const NEW_IMAGE = 'ghcr.io/acme/payments:1.5.0';
+  const FAILING = 'sim-2';
+
+  // A strategy needs a deployment of payments on every cluster it goes to (sim-3 was undeployed).
+  await api('POST', '/deployments', {
+    entityRef: 'component:default/payments',
+    cluster: 'sim-3',
+  });
+  const before = await waitFor(
+    'payments DEPLOYED on sim-1, sim-2 and sim-3',
+    async () => {
+      const deployments = await paymentsDeployments();
+      return WAVES.every(c => deployments.get(c)?.status === 'DEPLOYED')
+        ? deployments
+        : undefined;
+    },
+    90_000,
+    1000,
+  );
+  const previous = Object.fromEntries(WAVES.map(c => [c, before.get(c).image]));
+  log('before the release, payments runs', JSON.stringify(previous));
+  const { rules } = await simulatorRequest('/_sim/prometheus/rules');
+  if (!rules.some(r => Object.keys(r.match).length === 0 && r.value > 0.995)) {
+    throw new Error(
+      `scripts/start.sh seeded no healthy default Prometheus rule: ${JSON.stringify(
+        rules,
+      )}`,
+    );
+  }
+
+  await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+  const section = page.getByTestId('fleet-release');
+  await section.waitFor();
+  for (const cluster of WAVES) {
+    await page
+      .locator(`table[aria-label="Deployments"] tr[data-cluster="${cluster}"]`)
+      .getByLabel('Deployment status: DEPLOYED')
+      .waitFor({ timeout: 60_000 });
+  }
+
+  await page.getByRole('button', { name: 'Release', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('Release payments').waitFor();
+  await dialog.getByRole('textbox', { name: 'Image' }).fill(NEW_IMAGE);
+  for (const cluster of WAVES) {
+    await dialog
+      .getByRole('checkbox', { name: new RegExp(`^${cluster} — `) })
+      .check();
+  }
+  await dialog
+    .getByRole('checkbox', { name: 'Progressive (strategy)' })
+    .check();
+  const strategy = [
+    'waves:',
+    '  - clusters: [sim-1]',
+    '  - clusters: [sim-2]',
+    '  - clusters: [sim-3]',
+    'canary:',
+    '  steps:',
+    '    - setWeight: 20',
+    '    - pause: {}',
+    '    - setWeight: 60',
+    '    - setWeight: 100',
+    'analysis:',
+    '  templates:',
+    '    - name: success-rate',
+    '      interval: 2s',
+    '      failureLimit: 0',
+    '      successCondition: result[0] >= 0.995',
+    '      provider:',
+    '        prometheus:',
+    `          address: http://127.0.0.1:${PROMETHEUS_PORT}`,
+    '          query: sum(rate(http_requests_total{app="{{app}}",cluster="{{cluster}}",code!~"5.."}[1m])) / sum(rate(http_requests_total{app="{{app}}",cluster="{{cluster}}"}[1m]))',
+    'rollback: { timeout: 5m }',
+    '',
+  ].join('\n');
+  const yaml = dialog.getByRole('textbox', { name: 'Strategy (YAML)' });
+  await yaml.fill(strategy);
+  await dialogShot(page, 'progressive-release-dialog');
+  await dialog.getByRole('button', { name: 'Start release' }).click();
+  await dialog.waitFor({ state: 'detached' });
+
+  // Wave 1: sim-1 alone, its canary (an Argo Rollout there) at 20 %, waiting for Promote.
+  const cell = cluster =>
+    section.getByTestId(`fleet-release-cluster-${cluster}`);
+  const first = cell('sim-1');
+  await section
+    .locator(
+      '[data-testid="fleet-release-cluster-sim-1"][data-state="RUNNING"]',
+    )
+    .getByText(/^Step 2 \/ 4 · Rollout · waiting for promote$/)
+    .waitFor({ timeout: 120_000 });
+  await first.getByTestId('weight').getByText('20%').waitFor();
+  // The analysis ran at least once there, against the default healthy rule.
+  await first
+    .getByText(/success-rate: .*Successful/)
+    .waitFor({ timeout: 60_000 });
+  for (const cluster of ['sim-2', 'sim-3']) {
+    const state = await cell(cluster).getAttribute('data-state');
+    if (state !== 'WAITING')
+      throw new Error(`${cluster} is ${state} while wave 1 runs`);
+  }
+  await section
+    .getByRole('group', { name: 'Wave 2' })
+    .getByText('Wave 2 (waiting)')
+    .waitFor();
+  const { items: releases } = await api(
+    'GET',
+    `/applications/${before.get('sim-1').applicationId}/releases`,
+  );
+  const release = releases.find(r => r.image === NEW_IMAGE);
+  if (!release) throw new Error('the release is not in the API');
+  const sim1 = release.progress.clusters.find(c => c.cluster === 'sim-1');
+  if (sim1.mode !== 'rollout' || sim1.weight !== 20 || !sim1.awaitingPromote) {
+    throw new Error(
+      `sim-1 is not a Rollout canary held at 20 %: ${JSON.stringify(sim1)}`,
+    );
+  }
+  log(
+    `release ${release.id}: wave 1 (sim-1) RUNNING as a Rollout at 20 %, waiting for promote`,
+  );
+  await shot(page, 'progressive-wave-1-canary-20');
+
+  // The next wave's cluster goes bad; promote sim-1 and let the release go on.
+  await prometheusRule({ app: 'payments', cluster: FAILING }, 0.5);
+  await section.getByRole('button', { name: 'Promote' }).click();
+  log(`${FAILING} now answers 0.5; promoted`);
+
+  const history = section.getByRole('table', { name: 'Release history' });
+  const finished = history.locator(`tr[data-release="${release.id}"]`);
+  await finished.getByText('Rolled back').waitFor({ timeout: 180_000 });
+  const reason = new RegExp(
+    `Analysis success-rate failed on ${FAILING}: 0\\.5 does not meet result\\[0\\] >= 0\\.995`,
+  );
+  await finished.getByText(reason).waitFor();
+  await section.getByText('No release under way.').waitFor({ timeout: 60_000 });
+
+  const ended = await api('GET', `/releases/${release.id}`);
+  const states = Object.fromEntries(
+    ended.progress.clusters.map(c => [c.cluster, c.state]),
+  );
+  log(
+    `release ${ended.status}: ${
+      ended.progress.abort?.message
+    }; clusters ${JSON.stringify(states)}`,
+  );
+  const abort = ended.progress.abort ?? {};
+  if (
+    ended.status !== 'ROLLED_BACK' ||
+    abort.cluster !== FAILING ||
+    abort.metric !== 'success-rate' ||
+    abort.value !== 0.5 ||
+    states['sim-1'] !== 'ROLLED_BACK' ||
+    states[FAILING] !== 'ROLLED_BACK' ||
+    states['sim-3'] !== 'SKIPPED'
+  ) {
+    throw new Error(`unexpected end of the release: ${JSON.stringify(ended)}`);
+  }
+
+  // Every cluster is back on (or never left) the image it ran before, on the card and in the API.
+  const afterwards = await waitFor(
+    'payments back on its previous images',
+    async () => {
+      const deployments = await paymentsDeployments();
+      return WAVES.every(
+        c =>
+          deployments.get(c)?.image === previous[c] &&
+          deployments.get(c)?.status === 'DEPLOYED',
+      )
+        ? deployments
+        : undefined;
+    },
+    120_000,
+    1000,
+  );
+  for (const cluster of WAVES) {
+    const tableRow = page.locator(
+      `table[aria-label="Deployments"] tr[data-cluster="${cluster}"]`,
+    );
+    await tableRow.getByText(previous[cluster]).waitFor({ timeout: 60_000 });
+    await tableRow.getByLabel('Deployment status: DEPLOYED').waitFor();
+    if ((await tableRow.innerText()).includes(NEW_IMAGE))
+      throw new Error(`the card still shows ${NEW_IMAGE} on ${cluster}`);
+  }
+  // Nothing of the canary is left running on the clusters.
+  for (const cluster of WAVES) {
+    const leftovers = (await simulatorObjects(cluster)).filter(
+      o =>
+        o.metadata?.name === 'payments-canary' ||
+        (o.kind === 'Deployment' &&
+          o.metadata?.name === 'payments' &&
+          o.spec.template.spec.containers[0].image === NEW_IMAGE),
+    );
+    if (leftovers.length > 0) {
+      throw new Error(
+        `${cluster} still runs the canary: ${leftovers
+          .map(o => `${o.kind}/${o.metadata.name}`)
+          .join(', ')}`,
+      );
+    }
+  }
+  log(
+    'rolled back: every cluster on its previous image',
+    JSON.stringify(
+      Object.fromEntries(WAVES.map(c => [c, afterwards.get(c).image])),
+    ),
+  );
+  await shot(page, 'progressive-rolled-back');
 }
 
 let failed = false;

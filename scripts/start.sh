@@ -2,7 +2,14 @@
 # Installs whatever is missing (Node 22, Yarn, dependencies), starts a simulated fleet of
 # kube-simulator clusters whose kubeconfigs Fleet discovers, and runs the portal (backend on
 # :7007, frontend on :3000) on SQLite kept in .fleet/sqlite.
+# The fleet is mixed so that a progressive release shows each canary kind: sim-1 serves Argo
+# Rollouts (its canary is a Rollout), the others do not (a `<app>-canary` Deployment sized by
+# replicas); no cluster serves Istio (its canary would need a VirtualService to exist). The
+# simulator's Prometheus endpoint answers release analyses, and starts with one rule making every
+# app healthy (0.999), so releases in the demo pass their analysis; change its answers with
+# `POST https://127.0.0.1:6550/_sim/prometheus/rules` (see packages/kube-simulator/README.md).
 #   FLEET_SIM_CLUSTERS (default 3)  FLEET_SIM_PORT (default 6550)
+#   FLEET_PROMETHEUS_PORT (default 9091: http://127.0.0.1:9091, the `address` for analyses)
 #   FLEET_STATE_DIR (default .fleet: kubeconfigs, SQLite, dev token; the e2e test uses its own)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -15,10 +22,13 @@ case "$state" in /*) ;; *) state="$root/$state" ;; esac
 mkdir -p "$state/sqlite"
 [ -s "$state/dev-token" ] || node -e "process.stdout.write(require('crypto').randomBytes(24).toString('hex'))" > "$state/dev-token"
 
-echo "fleet: starting ${FLEET_SIM_CLUSTERS:-3} simulated clusters on https://127.0.0.1:${FLEET_SIM_PORT:-6550}"
+sim_port="${FLEET_SIM_PORT:-6550}"
+prometheus_port="${FLEET_PROMETHEUS_PORT:-9091}"
+echo "fleet: starting ${FLEET_SIM_CLUSTERS:-3} simulated clusters on https://127.0.0.1:${sim_port}, Prometheus on http://127.0.0.1:${prometheus_port}"
 rm -rf "$state/kubeconfigs"
 node packages/kube-simulator/bin/kube-simulator \
-  --clusters "${FLEET_SIM_CLUSTERS:-3}" --port "${FLEET_SIM_PORT:-6550}" --out "$state/kubeconfigs" \
+  --clusters "${FLEET_SIM_CLUSTERS:-3}" --port "$sim_port" --out "$state/kubeconfigs" \
+  --rollouts sim-1 --istio none --prometheus-port "$prometheus_port" \
   > "$state/simulator.log" 2>&1 &
 sim_pid=$!
 trap 'kill "$sim_pid" 2>/dev/null || true' EXIT INT TERM
@@ -28,6 +38,13 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 cat "$state/simulator.log"
+grep -q '^ready' "$state/simulator.log" || { echo "fleet: the simulator did not get ready" >&2; exit 1; }
+prometheus_url="$(sed -n 's/^prometheus //p' "$state/simulator.log" | head -n 1)"
+[ -n "$prometheus_url" ] || { echo "fleet: the simulator printed no Prometheus URL" >&2; exit 1; }
+# Every app healthy until told otherwise: the least specific rule, any more specific one wins.
+node scripts/lib/sim-request.mjs POST "https://127.0.0.1:${sim_port}/_sim/prometheus/rules" \
+  '{"match":{},"value":0.999}' >/dev/null
+echo "fleet: Prometheus for release analyses at ${prometheus_url} (every app answers 0.999)"
 
 # Local settings (git-ignored): the simulated fleet, a persistent SQLite and a token for curl.
 cat > app-config.local.yaml <<YAML

@@ -1,7 +1,8 @@
 /*
  * Fleet's benchmarks (docs/benchmarks.md). Run with `bash bench/run.sh [flags]`:
  *
- *   --only cycle,statements,latency   parts to run (default: all)
+ *   --only cycle,statements,latency   parts to run (default: those three; `release` is opt-in,
+ *                                     ~3 min: --only release, or --only cycle,...,release)
  *   --sizes 100,1000                  cycle benchmark fleet sizes
  *   --concurrency 16,64               fleet.health.concurrency values measured
  *   --fleet-runs 5                    measured Fleet cycles per size and concurrency (median)
@@ -13,6 +14,9 @@
  *   --cold 64                         also time cycles that start with no open connection (health
  *                                     interval > the clients' 30 s idle timeout) at that
  *                                     concurrency; 0 to skip
+ *   --release-databases sqlite,postgres  databases of the progressive-release benchmark
+ *   --release-clusters 100            its fleet size (4 waves: 10 / 40 / 70 / 100 %)
+ *   --release-ready 700,1700          pods' readiness delay, spread over the clusters (ms)
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -30,6 +34,9 @@ import {
   table,
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
+import { readFleetConfig } from './lib/releaseParts';
+import { benchRelease, type ReleaseRunResult } from './release';
+import { ConfigReader } from '@backstage/config';
 import {
   benchStatements,
   medianTotal,
@@ -87,13 +94,23 @@ function parseArgs(argv: string[]) {
     requests: int('requests', quick ? 1000 : 5000),
     latencyClusters: int('latency-clusters', quick ? 200 : 1000),
     cold: int('cold', 64),
+    releaseDatabases: list('release-databases', 'sqlite,postgres') as Array<
+      'sqlite' | 'postgres'
+    >,
+    releaseClusters: int('release-clusters', quick ? 30 : 100),
+    releaseReady: list('release-ready', '700,1700').map(Number) as [
+      number,
+      number,
+    ],
     json: args.get('json'),
   };
 }
 
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
-  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64] [--quick] [--json <file>]
+  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64]
+  [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700] [--quick] [--json <file>]
+  --only release: the progressive-release benchmark (opt-in, not in the default run)
 (see the comment at the top of bench/run.ts)`;
 
 async function main(): Promise<number> {
@@ -102,7 +119,11 @@ async function main(): Promise<number> {
     return 0;
   }
   const options = parseArgs(process.argv.slice(2));
-  if (!(await postgresAnswers())) {
+  const needsPostgres =
+    ['cycle', 'statements', 'latency'].some(p => options.only.has(p)) ||
+    (options.only.has('release') &&
+      options.releaseDatabases.includes('postgres'));
+  if (needsPostgres && !(await postgresAnswers())) {
     process.stderr.write(
       'bench: PostgreSQL does not answer at 127.0.0.1:5432 (or FLEET_BENCH_PG)\n',
     );
@@ -120,12 +141,14 @@ async function main(): Promise<number> {
     cycle: CycleSizeResult[];
     statements: StatementsResult[];
     latency?: LatencyResult;
+    release: ReleaseRunResult[];
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
     code: codeVersion(),
     cycle: [],
     statements: [],
+    release: [],
   };
 
   if (options.only.has('cycle')) {
@@ -177,6 +200,29 @@ async function main(): Promise<number> {
       concurrency: 16,
       log,
     });
+  }
+
+  if (options.only.has('release')) {
+    // The backend's defaults: the deploy poll (completion and rollback wait on it) and the
+    // reconcile interval (the abort's budget).
+    const defaults = readFleetConfig(new ConfigReader({}), {});
+    log(
+      '\n== progressive release: 4 waves, 3 weight steps, 2 s pauses, analysis every 1 s; then an abort in wave 3',
+    );
+    for (const database of options.releaseDatabases) {
+      results.release.push(
+        await benchRelease({
+          database,
+          clusters: options.releaseClusters,
+          readyDelayMs: options.releaseReady,
+          tickMs: 500,
+          pollIntervalMs: defaults.deploy.pollIntervalMs,
+          reconcileIntervalMs: defaults.reconcile.intervalMs,
+          abort: true,
+          log,
+        }),
+      );
+    }
   }
 
   // ------------------------------------------------------------------ summary
@@ -279,6 +325,31 @@ async function main(): Promise<number> {
         )} MiB (the same backend without Fleet: ${l.controlMiB.toFixed(
           0,
         )} MiB)`,
+    );
+  }
+  for (const r of results.release) {
+    const a = r.abort;
+    log(
+      `progressive release, ${r.database}, ${
+        r.clusters
+      } clusters in waves of ${r.waves.join(
+        ' / ',
+      )}: orchestration delay per step p50 ${ms(r.all.p50)}, p95 ${ms(
+        r.all.p95,
+      )}, max ${ms(r.all.max)} (${
+        r.all.count
+      } transitions; per wave and step, the slowest cluster: p95 ${ms(
+        r.perWaveStep.p95,
+      )}) — target p95 <= 1 s: ${
+        r.all.p95 <= 1000 ? 'holds' : 'MISSED'
+      }; release ${ms(r.wallMs)}` +
+        (a
+          ? `; abort in wave 3: ${a.touched} clusters back in ${ms(
+              a.allBackMs,
+            )} (budget ${ms(a.budgetMs)}: ${
+              a.allBackMs <= a.budgetMs ? 'holds' : 'MISSED'
+            })`
+          : ''),
     );
   }
   if (options.json) {

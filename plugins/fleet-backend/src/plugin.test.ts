@@ -189,7 +189,8 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         await new Promise(r => setTimeout(r, 50));
         value = await read();
       }
-      if (!ok(value)) throw new Error(`never got there: ${JSON.stringify(value)}`);
+      if (!ok(value))
+        throw new Error(`never got there: ${JSON.stringify(value)}`);
       return value;
     };
     await waitFor(

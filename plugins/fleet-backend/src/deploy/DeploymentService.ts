@@ -630,6 +630,22 @@ export class DeploymentService {
     });
   }
 
+  /**
+   * Checks a rollout now rather than at the next poll (a progressive release waiting on it):
+   * the same check, and the deployment is followed on as before when it is not done.
+   */
+  async checkRollout(deploymentId: string, revision: number): Promise<void> {
+    const pending = this.timers.get(deploymentId);
+    if (!pending || pending.revision !== revision) return;
+    clearTimeout(pending.timer);
+    this.timers.delete(deploymentId);
+    try {
+      await this.poll(deploymentId, revision);
+    } catch {
+      this.track(deploymentId, revision);
+    }
+  }
+
   private async poll(deploymentId: string, revision: number): Promise<void> {
     const { stores, applier, deploy } = this.options;
     if (this.timers.get(deploymentId)?.revision === revision)

@@ -313,11 +313,11 @@ export class CanaryWorkloads {
       const split = `canary ${canaryAvailable}/${wantCanary}, stable ${
         stableSpec - down
       }/${wantStable}`;
+      // A scale-down waits for nothing: the split holds as soon as it is written.
       if (
         up === 0 &&
-        down === 0 &&
         canarySpec === wantCanary &&
-        stableSpec === wantStable &&
+        stableSpec - down === wantStable &&
         canaryAvailable >= wantCanary
       ) {
         return {

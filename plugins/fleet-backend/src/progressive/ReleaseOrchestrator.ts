@@ -62,7 +62,7 @@ export interface ReleaseOrchestratorOptions {
   };
   deployments: Pick<
     DeploymentService,
-    'deploy' | 'rollback' | 'desiredFor' | 'revisionFor'
+    'deploy' | 'rollback' | 'desiredFor' | 'revisionFor' | 'checkRollout'
   >;
   workloads: Pick<
     CanaryWorkloads,
@@ -640,6 +640,8 @@ export class ReleaseOrchestrator {
       t.changed = true;
     }
     if (c.stage === 'wait') {
+      // The rollout is checked at the tick's pace, not at the deploy poll's.
+      await deployments.checkRollout(c.deploymentId!, c.revision!);
       const current = await stores.deployments.getDeployment(c.deploymentId!);
       if (!current || current.revision !== c.revision) {
         this.fail(tick, {
@@ -810,6 +812,7 @@ export class ReleaseOrchestrator {
       t.changed = true;
     }
     if (c.stage === 'wait') {
+      await deployments.checkRollout(c.deploymentId!, c.revision!);
       const current = await stores.deployments.getDeployment(c.deploymentId!);
       if (
         current &&

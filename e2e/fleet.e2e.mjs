@@ -708,6 +708,9 @@ async function progressiveRelease(page) {
   log(
     `release ${release.id}: wave 1 (sim-1) RUNNING as a Rollout at 20 %, waiting for promote`,
   );
+  // The page scrolls inside Backstage's content pane, past what a full-page shot takes: bring
+  // the releases section (its three waves) to the top.
+  await section.evaluate(el => el.scrollIntoView({ block: 'start' }));
   await shot(page, 'progressive-wave-1-canary-20');
 
   // The next wave's cluster goes bad; promote sim-1 and let the release go on.
@@ -771,6 +774,20 @@ async function progressiveRelease(page) {
     if ((await tableRow.innerText()).includes(NEW_IMAGE))
       throw new Error(`the card still shows ${NEW_IMAGE} on ${cluster}`);
   }
+  // The release did reach sim-1 and sim-2 (their API received the new image) and never sim-3.
+  for (const cluster of WAVES) {
+    const { items: writes } = await simulatorRequest(
+      `/clusters/${cluster}/_sim/history`,
+    );
+    const reached = writes.some(w =>
+      JSON.stringify(w.object).includes(NEW_IMAGE),
+    );
+    if (reached !== (cluster !== 'sim-3')) {
+      throw new Error(
+        `${cluster} ${reached ? 'received' : 'never received'} ${NEW_IMAGE}`,
+      );
+    }
+  }
   // Nothing of the canary is left running on the clusters.
   for (const cluster of WAVES) {
     const leftovers = (await simulatorObjects(cluster)).filter(
@@ -794,6 +811,10 @@ async function progressiveRelease(page) {
       Object.fromEntries(WAVES.map(c => [c, afterwards.get(c).image])),
     ),
   );
+  await page
+    .getByText('Fleet deployments')
+    .first()
+    .evaluate(el => el.scrollIntoView({ block: 'start' }));
   await shot(page, 'progressive-rolled-back');
 }
 

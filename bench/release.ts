@@ -371,6 +371,7 @@ async function run(options: Parameters<typeof benchRelease>[0]) {
       workloads: CanaryWorkloads.create({ clients: fleet.clients }),
       logger: fleet.logger,
       defaultReplicas: 5,
+      namespace: NAMESPACE,
       tickMs,
     });
     const releases = ReleaseService.create({

@@ -130,6 +130,7 @@ export const fleetPlugin = createBackendPlugin({
           logger: logger.child({ task: RELEASE_TASK_ID }),
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,
+          namespace: fleetConfig.deploy.namespace,
         });
         await orchestrator.start();
 

@@ -1,6 +1,7 @@
 import {
   ApisApi,
   AppsV1Api,
+  AutoscalingV2Api,
   CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
@@ -67,6 +68,7 @@ interface Session {
   core: CoreV1Api;
   custom: CustomObjectsApi;
   apis: ApisApi;
+  autoscaling: AutoscalingV2Api;
   opts: () => ConfigurationOptions;
   mergePatch: () => ConfigurationOptions;
 }
@@ -164,6 +166,7 @@ export class CanaryWorkloads {
       core: kc.makeApiClient(CoreV1Api),
       custom: kc.makeApiClient(CustomObjectsApi),
       apis: kc.makeApiClient(ApisApi),
+      autoscaling: kc.makeApiClient(AutoscalingV2Api),
       opts,
       mergePatch: () =>
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts()),
@@ -181,9 +184,43 @@ export class CanaryWorkloads {
     const s = await this.session(cluster);
     const groups = await s.apis.getAPIVersions(undefined, s.opts());
     const served = new Set(groups.groups.map(g => g.name));
-    if (served.has(ROLLOUTS.group)) return 'rollout';
-    if (wantsIstio && served.has(ISTIO_GROUP)) return 'istio';
+    // A group is not enough: Argo CD and Argo Workflows serve argoproj.io without Rollouts.
+    const serves = async (group: string, version: string, plural: string) => {
+      if (!served.has(group)) return false;
+      try {
+        const list = await s.custom.getAPIResources(
+          { group, version },
+          s.opts(),
+        );
+        return list.resources.some(r => r.name === plural);
+      } catch (error) {
+        if (isKubeStatus(error, 404)) return false;
+        throw error;
+      }
+    };
+    if (await serves(ROLLOUTS.group, ROLLOUTS.version, 'rollouts'))
+      return 'rollout';
+    if (wantsIstio && (await serves(ISTIO_GROUP, 'v1beta1', 'virtualservices')))
+      return 'istio';
     return 'replicas';
+  }
+
+  /** Whether an HorizontalPodAutoscaler scales the application's Deployment. */
+  async autoscaled(
+    cluster: ClusterAccess,
+    namespace: string,
+    name: string,
+  ): Promise<boolean> {
+    const s = await this.session(cluster);
+    const hpas = await s.autoscaling.listNamespacedHorizontalPodAutoscaler(
+      { namespace },
+      s.opts(),
+    );
+    return hpas.items.some(
+      h =>
+        h.spec?.scaleTargetRef?.kind === 'Deployment' &&
+        h.spec.scaleTargetRef.name === name,
+    );
   }
 
   private async readDeployment(s: Session, namespace: string, name: string) {
@@ -522,6 +559,16 @@ export class CanaryWorkloads {
       }
       const weight = target.weights[weightIndex];
       const index = Number(status.currentStepIndex ?? 0);
+      // Only a step's own pause is Fleet's to promote past: a pause for an inconclusive
+      // analysis run, or one a person set, is not.
+      const reasons: string[] = (status.pauseConditions ?? []).map(
+        (condition: { reason?: string }) => String(condition.reason),
+      );
+      const atStepPause =
+        status.phase === 'Paused' &&
+        reasons.includes('CanaryPauseStep') &&
+        reasons.every(reason => reason === 'CanaryPauseStep') &&
+        !rollout.spec?.paused;
       if (status.abort)
         return {
           kind: 'failed',
@@ -538,10 +585,7 @@ export class CanaryWorkloads {
             message: 'Rollout fully promoted: the canary is stable',
           };
         }
-        if (
-          status.phase === 'Paused' &&
-          index < rolloutSteps(target.weights).length
-        )
+        if (atStepPause && index < rolloutSteps(target.weights).length)
           await this.promote(s, ref);
         return {
           kind: 'waiting',
@@ -549,13 +593,13 @@ export class CanaryWorkloads {
         };
       }
       const pauseAt = rolloutPauseIndex(weightIndex);
-      if (index === pauseAt && status.phase === 'Paused') {
+      if (index === pauseAt && atStepPause) {
         return {
           kind: 'reached',
           message: `weight ${weight}%: Rollout paused at step ${index}`,
         };
       }
-      if (index < pauseAt && status.phase === 'Paused') {
+      if (index < pauseAt && atStepPause) {
         await this.promote(s, ref);
         return {
           kind: 'waiting',
@@ -569,8 +613,8 @@ export class CanaryWorkloads {
         };
       return {
         kind: 'waiting',
-        message: `Rollout ${
-          status.phase ?? ''
+        message: `Rollout ${status.phase ?? ''}${
+          reasons.length ? ` (${reasons.join(', ')})` : ''
         } at step ${index} toward ${weight}%`,
       };
     });

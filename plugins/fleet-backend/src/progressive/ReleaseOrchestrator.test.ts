@@ -131,6 +131,7 @@ describe.each(databases.eachSupportedId())(
           workloads: CanaryWorkloads.create({ clients: harness.clients }),
           logger: harness.logger,
           defaultReplicas: 5,
+          namespace,
           analysisTimeoutMs: 500,
         });
       const releases = ReleaseService.create({

@@ -31,6 +31,7 @@ import type {
 } from './CanaryWorkloads';
 import {
   abortRelease,
+  freezePauses,
   HELD_STATES,
   measurementDue,
   nextStep,
@@ -42,6 +43,8 @@ import {
 import { resolveIntOrPercent } from './strategy';
 
 export const RELEASE_TASK_ID = 'fleet-releases';
+/** How long a rollback whose revision failed waits before it is tried again. */
+const ROLLBACK_RETRY_MS = 30_000;
 const MODE_WORDS: Record<CanaryMode, string> = {
   rollout: 'an Argo Rollout',
   istio: 'Istio route weights',
@@ -67,6 +70,7 @@ export interface ReleaseOrchestratorOptions {
   workloads: Pick<
     CanaryWorkloads,
     | 'detectMode'
+    | 'autoscaled'
     | 'replicasStep'
     | 'istioStep'
     | 'rolloutStep'
@@ -75,6 +79,8 @@ export interface ReleaseOrchestratorOptions {
   >;
   logger: LoggerService;
   scheduler?: SchedulerService;
+  /** The namespace of revisions that name none (`fleet.deploy.namespace`). */
+  namespace: string;
   /** How often the releases advance (default 500 ms). */
   tickMs?: number;
   defaultReplicas: number;
@@ -92,6 +98,13 @@ interface Tick {
   clusters: Map<string, ClusterRecord>;
   t: Transition;
   targets: ReleaseRecord['targets'];
+  /**
+   * The first failure of this tick. It is applied once every cluster of the wave has settled:
+   * an abort decided while other clusters are mid-step would have them write over it.
+   */
+  failure?: Parameters<typeof abortRelease>[1];
+  /** The clusters whose Kubernetes objects this tick may have changed. */
+  touched: Set<string>;
 }
 
 /**
@@ -177,6 +190,7 @@ export class ReleaseOrchestrator {
       clusters,
       t,
       targets: [...record.targets],
+      touched: new Set(),
     };
     if (!application) {
       abortRelease(
@@ -200,11 +214,55 @@ export class ReleaseOrchestrator {
         events: t.events,
       },
     );
-    if (!written) {
-      this.options.logger.debug(
-        `Release ${record.id} changed meanwhile; it advances at the next tick`,
-      );
+    if (!written) await this.afterConflict(tick);
+  }
+
+  /**
+   * Someone (an abort or a pause through the API) wrote the release while this tick changed
+   * clusters; this tick's state is dropped, and the next one redoes its steps idempotently. But
+   * an abort that saw a cluster still WAITING would leave the canary this tick started there:
+   * such clusters are handed to the rollback.
+   */
+  private async afterConflict(tick: Tick) {
+    const { stores, logger } = this.options;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const fresh = await stores.releases.getRelease(tick.record.id);
+      if (!fresh?.progress) return;
+      const p = structuredClone(fresh.progress);
+      if (p.phase !== 'ABORTING' && p.phase !== 'ROLLED_BACK') return;
+      const t = new Transition(fresh.id, p, Date.now());
+      for (const c of p.clusters) {
+        const ours = tick.t.progress.clusters.find(
+          x => x.cluster === c.cluster,
+        );
+        if (!ours || !tick.touched.has(c.cluster)) continue;
+        if (c.state !== 'SKIPPED' && c.state !== 'WAITING') continue;
+        Object.assign(c, {
+          state: 'ROLLING_BACK',
+          stage: 'traffic',
+          mode: ours.mode,
+          deploymentId: ours.deploymentId,
+          previousRevision: ours.previousRevision,
+          message: 'its canary had started as the release aborted: going back',
+        });
+        t.event(
+          'CLUSTER_ROLLING_BACK',
+          `${c.cluster}: its canary had started as the release aborted; it goes back to revision ${ours.previousRevision}`,
+        );
+      }
+      if (!t.changed) return;
+      p.phase = 'ABORTING';
+      p.updatedAt = t.iso;
+      if (
+        await stores.releases.updateProgress(fresh.id, fresh.version, p, {
+          events: t.events,
+        })
+      )
+        return;
     }
+    logger.warn(
+      `Release ${tick.record.id}: could not hand this tick's clusters to the rollback; the next tick retries`,
+    );
   }
 
   private isOnline(tick: Tick) {
@@ -225,6 +283,10 @@ export class ReleaseOrchestrator {
         ),
       ),
     );
+    if (tick.failure) {
+      this.applyFailure(tick);
+      return;
+    }
     if (p.phase !== 'PROGRESSING') return;
     if (wave.every(c => c.state === 'DONE')) {
       p.currentWave += 1;
@@ -253,28 +315,44 @@ export class ReleaseOrchestrator {
     c: CanaryClusterProgress,
   ): Promise<void> {
     const { t, strategy } = tick;
-    if (t.progress.phase !== 'PROGRESSING') return;
+    // Nothing more on a cluster once this tick has a failure to apply.
+    const going = () => t.progress.phase === 'PROGRESSING' && !tick.failure;
+    if (!going()) return;
     const cluster = tick.clusters.get(c.cluster);
     if (c.state === 'WAITING') {
       await this.startCluster(tick, c, cluster);
-      if ((c.state as CanaryClusterProgress['state']) !== 'RUNNING') return;
+      if ((c.state as CanaryClusterProgress['state']) !== 'RUNNING') {
+        // A cluster that cannot start (OFFLINE, a deploy in flight) holds its wave: in time,
+        // that is a step past its timeout too.
+        if (
+          going() &&
+          c.stepStartedAt &&
+          t.now - Date.parse(c.stepStartedAt) > rollbackTimeoutMs(strategy)
+        ) {
+          this.fail(tick, {
+            reason: 'STEP_TIMEOUT',
+            message: `${c.cluster} could not start its canary within ${
+              strategy.rollback?.timeout ?? '15m'
+            }: ${c.message ?? ''}`,
+            cluster: c.cluster,
+          });
+        }
+        return;
+      }
     }
-    if (c.state === 'RUNNING') {
+    tick.touched.add(c.cluster);
+    if (c.state === 'RUNNING' && going()) {
       await this.runStep(tick, c);
-      if (
-        t.progress.phase === 'PROGRESSING' &&
-        c.state === 'RUNNING' &&
-        c.weight > 0
-      ) {
+      if (going() && c.state === 'RUNNING' && c.weight > 0) {
         await this.analyse(tick, c);
       }
     }
-    if (c.state === 'COMPLETING' && t.progress.phase === 'PROGRESSING') {
+    if (c.state === 'COMPLETING' && going()) {
       await this.complete(tick, c);
     }
     // A step that waits too long (a canary that never becomes available) aborts the release.
     if (
-      t.progress.phase === 'PROGRESSING' &&
+      going() &&
       (c.state === 'RUNNING' || c.state === 'COMPLETING') &&
       !c.awaitingPromote &&
       !c.pauseUntil &&
@@ -305,13 +383,20 @@ export class ReleaseOrchestrator {
     );
   }
 
-  /** A failure: the release aborts, or pauses when rollback is turned off. */
+  /** A failure: noted now, applied once the wave's clusters have settled (see `Tick.failure`). */
   private fail(tick: Tick, reason: Parameters<typeof abortRelease>[1]) {
+    tick.failure ??= reason;
+  }
+
+  /** The release aborts, or pauses when rollback is turned off. */
+  private applyFailure(tick: Tick) {
     const { t, strategy } = tick;
+    const reason = tick.failure!;
     if (strategy.rollback?.enabled === false) {
       t.progress.phase = 'PAUSED';
       t.progress.pausedBy = ACTOR;
       t.progress.abort = { ...reason, at: t.iso };
+      freezePauses(t);
       t.event(
         'PAUSED',
         `${reason.message} (rollback is disabled: the release is paused)`,
@@ -360,6 +445,38 @@ export class ReleaseOrchestrator {
       c.stepStartedAt ??= t.iso;
       t.changed = true;
       return;
+    }
+    if (
+      deployment.status === 'PENDING' ||
+      deployment.status === 'PROGRESSING'
+    ) {
+      c.message = `waiting for the deploy in flight on ${c.cluster} to end`;
+      c.stepStartedAt ??= t.iso;
+      t.changed = true;
+      return;
+    }
+    if (c.mode !== 'istio') {
+      const revision = await this.options.stores.revisions.getRevision(
+        deployment.id,
+        deployment.revision,
+      );
+      const autoscaled = await this.options.workloads.autoscaled(
+        cluster,
+        revision?.namespace ?? this.options.namespace,
+        application.name,
+      );
+      if (autoscaled) {
+        this.fail(tick, {
+          reason: 'STEP_FAILED',
+          message: `${c.cluster}: a HorizontalPodAutoscaler scales ${
+            application.name
+          }; a canary sized by replicas${
+            c.mode === 'rollout' ? ' (or a Rollout beside it)' : ''
+          } would fight it`,
+          cluster: c.cluster,
+        });
+        return;
+      }
     }
     c.deploymentId = deployment.id;
     c.previousRevision = deployment.revision;
@@ -414,6 +531,16 @@ export class ReleaseOrchestrator {
       'setWeight' in s ? [s.setWeight] : [],
     );
     const version = imageVersion(next.image) ?? next.image;
+    const maxSurge = resolveIntOrPercent(
+      strategy.canary.maxSurge ?? '25%',
+      replicas,
+      'up',
+    );
+    const maxUnavailable = resolveIntOrPercent(
+      strategy.canary.maxUnavailable ?? 0,
+      replicas,
+      'down',
+    );
     const context: AnalysisContext = {
       cluster: c.cluster,
       app: application.name,
@@ -430,16 +557,10 @@ export class ReleaseOrchestrator {
       stableRevision: c.previousRevision,
       canaryRevision: c.previousRevision + 1,
       replicas,
-      maxSurge: resolveIntOrPercent(
-        strategy.canary.maxSurge ?? '25%',
-        replicas,
-        'up',
-      ),
-      maxUnavailable: resolveIntOrPercent(
-        strategy.canary.maxUnavailable ?? 0,
-        replicas,
-        'down',
-      ),
+      maxSurge,
+      // Both 0 once resolved (25 % of 3 rounds down to 0): one may go, as Kubernetes decides.
+      maxUnavailable:
+        maxSurge === 0 && maxUnavailable === 0 ? 1 : maxUnavailable,
       weights,
       istio: strategy.canary.trafficRouting?.istio
         ? {
@@ -613,7 +734,27 @@ export class ReleaseOrchestrator {
     if (c.stage === 'deploy') {
       const current = await stores.deployments.getDeployment(c.deploymentId!);
       if (current && current.revision > (c.previousRevision ?? 0)) {
-        c.revision = current.revision; // made before a restart: not made twice
+        // Made by this release before a restart: adopted, not made twice. Anything else (a
+        // deploy or a rollback by hand during the canary) is not the release's to finish.
+        const newer = await stores.revisions.getRevision(
+          current.id,
+          current.revision,
+        );
+        const ours =
+          newer?.cause === 'release' &&
+          newer.createdBy === record.createdBy &&
+          Date.parse(newer.createdAt) >= Date.parse(record.createdAt);
+        if (!ours) {
+          this.fail(tick, {
+            reason: 'STEP_FAILED',
+            message: `${c.cluster}: revision ${current.revision} (${
+              newer?.cause ?? 'unknown'
+            } by ${newer?.createdBy ?? 'someone'}) came in during the release`,
+            cluster: c.cluster,
+          });
+          return;
+        }
+        c.revision = current.revision;
       } else {
         const made = await deployments.deploy(
           {
@@ -761,7 +902,16 @@ export class ReleaseOrchestrator {
   private async rollBackCluster(tick: Tick, c: CanaryClusterProgress) {
     const { t } = tick;
     const { deployments, stores, workloads } = this.options;
-    const online = tick.clusters.get(c.cluster)?.status === 'ONLINE';
+    const cluster = tick.clusters.get(c.cluster);
+    if (!cluster) {
+      // Removed from Fleet meanwhile: there is no cluster left to go back on.
+      c.state = 'ROLLED_BACK';
+      c.stage = null;
+      c.message = 'the cluster was removed from Fleet: nothing to roll back';
+      t.event('CLUSTER_ROLLED_BACK', `${c.cluster}: ${c.message}`);
+      return;
+    }
+    const online = cluster.status === 'ONLINE';
     if (c.state === 'ROLLBACK_PENDING') {
       if (!online) return;
       c.state = 'ROLLING_BACK';
@@ -769,13 +919,15 @@ export class ReleaseOrchestrator {
       t.event(
         'ROLLBACK_RESUMED',
         `${c.cluster} is ONLINE again: going back to revision ${c.previousRevision}`,
-        { reason: 'ROLLBACK_RESUMED' },
       );
     }
     if (!online) {
       c.state = 'ROLLBACK_PENDING';
       c.message = 'cluster is not ONLINE: goes back when it returns';
-      t.changed = true;
+      t.event(
+        'ROLLBACK_PENDING',
+        `${c.cluster} is ${cluster.status}: it goes back to revision ${c.previousRevision} when it returns`,
+      );
       return;
     }
     const target = await this.targetFor(tick, c);
@@ -795,6 +947,7 @@ export class ReleaseOrchestrator {
       t.changed = true;
     }
     if (c.stage === 'rollback') {
+      if (c.pauseUntil && Date.parse(c.pauseUntil) > t.now) return;
       const current = await stores.deployments.getDeployment(c.deploymentId!);
       if (!current) {
         c.state = 'ROLLED_BACK';
@@ -802,13 +955,29 @@ export class ReleaseOrchestrator {
         t.changed = true;
         return;
       }
-      const made = await deployments.rollback(
-        c.deploymentId!,
-        c.previousRevision!,
-        ACTOR,
+      const latest = await stores.revisions.getRevision(
+        current.id,
+        current.revision,
       );
-      c.revision = made.revision;
+      if (
+        latest?.cause === 'rollback' &&
+        latest.createdBy === ACTOR &&
+        current.revision > (c.revision ?? c.previousRevision ?? 0) &&
+        Date.parse(latest.createdAt) >=
+          Date.parse(t.progress.abort?.at ?? latest.createdAt)
+      ) {
+        // Made by this rollback before a restart: followed, not made twice.
+        c.revision = current.revision;
+      } else {
+        const made = await deployments.rollback(
+          c.deploymentId!,
+          c.previousRevision!,
+          ACTOR,
+        );
+        c.revision = made.revision;
+      }
       c.stage = 'wait';
+      c.pauseUntil = null;
       t.changed = true;
     }
     if (c.stage === 'wait') {
@@ -820,6 +989,21 @@ export class ReleaseOrchestrator {
         (current.status === 'PENDING' || current.status === 'PROGRESSING')
       )
         return;
+      if (
+        current &&
+        current.revision === c.revision &&
+        current.status === 'FAILED'
+      ) {
+        // The canary (or the aborted Rollout) still carries the traffic: it stays until the
+        // previous revision runs again. The rollback is tried again at the next tick.
+        c.stage = 'rollback';
+        c.pauseUntil = new Date(t.now + ROLLBACK_RETRY_MS).toISOString();
+        c.message = `the rollback failed, tried again in ${
+          ROLLBACK_RETRY_MS / 1000
+        } s: ${current.message ?? current.statusReason ?? ''}`;
+        t.event('ROLLBACK_RETRIED', `${c.cluster}: ${c.message}`);
+        return;
+      }
       c.stage = 'cleanup';
       t.changed = true;
     }
@@ -833,7 +1017,6 @@ export class ReleaseOrchestrator {
       t.event(
         'CLUSTER_ROLLED_BACK',
         `${c.cluster}: back on revision ${c.previousRevision}'s spec as revision ${c.revision}`,
-        { reason: 'CLUSTER_ROLLED_BACK' },
       );
     }
   }

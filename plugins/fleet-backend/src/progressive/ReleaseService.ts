@@ -19,7 +19,10 @@ import type {
   RevisionStore,
 } from '../database/types';
 import { asError } from '../util/errors';
-import type { DeploymentService } from '../deploy/DeploymentService';
+import {
+  ignoresReplicas,
+  type DeploymentService,
+} from '../deploy/DeploymentService';
 
 export interface ReleaseRequest {
   image?: string;
@@ -149,6 +152,11 @@ export class ReleaseService {
   ): Promise<Release> {
     const { stores } = this.options;
     const strategy = request.strategy!;
+    if (ignoresReplicas(application)) {
+      throw new ConflictError(
+        `'${application.entityRef}' leaves its replica count to someone else (ignoreDifferences lists /spec/replicas): a canary sized by replicas cannot run; release it without a strategy`,
+      );
+    }
     const skipped: ReleaseRecord['skipped'] = [];
     const usable: ClusterRecord[] = [];
     for (const cluster of clusters) {
@@ -185,6 +193,7 @@ export class ReleaseService {
     const waves = resolveWaves(
       strategy.waves,
       usable.map(c => ({ name: c.name, labels: c.labels })),
+      skipped.map(x => x.cluster),
     );
     const record = await stores.releases.insertRelease({
       id: randomUUID(),
@@ -201,7 +210,37 @@ export class ReleaseService {
       targets: [],
       skipped,
     });
-    return this.view(record, application);
+    // The release's first events: who started it, and its first wave.
+    const t = new Transition(
+      record.id,
+      structuredClone(record.progress!),
+      Date.now(),
+    );
+    t.event(
+      'CREATED',
+      `Release of ${
+        request.image ?? 'the current image'
+      } started by ${actor}: ${waves.length} wave${
+        waves.length === 1 ? '' : 's'
+      } over ${usable.length} cluster${usable.length === 1 ? '' : 's'}${
+        skipped.length
+          ? `; skipped ${skipped.map(x => x.cluster).join(', ')}`
+          : ''
+      }`,
+      { actor },
+    );
+    t.event(
+      'WAVE_STARTED',
+      `Wave 1 of ${waves.length} started: ${waves[0].join(', ')}`,
+      { actor },
+    );
+    await stores.releases.updateProgress(
+      record.id,
+      record.version,
+      t.progress,
+      { events: t.events },
+    );
+    return this.getRelease(record.id);
   }
 
   /**

@@ -25,6 +25,13 @@ export function fillQuery(query: string, context: AnalysisContext): string {
   );
 }
 
+/** A sample value as Prometheus writes it: a number, `NaN`, `+Inf` or `-Inf`, as a string. */
+function promNumber(value: unknown): number {
+  if (value === '+Inf') return Infinity;
+  if (value === '-Inf') return -Infinity;
+  return Number(value);
+}
+
 type QueryResult =
   | { kind: 'values'; values: number[] }
   | { kind: 'inconclusive'; message: string }
@@ -38,14 +45,14 @@ function readAnswer(body: any): QueryResult {
   if (body?.status !== 'success') {
     return {
       kind: 'error',
-      message: `Prometheus answered ${body?.errorType ?? 'an error'}: ${
-        body?.error ?? 'no message'
-      }`,
+      message: `Prometheus answered ${String(
+        body?.errorType ?? 'an error',
+      ).slice(0, 64)}: ${String(body?.error ?? 'no message').slice(0, 300)}`,
     };
   }
   const data = body.data ?? {};
   if (data.resultType === 'scalar') {
-    return { kind: 'values', values: [Number(data.result?.[1])] };
+    return { kind: 'values', values: [promNumber(data.result?.[1])] };
   }
   if (data.resultType === 'vector' && Array.isArray(data.result)) {
     if (data.result.length === 0) {
@@ -56,7 +63,7 @@ function readAnswer(body: any): QueryResult {
     }
     return {
       kind: 'values',
-      values: data.result.map((sample: any) => Number(sample?.value?.[1])),
+      values: data.result.map((sample: any) => promNumber(sample?.value?.[1])),
     };
   }
   return {
@@ -94,6 +101,8 @@ export async function measure(
     const response = await (options.fetchImpl ?? fetch)(url, {
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       headers: { accept: 'application/json' },
+      // The address is the one the strategy names: a redirect elsewhere is not followed.
+      redirect: 'error',
     });
     const text = await response.text();
     let body: unknown;

@@ -251,6 +251,12 @@ export function thawPauses(t: Transition) {
       c.pauseUntil = new Date(t.now + c.pauseRemainingMs).toISOString();
       c.pauseRemainingMs = null;
     }
-    if (c.state === 'RUNNING') c.stepStartedAt = t.iso;
+    // The step clocks restart too: time spent paused is not a step past its timeout.
+    if (
+      c.state === 'RUNNING' ||
+      c.state === 'COMPLETING' ||
+      (c.state === 'WAITING' && c.stepStartedAt)
+    )
+      c.stepStartedAt = t.iso;
   }
 }

@@ -103,6 +103,26 @@ describe('release strategy', () => {
       'strategy.rollback.timeout: must be a duration',
     ],
     [
+      'a pause longer than 30 days',
+      {
+        ...valid,
+        canary: {
+          steps: [{ setWeight: 10 }, { pause: { duration: '9999999h' } }],
+        },
+      },
+      'strategy.canary.steps',
+    ],
+    [
+      'an analysis interval under a second',
+      {
+        ...valid,
+        analysis: {
+          templates: [{ ...valid.analysis.templates[0], interval: 0 }],
+        },
+      },
+      'strategy.analysis.templates.0.interval: must be at least 1s',
+    ],
+    [
       'maxSurge and maxUnavailable both 0',
       {
         ...valid,
@@ -165,6 +185,16 @@ describe('waves', () => {
       ['a', 'b'],
       ['c', 'd', 'e', 'f'],
     ]);
+  });
+
+  it('lets a wave name a skipped (OFFLINE) target: it runs without it, or not at all', () => {
+    expect(
+      resolveWaves(
+        [{ clusters: ['a', 'zz'] }, { clusters: ['zz'] }, { percent: 100 }],
+        targets,
+        ['zz'],
+      ),
+    ).toEqual([['a'], ['b', 'c', 'd', 'e', 'f']]);
   });
 
   it('is one wave of every target without waves', () => {

@@ -34,12 +34,13 @@ export function parseDuration(value: string | number): number | undefined {
   return total;
 }
 
-const duration = z
-  .union([z.string().max(32), z.number()])
-  .refine(
-    value => parseDuration(value) !== undefined,
-    'must be a duration such as 30s, 45m, 1h30m or a number of seconds',
-  );
+/** The longest pause or timeout a strategy may name. */
+const MAX_DURATION_MS = 30 * 24 * 3_600_000;
+
+const duration = z.union([z.string().max(32), z.number()]).refine(value => {
+  const ms = parseDuration(value);
+  return ms !== undefined && ms <= MAX_DURATION_MS;
+}, 'must be a duration such as 30s, 45m, 1h30m or a number of seconds, at most 30 days');
 
 /** `3`, or `25%`: an int or a percentage, as Argo's maxSurge / maxUnavailable. */
 const intOrPercent = z
@@ -116,7 +117,12 @@ const templateSchema = z
       .min(1)
       .max(63)
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label'),
-    interval: duration.optional(),
+    interval: duration
+      .refine(
+        value => (parseDuration(value) ?? 0) >= 1000,
+        'must be at least 1s',
+      )
+      .optional(),
     failureLimit: z.number().int().min(0).max(100).optional(),
     inconclusiveLimit: z.number().int().min(0).max(100).optional(),
     successCondition: condition,
@@ -260,6 +266,8 @@ export interface WaveTarget {
 export function resolveWaves(
   waves: ReleaseWave[] | undefined,
   targets: WaveTarget[],
+  /** Targets left out (OFFLINE): a wave may name them; it then runs without them. */
+  skipped: string[] = [],
 ): string[][] {
   const ordered = [...targets].sort((a, b) => a.name.localeCompare(b.name));
   if (!waves || waves.length === 0) return [ordered.map(t => t.name)];
@@ -269,7 +277,9 @@ export function resolveWaves(
   waves.forEach((wave, index) => {
     let picked: string[];
     if (wave.clusters) {
-      const unknown = wave.clusters.filter(name => !known.has(name));
+      const unknown = wave.clusters.filter(
+        name => !known.has(name) && !skipped.includes(name),
+      );
       if (unknown.length) {
         throw new InputError(
           `Invalid release: strategy.waves.${index}.clusters: ${unknown
@@ -277,7 +287,12 @@ export function resolveWaves(
             .join(', ')} is not a target of this release`,
         );
       }
-      picked = wave.clusters.filter(name => !taken.has(name));
+      picked = wave.clusters.filter(
+        name => known.has(name) && !taken.has(name),
+      );
+      // A wave of skipped clusters only is no wave at all.
+      if (picked.length === 0 && wave.clusters.some(n => skipped.includes(n)))
+        return;
     } else if (wave.clusterSelector) {
       const selector = wave.clusterSelector;
       picked = ordered

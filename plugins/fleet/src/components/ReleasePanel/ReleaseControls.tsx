@@ -35,6 +35,19 @@ export function ReleaseControls(props: {
   const [confirming, setConfirming] = useState(false);
   const deniedText = `You are not allowed to release ${props.componentName}`;
   const aborting = release.status === 'ABORTING';
+  // Promote moves on the clusters of the current wave that are in a pause step; there must be
+  // one, and the release must be running (a paused release is resumed first).
+  const steps = release.strategy?.canary?.steps ?? [];
+  const progress = release.progress;
+  const promotable =
+    release.status === 'PROGRESSING' &&
+    !!progress?.clusters.some(
+      c =>
+        c.wave === progress.currentWave &&
+        c.state === 'RUNNING' &&
+        c.stepIndex < steps.length &&
+        'pause' in steps[c.stepIndex],
+    );
 
   const run = async (action: Action) => {
     setBusy(action);
@@ -49,13 +62,13 @@ export function ReleaseControls(props: {
     }
   };
 
-  const button = (action: Action, label: string) => (
+  const button = (action: Action, label: string, enabled = true) => (
     <PermittedButton
       size="small"
       variant="outlined"
       permission={permission}
       deniedText={deniedText}
-      disabled={aborting || busy !== undefined}
+      disabled={!enabled || aborting || busy !== undefined}
       onClick={() => (action === 'abort' ? setConfirming(true) : run(action))}
     >
       {label}
@@ -65,7 +78,7 @@ export function ReleaseControls(props: {
   return (
     <Box mb={1}>
       <Box display="flex" flexWrap="wrap" style={{ gap: 8 }}>
-        {button('promote', 'Promote')}
+        {button('promote', 'Promote', promotable)}
         {release.status === 'PAUSED'
           ? button('resume', 'Resume')
           : button('pause', 'Pause')}

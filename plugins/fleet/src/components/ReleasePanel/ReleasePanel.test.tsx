@@ -1,7 +1,7 @@
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { ResponseError } from '@backstage/errors';
 import { mockApis } from '@backstage/test-utils';
-import { screen, waitFor, within } from '@testing-library/react';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import {
   deployment,
@@ -77,13 +77,13 @@ describe('ReleasePanel', () => {
     );
   });
 
-  it('shows the API words when an action is refused, and resumes a paused release', async () => {
+  it('disables Promote while the release is paused or no cluster of its wave is in a pause, and shows the API words when an action is refused', async () => {
     const refused = await ResponseError.fromResponse(
       new Response(
         JSON.stringify({
           error: {
             name: 'ConflictError',
-            message: "Release 'rel-2' is PAUSED: nothing waits for promote",
+            message: 'The release is ABORTING: there is nothing to resume',
           },
         }),
         { status: 409, headers: { 'Content-Type': 'application/json' } },
@@ -91,20 +91,36 @@ describe('ReleasePanel', () => {
     );
     const paused = progressiveRelease({ status: 'PAUSED' });
     const api = withReleases(jest.fn().mockResolvedValue([paused]), {
-      promoteRelease: jest.fn().mockRejectedValue(refused),
-      resumeRelease: jest.fn().mockResolvedValue(paused),
+      resumeRelease: jest.fn().mockRejectedValue(refused),
     });
     await renderDeploymentsCard(api);
     const releases = await section();
     expect(releases.queryByRole('button', { name: 'Pause' })).toBeNull();
-    const promote = await releases.findByRole('button', { name: 'Promote' });
-    await waitFor(() => expect(promote).toBeEnabled());
-    await userEvent.click(promote);
-    expect(await releases.findByRole('alert')).toHaveTextContent(
-      "Release 'rel-2' is PAUSED: nothing waits for promote",
-    );
-    await userEvent.click(releases.getByRole('button', { name: 'Resume' }));
+    const resume = await releases.findByRole('button', { name: 'Resume' });
+    await waitFor(() => expect(resume).toBeEnabled());
+    expect(releases.getByRole('button', { name: 'Promote' })).toBeDisabled();
+    await userEvent.click(resume);
     expect(api.resumeRelease).toHaveBeenCalledWith('rel-2');
+    expect(await releases.findByRole('alert')).toHaveTextContent(
+      'The release is ABORTING: there is nothing to resume',
+    );
+    cleanup();
+
+    // Running, but its wave's cluster is moving to a weight, not waiting in a pause.
+    const moving = progressiveRelease();
+    moving.progress!.clusters = moving.progress!.clusters.map(c =>
+      c.wave === moving.progress!.currentWave
+        ? { ...c, stepIndex: 0, awaitingPromote: false }
+        : c,
+    );
+    await renderDeploymentsCard(
+      withReleases(jest.fn().mockResolvedValue([moving])),
+    );
+    const running = await section();
+    await waitFor(() =>
+      expect(running.getByRole('button', { name: 'Pause' })).toBeEnabled(),
+    );
+    expect(running.getByRole('button', { name: 'Promote' })).toBeDisabled();
   });
 
   it('aborts only once confirmed', async () => {

@@ -53,7 +53,10 @@ function RunningRelease(props: {
       </Typography>
       {progress?.abort && (
         <Typography variant="body2" color="error" role="status" gutterBottom>
-          Aborting: {progress.abort.message}
+          {release.status === 'PAUSED'
+            ? 'Paused after a failure (rollback is off)'
+            : 'Aborting'}
+          : {progress.abort.message}
         </Typography>
       )}
       {progress && (

@@ -9,7 +9,8 @@ export interface Config {
       deployers?: string[];
       /**
        * Groups (or users) whose members alone may register, change and delete clusters and run
-       * health cycles. Unset or empty: every signed-in user may.
+       * health cycles. Unset or empty: no user may (service tokens still can, within their
+       * access restrictions).
        */
       clusterAdmins?: string[];
     };

@@ -93,12 +93,19 @@ describe('FleetPermissionPolicy', () => {
     'fleet.cluster.delete',
     'fleet.health.run',
   ])(
-    'allows %s to signed-in users, or only to the configured cluster admins',
+    'refuses %s to every user while no cluster admins are configured, and allows it to the configured ones only',
     async name => {
       const request = { permission: byName(name) };
+      // Fail closed: nobody is an admin until the config names them.
       expect(
         await policy().handle(request, user('user:default/anyone')),
-      ).toEqual({ result: AuthorizeResult.ALLOW });
+      ).toEqual({ result: AuthorizeResult.DENY });
+      expect(
+        await policy({ fleet: { permissions: { clusterAdmins: [] } } }).handle(
+          request,
+          user('user:default/anyone'),
+        ),
+      ).toEqual({ result: AuthorizeResult.DENY });
       const narrowed = policy(
         {
           fleet: { permissions: { clusterAdmins: ['group:default/platform'] } },

@@ -70,9 +70,10 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  *   conditional: allowed when the user owns the component (the catalog's `IS_ENTITY_OWNER`
  *   rule, evaluated by the catalog), or outright when the user belongs to one of the groups in
  *   `fleet.permissions.deployers`;
- * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to every
- *   signed-in user, unless `fleet.permissions.clusterAdmins` lists groups: then to their members
- *   only;
+ * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to the members
+ *   of `fleet.permissions.clusterAdmins` only, and to nobody while it lists no group (fail closed:
+ *   cluster labels decide placement and a failure threshold decides outages, so they are not
+ *   every user's to change);
  * - everything else is allowed.
  *
  * Service principals (plugins, static tokens) never reach a policy: the permission framework
@@ -129,10 +130,9 @@ export class FleetPermissionPolicy implements PermissionPolicy {
 
     if (isFleetAdminPermission) {
       return {
-        result:
-          this.clusterAdmins.length === 0 || memberOf(this.clusterAdmins)
-            ? AuthorizeResult.ALLOW
-            : AuthorizeResult.DENY,
+        result: memberOf(this.clusterAdmins)
+          ? AuthorizeResult.ALLOW
+          : AuthorizeResult.DENY,
       };
     }
     if (memberOf(this.deployers)) {

@@ -532,6 +532,27 @@ export const hostileInput: Scenario = {
         );
       }
     }
+    // Catalog injection: an endpoint carrying Markdown, HTML, whitespace or credentials would
+    // reach the cluster entity's description; it is a 400, never stored.
+    for (const endpoint of [
+      'https://a.example/ [Reset your password](https://evil.example)',
+      'https://a.example/\n# Urgent',
+      'https://a.example/<img src=x onerror=alert(1)>',
+      'https://admin:hunter2@a.example:6443',
+      'https://a.example/`code`',
+    ]) {
+      const answer = await call('POST', '/clusters', {
+        name: 'injected',
+        endpoint,
+        kubeconfigRef: 'secret:x',
+      });
+      if (answer.status !== 400)
+        failures.push(
+          `POST /clusters with endpoint ${JSON.stringify(endpoint)} → ${
+            answer.status
+          }, expected 400`,
+        );
+    }
     log(
       `HTTP corpus: ${corpus.length} requests, statuses ${JSON.stringify(
         Object.fromEntries(statuses),

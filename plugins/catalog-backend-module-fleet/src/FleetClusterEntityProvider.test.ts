@@ -85,7 +85,7 @@ describe('clusterToEntity', () => {
         namespace: 'default',
         title: 'east',
         description:
-          'Kubernetes cluster at https://10.0.0.1:6443 (discovered from a kubeconfig), tracked by Fleet.',
+          'Kubernetes cluster at `https://10.0.0.1:6443` (discovered from a kubeconfig), tracked by Fleet.',
         labels: { env: 'prod', 'example.com/tier': 'gold' },
         annotations: {
           'backstage.io/managed-by-location': 'fleet:cluster/east',
@@ -102,6 +102,20 @@ describe('clusterToEntity', () => {
       spec: { type: 'kubernetes-cluster', owner: 'group:default/platform' },
     });
     expect(JSON.stringify(entity)).not.toContain('kubeconfigs/east.yaml');
+  });
+
+  it('puts the endpoint in the description as inert text: no Markdown link, image or HTML can come through', () => {
+    const hostile =
+      'https://a.example/`` [Reset your password](https://evil.example)\n# Urgent <img src=x>';
+    const entity = clusterToEntity(cluster({ endpoint: hostile }), {
+      namespace: 'default',
+      owner: 'group:default/platform',
+    });
+    expect(entity.metadata.description).toBe(
+      'Kubernetes cluster at `https://a.example/ [Reset your password](https://evil.example)# Urgent <img src=x>` (discovered from a kubeconfig), tracked by Fleet.',
+    );
+    // One code span: exactly two backticks, nothing after the span but the plain suffix.
+    expect(entity.metadata.description!.split('`')).toHaveLength(3);
   });
 });
 

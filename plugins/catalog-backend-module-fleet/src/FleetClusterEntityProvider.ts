@@ -61,6 +61,15 @@ function reasonCode(
 }
 
 /**
+ * Text made inert for the catalog, which renders descriptions as Markdown: a code span, whose
+ * content Markdown shows as it is (no link, image or HTML), with the backticks and line breaks
+ * that could end it taken out.
+ */
+export function markdownCode(text: string): string {
+  return `\`${text.replace(/[`\r\n]+/g, '')}\``;
+}
+
+/**
  * The catalog entity of one cluster: a `Resource` of type `kubernetes-cluster`, named after the
  * cluster, with its status, endpoint and source in annotations and its labels as entity labels.
  * It carries what the Fleet API shows, never kubeconfig contents.
@@ -84,7 +93,7 @@ export function clusterToEntity(
       name: cluster.name,
       namespace: options.namespace,
       title: cluster.name,
-      description: `Kubernetes cluster at ${cluster.endpoint} (${
+      description: `Kubernetes cluster at ${markdownCode(cluster.endpoint)} (${
         cluster.source === 'manual'
           ? 'registered manually'
           : 'discovered from a kubeconfig'

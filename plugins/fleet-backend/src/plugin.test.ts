@@ -475,6 +475,37 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .expect(204);
   });
 
+  it('refuses a cluster endpoint that carries Markdown, HTML, whitespace or credentials, and stores nothing (catalog injection)', async () => {
+    const { server } = await start();
+    const cases: Array<[string, string]> = [
+      [
+        'https://a.example/ [Reset your password](https://evil.example)',
+        'must not contain whitespace',
+      ],
+      ['https://a.example/[x](https://evil.example)', 'must be a plain URL'],
+      ['https://a.example/<img src=x onerror=alert(1)>', 'must be a plain URL'],
+      ['https://admin:hunter2@a.example:6443', 'must not contain credentials'],
+      ['https://a.example/\n# Urgent', 'must not contain'],
+    ];
+    for (const [endpoint, message] of cases) {
+      const res = await request(server)
+        .post('/api/fleet/clusters')
+        .send({ name: 'injected', endpoint, kubeconfigRef: 'vault:x' })
+        .expect(400);
+      expect(res.body.error.message).toContain(message);
+    }
+    await request(server).get('/api/fleet/clusters/injected').expect(404);
+    // IPv6 hosts keep their brackets.
+    await request(server)
+      .post('/api/fleet/clusters')
+      .send({
+        name: 'ipv6',
+        endpoint: 'https://[fd00::1]:6443',
+        kubeconfigRef: 'vault:x',
+      })
+      .expect(201);
+  });
+
   it('registers, updates and deletes manual clusters, answering 400/404/409 with clear messages', async () => {
     const { server } = await start();
     const created = await request(server)

@@ -51,7 +51,26 @@ const endpoint = z
     } catch {
       return false;
     }
-  }, 'must be an http(s) URL such as https://10.0.0.1:6443');
+  }, 'must be an http(s) URL such as https://10.0.0.1:6443')
+  // new URL() accepts (and encodes) spaces and Markdown after the host; the raw text is what
+  // would be stored and shown, in the catalog too.
+  .refine(value => !/\s/.test(value), 'must not contain whitespace')
+  .refine(value => {
+    try {
+      const url = new URL(value);
+      return !url.username && !url.password;
+    } catch {
+      return true;
+    }
+  }, 'must not contain credentials (user:password@)')
+  .refine(
+    // An IPv6 host is the one place a URL has brackets.
+    value =>
+      !/[<>`"'[\]{}|\\^]/.test(
+        value.replace(/^(https?:\/\/)\[[0-9a-f:.]+\]/i, '$1host'),
+      ),
+    'must be a plain URL without quotes, brackets or other markup',
+  );
 
 /** One line of printable text: no control characters, so it cannot forge log lines. */
 const singleLine = (max: number) =>

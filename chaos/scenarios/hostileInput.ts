@@ -4,7 +4,13 @@
  * references and entity refs. No crash, no 500, nothing lost, no secret in any answer.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { seedDeployments, startSimulator } from '@cnp/fleet-harness';
@@ -212,6 +218,27 @@ export const hostileInput: Scenario = {
       outDir: dir,
     });
     const files = writeHostileKubeconfigs(dir, sim);
+    // A kubeconfig whose user is an exec credential plugin, where manual references may point:
+    // registering it must never run the program (it would leave the marker file).
+    const execDir = tempDir('fleet-chaos-exec-');
+    const execMarker = path.join(tmp, 'exec-plugin-ran');
+    writeFileSync(
+      path.join(execDir, 'exec.yaml'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{ name: c, cluster: { server: "${sim.endpoint(
+          'good-1',
+        )}", certificate-authority-data: ${Buffer.from(sim.caPem).toString(
+          'base64',
+        )} } }]`,
+        `users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, command: sh, args: ["-c", "touch ${execMarker}; exit 1"] } } }]`,
+        'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+        'current-context: x',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
     log(`kubeconfig corpus: ${files.join('; ')}`);
     const knex = db.knex();
     const logFile = path.join(tmp, 'backend.log');
@@ -221,7 +248,10 @@ export const hostileInput: Scenario = {
       fleet = await startFleetBackend({
         db,
         kubeconfigDir: dir,
-        fleet: { health: { probeTimeout: { seconds: 1 } } },
+        fleet: {
+          health: { probeTimeout: { seconds: 1 } },
+          discovery: { allowedKubeconfigDirs: [execDir] },
+        },
         logFile,
       });
     } catch (error) {
@@ -608,6 +638,25 @@ export const hostileInput: Scenario = {
         pgMessage(discoveryFailure ?? '(nothing)'),
         200,
       )}`,
+    );
+
+    const execRegistered = await call('POST', '/clusters', {
+      name: 'exec-manual',
+      endpoint: sim.endpoint('good-1'),
+      kubeconfigRef: path.join(execDir, 'exec.yaml'),
+    });
+    await call('POST', '/health/run');
+    await call('POST', '/health/run');
+    const execCluster = await call('GET', '/clusters/exec-manual');
+    checks.ok(
+      execRegistered.status === 201 &&
+        execCluster.json?.status === 'UNKNOWN' &&
+        !existsSync(execMarker),
+      'a manual cluster whose kubeconfig runs an exec credential plugin stays UNKNOWN and the plugin never runs',
+      `${execRegistered.status} ${execCluster.json?.status}: ${short(
+        execCluster.json?.statusReason,
+        120,
+      )}; plugin ran: ${existsSync(execMarker)}`,
     );
 
     const registered = ((await call('GET', '/clusters')).json?.items ??

@@ -18,6 +18,12 @@ export interface Config {
        * two above). A reference outside them is stored as opaque and never opened.
        */
       allowedKubeconfigDirs?: string[];
+      /**
+       * Whether the kubeconfig of a manually registered cluster may run an `exec` credential
+       * plugin (a program on the backend's host). Discovered kubeconfigs may (EKS and GKE need
+       * it); manual references are refused unless this is true. Default false.
+       */
+      allowExecForManual?: boolean;
     };
     /** The cluster health worker. */
     health?: {

@@ -73,7 +73,10 @@ export const fleetPlugin = createBackendPlugin({
           preparedStatements: fleetConfig.database.preparedStatements,
         });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
-        const clients = ClusterClients.create({ policy });
+        const clients = ClusterClients.create({
+          policy,
+          allowExecForManual: fleetConfig.discovery.allowExecForManual,
+        });
         const discovery = ClusterDiscovery.create({
           clusters: stores.clusters,
           logger,

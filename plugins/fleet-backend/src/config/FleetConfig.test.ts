@@ -8,6 +8,7 @@ describe('readFleetConfig', () => {
         kubeconfigPath: undefined,
         kubeconfigDir: undefined,
         allowedKubeconfigDirs: [],
+        allowExecForManual: false,
       },
       health: {
         intervalMs: 300_000,
@@ -37,6 +38,7 @@ describe('readFleetConfig', () => {
         discovery: {
           kubeconfigDir: '/from/config',
           allowedKubeconfigDirs: ['/extra'],
+          allowExecForManual: false,
         },
         health: {
           interval: { seconds: 60 },
@@ -59,6 +61,7 @@ describe('readFleetConfig', () => {
       kubeconfigDir: '/from/env',
       kubeconfigPath: '/one/file',
       allowedKubeconfigDirs: ['/extra'],
+      allowExecForManual: false,
     });
     expect(result.health).toMatchObject({
       intervalMs: 30_000,

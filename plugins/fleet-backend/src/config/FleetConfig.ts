@@ -15,6 +15,8 @@ export interface FleetConfig {
     kubeconfigPath?: string;
     kubeconfigDir?: string;
     allowedKubeconfigDirs: string[];
+    /** Whether a manual cluster's kubeconfig may run an `exec` credential plugin (default no). */
+    allowExecForManual: boolean;
   };
   health: {
     intervalMs: number;
@@ -176,6 +178,8 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
       allowedKubeconfigDirs:
         config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
+      allowExecForManual:
+        config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
     },
     health: {
       intervalMs:

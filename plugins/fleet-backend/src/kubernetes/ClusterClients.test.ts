@@ -249,6 +249,47 @@ describe('ClusterClients', () => {
     }
   });
 
+  it('runs an exec credential plugin only for discovered kubeconfigs, or for manual ones when allowed', async () => {
+    // The simulator's kubeconfig, its user swapped for an exec plugin (it would run `true`).
+    const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
+    doc.users[0].user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: 'true',
+        interactiveMode: 'Never',
+      },
+    };
+    const file = path.join(dir, 'exec.yaml');
+    fs.writeFileSync(file, stringify(doc));
+    const manual: ClusterAccess = {
+      ...access('alpha', file),
+      source: 'manual',
+    };
+
+    const strict = clientsFor(dir);
+    const refused = await strict.kubeConfigFor(manual);
+    expect(refused).toEqual({
+      kind: 'unusable',
+      reason: expect.stringContaining(
+        'runs an exec credential plugin, which Fleet runs only for discovered kubeconfigs',
+      ),
+    });
+    expect(
+      (await strict.kubeConfigFor({ ...manual, source: 'discovered' })).kind,
+    ).toBe('ok');
+    strict.dispose();
+
+    const open = ClusterClients.create({
+      policy: KubeconfigAccessPolicy.create({
+        kubeconfigDir: sim.kubeconfigDir,
+        allowedKubeconfigDirs: [dir],
+      }),
+      allowExecForManual: true,
+    });
+    expect((await open.kubeConfigFor(manual)).kind).toBe('ok');
+    open.dispose();
+  });
+
   it('forgets the clients of clusters that are gone, keeping the others', async () => {
     const clients = clientsFor();
     try {

@@ -126,10 +126,20 @@ export class ClusterClients {
     { key: string; result: Promise<KubeConfigResult> }
   >();
 
-  private constructor(private readonly policy: KubeconfigAccessPolicy) {}
+  private constructor(
+    private readonly policy: KubeconfigAccessPolicy,
+    private readonly allowExecForManual: boolean,
+  ) {}
 
-  static create(options: { policy: KubeconfigAccessPolicy }): ClusterClients {
-    return new ClusterClients(options.policy);
+  static create(options: {
+    policy: KubeconfigAccessPolicy;
+    /** A manual cluster's kubeconfig may run an exec credential plugin (default no). */
+    allowExecForManual?: boolean;
+  }): ClusterClients {
+    return new ClusterClients(
+      options.policy,
+      options.allowExecForManual ?? false,
+    );
   }
 
   /** Loads the cluster's KubeConfig, or says why it cannot be used. */
@@ -220,6 +230,14 @@ export class ClusterClients {
       };
     }
     const user = kubeConfig.getCurrentUser();
+    if (cluster.source === 'manual' && user?.exec && !this.allowExecForManual) {
+      // An exec plugin runs a program on this host: whoever registers a manual cluster would
+      // choose it. Discovered kubeconfigs are the operator's own files.
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' runs an exec credential plugin, which Fleet runs only for discovered kubeconfigs (set fleet.discovery.allowExecForManual to allow it)`,
+      };
+    }
     const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(
       (f): f is string => !!f,
     );

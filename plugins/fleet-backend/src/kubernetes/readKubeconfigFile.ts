@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { promises as fs, type Stats } from 'node:fs';
+import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 
 /** The largest kubeconfig file Fleet reads. */
@@ -11,25 +11,76 @@ export type KubeconfigFileRead =
 
 /**
  * Reads and parses one kubeconfig file without blocking the event loop, as client-node's
- * `loadFromFile` would (relative certificate paths made absolute). Only a regular file of at most
- * MAX_KUBECONFIG_BYTES is read: a FIFO would block the read forever and /dev/zero would never end
- * (both reachable through a symlink). `stat` saves a second stat when the caller has one. A
- * file that does not parse throws, with the parser's message.
+ * `loadFromFile` would (relative certificate paths made absolute). The file is opened once,
+ * without following a symlink and without blocking (a FIFO would block an open forever), and
+ * everything after that goes through that descriptor: its `fstat` must say a regular file of at
+ * most MAX_KUBECONFIG_BYTES, and the read stops there whatever the file grows to. With `checked`
+ * (the stat a caller made when it decided the path may be read), the opened file must be that
+ * same file (device and inode): a file swapped in between the check and the open (for
+ * /dev/zero, a FIFO or a file outside the allowed directories) is refused, not read. A file
+ * that does not parse throws, with the parser's message.
  */
 export async function readKubeconfigFile(
   file: string,
-  stat?: Stats,
+  checked?: Stats,
 ): Promise<KubeconfigFileRead> {
-  const info = stat ?? (await fs.stat(file));
-  if (!info.isFile()) return { kind: 'skipped', reason: 'not a regular file' };
-  if (info.size > MAX_KUBECONFIG_BYTES) {
-    return {
-      kind: 'skipped',
-      reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
-    };
+  let handle: fs.FileHandle;
+  try {
+    // A checked path is a real path: a symlink there now is a swap. Discovery reads the
+    // directory's entries as they are (a mounted Secret's files are symlinks).
+    handle = await fs.open(
+      file,
+      fsConstants.O_RDONLY |
+        fsConstants.O_NONBLOCK |
+        (checked ? fsConstants.O_NOFOLLOW : 0),
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+      return { kind: 'skipped', reason: 'a symlink where a file was checked' };
+    }
+    throw error;
+  }
+  let text: string;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile())
+      return { kind: 'skipped', reason: 'not a regular file' };
+    if (checked && (info.dev !== checked.dev || info.ino !== checked.ino)) {
+      return {
+        kind: 'skipped',
+        reason: 'not the file that was checked (it changed in between)',
+      };
+    }
+    if (info.size > MAX_KUBECONFIG_BYTES) {
+      return {
+        kind: 'skipped',
+        reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+      };
+    }
+    const buffer = Buffer.alloc(MAX_KUBECONFIG_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(
+        buffer,
+        length,
+        buffer.length - length,
+        length,
+      );
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > MAX_KUBECONFIG_BYTES) {
+        return {
+          kind: 'skipped',
+          reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+        };
+      }
+    }
+    text = buffer.subarray(0, length).toString('utf8');
+  } finally {
+    await handle.close();
   }
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(await fs.readFile(file, 'utf8'));
+  kubeConfig.loadFromString(text);
   kubeConfig.makePathsAbsolute(path.dirname(file));
   return { kind: 'ok', kubeConfig };
 }

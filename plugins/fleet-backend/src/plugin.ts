@@ -2,7 +2,14 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import {
+  fleetClusterDeployPermission,
+  fleetPermissions,
+} from '@cnp/plugin-fleet-common';
+import {
+  fleetClusterPermissionResourceRef,
+  fleetClusterPermissionRules,
+} from '@cnp/plugin-fleet-node';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
@@ -71,6 +78,15 @@ export const fleetPlugin = createBackendPlugin({
         const stores = await DatabaseFleetStores.create({
           database,
           preparedStatements: fleetConfig.database.preparedStatements,
+        });
+        // Clusters are a permission resource: a policy's conditions on fleet.cluster.deploy
+        // (their labels) are evaluated here, on the clusters loaded by name.
+        permissionsRegistry.addResourceType({
+          resourceRef: fleetClusterPermissionResourceRef,
+          permissions: [fleetClusterDeployPermission],
+          rules: Object.values(fleetClusterPermissionRules),
+          getResources: names =>
+            Promise.all(names.map(name => stores.clusters.getCluster(name))),
         });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
         const clients = ClusterClients.create({

@@ -59,6 +59,46 @@ export const fleetReleaseManagePermission = createPermission({
   resourceType: 'catalog-entity',
 });
 
+/** The permission resource type of a Fleet cluster: its `resourceRef` is the cluster's name. @public */
+export const FLEET_CLUSTER_PERMISSION_RESOURCE_TYPE = 'fleet-cluster';
+
+/**
+ * The cluster label naming the groups whose members may deploy to the cluster: group names of
+ * the `default` namespace, separated by dots (`team-a.payments`). A cluster without it is open
+ * to every deployer. @public
+ */
+export const FLEET_CLUSTER_ALLOWED_GROUPS_LABEL = 'cnp.io/allowed-groups';
+
+/**
+ * Putting workloads on a cluster: a resource permission on the cluster (its `resourceRef` is
+ * the cluster's name), checked besides the component's permission on deploy, rollback, release
+ * and on a placement that names clusters. Its rules (`@cnp/plugin-fleet-node`'s
+ * `fleetClusterConditions`) let a policy decide by the cluster's labels, e.g. "the caller is in a
+ * group the cluster's `cnp.io/allowed-groups` label names".
+ *
+ * @public
+ */
+export const fleetClusterDeployPermission = createPermission({
+  name: 'fleet.cluster.deploy',
+  attributes: { action: 'update' },
+  resourceType: FLEET_CLUSTER_PERMISSION_RESOURCE_TYPE,
+});
+
+/**
+ * The group refs a cluster's `cnp.io/allowed-groups` label names, or undefined when the cluster
+ * has no such label (open to every deployer). @public
+ */
+export function clusterAllowedGroups(
+  labels: Record<string, string> | undefined,
+): string[] | undefined {
+  const value = labels?.[FLEET_CLUSTER_ALLOWED_GROUPS_LABEL]?.trim();
+  if (value === undefined) return undefined;
+  return value
+    .split('.')
+    .filter(Boolean)
+    .map(name => `group:default/${name.toLocaleLowerCase('en-US')}`);
+}
+
 /** Running a health cycle now (`POST /health/run`). @public */
 export const fleetHealthRunPermission = createPermission({
   name: 'fleet.health.run',
@@ -74,4 +114,5 @@ export const fleetPermissions = [
   fleetDeploymentDeletePermission,
   fleetReleaseManagePermission,
   fleetHealthRunPermission,
+  fleetClusterDeployPermission,
 ];

@@ -13,3 +13,9 @@ export type {
   FleetService,
 } from './FleetService';
 export { fleetServiceRef } from './fleetServiceRef';
+export {
+  createFleetClusterConditionalDecision,
+  fleetClusterConditions,
+  fleetClusterPermissionResourceRef,
+  fleetClusterPermissionRules,
+} from './permissions/clusterRules';

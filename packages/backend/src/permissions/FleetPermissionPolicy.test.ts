@@ -126,6 +126,31 @@ describe('FleetPermissionPolicy', () => {
     },
   );
 
+  it('makes fleet.cluster.deploy conditional on the cluster allowing one of the caller’s groups, and allows it to cluster admins', async () => {
+    const p = policy(
+      { fleet: { permissions: { clusterAdmins: ['group:default/platform'] } } },
+      {
+        ...guestGroups,
+        'user:default/pat': ['user:default/pat', 'group:default/platform'],
+      },
+    );
+    const request = { permission: byName('fleet.cluster.deploy') };
+    expect(await p.handle(request, user(guest))).toEqual({
+      result: AuthorizeResult.CONDITIONAL,
+      pluginId: 'fleet',
+      resourceType: 'fleet-cluster',
+      conditions: {
+        rule: 'ALLOWS_GROUP',
+        resourceType: 'fleet-cluster',
+        params: { claims: [guest, 'group:default/guests'] },
+      },
+    });
+    expect(await p.handle(request, user('user:default/pat'))).toEqual({
+      result: AuthorizeResult.ALLOW,
+    });
+    expect(await p.handle(request)).toEqual({ result: AuthorizeResult.DENY });
+  });
+
   it('allows everything that is not Fleet’s', async () => {
     const p = policy({
       fleet: { permissions: { clusterAdmins: ['group:default/platform'] } },

@@ -21,7 +21,12 @@ import {
   fleetDeploymentConditions,
 } from '@cnp/plugin-catalog-backend-module-fleet';
 import {
+  createFleetClusterConditionalDecision,
+  fleetClusterConditions,
+} from '@cnp/plugin-fleet-node';
+import {
   fleetClusterCreatePermission,
+  fleetClusterDeployPermission,
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
@@ -74,6 +79,9 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  *   of `fleet.permissions.clusterAdmins` only, and to nobody while it lists no group (fail closed:
  *   cluster labels decide placement and a failure threshold decides outages, so they are not
  *   every user's to change);
+ * - `fleet.cluster.deploy` (putting workloads on a cluster, checked besides the component's
+ *   permission) is allowed to the cluster admins, and otherwise conditional: allowed on a cluster
+ *   without a `cnp.io/allowed-groups` label, or when the user is in a group it names;
  * - everything else is allowed.
  *
  * Service principals (plugins, static tokens) never reach a policy: the permission framework
@@ -110,10 +118,14 @@ export class FleetPermissionPolicy implements PermissionPolicy {
     const isFleetAdminPermission = FLEET_ADMIN_PERMISSIONS.some(p =>
       isPermission(request.permission, p),
     );
+    const isClusterDeploy = isPermission(
+      request.permission,
+      fleetClusterDeployPermission,
+    );
     const entityPermission = FLEET_ENTITY_PERMISSIONS.find(p =>
       isPermission(request.permission, p),
     );
-    if (!isFleetAdminPermission && !entityPermission) {
+    if (!isFleetAdminPermission && !entityPermission && !isClusterDeploy) {
       return { result: AuthorizeResult.ALLOW };
     }
     if (!user) {
@@ -128,6 +140,14 @@ export class FleetPermissionPolicy implements PermissionPolicy {
     const memberOf = (groups: string[]) =>
       groups.some(group => claims.includes(group));
 
+    if (isClusterDeploy) {
+      if (memberOf(this.clusterAdmins))
+        return { result: AuthorizeResult.ALLOW };
+      return createFleetClusterConditionalDecision(
+        request.permission as typeof fleetClusterDeployPermission,
+        fleetClusterConditions.allowsGroup({ claims: ownershipEntityRefs }),
+      );
+    }
     if (isFleetAdminPermission) {
       return {
         result: memberOf(this.clusterAdmins)

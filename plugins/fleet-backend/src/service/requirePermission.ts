@@ -9,6 +9,7 @@ import {
   BasicPermission,
   ResourcePermission,
 } from '@backstage/plugin-permission-common';
+import { fleetClusterDeployPermission } from '@cnp/plugin-fleet-common';
 import type { Request } from 'express';
 
 /** Authenticates the caller and checks one permission; DENY becomes a 403. */
@@ -32,6 +33,36 @@ export async function requirePermission(
     throw new NotAllowedError(`Not allowed: ${permission.name}`);
   }
   return credentials;
+}
+
+/**
+ * Checks `fleet.cluster.deploy` on each named cluster for the caller, in one call; a denied
+ * cluster is a 403 that names it (the component's permission was checked before).
+ */
+export async function requireClusterPermission(
+  permissions: PermissionsService,
+  credentials: BackstageCredentials,
+  clusters: string[],
+): Promise<void> {
+  const names = [...new Set(clusters)];
+  if (names.length === 0) return;
+  const decisions = await permissions.authorize(
+    names.map(resourceRef => ({
+      permission: fleetClusterDeployPermission,
+      resourceRef,
+    })),
+    { credentials },
+  );
+  const denied = names.filter(
+    (_, i) => decisions[i]?.result !== AuthorizeResult.ALLOW,
+  );
+  if (denied.length) {
+    throw new NotAllowedError(
+      `Not allowed: ${fleetClusterDeployPermission.name} on cluster${
+        denied.length === 1 ? '' : 's'
+      } ${denied.map(n => `'${n}'`).join(', ')}`,
+    );
+  }
 }
 
 /**

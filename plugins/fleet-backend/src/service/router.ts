@@ -38,7 +38,11 @@ import {
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
-import { actorOf, requirePermission } from './requirePermission';
+import {
+  actorOf,
+  requireClusterPermission,
+  requirePermission,
+} from './requirePermission';
 import { applicationFleetStatus } from './applicationStatus';
 import { sendJson } from './sendJson';
 import {
@@ -399,6 +403,11 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           entityRef,
         );
+        await requireClusterPermission(
+          permissions,
+          credentials,
+          body.placement?.clusters ?? [],
+        );
         const registered = await deployments.registerApplication({
           ...body,
           entityRef,
@@ -434,6 +443,13 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           application.entityRef,
         );
+        // Only the clusters a placement adds: keeping a cluster it already named needs nothing.
+        const before = new Set(application.placement.clusters ?? []);
+        await requireClusterPermission(
+          permissions,
+          credentials,
+          (body.placement?.clusters ?? []).filter(name => !before.has(name)),
+        );
         const result = await deployments.updateApplication(id, body);
         const actor = actorOf(credentials);
         logger.info(
@@ -460,6 +476,12 @@ export async function createRouter(
           fleetReleaseManagePermission,
           existing.entityRef,
         );
+        const targets =
+          body.clusters ??
+          (await stores.deployments.listDeployments({ applicationId: id }))
+            .filter(d => d.placed && d.status !== 'REMOVING')
+            .map(d => d.cluster);
+        await requireClusterPermission(permissions, credentials, targets);
         return releases.release(id, body, actorOf(credentials));
       },
     );
@@ -553,6 +575,9 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           entityRef,
         );
+        await requireClusterPermission(permissions, credentials, [
+          body.cluster,
+        ]);
         return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
       },
     );
@@ -607,6 +632,9 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           existing.entityRef,
         );
+        await requireClusterPermission(permissions, credentials, [
+          existing.cluster,
+        ]);
         return deployments.rollback(id, body.toRevision, actorOf(credentials));
       },
     );

@@ -102,6 +102,8 @@ interface RouteCase {
   /** For write routes: the permission the route must check, and its resource. */
   permission?: string;
   resourceRef?: string;
+  /** The clusters it checks fleet.cluster.deploy on, after the entity's permission. */
+  clusters?: string[];
 }
 
 /** Every route of the Fleet API, with a valid request for each, against the seeded state. */
@@ -185,6 +187,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       },
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
+      clusters: ['west'],
     },
     {
       method: 'post',
@@ -192,6 +195,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       body: { toRevision: 1 },
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
+      clusters: ['east'],
     },
     {
       method: 'post',
@@ -199,6 +203,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       body: { image: 'nginx:1.29' },
       permission: 'fleet.release.manage',
       resourceRef: 'component:default/payments',
+      clusters: ['east', 'west'],
     },
     ...(['promote', 'pause', 'resume', 'abort'] as const).map(action => ({
       method: 'post' as const,
@@ -426,8 +431,19 @@ describe.each(databases.eachSupportedId())(
           route: `${route.method} ${route.path}`,
           ok: true,
         });
-        expect(permissions.authorize).toHaveBeenCalledTimes(1);
-        const [[requests, options]] = permissions.authorize.mock.calls;
+        // The component's permission, then fleet.cluster.deploy on each cluster it puts work on.
+        expect(permissions.authorize).toHaveBeenCalledTimes(
+          route.clusters ? 2 : 1,
+        );
+        const [[requests, options], clusterCall] =
+          permissions.authorize.mock.calls;
+        if (route.clusters) {
+          expect(
+            clusterCall[0]
+              .map((r: any) => [r.permission.name, r.resourceRef])
+              .sort(),
+          ).toEqual(route.clusters.map(c => ['fleet.cluster.deploy', c]));
+        }
         expect(requests).toEqual([
           expect.objectContaining({
             permission: expect.objectContaining({ name: route.permission }),
@@ -573,8 +589,9 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('never opens a kubeconfigRef outside the allowed directories: relative, absolute, traversal or symlink', async () => {
-      // Every file Fleet reads (kubeconfigs are read with fs.promises.readFile, then parsed).
-      const readFile = jest.spyOn(fs, 'readFile');
+      // Every file Fleet opens (kubeconfigs are opened once with fs.promises.open, then read
+      // through that descriptor and parsed).
+      const readFile = jest.spyOn(fs, 'open');
       try {
         const { server } = await start();
         const baitRequests = bait.requestCount('bait');

@@ -1,0 +1,203 @@
+import {
+  coreServices,
+  createServiceFactory,
+} from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import request from 'supertest';
+import permissionPlugin from '@backstage/plugin-permission-backend';
+import fleetPlugin from '@cnp/plugin-fleet-backend';
+import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
+
+jest.setTimeout(60_000);
+
+/*
+ * The cluster-scoped decision through the real permission chain: the permission backend, this
+ * app's policy (fleet.cluster.deploy conditional on the cluster's cnp.io/allowed-groups label),
+ * and the Fleet plugin evaluating that condition on its own clusters.
+ */
+
+const databases = createTestDatabases();
+const sim = useSimulator({ clusters: ['east', 'west'], readyDelayMs: 50 });
+
+/** Who is in which group (what the catalog would say through userInfo). */
+const GROUPS: Record<string, string[]> = {
+  'user:default/alice': ['group:default/team-a', 'group:default/deployers'],
+  'user:default/bob': ['group:default/team-b', 'group:default/deployers'],
+  'user:default/root': ['group:default/platform'],
+};
+
+const userInfo = createServiceFactory({
+  service: coreServices.userInfo,
+  deps: {},
+  factory: () => ({
+    async getUserInfo(credentials: any) {
+      const ref = credentials.principal.userEntityRef as string;
+      return {
+        userEntityRef: ref,
+        ownershipEntityRefs: [ref, ...(GROUPS[ref] ?? [])],
+      };
+    },
+  }),
+});
+
+/**
+ * The test backend's mock request authentication, but with the actor a real backend sets on a
+ * request made on a user's behalf: the permission backend asks Fleet to apply conditions on
+ * behalf of the user, and a plugin's permission integration only answers such a request when it
+ * names the acting plugin (the mock leaves it out).
+ */
+const SERVICE_TOKEN = 'mock-service-token:';
+const httpAuthWithActors = createServiceFactory({
+  service: coreServices.httpAuth,
+  deps: { plugin: coreServices.pluginMetadata },
+  factory({ plugin }) {
+    const inner = mockServices.httpAuth({ pluginId: plugin.getId() });
+    return {
+      async credentials(req: any, options?: any) {
+        const token = String(req.headers.authorization ?? '').match(
+          /^Bearer[ ]+(\S+)$/i,
+        )?.[1];
+        if (token?.startsWith(SERVICE_TOKEN)) {
+          const { sub, target, obo } = JSON.parse(
+            token.slice(SERVICE_TOKEN.length),
+          );
+          const allowed = !options?.allow || options.allow.includes('user');
+          if (obo && allowed && (!target || target === plugin.getId())) {
+            return mockCredentials.user(obo, {
+              actor: { subject: sub ?? 'plugin:permission' },
+            } as any);
+          }
+        }
+        return inner.credentials(req, options);
+      },
+      issueUserCookie: (res: any, options?: any) =>
+        inner.issueUserCookie(res, options),
+    } as any;
+  },
+});
+
+describe.each(databases.eachSupportedId())(
+  'fleet.cluster.deploy through the permission backend and the app policy (%s)',
+  databaseId => {
+    it("lets only the groups a cluster's cnp.io/allowed-groups label names deploy, roll back or release there; others get a 403 naming the cluster and nothing is written", async () => {
+      const knex = await databases.init(databaseId);
+      const { server } = await startTestBackend({
+        features: [
+          fleetPlugin,
+          permissionPlugin,
+          permissionModuleFleetPolicy,
+          userInfo,
+          httpAuthWithActors,
+          mockServices.database.factory({ knex }),
+          mockServices.rootConfig.factory({
+            data: {
+              permission: { enabled: true },
+              fleet: {
+                discovery: { kubeconfigDir: sim.kubeconfigDir },
+                deploy: { pollInterval: { milliseconds: 50 } },
+                permissions: {
+                  deployers: ['group:default/deployers'],
+                  clusterAdmins: ['group:default/platform'],
+                },
+              },
+            },
+          }),
+          catalogServiceMock.factory({ entities: [] }),
+        ],
+      });
+      const as = (user: string) => mockCredentials.user.header(user);
+      const entityRef = `component:default/pay-${databaseId.toLowerCase()}`;
+
+      await request(server)
+        .post('/api/fleet/health/run')
+        .set('Authorization', as('user:default/root'))
+        .expect(200);
+      // The admin keeps east to team-a; west has no such label: open to every deployer.
+      await request(server)
+        .patch('/api/fleet/clusters/east')
+        .set('Authorization', as('user:default/root'))
+        .send({ labels: { 'cnp.io/allowed-groups': 'team-a' } })
+        .expect(200);
+
+      const deployments = async () =>
+        (await knex('fleet_deployments').select('cluster', 'revision')).map(
+          d => `${d.cluster}@${d.revision}`,
+        );
+
+      // bob (team-b) may not put anything on east.
+      const refused = await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as('user:default/bob'))
+        .send({ entityRef, cluster: 'east', image: 'pay:1.0.0' })
+        .expect(403);
+      expect(refused.body.error.message).toBe(
+        "Not allowed: fleet.cluster.deploy on cluster 'east'",
+      );
+      expect(await deployments()).toEqual([]);
+      expect(sim.objects('east').some(o => o.kind === 'Deployment')).toBe(
+        false,
+      );
+      // ...but may on west, and alice (team-a) may on east.
+      await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as('user:default/bob'))
+        .send({ entityRef, cluster: 'west', image: 'pay:1.0.0' })
+        .expect(201);
+      const onEast = await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as('user:default/alice'))
+        .send({ entityRef, cluster: 'east', image: 'pay:1.0.0' })
+        .expect(201);
+      await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as('user:default/alice'))
+        .send({ entityRef, cluster: 'east', image: 'pay:1.1.0' })
+        .expect(201);
+
+      // A rollback on east and a release reaching east are refused to bob too.
+      const rollback = await request(server)
+        .post(`/api/fleet/deployments/${onEast.body.id}/rollback`)
+        .set('Authorization', as('user:default/bob'))
+        .send({ toRevision: 1 })
+        .expect(403);
+      expect(rollback.body.error.message).toContain("on cluster 'east'");
+      const application = (
+        await request(server)
+          .get(`/api/fleet/applications?entityRef=${entityRef}`)
+          .set('Authorization', as('user:default/bob'))
+          .expect(200)
+      ).body.items[0];
+      const release = await request(server)
+        .post(`/api/fleet/applications/${application.id}/releases`)
+        .set('Authorization', as('user:default/bob'))
+        .send({ image: 'pay:2.0.0' })
+        .expect(403);
+      expect(release.body.error.message).toBe(
+        "Not allowed: fleet.cluster.deploy on cluster 'east'",
+      );
+      // A placement that names east is refused to bob as well.
+      await request(server)
+        .patch(`/api/fleet/applications/${application.id}`)
+        .set('Authorization', as('user:default/bob'))
+        .send({ placement: { clusters: ['east'] } })
+        .expect(403);
+      expect((await deployments()).sort()).toEqual(['east@2', 'west@1']);
+      expect(
+        Number((await knex('fleet_releases').count({ n: '*' }).first())?.n),
+      ).toBe(0);
+
+      // The same release by alice reaches both clusters.
+      await request(server)
+        .post(`/api/fleet/applications/${application.id}/releases`)
+        .set('Authorization', as('user:default/alice'))
+        .send({ image: 'pay:2.0.0' })
+        .expect(201);
+    });
+  },
+);

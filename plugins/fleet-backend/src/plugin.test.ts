@@ -506,6 +506,80 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       .expect(201);
   });
 
+  it('applies environment variables from a Secret or ConfigMap key as references (never values), and refuses a malformed reference', async () => {
+    const { server } = await start();
+    await request(server).post('/api/fleet/health/run').expect(200);
+    const entityRef = `component:default/env-ref-${databaseId
+      .toLowerCase()
+      .replace(/_/g, '-')}`;
+    const bad = await request(server)
+      .post('/api/fleet/applications')
+      .send({
+        entityRef,
+        spec: {
+          image: 'env-ref:1.0.0',
+          env: {
+            DB: {
+              valueFrom: { secretKeyRef: { name: 'Not A Name', key: 'p' } },
+            },
+          },
+        },
+      })
+      .expect(400);
+    expect(bad.body.error.message).toContain(
+      'must be a Secret or ConfigMap name',
+    );
+    await request(server)
+      .post('/api/fleet/applications')
+      .send({
+        entityRef,
+        spec: {
+          image: 'env-ref:1.0.0',
+          env: {
+            LOG_LEVEL: 'info',
+            DB_PASSWORD: {
+              valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+            },
+            REGION: {
+              valueFrom: {
+                configMapKeyRef: {
+                  name: 'site',
+                  key: 'region',
+                  optional: true,
+                },
+              },
+            },
+          },
+        },
+      })
+      .expect(201);
+    const deployed = await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef, cluster: 'east' })
+      .expect(201);
+    expect(deployed.body.status).not.toBe('FAILED');
+    const live = sim
+      .objects('east')
+      .find(
+        o =>
+          o.kind === 'Deployment' &&
+          (o.metadata as any).annotations?.['cnp.io/entity-ref'] === entityRef,
+      ) as any;
+    expect(live.spec.template.spec.containers[0].env).toEqual([
+      {
+        name: 'DB_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+      },
+      { name: 'LOG_LEVEL', value: 'info' },
+      {
+        name: 'REGION',
+        valueFrom: {
+          configMapKeyRef: { name: 'site', key: 'region', optional: true },
+        },
+      },
+    ]);
+  });
+
   it('registers, updates and deletes manual clusters, answering 400/404/409 with clear messages', async () => {
     const { server } = await start();
     const created = await request(server)

@@ -39,12 +39,36 @@ export interface Cluster {
   updatedAt: string;
 }
 
+/**
+ * An environment variable taken from an object on the target cluster: a key of a Secret or of a
+ * ConfigMap there. Fleet stores and applies the reference, never the value.
+ *
+ * @public
+ */
+export interface EnvVarSource {
+  valueFrom:
+    | { secretKeyRef: { name: string; key: string; optional?: boolean } }
+    | { configMapKeyRef: { name: string; key: string; optional?: boolean } };
+}
+
+/**
+ * An environment variable's value: plain text, or a reference to a Secret or ConfigMap key on
+ * the cluster. In answers, a plain value is `null` for a caller who may not deploy the
+ * component: they see the variable's name only.
+ *
+ * @public
+ */
+export type EnvValue = string | EnvVarSource | null;
+
+/** Environment variables by name. @public */
+export type EnvMap = Record<string, EnvValue>;
+
 /** @public */
 export interface ApplicationSpec {
   image?: string;
   replicas?: number;
   port?: number;
-  env?: Record<string, string>;
+  env?: EnvMap;
   resources?: {
     requests?: Record<string, string>;
     limits?: Record<string, string>;
@@ -101,7 +125,7 @@ export interface ApplicationPlacement {
     clusters?: string[];
     clusterSelector?: ClusterSelector;
     replicas?: number;
-    env?: Record<string, string>;
+    env?: EnvMap;
   }>;
 }
 
@@ -173,7 +197,7 @@ export interface Revision {
   image: string;
   /** Unset: the default replica count. */
   replicas?: number | null;
-  env?: Record<string, string> | null;
+  env?: EnvMap | null;
   resources?: ApplicationSpec['resources'] | null;
   /** Unset: the configured default namespace. */
   namespace?: string | null;
@@ -219,7 +243,7 @@ export interface Release {
   createdAt: string;
   image?: string | null;
   replicas?: number | null;
-  env?: Record<string, string> | null;
+  env?: EnvMap | null;
   /**
    * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A
    * release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends

@@ -1,5 +1,6 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import type {
+  EnvMap,
   Application,
   ApplicationOrigin,
   ApplicationPlacement,
@@ -40,7 +41,7 @@ export interface FleetDeployRequest {
 export interface FleetReleaseRequest {
   image?: string;
   replicas?: number;
-  env?: Record<string, string>;
+  env?: EnvMap;
   /** Only these clusters; default: every cluster the application is placed on. */
   clusters?: string[];
   /**

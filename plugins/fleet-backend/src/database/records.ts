@@ -10,6 +10,7 @@ import type {
   RevisionCause,
   SyncDifference,
   SyncStatus,
+  EnvMap,
   ReleaseProgress,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
@@ -81,7 +82,7 @@ export interface NewApplication {
 export interface RevisionSpec {
   image: string;
   replicas?: number;
-  env?: Record<string, string>;
+  env?: EnvMap;
   resources?: ApplicationSpec['resources'];
   /** Unset: the configured default namespace. */
   namespace?: string;
@@ -165,7 +166,7 @@ export interface ReleaseRecord {
   request: {
     image?: string;
     replicas?: number;
-    env?: Record<string, string>;
+    env?: EnvMap;
   };
   strategy?: ReleaseStrategy;
   phase?: string;

@@ -14,6 +14,7 @@ import {
   type ApplicationPlacement,
   type ApplicationSpec,
   type Deployment,
+  type EnvMap,
   type Revision,
   type RevisionCause,
 } from '@cnp/plugin-fleet-common';
@@ -52,7 +53,7 @@ export interface DeployRequest {
   image?: string;
   replicas?: number;
   /** Set over the application's default env for this revision. */
-  env?: Record<string, string>;
+  env?: EnvMap;
   /** Why this revision is made (default `deploy`). */
   cause?: RevisionCause;
 }
@@ -139,8 +140,8 @@ export function applicationNameFor(entityRef: string): string {
 function overridesFor(
   placement: ApplicationPlacement | undefined,
   cluster: Pick<ClusterRecord, 'name' | 'labels'>,
-): { replicas?: number; env?: Record<string, string> } {
-  const merged: { replicas?: number; env?: Record<string, string> } = {};
+): { replicas?: number; env?: EnvMap } {
+  const merged: { replicas?: number; env?: EnvMap } = {};
   for (const override of placement?.overrides ?? []) {
     const byName = override.clusters?.includes(cluster.name) ?? false;
     const bySelector =

@@ -1,5 +1,6 @@
 import type {
   V1Deployment,
+  V1EnvVar,
   V1PodDisruptionBudget,
   V1Service,
 } from '@kubernetes/client-node';
@@ -80,7 +81,14 @@ export function buildManifests(input: ManifestInput): Manifests {
               env: nonEmpty(
                 Object.entries(spec.env ?? {})
                   .sort(([a], [b]) => a.localeCompare(b))
-                  .map(([envName, value]) => ({ name: envName, value })),
+                  .flatMap(([envName, value]): V1EnvVar[] => {
+                    // A reference is applied as it is; a plain value Fleet was not given
+                    // (null) is left out rather than set empty.
+                    if (value === null || value === undefined) return [];
+                    if (typeof value === 'string')
+                      return [{ name: envName, value }];
+                    return [{ name: envName, valueFrom: value.valueFrom }];
+                  }),
               ),
               resources: nonEmpty(spec.resources),
               readinessProbe: probe(2),

@@ -1,5 +1,6 @@
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type {
+  EnvMap,
   Application,
   Release,
   ReleaseStrategy,
@@ -27,7 +28,7 @@ import {
 export interface ReleaseRequest {
   image?: string;
   replicas?: number;
-  env?: Record<string, string>;
+  env?: EnvMap;
   /** Only these clusters (each must be known); default: every cluster the application is placed on. */
   clusters?: string[];
   strategy?: ReleaseStrategy;

@@ -1,3 +1,4 @@
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   AuditorService,
   HttpAuthService,
@@ -43,6 +44,11 @@ import {
   requireClusterPermission,
   requirePermission,
 } from './requirePermission';
+import {
+  hideApplicationEnv,
+  hideReleaseEnv,
+  hideRevisionEnv,
+} from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
 import { sendJson } from './sendJson';
 import {
@@ -134,6 +140,29 @@ export async function createRouter(
     resourceRef?: string,
   ) =>
     requirePermission({ httpAuth, permissions }, req, permission, resourceRef);
+
+  /**
+   * The entities among `entityRefs` the caller may deploy (`fleet.deployment.create`, one
+   * batched decision): only they see plain environment values.
+   */
+  async function deployableBy(
+    req: express.Request,
+    entityRefs: string[],
+  ): Promise<Set<string>> {
+    const refs = [...new Set(entityRefs)];
+    if (refs.length === 0) return new Set();
+    const credentials = await httpAuth.credentials(req);
+    const decisions = await permissions.authorize(
+      refs.map(resourceRef => ({
+        permission: fleetDeploymentCreatePermission,
+        resourceRef,
+      })),
+      { credentials },
+    );
+    return new Set(
+      refs.filter((_, i) => decisions[i]?.result === AuthorizeResult.ALLOW),
+    );
+  }
 
   /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
   async function audited<T>(
@@ -383,9 +412,16 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
+    const list = await stores.applications.listApplications({ entityRef });
+    const mayDeploy = await deployableBy(
+      req,
+      list.map(a => a.entityRef),
+    );
     sendJson(req, res, {
-      items: (await stores.applications.listApplications({ entityRef })).map(
-        toApiApplication,
+      items: list.map(a =>
+        toApiApplication(
+          mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
+        ),
       ),
     });
   });
@@ -499,12 +535,27 @@ export async function createRouter(
 
   router.get('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    sendJson(req, res, { items: await releases.listReleases(id) });
+    const items = await releases.listReleases(id);
+    const mayDeploy = await deployableBy(
+      req,
+      items.map(r => r.entityRef),
+    );
+    sendJson(req, res, {
+      items: items.map(r =>
+        mayDeploy.has(r.entityRef) ? r : hideReleaseEnv(r),
+      ),
+    });
   });
 
   router.get('/releases/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
-    sendJson(req, res, await releases.getRelease(id));
+    const release = await releases.getRelease(id);
+    const mayDeploy = await deployableBy(req, [release.entityRef]);
+    sendJson(
+      req,
+      res,
+      mayDeploy.has(release.entityRef) ? release : hideReleaseEnv(release),
+    );
   });
 
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
@@ -612,9 +663,14 @@ export async function createRouter(
 
   router.get('/deployments/:id/revisions', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    await getDeploymentOr404(id);
+    const deployment = await getDeploymentOr404(id);
+    const mayDeploy = await deployableBy(req, [deployment.entityRef]);
     sendJson(req, res, {
-      items: (await stores.revisions.listRevisions(id)).map(toApiRevision),
+      items: (await stores.revisions.listRevisions(id)).map(r =>
+        toApiRevision(
+          mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
+        ),
+      ),
     });
   });
 

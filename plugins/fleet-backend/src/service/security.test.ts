@@ -517,6 +517,61 @@ describe.each(databases.eachSupportedId())(
       }
     });
 
+    it('shows environment values only to callers allowed to deploy the component: others see the names, and Secret references stay', async () => {
+      const env = {
+        LOG_LEVEL: 'debug',
+        API_TOKEN: 'plain-secret-value-91c2',
+        DB_PASSWORD: {
+          valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+        },
+      };
+      const seedEnv = async (stores: any, seed: Seed) => {
+        await stores.applications.updateApplication(seed.applicationId, {
+          spec: { image: 'nginx:1.27', env },
+        });
+        await stores.deployments.startRevision(
+          seed.deploymentId,
+          { image: 'nginx:1.28', env, cause: 'deploy', createdBy: 'test' },
+          'test',
+        );
+      };
+      const reads = (seed: Seed) => [
+        `/applications?entityRef=component:default/payments`,
+        `/deployments/${seed.deploymentId}/revisions`,
+      ];
+
+      const denied = await start([
+        mockServices.permissions.factory({ result: AuthorizeResult.DENY }),
+      ]);
+      await seedEnv(denied.stores, denied.seed);
+      const [apps, revisions] = await Promise.all(
+        reads(denied.seed).map(p =>
+          request(denied.server).get(`/api/fleet${p}`).expect(200),
+        ),
+      );
+      expect(apps.body.items[0].spec.env).toEqual({
+        LOG_LEVEL: null,
+        API_TOKEN: null,
+        DB_PASSWORD: env.DB_PASSWORD,
+      });
+      expect(revisions.body.items[0].env).toEqual({
+        LOG_LEVEL: null,
+        API_TOKEN: null,
+        DB_PASSWORD: env.DB_PASSWORD,
+      });
+      expect(JSON.stringify([apps.body, revisions.body])).not.toContain(
+        'plain-secret-value-91c2',
+      );
+      await denied.backend.stop();
+
+      const allowed = await start();
+      await seedEnv(allowed.stores, allowed.seed);
+      const app = await request(allowed.server)
+        .get(`/api/fleet${reads(allowed.seed)[0]}`)
+        .expect(200);
+      expect(app.body.items[0].spec.env).toEqual(env);
+    });
+
     it('bounds request bodies and names, answering 400 or 413, never 500', async () => {
       const { server, knex } = await start();
       const before = await snapshotFleetTables(knex);

@@ -169,6 +169,37 @@ const envName = z
     'environment variable names look like LOG_LEVEL',
   )
   .max(128);
+/** A key of a Secret or ConfigMap on the target cluster: never its value. */
+const keyRef = z
+  .object({
+    name: z
+      .string()
+      .max(253)
+      .regex(
+        /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+        'must be a Secret or ConfigMap name (DNS-1123 subdomain)',
+      ),
+    key: z
+      .string()
+      .max(253)
+      .regex(/^[-._a-zA-Z0-9]+$/, "keys are letters, digits, '-', '_' or '.'"),
+    optional: z.boolean().optional(),
+  })
+  .strict();
+
+/** An environment value: text, or a reference to a Secret's or ConfigMap's key on the cluster. */
+const envValue = z.union([
+  z.string().max(4096),
+  z
+    .object({
+      valueFrom: z.union([
+        z.object({ secretKeyRef: keyRef }).strict(),
+        z.object({ configMapKeyRef: keyRef }).strict(),
+      ]),
+    })
+    .strict(),
+]);
+
 const quantity = z
   .string()
   .regex(
@@ -187,7 +218,7 @@ export const applicationSpecSchema = z
     replicas: z.number().int().min(0).max(1000).optional(),
     port: z.number().int().min(1).max(65535).optional(),
     env: z
-      .record(envName, z.string().max(4096))
+      .record(envName, envValue)
       .refine(
         env => Object.keys(env).length <= 100,
         'at most 100 environment variables',

@@ -1,5 +1,6 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import type {
+  EnvMap,
   Application,
   ApplicationFleetStatus,
   Cluster,
@@ -28,7 +29,7 @@ export interface CreateDeploymentRequest {
 export interface CreateReleaseRequest {
   image?: string;
   replicas?: number;
-  env?: Record<string, string>;
+  env?: EnvMap;
   clusters?: string[];
   /**
    * Waves, canary steps, analysis and rollback of a progressive release; sent as is, the API

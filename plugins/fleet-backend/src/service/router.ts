@@ -40,6 +40,7 @@ import {
 } from './apiShapes';
 import { actorOf, requirePermission } from './requirePermission';
 import { applicationFleetStatus } from './applicationStatus';
+import { applicationETag, ifMatchVersions } from './etags';
 import { sendJson } from './sendJson';
 import {
   applicationListQuerySchema,
@@ -416,6 +417,13 @@ export async function createRouter(
     res.status(201).json(toApiApplication(application));
   });
 
+  router.get('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const application = await getApplicationOr404(id);
+    res.set('ETag', applicationETag(application));
+    sendJson(req, res, toApiApplication(application));
+  });
+
   router.patch('/applications/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const body = parseOrThrow(
@@ -423,6 +431,7 @@ export async function createRouter(
       req.body,
       'application update',
     );
+    const ifMatch = ifMatchVersions(req.get('If-Match'));
     const updated = await audited(
       req,
       'application-update',
@@ -434,7 +443,7 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           application.entityRef,
         );
-        const result = await deployments.updateApplication(id, body);
+        const result = await deployments.updateApplication(id, body, ifMatch);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${id} of ${application.entityRef} updated by ${actor}`,
@@ -443,6 +452,7 @@ export async function createRouter(
         return result;
       },
     );
+    res.set('ETag', applicationETag(updated));
     res.json(toApiApplication(updated));
   });
 

@@ -135,6 +135,45 @@ describe.each(databases.eachSupportedId())(
       expect(liveImage('alpha', name)).toBe(current.image);
     });
 
+    it('two application updates that race are both kept: the one whose read went stale merges again over the newer version', async () => {
+      // The first update reads the application, then the second one runs whole before the first
+      // writes: a read-merge-write without a version check would write the first one's merge
+      // over the second's change.
+      let hold: (() => Promise<unknown>) | undefined;
+      const { stores, deployments } = await setup({
+        stores: real => ({
+          ...real,
+          applications: Object.assign(Object.create(real.applications), {
+            getApplication: async (id: string) => {
+              const read = await real.applications.getApplication(id);
+              const other = hold;
+              hold = undefined;
+              await other?.();
+              return read;
+            },
+          }),
+        }),
+      });
+      const registered = await deployments.registerApplication({
+        entityRef: `component:default/patch-race-${suffix}`,
+        spec: { image: 'nginx:1.27', replicas: 1 },
+      });
+      hold = () =>
+        deployments.updateApplication(registered.id, {
+          spec: { image: 'nginx:1.28' },
+        });
+      const updated = await deployments.updateApplication(registered.id, {
+        spec: { replicas: 4 },
+      });
+      expect(updated).toMatchObject({
+        version: 3,
+        spec: { image: 'nginx:1.28', replicas: 4 },
+      });
+      expect(
+        await stores.applications.getApplication(registered.id),
+      ).toMatchObject({ spec: { image: 'nginx:1.28', replicas: 4 } });
+    });
+
     it('a cluster going OFFLINE between the rollout poll reading it ONLINE and writing the result still leaves the deployment DEGRADED / CLUSTER_OFFLINE', async () => {
       // The health cascade takes the cluster OFFLINE right after the poll's last read of the
       // cluster (a read outside the write's transaction), or at the same time as its write when

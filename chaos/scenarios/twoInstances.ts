@@ -1,7 +1,8 @@
 /*
  * Two backend instances on one PostgreSQL: two HealthWorkers, each with its own knex pool, store
  * and clients (as two replicas have), run cycles at the same moments. The database lease must
- * make every cycle run alone: each cluster probed exactly once per cycle, never twice.
+ * make every cycle run alone: each cluster probed exactly once per cycle, never twice. Then A's
+ * cycle stalls past its lease and B takes it over: the fencing token refuses A's late writes.
  */
 import { createFleet, type ProbeFn, startSimulator } from '@cnp/fleet-harness';
 import { CHAOS_READY_DELAY_MS } from '../lib';
@@ -23,7 +24,7 @@ interface ProbeRecord {
 export const twoInstances: Scenario = {
   id: 'two-instances',
   title: 'Two backend instances, one database',
-  tried: `replicas A and B (own knex pool, store, clients) on one PostgreSQL: ${TICKS} scheduler ticks firing on both at once (runCycle without waiting), then ${ROUNDS} rounds of manual runs on both at once (runCycle waiting for the lease); 8 clusters, 300 ms API latency, one cluster down throughout`,
+  tried: `replicas A and B (own knex pool, store, clients) on one PostgreSQL: ${TICKS} scheduler ticks firing on both at once (runCycle without waiting), then ${ROUNDS} rounds of manual runs on both at once (runCycle waiting for the lease); 8 clusters, 300 ms API latency, one cluster down throughout; then A's cycle stalls in a probe past its lease while B takes the lease over and runs a cycle`,
   timeoutMs: 240_000,
   async run({ checks, db, log }) {
     const names = Array.from({ length: 8 }, (_, i) => `r-${i + 1}`);
@@ -36,13 +37,28 @@ export const twoInstances: Scenario = {
     sim.setFault('r-8', { mode: 'down' });
 
     const probes: ProbeRecord[] = [];
+    /** Set in step 3: A's probe of r-1 then waits for `stallA` after probing. */
+    let stallingA = false;
+    let resumeA!: () => void;
+    const stallA = new Promise<void>(r => {
+      resumeA = r;
+    });
+    let stalled!: () => void;
+    const stalledA = new Promise<void>(r => {
+      stalled = r;
+    });
     const recorder =
       (instance: string) =>
       (probe: ProbeFn): ProbeFn =>
       async (cluster, timeoutMs) => {
         const start = Date.now();
         try {
-          return await probe(cluster, timeoutMs);
+          const outcome = await probe(cluster, timeoutMs);
+          if (instance === 'A' && stallingA && cluster.name === 'r-1') {
+            stalled();
+            await stallA;
+          }
+          return outcome;
         } finally {
           probes.push({
             instance,
@@ -52,8 +68,9 @@ export const twoInstances: Scenario = {
           });
         }
       };
+    const knexA = db.knex({ poolMax: 5 });
     const a = await createFleet({
-      knex: db.knex({ poolMax: 5 }),
+      knex: knexA,
       kubeconfigDir: sim.kubeconfigDir,
       health: { probeTimeoutMs: 2000 },
       wrapProbe: recorder('A'),
@@ -178,6 +195,40 @@ export const twoInstances: Scenario = {
       down?.consecutiveFailures,
       cycles.length,
       `the down cluster's consecutive failures equal the number of cycles (${cycles.length}): no update lost or doubled`,
+    );
+
+    // 3. A's cycle stalls in a probe (a GC pause, a hung socket) until its lease has run out; B
+    // takes the lease over and runs a whole cycle. A's decisions, made from older reads, come
+    // last: the fencing token must refuse every one of its writes.
+    stallingA = true;
+    const late = a.worker.runCycle({ wait: false });
+    await stalledA;
+    await knexA('fleet_locks')
+      .where({ name: 'health-cycle' })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const newer = await b.worker.runCycle({ wait: false });
+    const afterNewer = await b.stores.clusters.listClusters();
+    resumeA();
+    const stale = await late;
+    checks.ok(
+      stale.errors.length === names.length &&
+        stale.errors.every(e => /lease was lost/.test(e.message)),
+      `A's cycle that lost its lease to B had all ${names.length} of its cluster writes refused`,
+      stale.errors,
+    );
+    const afterStale = await b.stores.clusters.listClusters();
+    checks.ok(
+      JSON.stringify(afterStale) === JSON.stringify(afterNewer) &&
+        afterStale.every(c => c.lastProbeAt === newer.startedAt),
+      "B's probe results stand after A's late cycle: every cluster row is as B's cycle wrote it",
+      afterStale
+        .filter(c => c.lastProbeAt !== newer.startedAt)
+        .map(c => ({ name: c.name, lastProbeAt: c.lastProbeAt })),
+    );
+    checks.equal(
+      (await b.stores.state.getLastCycle())?.startedAt,
+      newer.startedAt,
+      "the last cycle's summary is B's, not the late one of A",
     );
   },
 };

@@ -886,6 +886,66 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     });
   });
 
+  it('PATCH /applications/:id with a stale If-Match is refused with 412 and changes nothing; with the current ETag it writes', async () => {
+    const { server } = await start();
+    const registered = await request(server)
+      .post('/api/fleet/applications')
+      .send({
+        entityRef: 'component:default/etag-app',
+        spec: { image: 'nginx:1.27', replicas: 1 },
+      })
+      .expect(201);
+    const url = `/api/fleet/applications/${registered.body.id}`;
+    const read = await request(server).get(url).expect(200);
+    expect(read.headers.etag).toBe('"1"');
+    expect(read.body).toMatchObject({ version: 1, spec: { replicas: 1 } });
+
+    // Another writer changes it after this client read it.
+    const other = await request(server)
+      .patch(url)
+      .set('If-Match', read.headers.etag)
+      .send({ spec: { replicas: 2 } })
+      .expect(200);
+    expect(other.headers.etag).toBe('"2"');
+
+    const stale = await request(server)
+      .patch(url)
+      .set('If-Match', read.headers.etag)
+      .send({ spec: { replicas: 5 } })
+      .expect(412);
+    expect(stale.body.error).toMatchObject({
+      name: 'PreconditionFailedError',
+      message: expect.stringContaining('version 2'),
+    });
+    await request(server)
+      .patch(url)
+      .set('If-Match', 'W/"2"')
+      .send({ spec: { replicas: 5 } })
+      .expect(412);
+    const unchanged = await request(server).get(url).expect(200);
+    expect(unchanged.headers.etag).toBe('"2"');
+    expect(unchanged.body).toMatchObject({ version: 2, spec: { replicas: 2 } });
+
+    const current = await request(server)
+      .patch(url)
+      .set('If-Match', unchanged.headers.etag)
+      .send({ spec: { replicas: 5 } })
+      .expect(200);
+    expect(current.headers.etag).toBe('"3"');
+    expect(current.body).toMatchObject({
+      version: 3,
+      spec: { image: 'nginx:1.27', replicas: 5 },
+    });
+    // Without If-Match a PATCH writes over whatever version is there.
+    await request(server)
+      .patch(url)
+      .send({ spec: { replicas: 6 } })
+      .expect(200);
+    await request(server)
+      .get('/api/fleet/applications/00000000-0000-4000-8000-000000000000')
+      .expect(404);
+  });
+
   it('sends every field of clusters, applications and deployments, null when unset (origin: null, lastProbeAt: null…)', async () => {
     const { server } = await start();
     const before = await request(server)

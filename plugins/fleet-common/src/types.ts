@@ -139,6 +139,11 @@ export interface Application {
   placement: ApplicationPlacement;
   /** True from `DELETE /applications/:id` until its last deployment is undeployed. */
   removing: boolean;
+  /**
+   * Bumped on every change of spec or placement. The application's `ETag` is this number in
+   * quotes: `PATCH /applications/:id` with `If-Match` writes only over that version.
+   */
+  version: number;
   createdAt: string;
   updatedAt: string;
 }

@@ -2,6 +2,7 @@ import { ConflictError } from '@backstage/errors';
 import type { Application } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { PreconditionFailedError } from './conflicts';
 import { isUniqueViolation } from './dialect';
 import { toApplication, type ApplicationRow } from './tables';
 import type { ApplicationStore, NewApplication } from './types';
@@ -74,15 +75,25 @@ export class DatabaseApplicationStore implements ApplicationStore {
       spec?: Application['spec'];
       placement?: Application['placement'];
     },
+    expectedVersion?: number,
   ): Promise<Application | undefined> {
     const patch: Partial<ApplicationRow> = { updated_at: new Date() };
     if (update.spec !== undefined) patch.spec = JSON.stringify(update.spec);
     if (update.placement !== undefined)
       patch.placement = JSON.stringify(update.placement);
-    const count = await this.db<ApplicationRow>('fleet_applications')
-      .where({ id })
-      .update(patch);
-    return count ? this.getApplication(id) : undefined;
+    const query = this.db<ApplicationRow>('fleet_applications').where({ id });
+    if (expectedVersion !== undefined)
+      query.andWhere('version', expectedVersion);
+    const count = await query.update({
+      ...patch,
+      version: this.db.raw('version + 1'),
+    });
+    if (count > 0) return this.getApplication(id);
+    const current = await this.getApplication(id);
+    if (!current) return undefined;
+    throw new PreconditionFailedError(
+      `Application '${id}' changed meanwhile: it is at version ${current.version}, not ${expectedVersion}; read it again`,
+    );
   }
 
   async markRemoving(id: string): Promise<Application | undefined> {

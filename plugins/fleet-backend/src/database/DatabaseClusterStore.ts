@@ -5,6 +5,7 @@ import {
   clusterHealthTransaction,
   updateClustersHealth,
 } from './clusterHealthWrites';
+import { fenced } from './leaseFence';
 import { forUpdate, isForeignKeyViolation, isUniqueViolation } from './dialect';
 import {
   eventRow,
@@ -21,6 +22,7 @@ import type {
   ClusterStore,
   DiscoveredCluster,
   DiscoveryUpsertResult,
+  LeaseFence,
   NewCluster,
 } from './types';
 
@@ -292,13 +294,19 @@ export class DatabaseClusterStore implements ClusterStore {
 
   async inClusterTransaction<T>(
     fn: (tx: ClusterHealthTransaction) => Promise<T>,
+    fence?: LeaseFence,
   ): Promise<T> {
-    return this.db.transaction(trx => fn(clusterHealthTransaction(trx)));
+    return fenced(this.db, fence, trx => fn(clusterHealthTransaction(trx)));
   }
 
   async updateClustersHealth(
     updates: Array<{ name: string; update: ClusterHealthUpdate }>,
+    fence?: LeaseFence,
   ): Promise<void> {
-    await updateClustersHealth(this.db, updates);
+    if (!fence) {
+      await updateClustersHealth(this.db, updates);
+      return;
+    }
+    await fenced(this.db, fence, tx => updateClustersHealth(tx, updates));
   }
 }

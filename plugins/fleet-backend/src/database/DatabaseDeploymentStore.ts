@@ -1,6 +1,7 @@
 import { ConflictError } from '@backstage/errors';
 import {
   DEPLOYMENT_STATUSES,
+  DeploymentReasons,
   SYNC_STATUSES,
   type Deployment,
   type DeploymentStatus,
@@ -9,6 +10,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
+  forUpdate,
   isForeignKeyViolation,
   isPostgres,
   isUniqueViolation,
@@ -26,6 +28,7 @@ import {
 import {
   toDeployment,
   zeroCounts,
+  type ClusterRow,
   type DeploymentRow,
   type DeploymentViewRow,
 } from './tables';
@@ -161,39 +164,81 @@ export class DatabaseDeploymentStore implements DeploymentStore {
   ): Promise<Deployment | undefined> {
     return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return undefined;
-      const now = new Date();
-      await tx<DeploymentRow>('fleet_deployments')
-        .where({ id })
-        .update(statusPatch(update, now));
-      const reason =
-        update.statusReason === undefined
-          ? current.status_reason
-          : update.statusReason;
-      if (
-        current.status !== update.status &&
-        (update.status === 'DEPLOYED' || update.status === 'FAILED')
-      ) {
-        await recordOutcome(tx, current, update.status, reason, now);
-      }
-      if (
-        current.status !== update.status ||
-        current.status_reason !== reason
-      ) {
-        await insertDeploymentEvent(
-          tx,
-          id,
-          {
-            actor,
-            from: current.status,
-            to: update.status,
-            reason: reason ?? undefined,
-            message: update.message ?? undefined,
-          },
-          now,
-        );
-      }
-      return readDeployment(tx, id);
+      return this.writeStatus(tx, current, update, actor);
     });
+  }
+
+  async completeRollout(
+    id: string,
+    revision: number,
+    deployed: DeploymentStatusUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined> {
+    return this.db.transaction(async tx => {
+      const row: Pick<DeploymentRow, 'cluster'> | undefined =
+        await tx<DeploymentRow>('fleet_deployments')
+          .where({ id })
+          .first('cluster');
+      if (!row) return undefined;
+      // The cluster's row before the deployment's, in the order the health cascade takes them
+      // (its cluster update, then the deployments it moves): the cascade either ran before and
+      // its OFFLINE is read here, or waits for this write and then degrades what it wrote.
+      const cluster: Pick<ClusterRow, 'status'> | undefined = await forUpdate(
+        tx<ClusterRow>('fleet_clusters').where({ name: row.cluster }),
+        tx,
+      ).first('status');
+      const current = await lockDeployment(tx, id);
+      if (!current || !matches(current, { status: 'PROGRESSING', revision }))
+        return undefined;
+      const update: DeploymentStatusUpdate =
+        cluster?.status === 'OFFLINE'
+          ? {
+              status: 'DEGRADED',
+              statusReason: DeploymentReasons.CLUSTER_OFFLINE,
+              message: `Rollout complete, but cluster '${current.cluster}' is OFFLINE`,
+            }
+          : deployed;
+      return this.writeStatus(tx, current, update, actor);
+    });
+  }
+
+  /** Writes a status change of the locked row `current`, its revision's outcome and its event. */
+  private async writeStatus(
+    tx: Knex.Transaction,
+    current: DeploymentRow,
+    update: DeploymentStatusUpdate,
+    actor: string,
+  ): Promise<Deployment | undefined> {
+    const id = current.id;
+    const now = new Date();
+    await tx<DeploymentRow>('fleet_deployments')
+      .where({ id })
+      .update(statusPatch(update, now));
+    const reason =
+      update.statusReason === undefined
+        ? current.status_reason
+        : update.statusReason;
+    if (
+      current.status !== update.status &&
+      (update.status === 'DEPLOYED' || update.status === 'FAILED')
+    ) {
+      await recordOutcome(tx, current, update.status, reason, now);
+    }
+    if (current.status !== update.status || current.status_reason !== reason) {
+      await insertDeploymentEvent(
+        tx,
+        id,
+        {
+          actor,
+          from: current.status,
+          to: update.status,
+          reason: reason ?? undefined,
+          message: update.message ?? undefined,
+        },
+        now,
+      );
+    }
+    return readDeployment(tx, id);
   }
 
   async recordSync(

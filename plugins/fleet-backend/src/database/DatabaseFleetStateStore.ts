@@ -5,7 +5,8 @@ import type {
 import type { Knex } from 'knex';
 import { isUniqueViolation } from './dialect';
 import { parseJson, type LockRow, type StateRow } from './tables';
-import type { FleetStateStore } from './types';
+import { fenced } from './leaseFence';
+import type { FleetStateStore, LeaseFence } from './types';
 
 /** The keys of `fleet_state`: known to this store only. */
 const MASS_OUTAGE_KEY = 'massOutage';
@@ -23,16 +24,16 @@ export class DatabaseFleetStateStore implements FleetStateStore {
     return this.get<MassOutageWarning>(MASS_OUTAGE_KEY);
   }
 
-  setMassOutage(warning: MassOutageWarning): Promise<void> {
-    return this.set(MASS_OUTAGE_KEY, warning);
+  setMassOutage(warning: MassOutageWarning, fence?: LeaseFence): Promise<void> {
+    return this.set(MASS_OUTAGE_KEY, warning, fence);
   }
 
   getLastCycle(): Promise<HealthCycleSummary | undefined> {
     return this.get<HealthCycleSummary>(LAST_CYCLE_KEY);
   }
 
-  setLastCycle(summary: HealthCycleSummary): Promise<void> {
-    return this.set(LAST_CYCLE_KEY, summary);
+  setLastCycle(summary: HealthCycleSummary, fence?: LeaseFence): Promise<void> {
+    return this.set(LAST_CYCLE_KEY, summary, fence);
   }
 
   async tryAcquireLease(
@@ -40,30 +41,54 @@ export class DatabaseFleetStateStore implements FleetStateStore {
     holder: string,
     ttlMs: number,
   ): Promise<boolean> {
+    return (await this.takeLease(name, holder, ttlMs)) !== undefined;
+  }
+
+  async takeLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<LeaseFence | undefined> {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + ttlMs);
-    // Take over an expired lease (or renew our own) ...
+    // Take over an expired lease, moving its token on, or renew our own, keeping it ...
     const taken = await this.db<LockRow>('fleet_locks')
       .where({ name })
       .andWhere(q => q.where('expires_at', '<', now).orWhere({ holder }))
-      .update({ holder, expires_at: expiresAt });
-    if (taken > 0) return true;
-    // ... or create it when nobody holds it.
-    try {
-      await this.db<LockRow>('fleet_locks').insert({
-        name,
+      .update({
+        token: this.db.raw(
+          'CASE WHEN holder = ? THEN token ELSE token + 1 END',
+          [holder],
+        ),
         holder,
         expires_at: expiresAt,
       });
-      return true;
-    } catch (error) {
-      if (isUniqueViolation(error)) return false;
-      throw error;
+    if (taken === 0) {
+      // ... or create it when nobody ever held it.
+      try {
+        await this.db<LockRow>('fleet_locks').insert({
+          name,
+          holder,
+          expires_at: expiresAt,
+          token: 1,
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) return undefined;
+        throw error;
+      }
     }
+    const row = await this.db<LockRow>('fleet_locks').where({ name }).first();
+    return row?.holder === holder
+      ? { name, holder, token: Number(row.token) }
+      : undefined;
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
-    await this.db<LockRow>('fleet_locks').where({ name, holder }).delete();
+    // Expired rather than deleted: the token is kept, so the next holder's take moves it on and
+    // never hands out a token an earlier holder had.
+    await this.db<LockRow>('fleet_locks')
+      .where({ name, holder })
+      .update({ expires_at: new Date(0) });
   }
 
   private async get<T>(key: string): Promise<T | undefined> {
@@ -71,10 +96,16 @@ export class DatabaseFleetStateStore implements FleetStateStore {
     return row ? parseJson<T | undefined>(row.value, undefined) : undefined;
   }
 
-  private async set<T>(key: string, value: T): Promise<void> {
-    await this.db<StateRow>('fleet_state')
-      .insert({ key, value: JSON.stringify(value), updated_at: new Date() })
-      .onConflict('key')
-      .merge(['value', 'updated_at']);
+  private async set<T>(
+    key: string,
+    value: T,
+    fence?: LeaseFence,
+  ): Promise<void> {
+    await fenced(this.db, fence, tx =>
+      tx<StateRow>('fleet_state')
+        .insert({ key, value: JSON.stringify(value), updated_at: new Date() })
+        .onConflict('key')
+        .merge(['value', 'updated_at']),
+    );
   }
 }

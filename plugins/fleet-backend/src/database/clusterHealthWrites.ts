@@ -169,7 +169,7 @@ const HEALTH_COLUMNS: Array<{
  * keeps its value (`ELSE column`).
  */
 export async function updateClustersHealth(
-  db: Knex,
+  db: Knex | Knex.Transaction,
   updates: Array<{ name: string; update: ClusterHealthUpdate }>,
 ): Promise<void> {
   if (updates.length === 0) return;

@@ -177,3 +177,14 @@ export interface ReleaseRecord {
   /** Bumped on every progress write (optimistic concurrency). */
   version: number;
 }
+
+/**
+ * A lease as one holder took it: the fencing token is bumped whenever a holder takes the lease
+ * (not when it renews it), so a holder that lost it carries a token that is no longer current,
+ * and the writes it fences are refused.
+ */
+export interface LeaseFence {
+  name: string;
+  holder: string;
+  token: number;
+}

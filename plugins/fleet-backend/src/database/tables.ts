@@ -55,6 +55,8 @@ export interface ApplicationRow {
   placement: string;
   /** Joined from fleet_application_removals: a boolean (PostgreSQL) or 0/1 (SQLite). */
   removing?: boolean | number;
+  /** Bumped on every write of spec or placement. */
+  version: number | string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -130,6 +132,8 @@ export interface LockRow {
   name: string;
   holder: string;
   expires_at: Timestamp;
+  /** The fencing token: bumped whenever a new holder takes the lease. */
+  token: number | string;
 }
 
 export function parseJson<T>(text: unknown, fallback: T): T {
@@ -184,6 +188,7 @@ export function toApplication(row: ApplicationRow): Application {
     spec: parseJson(row.spec, {}),
     placement: parseJson(row.placement, {}),
     removing: !!row.removing,
+    version: Number(row.version),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
   };

@@ -23,6 +23,7 @@ import type {
   DeploymentUpdateCondition,
   DiscoveredCluster,
   DiscoveryUpsertResult,
+  LeaseFence,
   NewApplication,
   NewCluster,
   NewDeployment,
@@ -96,17 +97,24 @@ export interface ClusterStore {
   deleteCluster(name: string, actor?: string): Promise<boolean>;
   countClustersByStatus(): Promise<Record<ClusterStatus, number>>;
 
-  /** Runs `fn` in one database transaction: one cluster's health change and its cascade. */
+  /**
+   * Runs `fn` in one database transaction: one cluster's health change and its cascade. With a
+   * `fence`, only while that lease is still held as it was taken (`LeaseLostError` otherwise,
+   * nothing written).
+   */
   inClusterTransaction<T>(
     fn: (tx: ClusterHealthTransaction) => Promise<T>,
+    fence?: LeaseFence,
   ): Promise<T>;
   /**
    * Writes the health rows of several clusters in one statement: for the clusters of a cycle
    * with no status change and nothing to cascade (a counter, the probe time, the latency). All
-   * of them land or none does; `lastTransitionAt` is ignored here.
+   * of them land or none does; `lastTransitionAt` is ignored here. With a `fence`, only while
+   * that lease is still held as it was taken (`LeaseLostError` otherwise, nothing written).
    */
   updateClustersHealth(
     updates: Array<{ name: string; update: ClusterHealthUpdate }>,
+    fence?: LeaseFence,
   ): Promise<void>;
 }
 
@@ -119,9 +127,15 @@ export interface ApplicationStore {
   ): Promise<Application | undefined>;
   /** Throws `ConflictError` when the entity already has an application. */
   insertApplication(application: NewApplication): Promise<Application>;
+  /**
+   * Writes spec and/or placement and bumps the version. With `expectedVersion`, only over that
+   * version: `PreconditionFailedError` when the application is at another one. Undefined when it
+   * is gone.
+   */
   updateApplication(
     id: string,
     update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+    expectedVersion?: number,
   ): Promise<Application | undefined>;
   /** Marks the application as being removed: it is placed nowhere any more. */
   markRemoving(id: string): Promise<Application | undefined>;
@@ -160,6 +174,18 @@ export interface DeploymentStore {
     update: DeploymentStatusUpdate,
     actor: string,
     condition?: DeploymentUpdateCondition,
+  ): Promise<Deployment | undefined>;
+  /**
+   * Ends a rollout that completed, while the deployment is still PROGRESSING on `revision`
+   * (undefined otherwise): `deployed`, or DEGRADED / CLUSTER_OFFLINE when its cluster is OFFLINE.
+   * The cluster is read in the same transaction as the write, its row locked, so a health
+   * cascade can never fall between the two and be lost.
+   */
+  completeRollout(
+    id: string,
+    revision: number,
+    deployed: DeploymentStatusUpdate,
+    actor: string,
   ): Promise<Deployment | undefined>;
   /** Records a sync result, with an event when the sync status changes. */
   recordSync(
@@ -261,16 +287,29 @@ export interface EventStore {
 export interface FleetStateStore {
   /** The mass-outage warning as the last health cycle left it, if one was ever raised. */
   getMassOutage(): Promise<MassOutageWarning | undefined>;
-  setMassOutage(warning: MassOutageWarning): Promise<void>;
+  /** With a `fence`, only while that lease is held as it was taken (`LeaseLostError`). */
+  setMassOutage(warning: MassOutageWarning, fence?: LeaseFence): Promise<void>;
   /** What the last health cycle did, by any replica. */
   getLastCycle(): Promise<HealthCycleSummary | undefined>;
-  setLastCycle(summary: HealthCycleSummary): Promise<void>;
+  /** With a `fence`, only while that lease is held as it was taken (`LeaseLostError`). */
+  setLastCycle(summary: HealthCycleSummary, fence?: LeaseFence): Promise<void>;
   /** Takes (or renews) a lease; false when another holder has an unexpired one. */
   tryAcquireLease(
     name: string,
     holder: string,
     ttlMs: number,
   ): Promise<boolean>;
+  /**
+   * Takes (or renews) a lease and answers it with its fencing token, which moves on whenever a
+   * holder takes the lease (a renewal keeps it); undefined when another holder has an unexpired
+   * one. Writes fenced by the answer are refused once the lease is lost.
+   */
+  takeLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<LeaseFence | undefined>;
+  /** Ends the holder's lease (its token stays, so the next take moves it on). */
   releaseLease(name: string, holder: string): Promise<void>;
 }
 

@@ -45,6 +45,7 @@ import type { ManifestApplier, RolloutState } from './ManifestApplier';
 import type { ManifestRemover } from './ManifestRemover';
 import { imageReferenceProblem } from '../kubernetes/imageReference';
 import { matchesSelector } from '../kubernetes/labelSelector';
+import { PreconditionFailedError } from '../database/conflicts';
 import { asError } from '../util/errors';
 
 export interface DeployRequest {
@@ -76,6 +77,7 @@ export type DeploymentServiceStores = {
     | 'getDeploymentFor'
     | 'insertDeployment'
     | 'updateDeploymentStatus'
+    | 'completeRollout'
     | 'startRevision'
     | 'deleteDeployment'
   >;
@@ -235,36 +237,65 @@ export class DeploymentService {
     });
   }
 
+  /**
+   * Merges `update` into the application and writes it over the version it was read at, so that
+   * two writers never lose each other's change: without `ifMatch` a write that lost the race
+   * merges again over the newer version; with `ifMatch` (the versions the caller accepts, from
+   * the ETags of an If-Match header) a write over any other version is refused with
+   * `PreconditionFailedError`.
+   */
   async updateApplication(
     id: string,
     update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+    ifMatch?: number[],
   ): Promise<Application> {
-    const current = await this.options.stores.applications.getApplication(id);
-    if (!current) throw new NotFoundError(`Application '${id}' not found`);
-    if (
-      update.spec?.namespace !== undefined &&
-      update.spec.namespace !== current.spec.namespace
-    ) {
-      this.checkNamespace(update.spec.namespace);
-      const live = await this.options.stores.deployments.listDeployments({
-        applicationId: id,
-      });
-      if (live.length > 0) {
-        throw new ConflictError(
-          `Application '${id}' has ${live.length} deployment(s): undeploy them before changing its namespace`,
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.options.stores.applications.getApplication(id);
+      if (!current) throw new NotFoundError(`Application '${id}' not found`);
+      if (ifMatch !== undefined && !ifMatch.includes(current.version)) {
+        throw new PreconditionFailedError(
+          `Application '${id}' is at version ${current.version} (ETag "${current.version}"), which If-Match does not name: read it again and apply the change to what it is now`,
         );
       }
+      if (
+        update.spec?.namespace !== undefined &&
+        update.spec.namespace !== current.spec.namespace
+      ) {
+        this.checkNamespace(update.spec.namespace);
+        const live = await this.options.stores.deployments.listDeployments({
+          applicationId: id,
+        });
+        if (live.length > 0) {
+          throw new ConflictError(
+            `Application '${id}' has ${live.length} deployment(s): undeploy them before changing its namespace`,
+          );
+        }
+      }
+      await this.checkPlacement(update.placement, current.placement);
+      try {
+        const updated =
+          await this.options.stores.applications.updateApplication(
+            id,
+            {
+              spec: update.spec
+                ? { ...current.spec, ...update.spec }
+                : undefined,
+              placement: update.placement,
+            },
+            current.version,
+          );
+        if (!updated) throw new NotFoundError(`Application '${id}' not found`);
+        return updated;
+      } catch (error) {
+        if (
+          ifMatch !== undefined ||
+          attempt >= 5 ||
+          !isErrorWithName(error, 'PreconditionFailedError')
+        )
+          throw error;
+        // Another write landed between the read and this one: merge over it.
+      }
     }
-    await this.checkPlacement(update.placement, current.placement);
-    const updated = await this.options.stores.applications.updateApplication(
-      id,
-      {
-        spec: update.spec ? { ...current.spec, ...update.spec } : undefined,
-        placement: update.placement,
-      },
-    );
-    if (!updated) throw new NotFoundError(`Application '${id}' not found`);
-    return updated;
   }
 
   /**
@@ -557,6 +588,7 @@ export class DeploymentService {
       );
       if (outcome) this.track(deployment.id, revision);
     }
+    if (!outcome) await this.reapplyOvertaken(deployment.id, revision, cluster);
     const latest =
       outcome ?? (await stores.deployments.getDeployment(deployment.id));
     if (!latest) {
@@ -565,6 +597,49 @@ export class DeploymentService {
       );
     }
     return latest;
+  }
+
+  /**
+   * An apply whose revision a newer one overtook (a concurrent deploy, on this replica or another)
+   * may have landed after that newer revision's own apply: the cluster would then run the older
+   * one while the newer one is recorded. So the deployment's current revision is applied again,
+   * until no newer one came in during the apply; whichever apply ends last, the cluster runs the
+   * revision the deployment records. Its outcome is left to the apply that recorded it.
+   */
+  private async reapplyOvertaken(
+    deploymentId: string,
+    applied: number,
+    cluster: ClusterRecord,
+  ): Promise<void> {
+    const { stores, applier, logger } = this.options;
+    let after = applied;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const latest = await stores.deployments.getDeployment(deploymentId);
+      if (!latest || latest.revision <= after || latest.status === 'REMOVING')
+        return;
+      const [application, current] = await Promise.all([
+        stores.applications.getApplication(latest.applicationId),
+        stores.revisions.getRevision(latest.id, latest.revision),
+      ]);
+      if (!application || !current) return;
+      const desired = this.desiredFor(application, current);
+      const result = await applier.apply(
+        cluster,
+        desired.namespace,
+        desired.manifests,
+        { ignoreReplicas: ignoresReplicas(application) },
+      );
+      if (result.kind !== 'applied') {
+        // The drift check of the reconcile finds and heals what this leaves behind.
+        logger
+          .child({ deployment: deploymentId })
+          .warn(
+            `Re-applying revision ${latest.revision} of ${deploymentId} over the overtaken revision ${applied} failed: ${result.message}`,
+          );
+        return;
+      }
+      after = latest.revision;
+    }
   }
 
   /** The deployment, PENDING on its new revision: inserted with revision 1, or moved on. */
@@ -681,28 +756,21 @@ export class DeploymentService {
     const overdue = Date.now() - appliedAt > deploy.progressDeadlineMs;
     if (state.kind === 'ready') {
       // The cluster may have gone OFFLINE during the rollout: then this is what the cascade
-      // would have done, so that targeted recovery restores it with the cluster.
-      const latest = await stores.clusters.getCluster(deployment.cluster);
-      const offline = latest?.status === 'OFFLINE';
-      await stores.deployments.updateDeploymentStatus(
+      // would have done (DEGRADED / CLUSTER_OFFLINE), so that targeted recovery restores it with
+      // the cluster. The store reads the cluster in the transaction of the write.
+      await stores.deployments.completeRollout(
         deploymentId,
-        offline
-          ? {
-              status: 'DEGRADED',
-              statusReason: DeploymentReasons.CLUSTER_OFFLINE,
-              message: `Rollout complete, but cluster '${deployment.cluster}' is OFFLINE`,
-            }
-          : {
-              status: 'DEPLOYED',
-              // An automatic rollback that completed says so until the next change.
-              statusReason:
-                current?.cause === 'auto-rollback'
-                  ? DeploymentReasons.ROLLED_BACK
-                  : null,
-              message: 'Rollout complete: all replicas updated and available',
-            },
+        revision,
+        {
+          status: 'DEPLOYED',
+          // An automatic rollback that completed says so until the next change.
+          statusReason:
+            current?.cause === 'auto-rollback'
+              ? DeploymentReasons.ROLLED_BACK
+              : null,
+          message: 'Rollout complete: all replicas updated and available',
+        },
         'fleet-rollout',
-        condition,
       );
       return;
     }

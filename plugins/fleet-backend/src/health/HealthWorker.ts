@@ -18,6 +18,7 @@ import type {
   ClusterRecord,
   ClusterStore,
   FleetStateStore,
+  LeaseFence,
 } from '../database/types';
 import type {
   ClusterClients,
@@ -77,7 +78,7 @@ export type HealthStores = {
     | 'getMassOutage'
     | 'setMassOutage'
     | 'setLastCycle'
-    | 'tryAcquireLease'
+    | 'takeLease'
     | 'releaseLease'
   >;
 };
@@ -95,6 +96,15 @@ export interface HealthWorkerOptions {
   manualWaitMs?: number;
 }
 
+/**
+ * One run of the cycle: the lease it took (its fencing token goes with every write) and whether it
+ * lost it, after which it writes nothing more.
+ */
+interface CycleRun {
+  lease: LeaseFence;
+  lost: boolean;
+}
+
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /**
@@ -104,12 +114,6 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  */
 export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
-  /**
-   * Set when a renewal of this run's lease is refused: another replica may have taken over, so
-   * the rest of the cycle writes no cluster row. (This process runs one cycle at a time, as its
-   * lease has one holder per run.)
-   */
-  private leaseLost = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
 
@@ -154,25 +158,31 @@ export class HealthWorker {
     // A holder per run, not per process: a manual run while this process's scheduled cycle
     // holds the lease must wait for it like any other, not renew it and run alongside.
     const holder = `${this.instance}-${randomUUID().slice(0, 8)}`;
-    while (!(await state.tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS))) {
+    let lease = await state.takeLease(LEASE_NAME, holder, LEASE_TTL_MS);
+    while (!lease) {
       if (Date.now() >= deadline) {
         throw new ConflictError(
           'A health cycle is already running; try again when it has finished',
         );
       }
       await sleep(250);
+      lease = await state.takeLease(LEASE_NAME, holder, LEASE_TTL_MS);
     }
-    this.leaseLost = false;
+    const run: CycleRun = { lease, lost: false };
     const renew = setInterval(() => {
+      // A renewal refused, or one that failed (the lease may expire before the next one), ends
+      // this run's writes; the fencing token refuses any that would still be under way.
       state
-        .tryAcquireLease(LEASE_NAME, holder, LEASE_TTL_MS)
+        .takeLease(LEASE_NAME, holder, LEASE_TTL_MS)
         .then(renewed => {
-          if (!renewed) this.leaseLost = true;
+          if (renewed?.token !== run.lease.token) run.lost = true;
         })
-        .catch(() => undefined); // a blip: the lease lasts LEASE_TTL_MS, the next renewal may work
+        .catch(() => {
+          run.lost = true;
+        });
     }, LEASE_TTL_MS / 3);
     try {
-      return await this.cycle();
+      return await this.cycle(run);
     } finally {
       clearInterval(renew);
       await state.releaseLease(LEASE_NAME, holder).catch(() => undefined);
@@ -199,7 +209,7 @@ export class HealthWorker {
     );
   }
 
-  private async cycle(): Promise<HealthCycleSummary> {
+  private async cycle(run: CycleRun): Promise<HealthCycleSummary> {
     const { stores, logger, health, discover } = this.options;
     const started = new Date();
     if (discover) {
@@ -301,9 +311,15 @@ export class HealthWorker {
             decisions[i],
             guard,
             started,
+            run.lease,
           ),
         );
       } catch (error) {
+        if (isErrorWithName(error, 'LeaseLostError')) {
+          run.lost = true;
+          failed(i, LEASE_LOST);
+          return;
+        }
         // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
         const cause = asError(error);
         failed(i, cause.message);
@@ -329,7 +345,7 @@ export class HealthWorker {
     });
     for (let at = 0; at < plain.length; at += BATCH_SIZE) {
       const batch = plain.slice(at, at + BATCH_SIZE);
-      if (this.leaseLost) {
+      if (run.lost) {
         batch.forEach(i => failed(i, LEASE_LOST));
         continue;
       }
@@ -339,22 +355,28 @@ export class HealthWorker {
             name: clusters[i].name,
             update: healthUpdateOf(decisions[i], outcomes[i], started),
           })),
+          run.lease,
         );
         batch.forEach(i => counted(i));
       } catch (error) {
+        if (isErrorWithName(error, 'LeaseLostError')) {
+          run.lost = true;
+          batch.forEach(i => failed(i, LEASE_LOST));
+          continue;
+        }
         // The batch rolled back whole; one transaction per cluster finds the one that fails.
         logger.warn(
           `Batched health update failed, writing its ${batch.length} clusters one by one`,
           asError(error),
         );
         for (const i of batch) {
-          if (this.leaseLost) failed(i, LEASE_LOST);
+          if (run.lost) failed(i, LEASE_LOST);
           else await applyAlone(i);
         }
       }
     }
     for (const i of changing) {
-      if (this.leaseLost) {
+      if (run.lost) {
         // Another replica may have taken over: writing decisions made from this cycle's reads
         // could undo its work, so the rest of this cycle is dropped.
         failed(i, LEASE_LOST);
@@ -363,16 +385,26 @@ export class HealthWorker {
       await applyAlone(i);
     }
 
-    summary.massOutage = await this.updateMassOutageWarning(
-      guard,
-      newlyOffline,
-      probeable,
-      started,
-    );
-    const finished = new Date();
-    summary.finishedAt = finished.toISOString();
-    summary.durationMs = finished.getTime() - started.getTime();
-    await stores.state.setLastCycle(summary);
+    // The fleet-wide outputs are the current holder's to write: a run that lost its lease
+    // leaves them to the one that took over.
+    try {
+      if (!run.lost) {
+        summary.massOutage = await this.updateMassOutageWarning(
+          guard,
+          newlyOffline,
+          probeable,
+          started,
+          run.lease,
+        );
+      }
+      const finished = new Date();
+      summary.finishedAt = finished.toISOString();
+      summary.durationMs = finished.getTime() - started.getTime();
+      if (!run.lost) await stores.state.setLastCycle(summary, run.lease);
+    } catch (error) {
+      if (!isErrorWithName(error, 'LeaseLostError')) throw error;
+      run.lost = true;
+    }
     return summary;
   }
 
@@ -382,6 +414,7 @@ export class HealthWorker {
     decision: HealthDecision,
     guard: boolean,
     now: Date,
+    lease: LeaseFence,
   ): Promise<{ degraded: number; restored: number }> {
     return this.options.stores.clusters.inClusterTransaction(async tx => {
       let degraded = 0;
@@ -436,7 +469,7 @@ export class HealthWorker {
         }
       }
       return { degraded, restored };
-    });
+    }, lease);
   }
 
   private async updateMassOutageWarning(
@@ -444,6 +477,7 @@ export class HealthWorker {
     newlyOffline: ClusterRecord[],
     probeable: number,
     now: Date,
+    lease: LeaseFence,
   ): Promise<MassOutageWarning> {
     const { stores, logger, health } = this.options;
     const previous = await stores.state.getMassOutage();
@@ -468,7 +502,7 @@ export class HealthWorker {
       logger.warn(warning.message!, {
         clusters: warning.clusters.join(','),
       });
-      await stores.state.setMassOutage(warning);
+      await stores.state.setMassOutage(warning, lease);
       return warning;
     }
     if (previous?.active) {
@@ -480,7 +514,7 @@ export class HealthWorker {
         clusters: [],
         message: undefined,
       };
-      await stores.state.setMassOutage(lifted);
+      await stores.state.setMassOutage(lifted, lease);
       return lifted;
     }
     return previous ?? { active: false, clusters: [] };

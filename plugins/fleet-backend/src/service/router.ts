@@ -50,6 +50,7 @@ import {
   hideRevisionEnv,
 } from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
+import { applicationETag, ifMatchVersions } from './etags';
 import { sendJson } from './sendJson';
 import {
   applicationListQuerySchema,
@@ -461,6 +462,22 @@ export async function createRouter(
     res.status(201).json(toApiApplication(application));
   });
 
+  router.get('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const application = await getApplicationOr404(id);
+    const mayDeploy = await deployableBy(req, [application.entityRef]);
+    res.set('ETag', applicationETag(application));
+    sendJson(
+      req,
+      res,
+      toApiApplication(
+        mayDeploy.has(application.entityRef)
+          ? application
+          : hideApplicationEnv(application),
+      ),
+    );
+  });
+
   router.patch('/applications/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const body = parseOrThrow(
@@ -468,6 +485,7 @@ export async function createRouter(
       req.body,
       'application update',
     );
+    const ifMatch = ifMatchVersions(req.get('If-Match'));
     const updated = await audited(
       req,
       'application-update',
@@ -486,7 +504,7 @@ export async function createRouter(
           credentials,
           (body.placement?.clusters ?? []).filter(name => !before.has(name)),
         );
-        const result = await deployments.updateApplication(id, body);
+        const result = await deployments.updateApplication(id, body, ifMatch);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${id} of ${application.entityRef} updated by ${actor}`,
@@ -495,6 +513,7 @@ export async function createRouter(
         return result;
       },
     );
+    res.set('ETag', applicationETag(updated));
     res.json(toApiApplication(updated));
   });
 

@@ -107,6 +107,7 @@ export function application(
     spec: { image: 'ghcr.io/acme/payments:1.4.2', replicas: 1 },
     placement: { clusterSelector: { matchLabels: { env: 'prod' } } },
     removing: false,
+    version: 1,
     createdAt: now(),
     updatedAt: now(),
   };

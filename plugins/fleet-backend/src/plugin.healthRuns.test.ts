@@ -177,3 +177,24 @@ describe.each(databases.eachSupportedId())(
     });
   },
 );
+
+describe('fleet plugin startup (health settings)', () => {
+  it.each([
+    ['minOutage', 'soon'],
+    ['minOutage', { seconds: -5 }],
+    ['manualMinInterval', { fortnights: 1 }],
+  ])('stops when fleet.health.%s is %j, naming the key', async (key, value) => {
+    await expect(
+      startTestBackend({
+        features: [
+          fleetPlugin,
+          mockServices.rootConfig.factory({
+            data: { fleet: { health: { [key]: value } } },
+          }),
+          mockServices.scheduler.factory(),
+          catalogServiceMock.factory({ entities: [] }),
+        ],
+      }),
+    ).rejects.toThrow(`Invalid config value fleet.health.${key}: `);
+  });
+});

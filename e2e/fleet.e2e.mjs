@@ -139,6 +139,20 @@ async function api(method, route, body) {
   return res.json();
 }
 
+/**
+ * Runs a health cycle now. One asked within fleet.health.manualMinInterval (10 s) of the last
+ * cycle answers that cycle's summary marked `reused`: wait until a run may probe, and ask again.
+ */
+async function runHealthCycle() {
+  for (;;) {
+    const cycle = await api('POST', '/health/run');
+    if (!cycle.reused) return cycle;
+    await sleep(
+      Math.max(0, Date.parse(cycle.reused.nextRunAt) - Date.now()) + 200,
+    );
+  }
+}
+
 let portal;
 let browser;
 let step = 0;
@@ -319,10 +333,14 @@ async function main() {
   log('drift reported: OUT OF SYNC with the image path');
   await shot(page, 'drift-out-of-sync');
 
-  // Take the cluster down and run two health cycles (grace period, then confirmed outage).
+  // Take the cluster down and run two health cycles: the first failure is the grace period, the
+  // second confirms the outage once it spans minOutage (10 s in scripts/start.sh's config).
   await simulatorFault(CLUSTER, 'down');
-  await api('POST', '/health/run');
-  const cycle = await api('POST', '/health/run');
+  const firstFailure = await runHealthCycle();
+  await sleep(
+    Math.max(0, Date.parse(firstFailure.startedAt) + 10_000 - Date.now()),
+  );
+  const cycle = await runHealthCycle();
   log('health cycles ran; transitions:', JSON.stringify(cycle.transitions));
 
   // No reload from here on: the card refreshes by itself.
@@ -417,7 +435,7 @@ async function main() {
 
   // The release model, on payments' page: each cluster keeps its own version.
   await simulatorFault(CLUSTER, 'ok');
-  await api('POST', '/health/run');
+  await runHealthCycle();
   await page.goto(`${FRONTEND}/catalog/default/component/payments`);
   const other = page.locator(
     `table[aria-label="Deployments"] tr[data-cluster="sim-1"]`,

@@ -65,6 +65,8 @@ fleet:
     kubeconfigDir: $state/kubeconfigs
   health:
     interval: { seconds: 60 }
+    # An outage is confirmed once it has lasted this long (default: one interval), short for trying.
+    minOutage: { seconds: 10 }
   reconcile:
     interval: { seconds: 15 }
 YAML

@@ -39,11 +39,17 @@ export async function sequentialBaselineCycle(options: {
         message: String((error as Error)?.message ?? error),
       };
     }
-    const decision = decideClusterHealth(cluster, outcome, {
-      failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
-      recoveryThreshold: health.recoveryThreshold,
-    });
     const now = new Date();
+    const decision = decideClusterHealth(
+      cluster,
+      outcome,
+      {
+        failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
+        recoveryThreshold: health.recoveryThreshold,
+        minOutageMs: health.minOutageMs,
+      },
+      now,
+    );
     try {
       await clusterStore.inClusterTransaction(async tx => {
         await tx.updateClusterHealth(

@@ -1,6 +1,7 @@
 /*
  * Flapping: a cluster that fails and succeeds on alternate cycles, 100 cycles, failureThreshold
- * 2 → never OFFLINE, nothing degraded.
+ * 2 → never OFFLINE, nothing degraded. Then a blip probed again and again (manual runs back to
+ * back) with minOutage 60 s → failureThreshold reached, still never OFFLINE.
  */
 import {
   createFleet,
@@ -11,6 +12,7 @@ import { CHAOS_READY_DELAY_MS } from '../lib';
 import type { Scenario } from '../lib';
 
 const CYCLES = 100;
+const BLIP_RUNS = 5;
 const FAILURES = [
   { mode: 'down' },
   { mode: 'timeout' },
@@ -20,7 +22,7 @@ const FAILURES = [
 export const flapping: Scenario = {
   id: 'flapping',
   title: 'Flapping cluster',
-  tried: `'flap' alternates failure (down / timeout / error in turn) and success for ${CYCLES} cycles, failureThreshold 2, 3 steady clusters beside it`,
+  tried: `'flap' alternates failure (down / timeout / error in turn) and success for ${CYCLES} cycles, failureThreshold 2, 3 steady clusters beside it; then a blip: 'flap' down for ${BLIP_RUNS} manual runs back to back, minOutage 60 s`,
   timeoutMs: 180_000,
   async run({ checks, db, log }) {
     const sim = await startSimulator({
@@ -87,6 +89,44 @@ export const flapping: Scenario = {
     checks.ok(
       all.every(d => d.status === 'DEPLOYED'),
       `all ${all.length} deployments stayed DEPLOYED`,
+    );
+
+    // A blip probed again and again: the count passes failureThreshold, the time does not.
+    const guarded = await createFleet({
+      knex,
+      kubeconfigDir: sim.kubeconfigDir,
+      health: { failureThreshold: 2, probeTimeoutMs: 300, minOutageMs: 60_000 },
+    });
+    await guarded.worker.runCycle();
+    sim.setFault('flap', { mode: 'down' });
+    const blip = [];
+    for (let i = 0; i < BLIP_RUNS; i++)
+      blip.push(await guarded.worker.runManualCycle());
+    sim.setFault('flap', { mode: 'ok' });
+    const flapInBlip = (await guarded.stores.clusters.getCluster('flap'))!;
+    checks.ok(
+      flapInBlip.status === 'ONLINE' &&
+        flapInBlip.consecutiveFailures === BLIP_RUNS,
+      `a blip of ${BLIP_RUNS} failed probes back to back (threshold 2, minOutage 60 s) kept 'flap' ONLINE`,
+      `${flapInBlip.status}, ${flapInBlip.consecutiveFailures} failures: ${flapInBlip.statusReason}`,
+    );
+    checks.ok(
+      blip.every(
+        b => b.transitions.length === 0 && b.degradedDeployments === 0,
+      ),
+      'no transition and no degraded deployment in the blip',
+      blip.map(b => b.transitions),
+    );
+    await guarded.worker.runCycle();
+    const afterBlip = await fleet.stores.deployments.listDeployments({
+      cluster: 'flap',
+    });
+    checks.ok(
+      afterBlip.every(d => d.status === 'DEPLOYED') &&
+        (await fleet.stores.clusters.getCluster('flap'))!
+          .consecutiveFailures === 0,
+      "after the blip: 'flap' answers again, its count reset, its deployments DEPLOYED",
+      afterBlip.map(d => d.status),
     );
   },
 };

@@ -8,6 +8,8 @@ import { seedDeployments, startSimulator } from '@cnp/fleet-harness';
 import { CHAOS_READY_DELAY_MS, startFleetBackend } from '../lib';
 import type { Scenario } from '../lib';
 
+/** fleet.health.minOutage: an outage is confirmed by 2 failures spanning this long. */
+const MIN_OUTAGE_MS = 3_000;
 /** The bound on a graceful stop, under stop()'s SIGKILL fallback (20 s). */
 const GRACEFUL_STOP_MS = 10_000;
 
@@ -24,7 +26,16 @@ export const restartMidOutage: Scenario = {
     });
     const knex = db.knex();
     const fleetConfig = {
-      health: { probeTimeout: { seconds: 1 }, failureThreshold: 2 },
+      health: {
+        probeTimeout: { seconds: 1 },
+        failureThreshold: 2,
+        minOutage: { milliseconds: MIN_OUTAGE_MS },
+      },
+    };
+    /** Waits until an outage whose first failure was in `cycle` has lasted minOutage. */
+    const outageLasted = async (cycle: { startedAt: string }) => {
+      const wait = Date.parse(cycle.startedAt) + MIN_OUTAGE_MS - Date.now();
+      if (wait > 0) await new Promise(r => setTimeout(r, wait));
     };
     const logFile = path.join(tmp, 'backend.log');
 
@@ -57,7 +68,16 @@ export const restartMidOutage: Scenario = {
     await seedDeployments(knex, ['east'], 3, { appPrefix: 'east-app' });
 
     sim.setFault('west', { mode: 'down' });
+    const westFirstFailure = await first.call('POST', '/health/run');
     await first.call('POST', '/health/run');
+    const westInBlip = await first.call('GET', '/clusters/west');
+    checks.ok(
+      westInBlip.json?.status === 'ONLINE' &&
+        westInBlip.json?.consecutiveFailures === 2,
+      `'west' 2/2 failures within minOutage (${MIN_OUTAGE_MS} ms): still ONLINE`,
+      westInBlip.json,
+    );
+    await outageLasted(westFirstFailure.json);
     await first.call('POST', '/health/run');
     const westBefore = await first.call('GET', '/clusters/west');
     checks.equal(
@@ -78,7 +98,7 @@ export const restartMidOutage: Scenario = {
     );
 
     sim.setFault('south', { mode: 'down' });
-    await first.call('POST', '/health/run');
+    const southFirstFailure = await first.call('POST', '/health/run');
     const southBefore = (await first.call('GET', '/clusters/south')).json;
     checks.ok(
       southBefore?.status === 'ONLINE' &&
@@ -114,6 +134,16 @@ export const restartMidOutage: Scenario = {
       "after the restart: 'south' still has its 1 consecutive failure (stored, not in memory)",
       southAfterRestart,
     );
+    const southRow = await knex('fleet_clusters')
+      .where({ name: 'south' })
+      .first();
+    checks.equal(
+      southRow?.first_failure_at &&
+        new Date(southRow.first_failure_at).toISOString(),
+      southFirstFailure.json?.startedAt,
+      "after the restart: 'south' keeps the time of its first failure (stored, not in memory)",
+    );
+    await outageLasted(southFirstFailure.json);
     const firstCycle = await second.call('POST', '/health/run');
     log(
       `first cycle after the restart: ${JSON.stringify(
@@ -123,7 +153,7 @@ export const restartMidOutage: Scenario = {
     const southNow = (await second.call('GET', '/clusters/south')).json;
     checks.ok(
       southNow?.status === 'OFFLINE' && southNow?.consecutiveFailures === 2,
-      "the first cycle after the restart takes 'south' OFFLINE (2/2): the grace period went on across the restart",
+      "the first cycle after the restart, minOutage after the first failure, takes 'south' OFFLINE (2/2): the grace period went on across the restart",
       southNow,
     );
     const southDeployments = (

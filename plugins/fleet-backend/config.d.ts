@@ -31,6 +31,19 @@ export interface Config {
       interval?: HumanDuration;
       /** Consecutive failed probes that confirm an outage (default 2). Env: CLUSTER_HEALTH_FAILURE_THRESHOLD. */
       failureThreshold?: number;
+      /**
+       * How long an outage must have lasted, since the first of its consecutive failed probes,
+       * to be confirmed (default: one `interval`). An outage needs both: `failureThreshold`
+       * failures in a row and this long, so a short blip probed again and again (manual runs)
+       * never makes a cluster OFFLINE. Zero confirms on the count alone.
+       */
+      minOutage?: HumanDuration | string;
+      /**
+       * Manual runs (`POST /health/run`) are at most one per this duration (default 10 s): one
+       * asked sooner after the last cycle answers that cycle's summary, marked `reused`, without
+       * probing. Callers during a run share its result. Zero lets each manual run probe.
+       */
+      manualMinInterval?: HumanDuration | string;
       /** Consecutive successful probes that bring an OFFLINE cluster back ONLINE (default 1). */
       recoveryThreshold?: number;
       /** Timeout of one probe (default 5 s). */

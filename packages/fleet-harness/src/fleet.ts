@@ -16,10 +16,16 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 
-/** The health settings of the harness: the defaults of `app-config.yaml`, with a short timeout. */
+/**
+ * The health settings of the harness: the defaults of `app-config.yaml`, with a short timeout,
+ * and no minOutage nor manualMinInterval: tests run cycles back to back, so the outage's time
+ * rule and the manual-run limit are left to the tests about them.
+ */
 export const harnessHealthConfig: FleetConfig['health'] = {
   intervalMs: 300_000,
   failureThreshold: 2,
+  minOutageMs: 0,
+  manualMinIntervalMs: 0,
   recoveryThreshold: 1,
   probeTimeoutMs: 2_500, // generous: a loaded CI machine must not turn a slow probe into a failure
   concurrency: 16,

@@ -18,7 +18,8 @@ import { Knex } from 'knex';
 /**
  * Starts a test backend with the real fleet plugin on `knex`, discovering `kubeconfigDir`, and
  * whatever extra features (modules, mocked services) the test adds. The mock scheduler keeps the
- * health task from running by itself: tests run cycles with `POST /health/run`.
+ * health task from running by itself: tests run cycles with `POST /health/run`, back to back, so
+ * neither minOutage nor manualMinInterval applies unless the test's config sets them.
  */
 export async function startFleetTestBackend(options: {
   knex: Knex;
@@ -43,7 +44,11 @@ export async function startFleetTestBackend(options: {
               kubeconfigDir: options.kubeconfigDir,
               allowedKubeconfigDirs: options.allowedKubeconfigDirs ?? [],
             },
-            health: { probeTimeout: { seconds: 2 } },
+            health: {
+              probeTimeout: { seconds: 2 },
+              minOutage: { seconds: 0 },
+              manualMinInterval: { seconds: 0 },
+            },
             deploy: { pollInterval: { milliseconds: 100 } },
           },
           ...options.config,

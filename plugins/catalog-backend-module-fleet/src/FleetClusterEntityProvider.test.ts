@@ -269,7 +269,12 @@ describe('catalogModuleFleetClusters with the real catalog', () => {
           data: {
             fleet: {
               discovery: { kubeconfigDir: sim.kubeconfigDir },
-              health: { probeTimeout: { seconds: 2 } },
+              // Cycles back to back: no minOutage nor manualMinInterval.
+              health: {
+                probeTimeout: { seconds: 2 },
+                minOutage: { seconds: 0 },
+                manualMinInterval: { seconds: 0 },
+              },
               catalog: { owner: 'group:default/guests' },
             },
             catalog: {

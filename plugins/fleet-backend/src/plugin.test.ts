@@ -21,7 +21,13 @@ function fleetConfig(extra: Record<string, unknown> = {}) {
     data: {
       fleet: {
         discovery: { kubeconfigDir: sim.kubeconfigDir },
-        health: { probeTimeout: { seconds: 2 } },
+        // Cycles back to back: the outage's time rule and the manual-run limit are off, except in
+        // the tests about them.
+        health: {
+          probeTimeout: { seconds: 2 },
+          minOutage: { seconds: 0 },
+          manualMinInterval: { seconds: 0 },
+        },
         deploy: { pollInterval: { milliseconds: 100 } },
         ...extra,
       },

@@ -182,11 +182,17 @@ export const fleetPlugin = createBackendPlugin({
             httpAuth,
             permissions,
             stores,
-            runHealthCycle: () => health.runCycle({ wait: true }),
+            runHealthCycle: () => health.runManualCycle(),
             deployments,
             releases,
+            // From a discovery at most manualMinInterval old, shared: a DELETE does not read
+            // every kubeconfig source each.
             isDiscovered: async name =>
-              (await discovery.discover()).clusters.some(c => c.name === name),
+              (
+                await discovery.discoveredNames(
+                  fleetConfig.health.manualMinIntervalMs,
+                )
+              ).has(name),
           }),
         );
       },

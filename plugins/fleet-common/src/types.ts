@@ -350,6 +350,12 @@ export interface HealthCycleSummary {
   restoredDeployments: number;
   errors: Array<{ cluster: string; message: string }>;
   massOutage: MassOutageWarning;
+  /**
+   * Set on the answer to a manual run (`POST /health/run`) that probed nothing because the last
+   * cycle had finished less than `fleet.health.manualMinInterval` before: this is that cycle's
+   * summary, and a manual run probes again from `nextRunAt`.
+   */
+  reused?: { nextRunAt: string; message: string };
 }
 
 /** @public */

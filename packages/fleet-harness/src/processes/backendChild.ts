@@ -59,7 +59,15 @@ async function main() {
     fleet: {
       ...fleet,
       discovery: { kubeconfigDir, ...fleet.discovery },
-      health: { interval: { hours: 1 }, ...fleet.health, ...health },
+      // Cycles are run on demand, back to back: no minOutage nor manualMinInterval unless the
+      // scenario sets them.
+      health: {
+        interval: { hours: 1 },
+        minOutage: { seconds: 0 },
+        manualMinInterval: { seconds: 0 },
+        ...fleet.health,
+        ...health,
+      },
     },
   });
   backend.add(

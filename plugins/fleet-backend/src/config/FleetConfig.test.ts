@@ -13,6 +13,8 @@ describe('readFleetConfig', () => {
       health: {
         intervalMs: 300_000,
         failureThreshold: 2,
+        minOutageMs: 300_000,
+        manualMinIntervalMs: 10_000,
         recoveryThreshold: 1,
         probeTimeoutMs: 5_000,
         concurrency: 16,
@@ -135,6 +137,34 @@ describe('readFleetConfig', () => {
       expect(() => retention(invalid)).toThrow(
         /^Invalid config value fleet\.events\.retention: /,
       );
+    }
+  });
+
+  it('reads minOutage (default: one health interval) and manualMinInterval (default 10 s), zero allowed, and stops on a bad one naming the key', () => {
+    const health = (value: Record<string, unknown>, env = {}) =>
+      readFleetConfig(
+        new ConfigReader({ fleet: { health: value } } as any),
+        env,
+      ).health;
+    expect(health({ interval: { minutes: 2 } })).toMatchObject({
+      minOutageMs: 120_000,
+      manualMinIntervalMs: 10_000,
+    });
+    expect(health({}, { CLUSTER_HEALTH_INTERVAL: '45' }).minOutageMs).toBe(
+      45_000,
+    );
+    expect(
+      health({ minOutage: '90s', manualMinInterval: { seconds: 30 } }),
+    ).toMatchObject({ minOutageMs: 90_000, manualMinIntervalMs: 30_000 });
+    expect(
+      health({ minOutage: { seconds: 0 }, manualMinInterval: '0s' }),
+    ).toMatchObject({ minOutageMs: 0, manualMinIntervalMs: 0 });
+    for (const key of ['minOutage', 'manualMinInterval']) {
+      for (const invalid of [{ seconds: -1 }, 'soon', { fortnights: 1 }]) {
+        expect(() => health({ [key]: invalid })).toThrow(
+          new RegExp(`^Invalid config value fleet\\.health\\.${key}: `),
+        );
+      }
     }
   });
 });

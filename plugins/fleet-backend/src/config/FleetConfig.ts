@@ -21,6 +21,10 @@ export interface FleetConfig {
   health: {
     intervalMs: number;
     failureThreshold: number;
+    /** How long an outage must last, since its first failed probe, to be confirmed. */
+    minOutageMs: number;
+    /** Manual runs (`POST /health/run`) closer than this to the last cycle answer its summary. */
+    manualMinIntervalMs: number;
     recoveryThreshold: number;
     probeTimeoutMs: number;
     concurrency: number;
@@ -94,6 +98,7 @@ function durationMsFromConfig(
   config: Config,
   key: string,
   fallback: HumanDuration,
+  { allowZero = false } = {},
 ): number {
   let duration: HumanDuration;
   try {
@@ -106,9 +111,11 @@ function durationMsFromConfig(
     );
   }
   const ms = durationToMilliseconds(duration);
-  if (!(ms > 0)) {
+  if (allowZero ? !(ms >= 0) : !(ms > 0)) {
     throw new Error(
-      `Invalid config value fleet.${key}: the duration must be positive`,
+      `Invalid config value fleet.${key}: the duration must be ${
+        allowZero ? 'zero or more' : 'positive'
+      }`,
     );
   }
   return ms;
@@ -168,6 +175,11 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
   const nonEmpty = (value: string | undefined) =>
     value !== undefined && value.trim() !== '' ? value.trim() : undefined;
 
+  const healthIntervalMs =
+    intervalSeconds !== undefined
+      ? intervalSeconds * 1000
+      : durationMsFromConfig(config, 'health.interval', { seconds: 300 });
+
   return {
     discovery: {
       kubeconfigPath:
@@ -182,11 +194,20 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
     },
     health: {
-      intervalMs:
-        intervalSeconds !== undefined
-          ? intervalSeconds * 1000
-          : durationMsFromConfig(config, 'health.interval', { seconds: 300 }),
+      intervalMs: healthIntervalMs,
       failureThreshold,
+      minOutageMs: durationMsFromConfig(
+        config,
+        'health.minOutage',
+        { milliseconds: healthIntervalMs },
+        { allowZero: true },
+      ),
+      manualMinIntervalMs: durationMsFromConfig(
+        config,
+        'health.manualMinInterval',
+        { seconds: 10 },
+        { allowZero: true },
+      ),
       recoveryThreshold: integerFromConfig(
         config,
         'health.recoveryThreshold',

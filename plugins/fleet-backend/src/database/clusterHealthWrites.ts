@@ -84,6 +84,8 @@ export function clusterHealthTransaction(
         consecutive_successes: update.consecutiveSuccesses,
         updated_at: new Date(),
       };
+      if (update.firstFailureAt !== undefined)
+        patch.first_failure_at = update.firstFailureAt;
       if (update.lastProbeAt) patch.last_probe_at = update.lastProbeAt;
       if (update.lastSuccessAt) patch.last_success_at = update.lastSuccessAt;
       if (update.lastTransitionAt)
@@ -144,6 +146,11 @@ const HEALTH_COLUMNS: Array<{
     column: 'consecutive_successes',
     type: 'integer',
     value: u => u.consecutiveSuccesses,
+  },
+  {
+    column: 'first_failure_at',
+    type: 'timestamptz',
+    value: u => u.firstFailureAt,
   },
   { column: 'last_probe_at', type: 'timestamptz', value: u => u.lastProbeAt },
   {

@@ -23,6 +23,8 @@ import type {
 /** A cluster row, with the bookkeeping the API does not show. */
 export interface ClusterRecord extends Cluster {
   cascadeHeldAt?: string;
+  /** When the first of the cluster's consecutive failed probes ran (the outage's time rule). */
+  firstFailureAt?: string;
 }
 
 export interface NewCluster {
@@ -53,6 +55,8 @@ export interface ClusterHealthUpdate {
   statusReason?: string;
   consecutiveFailures: number;
   consecutiveSuccesses: number;
+  /** When the first of the consecutive failures ran: a Date sets it, null clears it. */
+  firstFailureAt?: Date | null;
   lastProbeAt?: Date;
   lastSuccessAt?: Date;
   lastTransitionAt?: Date;

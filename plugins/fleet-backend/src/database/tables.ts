@@ -35,6 +35,7 @@ export interface ClusterRow {
   consecutive_successes: number | string;
   failure_threshold: number | string | null;
   cascade_held_at: Timestamp | null;
+  first_failure_at: Timestamp | null;
   last_probe_at: Timestamp | null;
   last_success_at: Timestamp | null;
   last_transition_at: Timestamp | null;
@@ -169,6 +170,7 @@ export function toClusterRecord(row: ClusterRow): ClusterRecord {
     consecutiveSuccesses: Number(row.consecutive_successes),
     failureThreshold: optionalNumber(row.failure_threshold),
     cascadeHeldAt: toIso(row.cascade_held_at),
+    firstFailureAt: toIso(row.first_failure_at),
     lastProbeAt: toIso(row.last_probe_at),
     lastSuccessAt: toIso(row.last_success_at),
     lastTransitionAt: toIso(row.last_transition_at),

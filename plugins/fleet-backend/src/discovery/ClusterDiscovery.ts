@@ -14,6 +14,9 @@ export type DiscoveryClusterStore = Pick<
 
 /** Reads the kubeconfig sources and upserts what they name into the store. */
 export class ClusterDiscovery {
+  /** The names the last discovery found, and when it started (see `discoveredNames`). */
+  private last?: { at: number; names: Promise<Set<string>>; settled: boolean };
+
   private constructor(
     private readonly clusters: DiscoveryClusterStore,
     private readonly logger: LoggerService,
@@ -42,6 +45,34 @@ export class ClusterDiscovery {
     return { ...result, origins: stored };
   }
 
+  /**
+   * The names discovery finds, from a discovery that started less than `maxAgeMs` ago (the last
+   * `run()` or an earlier call's) or else a new one, which callers meanwhile share: API requests
+   * (a DELETE of a discovered cluster) do not read every kubeconfig source each.
+   */
+  async discoveredNames(maxAgeMs: number): Promise<Set<string>> {
+    const last = this.last;
+    if (last && (!last.settled || Date.now() - last.at < maxAgeMs)) {
+      return last.names;
+    }
+    const at = Date.now();
+    const names = this.discover().then(
+      result => new Set(result.clusters.map(c => c.name)),
+    );
+    const entry = { at, names, settled: false };
+    this.last = entry;
+    names.then(
+      () => {
+        entry.settled = true;
+      },
+      () => {
+        // A failed discovery is not kept: the next caller tries again.
+        if (this.last === entry) this.last = undefined;
+      },
+    );
+    return names;
+  }
+
   async run(): Promise<{
     inserted: string[];
     updated: string[];
@@ -51,7 +82,13 @@ export class ClusterDiscovery {
       return { inserted: [], updated: [], warnings: [] };
     }
     // One read of the stored clusters serves the naming and the upsert.
+    const at = Date.now();
     const { clusters, warnings, origins } = await this.discover();
+    this.last = {
+      at,
+      names: Promise.resolve(new Set(clusters.map(c => c.name))),
+      settled: true,
+    };
     for (const warning of warnings) this.logger.warn(warning);
     const { inserted, updated, failed } =
       await this.clusters.upsertDiscoveredClusters(clusters, origins);

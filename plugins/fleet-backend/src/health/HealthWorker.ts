@@ -45,6 +45,9 @@ export function healthUpdateOf(
     statusReason: decision.statusReason,
     consecutiveFailures: decision.consecutiveFailures,
     consecutiveSuccesses: decision.consecutiveSuccesses,
+    firstFailureAt: decision.firstFailureAt
+      ? new Date(decision.firstFailureAt)
+      : null,
     lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
     lastSuccessAt: outcome.kind === 'success' ? now : undefined,
     lastTransitionAt: decision.transition ? now : undefined,
@@ -78,6 +81,7 @@ export type HealthStores = {
     | 'getMassOutage'
     | 'setMassOutage'
     | 'setLastCycle'
+    | 'getLastCycle'
     | 'takeLease'
     | 'releaseLease'
   >;
@@ -114,6 +118,8 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
  */
 export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
+  /** The manual run under way in this process: callers asking meanwhile share its result. */
+  private manualRun?: Promise<HealthCycleSummary>;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
 
@@ -148,10 +154,55 @@ export class HealthWorker {
   }
 
   /**
-   * Runs one cycle now. With `wait`, waits for a running cycle to end first (a manual run);
-   * without it, throws a ConflictError when one is running.
+   * A manual run (`POST /health/run`), at most one per `health.manualMinIntervalMs` across
+   * replicas: callers during a run in this process share its result; a run asked less than
+   * manualMinInterval after the last cycle finished (here or on another replica, or while it
+   * waited for one) answers that cycle's summary, marked `reused`, and probes nothing.
    */
-  async runCycle(opts: { wait?: boolean } = {}): Promise<HealthCycleSummary> {
+  async runManualCycle(): Promise<HealthCycleSummary> {
+    this.manualRun ??= this.manualCycle().finally(() => {
+      this.manualRun = undefined;
+    });
+    return this.manualRun;
+  }
+
+  private async manualCycle(): Promise<HealthCycleSummary> {
+    const recent = await this.recentCycle();
+    if (recent) return recent;
+    return this.runCycle({ wait: true, reuseRecent: true });
+  }
+
+  /** The last cycle's summary when it finished less than manualMinInterval ago, marked so. */
+  private async recentCycle(): Promise<HealthCycleSummary | undefined> {
+    const { stores, health } = this.options;
+    if (health.manualMinIntervalMs <= 0) return undefined;
+    const last = await stores.state.getLastCycle();
+    const finished = last ? Date.parse(last.finishedAt) : NaN;
+    const nextRunAt = finished + health.manualMinIntervalMs;
+    if (!last || !(nextRunAt > Date.now())) return undefined;
+    return {
+      ...last,
+      reused: {
+        nextRunAt: new Date(nextRunAt).toISOString(),
+        message: `The last health cycle finished at ${
+          last.finishedAt
+        }, less than ${
+          health.manualMinIntervalMs / 1000
+        } s ago (fleet.health.manualMinInterval): this is its summary; a manual run probes again from ${new Date(
+          nextRunAt,
+        ).toISOString()}`,
+      },
+    };
+  }
+
+  /**
+   * Runs one cycle now. With `wait`, waits for a running cycle to end first (a manual run);
+   * without it, throws a ConflictError when one is running. With `reuseRecent`, a cycle that
+   * finished less than manualMinInterval ago (one waited for, typically) is answered instead.
+   */
+  async runCycle(
+    opts: { wait?: boolean; reuseRecent?: boolean } = {},
+  ): Promise<HealthCycleSummary> {
     const { state } = this.options.stores;
     const deadline =
       Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
@@ -167,6 +218,16 @@ export class HealthWorker {
       }
       await sleep(250);
       lease = await state.takeLease(LEASE_NAME, holder, LEASE_TTL_MS);
+    }
+    if (opts.reuseRecent) {
+      const recent = await this.recentCycle().catch(async error => {
+        await state.releaseLease(LEASE_NAME, holder).catch(() => undefined);
+        throw error;
+      });
+      if (recent) {
+        await state.releaseLease(LEASE_NAME, holder).catch(() => undefined);
+        return recent;
+      }
     }
     const run: CycleRun = { lease, lost: false };
     const renew = setInterval(() => {
@@ -226,10 +287,16 @@ export class HealthWorker {
     this.options.clients.retainOnly?.(clusters.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>
-      decideClusterHealth(cluster, outcomes[i], {
-        failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
-        recoveryThreshold: health.recoveryThreshold,
-      }),
+      decideClusterHealth(
+        cluster,
+        outcomes[i],
+        {
+          failureThreshold: cluster.failureThreshold ?? health.failureThreshold,
+          recoveryThreshold: health.recoveryThreshold,
+          minOutageMs: health.minOutageMs,
+        },
+        started,
+      ),
     );
 
     // Clusters that would newly go OFFLINE, counting those whose cascade an earlier guard cycle

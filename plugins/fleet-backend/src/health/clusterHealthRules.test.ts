@@ -7,6 +7,7 @@ import {
   decideClusterHealth,
   HealthDecision,
   isMassOutage,
+  minOutageSlackMs,
 } from './clusterHealthRules';
 
 const ok: ProbeOutcome = {
@@ -23,16 +24,28 @@ const notProbeable: ProbeOutcome = {
   kind: 'not-probeable',
   message: 'opaque reference',
 };
-const thresholds = { failureThreshold: 2, recoveryThreshold: 1 };
+const thresholds = {
+  failureThreshold: 2,
+  recoveryThreshold: 1,
+  minOutageMs: 0,
+};
+const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 
+/** Applies the outcomes one after the other, probed `everyMs` apart from T0. */
 function run(
   start: ClusterHealthState,
   outcomes: ProbeOutcome[],
   t = thresholds,
+  everyMs = 60_000,
 ) {
   let state = start;
-  return outcomes.map(outcome => {
-    const decision = decideClusterHealth(state, outcome, t);
+  return outcomes.map((outcome, i) => {
+    const decision = decideClusterHealth(
+      state,
+      outcome,
+      t,
+      new Date(T0 + i * everyMs),
+    );
     state = decision;
     return decision;
   });
@@ -76,6 +89,7 @@ describe('decideClusterHealth', () => {
     const decisions = run(online, [fail, fail, fail], {
       failureThreshold: 3,
       recoveryThreshold: 2,
+      minOutageMs: 0,
     });
     expect(decisions.map(d => d.status)).toEqual([
       'ONLINE',
@@ -85,6 +99,7 @@ describe('decideClusterHealth', () => {
     const recovery = run(decisions[2], [ok, ok], {
       failureThreshold: 3,
       recoveryThreshold: 2,
+      minOutageMs: 0,
     });
     expect(recovery.map(d => d.status)).toEqual(['OFFLINE', 'ONLINE']);
     expect(recovery[1].cascade).toBe('restore');
@@ -141,7 +156,7 @@ describe('decideClusterHealth', () => {
   });
 
   it('rule 1 recovery threshold holds across an UNKNOWN cycle in the outage or in the recovery', () => {
-    const t = { failureThreshold: 2, recoveryThreshold: 3 };
+    const t = { failureThreshold: 2, recoveryThreshold: 3, minOutageMs: 0 };
     const offline = run(
       { status: 'ONLINE', consecutiveFailures: 0, consecutiveSuccesses: 4 },
       [fail, fail],
@@ -190,31 +205,39 @@ describe('decideClusterHealth', () => {
     expect(wasOnline.map(d => d.status)).toEqual(['UNKNOWN', 'ONLINE']);
   });
 
-  it('never degrades except on ONLINE -> OFFLINE, and never goes OFFLINE below the threshold (property)', () => {
+  it('never degrades except on ONLINE -> OFFLINE, and never goes OFFLINE below the threshold or before minOutage (property)', () => {
     const outcome = fc.constantFrom<ProbeOutcome>(ok, fail, notProbeable);
     fc.assert(
       fc.property(
         fc.constantFrom<ClusterStatus>('ONLINE', 'OFFLINE', 'UNKNOWN'),
-        fc.array(outcome, { maxLength: 30 }),
+        fc.array(fc.tuple(outcome, fc.integer({ min: 0, max: 120_000 })), {
+          maxLength: 30,
+        }),
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 1, max: 3 }),
-        (status, outcomes, failureThreshold, recoveryThreshold) => {
+        fc.integer({ min: 0, max: 300_000 }),
+        (status, probes, failureThreshold, recoveryThreshold, minOutageMs) => {
           const steps: Array<{
             before: ClusterHealthState;
             outcome: ProbeOutcome;
             decision: HealthDecision;
+            at: number;
           }> = [];
           let state: ClusterHealthState = {
             status,
             consecutiveFailures: 0,
             consecutiveSuccesses: 0,
           };
-          for (const o of outcomes) {
-            const decision = decideClusterHealth(state, o, {
-              failureThreshold,
-              recoveryThreshold,
-            });
-            steps.push({ before: state, outcome: o, decision });
+          let at = T0;
+          for (const [o, gapMs] of probes) {
+            at += gapMs;
+            const decision = decideClusterHealth(
+              state,
+              o,
+              { failureThreshold, recoveryThreshold, minOutageMs },
+              new Date(at),
+            );
+            steps.push({ before: state, outcome: o, decision, at });
             state = decision;
           }
           for (const { decision } of steps.filter(
@@ -225,11 +248,16 @@ describe('decideClusterHealth', () => {
               to: 'OFFLINE',
             });
           }
-          for (const { decision } of steps.filter(
+          for (const { decision, at: when } of steps.filter(
             s => s.decision.transition?.to === 'OFFLINE',
           )) {
             expect(decision.consecutiveFailures).toBeGreaterThanOrEqual(
               failureThreshold,
+            );
+            expect(
+              when - Date.parse(decision.firstFailureAt!),
+            ).toBeGreaterThanOrEqual(
+              minOutageMs - minOutageSlackMs(minOutageMs),
             );
           }
           for (const { before, decision } of steps.filter(
@@ -238,14 +266,73 @@ describe('decideClusterHealth', () => {
             expect([
               decision.consecutiveFailures,
               decision.consecutiveSuccesses,
+              decision.firstFailureAt,
             ]).toEqual([
               before.consecutiveFailures,
               before.consecutiveSuccesses,
+              before.firstFailureAt,
             ]);
           }
         },
       ),
     );
+  });
+
+  it('rule 1 time: a blip shorter than minOutage stays ONLINE with the threshold reached, the same outage lasting minOutage goes OFFLINE', () => {
+    const t = {
+      failureThreshold: 2,
+      recoveryThreshold: 1,
+      minOutageMs: 300_000,
+    };
+    // A 10-second blip seen by the scheduled cycle and one manual run: 2/2 failures.
+    const blip = run(online, [fail, fail], t, 10_000);
+    expect(blip[1]).toMatchObject({
+      status: 'ONLINE',
+      consecutiveFailures: 2,
+      firstFailureAt: new Date(T0).toISOString(),
+      transition: undefined,
+      cascade: 'none',
+    });
+    expect(blip[1].statusReason).toBe(
+      'PROBE_FAILED: 2/2 consecutive probes failed over 10 s (an outage is confirmed after 300 s): socket hang up',
+    );
+    // Over: a success forgets the first failure.
+    const [over] = run(blip[1], [ok], t);
+    expect(over).toMatchObject({ status: 'ONLINE', consecutiveFailures: 0 });
+    expect(over.firstFailureAt).toBeUndefined();
+
+    // The same count over minOutage confirms it, timed from the first failure.
+    const outage = run(online, [fail, fail, fail], t, 150_000);
+    expect(outage.map(d => d.status)).toEqual(['ONLINE', 'ONLINE', 'OFFLINE']);
+    expect(outage[2]).toMatchObject({
+      consecutiveFailures: 3,
+      firstFailureAt: new Date(T0).toISOString(),
+      transition: { from: 'ONLINE', to: 'OFFLINE' },
+      cascade: 'degrade',
+    });
+    expect(outage[2].statusReason).toMatch(
+      /^FAILURE_THRESHOLD_REACHED: 3\/2 consecutive probes failed over 300 s/,
+    );
+
+    // Two scheduled cycles one interval apart may start a few seconds less apart.
+    expect(run(online, [fail, fail], t, 295_000)[1]).toMatchObject({
+      status: 'OFFLINE',
+    });
+    expect(run(online, [fail, fail], t, 289_000)[1]).toMatchObject({
+      status: 'ONLINE',
+    });
+
+    // A failure count stored without its first failure's time starts the clock at the next one.
+    const [legacy] = run(
+      { status: 'ONLINE', consecutiveFailures: 1, consecutiveSuccesses: 0 },
+      [fail],
+      t,
+    );
+    expect(legacy).toMatchObject({
+      status: 'ONLINE',
+      consecutiveFailures: 2,
+      firstFailureAt: new Date(T0).toISOString(),
+    });
   });
 });
 

@@ -11,11 +11,18 @@ export interface ClusterHealthState {
   status: ClusterStatus;
   consecutiveFailures: number;
   consecutiveSuccesses: number;
+  /** When the first of the consecutive failures was seen (ISO 8601); unset without failures. */
+  firstFailureAt?: string;
 }
 
 export interface HealthThresholds {
   /** Consecutive failures that confirm an outage (rule 1). */
   failureThreshold: number;
+  /**
+   * How long since the first of them an outage must have lasted to be confirmed (rule 1), in
+   * milliseconds; 0 confirms on the count alone.
+   */
+  minOutageMs: number;
   /** Consecutive successes that bring an OFFLINE cluster back (rule 1). */
   recoveryThreshold: number;
 }
@@ -33,7 +40,9 @@ export interface HealthDecision extends ClusterHealthState {
 /**
  * Applies one probe outcome to a cluster's state.
  *
- * 1. Grace period: a failure increments the count; OFFLINE only at the threshold. A success resets
+ * 1. Grace period: a failure increments the count; OFFLINE only once the count reaches the
+ *    threshold and `minOutageMs` have passed since the first of those failures (so quick probes in
+ *    a row, e.g. manual runs during a short blip, cannot confirm an outage). A success resets
  *    it and makes the cluster ONLINE; after a confirmed outage (OFFLINE, or UNKNOWN with the
  *    outage's failure count kept by rule 5) only after `recoveryThreshold` consecutive successes.
  * 2. Cascade only on a confirmed ONLINE → OFFLINE; UNKNOWN → OFFLINE changes the cluster only.
@@ -44,6 +53,8 @@ export function decideClusterHealth(
   current: ClusterHealthState,
   outcome: ProbeOutcome,
   thresholds: HealthThresholds,
+  /** When the probe ran. */
+  now: Date,
 ): HealthDecision {
   const from = current.status;
   const decide = (
@@ -51,7 +62,7 @@ export function decideClusterHealth(
     statusReason: string,
     counts: Pick<
       ClusterHealthState,
-      'consecutiveFailures' | 'consecutiveSuccesses'
+      'consecutiveFailures' | 'consecutiveSuccesses' | 'firstFailureAt'
     >,
     cascade: Cascade = 'none',
   ): HealthDecision => ({
@@ -70,6 +81,7 @@ export function decideClusterHealth(
         {
           consecutiveFailures: current.consecutiveFailures,
           consecutiveSuccesses: current.consecutiveSuccesses,
+          firstFailureAt: current.firstFailureAt,
         },
       );
 
@@ -91,6 +103,7 @@ export function decideClusterHealth(
           {
             consecutiveFailures: current.consecutiveFailures,
             consecutiveSuccesses: successes,
+            firstFailureAt: current.firstFailureAt,
           },
         );
       }
@@ -103,12 +116,36 @@ export function decideClusterHealth(
     }
 
     case 'failure': {
+      // A failure count without its first failure's time (a row older than that column) starts
+      // the clock now: the time rule is never skipped.
+      const firstFailureAt =
+        current.consecutiveFailures > 0 && current.firstFailureAt
+          ? current.firstFailureAt
+          : now.toISOString();
       const counts = {
         consecutiveFailures: current.consecutiveFailures + 1,
         consecutiveSuccesses: 0,
+        firstFailureAt,
       };
-      const tally = `${counts.consecutiveFailures}/${thresholds.failureThreshold} consecutive probes failed: ${outcome.message}`;
-      if (counts.consecutiveFailures >= thresholds.failureThreshold) {
+      const failingMs = Math.max(
+        0,
+        now.getTime() - new Date(firstFailureAt).getTime(),
+      );
+      const lasted =
+        failingMs >=
+        thresholds.minOutageMs - minOutageSlackMs(thresholds.minOutageMs);
+      const tally = `${counts.consecutiveFailures}/${
+        thresholds.failureThreshold
+      } consecutive probes failed${
+        thresholds.minOutageMs > 0
+          ? ` over ${seconds(
+              failingMs,
+            )} (an outage is confirmed after ${seconds(
+              thresholds.minOutageMs,
+            )})`
+          : ''
+      }: ${outcome.message}`;
+      if (counts.consecutiveFailures >= thresholds.failureThreshold && lasted) {
         return decide(
           'OFFLINE',
           `${ClusterReasons.FAILURE_THRESHOLD_REACHED}: ${tally}`,
@@ -125,6 +162,20 @@ export function decideClusterHealth(
       throw new Error(`Unknown probe outcome: ${JSON.stringify(unhandled)}`);
     }
   }
+}
+
+/**
+ * How much shorter than `minOutage` an outage may be and still count as lasting it: a scheduled
+ * cycle starts when a scheduler worker next polls (every few seconds), so two cycles one interval
+ * apart may start a little less than one interval apart. A tenth of minOutage, at most 10 s.
+ */
+export function minOutageSlackMs(minOutageMs: number): number {
+  return Math.min(minOutageMs / 10, 10_000);
+}
+
+/** A duration for a status reason: `45 s`, `1.5 s`. */
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
 }
 
 export interface MassOutagePolicy {

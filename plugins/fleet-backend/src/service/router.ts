@@ -97,7 +97,10 @@ export interface RouterOptions {
   httpAuth: HttpAuthService;
   permissions: PermissionsService;
   stores: RouterStores;
-  /** Runs one health cycle now, waiting for a running one to finish first. */
+  /**
+   * A manual health run: shares a run under way, answers the last cycle (marked `reused`) when
+   * it is less than manualMinInterval old, else runs one after any running cycle.
+   */
   runHealthCycle: () => Promise<HealthCycleSummary>;
   deployments: Pick<
     DeploymentService,
@@ -112,7 +115,10 @@ export interface RouterOptions {
     ReleaseService,
     'release' | 'getRelease' | 'listReleases' | 'steer'
   >;
-  /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
+  /**
+   * Whether discovery still finds a cluster of this name in the kubeconfig sources (from a
+   * recent discovery, shared: not one discovery per call).
+   */
   isDiscovered?: (name: string) => Promise<boolean>;
 }
 

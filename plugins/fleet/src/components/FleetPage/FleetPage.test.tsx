@@ -98,6 +98,23 @@ describe('FleetPage', () => {
     expect(
       await screen.findByText(/Health cycle done in 12 ms: 3 ONLINE/),
     ).toBeInTheDocument();
+
+    // A run asked within manualMinInterval of the last cycle answers that cycle, marked reused.
+    (api.runHealthCycle as jest.Mock).mockResolvedValue({
+      durationMs: 12,
+      online: 3,
+      offline: 0,
+      unknown: 0,
+      reused: { nextRunAt: '2026-12-01T10:00:10.000Z', message: 'reused' },
+    });
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Run health check' }),
+    );
+    expect(
+      await screen.findByText(
+        /The last health cycle finished moments ago, so nothing was probed again: 3 ONLINE/,
+      ),
+    ).toBeInTheDocument();
   });
 
   it('shows an empty state', async () => {

@@ -25,9 +25,15 @@ export function useHealthCycleRun(onDone: () => void): {
     setMessage(undefined);
     try {
       const cycle = await api.runHealthCycle();
+      const counts = `${cycle.online} ONLINE, ${cycle.offline} OFFLINE, ${cycle.unknown} UNKNOWN`;
       setMessage({
         severity: 'success',
-        text: `Health cycle done in ${cycle.durationMs} ms: ${cycle.online} ONLINE, ${cycle.offline} OFFLINE, ${cycle.unknown} UNKNOWN`,
+        // A run asked too soon after the last cycle answers that cycle's summary.
+        text: cycle.reused
+          ? `The last health cycle finished moments ago, so nothing was probed again: ${counts}. A new run probes from ${new Date(
+              cycle.reused.nextRunAt,
+            ).toLocaleTimeString()}.`
+          : `Health cycle done in ${cycle.durationMs} ms: ${counts}`,
       });
       onDone();
     } catch (e) {

@@ -323,7 +323,8 @@ export const hostileInput: Scenario = {
         deployments: await knex('fleet_deployments')
           .where('cluster', 'in', ['good-1', 'good-2', 'good-3'])
           .orderBy('id')
-          .select('id', 'cluster', 'status', 'status_reason', 'image'),
+          // Not the status: the reconcile may legitimately judge these seeded rows meanwhile.
+          .select('id', 'cluster', 'image', 'revision'),
         clusters: await knex('fleet_clusters')
           .whereIn('name', ['good-1', 'good-2', 'good-3'])
           .orderBy('name')

@@ -222,16 +222,16 @@ export const hostileInput: Scenario = {
     // registering it must never run the program (it would leave the marker file).
     const execDir = tempDir('fleet-chaos-exec-');
     const execMarker = path.join(tmp, 'exec-plugin-ran');
+    // Its own server URL (a path the simulator does not serve): no other cluster's identity.
+    const execServer = `${sim.url}/clusters/exec-only`;
     writeFileSync(
       path.join(execDir, 'exec.yaml'),
       [
         'apiVersion: v1',
         'kind: Config',
-        `clusters: [{ name: c, cluster: { server: "${sim.endpoint(
-          'good-1',
-        )}", certificate-authority-data: ${Buffer.from(sim.caPem).toString(
-          'base64',
-        )} } }]`,
+        `clusters: [{ name: c, cluster: { server: "${execServer}", certificate-authority-data: ${Buffer.from(
+          sim.caPem,
+        ).toString('base64')} } }]`,
         `users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, command: sh, args: ["-c", "touch ${execMarker}; exit 1"] } } }]`,
         'contexts: [{ name: x, context: { cluster: c, user: u } }]',
         'current-context: x',
@@ -643,7 +643,7 @@ export const hostileInput: Scenario = {
 
     const execRegistered = await call('POST', '/clusters', {
       name: 'exec-manual',
-      endpoint: sim.endpoint('good-1'),
+      endpoint: execServer,
       kubeconfigRef: path.join(execDir, 'exec.yaml'),
     });
     await call('POST', '/health/run');

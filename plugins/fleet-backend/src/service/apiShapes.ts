@@ -54,7 +54,7 @@ function withNulls<T extends object>(value: T, keys: readonly string[]): T {
 
 /** A cluster as the API answers it: the stored record without internal bookkeeping. */
 export function toApiCluster(record: ClusterRecord): Cluster {
-  const { cascadeHeldAt: _held, ...cluster } = record;
+  const { cascadeHeldAt: _held, identityCa: _ca, ...cluster } = record;
   return withNulls(cluster, NULLABLE.cluster);
 }
 

@@ -103,6 +103,15 @@ export interface RouterOptions {
   >;
   /** Whether discovery still finds a cluster of this name in the kubeconfig sources. */
   isDiscovered?: (name: string) => Promise<boolean>;
+  /**
+   * The fingerprint of the CA a manual cluster's kubeconfig trusts for its endpoint, undefined
+   * when it cannot be read: with the endpoint, the identity a registration may not reuse.
+   */
+  clusterCa?: (cluster: {
+    endpoint: string;
+    kubeconfigRef: string;
+    context?: string;
+  }) => Promise<string | undefined>;
 }
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
@@ -229,9 +238,13 @@ export async function createRouter(
       async () => {
         const credentials = await authorize(req, fleetClusterCreatePermission);
         const actor = actorOf(credentials);
+        // One API server is one cluster: registering a known (server, CA) again is a 409
+        // naming the cluster that holds it.
+        const identityCa = await options.clusterCa?.(body);
         const created = await stores.clusters.insertCluster({
           ...body,
           source: 'manual',
+          identityCa,
           actor,
         });
         logger.info(

@@ -465,7 +465,13 @@ export const hostileInput: Scenario = {
       corpus.push([
         'POST',
         '/clusters',
-        { name: `trav-${i}`, endpoint: 'https://127.0.0.1:1', kubeconfigRef },
+        // Each its own server URL: one API server is one cluster, and a reference Fleet does
+        // not open leaves the endpoint alone as the identity.
+        {
+          name: `trav-${i}`,
+          endpoint: `https://127.0.0.1:1/trav-${i}`,
+          kubeconfigRef,
+        },
       ]);
     });
     // Path traversal and injection in paths and queries.

@@ -6,7 +6,7 @@
  * here); discovery fills it the next time it finds the cluster at that server.
  */
 
-/** The same normalization as `normalizeServer` in src/kubernetes/clusterIdentity.ts. */
+/** The same normalization as `normalizeServer` in src/database/clusterIdentity.ts. */
 function normalizeServer(server) {
   try {
     const url = new URL(String(server).trim());

@@ -28,7 +28,7 @@ import {
   normalizeServer,
   sameIdentity,
   type ClusterIdentity,
-} from '../kubernetes/clusterIdentity';
+} from './clusterIdentity';
 
 /** Says what a settings change did, for its event: `labels set to env=prod; ...`. */
 function describeSettings(settings: ClusterSettings): string {

@@ -24,7 +24,7 @@ export interface ClusterRecord extends Cluster {
   cascadeHeldAt?: string;
   /**
    * The fingerprint of the CA its kubeconfig trusted when it was registered (see
-   * `kubernetes/clusterIdentity.ts`): a kubeconfig that names another CA is another API server.
+   * `database/clusterIdentity.ts`): a kubeconfig that names another CA is another API server.
    */
   identityCa?: string;
 }

@@ -3,14 +3,14 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import type { ClusterSource } from '@cnp/plugin-fleet-common';
 import type { DiscoveredCluster } from '../database/types';
+import { caFingerprint } from '../kubernetes/caFingerprint';
 import {
-  caFingerprint,
   describeIdentity,
   identitySeed,
   normalizeServer,
   sameIdentity,
   type ClusterIdentity,
-} from '../kubernetes/clusterIdentity';
+} from '../database/clusterIdentity';
 import {
   sanitizeK8sName,
   withStableSuffix,
@@ -122,7 +122,7 @@ const originOf = (c: { kubeconfigRef: string; context?: string }) =>
 /**
  * Reads every context of every kubeconfig file the sources name, with client-node's KubeConfig.
  * A cluster is an API server: its identity is the server URL and the CA the context trusts (see
- * `kubernetes/clusterIdentity.ts`), and its name is only a label for it.
+ * `database/clusterIdentity.ts`), and its name is only a label for it.
  *
  * - A context whose API server is a stored cluster's is that cluster, under the cluster's name
  *   (its file or context may have moved); when that cluster's own (file, context) is still there,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ClusterAccess, ClusterClients } from './ClusterClients';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
-import { fingerprintCa } from './clusterIdentity';
+import { fingerprintCa } from './caFingerprint';
 
 jest.setTimeout(30_000);
 

@@ -3,7 +3,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
-import { caFingerprint } from './clusterIdentity';
+import { caFingerprint } from './caFingerprint';
 import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';

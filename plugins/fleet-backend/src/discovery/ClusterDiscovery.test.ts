@@ -54,7 +54,7 @@ describe.each(databases.eachSupportedId())(
         logger,
         sources: { kubeconfigDir: dir },
       });
-      return { stores, discovery, logger };
+      return { stores, discovery, logger, knex };
     }
 
     /** A cluster with a label and a deployment: what a namesake must never take over. */
@@ -146,6 +146,10 @@ describe.each(databases.eachSupportedId())(
       expect(events.find(e => e.reason === 'NAME_REUSED')?.message).toContain(
         renamed,
       );
+      // Events are shown to every reader: no kubeconfig path in them.
+      expect(
+        events.find(e => e.reason === 'NAME_REUSED')?.message,
+      ).not.toContain(dir);
 
       // The next cycles change nothing: no second cluster, no second event.
       const again = await discovery.run();
@@ -253,6 +257,40 @@ describe.each(databases.eachSupportedId())(
       expect((await stores.clusters.listClusters()).map(c => c.name)).toEqual([
         'admin',
       ]);
+    });
+
+    it('two clusters stored on one API server before identities were: the first found takes its CA, the other is skipped with a warning, nothing fails', async () => {
+      const { stores, discovery, knex } = await setup();
+      for (const name of ['admin', 'viewer']) {
+        fs.writeFileSync(
+          path.join(dir, `${name}.yaml`),
+          kubeconfig(name, 'https://prod.example:6443', 'prod CA'),
+        );
+      }
+      // As the migration leaves them: the endpoint's server, the CA unknown.
+      await stores.clusters.insertCluster({
+        name: 'admin',
+        endpoint: 'https://prod.example:6443',
+        kubeconfigRef: path.join(dir, 'admin.yaml'),
+        context: 'admin',
+        source: 'discovered',
+      });
+      const row = await knex('fleet_clusters').where({ name: 'admin' }).first();
+      await knex('fleet_clusters').insert({
+        ...row,
+        name: 'viewer',
+        kubeconfig_ref: path.join(dir, 'viewer.yaml'),
+        context: 'viewer',
+      });
+      const run = await discovery.run();
+      expect(run).toMatchObject({ inserted: [], updated: ['admin'] });
+      expect(run.warnings).toEqual([
+        expect.stringContaining("is cluster 'admin' already"),
+      ]);
+      expect(await stores.clusters.getCluster('viewer')).toMatchObject({
+        kubeconfigRef: path.join(dir, 'viewer.yaml'),
+      });
+      expect((await discovery.run()).warnings).toHaveLength(1);
     });
 
     it('keeps a stored cluster on its own server when a new file names the same context', async () => {

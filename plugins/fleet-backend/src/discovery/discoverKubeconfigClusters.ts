@@ -234,7 +234,20 @@ export async function discoverKubeconfigClusters(
         same[0];
       if (mine) {
         const holder = taken.get(mine.name);
-        if (mine.source !== 'discovered') {
+        const twin = found.find(
+          c => c.name !== mine.name && sameIdentity(c.identity, identity),
+        );
+        if (twin) {
+          // Two stored clusters of one API server (stored before identities were): the first
+          // found keeps it; the other is left as it is.
+          warnings.push(
+            `Skipping context '${
+              context.name
+            }' of kubeconfig file ${file}: its API server ${describeIdentity(
+              identity,
+            )} is cluster '${twin.name}' already`,
+          );
+        } else if (mine.source !== 'discovered') {
           warnings.push(
             `Skipping context '${
               context.name
@@ -276,15 +289,25 @@ export async function discoverKubeconfigClusters(
       if (namesake && !taken.has(name)) {
         // The namesake's (file, context) is gone: this is another API server with its name.
         const renamed = withStableSuffix(name, identitySeed(identity));
-        const message = `Context '${
-          context.name
-        }' of kubeconfig file ${file} names API server ${describeIdentity(
-          identity,
-        )}, not ${describeIdentity(
-          namesake.identity,
-        )} of cluster '${name}'; it is a new cluster '${renamed}', and '${name}' keeps its deployments, labels and history`;
-        warnings.push(message);
-        nameHeldBy = { name, message };
+        const outcome = `it is a new cluster '${renamed}', and '${name}' keeps its deployments, labels and history`;
+        warnings.push(
+          `Context '${
+            context.name
+          }' of kubeconfig file ${file} names API server ${describeIdentity(
+            identity,
+          )}, not ${describeIdentity(
+            namesake.identity,
+          )} of cluster '${name}'; ${outcome}`,
+        );
+        // The event is shown to every reader: no file path in it.
+        nameHeldBy = {
+          name,
+          message: `A kubeconfig context named '${
+            context.name
+          }' names another API server, ${describeIdentity(
+            identity,
+          )}; ${outcome}`,
+        };
         name = renamed;
       }
       const holder = taken.get(name);

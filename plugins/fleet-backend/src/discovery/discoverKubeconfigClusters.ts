@@ -153,7 +153,32 @@ export async function discoverKubeconfigClusters(
     } as ClusterIdentity,
   }));
   const storedByName = new Map(stored.map(c => [c.name, c]));
-  const found: Array<{ name: string; identity: ClusterIdentity }> = [];
+  // Indexed by server and by origin: a fleet directory holds hundreds of files.
+  const byServer = <T extends { identity: ClusterIdentity }>(
+    index: Map<string, T[]>,
+    item: T,
+  ) => {
+    const list = index.get(item.identity.server);
+    if (list) list.push(item);
+    else index.set(item.identity.server, [item]);
+  };
+  const storedByServer = new Map<string, typeof stored>();
+  for (const c of stored) byServer(storedByServer, c);
+  const storedByOrigin = new Map<string, typeof stored>();
+  for (const c of stored) {
+    if (c.source !== 'discovered') continue;
+    const list = storedByOrigin.get(originOf(c));
+    if (list) list.push(c);
+    else storedByOrigin.set(originOf(c), [c]);
+  }
+  const found = new Map<
+    string,
+    Array<{ name: string; identity: ClusterIdentity }>
+  >();
+  const foundTwin = (name: string, identity: ClusterIdentity) =>
+    (found.get(identity.server) ?? []).find(
+      c => c.name !== name && sameIdentity(c.identity, identity),
+    );
 
   // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
   // taken in file order, so names and collision suffixes do not depend on read timing.
@@ -180,12 +205,9 @@ export async function discoverKubeconfigClusters(
         server: normalizeServer(context.server),
         ca: context.ca,
       };
-      const own = stored.find(
-        c =>
-          c.source === 'discovered' &&
-          originOf(c) === origin &&
-          sameIdentity(c.identity, identity),
-      );
+      const own = storedByOrigin
+        .get(origin)
+        ?.find(c => sameIdentity(c.identity, identity));
       if (own && !taken.has(own.name)) taken.set(own.name, origin);
     }
   }
@@ -227,16 +249,16 @@ export async function discoverKubeconfigClusters(
       };
 
       // An API server Fleet knows is that cluster, whatever its context is called now.
-      const same = stored.filter(c => sameIdentity(c.identity, identity));
+      const same = (storedByServer.get(identity.server) ?? []).filter(c =>
+        sameIdentity(c.identity, identity),
+      );
       const mine =
         same.find(c => c.source === 'discovered' && originOf(c) === origin) ??
         same.find(c => c.identity.ca === identity.ca) ??
         same[0];
       if (mine) {
         const holder = taken.get(mine.name);
-        const twin = found.find(
-          c => c.name !== mine.name && sameIdentity(c.identity, identity),
-        );
+        const twin = foundTwin(mine.name, identity);
         if (twin) {
           // Two stored clusters of one API server (stored before identities were): the first
           // found keeps it; the other is left as it is.
@@ -265,12 +287,12 @@ export async function discoverKubeconfigClusters(
           );
         } else {
           taken.set(mine.name, origin);
-          found.push({ name: mine.name, identity });
+          byServer(found, { name: mine.name, identity });
           clusters.push({ name: mine.name, ...entry });
         }
         continue;
       }
-      const twin = found.find(c => sameIdentity(c.identity, identity));
+      const twin = foundTwin('', identity);
       if (twin) {
         warnings.push(
           `Skipping context '${
@@ -319,7 +341,7 @@ export async function discoverKubeconfigClusters(
         name = renamed;
       }
       taken.set(name, origin);
-      found.push({ name, identity });
+      byServer(found, { name, identity });
       clusters.push({ name, ...entry, ...(nameHeldBy ? { nameHeldBy } : {}) });
     }
   }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -128,15 +129,16 @@ function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
     'a context without server',
   );
   write('bomb.yaml', billionLaughs(), 'a YAML alias bomb (billion laughs)');
-  // 8 MB: a working kubeconfig for good-1 padded with a huge unknown field.
+  // 8 MB: a working kubeconfig padded with a huge unknown field (its own API server: one API
+  // server is one cluster, whatever its contexts are called).
   write(
     'huge.yaml',
     kubeconfig(
       [
         {
           name: 'huge-ok',
-          server: sim.endpoint('good-1'),
-          token: sim.token('good-1'),
+          server: sim.endpoint('huge'),
+          token: sim.token('huge'),
           ca,
         },
       ],
@@ -157,14 +159,14 @@ function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
     ),
     '100 contexts (unreachable)',
   );
-  // Odd Unicode context names, all pointing at good-2 with its credentials.
+  // Odd Unicode context names, each on an API server of its own.
   write(
     'odd-names.yaml',
     kubeconfig(
-      ODD_NAMES.map(name => ({
+      ODD_NAMES.map((name, i) => ({
         name,
-        server: sim.endpoint('good-2'),
-        token: sim.token('good-2'),
+        server: sim.endpoint(`odd-${i}`),
+        token: sim.token(`odd-${i}`),
         ca,
       })),
     ),
@@ -175,8 +177,8 @@ function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
     kubeconfig([
       {
         name: 'from-unicode-file',
-        server: sim.endpoint('good-3'),
-        token: sim.token('good-3'),
+        server: sim.endpoint('unicode'),
+        token: sim.token('unicode'),
         ca,
       },
     ]),
@@ -208,30 +210,48 @@ export const hostileInput: Scenario = {
   id: 'hostile-input',
   title: 'Hostile-input corpus',
   tried:
-    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere; over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers; then a restart with all of it in place',
+    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name; then a restart with all of it in place',
   timeoutMs: 300_000,
   async run({ checks, db, tmp, log }) {
     const dir = tempDir('fleet-chaos-kubeconfigs-');
+    // The simulator's own kubeconfigs stay beside: only good-1..3 are put where discovery reads;
+    // the other simulated API servers are named by the hostile files (each its own server).
+    const simDir = tempDir('fleet-chaos-sim-');
     const sim = await startSimulator({
       readyDelayMs: CHAOS_READY_DELAY_MS,
-      clusters: ['good-1', 'good-2', 'good-3'],
-      outDir: dir,
+      clusters: [
+        'good-1',
+        'good-2',
+        'good-3',
+        'huge',
+        'unicode',
+        'late',
+        'zz-after',
+        'exec',
+        'named-prod',
+        'impostor',
+        'impostor-2',
+        ...ODD_NAMES.map((_, i) => `odd-${i}`),
+      ],
+      outDir: simDir,
     });
+    for (const name of ['good-1', 'good-2', 'good-3'])
+      copyFileSync(sim.kubeconfigPath(name), path.join(dir, `${name}.yaml`));
     const files = writeHostileKubeconfigs(dir, sim);
     // A kubeconfig whose user is an exec credential plugin, where manual references may point:
     // registering it must never run the program (it would leave the marker file).
     const execDir = tempDir('fleet-chaos-exec-');
     const execMarker = path.join(tmp, 'exec-plugin-ran');
-    // Its own server URL (a path the simulator does not serve): no other cluster's identity.
-    const execServer = `${sim.url}/clusters/exec-only`;
     writeFileSync(
       path.join(execDir, 'exec.yaml'),
       [
         'apiVersion: v1',
         'kind: Config',
-        `clusters: [{ name: c, cluster: { server: "${execServer}", certificate-authority-data: ${Buffer.from(
-          sim.caPem,
-        ).toString('base64')} } }]`,
+        `clusters: [{ name: c, cluster: { server: "${sim.endpoint(
+          'exec',
+        )}", certificate-authority-data: ${Buffer.from(sim.caPem).toString(
+          'base64',
+        )} } }]`,
         `users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, command: sh, args: ["-c", "touch ${execMarker}; exit 1"] } } }]`,
         'contexts: [{ name: x, context: { cluster: c, user: u } }]',
         'current-context: x',
@@ -301,8 +321,9 @@ export const hostileInput: Scenario = {
       'the good clusters, the 8 MB kubeconfig and the Unicode file name were discovered and are ONLINE',
       good.map((c: any) => `${c.name}:${c.status}`),
     );
-    const oddOnline = clusters.filter(
-      (c: any) => c.endpoint === sim.endpoint('good-2') && c.name !== 'good-2',
+    const oddEndpoints = ODD_NAMES.map((_, i) => sim.endpoint(`odd-${i}`));
+    const oddOnline = clusters.filter((c: any) =>
+      oddEndpoints.includes(c.endpoint),
     );
     checks.ok(
       oddOnline.length === ODD_NAMES.length,
@@ -445,7 +466,13 @@ export const hostileInput: Scenario = {
       corpus.push([
         'POST',
         '/clusters',
-        { name: `trav-${i}`, endpoint: 'https://127.0.0.1:1', kubeconfigRef },
+        // Each its own server URL: one API server is one cluster, and a reference Fleet does
+        // not open leaves the endpoint alone as the identity.
+        {
+          name: `trav-${i}`,
+          endpoint: `https://127.0.0.1:1/trav-${i}`,
+          kubeconfigRef,
+        },
       ]);
     });
     // Path traversal and injection in paths and queries.
@@ -617,10 +644,10 @@ export const hostileInput: Scenario = {
         ]),
       );
     writeFileSync(path.join(dir, 'late-malformed.yaml'), '{{{{');
-    late('late-odd.yaml', '🚀 late', 'good-3');
-    late('long-context.yaml', 'l'.repeat(300), 'good-3');
-    late('nul-context.yaml', 'nul\u0000byte', 'good-3');
-    late('zz-after.yaml', 'zz-after', 'good-1');
+    late('late-odd.yaml', '🚀 late', 'late');
+    late('long-context.yaml', 'l'.repeat(300), 'late');
+    late('nul-context.yaml', 'nul\u0000byte', 'late');
+    late('zz-after.yaml', 'zz-after', 'zz-after');
     const later = await call('POST', '/health/run');
     const final = await call('POST', '/health/run');
     checks.ok(
@@ -641,9 +668,85 @@ export const hostileInput: Scenario = {
       )}`,
     );
 
+    // A cluster is its API server (server URL and CA), never its name.
+    const reuse = await call('POST', '/clusters', {
+      name: 'good-1-again',
+      endpoint: sim.endpoint('good-1'),
+      kubeconfigRef: path.join(dir, 'good-1.yaml'),
+      labels: { env: 'staging' },
+    });
+    const reuseSpelled = await call('POST', '/clusters', {
+      name: 'good-1-again',
+      endpoint: `${sim.endpoint('good-1')}/`,
+      kubeconfigRef: 'secret:good-1',
+    });
+    const reuseStored = await call('GET', '/clusters/good-1-again');
+    checks.ok(
+      reuse.status === 409 &&
+        /cluster 'good-1'/.test(reuse.json?.error?.message ?? '') &&
+        reuseSpelled.status === 409 &&
+        reuseStored.status === 404,
+      "a manual registration of a discovered cluster's API server under a new name and labels is a 409 naming it (its URL spelled otherwise too), nothing stored",
+      `${reuse.status} ${short(reuse.json?.error?.message, 120)}; ${
+        reuseSpelled.status
+      }; stored: ${reuseStored.status}`,
+    );
+    // A namesake context on another API server, in a file that sorts before good-2's; and one
+    // while a known cluster's kubeconfig is unreadable for a cycle.
+    const namesake = (file: string, context: string, cluster: string) =>
+      writeFileSync(
+        path.join(dir, file),
+        kubeconfig([
+          {
+            name: context,
+            server: sim.endpoint(cluster),
+            token: sim.token(cluster),
+            ca,
+          },
+        ]),
+      );
+    namesake('aa-namesake.yaml', 'good-2', 'impostor');
+    namesake('named-prod.yaml', 'named-prod', 'named-prod');
+    await call('POST', '/health/run');
+    const namedProdConfig = readFileSync(path.join(dir, 'named-prod.yaml'));
+    writeFileSync(
+      path.join(dir, 'named-prod.yaml'),
+      'apiVersion: v1\nclusters: [',
+    );
+    namesake('ab-named-prod.yaml', 'named-prod', 'impostor-2');
+    await call('POST', '/health/run');
+    const namedProdDuring = (await call('GET', '/clusters/named-prod')).json;
+    writeFileSync(path.join(dir, 'named-prod.yaml'), namedProdConfig);
+    await call('POST', '/health/run');
+    const identities = ((await call('GET', '/clusters')).json?.items ??
+      []) as any[];
+    const byEndpoint = (cluster: string) =>
+      identities.filter(c => c.endpoint === sim.endpoint(cluster));
+    const namedProd = identities.find(c => c.name === 'named-prod');
+    checks.ok(
+      byEndpoint('good-2')
+        .map(c => c.name)
+        .join() === 'good-2' &&
+        /^good-2-[0-9a-f]{8}$/.test(byEndpoint('impostor')[0]?.name ?? '') &&
+        namedProdDuring?.endpoint === sim.endpoint('named-prod') &&
+        namedProd?.endpoint === sim.endpoint('named-prod') &&
+        namedProd?.kubeconfigRef === path.join(dir, 'named-prod.yaml') &&
+        /^named-prod-[0-9a-f]{8}$/.test(
+          byEndpoint('impostor-2')[0]?.name ?? '',
+        ),
+      'a namesake context on another API server never re-points a cluster (in a file that sorts earlier, or while the known kubeconfig is unreadable): it becomes a new cluster with a new name',
+      identities
+        .filter(c =>
+          ['good-2', 'impostor', 'named-prod', 'impostor-2'].some(
+            n => c.endpoint === sim.endpoint(n),
+          ),
+        )
+        .map(c => `${c.name} → ${short(c.endpoint, 60)}`),
+    );
+
     const execRegistered = await call('POST', '/clusters', {
       name: 'exec-manual',
-      endpoint: execServer,
+      endpoint: sim.endpoint('exec'),
       kubeconfigRef: path.join(execDir, 'exec.yaml'),
     });
     await call('POST', '/health/run');

@@ -10,6 +10,8 @@ import request from 'supertest';
 import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import { fleetPlugin } from './plugin';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { KubeSimulator } from '@cnp/kube-simulator';
+import path from 'node:path';
 
 jest.setTimeout(60_000);
 
@@ -440,45 +442,92 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     });
   });
 
-  it('deletes a cluster once its deployments are undeployed: 409 naming them before, 204 after', async () => {
+  it("refuses a manual registration of a discovered cluster's API server under a new name and labels: 409 naming the cluster, nothing stored", async () => {
     const { server } = await start();
-    await request(server)
+    const res = await request(server)
       .post('/api/fleet/clusters')
       .send({
-        name: 'manual-north',
+        name: 'north-too',
         endpoint: sim.endpoint('north'),
         kubeconfigRef: sim.kubeconfigPath('north'),
+        labels: { env: 'staging' },
       })
-      .expect(201);
-    await request(server).post('/api/fleet/health/run').expect(200);
-    const entityRef = `component:default/moving-${databaseId.toLowerCase()}`;
-    const deployed = await request(server)
-      .post('/api/fleet/deployments')
-      .send({ entityRef, cluster: 'manual-north', image: 'moving:1.0.0' })
-      .expect(201);
-    const id = deployed.body.id;
-    for (let i = 0; i < 200; i++) {
-      const d = await request(server).get(`/api/fleet/deployments/${id}`);
-      if (d.body.status === 'DEPLOYED') break;
-      await new Promise(r => setTimeout(r, 50));
-    }
-    const refused = await request(server)
-      .delete('/api/fleet/clusters/manual-north')
       .expect(409);
-    expect(refused.body.error.message).toContain(`${entityRef} (${id})`);
-    const removing = await request(server)
-      .delete(`/api/fleet/deployments/${id}`)
-      .expect(202);
-    expect(removing.body.status).toBe('REMOVING');
-    for (let i = 0; i < 200; i++) {
-      const d = await request(server).get(`/api/fleet/deployments/${id}`);
-      if (d.status === 404) break;
-      await new Promise(r => setTimeout(r, 50));
+    expect(res.body.error).toMatchObject({
+      name: 'ConflictError',
+      message: expect.stringContaining(
+        "is already registered as cluster 'north'",
+      ),
+    });
+    // The same server spelled otherwise, or with a reference Fleet cannot read, is still it.
+    for (const [endpoint, kubeconfigRef] of [
+      [`${sim.endpoint('north')}/`, sim.kubeconfigPath('north')],
+      [sim.endpoint('north'), 'vault:north'],
+    ]) {
+      const again = await request(server)
+        .post('/api/fleet/clusters')
+        .send({ name: 'north-too', endpoint, kubeconfigRef })
+        .expect(409);
+      expect(again.body.error.message).toContain("cluster 'north'");
     }
-    await request(server).get(`/api/fleet/deployments/${id}`).expect(404);
-    await request(server)
-      .delete('/api/fleet/clusters/manual-north')
-      .expect(204);
+    await request(server).get('/api/fleet/clusters/north-too').expect(404);
+    expect(
+      (await request(server).get('/api/fleet/clusters/north')).body,
+    ).toMatchObject({ labels: {}, source: 'discovered' });
+  });
+
+  it('deletes a cluster once its deployments are undeployed: 409 naming them before, 204 after', async () => {
+    const { server } = await start();
+    // An API server of its own (one cluster is one API server), its kubeconfig in an allowed
+    // directory that discovery does not read (a subdirectory of the discovery directory).
+    const own = await KubeSimulator.start({
+      clusters: ['solo'],
+      outDir: path.join(
+        sim.kubeconfigDir,
+        `manual-${databaseId.toLowerCase()}`,
+      ),
+    });
+    try {
+      await request(server)
+        .post('/api/fleet/clusters')
+        .send({
+          name: 'manual-north',
+          endpoint: own.endpoint('solo'),
+          kubeconfigRef: own.kubeconfigPath('solo'),
+        })
+        .expect(201);
+      await request(server).post('/api/fleet/health/run').expect(200);
+      const entityRef = `component:default/moving-${databaseId.toLowerCase()}`;
+      const deployed = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'manual-north', image: 'moving:1.0.0' })
+        .expect(201);
+      const id = deployed.body.id;
+      for (let i = 0; i < 200; i++) {
+        const d = await request(server).get(`/api/fleet/deployments/${id}`);
+        if (d.body.status === 'DEPLOYED') break;
+        await new Promise(r => setTimeout(r, 50));
+      }
+      const refused = await request(server)
+        .delete('/api/fleet/clusters/manual-north')
+        .expect(409);
+      expect(refused.body.error.message).toContain(`${entityRef} (${id})`);
+      const removing = await request(server)
+        .delete(`/api/fleet/deployments/${id}`)
+        .expect(202);
+      expect(removing.body.status).toBe('REMOVING');
+      for (let i = 0; i < 200; i++) {
+        const d = await request(server).get(`/api/fleet/deployments/${id}`);
+        if (d.status === 404) break;
+        await new Promise(r => setTimeout(r, 50));
+      }
+      await request(server).get(`/api/fleet/deployments/${id}`).expect(404);
+      await request(server)
+        .delete('/api/fleet/clusters/manual-north')
+        .expect(204);
+    } finally {
+      await own.stop();
+    }
   });
 
   it('refuses a cluster endpoint that carries Markdown, HTML, whitespace or credentials, and stores nothing (catalog injection)', async () => {

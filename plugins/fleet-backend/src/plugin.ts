@@ -193,6 +193,7 @@ export const fleetPlugin = createBackendPlugin({
                   fleetConfig.health.manualMinIntervalMs,
                 )
               ).has(name),
+            clusterCa: cluster => clients.caFingerprintFor(cluster),
           }),
         );
       },

@@ -47,7 +47,7 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
-    it('upserts discovered clusters: inserts new ones, updates endpoint, ref and context, leaves manual ones alone', async () => {
+    it('upserts discovered clusters: inserts new ones, updates ref and context of the same API server, leaves manual ones alone', async () => {
       const { stores } = await createStore();
       await stores.clusters.insertCluster({
         name: 'manual-1',
@@ -73,14 +73,14 @@ describe.each(databases.eachSupportedId())(
       const second = await stores.clusters.upsertDiscoveredClusters([
         {
           name: 'a',
-          endpoint: 'https://a:2',
+          endpoint: 'https://a:1',
           kubeconfigRef: '/k/new-a.yaml',
           context: 'a2',
         },
       ]);
       expect(second).toEqual({ inserted: [], updated: ['a'], failed: [] });
       expect(await stores.clusters.getCluster('a')).toMatchObject({
-        endpoint: 'https://a:2',
+        endpoint: 'https://a:1',
         kubeconfigRef: '/k/new-a.yaml',
         context: 'a2',
         status: 'UNKNOWN',
@@ -93,12 +93,89 @@ describe.each(databases.eachSupportedId())(
       const third = await stores.clusters.upsertDiscoveredClusters([
         {
           name: 'a',
-          endpoint: 'https://a:2',
+          endpoint: 'https://a:1',
           kubeconfigRef: '/k/new-a.yaml',
           context: 'a2',
         },
       ]);
       expect(third).toEqual({ inserted: [], updated: [], failed: [] });
+    });
+
+    it('refuses a second registration of one API server (server URL and CA) under another name: 409 naming the cluster that holds it', async () => {
+      const { stores } = await createStore();
+      await stores.clusters.upsertDiscoveredClusters([
+        {
+          name: 'prod',
+          endpoint: 'https://prod.example:6443',
+          kubeconfigRef: '/k/prod.yaml',
+          context: 'prod',
+          identityCa: 'sha256:aa',
+        },
+      ]);
+      const again = (endpoint: string, identityCa?: string) =>
+        stores.clusters.insertCluster({
+          name: 'prod-too',
+          endpoint,
+          kubeconfigRef: '/k/prod.yaml',
+          source: 'manual',
+          labels: { env: 'staging' },
+          identityCa,
+        });
+      for (const [endpoint, ca] of [
+        ['https://prod.example:6443', 'sha256:aa'],
+        ['https://PROD.example:6443/', 'sha256:aa'],
+        // A kubeconfig that cannot be read: the endpoint alone is the identity.
+        ['https://prod.example:6443', undefined],
+      ] as const) {
+        await expect(again(endpoint, ca)).rejects.toMatchObject({
+          name: 'ConflictError',
+          message: expect.stringContaining(
+            "is already registered as cluster 'prod'",
+          ),
+        });
+      }
+      expect(await stores.clusters.getCluster('prod-too')).toBeUndefined();
+      // Another CA at the same URL is another API server.
+      await expect(
+        again('https://prod.example:6443', 'sha256:bb'),
+      ).resolves.toMatchObject({ name: 'prod-too' });
+      // And a registration whose CA is unknown may not take a URL that is taken at all.
+      await expect(
+        stores.clusters.insertCluster({
+          name: 'unknown-ca',
+          endpoint: 'https://prod.example:6443',
+          kubeconfigRef: 'vault:prod',
+          source: 'manual',
+        }),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
+    });
+
+    it('never re-points a discovered cluster at another API server', async () => {
+      const { stores } = await createStore();
+      const prod = {
+        name: 'prod',
+        endpoint: 'https://prod.example:6443',
+        kubeconfigRef: '/k/prod.yaml',
+        context: 'prod',
+        identityCa: 'sha256:aa',
+      };
+      await stores.clusters.upsertDiscoveredClusters([prod]);
+      const result = await stores.clusters.upsertDiscoveredClusters([
+        {
+          ...prod,
+          endpoint: 'https://lab.example:6443',
+          identityCa: 'sha256:bb',
+        },
+      ]);
+      expect(result).toMatchObject({
+        updated: [],
+        failed: [
+          { name: 'prod', message: expect.stringContaining('not re-pointed') },
+        ],
+      });
+      expect(await stores.clusters.getCluster('prod')).toMatchObject({
+        endpoint: 'https://prod.example:6443',
+      });
     });
 
     it('updates labels and the per-cluster failure threshold, and deletes clusters, recording who did each', async () => {

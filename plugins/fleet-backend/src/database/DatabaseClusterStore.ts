@@ -25,6 +25,12 @@ import type {
   LeaseFence,
   NewCluster,
 } from './types';
+import {
+  describeIdentity,
+  normalizeServer,
+  sameIdentity,
+  type ClusterIdentity,
+} from './clusterIdentity';
 
 /** Says what a settings change did, for its event: `labels set to env=prod; ...`. */
 function describeSettings(settings: ClusterSettings): string {
@@ -68,16 +74,58 @@ export class DatabaseClusterStore implements ClusterStore {
     return row ? toClusterRecord(row) : undefined;
   }
 
+  /** The stored cluster that is this API server, if any (another name than `except`). */
+  private async identityHolder(
+    db: Knex,
+    identity: ClusterIdentity,
+    except?: string,
+  ): Promise<string | undefined> {
+    const rows: Array<Pick<ClusterRow, 'name' | 'identity_ca'>> =
+      await db<ClusterRow>('fleet_clusters')
+        .where({ identity_server: identity.server })
+        .select('name', 'identity_ca')
+        .orderBy('name');
+    return rows.find(
+      row =>
+        row.name !== except &&
+        sameIdentity(identity, {
+          server: identity.server,
+          ca: row.identity_ca ?? undefined,
+        }),
+    )?.name;
+  }
+
   async insertCluster(cluster: NewCluster): Promise<ClusterRecord> {
     const now = new Date();
+    const identity: ClusterIdentity = {
+      server: normalizeServer(cluster.endpoint),
+      ca: cluster.identityCa,
+    };
+    const identityTaken = (holder: string) =>
+      new ConflictError(
+        `API server ${describeIdentity(
+          identity,
+        )} is already registered as cluster '${holder}'`,
+      );
     try {
       await this.db.transaction(async tx => {
+        if (
+          await tx<ClusterRow>('fleet_clusters')
+            .where({ name: cluster.name })
+            .first('name')
+        )
+          throw new ConflictError(`Cluster '${cluster.name}' already exists`);
+        // A name is a label: one API server is one cluster, whatever it is called.
+        const holder = await this.identityHolder(tx, identity);
+        if (holder !== undefined) throw identityTaken(holder);
         await tx<ClusterRow>('fleet_clusters').insert({
           name: cluster.name,
           endpoint: cluster.endpoint,
           kubeconfig_ref: cluster.kubeconfigRef,
           context: cluster.context ?? null,
           source: cluster.source,
+          identity_server: identity.server,
+          identity_ca: cluster.identityCa ?? null,
           labels: JSON.stringify(cluster.labels ?? {}),
           status: 'UNKNOWN',
           status_reason: 'NEVER_PROBED',
@@ -106,7 +154,13 @@ export class DatabaseClusterStore implements ClusterStore {
       });
     } catch (error) {
       if (isUniqueViolation(error)) {
-        throw new ConflictError(`Cluster '${cluster.name}' already exists`);
+        // Inserted meanwhile (another replica or request): the name, or the identity.
+        if (await this.getCluster(cluster.name))
+          throw new ConflictError(`Cluster '${cluster.name}' already exists`);
+        const holder = await this.identityHolder(this.db, identity);
+        throw holder !== undefined
+          ? identityTaken(holder)
+          : new ConflictError(`Cluster '${cluster.name}' already exists`);
       }
       throw error;
     }
@@ -120,6 +174,8 @@ export class DatabaseClusterStore implements ClusterStore {
       'kubeconfig_ref',
       'context',
       'source',
+      'identity_server',
+      'identity_ca',
     );
     return rows.map(row => ({
       name: row.name,
@@ -127,6 +183,8 @@ export class DatabaseClusterStore implements ClusterStore {
       kubeconfigRef: row.kubeconfig_ref,
       context: row.context ?? undefined,
       source: row.source,
+      identityServer: row.identity_server ?? normalizeServer(row.endpoint),
+      identityCa: row.identity_ca ?? undefined,
     }));
   }
 
@@ -166,21 +224,64 @@ export class DatabaseClusterStore implements ClusterStore {
     existing: ClusterOrigin | undefined,
     result: DiscoveryUpsertResult,
   ): Promise<void> {
+    const { nameHeldBy, ...found } = cluster;
     if (!existing) {
       try {
-        await this.insertCluster({ ...cluster, source: 'discovered' });
+        await this.insertCluster({ ...found, source: 'discovered' });
         result.inserted.push(cluster.name);
       } catch (error) {
         // Another replica inserted it between our read and write: it is known now.
         if (!(error instanceof ConflictError)) throw error;
+        return;
+      }
+      if (nameHeldBy) {
+        const held = await this.getCluster(nameHeldBy.name);
+        if (held) {
+          await this.db('fleet_events').insert(
+            eventRow(
+              {
+                subjectKind: 'cluster',
+                subject: held.name,
+                actor: 'fleet-discovery',
+                from: held.status,
+                to: held.status,
+                reason: 'NAME_REUSED',
+                message: nameHeldBy.message,
+              },
+              new Date(),
+            ),
+          );
+        }
       }
       return;
     }
     if (existing.source !== 'discovered') return; // a manual registration wins
+    const identity: ClusterIdentity = {
+      server: normalizeServer(cluster.endpoint),
+      ca: cluster.identityCa ?? existing.identityCa,
+    };
+    // Never re-point a cluster at another API server: its deployments would follow the name.
+    if (
+      !sameIdentity(identity, {
+        server: existing.identityServer,
+        ca: existing.identityCa,
+      })
+    ) {
+      throw new Error(
+        `it is API server ${describeIdentity(identity)}, not ${describeIdentity(
+          {
+            server: existing.identityServer,
+            ca: existing.identityCa,
+          },
+        )}; not re-pointed`,
+      );
+    }
     if (
       existing.endpoint !== cluster.endpoint ||
       existing.kubeconfigRef !== cluster.kubeconfigRef ||
-      (existing.context ?? null) !== (cluster.context ?? null)
+      (existing.context ?? null) !== (cluster.context ?? null) ||
+      existing.identityServer !== identity.server ||
+      existing.identityCa !== identity.ca
     ) {
       await this.db<ClusterRow>('fleet_clusters')
         // Only while it is still a discovered cluster: a manual registration of the same name
@@ -190,6 +291,8 @@ export class DatabaseClusterStore implements ClusterStore {
           endpoint: cluster.endpoint,
           kubeconfig_ref: cluster.kubeconfigRef,
           context: cluster.context ?? null,
+          identity_server: identity.server,
+          identity_ca: identity.ca ?? null,
           updated_at: new Date(),
         });
       result.updated.push(cluster.name);

@@ -66,7 +66,8 @@ describe.each(databases.eachSupportedId())(
         });
         await stores.clusters.insertCluster({
           name: `c-${preparedStatements}`,
-          endpoint: 'https://127.0.0.1:6443',
+          // One API server is one cluster: each its own.
+          endpoint: `https://127.0.0.1:6443/c-${preparedStatements}`,
           kubeconfigRef: '/k/c.yaml',
           source: 'manual',
         });

@@ -25,6 +25,11 @@ export interface ClusterRecord extends Cluster {
   cascadeHeldAt?: string;
   /** When the first of the cluster's consecutive failed probes ran (the outage's time rule). */
   firstFailureAt?: string;
+  /**
+   * The fingerprint of the CA its kubeconfig trusted when it was registered (see
+   * `database/clusterIdentity.ts`): a kubeconfig that names another CA is another API server.
+   */
+  identityCa?: string;
 }
 
 export interface NewCluster {
@@ -34,6 +39,11 @@ export interface NewCluster {
   context?: string;
   source: ClusterSource;
   labels?: Record<string, string>;
+  /**
+   * The CA half of its identity (`sha256:<hex>` or `none`); unknown when left out. The server
+   * half is its endpoint, normalized.
+   */
+  identityCa?: string;
   /** Who registered it, for the event (default: `fleet-discovery` or `fleet-api`). */
   actor?: string;
 }
@@ -44,10 +54,19 @@ export interface DiscoveredCluster {
   endpoint: string;
   kubeconfigRef: string;
   context?: string;
+  /** The CA half of its identity (see {@link NewCluster.identityCa}). */
+  identityCa?: string;
+  /**
+   * The stored cluster whose name this one came back with, on another API server: it keeps its
+   * deployments, labels and history, and gets an event saying so when this one is inserted.
+   */
+  nameHeldBy?: { name: string; message: string };
 }
 
 export interface ClusterOrigin extends DiscoveredCluster {
   source: ClusterSource;
+  /** The server half of its identity (its endpoint, normalized). */
+  identityServer: string;
 }
 
 export interface ClusterHealthUpdate {

@@ -41,6 +41,9 @@ export interface ClusterRow {
   last_transition_at: Timestamp | null;
   probe_latency_ms: number | string | null;
   server_version: string | null;
+  /** The identity: the normalized server URL and the CA fingerprint (NULL: unknown). */
+  identity_server: string | null;
+  identity_ca: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -176,6 +179,7 @@ export function toClusterRecord(row: ClusterRow): ClusterRecord {
     lastTransitionAt: toIso(row.last_transition_at),
     probeLatencyMs: optionalNumber(row.probe_latency_ms),
     serverVersion: optional(row.server_version),
+    identityCa: optional(row.identity_ca),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
   };

@@ -35,13 +35,11 @@ export class ClusterDiscovery {
     );
   }
 
-  /** What the sources name now, the clusters discovered before keeping their names. */
+  /** What the sources name now, the stored clusters keeping their names and API servers. */
   async discover(): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
     const stored = await this.clusters.listClusterOrigins();
-    const result = await discoverKubeconfigClusters(
-      this.sources,
-      stored.filter(c => c.source === 'discovered'),
-    );
+    // Manual clusters too: their names and API servers are taken.
+    const result = await discoverKubeconfigClusters(this.sources, stored);
     return { ...result, origins: stored };
   }
 

@@ -48,18 +48,21 @@ describe('discoverKubeconfigClusters', () => {
         endpoint: 'https://10.0.0.1:6443',
         kubeconfigRef: path.join(dir, 'a.yaml'),
         context: 'prod-eu',
+        identityCa: 'none',
       },
       {
         name: 'staging-us',
         endpoint: 'https://10.0.0.2:6443',
         kubeconfigRef: path.join(dir, 'a.yaml'),
         context: 'Staging_US',
+        identityCa: 'none',
       },
       {
         name: 'dev',
         endpoint: 'https://10.0.0.3:6443',
         kubeconfigRef: path.join(dir, 'b'),
         context: 'dev',
+        identityCa: 'none',
       },
     ]);
     expect(JSON.stringify(result)).not.toContain('secret-token');
@@ -204,6 +207,7 @@ describe('discoverKubeconfigClusters', () => {
         endpoint: 'https://10.0.0.9:6443',
         kubeconfigRef: file,
         context: 'solo',
+        identityCa: 'none',
       },
     ]);
   });

@@ -1,7 +1,16 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
+import type { ClusterSource } from '@cnp/plugin-fleet-common';
 import type { DiscoveredCluster } from '../database/types';
+import { caFingerprint } from '../kubernetes/caFingerprint';
+import {
+  describeIdentity,
+  identitySeed,
+  normalizeServer,
+  sameIdentity,
+  type ClusterIdentity,
+} from '../database/clusterIdentity';
 import {
   sanitizeK8sName,
   withStableSuffix,
@@ -58,6 +67,8 @@ interface ContextSummary {
   name: string;
   cluster: string;
   server?: string;
+  /** The fingerprint of the CA it trusts (see `caFingerprint`). */
+  ca?: string;
 }
 
 /** Reads one kubeconfig file's contexts, or says why it is skipped. */
@@ -85,34 +96,89 @@ async function readKubeconfig(
   const kubeConfig = read.kubeConfig;
   return {
     kind: 'ok',
-    contexts: kubeConfig.getContexts().map(context => ({
-      name: context.name,
-      cluster: context.cluster,
-      server: kubeConfig.getCluster(context.cluster)?.server,
-    })),
+    contexts: await Promise.all(
+      kubeConfig.getContexts().map(async context => {
+        const cluster = kubeConfig.getCluster(context.cluster);
+        return {
+          name: context.name,
+          cluster: context.cluster,
+          server: cluster?.server,
+          ca: await caFingerprint(cluster),
+        };
+      }),
+    ),
   };
 }
 
+/** A stored cluster, as discovery sees it (`source` and `identityServer` default from it). */
+export type KnownCluster = DiscoveredCluster & {
+  source?: ClusterSource;
+  identityServer?: string;
+};
+
+const originOf = (c: { kubeconfigRef: string; context?: string }) =>
+  `${c.kubeconfigRef}#${c.context ?? ''}`;
+
 /**
  * Reads every context of every kubeconfig file the sources name, with client-node's KubeConfig.
- * Each context is a cluster named after the context, made DNS-1123-safe; when two contexts get
- * the same name, the later one (in file order) gets a stable suffix and a warning. A malformed or
- * unreadable file is skipped with a warning naming it; the others are still read.
+ * A cluster is an API server: its identity is the server URL and the CA the context trusts (see
+ * `database/clusterIdentity.ts`), and its name is only a label for it.
  *
- * `known` are the clusters discovered before: a (file, context) found again keeps its name, so a
- * new file that sorts earlier never takes the name, and with it the deployments and history, of
- * a cluster that is still there. A name whose (file, context) is gone is free again.
+ * - A context whose API server is a stored cluster's is that cluster, under the cluster's name
+ *   (its file or context may have moved); when that cluster's own (file, context) is still there,
+ *   or the cluster is manual, the context is skipped with a warning: one API server, one cluster.
+ * - Any other context is a new cluster named after the context, made DNS-1123-safe. When the
+ *   name is a stored cluster's (another API server), it gets `<name>-<short hash of identity>`
+ *   and a warning, and the stored cluster keeps its deployments, labels and history; when it is
+ *   taken by another context in this cycle, the later one (in file order) gets a stable suffix.
+ *
+ * So a new file that sorts earlier, a kubeconfig that vanished, or one unreadable for a cycle
+ * never hands a cluster's name, and with it its workloads, to another API server. A malformed or
+ * unreadable file is skipped with a warning naming it; the names of the clusters stored from it
+ * stay taken while it is listed. `known` are the stored clusters.
  */
 export async function discoverKubeconfigClusters(
   sources: DiscoverySources,
-  known: ReadonlyArray<DiscoveredCluster> = [],
+  known: ReadonlyArray<KnownCluster> = [],
 ): Promise<DiscoveryResult> {
   const warnings: string[] = [];
   const clusters: DiscoveredCluster[] = [];
   const taken = new Map<string, string>(); // cluster name -> "file#context" that took it
-  const knownName = new Map(
-    known.map(c => [`${c.kubeconfigRef}#${c.context ?? ''}`, c.name]),
-  );
+  const stored = known.map(c => ({
+    ...c,
+    source: c.source ?? 'discovered',
+    identity: {
+      server: c.identityServer ?? normalizeServer(c.endpoint),
+      ca: c.identityCa,
+    } as ClusterIdentity,
+  }));
+  const storedByName = new Map(stored.map(c => [c.name, c]));
+  // Indexed by server and by origin: a fleet directory holds hundreds of files.
+  const byServer = <T extends { identity: ClusterIdentity }>(
+    index: Map<string, T[]>,
+    item: T,
+  ) => {
+    const list = index.get(item.identity.server);
+    if (list) list.push(item);
+    else index.set(item.identity.server, [item]);
+  };
+  const storedByServer = new Map<string, typeof stored>();
+  for (const c of stored) byServer(storedByServer, c);
+  const storedByOrigin = new Map<string, typeof stored>();
+  for (const c of stored) {
+    if (c.source !== 'discovered') continue;
+    const list = storedByOrigin.get(originOf(c));
+    if (list) list.push(c);
+    else storedByOrigin.set(originOf(c), [c]);
+  }
+  const found = new Map<
+    string,
+    Array<{ name: string; identity: ClusterIdentity }>
+  >();
+  const foundTwin = (name: string, identity: ClusterIdentity) =>
+    (found.get(identity.server) ?? []).find(
+      c => c.name !== name && sameIdentity(c.identity, identity),
+    );
 
   // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
   // taken in file order, so names and collision suffixes do not depend on read timing.
@@ -121,15 +187,28 @@ export async function discoverKubeconfigClusters(
   const loaded = await Promise.all(
     files.map(file => limit(() => readKubeconfig(file))),
   );
-  // The names of known (file, context)s still present are theirs before any other takes them.
+  // The names of stored clusters still present (same file, context and API server) are theirs
+  // before any other takes them; so are those of a file that is listed but unreadable now.
   for (const [i, file] of files.entries()) {
     const result = loaded[i];
-    if (result.kind !== 'ok') continue;
+    if (result.kind !== 'ok') {
+      for (const c of stored) {
+        if (c.source === 'discovered' && c.kubeconfigRef === file)
+          if (!taken.has(c.name)) taken.set(c.name, originOf(c));
+      }
+      continue;
+    }
     for (const context of result.contexts) {
+      if (!context.server) continue;
       const origin = `${file}#${context.name}`;
-      const name = knownName.get(origin);
-      if (name !== undefined && context.server && !taken.has(name))
-        taken.set(name, origin);
+      const identity = {
+        server: normalizeServer(context.server),
+        ca: context.ca,
+      };
+      const own = storedByOrigin
+        .get(origin)
+        ?.find(c => sameIdentity(c.identity, identity));
+      if (own && !taken.has(own.name)) taken.set(own.name, origin);
     }
   }
   for (const [i, file] of files.entries()) {
@@ -158,11 +237,101 @@ export async function discoverKubeconfigClusters(
         continue;
       }
       const origin = `${file}#${context.name}`;
-      const kept = knownName.get(origin);
-      let name =
-        kept !== undefined && taken.get(kept) === origin
-          ? kept
-          : sanitizeK8sName(context.name);
+      const identity: ClusterIdentity = {
+        server: normalizeServer(context.server),
+        ca: context.ca,
+      };
+      const entry = {
+        endpoint: context.server,
+        kubeconfigRef: file,
+        context: context.name,
+        identityCa: context.ca,
+      };
+
+      // An API server Fleet knows is that cluster, whatever its context is called now.
+      const same = (storedByServer.get(identity.server) ?? []).filter(c =>
+        sameIdentity(c.identity, identity),
+      );
+      const mine =
+        same.find(c => c.source === 'discovered' && originOf(c) === origin) ??
+        same.find(c => c.identity.ca === identity.ca) ??
+        same[0];
+      if (mine) {
+        const holder = taken.get(mine.name);
+        const twin = foundTwin(mine.name, identity);
+        if (twin) {
+          // Two stored clusters of one API server (stored before identities were): the first
+          // found keeps it; the other is left as it is.
+          warnings.push(
+            `Skipping context '${
+              context.name
+            }' of kubeconfig file ${file}: its API server ${describeIdentity(
+              identity,
+            )} is cluster '${twin.name}' already`,
+          );
+        } else if (mine.source !== 'discovered') {
+          warnings.push(
+            `Skipping context '${
+              context.name
+            }' of kubeconfig file ${file}: its API server ${describeIdentity(
+              identity,
+            )} is registered manually as cluster '${mine.name}'`,
+          );
+        } else if (holder !== undefined && holder !== origin) {
+          warnings.push(
+            `Skipping context '${
+              context.name
+            }' of kubeconfig file ${file}: its API server ${describeIdentity(
+              identity,
+            )} is cluster '${mine.name}' (${holder})`,
+          );
+        } else {
+          taken.set(mine.name, origin);
+          byServer(found, { name: mine.name, identity });
+          clusters.push({ name: mine.name, ...entry });
+        }
+        continue;
+      }
+      const twin = foundTwin('', identity);
+      if (twin) {
+        warnings.push(
+          `Skipping context '${
+            context.name
+          }' of kubeconfig file ${file}: its API server ${describeIdentity(
+            identity,
+          )} is cluster '${twin.name}' already`,
+        );
+        continue;
+      }
+
+      // A new API server: named after its context, never after a stored cluster's name.
+      let name = sanitizeK8sName(context.name);
+      let nameHeldBy: DiscoveredCluster['nameHeldBy'];
+      const namesake = storedByName.get(name);
+      if (namesake && !taken.has(name)) {
+        // The namesake's (file, context) is gone: this is another API server with its name.
+        const renamed = withStableSuffix(name, identitySeed(identity));
+        const outcome = `it is a new cluster '${renamed}', and '${name}' keeps its deployments, labels and history`;
+        warnings.push(
+          `Context '${
+            context.name
+          }' of kubeconfig file ${file} names API server ${describeIdentity(
+            identity,
+          )}, not ${describeIdentity(
+            namesake.identity,
+          )} of cluster '${name}'; ${outcome}`,
+        );
+        // The event is shown to every reader: no file path in it.
+        nameHeldBy = {
+          name,
+          message: `A kubeconfig context named '${
+            context.name
+          }' names another API server, ${describeIdentity(
+            identity,
+          )}; ${outcome}`,
+        };
+        name = renamed;
+      }
       const holder = taken.get(name);
       if (holder !== undefined && holder !== origin) {
         const renamed = withStableSuffix(name, origin);
@@ -172,12 +341,8 @@ export async function discoverKubeconfigClusters(
         name = renamed;
       }
       taken.set(name, origin);
-      clusters.push({
-        name,
-        endpoint: context.server,
-        kubeconfigRef: file,
-        context: context.name,
-      });
+      byServer(found, { name, identity });
+      clusters.push({ name, ...entry, ...(nameHeldBy ? { nameHeldBy } : {}) });
     }
   }
   return { clusters, warnings };

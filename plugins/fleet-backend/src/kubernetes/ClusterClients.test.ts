@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ClusterAccess, ClusterClients } from './ClusterClients';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import { fingerprintCa } from './caFingerprint';
 
 jest.setTimeout(30_000);
 
@@ -154,6 +155,89 @@ describe('ClusterClients', () => {
       expect((outcome as { message: string }).message).toMatch(
         /certificate|self.signed|verify/i,
       );
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it("never sends a discovered cluster's requests to another API server its kubeconfig names now (another server, or the same URL with another CA)", async () => {
+    const caOf = (file: string) =>
+      fingerprintCa(
+        Buffer.from(
+          parse(fs.readFileSync(file, 'utf8')).clusters[0].cluster[
+            'certificate-authority-data'
+          ],
+          'base64',
+        ),
+      );
+    const file = path.join(dir, 'admin.conf');
+    fs.copyFileSync(sim.kubeconfigPath('alpha'), file);
+    const registered: ClusterAccess = {
+      ...known('alpha', file),
+      identityCa: caOf(sim.kubeconfigPath('alpha')),
+    };
+    const clients = clientsFor(dir);
+    try {
+      expect((await clients.probe(registered, 2_000)).kind).toBe('success');
+      const touch = () => {
+        const future = new Date(Date.now() + 5_000);
+        fs.utimesSync(file, future, future);
+      };
+
+      // The file now holds another API server's kubeconfig.
+      fs.copyFileSync(other.kubeconfigPath('elsewhere'), file);
+      touch();
+      const elsewhere = other.requestCount('elsewhere');
+      expect(await clients.probe(registered, 2_000)).toMatchObject({
+        kind: 'not-probeable',
+        message: expect.stringContaining('is not the server of'),
+      });
+      expect(other.requestCount('elsewhere')).toBe(elsewhere);
+
+      // alpha's URL, another CA: another API server answers there now.
+      const doc = parse(fs.readFileSync(sim.kubeconfigPath('alpha'), 'utf8'));
+      doc.clusters[0].cluster['certificate-authority-data'] = parse(
+        fs.readFileSync(other.kubeconfigPath('elsewhere'), 'utf8'),
+      ).clusters[0].cluster['certificate-authority-data'];
+      fs.writeFileSync(file, stringify(doc), { mode: 0o600 });
+      touch();
+      const requests = sim.requestCount('alpha');
+      expect(await clients.probe(registered, 2_000)).toMatchObject({
+        kind: 'not-probeable',
+        message: expect.stringContaining('trusts another CA'),
+      });
+      expect(sim.requestCount('alpha')).toBe(requests);
+    } finally {
+      clients.dispose();
+    }
+  });
+
+  it("gives the CA fingerprint of a manual registration's kubeconfig for its endpoint, and none when it cannot be read or names another server", async () => {
+    const clients = clientsFor();
+    try {
+      const ca = await clients.caFingerprintFor({
+        endpoint: sim.endpoint('alpha'),
+        kubeconfigRef: sim.kubeconfigPath('alpha'),
+      });
+      expect(ca).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(
+        await clients.caFingerprintFor({
+          endpoint: sim.endpoint('bravo'),
+          kubeconfigRef: sim.kubeconfigPath('alpha'),
+        }),
+      ).toBeUndefined();
+      expect(
+        await clients.caFingerprintFor({
+          endpoint: sim.endpoint('alpha'),
+          kubeconfigRef: 'vault:alpha',
+        }),
+      ).toBeUndefined();
+      expect(
+        await clients.caFingerprintFor({
+          endpoint: sim.endpoint('alpha'),
+          kubeconfigRef: '/etc/passwd',
+        }),
+      ).toBeUndefined();
     } finally {
       clients.dispose();
     }

@@ -3,6 +3,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import { caFingerprint } from './caFingerprint';
 import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
@@ -16,6 +17,8 @@ export interface ClusterAccess {
   source: 'discovered' | 'manual';
   /** The version last stored for it: a probe asks `/version` while there is none. */
   serverVersion?: string | null;
+  /** The CA it was registered with (see `clusterIdentity.ts`); unknown when left out. */
+  identityCa?: string | null;
 }
 
 /** What one probe of a cluster found. */
@@ -153,6 +156,7 @@ export class ClusterClients {
       cluster.context ?? '',
       cluster.endpoint,
       cluster.source,
+      cluster.identityCa ?? '',
       stat.mtimeMs,
       stat.size,
     ].join('|');
@@ -176,6 +180,33 @@ export class ClusterClients {
     });
     this.building.set(cluster.name, { key, result });
     return result;
+  }
+
+  /**
+   * The CA half of the identity of a cluster about to be registered by hand: the fingerprint of
+   * the CA its kubeconfig trusts for that endpoint, or undefined when the kubeconfig cannot be
+   * read (or names another server; such a cluster is never used, see `build`).
+   */
+  async caFingerprintFor(
+    cluster: Pick<ClusterAccess, 'endpoint' | 'kubeconfigRef' | 'context'>,
+  ): Promise<string | undefined> {
+    const resolved = await this.policy.resolve(cluster.kubeconfigRef);
+    if (resolved.kind === 'unusable') return undefined;
+    try {
+      const read = await readKubeconfigFile(resolved.path, resolved.stat);
+      if (read.kind === 'skipped') return undefined;
+      const kubeConfig = read.kubeConfig;
+      if (cluster.context) {
+        if (!kubeConfig.getContextObject(cluster.context)) return undefined;
+        kubeConfig.setCurrentContext(cluster.context);
+      }
+      const current = kubeConfig.getCurrentCluster();
+      if (!current || !sameServer(current.server, cluster.endpoint))
+        return undefined;
+      return await caFingerprint(current);
+    } catch {
+      return undefined;
+    }
   }
 
   private async build(
@@ -218,15 +249,25 @@ export class ClusterClients {
         reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context`,
       };
     }
-    if (
-      cluster.source === 'manual' &&
-      !sameServer(current.server, cluster.endpoint)
-    ) {
+    if (!sameServer(current.server, cluster.endpoint)) {
       // Never send a kubeconfig's credentials to a server it does not name: a manual
       // registration pointing a trusted kubeconfig at another endpoint would leak its token.
+      // Nor a cluster's workloads to another API server its discovered kubeconfig names now:
+      // that server is a new cluster (discovery names it), not this one.
       return {
         kind: 'unusable',
         reason: `endpoint ${cluster.endpoint} is not the server of kubeconfig file '${cluster.kubeconfigRef}'; Fleet only sends a kubeconfig's credentials to its own server`,
+      };
+    }
+    if (
+      cluster.identityCa &&
+      (await caFingerprint(current)) !== cluster.identityCa
+    ) {
+      // Same URL, another CA: another API server answers there (a cluster rebuilt at the same
+      // address, or a kubeconfig swapped for another one's).
+      return {
+        kind: 'unusable',
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' trusts another CA than the one cluster '${cluster.name}' was registered with; it is another API server`,
       };
     }
     const user = kubeConfig.getCurrentUser();

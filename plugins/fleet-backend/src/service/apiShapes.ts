@@ -57,6 +57,7 @@ export function toApiCluster(record: ClusterRecord): Cluster {
   const {
     cascadeHeldAt: _held,
     firstFailureAt: _firstFailure,
+    identityCa: _ca,
     ...cluster
   } = record;
   return withNulls(cluster, NULLABLE.cluster);

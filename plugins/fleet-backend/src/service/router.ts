@@ -120,6 +120,15 @@ export interface RouterOptions {
    * recent discovery, shared: not one discovery per call).
    */
   isDiscovered?: (name: string) => Promise<boolean>;
+  /**
+   * The fingerprint of the CA a manual cluster's kubeconfig trusts for its endpoint, undefined
+   * when it cannot be read: with the endpoint, the identity a registration may not reuse.
+   */
+  clusterCa?: (cluster: {
+    endpoint: string;
+    kubeconfigRef: string;
+    context?: string;
+  }) => Promise<string | undefined>;
 }
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
@@ -269,9 +278,13 @@ export async function createRouter(
       async () => {
         const credentials = await authorize(req, fleetClusterCreatePermission);
         const actor = actorOf(credentials);
+        // One API server is one cluster: registering a known (server, CA) again is a 409
+        // naming the cluster that holds it.
+        const identityCa = await options.clusterCa?.(body);
         const created = await stores.clusters.insertCluster({
           ...body,
           source: 'manual',
+          identityCa,
           actor,
         });
         logger.info(

@@ -60,7 +60,8 @@ beforeAll(async () => {
       'clusters:',
       '- name: vaulted',
       '  cluster:',
-      `    server: ${sim.endpoint('east')}`,
+      // Its own API server (one API server is one cluster): bait, which Fleet does not discover.
+      `    server: ${bait.endpoint('bait')}`,
       `    certificate-authority-data: ${b64(sim.caPem)}`,
       'users:',
       '- name: vaulted-admin',
@@ -659,9 +660,15 @@ describe.each(databases.eachSupportedId())(
           symlink: path.join(allowedDir, 'link-to-bait.yaml'),
         };
         for (const [name, kubeconfigRef] of Object.entries(refs)) {
+          // Each its own server URL on the bait (one API server is one cluster; a reference
+          // Fleet does not open leaves the endpoint alone as the identity).
           await request(server)
             .post('/api/fleet/clusters')
-            .send({ name, endpoint: bait.endpoint('bait'), kubeconfigRef })
+            .send({
+              name,
+              endpoint: `${bait.endpoint('bait')}/${name}`,
+              kubeconfigRef,
+            })
             .expect(201);
         }
         await request(server).post('/api/fleet/health/run').expect(200);
@@ -800,7 +807,7 @@ describe.each(databases.eachSupportedId())(
           .post('/api/fleet/clusters')
           .send({
             name: 'vaulted',
-            endpoint: sim.endpoint('east'),
+            endpoint: bait.endpoint('bait'),
             kubeconfigRef: path.join(allowedDir, 'vaulted.yaml'),
             labels: { tier: 'gold' },
           }),
@@ -810,7 +817,7 @@ describe.each(databases.eachSupportedId())(
           .post('/api/fleet/clusters')
           .send({
             name: 'malformed',
-            endpoint: sim.endpoint('east'),
+            endpoint: 'https://malformed.example:6443',
             kubeconfigRef: path.join(allowedDir, 'malformed.yaml'),
           }),
       );

@@ -171,6 +171,7 @@ export const fleetPlugin = createBackendPlugin({
             releases,
             isDiscovered: async name =>
               (await discovery.discover()).clusters.some(c => c.name === name),
+            maxManualClusters: fleetConfig.clusters.maxManual,
           }),
         );
       },

@@ -5,7 +5,13 @@ import {
   clusterHealthTransaction,
   updateClustersHealth,
 } from './clusterHealthWrites';
-import { forUpdate, isForeignKeyViolation, isUniqueViolation } from './dialect';
+import {
+  afterKey,
+  forUpdate,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  lockForTransaction,
+} from './dialect';
 import {
   eventRow,
   toClusterRecord,
@@ -22,6 +28,7 @@ import type {
   DiscoveredCluster,
   DiscoveryUpsertResult,
   NewCluster,
+  PageRequest,
 } from './types';
 
 /** Says what a settings change did, for its event: `labels set to env=prod; ...`. */
@@ -53,9 +60,13 @@ export class DatabaseClusterStore implements ClusterStore {
 
   async listClusters(filter?: {
     status?: ClusterStatus;
+    page?: PageRequest;
   }): Promise<ClusterRecord[]> {
     const query = this.db<ClusterRow>('fleet_clusters').orderBy('name');
     if (filter?.status) query.where({ status: filter.status });
+    if (filter?.page) {
+      afterKey(query, ['name'], filter.page.after).limit(filter.page.limit);
+    }
     return (await query).map(toClusterRecord);
   }
 
@@ -66,10 +77,28 @@ export class DatabaseClusterStore implements ClusterStore {
     return row ? toClusterRecord(row) : undefined;
   }
 
-  async insertCluster(cluster: NewCluster): Promise<ClusterRecord> {
+  async insertCluster(
+    cluster: NewCluster,
+    options?: { maxManual?: number },
+  ): Promise<ClusterRecord> {
     const now = new Date();
+    const maxManual =
+      cluster.source === 'manual' ? options?.maxManual : undefined;
     try {
       await this.db.transaction(async tx => {
+        if (maxManual !== undefined) {
+          // Two registrations counting at once would both see room for one more.
+          await lockForTransaction(tx, 'fleet_manual_clusters');
+          const manual = await tx('fleet_clusters')
+            .where({ source: 'manual' })
+            .count({ n: '*' })
+            .first();
+          if (Number(manual?.n ?? 0) >= maxManual) {
+            throw new ConflictError(
+              `Fleet has ${maxManual} manually registered clusters, the most fleet.clusters.maxManual allows; remove one first or raise the limit`,
+            );
+          }
+        }
         await tx<ClusterRow>('fleet_clusters').insert({
           name: cluster.name,
           endpoint: cluster.endpoint,

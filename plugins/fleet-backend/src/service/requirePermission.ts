@@ -9,7 +9,9 @@ import {
   BasicPermission,
   ResourcePermission,
 } from '@backstage/plugin-permission-common';
+import { fleetClusterUpdatePermission } from '@cnp/plugin-fleet-common';
 import type { Request } from 'express';
+import type { ApiView } from './apiShapes';
 
 /** Authenticates the caller and checks one permission; DENY becomes a 403. */
 export async function requirePermission(
@@ -32,6 +34,26 @@ export async function requirePermission(
     throw new NotAllowedError(`Not allowed: ${permission.name}`);
   }
   return credentials;
+}
+
+/**
+ * What a caller may see of kubeconfigs and of the host's errors: cluster admins (those the policy
+ * allows `fleet.cluster.update`) and services (other plugins, which act for Fleet's operators)
+ * see everything; other users see no kubeconfigRef and a generic reason.
+ */
+export async function viewOfCaller(
+  options: { httpAuth: HttpAuthService; permissions: PermissionsService },
+  req: Request,
+): Promise<ApiView> {
+  const credentials = await options.httpAuth.credentials(req, {
+    allow: ['user', 'service'],
+  });
+  if (credentials.principal.type === 'service') return { clusterAdmin: true };
+  const [decision] = await options.permissions.authorize(
+    [{ permission: fleetClusterUpdatePermission }],
+    { credentials },
+  );
+  return { clusterAdmin: decision.result === AuthorizeResult.ALLOW };
 }
 
 /**

@@ -61,11 +61,28 @@ export class FleetClient implements FleetApi {
     return (await response.json()) as T;
   }
 
+  /**
+   * Every item of a list: the paged lists (clusters, applications, deployments) answer a page at
+   * a time, and the next page is asked with the cursor the last one gave, until none is given.
+   */
   private async list<T>(
     path: string,
     query?: Record<string, string | number | undefined>,
   ): Promise<T[]> {
-    return (await this.request<ListResponse<T>>(path, { query })).items;
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page: ListResponse<T> = await this.request<ListResponse<T>>(path, {
+        query: { ...query, cursor },
+      });
+      items.push(...page.items);
+      cursor = page.nextCursor;
+      // A cursor seen before would only loop.
+      if (cursor && seen.has(cursor)) break;
+      if (cursor) seen.add(cursor);
+    } while (cursor);
+    return items;
   }
 
   listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {

@@ -42,18 +42,26 @@ afterAll(async () => {
   if (workDir) await fs.rm(workDir, { recursive: true, force: true });
 });
 
-/** The policy of a fleet with one cluster admin: everyone may do all else. */
+/**
+ * The policy of a fleet with one cluster admin: everyone may do all else. Services are allowed
+ * everything, as the permissions service does for a service without access restrictions.
+ */
 const adminOnlyClusterUpdates = () =>
   mockServices.permissions.mock({
-    authorize: async (requests, options) =>
-      requests.map(r => ({
+    authorize: async (requests, options) => {
+      const principal = options?.credentials.principal as {
+        type: string;
+        userEntityRef?: string;
+      };
+      return requests.map(r => ({
         result:
           r.permission.name !== 'fleet.cluster.update' ||
-          (options?.credentials.principal as { userEntityRef?: string })
-            .userEntityRef === ADMIN
+          principal.type === 'service' ||
+          principal.userEntityRef === ADMIN
             ? AuthorizeResult.ALLOW
             : AuthorizeResult.DENY,
-      })),
+      }));
+    },
   });
 
 describe.each(databases.eachSupportedId())(

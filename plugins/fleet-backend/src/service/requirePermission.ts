@@ -37,9 +37,10 @@ export async function requirePermission(
 }
 
 /**
- * What a caller may see of kubeconfigs and of the host's errors: cluster admins (those the policy
- * allows `fleet.cluster.update`) and services (other plugins, which act for Fleet's operators)
- * see everything; other users see no kubeconfigRef and a generic reason.
+ * What a caller may see of kubeconfigs and of the host's errors: cluster admins, those allowed
+ * `fleet.cluster.update`, see everything; others see no kubeconfigRef and a generic reason.
+ * Services count as admins: the permissions service allows them everything, unless their token's
+ * access restrictions say otherwise.
  */
 export async function viewOfCaller(
   options: { httpAuth: HttpAuthService; permissions: PermissionsService },
@@ -48,7 +49,6 @@ export async function viewOfCaller(
   const credentials = await options.httpAuth.credentials(req, {
     allow: ['user', 'service'],
   });
-  if (credentials.principal.type === 'service') return { clusterAdmin: true };
   const [decision] = await options.permissions.authorize(
     [{ permission: fleetClusterUpdatePermission }],
     { credentials },

@@ -1,17 +1,18 @@
 import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
-import type {
-  Application,
-  ApplicationFleetStatus,
-  Cluster,
-  ClusterStatus,
-  Deployment,
-  FleetEvent,
-  FleetSummary,
-  HealthCycleSummary,
-  ListResponse,
-  Release,
-  Revision,
+import {
+  FLEET_LIST_LIMITS,
+  type Application,
+  type ApplicationFleetStatus,
+  type Cluster,
+  type ClusterStatus,
+  type Deployment,
+  type FleetEvent,
+  type FleetSummary,
+  type HealthCycleSummary,
+  type ListResponse,
+  type Release,
+  type Revision,
 } from '@cnp/plugin-fleet-common';
 import type {
   CreateDeploymentRequest,
@@ -62,8 +63,9 @@ export class FleetClient implements FleetApi {
   }
 
   /**
-   * Every item of a list: the paged lists (clusters, applications, deployments) answer a page at
-   * a time, and the next page is asked with the cursor the last one gave, until none is given.
+   * Every item of a list: the paged lists (clusters, applications, deployments, asked for pages
+   * of the largest size, so that a card's poll stays one request) answer a page at a time, and
+   * the next page is asked with the cursor the last one gave, until none is given.
    */
   private async list<T>(
     path: string,
@@ -86,7 +88,10 @@ export class FleetClient implements FleetApi {
   }
 
   listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
-    return this.list('/clusters', { status: options?.status });
+    return this.list('/clusters', {
+      status: options?.status,
+      limit: FLEET_LIST_LIMITS.max,
+    });
   }
 
   getCluster(name: string): Promise<Cluster> {
@@ -110,7 +115,10 @@ export class FleetClient implements FleetApi {
   }
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
-    return this.list('/applications', { entityRef: options?.entityRef });
+    return this.list('/applications', {
+      entityRef: options?.entityRef,
+      limit: FLEET_LIST_LIMITS.max,
+    });
   }
 
   getApplicationStatus(applicationId: string): Promise<ApplicationFleetStatus> {
@@ -171,6 +179,7 @@ export class FleetClient implements FleetApi {
     return this.list('/deployments', {
       entityRef: options?.entityRef,
       cluster: options?.cluster,
+      limit: FLEET_LIST_LIMITS.max,
     });
   }
 

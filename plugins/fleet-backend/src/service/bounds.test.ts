@@ -38,6 +38,23 @@ beforeAll(async () => {
   });
 });
 
+beforeAll(async () => {
+  // A usable kubeconfig of a server that is not there.
+  await fs.writeFile(
+    path.join(allowedDir, 'refusing.yaml'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]',
+      'users: [{ name: u, user: { token: not-a-real-token } }]',
+      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+      'current-context: x',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+});
+
 afterAll(async () => {
   if (workDir) await fs.rm(workDir, { recursive: true, force: true });
 });
@@ -380,6 +397,44 @@ describe.each(databases.eachSupportedId())(
         statusReason: 'NOT_PROBEABLE: the details are shown to cluster admins',
       });
       expect((await shown('locked')).statusReason).toBe(gone.statusReason);
+      // A deploy refused because the cluster is OFFLINE says why, without the host's error code
+      // (nothing listens on port 1: ECONNREFUSED).
+      await request(server)
+        .post('/api/fleet/clusters')
+        .set('Authorization', as(ADMIN))
+        .send({
+          name: 'refusing',
+          endpoint: 'https://127.0.0.1:1',
+          kubeconfigRef: path.join(allowedDir, 'refusing.yaml'),
+        })
+        .expect(201);
+      for (let i = 0; i < 2; i++) {
+        await request(server)
+          .post('/api/fleet/health/run')
+          .set('Authorization', as(ADMIN))
+          .expect(200);
+      }
+      const refusing = await request(server)
+        .get('/api/fleet/clusters/refusing')
+        .set('Authorization', as(ADMIN))
+        .expect(200);
+      expect(refusing.body).toMatchObject({
+        status: 'OFFLINE',
+        statusReason: expect.stringContaining('ECONNREFUSED'),
+      });
+      const refused = await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as(GUEST))
+        .send({
+          entityRef: 'component:default/payments',
+          cluster: 'refusing',
+          image: 'nginx:1.27',
+        })
+        .expect(409);
+      expect(refused.body.error.message).toBe(
+        "Cluster 'refusing' is OFFLINE (FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: request to https://127.0.0.1:1/api/v1/namespaces?limit=1 failed, reason: the details are shown to cluster admins); deployments to it are refused until it is back ONLINE",
+      );
+
       // A service (another plugin acting for the operators) counts as an admin.
       const service = await request(server)
         .get('/api/fleet/clusters/gone')

@@ -185,6 +185,14 @@ describe.each(databases.eachSupportedId())(
         ['/applications', 5, (a: any) => a.id],
         ['/deployments', 15, (d: any) => d.id],
         ['/deployments?cluster=m-1', 5, (d: any) => d.id],
+        // The entity card's read: a named prepared statement on PostgreSQL, whatever the limit.
+        [
+          `/deployments?entityRef=${encodeURIComponent(
+            'component:default/app-1',
+          )}`,
+          3,
+          (d: any) => d.id,
+        ],
       ] as const) {
         for (const limit of [1, 2, 4, 1000]) {
           const { items, pages } = await walk(server, list, limit);

@@ -88,6 +88,8 @@ export interface HttpAnswer {
 export interface FleetHttp {
   backend: BackendProcess;
   token: string;
+  /** A caller allowed to deploy but not to administer clusters (`Authorization` header value). */
+  guestAuthorization: string;
   /** Every answer received, for checks over all of them (no 500, no secrets). */
   answers: Array<{
     method: string;
@@ -115,8 +117,10 @@ export async function startFleetBackend(options: {
   token?: string;
 }): Promise<FleetHttp> {
   const token = options.token ?? randomBytes(24).toString('hex');
+  const guestToken = randomBytes(24).toString('hex');
   const backend = await startBackendProcess(
     {
+      FLEET_BENCH_GUEST_TOKEN: guestToken,
       FLEET_BENCH_DB: options.db.connection,
       FLEET_BENCH_KUBECONFIG_DIR: options.kubeconfigDir,
       FLEET_BENCH_TOKEN: token,
@@ -166,7 +170,13 @@ export async function startFleetBackend(options: {
     });
     return { status: res.status, text, json };
   };
-  return { backend, token, answers, call };
+  return {
+    backend,
+    token,
+    guestAuthorization: `Bearer ${guestToken}`,
+    answers,
+    call,
+  };
 }
 
 /** Polls `fn` until it returns a value other than undefined, at most `timeoutMs`. */

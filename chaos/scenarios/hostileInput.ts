@@ -24,6 +24,9 @@ import {
 import type { KubeSimulator } from '@cnp/kube-simulator';
 import type { Scenario } from '../lib';
 
+/** fleet.clusters.maxManual for this run: above what the corpus registers, reached at the end. */
+const MAX_MANUAL = 80;
+
 const ODD_NAMES = [
   'prod-🚀',
   'ünïcødé',
@@ -210,7 +213,7 @@ export const hostileInput: Scenario = {
   id: 'hostile-input',
   title: 'Hostile-input corpus',
   tried:
-    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name; then a restart with all of it in place',
+    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name, a manual kubeconfig running an exec plugin, endpoints carrying Markdown or credentials; bad page limits and forged cursors on every paged list, manual registrations racing past fleet.clusters.maxManual, every read as a caller who is not a cluster admin; then a restart with all of it in place',
   timeoutMs: 300_000,
   async run({ checks, db, tmp, log }) {
     const dir = tempDir('fleet-chaos-kubeconfigs-');
@@ -271,6 +274,7 @@ export const hostileInput: Scenario = {
         fleet: {
           health: { probeTimeout: { seconds: 1 } },
           discovery: { allowedKubeconfigDirs: [execDir] },
+          clusters: { maxManual: MAX_MANUAL },
         },
         logFile,
       });
@@ -292,6 +296,25 @@ export const hostileInput: Scenario = {
       `the backend started with ${files.length} hostile kubeconfig entries in its directory`,
     );
     const { call, answers } = fleet;
+    /** Every item of a paged list, following nextCursor (as `authorization`, if given). */
+    const listAll = async (list: string, authorization?: string) => {
+      const items: any[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const query = new URLSearchParams({ limit: '1000' });
+        if (cursor) query.set('cursor', cursor);
+        const answer = await call(
+          'GET',
+          `${list}${list.includes('?') ? '&' : '?'}${query}`,
+          undefined,
+          authorization ? { headers: { Authorization: authorization } } : {},
+        );
+        items.push(...(answer.json?.items ?? []));
+        cursor = answer.json?.nextCursor;
+        if (!cursor) break;
+      }
+      return items;
+    };
     const first = await call('POST', '/health/run');
     checks.ok(
       first.status === 200,
@@ -299,7 +322,7 @@ export const hostileInput: Scenario = {
       first.status,
     );
 
-    const clusters = (await call('GET', '/clusters')).json?.items ?? [];
+    const clusters = await listAll('/clusters');
     const names: string[] = clusters.map((c: any) => c.name);
     checks.ok(
       names.length > 0 &&
@@ -341,11 +364,19 @@ export const hostileInput: Scenario = {
           .where('entity_ref', 'like', 'component:default/precious-%')
           .orderBy('id')
           .select('id', 'entity_ref', 'spec'),
-        deployments: await knex('fleet_deployments')
-          .where('cluster', 'in', ['good-1', 'good-2', 'good-3'])
-          .orderBy('id')
-          // Not the status: the reconcile may legitimately judge these seeded rows meanwhile.
-          .select('id', 'cluster', 'image', 'revision'),
+        // The rows and whether an outage was cascaded to them; not the reconcile's verdict on
+        // their workloads, which the seed writes to no cluster (WORKLOAD_UNHEALTHY once the
+        // reconcile, 15 s after startup, comes after the seed on a loaded machine).
+        deployments: (
+          await knex('fleet_deployments')
+            .where('cluster', 'in', ['good-1', 'good-2', 'good-3'])
+            .orderBy('id')
+            .select('id', 'cluster', 'status_reason', 'image')
+        ).map(d => ({
+          ...d,
+          status_reason:
+            d.status_reason === 'CLUSTER_OFFLINE' ? 'CLUSTER_OFFLINE' : null,
+        })),
         clusters: await knex('fleet_clusters')
           .whereIn('name', ['good-1', 'good-2', 'good-3'])
           .orderBy('name')
@@ -590,6 +621,80 @@ export const hostileInput: Scenario = {
         );
       }
     }
+    // Paging: a bad limit or a cursor the list did not give is a 400 naming the parameter.
+    const forge = (value: unknown) =>
+      Buffer.from(JSON.stringify(value)).toString('base64url');
+    const realCursor = (await call('GET', '/clusters?limit=1')).json
+      ?.nextCursor;
+    const pagingCases: Array<[string, 'limit' | 'cursor']> = [];
+    for (const list of ['/clusters', '/applications', '/deployments']) {
+      for (const limit of [
+        '0',
+        '-1',
+        '1001',
+        'abc',
+        '1e3',
+        '0x10',
+        '1.5',
+        '',
+        '%20%205',
+        '99999999999999999999',
+        'NaN',
+      ]) {
+        pagingCases.push([`${list}?limit=${limit}`, 'limit']);
+      }
+      pagingCases.push([`${list}?limit=1&limit=2`, 'limit']);
+      pagingCases.push([`${list}?limit[$gt]=0`, 'limit']);
+      for (const cursor of [
+        'abc',
+        '',
+        '%00',
+        'A'.repeat(10_000),
+        forge({ l: list.slice(1), k: [] }),
+        forge({ l: list.slice(1), k: [1, 2] }),
+        forge({ l: list.slice(1), k: ['x'.repeat(600), 'y'] }),
+        forge({ l: list.slice(1), k: ['a', 'b', 'c'], admin: true }),
+        forge({ l: 'events', k: ['a'] }),
+        forge("' OR 1=1 --"),
+        Buffer.from('{"l":').toString('base64url'),
+      ]) {
+        pagingCases.push([
+          `${list}?cursor=${encodeURIComponent(cursor)}`,
+          'cursor',
+        ]);
+      }
+    }
+    // One list's cursor is not another's.
+    pagingCases.push([`/deployments?cursor=${realCursor}`, 'cursor']);
+    pagingCases.push([`/applications?cursor=${realCursor}`, 'cursor']);
+    for (const [target, parameter] of pagingCases) {
+      const answer = await call('GET', target);
+      const message: string = answer.json?.error?.message ?? '';
+      if (
+        answer.status !== 400 ||
+        !message.startsWith(`Invalid query: ${parameter}: `)
+      )
+        failures.push(
+          `GET ${short(target, 80)} → ${answer.status} ${short(
+            message,
+            80,
+          )}, expected 400 naming ${parameter}`,
+        );
+    }
+    // A well-formed cursor of the right list, naming anything, only pages on from there.
+    const injected = await call(
+      'GET',
+      `/deployments?cursor=${forge({
+        l: 'deployments',
+        k: ["'; DROP TABLE fleet_deployments; --", 'good-1'],
+      })}`,
+    );
+    if (injected.status !== 200)
+      failures.push(
+        `GET /deployments with an injected cursor key → ${injected.status}`,
+      );
+    log(`paging corpus: ${pagingCases.length + 1} requests`);
+
     // Catalog injection: an endpoint carrying Markdown, HTML, whitespace or credentials would
     // reach the cluster entity's description; it is a 400, never stored.
     for (const endpoint of [
@@ -763,8 +868,7 @@ export const hostileInput: Scenario = {
       )}; plugin ran: ${existsSync(execMarker)}`,
     );
 
-    const registered = ((await call('GET', '/clusters')).json?.items ??
-      []) as any[];
+    const registered = await listAll('/clusters');
     const trav = registered.filter(c => c.name.startsWith('trav-'));
     checks.ok(
       trav.length > 0 &&
@@ -783,8 +887,9 @@ export const hostileInput: Scenario = {
       goodAfter.length === 3 && goodAfter.every(c => c.status === 'ONLINE'),
       'good-1..3 still ONLINE',
     );
+    const afterSnapshot = await snapshot();
     checks.equal(
-      await snapshot(),
+      afterSnapshot,
       before,
       'nothing lost: the seeded applications, deployments and good clusters are exactly as before',
     );
@@ -799,6 +904,109 @@ export const hostileInput: Scenario = {
     checks.ok(
       health.status === 200 && !fleet.backend.exited(),
       'the backend process is alive and answers GET /health',
+    );
+
+    // The manual cap: registrations racing for the last places get exactly those places.
+    const manualNow = (await listAll('/clusters')).filter(
+      c => c.source === 'manual',
+    ).length;
+    const room = MAX_MANUAL - manualNow;
+    const racing = await Promise.all(
+      Array.from({ length: Math.max(room, 0) + 10 }, (_, i) =>
+        call('POST', '/clusters', {
+          name: `capped-${i}`,
+          endpoint: 'https://127.0.0.1:1',
+          kubeconfigRef: `secret:capped-${i}`,
+        }),
+      ),
+    );
+    const manualAfter = (await listAll('/clusters')).filter(
+      c => c.source === 'manual',
+    ).length;
+    const refusedCap = racing.filter(a => a.status === 409);
+    checks.ok(
+      room >= 0 &&
+        racing.filter(a => a.status === 201).length === room &&
+        refusedCap.length === 10 &&
+        refusedCap.every(a =>
+          /fleet\.clusters\.maxManual/.test(a.json?.error?.message ?? ''),
+        ) &&
+        manualAfter === MAX_MANUAL,
+      `fleet.clusters.maxManual=${MAX_MANUAL} holds: ${
+        room + 10
+      } racing registrations for the last ${room} places, ${room} registered, the others 409 naming the setting`,
+      `${manualNow} manual before, ${manualAfter} after; statuses ${racing
+        .map(a => a.status)
+        .join(',')}`,
+    );
+
+    // A caller who is not a cluster admin (a token allowed only to deploy) reads everything and
+    // never learns where a kubeconfig is or which system error reading it gave.
+    const guest = fleet.guestAuthorization;
+    const everything = await listAll('/clusters');
+    const refPaths = [
+      ...new Set(
+        everything
+          .map(c => c.kubeconfigRef as string)
+          .filter(ref => ref && /[/\\]/.test(ref)),
+      ),
+    ];
+    const guestRead = async (target: string) =>
+      call('GET', target, undefined, { headers: { Authorization: guest } });
+    const guestTexts: string[] = [];
+    // A cluster's context is a name in its kubeconfig, shown to all (the corpus' own odd context
+    // names include '../../etc/passwd'): every other field is checked.
+    const withoutContext = (cluster: any) => ({
+      ...cluster,
+      context: undefined,
+    });
+    const guestClusters = await listAll('/clusters', guest);
+    guestTexts.push(JSON.stringify(guestClusters.map(withoutContext)));
+    // Of deployments and the fleet's events, the texts a cluster's state reaches (their entity
+    // refs are the corpus' own, traversal-looking names included).
+    guestTexts.push(
+      JSON.stringify(
+        (await listAll('/deployments', guest)).map(d => [
+          d.statusReason,
+          d.message,
+        ]),
+      ),
+    );
+    guestTexts.push(
+      JSON.stringify(
+        ((await guestRead('/events?limit=500')).json?.items ?? [])
+          .filter((e: any) => e.subjectKind === 'cluster')
+          .map((e: any) => [e.reason, e.message]),
+      ),
+    );
+    for (const c of everything.filter(
+      x => x.status !== 'ONLINE' || x.source === 'manual',
+    )) {
+      const name = encodeURIComponent(c.name);
+      guestTexts.push(
+        JSON.stringify(
+          withoutContext((await guestRead(`/clusters/${name}`)).json),
+        ),
+      );
+      guestTexts.push((await guestRead(`/clusters/${name}/events`)).text);
+    }
+    const hostDetail = (text: string) =>
+      refPaths.find(p => text.includes(p)) ??
+      text.match(/\bE(NOENT|ACCES|PERM|ISDIR|NOTDIR|LOOP|MFILE)\b/)?.[0] ??
+      (text.includes(dir) ? dir : undefined) ??
+      (text.includes('/etc/passwd') ? '/etc/passwd' : undefined);
+    const guestLeaks = guestTexts
+      .map(hostDetail)
+      .filter((x): x is string => !!x);
+    const adminText = JSON.stringify(everything);
+    checks.ok(
+      refPaths.length > 0 &&
+        hostDetail(adminText) !== undefined &&
+        guestClusters.length === everything.length &&
+        guestClusters.every(c => c.kubeconfigRef === null) &&
+        guestLeaks.length === 0,
+      `a caller who is not a cluster admin sees ${guestClusters.length} clusters with no kubeconfigRef, and no kubeconfig path or system error code in ${guestTexts.length} answers (a cluster admin sees ${refPaths.length} paths)`,
+      guestLeaks.slice(0, 5),
     );
 
     // No answer carries kubeconfig contents, tokens, certificates or /etc/passwd.

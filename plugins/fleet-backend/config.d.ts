@@ -61,6 +61,14 @@ export interface Config {
         fraction?: number;
       };
     };
+    /** Clusters registered by hand (`POST /clusters`). */
+    clusters?: {
+      /**
+       * The most manually registered clusters Fleet keeps (default 1,000; 0 refuses every
+       * manual registration). One more is refused with 409 until one is removed.
+       */
+      maxManual?: number;
+    };
     /** Drift detection, self-healing and placement by cluster labels. */
     reconcile?: {
       /** Time between two reconciles (default 60 s). */

@@ -194,6 +194,7 @@ export const fleetPlugin = createBackendPlugin({
                 )
               ).has(name),
             clusterCa: cluster => clients.caFingerprintFor(cluster),
+            maxManualClusters: fleetConfig.clusters.maxManual,
           }),
         );
       },

@@ -101,3 +101,11 @@ export const FLEET_ANNOTATION_CLUSTER_SELECTOR = 'cnp.io/cluster-selector';
 
 /** Catalog `Resource` type Fleet publishes clusters as. @public */
 export const FLEET_CLUSTER_RESOURCE_TYPE = 'kubernetes-cluster';
+
+/**
+ * Paged lists (`GET /clusters`, `/applications`, `/deployments`): the largest `limit` accepted,
+ * and the page size when none is given.
+ *
+ * @public
+ */
+export const FLEET_LIST_LIMITS = { max: 1000, default: 100 } as const;

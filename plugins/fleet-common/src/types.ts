@@ -21,7 +21,12 @@ import type {
 export interface Cluster {
   name: string;
   endpoint: string;
-  kubeconfigRef: string;
+  /**
+   * Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`),
+   * null for everyone else, who also see a generic `statusReason` instead of file and system
+   * error details.
+   */
+  kubeconfigRef: string | null;
   context?: string | null;
   source: ClusterSource;
   labels: Record<string, string>;
@@ -361,4 +366,10 @@ export interface HealthCycleSummary {
 /** @public */
 export interface ListResponse<T> {
   items: T[];
+  /**
+   * Set when more items remain (`GET /clusters`, `/applications` and `/deployments` answer one
+   * page at a time): ask again with `cursor=<nextCursor>` for the next page. The cursor is
+   * opaque; absent on the last page.
+   */
+  nextCursor?: string;
 }

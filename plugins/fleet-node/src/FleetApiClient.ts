@@ -10,13 +10,14 @@ import {
   NotFoundError,
   ResponseError,
 } from '@backstage/errors';
-import type {
-  Application,
-  Cluster,
-  ClusterStatus,
-  Deployment,
-  ListResponse,
-  Release,
+import {
+  FLEET_LIST_LIMITS,
+  type Application,
+  type Cluster,
+  type ClusterStatus,
+  type Deployment,
+  type ListResponse,
+  type Release,
 } from '@cnp/plugin-fleet-common';
 import type {
   FleetApiRequestOptions,
@@ -61,33 +62,22 @@ export class FleetApiClient implements FleetService {
     filter: { status?: ClusterStatus } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Cluster[]> {
-    const query = filter.status
-      ? `?status=${encodeURIComponent(filter.status)}`
-      : '';
-    const body = await this.request<ListResponse<Cluster>>(
-      'GET',
-      `/clusters${query}`,
-      undefined,
+    return this.listAll<Cluster>(
+      '/clusters',
+      { status: filter.status },
       options,
     );
-    return body.items;
   }
 
   async listDeployments(
     filter: { entityRef?: string; cluster?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Deployment[]> {
-    const params = new URLSearchParams();
-    if (filter.entityRef) params.set('entityRef', filter.entityRef);
-    if (filter.cluster) params.set('cluster', filter.cluster);
-    const query = params.toString() ? `?${params}` : '';
-    const body = await this.request<ListResponse<Deployment>>(
-      'GET',
-      `/deployments${query}`,
-      undefined,
+    return this.listAll<Deployment>(
+      '/deployments',
+      { entityRef: filter.entityRef, cluster: filter.cluster },
       options,
     );
-    return body.items;
   }
 
   registerApplication(
@@ -108,16 +98,11 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Application[]> {
-    const query = filter.entityRef
-      ? `?entityRef=${encodeURIComponent(filter.entityRef)}`
-      : '';
-    const body = await this.request<ListResponse<Application>>(
-      'GET',
-      `/applications${query}`,
-      undefined,
+    return this.listAll<Application>(
+      '/applications',
+      { entityRef: filter.entityRef },
       options,
     );
-    return body.items;
   }
 
   release(
@@ -143,6 +128,39 @@ export class FleetApiClient implements FleetService {
       undefined,
       options,
     );
+  }
+
+  /**
+   * Every item of a paged list: pages of the largest size, each asked with the cursor the one
+   * before gave, until none is given.
+   */
+  private async listAll<T>(
+    path: string,
+    filter: Record<string, string | undefined>,
+    options: FleetApiRequestOptions | undefined,
+  ): Promise<T[]> {
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(filter))
+        if (value) params.set(key, value);
+      params.set('limit', String(FLEET_LIST_LIMITS.max));
+      if (cursor) params.set('cursor', cursor);
+      const page: ListResponse<T> = await this.request<ListResponse<T>>(
+        'GET',
+        `${path}?${params}`,
+        undefined,
+        options,
+      );
+      items.push(...page.items);
+      cursor = page.nextCursor;
+      // A cursor seen before would only loop.
+      if (cursor && seen.has(cursor)) break;
+      if (cursor) seen.add(cursor);
+    } while (cursor);
+    return items;
   }
 
   private async request<T>(

@@ -62,7 +62,10 @@ export interface FleetReleaseRequest {
  * @public
  */
 export interface FleetService {
-  /** The clusters Fleet tracks, optionally only those in one status. */
+  /**
+   * The clusters Fleet tracks, optionally only those in one status: all of them, read page by
+   * page (the list calls follow the API's `nextCursor`).
+   */
   listClusters(
     filter?: { status?: ClusterStatus },
     options?: FleetApiRequestOptions,

@@ -6,7 +6,9 @@
  * FLEET_BENCH_KUBECONFIG_DIR, and the real scheduler runs the health task at startup.
  *
  * Callers are authenticated with a static external-access token (FLEET_BENCH_TOKEN): the
- * backend's real auth and httpAuth services, no mocks.
+ * backend's real auth and httpAuth services, no mocks. FLEET_BENCH_GUEST_TOKEN, when set, is a
+ * second one whose access restrictions allow Fleet's deploy permissions only: a caller that is
+ * not a cluster admin, decided by the real permissions service.
  */
 import { createBackend } from '@backstage/backend-defaults';
 import {
@@ -36,6 +38,7 @@ async function main() {
   const connection = process.env.FLEET_BENCH_DB!;
   const kubeconfigDir = process.env.FLEET_BENCH_KUBECONFIG_DIR!;
   const token = process.env.FLEET_BENCH_TOKEN!;
+  const guestToken = process.env.FLEET_BENCH_GUEST_TOKEN;
   const health = JSON.parse(process.env.FLEET_BENCH_HEALTH ?? '{}');
   const fleet = JSON.parse(process.env.FLEET_BENCH_FLEET ?? '{}');
   const knex = knexFactory({
@@ -53,6 +56,23 @@ async function main() {
       auth: {
         externalAccess: [
           { type: 'static', options: { token, subject: 'fleet-bench' } },
+          ...(guestToken
+            ? [
+                {
+                  type: 'static',
+                  options: { token: guestToken, subject: 'fleet-guest' },
+                  accessRestrictions: [
+                    {
+                      plugin: 'fleet',
+                      permission: [
+                        'fleet.deployment.create',
+                        'fleet.deployment.delete',
+                      ],
+                    },
+                  ],
+                },
+              ]
+            : []),
         ],
       },
     },

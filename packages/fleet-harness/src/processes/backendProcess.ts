@@ -38,7 +38,8 @@ export interface BackendProcess {
 /**
  * Env: FLEET_BENCH_DB (connection string), FLEET_BENCH_KUBECONFIG_DIR, FLEET_BENCH_TOKEN,
  * FLEET_BENCH_HEALTH (JSON merged into fleet.health), FLEET_BENCH_FLEET (JSON merged into fleet),
- * FLEET_BENCH_NO_FLEET, LOG_LEVEL.
+ * FLEET_BENCH_NO_FLEET, LOG_LEVEL; FLEET_BENCH_GUEST_TOKEN (a token for a caller allowed only to
+ * deploy, not to administer clusters).
  */
 export async function startBackendProcess(
   env: NodeJS.ProcessEnv,

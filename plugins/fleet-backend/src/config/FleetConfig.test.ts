@@ -10,6 +10,7 @@ describe('readFleetConfig', () => {
         allowedKubeconfigDirs: [],
         allowExecForManual: false,
       },
+      clusters: { maxManual: 1000 },
       health: {
         intervalMs: 300_000,
         failureThreshold: 2,
@@ -115,6 +116,20 @@ describe('readFleetConfig', () => {
         {},
       ),
     ).toThrow(/fleet\.health\.massOutage\.fraction/);
+  });
+
+  it('caps manual clusters at fleet.clusters.maxManual (default 1,000) and refuses a negative or fractional cap', () => {
+    const maxManual = (value: unknown) =>
+      readFleetConfig(
+        new ConfigReader({ fleet: { clusters: { maxManual: value } } } as any),
+        {},
+      ).clusters.maxManual;
+    expect(maxManual(undefined)).toBe(1000);
+    expect(maxManual(5)).toBe(5);
+    expect(maxManual(0)).toBe(0);
+    for (const invalid of [-1, 2.5]) {
+      expect(() => maxManual(invalid)).toThrow(/fleet\.clusters\.maxManual/);
+    }
   });
 
   it('reads the event retention as a duration and refuses one that is not positive', () => {

@@ -18,6 +18,10 @@ export interface FleetConfig {
     /** Whether a manual cluster's kubeconfig may run an `exec` credential plugin (default no). */
     allowExecForManual: boolean;
   };
+  clusters: {
+    /** The most clusters `POST /clusters` registers by hand (default 1,000). */
+    maxManual: number;
+  };
   health: {
     intervalMs: number;
     failureThreshold: number;
@@ -192,6 +196,12 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
       allowExecForManual:
         config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
+    },
+    clusters: {
+      maxManual: integerFromConfig(config, 'clusters.maxManual', 1000, {
+        min: 0,
+        max: 1_000_000,
+      }),
     },
     health: {
       intervalMs: healthIntervalMs,

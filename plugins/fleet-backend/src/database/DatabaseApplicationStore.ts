@@ -3,9 +3,9 @@ import type { Application } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { PreconditionFailedError } from './conflicts';
-import { isUniqueViolation } from './dialect';
+import { afterKey, isUniqueViolation } from './dialect';
 import { toApplication, type ApplicationRow } from './tables';
-import type { ApplicationStore, NewApplication } from './types';
+import type { ApplicationStore, NewApplication, PageRequest } from './types';
 
 /** Applications, each with whether it is being removed. */
 function applicationsQuery(db: Knex) {
@@ -24,9 +24,15 @@ export class DatabaseApplicationStore implements ApplicationStore {
 
   async listApplications(filter?: {
     entityRef?: string;
+    page?: PageRequest;
   }): Promise<Application[]> {
     const query = applicationsQuery(this.db).orderBy('a.entity_ref');
     if (filter?.entityRef) query.where('a.entity_ref', filter.entityRef);
+    if (filter?.page) {
+      afterKey(query, ['a.entity_ref'], filter.page.after).limit(
+        filter.page.limit,
+      );
+    }
     return (await query).map(toApplication);
   }
 

@@ -6,7 +6,13 @@ import {
   updateClustersHealth,
 } from './clusterHealthWrites';
 import { fenced } from './leaseFence';
-import { forUpdate, isForeignKeyViolation, isUniqueViolation } from './dialect';
+import {
+  afterKey,
+  forUpdate,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  lockForTransaction,
+} from './dialect';
 import {
   eventRow,
   toClusterRecord,
@@ -24,6 +30,7 @@ import type {
   DiscoveryUpsertResult,
   LeaseFence,
   NewCluster,
+  PageRequest,
 } from './types';
 import {
   describeIdentity,
@@ -61,9 +68,13 @@ export class DatabaseClusterStore implements ClusterStore {
 
   async listClusters(filter?: {
     status?: ClusterStatus;
+    page?: PageRequest;
   }): Promise<ClusterRecord[]> {
     const query = this.db<ClusterRow>('fleet_clusters').orderBy('name');
     if (filter?.status) query.where({ status: filter.status });
+    if (filter?.page) {
+      afterKey(query, ['name'], filter.page.after).limit(filter.page.limit);
+    }
     return (await query).map(toClusterRecord);
   }
 
@@ -95,7 +106,10 @@ export class DatabaseClusterStore implements ClusterStore {
     )?.name;
   }
 
-  async insertCluster(cluster: NewCluster): Promise<ClusterRecord> {
+  async insertCluster(
+    cluster: NewCluster,
+    options?: { maxManual?: number },
+  ): Promise<ClusterRecord> {
     const now = new Date();
     const identity: ClusterIdentity = {
       server: normalizeServer(cluster.endpoint),
@@ -107,8 +121,23 @@ export class DatabaseClusterStore implements ClusterStore {
           identity,
         )} is already registered as cluster '${holder}'`,
       );
+    const maxManual =
+      cluster.source === 'manual' ? options?.maxManual : undefined;
     try {
       await this.db.transaction(async tx => {
+        if (maxManual !== undefined) {
+          // Two registrations counting at once would both see room for one more.
+          await lockForTransaction(tx, 'fleet_manual_clusters');
+          const manual = await tx('fleet_clusters')
+            .where({ source: 'manual' })
+            .count({ n: '*' })
+            .first();
+          if (Number(manual?.n ?? 0) >= maxManual) {
+            throw new ConflictError(
+              `Fleet has ${maxManual} manually registered clusters, the most fleet.clusters.maxManual allows; remove one first or raise the limit`,
+            );
+          }
+        }
         if (
           await tx<ClusterRow>('fleet_clusters')
             .where({ name: cluster.name })

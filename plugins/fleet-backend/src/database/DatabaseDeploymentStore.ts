@@ -10,6 +10,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
+  afterKey,
   forUpdate,
   isForeignKeyViolation,
   isPostgres,
@@ -68,16 +69,29 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     if (filter?.cluster) query.where('d.cluster', filter.cluster);
     if (filter?.applicationId)
       query.where('d.application_id', filter.applicationId);
+    if (filter?.page) {
+      // (entity ref, cluster) is unique: an entity has one application, which has one
+      // deployment per cluster.
+      afterKey(query, ['a.entity_ref', 'd.cluster'], filter.page.after).limit(
+        filter.page.limit,
+      );
+    }
     if (
       this.preparedStatements &&
       isPostgres(this.db) &&
       filter?.entityRef &&
       !filter.cluster &&
-      !filter.applicationId
+      !filter.applicationId &&
+      !filter.page?.after
     ) {
       // Every entity card polls this one: a named prepared statement is parsed (and, after a few
-      // runs, planned) once per connection instead of at every poll. Its text never changes.
-      query.options({ name: 'fleet_deployments_of_entity' });
+      // runs, planned) once per connection instead of at every poll. Its text never changes
+      // (one name per text: the API's first page adds a limit, bound as a parameter).
+      query.options({
+        name: filter.page
+          ? 'fleet_deployments_of_entity_page'
+          : 'fleet_deployments_of_entity',
+      });
     }
     return (await query).map(toDeployment);
   }

@@ -22,6 +22,45 @@ export function forUpdate<T extends Knex.QueryBuilder>(
   return isPostgres(db) ? (query.forUpdate() as T) : query;
 }
 
+/**
+ * Serializes the transactions that take the same named lock, until each ends (a PostgreSQL
+ * transaction-level advisory lock): for a check that no row lock can cover, such as a count.
+ * SQLite runs one write transaction at a time, so it needs no lock.
+ */
+export async function lockForTransaction(
+  tx: Knex.Transaction,
+  name: string,
+): Promise<void> {
+  if (isPostgres(tx))
+    await tx.raw('select pg_advisory_xact_lock(hashtext(?))', [name]);
+}
+
+/**
+ * Keeps the rows after `after` in the order of the unique key `columns` (keyset paging): the
+ * rows whose key compares greater, column by column.
+ */
+export function afterKey<T extends Knex.QueryBuilder>(
+  query: T,
+  columns: string[],
+  after: string[] | undefined,
+): T {
+  if (!after) return query;
+  if (after.length !== columns.length) {
+    throw new Error(
+      `A page key has ${columns.length} part(s), not ${after.length}`,
+    );
+  }
+  // (c1 > v1) or (c1 = v1 and c2 > v2) or ...
+  return query.where(outer => {
+    columns.forEach((column, i) => {
+      outer.orWhere(inner => {
+        for (let j = 0; j < i; j++) inner.where(columns[j], after[j]);
+        inner.where(column, '>', after[i]);
+      });
+    });
+  }) as T;
+}
+
 interface DriverError {
   code?: string;
   message?: string;

@@ -21,7 +21,9 @@ import type {
  */
 
 /** A cluster row, with the bookkeeping the API does not show. */
-export interface ClusterRecord extends Cluster {
+export interface ClusterRecord extends Omit<Cluster, 'kubeconfigRef'> {
+  /** Always known here; the API shows it to cluster admins only. */
+  kubeconfigRef: string;
   cascadeHeldAt?: string;
   /** When the first of the cluster's consecutive failed probes ran (the outage's time rule). */
   firstFailureAt?: string;
@@ -164,6 +166,18 @@ export interface DeploymentFilter {
   entityRef?: string;
   cluster?: string;
   applicationId?: string;
+  /** One page, in (entity ref, cluster) order; the key is `[entityRef, cluster]`. */
+  page?: PageRequest;
+}
+
+/**
+ * One page of a list read in the order of a unique key (keyset paging): at most `limit` rows,
+ * those after the row whose key is `after`. Without a page, a list reads every row.
+ */
+export interface PageRequest {
+  limit: number;
+  /** The key of the last row of the previous page (its columns in sort order). */
+  after?: string[];
 }
 
 /** What an upsert of discovered clusters did, cluster by cluster. */

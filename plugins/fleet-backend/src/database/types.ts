@@ -29,6 +29,7 @@ import type {
   NewDeployment,
   NewEvent,
   NewRevision,
+  PageRequest,
   ReleaseRecord,
 } from './records';
 
@@ -65,10 +66,21 @@ export interface ClusterHealthTransaction {
 
 /** The clusters: registration, discovery, settings and their health writes. */
 export interface ClusterStore {
-  listClusters(filter?: { status?: ClusterStatus }): Promise<ClusterRecord[]>;
+  /** In name order; a `page` reads only part of them (its key is `[name]`). */
+  listClusters(filter?: {
+    status?: ClusterStatus;
+    page?: PageRequest;
+  }): Promise<ClusterRecord[]>;
+  /**
+   * Inserts a cluster as `UNKNOWN`; throws `ConflictError` when the name exists, or, for a
+   * manual one, when `maxManual` manual clusters exist already (checked under a lock, so that
+   * concurrent registrations cannot pass it together).
+   */
+  insertCluster(
+    cluster: NewCluster,
+    options?: { maxManual?: number },
+  ): Promise<ClusterRecord>;
   getCluster(name: string): Promise<ClusterRecord | undefined>;
-  /** Inserts a cluster as `UNKNOWN`; throws `ConflictError` when the name exists. */
-  insertCluster(cluster: NewCluster): Promise<ClusterRecord>;
   /** Where every stored cluster comes from: what discovery needs to name and upsert them. */
   listClusterOrigins(): Promise<ClusterOrigin[]>;
   /**
@@ -120,7 +132,11 @@ export interface ClusterStore {
 
 /** The applications: one per catalog component Fleet deploys. */
 export interface ApplicationStore {
-  listApplications(filter?: { entityRef?: string }): Promise<Application[]>;
+  /** In entity-ref order; a `page` reads only part of them (its key is `[entityRef]`). */
+  listApplications(filter?: {
+    entityRef?: string;
+    page?: PageRequest;
+  }): Promise<Application[]>;
   getApplication(id: string): Promise<Application | undefined>;
   getApplicationByEntityRef(
     entityRef: string,

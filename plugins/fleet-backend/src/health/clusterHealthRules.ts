@@ -6,6 +6,7 @@
 import { ConflictError } from '@backstage/errors';
 import { ClusterReasons, type ClusterStatus } from '@cnp/plugin-fleet-common';
 import type { ProbeOutcome } from '../kubernetes/ClusterClients';
+import { redactDetail } from '../util/redactDetail';
 
 export interface ClusterHealthState {
   status: ClusterStatus;
@@ -210,9 +211,12 @@ export function assertClusterAcceptsDeployments(cluster: {
   statusReason?: string | null;
 }): void {
   if (cluster.status === 'OFFLINE') {
+    // Deployers read this, and they need not be cluster admins: no host detail in it (the
+    // cluster's own answer shows admins the whole reason).
+    const reason = redactDetail(cluster.statusReason);
     throw new ConflictError(
       `Cluster '${cluster.name}' is OFFLINE${
-        cluster.statusReason ? ` (${cluster.statusReason})` : ''
+        reason ? ` (${reason})` : ''
       }; deployments to it are refused until it is back ONLINE`,
     );
   }

@@ -5,7 +5,6 @@ import {
   DeploymentReasons,
   FLEET_ANNOTATION_CLUSTER_SELECTOR,
   type Application,
-  type Cluster,
   type Deployment,
   type Revision,
   type SyncDifference,
@@ -14,6 +13,7 @@ import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
   ApplicationStore,
+  ClusterRecord,
   ClusterStore,
   DeploymentStore,
   RevisionStore,
@@ -221,7 +221,7 @@ export class ReconcileWorker {
   /** Gives every application a deployment on each ONLINE/UNKNOWN cluster its placement selects. */
   private async place(
     applications: Application[],
-    clusters: Cluster[],
+    clusters: ClusterRecord[],
     summary: ReconcileSummary,
     held: Set<string>,
   ) {
@@ -325,7 +325,7 @@ export class ReconcileWorker {
     application: Application,
     current: Deployment[],
     targets: string[],
-    clusters: Cluster[],
+    clusters: ClusterRecord[],
     summary: ReconcileSummary,
   ): Promise<void> {
     const { stores, deployments } = this.options;
@@ -358,7 +358,7 @@ export class ReconcileWorker {
     deployment: Deployment,
     revision: Revision | undefined,
     application: Application | undefined,
-    cluster: Cluster | undefined,
+    cluster: ClusterRecord | undefined,
     summary: ReconcileSummary,
     autoscalers: AutoscalerCache,
   ): Promise<void> {

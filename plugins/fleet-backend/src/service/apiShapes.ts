@@ -6,6 +6,21 @@ import type {
   Revision,
 } from '@cnp/plugin-fleet-common';
 import type { ClusterRecord } from '../database/types';
+import { redactDetail } from '../util/redactDetail';
+
+/**
+ * Who an answer is for. Cluster admins (allowed `fleet.cluster.update`, and services) see where
+ * each kubeconfig is and why Fleet cannot use it; everyone else sees no kubeconfigRef and a
+ * generic reason instead of file paths and system error codes.
+ */
+export interface ApiView {
+  clusterAdmin: boolean;
+}
+
+/** The view of a caller who may see every detail. */
+export const ADMIN_VIEW: ApiView = { clusterAdmin: true };
+/** The view of a caller who is not a cluster admin (also: answers to writes by deployers). */
+export const RESTRICTED_VIEW: ApiView = { clusterAdmin: false };
 
 /**
  * The fields of clusters, applications, deployments, revisions and events that may have no
@@ -53,28 +68,55 @@ function withNulls<T extends object>(value: T, keys: readonly string[]): T {
 }
 
 /** A cluster as the API answers it: the stored record without internal bookkeeping. */
-export function toApiCluster(record: ClusterRecord): Cluster {
+export function toApiCluster(record: ClusterRecord, view: ApiView): Cluster {
   const {
     cascadeHeldAt: _held,
     firstFailureAt: _firstFailure,
     identityCa: _ca,
     ...cluster
   } = record;
-  return withNulls(cluster, NULLABLE.cluster);
+  const shown = view.clusterAdmin
+    ? cluster
+    : {
+        ...cluster,
+        kubeconfigRef: null,
+        statusReason: redactDetail(cluster.statusReason),
+      };
+  return withNulls(shown, NULLABLE.cluster);
 }
 
 export function toApiApplication(application: Application): Application {
   return withNulls(application, NULLABLE.application);
 }
 
-export function toApiDeployment(deployment: Deployment): Deployment {
-  return withNulls(deployment, NULLABLE.deployment);
+export function toApiDeployment(
+  deployment: Deployment,
+  view: ApiView,
+): Deployment {
+  const shown = view.clusterAdmin
+    ? deployment
+    : {
+        ...deployment,
+        statusReason: redactDetail(deployment.statusReason),
+        message: redactDetail(deployment.message),
+      };
+  return withNulls(shown, NULLABLE.deployment);
 }
 
-export function toApiRevision(revision: Revision): Revision {
-  return withNulls(revision, NULLABLE.revision);
+export function toApiRevision(revision: Revision, view: ApiView): Revision {
+  const shown = view.clusterAdmin
+    ? revision
+    : { ...revision, outcomeReason: redactDetail(revision.outcomeReason) };
+  return withNulls(shown, NULLABLE.revision);
 }
 
-export function toApiEvent(event: FleetEvent): FleetEvent {
-  return withNulls(event, NULLABLE.event);
+export function toApiEvent(event: FleetEvent, view: ApiView): FleetEvent {
+  const shown = view.clusterAdmin
+    ? event
+    : {
+        ...event,
+        reason: redactDetail(event.reason),
+        message: redactDetail(event.message),
+      };
+  return withNulls(shown, NULLABLE.event);
 }

@@ -9,8 +9,12 @@ import {
   BasicPermission,
   ResourcePermission,
 } from '@backstage/plugin-permission-common';
-import { fleetClusterDeployPermission } from '@cnp/plugin-fleet-common';
+import {
+  fleetClusterDeployPermission,
+  fleetClusterUpdatePermission,
+} from '@cnp/plugin-fleet-common';
 import type { Request } from 'express';
+import type { ApiView } from './apiShapes';
 
 /** Authenticates the caller and checks one permission; DENY becomes a 403. */
 export async function requirePermission(
@@ -63,6 +67,26 @@ export async function requireClusterPermission(
       } ${denied.map(n => `'${n}'`).join(', ')}`,
     );
   }
+}
+
+/**
+ * What a caller may see of kubeconfigs and of the host's errors: cluster admins, those allowed
+ * `fleet.cluster.update`, see everything; others see no kubeconfigRef and a generic reason.
+ * Services count as admins: the permissions service allows them everything, unless their token's
+ * access restrictions say otherwise.
+ */
+export async function viewOfCaller(
+  options: { httpAuth: HttpAuthService; permissions: PermissionsService },
+  req: Request,
+): Promise<ApiView> {
+  const credentials = await options.httpAuth.credentials(req, {
+    allow: ['user', 'service'],
+  });
+  const [decision] = await options.permissions.authorize(
+    [{ permission: fleetClusterUpdatePermission }],
+    { credentials },
+  );
+  return { clusterAdmin: decision.result === AuthorizeResult.ALLOW };
 }
 
 /**

@@ -33,16 +33,20 @@ import type { DeploymentService } from '../deploy/DeploymentService';
 import type { ReleaseService } from '../progressive/ReleaseService';
 import { asError } from '../util/errors';
 import {
+  ADMIN_VIEW,
+  RESTRICTED_VIEW,
   toApiApplication,
   toApiCluster,
   toApiDeployment,
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
+import { pageAnswer, pageToRead } from './paging';
 import {
   actorOf,
   requireClusterPermission,
   requirePermission,
+  viewOfCaller,
 } from './requirePermission';
 import {
   hideApplicationEnv,
@@ -129,7 +133,11 @@ export interface RouterOptions {
     kubeconfigRef: string;
     context?: string;
   }) => Promise<string | undefined>;
+  /** The most manual clusters `POST /clusters` registers (`fleet.clusters.maxManual`; default 1,000). */
+  maxManualClusters?: number;
 }
+
+const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
 const MAX_BODY_KB = 64;
@@ -179,6 +187,9 @@ export async function createRouter(
       refs.filter((_, i) => decisions[i]?.result === AuthorizeResult.ALLOW),
     );
   }
+  /** What the caller may see of kubeconfigs and host errors: asked once per request. */
+  const viewOf = (req: express.Request) =>
+    viewOfCaller({ httpAuth, permissions }, req);
 
   /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
   async function audited<T>(
@@ -263,10 +274,23 @@ export async function createRouter(
 
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
+    const view = await viewOf(req);
+    const page = pageToRead(query);
     const clusters = await stores.clusters.listClusters({
       status: query.status,
+      page,
     });
-    sendJson(req, res, { items: clusters.map(toApiCluster) });
+    sendJson(
+      req,
+      res,
+      pageAnswer(
+        'clusters',
+        page,
+        clusters,
+        c => [c.name],
+        c => toApiCluster(c, view),
+      ),
+    );
   });
 
   router.post('/clusters', async (req, res) => {
@@ -281,12 +305,12 @@ export async function createRouter(
         // One API server is one cluster: registering a known (server, CA) again is a 409
         // naming the cluster that holds it.
         const identityCa = await options.clusterCa?.(body);
-        const created = await stores.clusters.insertCluster({
-          ...body,
-          source: 'manual',
-          identityCa,
-          actor,
-        });
+        const created = await stores.clusters.insertCluster(
+          { ...body, source: 'manual', identityCa, actor },
+          {
+            maxManual: options.maxManualClusters ?? DEFAULT_MAX_MANUAL_CLUSTERS,
+          },
+        );
         logger.info(
           `Cluster '${created.name}' registered manually by ${actor}`,
           { cluster: created.name, actor },
@@ -294,11 +318,13 @@ export async function createRouter(
         return created;
       },
     );
-    res.status(201).json(toApiCluster(cluster));
+    // The registrar gave the kubeconfigRef; clusters are theirs to administer.
+    res.status(201).json(toApiCluster(cluster, ADMIN_VIEW));
   });
 
   router.get('/clusters/:name', async (req, res) => {
-    sendJson(req, res, toApiCluster(await getClusterOr404(req.params.name)));
+    const cluster = await getClusterOr404(req.params.name);
+    sendJson(req, res, toApiCluster(cluster, await viewOf(req)));
   });
 
   router.patch('/clusters/:name', async (req, res) => {
@@ -326,7 +352,7 @@ export async function createRouter(
         return result;
       },
     );
-    res.json(toApiCluster(updated));
+    res.json(toApiCluster(updated, ADMIN_VIEW)); // allowed fleet.cluster.update: an admin
   });
 
   router.delete('/clusters/:name', async (req, res) => {
@@ -376,13 +402,14 @@ export async function createRouter(
 
   router.get('/clusters/:name/events', async (req, res) => {
     const cluster = await getClusterOr404(req.params.name);
+    const view = await viewOf(req);
     sendJson(req, res, {
       items: (
         await stores.events.listEvents({
           subjectKind: 'cluster',
           subject: cluster.name,
         })
-      ).map(toApiEvent),
+      ).map(e => toApiEvent(e, view)),
     });
   });
 
@@ -420,9 +447,10 @@ export async function createRouter(
 
   router.get('/events', async (req, res) => {
     const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
+    const view = await viewOf(req);
     sendJson(req, res, {
-      items: (await stores.events.listRecentEvents(limit ?? 50)).map(
-        toApiEvent,
+      items: (await stores.events.listRecentEvents(limit ?? 50)).map(e =>
+        toApiEvent(e, view),
       ),
     });
   });
@@ -432,18 +460,29 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    const list = await stores.applications.listApplications({ entityRef });
+    const page = pageToRead(query);
+    const applications = await stores.applications.listApplications({
+      entityRef,
+      page,
+    });
     const mayDeploy = await deployableBy(
       req,
-      list.map(a => a.entityRef),
+      applications.map(a => a.entityRef),
     );
-    sendJson(req, res, {
-      items: list.map(a =>
-        toApiApplication(
-          mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
-        ),
+    sendJson(
+      req,
+      res,
+      pageAnswer(
+        'applications',
+        page,
+        applications,
+        a => [a.entityRef],
+        a =>
+          toApiApplication(
+            mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
+          ),
       ),
-    });
+    );
   });
 
   router.post('/applications', async (req, res) => {
@@ -641,14 +680,24 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    sendJson(req, res, {
-      items: (
-        await stores.deployments.listDeployments({
-          entityRef,
-          cluster: query.cluster,
-        })
-      ).map(toApiDeployment),
+    const view = await viewOf(req);
+    const page = pageToRead(query);
+    const found = await stores.deployments.listDeployments({
+      entityRef,
+      cluster: query.cluster,
+      page,
     });
+    sendJson(
+      req,
+      res,
+      pageAnswer(
+        'deployments',
+        page,
+        found,
+        d => [d.entityRef, d.cluster],
+        d => toApiDeployment(d, view),
+      ),
+    );
   });
 
   router.post('/deployments', async (req, res) => {
@@ -670,13 +719,13 @@ export async function createRouter(
         return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
       },
     );
-    res.status(201).json(toApiDeployment(deployment));
+    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
   });
 
   router.get('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const deployment = await getDeploymentOr404(id);
-    sendJson(req, res, toApiDeployment(deployment));
+    sendJson(req, res, toApiDeployment(deployment, await viewOf(req)));
   });
 
   router.delete('/deployments/:id', async (req, res) => {
@@ -696,17 +745,21 @@ export async function createRouter(
         return deployments.undeploy(id, { force }, actorOf(credentials));
       },
     );
-    res.status(202).json(toApiDeployment(deployment));
+    res.status(202).json(toApiDeployment(deployment, RESTRICTED_VIEW));
   });
 
   router.get('/deployments/:id/revisions', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     const deployment = await getDeploymentOr404(id);
-    const mayDeploy = await deployableBy(req, [deployment.entityRef]);
+    const [view, mayDeploy] = await Promise.all([
+      viewOf(req),
+      deployableBy(req, [deployment.entityRef]),
+    ]);
     sendJson(req, res, {
       items: (await stores.revisions.listRevisions(id)).map(r =>
         toApiRevision(
           mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
+          view,
         ),
       ),
     });
@@ -732,19 +785,20 @@ export async function createRouter(
         return deployments.rollback(id, body.toRevision, actorOf(credentials));
       },
     );
-    res.status(201).json(toApiDeployment(deployment));
+    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
   });
 
   router.get('/deployments/:id/events', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
     await getDeploymentOr404(id);
+    const view = await viewOf(req);
     sendJson(req, res, {
       items: (
         await stores.events.listEvents({
           subjectKind: 'deployment',
           subject: id,
         })
-      ).map(toApiEvent),
+      ).map(e => toApiEvent(e, view)),
     });
   });
 

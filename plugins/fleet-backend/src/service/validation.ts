@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { IMAGE_REFERENCE } from '../kubernetes/imageReference';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { strategySchema } from '../progressive/strategy';
+import { pageQueryShape } from './paging';
 
 const dns1123Label = z
   .string()
@@ -117,6 +118,7 @@ export const patchClusterSchema = z
 
 export const clusterListQuerySchema = z.object({
   status: z.enum(CLUSTER_STATUSES).optional(),
+  ...pageQueryShape('clusters'),
 });
 
 export const clusterNameSchema = dns1123Label;
@@ -334,11 +336,13 @@ export const patchApplicationSchema = z
 
 export const applicationListQuerySchema = z.object({
   entityRef: entityRef.optional(),
+  ...pageQueryShape('applications'),
 });
 
 export const deploymentListQuerySchema = z.object({
   entityRef: entityRef.optional(),
   cluster: dns1123Label.optional(),
+  ...pageQueryShape('deployments'),
 });
 
 export const createDeploymentSchema = z

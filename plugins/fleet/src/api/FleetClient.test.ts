@@ -52,8 +52,33 @@ describe('FleetClient', () => {
     expect(await client.listClusters()).toEqual([sim1]);
     await client.listClusters({ status: 'OFFLINE' });
     expect(seen).toEqual([
-      ' Bearer user-token',
-      '?status=OFFLINE Bearer user-token',
+      '?limit=1000 Bearer user-token',
+      '?status=OFFLINE&limit=1000 Bearer user-token',
+    ]);
+  });
+
+  it('follows nextCursor through every page of a paged list, keeping the filter', async () => {
+    const pages: Record<string, { items: unknown[]; nextCursor?: string }> = {
+      '': { items: [deployment('sim-1', 'DEPLOYED')], nextCursor: 'c1' },
+      c1: { items: [deployment('sim-2', 'DEPLOYED')], nextCursor: 'c2' },
+      c2: { items: [deployment('sim-3', 'FAILED')] },
+    };
+    const queries: string[] = [];
+    server.use(
+      http.get(`${base}/deployments`, ({ request }) => {
+        const url = new URL(request.url);
+        queries.push(url.search);
+        return HttpResponse.json(pages[url.searchParams.get('cursor') ?? '']);
+      }),
+    );
+    const all = await client.listDeployments({
+      entityRef: 'component:default/payments',
+    });
+    expect(all.map(d => d.cluster)).toEqual(['sim-1', 'sim-2', 'sim-3']);
+    expect(queries).toEqual([
+      '?entityRef=component%3Adefault%2Fpayments&limit=1000',
+      '?entityRef=component%3Adefault%2Fpayments&limit=1000&cursor=c1',
+      '?entityRef=component%3Adefault%2Fpayments&limit=1000&cursor=c2',
     ]);
   });
 
@@ -127,8 +152,8 @@ describe('FleetClient', () => {
     ).toHaveLength(1);
     expect(await client.listDeploymentEvents('dep-sim-1')).toEqual([event]);
     expect(queries).toEqual([
-      '?entityRef=component%3Adefault%2Fpayments',
-      '?entityRef=component%3Adefault%2Fpayments&cluster=sim-1',
+      '?entityRef=component%3Adefault%2Fpayments&limit=1000',
+      '?entityRef=component%3Adefault%2Fpayments&cluster=sim-1&limit=1000',
     ]);
   });
 

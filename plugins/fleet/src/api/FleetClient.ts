@@ -1,17 +1,18 @@
 import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
-import type {
-  Application,
-  ApplicationFleetStatus,
-  Cluster,
-  ClusterStatus,
-  Deployment,
-  FleetEvent,
-  FleetSummary,
-  HealthCycleSummary,
-  ListResponse,
-  Release,
-  Revision,
+import {
+  FLEET_LIST_LIMITS,
+  type Application,
+  type ApplicationFleetStatus,
+  type Cluster,
+  type ClusterStatus,
+  type Deployment,
+  type FleetEvent,
+  type FleetSummary,
+  type HealthCycleSummary,
+  type ListResponse,
+  type Release,
+  type Revision,
 } from '@cnp/plugin-fleet-common';
 import type {
   CreateDeploymentRequest,
@@ -61,15 +62,36 @@ export class FleetClient implements FleetApi {
     return (await response.json()) as T;
   }
 
+  /**
+   * Every item of a list: the paged lists (clusters, applications, deployments, asked for pages
+   * of the largest size, so that a card's poll stays one request) answer a page at a time, and
+   * the next page is asked with the cursor the last one gave, until none is given.
+   */
   private async list<T>(
     path: string,
     query?: Record<string, string | number | undefined>,
   ): Promise<T[]> {
-    return (await this.request<ListResponse<T>>(path, { query })).items;
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page: ListResponse<T> = await this.request<ListResponse<T>>(path, {
+        query: { ...query, cursor },
+      });
+      items.push(...page.items);
+      cursor = page.nextCursor;
+      // A cursor seen before would only loop.
+      if (cursor && seen.has(cursor)) break;
+      if (cursor) seen.add(cursor);
+    } while (cursor);
+    return items;
   }
 
   listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
-    return this.list('/clusters', { status: options?.status });
+    return this.list('/clusters', {
+      status: options?.status,
+      limit: FLEET_LIST_LIMITS.max,
+    });
   }
 
   getCluster(name: string): Promise<Cluster> {
@@ -93,7 +115,10 @@ export class FleetClient implements FleetApi {
   }
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
-    return this.list('/applications', { entityRef: options?.entityRef });
+    return this.list('/applications', {
+      entityRef: options?.entityRef,
+      limit: FLEET_LIST_LIMITS.max,
+    });
   }
 
   getApplicationStatus(applicationId: string): Promise<ApplicationFleetStatus> {
@@ -154,6 +179,7 @@ export class FleetClient implements FleetApi {
     return this.list('/deployments', {
       entityRef: options?.entityRef,
       cluster: options?.cluster,
+      limit: FLEET_LIST_LIMITS.max,
     });
   }
 

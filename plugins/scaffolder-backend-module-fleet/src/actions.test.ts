@@ -116,6 +116,18 @@ describe('fleet:application:register', () => {
       }),
     ]);
     expect(authorized).toEqual([
+      // The registration: the component, then the cluster its placement names.
+      {
+        permission: 'fleet.deployment.create',
+        resourceRef: 'component:default/scaffolded-app',
+        user: 'user:default/mock',
+      },
+      {
+        permission: 'fleet.cluster.deploy',
+        resourceRef: 'alpha',
+        user: 'user:default/mock',
+      },
+      // The test's read of the application (who may see its env values).
       {
         permission: 'fleet.deployment.create',
         resourceRef: 'component:default/scaffolded-app',
@@ -513,7 +525,8 @@ describe('FleetApiClient', () => {
     for (let i = 0; i < 1001; i++) {
       await fleet.stores.clusters.insertCluster({
         name: `paged-${String(i).padStart(4, '0')}`,
-        endpoint: 'https://10.0.0.1:6443',
+        // One API server is one cluster: each its own.
+        endpoint: `https://paged-${i}.example:6443`,
         kubeconfigRef: `vault:paged-${i}`,
         source: 'manual',
       });

@@ -106,7 +106,12 @@ describe.each(databases.eachSupportedId())(
               kubeconfigDir: sim.kubeconfigDir,
               allowedKubeconfigDirs: [allowedDir],
             },
-            health: { probeTimeout: { seconds: 2 } },
+            // Back-to-back manual cycles that each probe and confirm at once.
+            health: {
+              probeTimeout: { seconds: 2 },
+              minOutage: { seconds: 0 },
+              manualMinInterval: { seconds: 0 },
+            },
             deploy: { pollInterval: { milliseconds: 100 } },
             ...(options.maxManual !== undefined
               ? { clusters: { maxManual: options.maxManual } }
@@ -295,7 +300,8 @@ describe.each(databases.eachSupportedId())(
           .post('/api/fleet/clusters')
           .send({
             name,
-            endpoint: 'https://10.0.0.9:6443',
+            // One API server is one cluster: each registration its own.
+            endpoint: `https://${name}.example:6443`,
             kubeconfigRef: `vault:${name}`,
           });
       // east and west are discovered: two manual clusters still fit.
@@ -326,7 +332,11 @@ describe.each(databases.eachSupportedId())(
         await request(server)
           .post('/api/fleet/clusters')
           .set('Authorization', as(ADMIN))
-          .send({ name, endpoint: 'https://10.0.0.9:6443', kubeconfigRef })
+          .send({
+            name,
+            endpoint: `https://${name}.example:6443`,
+            kubeconfigRef,
+          })
           .expect(201);
       }
       await request(server)

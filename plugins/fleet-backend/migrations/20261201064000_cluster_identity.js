@@ -56,8 +56,8 @@ exports.down = async function down(knex) {
       'fleet_clusters_identity_uniq',
     );
   });
-  await knex.schema.alterTable('fleet_clusters', table => {
-    table.dropColumn('identity_ca');
-    table.dropColumn('identity_server');
-  });
+  // A plain DROP COLUMN: knex's SQLite column drop rebuilds the table, which the deployments'
+  // foreign key refuses while deployments exist.
+  await knex.raw('ALTER TABLE fleet_clusters DROP COLUMN identity_ca');
+  await knex.raw('ALTER TABLE fleet_clusters DROP COLUMN identity_server');
 };

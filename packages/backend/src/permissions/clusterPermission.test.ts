@@ -13,7 +13,7 @@ import request from 'supertest';
 import permissionPlugin from '@backstage/plugin-permission-backend';
 import fleetPlugin from '@cnp/plugin-fleet-backend';
 import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import { httpAuthWithActors } from './testServices';
+import { httpAuthWithActors } from './__testUtils__/testServices';
 
 jest.setTimeout(60_000);
 
@@ -109,6 +109,12 @@ describe.each(databases.eachSupportedId())(
       );
       expect(await deployments()).toEqual([]);
       expect(eastDeployments()).toBe(eastBefore);
+      // An unknown cluster is the service's 404, not a refusal telling which names exist.
+      await request(server)
+        .post('/api/fleet/deployments')
+        .set('Authorization', as('user:default/bob'))
+        .send({ entityRef, cluster: 'typo', image: 'pay:1.0.0' })
+        .expect(404);
       // ...but may on west, and alice (team-a) may on east.
       await request(server)
         .post('/api/fleet/deployments')

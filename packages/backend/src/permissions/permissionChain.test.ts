@@ -17,7 +17,10 @@ import path from 'node:path';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import { httpAuthWithActors, userInfoFromCatalog } from './testServices';
+import {
+  httpAuthWithActors,
+  userInfoFromCatalog,
+} from './__testUtils__/testServices';
 
 jest.setTimeout(120_000);
 

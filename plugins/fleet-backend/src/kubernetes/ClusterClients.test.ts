@@ -363,6 +363,26 @@ describe('ClusterClients', () => {
     ).toBe('ok');
     strict.dispose();
 
+    // client-node's gcp and azure auth providers run their cmd-path through a shell too.
+    doc.users[0].user = {
+      'auth-provider': {
+        name: 'gcp',
+        config: { 'cmd-path': '/bin/sh', 'cmd-args': '-c true' },
+      },
+    };
+    const providerFile = path.join(dir, 'provider.yaml');
+    fs.writeFileSync(providerFile, stringify(doc));
+    const strict2 = clientsFor(dir);
+    expect(
+      await strict2.kubeConfigFor({ ...manual, kubeconfigRef: providerFile }),
+    ).toEqual({
+      kind: 'unusable',
+      reason: expect.stringContaining(
+        'runs an auth-provider, which Fleet runs only for discovered kubeconfigs',
+      ),
+    });
+    strict2.dispose();
+
     const open = ClusterClients.create({
       policy: KubeconfigAccessPolicy.create({
         kubeconfigDir: sim.kubeconfigDir,

@@ -271,12 +271,19 @@ export class ClusterClients {
       };
     }
     const user = kubeConfig.getCurrentUser();
-    if (cluster.source === 'manual' && user?.exec && !this.allowExecForManual) {
-      // An exec plugin runs a program on this host: whoever registers a manual cluster would
+    if (
+      cluster.source === 'manual' &&
+      (user?.exec || user?.authProvider) &&
+      !this.allowExecForManual
+    ) {
+      // An exec plugin runs a program on this host, and so do client-node's auth providers
+      // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster would
       // choose it. Discovered kubeconfigs are the operator's own files.
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' runs an exec credential plugin, which Fleet runs only for discovered kubeconfigs (set fleet.discovery.allowExecForManual to allow it)`,
+        reason: `kubeconfig file '${cluster.kubeconfigRef}' runs ${
+          user.exec ? 'an exec credential plugin' : 'an auth-provider'
+        }, which Fleet runs only for discovered kubeconfigs (set fleet.discovery.allowExecForManual to allow it)`,
       };
     }
     const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(

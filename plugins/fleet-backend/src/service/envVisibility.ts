@@ -4,6 +4,7 @@ import type {
   Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
+import { redactDetail } from '../util/redactDetail';
 
 /*
  * Environment values are readable only by those allowed to deploy the component: others see each
@@ -41,6 +42,36 @@ export function hideApplicationEnv(application: Application): Application {
 
 export function hideRevisionEnv(revision: Revision): Revision {
   return { ...revision, env: hideEnvValues(revision.env) ?? null };
+}
+
+/**
+ * A release as those who are not cluster admins see it: the cluster messages, the abort and the
+ * skip reasons carry no kubeconfig path or host error code (a step that failed for want of a
+ * kubeconfig says why only to admins).
+ */
+export function redactReleaseDetails(release: Release): Release {
+  return {
+    ...release,
+    skipped: release.skipped.map(s => ({
+      ...s,
+      reason: redactDetail(s.reason),
+    })),
+    progress: release.progress
+      ? {
+          ...release.progress,
+          clusters: release.progress.clusters.map(c => ({
+            ...c,
+            message: redactDetail(c.message),
+          })),
+          abort: release.progress.abort
+            ? {
+                ...release.progress.abort,
+                message: redactDetail(release.progress.abort.message),
+              }
+            : release.progress.abort,
+        }
+      : release.progress,
+  };
 }
 
 export function hideReleaseEnv(release: Release): Release {

@@ -1,6 +1,7 @@
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   AuditorService,
+  BackstageCredentials,
   HttpAuthService,
   LoggerService,
   PermissionsService,
@@ -52,6 +53,7 @@ import {
   hideApplicationEnv,
   hideReleaseEnv,
   hideRevisionEnv,
+  redactReleaseDetails,
 } from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
 import { applicationETag, ifMatchVersions } from './etags';
@@ -190,6 +192,27 @@ export async function createRouter(
   /** What the caller may see of kubeconfigs and host errors: asked once per request. */
   const viewOf = (req: express.Request) =>
     viewOfCaller({ httpAuth, permissions }, req);
+
+  /**
+   * `fleet.cluster.deploy` on the named clusters that exist: an unknown name is left to the
+   * service's own 404 or 400 (the caller's mistake, not a refusal that would tell which names
+   * exist).
+   */
+  async function checkClusters(
+    credentials: BackstageCredentials,
+    names: string[],
+  ): Promise<void> {
+    const known = await Promise.all(
+      [...new Set(names)].map(async name =>
+        (await stores.clusters.getCluster(name)) ? name : undefined,
+      ),
+    );
+    await requireClusterPermission(
+      permissions,
+      credentials,
+      known.filter((name): name is string => name !== undefined),
+    );
+  }
 
   /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
   async function audited<T>(
@@ -498,11 +521,7 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           entityRef,
         );
-        await requireClusterPermission(
-          permissions,
-          credentials,
-          body.placement?.clusters ?? [],
-        );
+        await checkClusters(credentials, body.placement?.clusters ?? []);
         const registered = await deployments.registerApplication({
           ...body,
           entityRef,
@@ -557,8 +576,7 @@ export async function createRouter(
         );
         // Only the clusters a placement adds: keeping a cluster it already named needs nothing.
         const before = new Set(application.placement.clusters ?? []);
-        await requireClusterPermission(
-          permissions,
+        await checkClusters(
           credentials,
           (body.placement?.clusters ?? []).filter(name => !before.has(name)),
         );
@@ -594,7 +612,7 @@ export async function createRouter(
           (await stores.deployments.listDeployments({ applicationId: id }))
             .filter(d => d.placed && d.status !== 'REMOVING')
             .map(d => d.cluster);
-        await requireClusterPermission(permissions, credentials, targets);
+        await checkClusters(credentials, targets);
         return releases.release(id, body, actorOf(credentials));
       },
     );
@@ -613,26 +631,32 @@ export async function createRouter(
   router.get('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const items = await releases.listReleases(id);
-    const mayDeploy = await deployableBy(
-      req,
-      items.map(r => r.entityRef),
-    );
-    sendJson(req, res, {
-      items: items.map(r =>
-        mayDeploy.has(r.entityRef) ? r : hideReleaseEnv(r),
+    const [mayDeploy, view] = await Promise.all([
+      deployableBy(
+        req,
+        items.map(r => r.entityRef),
       ),
+      viewOf(req),
+    ]);
+    sendJson(req, res, {
+      items: items.map(r => {
+        const shown = mayDeploy.has(r.entityRef) ? r : hideReleaseEnv(r);
+        return view.clusterAdmin ? shown : redactReleaseDetails(shown);
+      }),
     });
   });
 
   router.get('/releases/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
     const release = await releases.getRelease(id);
-    const mayDeploy = await deployableBy(req, [release.entityRef]);
-    sendJson(
-      req,
-      res,
-      mayDeploy.has(release.entityRef) ? release : hideReleaseEnv(release),
-    );
+    const [mayDeploy, view] = await Promise.all([
+      deployableBy(req, [release.entityRef]),
+      viewOf(req),
+    ]);
+    const shown = mayDeploy.has(release.entityRef)
+      ? release
+      : hideReleaseEnv(release);
+    sendJson(req, res, view.clusterAdmin ? shown : redactReleaseDetails(shown));
   });
 
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
@@ -713,9 +737,7 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           entityRef,
         );
-        await requireClusterPermission(permissions, credentials, [
-          body.cluster,
-        ]);
+        await checkClusters(credentials, [body.cluster]);
         return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
       },
     );
@@ -779,9 +801,7 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           existing.entityRef,
         );
-        await requireClusterPermission(permissions, credentials, [
-          existing.cluster,
-        ]);
+        await checkClusters(credentials, [existing.cluster]);
         return deployments.rollback(id, body.toRevision, actorOf(credentials));
       },
     );

@@ -438,13 +438,11 @@ describe.each(databases.eachSupportedId())(
         );
         const [[requests, options], clusterCall] =
           permissions.authorize.mock.calls;
-        if (route.clusters) {
-          expect(
-            clusterCall[0]
-              .map((r: any) => [r.permission.name, r.resourceRef])
-              .sort(),
-          ).toEqual(route.clusters.map(c => ['fleet.cluster.deploy', c]));
-        }
+        expect(
+          clusterCall?.[0]
+            .map((r: any) => [r.permission.name, r.resourceRef])
+            .sort(),
+        ).toEqual(route.clusters?.map(c => ['fleet.cluster.deploy', c]));
         expect(requests).toEqual([
           expect.objectContaining({
             permission: expect.objectContaining({ name: route.permission }),

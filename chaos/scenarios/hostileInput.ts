@@ -823,8 +823,8 @@ export const hostileInput: Scenario = {
     const namedProdDuring = (await call('GET', '/clusters/named-prod')).json;
     writeFileSync(path.join(dir, 'named-prod.yaml'), namedProdConfig);
     await call('POST', '/health/run');
-    const identities = ((await call('GET', '/clusters')).json?.items ??
-      []) as any[];
+    // Every cluster, all pages: the corpus holds more than one page of them.
+    const identities = (await listAll('/clusters')) as any[];
     const byEndpoint = (cluster: string) =>
       identities.filter(c => c.endpoint === sim.endpoint(cluster));
     const namedProd = identities.find(c => c.name === 'named-prod');
@@ -915,7 +915,8 @@ export const hostileInput: Scenario = {
       Array.from({ length: Math.max(room, 0) + 10 }, (_, i) =>
         call('POST', '/clusters', {
           name: `capped-${i}`,
-          endpoint: 'https://127.0.0.1:1',
+          // Each its own API server: the cap, not the identity check, is what refuses here.
+          endpoint: `https://capped-${i}.example:6443`,
           kubeconfigRef: `secret:capped-${i}`,
         }),
       ),

@@ -105,6 +105,8 @@ interface Tick {
   failure?: Parameters<typeof abortRelease>[1];
   /** The clusters whose Kubernetes objects this tick may have changed. */
   touched: Set<string>;
+  /** Each cluster's canary description, read once per tick (step, analysis and cleanup share it). */
+  canaries: Map<string, Promise<CanaryTarget | undefined>>;
 }
 
 /**
@@ -191,6 +193,7 @@ export class ReleaseOrchestrator {
       t,
       targets: [...record.targets],
       touched: new Set(),
+      canaries: new Map(),
     };
     if (!application) {
       abortRelease(
@@ -501,7 +504,20 @@ export class ReleaseOrchestrator {
   }
 
   /** The canary's description for the workloads: stable and new revisions' objects, sizes. */
-  private async targetFor(
+  private targetFor(
+    tick: Tick,
+    c: CanaryClusterProgress,
+  ): Promise<CanaryTarget | undefined> {
+    const key = `${c.cluster}@${c.deploymentId}@${c.previousRevision}`;
+    let target = tick.canaries.get(key);
+    if (!target) {
+      target = this.readTarget(tick, c);
+      tick.canaries.set(key, target);
+    }
+    return target;
+  }
+
+  private async readTarget(
     tick: Tick,
     c: CanaryClusterProgress,
   ): Promise<CanaryTarget | undefined> {

@@ -268,17 +268,11 @@ export class ReleaseService {
         structuredClone(record.progress),
         Date.now(),
       );
+      const online = await this.onlineClusters();
       applySteering(t, record.strategy, action, actor, name =>
-        this.isOnline(name),
+        online.has(name),
       );
       t.progress.updatedAt = t.iso;
-      const online = await this.onlineClusters();
-      if (t.progress.phase === 'ABORTING') {
-        for (const c of t.progress.clusters) {
-          if (c.state === 'ROLLING_BACK' && !online.has(c.cluster))
-            c.state = 'ROLLBACK_PENDING';
-        }
-      }
       if (
         await stores.releases.updateProgress(id, record.version, t.progress, {
           events: t.events,
@@ -290,11 +284,6 @@ export class ReleaseService {
     throw new ConflictError(
       `Release '${id}' kept changing while it was steered: try again`,
     );
-  }
-
-  private isOnline(_name: string): boolean {
-    // Decided again by the release task, which reads the clusters on every tick.
-    return true;
   }
 
   private async onlineClusters(): Promise<Set<string>> {

@@ -1,7 +1,6 @@
 import { InputError } from '@backstage/errors';
 import type {
   CanaryStep,
-  ReleaseStrategy,
   ReleaseWave,
 } from '@cnp/plugin-fleet-common';
 import jexl from 'jexl';
@@ -330,5 +329,3 @@ export function weightAt(steps: CanaryStep[], index: number): number {
   }
   return 0;
 }
-
-export type ParsedStrategy = ReleaseStrategy;

@@ -1,8 +1,5 @@
 import { InputError } from '@backstage/errors';
-import type {
-  CanaryStep,
-  ReleaseWave,
-} from '@cnp/plugin-fleet-common';
+import type { CanaryStep, ReleaseWave } from '@cnp/plugin-fleet-common';
 import jexl from 'jexl';
 import { z } from 'zod';
 

@@ -32,6 +32,7 @@ import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
+import { createPlacementGate } from './reconcile/placementGate';
 import { createRouter } from './service/router';
 import { asError } from './util/errors';
 
@@ -163,6 +164,11 @@ export const fleetPlugin = createBackendPlugin({
           reconcile: fleetConfig.reconcile,
           annotationsOf,
           heldDeployments: () => orchestrator.heldDeployments(),
+          placementGate: createPlacementGate(
+            permissionsRegistry.getPermissionRuleset(
+              fleetClusterPermissionResourceRef,
+            ),
+          ),
         });
         await reconciler.start();
 

@@ -149,8 +149,25 @@ export interface Application {
    * quotes: `PATCH /applications/:id` with `If-Match` writes only over that version.
    */
   version: number;
+  /**
+   * Clusters the placement selects (by selector, or by the component's annotations) that the
+   * reconcile did not deploy to, because the user whose decision it acts on (the last to
+   * register, change or deploy the application) may not deploy there (`fleet.cluster.deploy`).
+   * Empty when none.
+   */
+  placementRefused?: PlacementRefusal[];
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * A cluster an application's placement selects but was not deployed to, and why.
+ *
+ * @public
+ */
+export interface PlacementRefusal {
+  cluster: string;
+  reason: string;
 }
 
 /**

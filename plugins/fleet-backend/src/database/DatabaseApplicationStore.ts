@@ -5,13 +5,25 @@ import type { Knex } from 'knex';
 import { PreconditionFailedError } from './conflicts';
 import { afterKey, isUniqueViolation } from './dialect';
 import { toApplication, type ApplicationRow } from './tables';
-import type { ApplicationStore, NewApplication, PageRequest } from './types';
+import type {
+  ApplicationStore,
+  NewApplication,
+  PageRequest,
+  PlacementGrant,
+} from './types';
+import type { PolicyDecision } from '@backstage/plugin-permission-common';
+import type { PlacementRefusal } from '@cnp/plugin-fleet-common';
 
 /** Applications, each with whether it is being removed. */
 function applicationsQuery(db: Knex) {
   return db<ApplicationRow>('fleet_applications as a')
     .leftJoin('fleet_application_removals as r', 'r.application_id', 'a.id')
-    .select('a.*', db.raw('r.application_id is not null as removing'));
+    .leftJoin('fleet_placement_grants as g', 'g.application_id', 'a.id')
+    .select(
+      'a.*',
+      db.raw('r.application_id is not null as removing'),
+      'g.refused as placement_refused',
+    );
 }
 
 /** The knex implementation of {@link ApplicationStore}, on SQLite and PostgreSQL. */
@@ -164,7 +176,72 @@ export class DatabaseApplicationStore implements ApplicationStore {
       await this.db('fleet_placement_exclusions')
         .where({ application_id: id })
         .delete();
+      await this.db('fleet_placement_grants')
+        .where({ application_id: id })
+        .delete();
     }
     return deleted > 0;
+  }
+
+  async setPlacementGrant(
+    id: string,
+    grant: { decision: PolicyDecision; by: string },
+  ): Promise<void> {
+    await this.db('fleet_placement_grants')
+      .insert({
+        application_id: id,
+        decision: JSON.stringify(grant.decision),
+        granted_by: grant.by.slice(0, 255),
+        granted_at: new Date(),
+      })
+      .onConflict('application_id')
+      .merge(['decision', 'granted_by', 'granted_at']);
+  }
+
+  async listPlacementGrants(): Promise<Map<string, PlacementGrant>> {
+    const rows: Array<{
+      application_id: string;
+      decision: string | null;
+      granted_by: string | null;
+    }> = await this.db('fleet_placement_grants')
+      .whereNotNull('decision')
+      .select('application_id', 'decision', 'granted_by');
+    const grants = new Map<string, PlacementGrant>();
+    for (const row of rows) {
+      const decision = parseDecision(row.decision);
+      if (decision) {
+        grants.set(row.application_id, {
+          decision,
+          by: row.granted_by ?? 'unknown',
+        });
+      }
+    }
+    return grants;
+  }
+
+  async setPlacementRefused(
+    id: string,
+    refused: PlacementRefusal[],
+  ): Promise<void> {
+    await this.db('fleet_placement_grants')
+      .insert({
+        application_id: id,
+        refused: refused.length ? JSON.stringify(refused) : null,
+      })
+      .onConflict('application_id')
+      .merge(['refused']);
+  }
+}
+
+/** A stored decision, or undefined when it is not one (then nothing is allowed by it). */
+function parseDecision(text: string | null): PolicyDecision | undefined {
+  if (!text) return undefined;
+  try {
+    const decision = JSON.parse(text);
+    return decision && typeof decision.result === 'string'
+      ? (decision as PolicyDecision)
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -61,6 +61,8 @@ export interface ApplicationRow {
   removing?: boolean | number;
   /** Bumped on every write of spec or placement. */
   version: number | string;
+  /** Joined from fleet_placement_grants: JSON [{ cluster, reason }], or null. */
+  placement_refused?: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -195,6 +197,7 @@ export function toApplication(row: ApplicationRow): Application {
     placement: parseJson(row.placement, {}),
     removing: !!row.removing,
     version: Number(row.version),
+    placementRefused: parseJson(row.placement_refused ?? null, []),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
   };

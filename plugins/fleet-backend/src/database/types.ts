@@ -1,3 +1,4 @@
+import type { PolicyDecision } from '@backstage/plugin-permission-common';
 import type {
   Application,
   ApplicationPlacement,
@@ -8,6 +9,7 @@ import type {
   FleetEvent,
   HealthCycleSummary,
   MassOutageWarning,
+  PlacementRefusal,
   ReleaseProgress,
   Revision,
   SyncStatus,
@@ -163,6 +165,25 @@ export interface ApplicationStore {
   includeCluster(id: string, cluster: string): Promise<void>;
   /** The clusters the placement skips, per application. */
   listExcludedClusters(): Promise<Map<string, Set<string>>>;
+  /**
+   * Keeps the `fleet.cluster.deploy` decision of the user who last registered, changed or
+   * deployed the application: the reconcile places it with that decision.
+   */
+  setPlacementGrant(
+    id: string,
+    grant: { decision: PolicyDecision; by: string },
+  ): Promise<void>;
+  /** The recorded decisions, per application (applications without one are absent). */
+  listPlacementGrants(): Promise<Map<string, PlacementGrant>>;
+  /** The clusters the placement selects but was refused (empty: none); shown on the application. */
+  setPlacementRefused(id: string, refused: PlacementRefusal[]): Promise<void>;
+}
+
+/** A user's decision on `fleet.cluster.deploy`, kept for the reconcile to place with. */
+export interface PlacementGrant {
+  decision: PolicyDecision;
+  /** Who it is the decision of, e.g. user:default/ada. */
+  by: string;
 }
 
 /** The deployments: one application on one cluster, its status and its sync status. */

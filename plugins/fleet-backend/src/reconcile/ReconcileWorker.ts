@@ -6,6 +6,7 @@ import {
   FLEET_ANNOTATION_CLUSTER_SELECTOR,
   type Application,
   type Deployment,
+  type PlacementRefusal,
   type Revision,
   type SyncDifference,
 } from '@cnp/plugin-fleet-common';
@@ -39,6 +40,7 @@ import {
   placementTargets,
   type AnnotatedPlacement,
 } from './placement';
+import type { PlacementGate } from './placementGate';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
 const ACTOR = 'fleet-reconcile';
@@ -53,6 +55,8 @@ export interface ReconcileSummary {
   healed: number;
   placed: Array<{ entityRef: string; cluster: string; status: string }>;
   pruned: Array<{ entityRef: string; cluster: string }>;
+  /** Clusters a placement selects that it may not use (see `placementGate`). */
+  refused: Array<{ entityRef: string; cluster: string; reason: string }>;
   degraded: number;
   recovered: number;
   errors: Array<{
@@ -67,7 +71,11 @@ export interface ReconcileSummary {
 export type ReconcileStores = {
   applications: Pick<
     ApplicationStore,
-    'listApplications' | 'getApplication' | 'listExcludedClusters'
+    | 'listApplications'
+    | 'getApplication'
+    | 'listExcludedClusters'
+    | 'listPlacementGrants'
+    | 'setPlacementRefused'
   >;
   clusters: Pick<ClusterStore, 'listClusters'>;
   deployments: Pick<
@@ -108,6 +116,12 @@ export interface ReconcileWorkerOptions {
    * nor marked degraded, nor pruned until the release is done with them.
    */
   heldDeployments?: () => Promise<Set<string>>;
+  /**
+   * Whether a placement may put the application on a cluster, with the `fleet.cluster.deploy`
+   * decision of the user who last registered, changed or deployed it. Without a gate every
+   * selected cluster is used.
+   */
+  placementGate?: PlacementGate;
 }
 
 /**
@@ -156,6 +170,7 @@ export class ReconcileWorker {
       healed: 0,
       placed: [],
       pruned: [],
+      refused: [],
       degraded: 0,
       recovered: 0,
       errors: [],
@@ -225,8 +240,12 @@ export class ReconcileWorker {
     summary: ReconcileSummary,
     held: Set<string>,
   ) {
-    const { stores, deployments, annotationsOf, logger } = this.options;
+    const { stores, deployments, annotationsOf, logger, placementGate } =
+      this.options;
     const excluded = await stores.applications.listExcludedClusters();
+    const grants = placementGate
+      ? await stores.applications.listPlacementGrants()
+      : new Map();
     for (const application of applications) {
       if (application.removing) continue;
       const { placement } = application;
@@ -273,11 +292,21 @@ export class ReconcileWorker {
           summary,
         );
       }
-      if (targets.length === 0) continue;
       const existing = new Set(current.map(d => d.cluster));
+      const refused: PlacementRefusal[] = [];
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
         if (existing.has(cluster) || target.status === 'OFFLINE') continue;
+        const reason = placementGate?.(grants.get(application.id), target);
+        if (reason) {
+          refused.push({ cluster, reason });
+          summary.refused.push({
+            entityRef: application.entityRef,
+            cluster,
+            reason,
+          });
+          continue;
+        }
         if (!application.spec.image) {
           summary.errors.push({
             entityRef: application.entityRef,
@@ -310,6 +339,22 @@ export class ReconcileWorker {
             cluster,
             message: asError(error).message,
           });
+        }
+      }
+      // A placement read whole says which clusters it was refused; one that could not be read
+      // leaves the last word as it was.
+      if (
+        placementGate &&
+        evaluated &&
+        JSON.stringify(refused) !==
+          JSON.stringify(application.placementRefused ?? [])
+      ) {
+        await stores.applications.setPlacementRefused(application.id, refused);
+        for (const { cluster, reason } of refused) {
+          logger.warn(
+            `Placement of ${application.entityRef} on ${cluster} refused: ${reason}`,
+            { entityRef: application.entityRef, cluster },
+          );
         }
       }
     }

@@ -65,6 +65,8 @@ afterAll(async () => {
  */
 const adminOnlyClusterUpdates = () =>
   mockServices.permissions.mock({
+    authorizeConditional: async requests =>
+      requests.map(() => ({ result: AuthorizeResult.ALLOW })),
     authorize: async (requests, options) => {
       const principal = options?.credentials.principal as {
         type: string;

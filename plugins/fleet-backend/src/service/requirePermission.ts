@@ -7,6 +7,7 @@ import { NotAllowedError } from '@backstage/errors';
 import {
   AuthorizeResult,
   BasicPermission,
+  type PolicyDecision,
   ResourcePermission,
 } from '@backstage/plugin-permission-common';
 import {
@@ -67,6 +68,23 @@ export async function requireClusterPermission(
       } ${denied.map(n => `'${n}'`).join(', ')}`,
     );
   }
+}
+
+/**
+ * The caller's decision on `fleet.cluster.deploy` for clusters in general (ALLOW, DENY, or the
+ * policy's conditions on a cluster), kept with the application it registers, changes or deploys:
+ * the reconcile places the application on the clusters a selector or the component's
+ * annotations select with it, in the background, where no caller is there to ask.
+ */
+export async function placementGrantOf(
+  permissions: PermissionsService,
+  credentials: BackstageCredentials,
+): Promise<{ decision: PolicyDecision; by: string }> {
+  const [decision] = await permissions.authorizeConditional(
+    [{ permission: fleetClusterDeployPermission }],
+    { credentials },
+  );
+  return { decision, by: actorOf(credentials) };
 }
 
 /**

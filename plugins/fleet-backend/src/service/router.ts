@@ -45,6 +45,7 @@ import {
 import { pageAnswer, pageToRead } from './paging';
 import {
   actorOf,
+  placementGrantOf,
   requireClusterPermission,
   requirePermission,
   viewOfCaller,
@@ -86,7 +87,10 @@ export type RouterStores = {
     | 'inClusterTransaction'
     | 'updateClustersHealth'
   >;
-  applications: Pick<ApplicationStore, 'listApplications' | 'getApplication'>;
+  applications: Pick<
+    ApplicationStore,
+    'listApplications' | 'getApplication' | 'setPlacementGrant'
+  >;
   deployments: Pick<
     DeploymentStore,
     'listDeployments' | 'getDeployment' | 'countDeploymentsByStatus'
@@ -522,10 +526,12 @@ export async function createRouter(
           entityRef,
         );
         await checkClusters(credentials, body.placement?.clusters ?? []);
+        const grant = await placementGrantOf(permissions, credentials);
         const registered = await deployments.registerApplication({
           ...body,
           entityRef,
         });
+        await stores.applications.setPlacementGrant(registered.id, grant);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${registered.id} registered for ${entityRef} (${
@@ -580,7 +586,9 @@ export async function createRouter(
           credentials,
           (body.placement?.clusters ?? []).filter(name => !before.has(name)),
         );
+        const grant = await placementGrantOf(permissions, credentials);
         const result = await deployments.updateApplication(id, body, ifMatch);
+        await stores.applications.setPlacementGrant(id, grant);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${id} of ${application.entityRef} updated by ${actor}`,
@@ -738,7 +746,16 @@ export async function createRouter(
           entityRef,
         );
         await checkClusters(credentials, [body.cluster]);
-        return deployments.deploy({ ...body, entityRef }, actorOf(credentials));
+        const grant = await placementGrantOf(permissions, credentials);
+        const deployed = await deployments.deploy(
+          { ...body, entityRef },
+          actorOf(credentials),
+        );
+        await stores.applications.setPlacementGrant(
+          deployed.applicationId,
+          grant,
+        );
+        return deployed;
       },
     );
     res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));

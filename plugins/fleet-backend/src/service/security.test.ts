@@ -410,6 +410,8 @@ describe.each(databases.eachSupportedId())(
       const permissions = mockServices.permissions.mock({
         authorize: async requests =>
           requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+        authorizeConditional: async requests =>
+          requests.map(() => ({ result: AuthorizeResult.ALLOW })),
       });
       const auditor = mockServices.auditor.mock();
       const { server, seed, stores } = await start([
@@ -418,8 +420,16 @@ describe.each(databases.eachSupportedId())(
       ]);
       const caller = 'user:default/ada';
 
+      // The writes that say where an application may go keep the caller's fleet.cluster.deploy
+      // decision, which the reconcile places it with.
+      const keepsGrant = new Set([
+        'post /applications',
+        `patch /applications/${seed.applicationId}`,
+        'post /deployments',
+      ]);
       for (const route of writeRoutes(seed)) {
         permissions.authorize.mockClear();
+        permissions.authorizeConditional.mockClear();
         const res = await call(
           server,
           route,
@@ -451,6 +461,12 @@ describe.each(databases.eachSupportedId())(
         ]);
         expect((options?.credentials.principal as any).userEntityRef).toBe(
           caller,
+        );
+        const grantCalls = permissions.authorizeConditional.mock.calls;
+        expect(grantCalls.map(([r]) => r[0].permission.name)).toEqual(
+          keepsGrant.has(`${route.method} ${route.path}`)
+            ? ['fleet.cluster.deploy']
+            : [],
         );
       }
 

@@ -1,6 +1,11 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { cluster, deployment, mockFleetApi } from '../../testUtils/fixtures';
+import {
+  application,
+  cluster,
+  deployment,
+  mockFleetApi,
+} from '../../testUtils/fixtures';
 import { renderDeploymentsCard } from './__testUtils__/renderDeploymentsCard';
 
 function renderCard(api = mockFleetApi(), pollIntervalMs?: number) {
@@ -60,6 +65,33 @@ describe('EntityFleetDeploymentsCard', () => {
     expect(
       within(rows[0]).getByText(/^(just now|\d+ seconds ago)$/),
     ).toHaveAttribute('title');
+  });
+
+  it('says which clusters the placement selects but may not use, and why', async () => {
+    await renderCard(
+      mockFleetApi({
+        listDeployments: jest
+          .fn()
+          .mockResolvedValue([deployment('sim-1', 'DEPLOYED')]),
+        listApplications: jest.fn().mockResolvedValue([
+          {
+            ...application(),
+            placementRefused: [
+              {
+                cluster: 'sim-3',
+                reason:
+                  'Not allowed: fleet.cluster.deploy for user:default/ann',
+              },
+            ],
+          },
+        ]),
+      }),
+    );
+    expect(
+      await screen.findByText(
+        'Not placed on sim-3: Not allowed: fleet.cluster.deploy for user:default/ann',
+      ),
+    ).toBeInTheDocument();
   });
 
   it('shows what differs on an OUT_OF_SYNC deployment', async () => {

@@ -272,6 +272,17 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           </Typography>
         )}
         <ClusterChips clusters={value.clusters} named={named} />
+        {(value.placementRefused ?? []).map(refusal => (
+          <Typography
+            key={refusal.cluster}
+            variant="caption"
+            color="error"
+            display="block"
+            data-testid="placement-refused"
+          >
+            Not placed on {refusal.cluster}: {refusal.reason}
+          </Typography>
+        ))}
         <Box mt={2}>
           {value.deployments.length === 0 ? (
             <Typography variant="body2">

@@ -1,0 +1,225 @@
+import {
+  coreServices,
+  createBackendModule,
+  createServiceFactory,
+  type SchedulerService,
+} from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
+import catalogPlugin from '@backstage/plugin-catalog-backend';
+import permissionPlugin from '@backstage/plugin-permission-backend';
+import fleetPlugin from '@cnp/plugin-fleet-backend';
+import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { stringify } from 'yaml';
+import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
+import {
+  httpAuthWithActors,
+  userInfoFromCatalog,
+} from './__testUtils__/testServices';
+
+jest.setTimeout(120_000);
+
+/*
+ * A placement by selector is acted on by the reconcile, in the background, with no caller to
+ * ask: it uses the fleet.cluster.deploy decision of the user who last registered, changed or
+ * deployed the application, evaluated on each cluster with its labels as they are at that run.
+ * The real permission backend, the app's policy and the catalog decide; nothing is mocked in
+ * the chain.
+ */
+
+const databases = createTestDatabases();
+const sim = useSimulator({ clusters: ['east', 'west'], readyDelayMs: 50 });
+
+const entities = [
+  ...['team-a', 'team-b'].map((name, i) => ({
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Group',
+    metadata: { name },
+    spec: { type: 'team', children: [], members: [['alice', 'bob'][i]] },
+  })),
+  ...['alice', 'bob'].map(name => ({
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'User',
+    metadata: { name },
+    spec: { memberOf: [] },
+  })),
+  {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name: 'orders', annotations: { 'cnp.io/image': 'orders:1' } },
+    spec: { type: 'service', lifecycle: 'production', owner: 'group:team-b' },
+  },
+];
+
+describe.each(databases.eachSupportedId())(
+  'placement by selector under the real permission chain (%s)',
+  databaseId => {
+    it('places only on the clusters the placement author may deploy to, shows the refused ones on the application, and follows the cluster labels as they change', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-placement-'));
+      const file = path.join(dir, 'entities.yaml');
+      fs.writeFileSync(file, entities.map(e => stringify(e)).join('---\n'));
+      const knex = await databases.init(databaseId);
+      let scheduler: SchedulerService | undefined;
+      const { server } = await startTestBackend({
+        features: [
+          fleetPlugin,
+          permissionPlugin,
+          catalogPlugin,
+          permissionModuleFleetPolicy,
+          httpAuthWithActors,
+          userInfoFromCatalog,
+          // Lets the test run Fleet's reconcile now rather than at its schedule.
+          createBackendModule({
+            pluginId: 'fleet',
+            moduleId: 'test-scheduler',
+            register(reg) {
+              reg.registerInit({
+                deps: { s: coreServices.scheduler },
+                async init({ s }) {
+                  scheduler = s;
+                },
+              });
+            },
+          }),
+          createServiceFactory({
+            service: coreServices.database,
+            deps: { plugin: coreServices.pluginMetadata },
+            async factory({ plugin }) {
+              const client =
+                plugin.getId() === 'fleet'
+                  ? knex
+                  : await databases.init(databaseId);
+              return { getClient: async () => client };
+            },
+          }),
+          mockServices.rootConfig.factory({
+            data: {
+              permission: { enabled: true },
+              catalog: {
+                rules: [{ allow: ['Component', 'Group', 'User'] }],
+                locations: [{ type: 'file', target: file }],
+                processingInterval: { seconds: 1 },
+              },
+              fleet: {
+                discovery: { kubeconfigDir: sim.kubeconfigDir },
+                deploy: { pollInterval: { milliseconds: 50 } },
+                reconcile: { interval: { minutes: 10 } },
+                permissions: { clusterAdmins: ['group:default/team-a'] },
+              },
+            },
+          }),
+        ],
+      });
+      const alice = mockCredentials.user.header('user:default/alice');
+      const bob = mockCredentials.user.header('user:default/bob');
+      const entityRef = 'component:default/orders';
+
+      // The catalog has stitched who owns the component and who is in which group.
+      for (let i = 0; i < 240; i++) {
+        const res = await request(server)
+          .get('/api/catalog/entities/by-name/user/default/bob')
+          .set('Authorization', mockCredentials.service.header());
+        if ((res.body.relations ?? []).some((r: any) => r.type === 'memberOf'))
+          break;
+        await new Promise(r => setTimeout(r, 250));
+      }
+      await request(server)
+        .post('/api/fleet/health/run')
+        .set('Authorization', alice)
+        .expect(200);
+      // Both clusters are prod; east is kept to team-a.
+      for (const [name, labels] of [
+        ['east', { env: 'prod', 'cnp.io/allowed-groups': 'team-a' }],
+        ['west', { env: 'prod' }],
+      ] as const) {
+        await request(server)
+          .patch(`/api/fleet/clusters/${name}`)
+          .set('Authorization', alice)
+          .send({ labels })
+          .expect(200);
+      }
+
+      // Bob's team owns the component; he places it on every prod cluster.
+      const registered = await request(server)
+        .post('/api/fleet/applications')
+        .set('Authorization', bob)
+        .send({
+          entityRef,
+          spec: { image: 'orders:1', replicas: 1 },
+          placement: { clusterSelector: { matchLabels: { env: 'prod' } } },
+        })
+        .expect(201);
+      expect(registered.body.placementRefused).toEqual([]);
+
+      const clustersOf = async () =>
+        (
+          await knex('fleet_deployments')
+            .where({ application_id: registered.body.id })
+            .orderBy('cluster')
+        ).map((d: any) => d.cluster);
+      const refusedOf = async () =>
+        (
+          await knex('fleet_placement_grants')
+            .where({ application_id: registered.body.id })
+            .first()
+        )?.refused;
+      /** Runs the reconcile and waits until what it writes says `done`. */
+      const reconcileUntil = async (
+        done: (clusters: string[], refused: unknown) => boolean,
+      ) => {
+        await scheduler!.triggerTask('fleet-reconcile');
+        for (let i = 0; i < 200; i++) {
+          if (done(await clustersOf(), await refusedOf())) return;
+          await new Promise(r => setTimeout(r, 100));
+        }
+        throw new Error(
+          `the reconcile left ${JSON.stringify([
+            await clustersOf(),
+            await refusedOf(),
+          ])}`,
+        );
+      };
+      await reconcileUntil(
+        (clusters, refused) => clusters.length > 0 && !!refused,
+      );
+
+      expect(await clustersOf()).toEqual(['west']);
+      const shown = await request(server)
+        .get(`/api/fleet/applications/${registered.body.id}`)
+        .set('Authorization', bob)
+        .expect(200);
+      expect(shown.body.placementRefused).toEqual([
+        {
+          cluster: 'east',
+          reason: 'Not allowed: fleet.cluster.deploy for user:default/bob',
+        },
+      ]);
+
+      // An admin opens east to team-b: the next run places there and the refusal goes.
+      await request(server)
+        .patch('/api/fleet/clusters/east')
+        .set('Authorization', alice)
+        .send({
+          labels: { env: 'prod', 'cnp.io/allowed-groups': 'team-a.team-b' },
+        })
+        .expect(200);
+      await reconcileUntil(
+        (clusters, refused) => clusters.length > 1 && !refused,
+      );
+      expect(await clustersOf()).toEqual(['east', 'west']);
+      const after = await request(server)
+        .get(`/api/fleet/applications/${registered.body.id}`)
+        .set('Authorization', bob)
+        .expect(200);
+      expect(after.body.placementRefused).toEqual([]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  },
+);

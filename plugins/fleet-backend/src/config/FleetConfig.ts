@@ -74,7 +74,10 @@ export interface FleetConfig {
     /** Namespaces an application may not deploy to. */
     forbiddenNamespaces: string[];
     /** Requests and limits for each resource an application sets none for. */
-    defaultResources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+    defaultResources?: {
+      requests?: Record<string, string>;
+      limits?: Record<string, string>;
+    };
     /** The preStop sleep of every container, in seconds (0: none). */
     preStopSleepSeconds?: number;
   };
@@ -399,7 +402,10 @@ function readDefaultResources(
 ): FleetConfig['deploy']['defaultResources'] {
   const section = config.getOptionalConfig('deploy.defaultResources');
   if (!section) return undefined;
-  const out: { requests?: Record<string, string>; limits?: Record<string, string> } = {};
+  const out: {
+    requests?: Record<string, string>;
+    limits?: Record<string, string>;
+  } = {};
   for (const kind of ['requests', 'limits'] as const) {
     const values = section.getOptionalConfig(kind);
     if (!values) continue;

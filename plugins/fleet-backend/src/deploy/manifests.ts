@@ -72,7 +72,10 @@ export function resourcesWithDefaults(
     if (!named.has(resource)) requests[resource] = value;
   for (const [resource, value] of Object.entries(defaults?.limits ?? {}))
     if (!named.has(resource)) limits[resource] = value;
-  return nonEmpty({ requests: nonEmpty(requests), limits: nonEmpty(limits) });
+  const out: V1ResourceRequirements = {};
+  if (Object.keys(requests).length) out.requests = requests;
+  if (Object.keys(limits).length) out.limits = limits;
+  return nonEmpty(out);
 }
 
 /** A Service name must also start with a letter (DNS-1035). */

@@ -272,7 +272,11 @@ const nodeSelectorTerm = z
       .array(
         selectorRequirement(['In', 'NotIn']).refine(
           r => r.key === 'metadata.name',
-          { message: "the only field a node can be matched by is 'metadata.name'", path: ['key'] },
+          {
+            message:
+              "the only field a node can be matched by is 'metadata.name'",
+            path: ['key'],
+          },
         ),
       )
       .max(8)
@@ -284,7 +288,11 @@ const nodeSelectorTerm = z
     'a node selector term needs matchExpressions or matchFields',
   );
 
-const weight = z.number().int().min(1, 'must be 1 to 100').max(100, 'must be 1 to 100');
+const weight = z
+  .number()
+  .int()
+  .min(1, 'must be 1 to 100')
+  .max(100, 'must be 1 to 100');
 
 const podAffinityTerm = z
   .object({
@@ -390,10 +398,7 @@ export const ingressSchema = z
       .regex(/^\/[^\s{};]*$/, "must be an absolute path such as '/' or '/api'")
       .optional(),
     tls: z
-      .union([
-        z.boolean(),
-        z.object({ secretName: dns1123Subdomain }).strict(),
-      ])
+      .union([z.boolean(), z.object({ secretName: dns1123Subdomain }).strict()])
       .optional(),
   })
   .strict();

@@ -289,7 +289,12 @@ export class ClusterClients {
       version: `${ref}|${meta?.uid ?? ''}|${meta?.resourceVersion ?? ''}`,
       label,
       untrusted: true,
-      load: async () => kubeconfigFromSecret(read.secret, parsed),
+      load: async () => {
+        const loaded = kubeconfigFromSecret(read.secret, parsed);
+        return loaded.kind === 'ok'
+          ? loaded
+          : { kind: 'unusable', reason: `${label} ${loaded.problem}` };
+      },
     };
   }
 

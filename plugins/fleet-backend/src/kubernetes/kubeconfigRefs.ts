@@ -43,30 +43,30 @@ export function describeSecretRef(ref: SecretRef): string {
   return `kubeconfig Secret '${ref.namespace}/${ref.name}' (key '${ref.key}')`;
 }
 
+/** A parsed kubeconfig, or what is wrong with the Secret's value (to follow the Secret's name). */
 export type SecretKubeconfig =
   | { kind: 'ok'; kubeConfig: KubeConfig }
-  | { kind: 'unusable'; reason: string };
+  | { kind: 'unusable'; problem: string };
 
 /**
  * Parses the kubeconfig a Secret holds under `ref.key`, with client-node. A missing key, an
- * oversized value or a kubeconfig that does not parse is a reason that names the Secret and the
- * key and quotes nothing of the value (a parse error keeps its first line only, which never
- * carries the parser's excerpt of the text).
+ * oversized value or a kubeconfig that does not parse is a problem that quotes nothing of the
+ * value (a parse error keeps its first line only, which never carries the parser's excerpt of
+ * the text).
  */
 export function kubeconfigFromSecret(
   secret: V1Secret,
   ref: SecretRef,
 ): SecretKubeconfig {
-  const label = describeSecretRef(ref);
   const encoded = secret.data?.[ref.key];
   if (encoded === undefined) {
-    return { kind: 'unusable', reason: `${label} has no such key` };
+    return { kind: 'unusable', problem: 'has no such key' };
   }
   const bytes = Buffer.from(encoded, 'base64');
   if (bytes.length > MAX_KUBECONFIG_BYTES) {
     return {
       kind: 'unusable',
-      reason: `${label} is larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+      problem: `is larger than ${MAX_KUBECONFIG_BYTES} bytes`,
     };
   }
   const kubeConfig = new KubeConfig();
@@ -75,13 +75,13 @@ export function kubeconfigFromSecret(
   } catch (error) {
     return {
       kind: 'unusable',
-      reason: `${label} is not a valid kubeconfig: ${parseErrorSummary(error)}`,
+      problem: `is not a valid kubeconfig: ${parseErrorSummary(error)}`,
     };
   }
   if (kubeConfig.getContexts().length === 0) {
     return {
       kind: 'unusable',
-      reason: `${label} is not a valid kubeconfig: it has no contexts`,
+      problem: 'is not a valid kubeconfig: it has no contexts',
     };
   }
   // Certificates named by path would be files of the backend's host, not of the Secret.
@@ -91,7 +91,7 @@ export function kubeconfigFromSecret(
   if (byPath) {
     return {
       kind: 'unusable',
-      reason: `${label} names certificate or key files; a kubeconfig in a Secret must carry them inline (certificate-authority-data, client-certificate-data, client-key-data)`,
+      problem: `names certificate or key files; a kubeconfig in a Secret must carry them inline (certificate-authority-data, client-certificate-data, client-key-data)`,
     };
   }
   return { kind: 'ok', kubeConfig };

@@ -89,7 +89,7 @@ describe.each(databases.eachSupportedId())(
   databaseId => {
     async function start(fleet: Record<string, unknown>) {
       const knex = await databases.init(databaseId);
-        const backend = await startTestBackend({
+      const backend = await startTestBackend({
         features: [
           fleetPlugin,
           mockServices.database.factory({ knex }),
@@ -201,7 +201,7 @@ describe.each(databases.eachSupportedId())(
         .get('/api/fleet/clusters/edge/events')
         .expect(200);
       expect(events.body.items.map((e: any) => e.to)).not.toContain('OFFLINE');
-      for (const path of [
+      for (const route of [
         '/api/fleet/clusters',
         '/api/fleet/clusters/edge',
         '/api/fleet/clusters/edge/events',
@@ -209,7 +209,7 @@ describe.each(databases.eachSupportedId())(
         `/api/fleet/deployments/${deployed.body.id}/events`,
         '/api/fleet/summary',
       ]) {
-        expectNoSecretIn((await request(server).get(path).expect(200)).body);
+        expectNoSecretIn((await request(server).get(route).expect(200)).body);
       }
     });
 

@@ -1,5 +1,6 @@
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { parseErrorSummary } from './readKubeconfigFile';
 import { describeKubeError, isKubeStatus, withTimeout } from './requestOptions';
 
@@ -62,6 +63,7 @@ export class HubCluster {
       const kc = new KubeConfig();
       try {
         kc.loadFromString(await fs.readFile(file, 'utf8'));
+        kc.makePathsAbsolute(path.dirname(file));
       } catch (error) {
         throw new Error(
           `hub kubeconfig file '${file}' is malformed: ${parseErrorSummary(

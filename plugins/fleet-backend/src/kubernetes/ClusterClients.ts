@@ -451,13 +451,16 @@ export class ClusterClients {
       !this.allowExecForManual
     ) {
       // An exec plugin runs a program on this host, and so do client-node's auth providers
-      // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster would
-      // choose it. Discovered kubeconfigs are the operator's own files.
+      // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster, or
+      // may write a Secret of the hub, would choose it. Discovered kubeconfig files are the
+      // operator's own.
       return {
         kind: 'unusable',
         reason: `${label} runs ${
           user.exec ? 'an exec credential plugin' : 'an auth-provider'
-        }, which Fleet runs only for discovered kubeconfigs (set fleet.discovery.allowExecForManual to allow it)`,
+        }, which Fleet runs only for discovered kubeconfig${
+          source.untrusted ? ' files, not for kubeconfigs held in Secrets' : 's'
+        } (set fleet.discovery.allowExecForManual to allow it)`,
       };
     }
     const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(

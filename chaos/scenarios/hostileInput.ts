@@ -4,6 +4,7 @@
  * references and entity refs. No crash, no 500, nothing lost, no secret in any answer.
  */
 import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import {
   copyFileSync,
   existsSync,
@@ -209,11 +210,236 @@ function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
   return written;
 }
 
+/** The label of the Secrets on the hub that discovery reads kubeconfigs from. */
+const HUB_SECRET_LABEL = 'cnp.io/kubeconfig=true';
+
+/** One request to a simulated API server, as a client would send it (bearer token, its CA). */
+function kubeRequest(
+  sim: KubeSimulator,
+  cluster: string,
+  method: string,
+  apiPath: string,
+  body?: unknown,
+): Promise<number> {
+  return new Promise((done, fail) => {
+    const req = httpsRequest(
+      `${sim.endpoint(cluster)}${apiPath}`,
+      {
+        method,
+        ca: sim.caPem,
+        headers: {
+          authorization: `Bearer ${sim.token(cluster)}`,
+          'content-type': 'application/json',
+        },
+      },
+      res => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', fail);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/**
+ * Kubeconfigs held in Secrets of the hub cluster, hostile ones among them: malformed text around
+ * a token-like marker, a kubeconfig naming /etc/passwd as its CA file, one running an exec
+ * plugin, one without the key; referenced by hand (a missing Secret too) and discovered by label.
+ * A good one is ONLINE, UNKNOWN while its Secret is deleted and ONLINE again once restored; the
+ * others stay UNKNOWN with a reason, never OFFLINE; the plugin never runs. Answers the checks and
+ * every content that must appear in no answer and no log line.
+ */
+async function hostileSecrets(options: {
+  sim: KubeSimulator;
+  call: (
+    method: string,
+    path: string,
+    body?: unknown,
+  ) => Promise<{
+    status: number;
+    json: any;
+    text: string;
+  }>;
+  tmp: string;
+  log: (line: string) => void;
+}): Promise<{
+  checks: Array<[boolean, string, unknown]>;
+  contents: string[];
+}> {
+  const { sim, call, tmp } = options;
+  const out: Array<[boolean, string, unknown]> = [];
+  const marker = `s3cr3t-${randomBytes(12).toString('hex')}`;
+  const execMarker = path.join(tmp, 'secret-exec-plugin-ran');
+  const ca = Buffer.from(sim.caPem).toString('base64');
+  const [key, value] = HUB_SECRET_LABEL.split('=');
+  const labels = { [key]: value };
+  const secretsPath = '/api/v1/namespaces/fleet-system/secrets';
+  await kubeRequest(sim, 'hub', 'POST', '/api/v1/namespaces', {
+    metadata: { name: 'fleet-system' },
+  });
+  const put = async (
+    name: string,
+    text: string,
+    secretLabels?: Record<string, string>,
+    dataKey = 'kubeconfig',
+  ) =>
+    kubeRequest(sim, 'hub', 'POST', secretsPath, {
+      metadata: { name, labels: secretLabels },
+      stringData: { [dataKey]: text },
+    });
+  const good = readFileSync(sim.kubeconfigPath('secret-good'), 'utf8');
+  const hostile: Record<string, string> = {
+    'secret-malformed': `clusters:\n- name: c\n  token: ${marker}\n  {{{{ [[[`,
+    'secret-passwd': [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1", certificate-authority: /etc/passwd } }]`,
+      `users: [{ name: u, user: { token: ${marker}-passwd } }]`,
+      'contexts: [{ name: passwd-ctx, context: { cluster: c, user: u } }]',
+      'current-context: passwd-ctx',
+    ].join('\n'),
+    'secret-exec': [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{ name: c, cluster: { server: "${sim.endpoint(
+        'secret-exec',
+      )}", certificate-authority-data: ${ca} } }]`,
+      `users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, command: sh, args: ["-c", "touch ${execMarker}; exit 1"] } } }]`,
+      'contexts: [{ name: secret-exec, context: { cluster: c, user: u } }]',
+      'current-context: secret-exec',
+    ].join('\n'),
+  };
+  const created = [
+    await put('secret-good', good, labels),
+    await put(
+      'secret-manual',
+      readFileSync(sim.kubeconfigPath('secret-manual'), 'utf8'),
+    ),
+    await put('secret-nokey', good, labels, 'other'),
+    ...(await Promise.all(
+      Object.entries(hostile).map(([name, text]) => put(name, text, labels)),
+    )),
+  ];
+  out.push([
+    created.every(status => status === 201),
+    'the hub cluster stores the kubeconfig Secrets (good and hostile)',
+    created,
+  ]);
+  const manual = {
+    'by-secret': ['secret-manual', sim.endpoint('secret-manual')],
+    'by-missing-secret': ['nope', 'https://missing.example:6443'],
+    'by-malformed-secret': [
+      'secret-malformed',
+      'https://malformed.example:6443',
+    ],
+    'by-nokey-secret': ['secret-nokey', 'https://nokey.example:6443'],
+  };
+  const registered = await Promise.all(
+    Object.entries(manual).map(([name, [secret, endpoint]]) =>
+      call('POST', '/clusters', {
+        name,
+        endpoint,
+        kubeconfigRef: `secret:fleet-system/${secret}`,
+      }),
+    ),
+  );
+  out.push([
+    registered.every(a => a.status === 201),
+    `${registered.length} manual registrations referencing Secrets (one missing, one malformed, one without the key) are accepted`,
+    registered.map(a => a.status),
+  ]);
+  const cycle = async () => (await call('POST', '/health/run')).status;
+  const cluster = async (name: string) =>
+    (await call('GET', `/clusters/${name}`)).json;
+  const cycles = [await cycle(), await cycle(), await cycle()];
+  const byName = Object.fromEntries(
+    await Promise.all(
+      ['secret-good', 'secret-exec', 'passwd-ctx', ...Object.keys(manual)].map(
+        async name => [name, await cluster(name)] as const,
+      ),
+    ),
+  );
+  out.push([
+    cycles.every(s => s === 200) &&
+      byName['secret-good']?.status === 'ONLINE' &&
+      byName['secret-good']?.kubeconfigRef ===
+        'secret:fleet-system/secret-good' &&
+      byName['by-secret']?.status === 'ONLINE',
+    'a cluster discovered from a labelled Secret and one registered with a Secret reference are ONLINE',
+    `${byName['secret-good']?.status} ${byName['secret-good']?.kubeconfigRef}; by-secret ${byName['by-secret']?.status}`,
+  ]);
+  const unprobeable = [
+    'by-missing-secret',
+    'by-malformed-secret',
+    'by-nokey-secret',
+    'secret-exec',
+  ].map(name => byName[name]);
+  out.push([
+    unprobeable.every(
+      c =>
+        c?.status === 'UNKNOWN' &&
+        /kubeconfig Secret 'fleet-system\//.test(c.statusReason ?? ''),
+    ) && !existsSync(execMarker),
+    'Secrets that are missing, malformed, without the key or running an exec plugin leave their clusters UNKNOWN with a reason naming the Secret (never OFFLINE), and the plugin never runs',
+    unprobeable.map(
+      c => `${c?.name}:${c?.status}:${short(c?.statusReason, 80)}`,
+    ),
+  ]);
+  out.push([
+    byName['passwd-ctx'] === undefined ||
+      byName['passwd-ctx'].status !== 'ONLINE',
+    'a Secret naming /etc/passwd as its CA file is not discovered as a usable cluster',
+    byName['passwd-ctx']?.status ?? 'not discovered',
+  ]);
+  // The good Secret is deleted, then restored: UNKNOWN meanwhile, never OFFLINE.
+  const deleted = await kubeRequest(
+    sim,
+    'hub',
+    'DELETE',
+    `${secretsPath}/secret-manual`,
+  );
+  await cycle();
+  await cycle();
+  const whileGone = await cluster('by-secret');
+  await put(
+    'secret-manual',
+    readFileSync(sim.kubeconfigPath('secret-manual'), 'utf8'),
+  );
+  await cycle();
+  const restored = await cluster('by-secret');
+  out.push([
+    deleted === 200 &&
+      whileGone?.status === 'UNKNOWN' &&
+      restored?.status === 'ONLINE',
+    'a Secret-referenced cluster is UNKNOWN while its Secret is deleted and ONLINE once it is restored',
+    `${deleted}; ${whileGone?.status} (${short(
+      whileGone?.statusReason,
+      80,
+    )}) → ${restored?.status}`,
+  ]);
+  options.log(
+    `kubeconfig Secrets on the hub: ${Object.keys(hostile).join(
+      ', ',
+    )}, secret-nokey; references: ${Object.keys(manual).join(', ')}`,
+  );
+  return {
+    checks: out,
+    contents: [
+      marker,
+      sim.token('secret-good'),
+      sim.token('secret-manual'),
+      sim.token('hub'),
+      Buffer.from(good).toString('base64').slice(0, 60),
+    ],
+  };
+}
+
 export const hostileInput: Scenario = {
   id: 'hostile-input',
   title: 'Hostile-input corpus',
   tried:
-    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name, a manual kubeconfig running an exec plugin, endpoints carrying Markdown or credentials; bad page limits and forged cursors on every paged list, manual registrations racing past fleet.clusters.maxManual, every read as a caller who is not a cluster admin; then a restart with all of it in place',
+    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name, a manual kubeconfig running an exec plugin, endpoints carrying Markdown or credentials; bad page limits and forged cursors on every paged list, manual registrations racing past fleet.clusters.maxManual, every read as a caller who is not a cluster admin; kubeconfig Secrets on the hub cluster (malformed around a token-like marker, a CA file of /etc/passwd, an exec plugin, no kubeconfig key, a missing Secret, one deleted and restored), discovered by label and referenced by hand; then a restart with all of it in place',
   timeoutMs: 300_000,
   async run({ checks, db, tmp, log }) {
     const dir = tempDir('fleet-chaos-kubeconfigs-');
@@ -234,6 +460,10 @@ export const hostileInput: Scenario = {
         'named-prod',
         'impostor',
         'impostor-2',
+        'hub',
+        'secret-good',
+        'secret-manual',
+        'secret-exec',
         ...ODD_NAMES.map((_, i) => `odd-${i}`),
       ],
       outDir: simDir,
@@ -273,7 +503,12 @@ export const hostileInput: Scenario = {
         kubeconfigDir: dir,
         fleet: {
           health: { probeTimeout: { seconds: 1 } },
-          discovery: { allowedKubeconfigDirs: [execDir] },
+          discovery: {
+            allowedKubeconfigDirs: [execDir],
+            secretSelector: HUB_SECRET_LABEL,
+          },
+          // Kubeconfigs held in Secrets are read from this cluster (see hostileSecrets).
+          hub: { kubeconfigPath: sim.kubeconfigPath('hub') },
           clusters: { maxManual: MAX_MANUAL },
         },
         logFile,
@@ -906,6 +1141,10 @@ export const hostileInput: Scenario = {
       'the backend process is alive and answers GET /health',
     );
 
+    const fromSecrets = await hostileSecrets({ sim, call, tmp, log });
+    for (const [held, what, detail] of fromSecrets.checks)
+      checks.ok(held, what, detail);
+
     // The manual cap: registrations racing for the last places get exactly those places.
     const manualNow = (await listAll('/clusters')).filter(
       c => c.source === 'manual',
@@ -1012,6 +1251,7 @@ export const hostileInput: Scenario = {
 
     // No answer carries kubeconfig contents, tokens, certificates or /etc/passwd.
     const secrets = [
+      ...fromSecrets.contents,
       ...['good-1', 'good-2', 'good-3'].map(n => sim.token(n)),
       Buffer.from(sim.caPem).toString('base64').slice(0, 40),
       'BEGIN CERTIFICATE',
@@ -1031,6 +1271,12 @@ export const hostileInput: Scenario = {
     checks.ok(
       !/Unhandled|uncaught/i.test(logText),
       'no unhandled error in the backend log',
+    );
+    const loggedSecrets = fromSecrets.contents.filter(c => logText.includes(c));
+    checks.ok(
+      loggedSecrets.length === 0,
+      `no content of a kubeconfig Secret in the backend log (${fromSecrets.contents.length} tokens, markers and encodings looked for)`,
+      loggedSecrets.map(c => short(c, 12)),
     );
 
     // A restart with the whole corpus in the directory (discovery runs during plugin startup).

@@ -24,6 +24,39 @@ export interface Config {
        * it); manual references are refused unless this is true. Default false.
        */
       allowExecForManual?: boolean;
+      /**
+       * A label selector (e.g. `cnp.io/kubeconfig=true`): every Secret of the hub cluster with
+       * these labels holds a kubeconfig (key `kubeconfig`, else `value`) whose contexts are
+       * discovered as clusters, with `kubeconfigRef: secret:<namespace>/<name>[#key]`.
+       */
+      secretSelector?: string;
+      /** The namespace those Secrets are listed in (default: every namespace). */
+      secretNamespace?: string;
+    };
+    /**
+     * The hub cluster: where `secret:<namespace>/<name>[#key]` kubeconfig references are read.
+     * By default, when the backend runs in a pod (`KUBERNETES_SERVICE_HOST` is set) and no
+     * kubeconfig is configured, the cluster it runs in, through its service account.
+     */
+    hub?: {
+      /** A kubeconfig file for the hub (instead of in-cluster config). */
+      kubeconfigPath?: string;
+      /** The context of that file (default: its current context). */
+      context?: string;
+      /**
+       * Use in-cluster config (the pod's service account) for the hub. Default: true when
+       * `KUBERNETES_SERVICE_HOST` is set and no kubeconfig is configured.
+       */
+      inCluster?: boolean;
+      /** The name the cluster the backend runs in is registered under (default `in-cluster`). */
+      inClusterName?: string;
+      /** Whether that cluster is registered as a Fleet cluster (default true). */
+      registerInCluster?: boolean;
+      /**
+       * A prefix before `/var/run/secrets/kubernetes.io/serviceaccount`, where in-cluster config
+       * reads the token, CA and namespace (default none; for tests and unusual mounts).
+       */
+      serviceAccountPathPrefix?: string;
     };
     /** The cluster health worker. */
     health?: {
@@ -97,6 +130,21 @@ export interface Config {
        * kube-public, kube-node-lease).
        */
       forbiddenNamespaces?: string[];
+      /**
+       * Requests and limits of every container, for each resource (`cpu`, `memory`) the
+       * application sets neither a request nor a limit for. A request above its limit stops
+       * the backend at startup.
+       */
+      defaultResources?: {
+        requests?: { cpu?: string; memory?: string };
+        limits?: { cpu?: string; memory?: string };
+      };
+      /**
+       * How long a stopping container keeps serving (a `preStop` sleep, whole seconds, at most
+       * 5 minutes; default 5 s; zero leaves the hook out), so endpoints and Ingress controllers
+       * stop sending it traffic first. Uses the `sleep` action of Kubernetes 1.30.
+       */
+      preStopSleep?: HumanDuration | string;
     };
     /** The history of cluster and deployment status changes. */
     events?: {

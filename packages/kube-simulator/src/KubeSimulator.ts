@@ -96,6 +96,12 @@ export interface KubeSimulatorOptions {
   prometheus?: boolean;
   /** Starts the Prometheus query endpoint on this port (0: a random free port). */
   prometheusPort?: number;
+  /**
+   * One of `clusters` that is also served at the listener's root (`https://127.0.0.1:PORT/api`),
+   * as a real API server is: what in-cluster config (`KUBERNETES_SERVICE_HOST`/`PORT`, no
+   * path) reaches. Its control API stays under `/clusters/<name>/_sim`.
+   */
+  rootCluster?: string;
 }
 
 /** CRDs a cluster has unless told otherwise. */
@@ -161,6 +167,8 @@ export class KubeSimulator {
   private ownsKubeconfigDir = false;
   private tlsConnections = 0;
   private prometheus?: PrometheusSim;
+  /** The cluster also served at the root of the listener (option `rootCluster`). */
+  private rootCluster?: string;
 
   private constructor(
     private readonly server: Server,
@@ -249,6 +257,13 @@ export class KubeSimulator {
     sim.ownsKubeconfigDir = !options.outDir;
     try {
       for (const name of names) await sim.addCluster(name);
+      if (options.rootCluster !== undefined) {
+        if (!names.includes(options.rootCluster))
+          throw new Error(
+            `rootCluster "${options.rootCluster}" is not one of the clusters`,
+          );
+        sim.rootCluster = options.rootCluster;
+      }
       for (const [cluster, crds] of Object.entries(options.crds ?? {})) {
         if (!Array.isArray(crds))
           throw new Error(`crds.${cluster} must be an array of CRD names`);
@@ -578,7 +593,11 @@ export class KubeSimulator {
     }
     if (path.startsWith('/_sim/prometheus/'))
       return this.prometheusControl(req, res, path);
-    const m = path.match(/^\/clusters\/([^/]+)(\/.*)?$/);
+    const m =
+      path.match(/^\/clusters\/([^/]+)(\/.*)?$/) ??
+      (this.rootCluster !== undefined && !path.startsWith('/_sim')
+        ? ([path, encodeURIComponent(this.rootCluster), path] as const)
+        : null);
     if (!m) return this.send(res, 404, errors.notFoundPath().toStatus());
     const state = this.clusters.get(decodeURIComponent(m[1]));
     if (!state) {

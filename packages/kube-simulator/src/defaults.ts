@@ -7,6 +7,7 @@
  * exactly where it would on a real cluster.
  */
 import { ResourceDef } from './resources';
+import { defaultSecret } from './secretsAndIngresses';
 import { asArray, ensureObject, isPlainObject, JsonObject } from './util';
 
 function setIfMissing(obj: JsonObject, key: string, value: unknown) {
@@ -135,6 +136,9 @@ export function applyDefaults(def: ResourceDef, obj: JsonObject): void {
       break;
     case 'Namespace':
       defaultNamespace(obj);
+      break;
+    case 'Secret':
+      defaultSecret(obj);
       break;
     default:
       break;

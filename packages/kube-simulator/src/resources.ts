@@ -2,6 +2,7 @@
  * The resource kinds the simulator serves, and the discovery documents
  * (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`) built from them.
  */
+import { SECRET_AND_INGRESS_RESOURCES } from './secretsAndIngresses';
 
 export interface ResourceDef {
   group: string; // '' for the core group
@@ -150,6 +151,7 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain' as const,
     crd: 'virtualservices.networking.istio.io',
   })),
+  ...SECRET_AND_INGRESS_RESOURCES,
 ];
 
 /** The CRDs a cluster can have, by name: what `setCrd` accepts. */

@@ -13,6 +13,7 @@ import { applyDefaults } from './defaults';
 import { ApiError, cause, errors, StatusCause } from './errors';
 import { applyPatch, PatchType } from './patch';
 import { canonicalizeQuantities } from './quantity';
+import { initialStatusOf, secretDecodeProblem } from './secretsAndIngresses';
 import {
   apiVersionOf,
   RESOURCES,
@@ -466,7 +467,8 @@ export class ClusterStore {
     const obj = clone(body);
     // Quantities are read when the body is decoded: a bad one fails the
     // decoding, before defaulting and validation.
-    const problem = canonicalizeQuantities(def, obj);
+    const problem =
+      canonicalizeQuantities(def, obj) ?? secretDecodeProblem(def, obj);
     if (problem) {
       throw errors.badRequest(
         `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${problem}`,
@@ -563,6 +565,7 @@ export class ClusterStore {
   }
 
   private initialStatus(def: ResourceDef, obj: JsonObject) {
+    if (initialStatusOf(def, obj)) return;
     switch (def.kind) {
       case 'Namespace':
         obj.status = { phase: 'Active' };
@@ -664,7 +667,8 @@ export class ClusterStore {
     this.tick();
     const entry = this.mustGet(def, namespace, name);
     const patched = applyPatch(clone(entry.obj), type, patchBody);
-    const problem = canonicalizeQuantities(def, patched);
+    const problem =
+      canonicalizeQuantities(def, patched) ?? secretDecodeProblem(def, patched);
     if (problem) {
       // What the API server answers when the patched object does not decode:
       // Invalid, with no kind or name, showing the whole patched object (as
@@ -724,6 +728,7 @@ export class ClusterStore {
       next = candidate;
       next.status = clone(old.status);
     }
+    if (next.status === undefined) delete next.status; // kinds without status (Secret)
     next.apiVersion = apiVersionOf(def);
     next.kind = def.kind;
     const meta = metaOf(next);

@@ -14,6 +14,7 @@ import {
 } from './quantity';
 import { ResourceDef } from './resources';
 import { matches, requirementsOf } from './selectors';
+import { validateIngress, validateSecret } from './secretsAndIngresses';
 import {
   asArray,
   asObject,
@@ -515,6 +516,12 @@ export function validateObject(
       break;
     case 'HorizontalPodAutoscaler':
       out.push(...validateHpa(obj));
+      break;
+    case 'Secret':
+      out.push(...validateSecret(obj, old));
+      break;
+    case 'Ingress':
+      out.push(...validateIngress(obj));
       break;
     default:
       break;

@@ -15,6 +15,7 @@ import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStores } from './database/DatabaseFleetStores';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
+import { hubKubeconfigItems } from './discovery/hubKubeconfigItems';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
@@ -30,6 +31,7 @@ import {
 } from './events/EventRetention';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
+import { HubCluster } from './kubernetes/HubCluster';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { createPlacementGate } from './reconcile/placementGate';
@@ -90,14 +92,30 @@ export const fleetPlugin = createBackendPlugin({
             Promise.all(names.map(name => stores.clusters.getCluster(name))),
         });
         const policy = KubeconfigAccessPolicy.create(fleetConfig.discovery);
+        const hub = HubCluster.create(fleetConfig.hub);
+        if (hub) logger.info(`Fleet's hub cluster is ${hub.describe()}`);
         const clients = ClusterClients.create({
           policy,
           allowExecForManual: fleetConfig.discovery.allowExecForManual,
+          hub,
         });
         const discovery = ClusterDiscovery.create({
           clusters: stores.clusters,
           logger,
           sources: fleetConfig.discovery,
+          extra:
+            (hub?.inCluster && fleetConfig.hub.registerInCluster) ||
+            fleetConfig.discovery.secretSelector
+              ? () =>
+                  hubKubeconfigItems({
+                    hub,
+                    inClusterName: fleetConfig.hub.registerInCluster
+                      ? fleetConfig.hub.inClusterName
+                      : undefined,
+                    secretSelector: fleetConfig.discovery.secretSelector,
+                    secretNamespace: fleetConfig.discovery.secretNamespace,
+                  })
+              : undefined,
         });
         try {
           await discovery.run();

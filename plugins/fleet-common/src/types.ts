@@ -90,6 +90,98 @@ export interface ApplicationSpec {
    * namespaces are refused; it cannot change while the application has deployments.
    */
   namespace?: string;
+  /**
+   * Kubernetes scheduling constraints, applied to the pods as given: e.g. node affinity that keeps
+   * the workload off hosts that cannot be power-cycled (`NotIn` a list of hostnames).
+   */
+  affinity?: ApplicationAffinity;
+  /** Taints the pods tolerate, as Kubernetes tolerations. */
+  tolerations?: ApplicationToleration[];
+  /** Exposes the Service through an Ingress controller (the Service stays ClusterIP). */
+  ingress?: ApplicationIngress;
+}
+
+/**
+ * A label selector requirement as Kubernetes writes it (`In`, `NotIn`, `Exists`,
+ * `DoesNotExist`; node selectors also `Gt` and `Lt`).
+ *
+ * @public
+ */
+export interface ApplicationSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+/** @public */
+export interface ApplicationNodeSelectorTerm {
+  matchExpressions?: ApplicationSelectorRequirement[];
+  matchFields?: ApplicationSelectorRequirement[];
+}
+
+/** @public */
+export interface ApplicationPodAffinityTerm {
+  labelSelector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: ApplicationSelectorRequirement[];
+  };
+  namespaces?: string[];
+  topologyKey: string;
+}
+
+/** @public */
+export interface ApplicationPodAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: ApplicationPodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: Array<{
+    weight: number;
+    podAffinityTerm: ApplicationPodAffinityTerm;
+  }>;
+}
+
+/**
+ * The pods' affinity, the Kubernetes `affinity` field.
+ *
+ * @public
+ */
+export interface ApplicationAffinity {
+  nodeAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: {
+      nodeSelectorTerms: ApplicationNodeSelectorTerm[];
+    };
+    preferredDuringSchedulingIgnoredDuringExecution?: Array<{
+      weight: number;
+      preference: ApplicationNodeSelectorTerm;
+    }>;
+  };
+  podAffinity?: ApplicationPodAffinity;
+  podAntiAffinity?: ApplicationPodAffinity;
+}
+
+/**
+ * A Kubernetes toleration.
+ *
+ * @public
+ */
+export interface ApplicationToleration {
+  key?: string;
+  operator?: 'Equal' | 'Exists';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+/**
+ * An Ingress in front of the application's Service: `host` routed to it under `path` (default
+ * `/`), through the controller of `className` (e.g. `nginx`, `alb`), with TLS from a Secret
+ * (`tls: true` names it `<application>-tls`).
+ *
+ * @public
+ */
+export interface ApplicationIngress {
+  host: string;
+  className?: string;
+  path?: string;
+  tls?: boolean | { secretName: string };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ConfigReader } from '@backstage/config';
+import type { JsonObject } from '@backstage/types';
 import { readFleetConfig } from './FleetConfig';
 
 describe('readFleetConfig', () => {
@@ -9,6 +10,16 @@ describe('readFleetConfig', () => {
         kubeconfigDir: undefined,
         allowedKubeconfigDirs: [],
         allowExecForManual: false,
+        secretSelector: undefined,
+        secretNamespace: undefined,
+      },
+      hub: {
+        kubeconfigPath: undefined,
+        context: undefined,
+        inCluster: false,
+        inClusterName: 'in-cluster',
+        registerInCluster: true,
+        serviceAccountPathPrefix: '',
       },
       clusters: { maxManual: 1000 },
       health: {
@@ -29,6 +40,8 @@ describe('readFleetConfig', () => {
         rollbackWindowMs: 600_000,
         forbiddenNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
         pollIntervalMs: 2_000,
+        defaultResources: undefined,
+        preStopSleepSeconds: 5,
       },
       events: { retentionMs: 90 * 24 * 3600_000 },
       database: { preparedStatements: true },
@@ -181,5 +194,108 @@ describe('readFleetConfig', () => {
         );
       }
     }
+  });
+
+  describe('the hub, Secret discovery and the deploy defaults', () => {
+    const read = (fleet: Record<string, unknown>, env = {}) =>
+      readFleetConfig(new ConfigReader({ fleet } as JsonObject), env);
+    const pod = {
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+    };
+
+    it('uses in-cluster config in a pod when no kubeconfig is configured', () => {
+      expect(read({}, pod).hub.inCluster).toBe(true);
+      expect(read({}, {}).hub.inCluster).toBe(false);
+      expect(
+        read({ discovery: { kubeconfigDir: '/k' } }, pod).hub.inCluster,
+      ).toBe(false);
+      expect(read({}, { ...pod, KUBECONFIG_PATH: '/k' }).hub.inCluster).toBe(
+        false,
+      );
+      expect(
+        read({ hub: { kubeconfigPath: '/hub.yaml' } }, pod).hub,
+      ).toMatchObject({ inCluster: false, kubeconfigPath: '/hub.yaml' });
+      expect(read({ hub: { inCluster: false } }, pod).hub.inCluster).toBe(
+        false,
+      );
+      expect(
+        read({ hub: { inClusterName: 'mgmt', registerInCluster: false } }, pod)
+          .hub,
+      ).toMatchObject({ inClusterName: 'mgmt', registerInCluster: false });
+    });
+
+    it('refuses in-cluster config outside a pod, both hub sources, and a bad name', () => {
+      expect(() => read({ hub: { inCluster: true } }, {})).toThrow(
+        /KUBERNETES_SERVICE_HOST/,
+      );
+      expect(() =>
+        read({ hub: { inCluster: true, kubeconfigPath: '/hub.yaml' } }, pod),
+      ).toThrow(/give one of them/);
+      expect(() => read({ hub: { inClusterName: 'In Cluster' } }, pod)).toThrow(
+        /fleet\.hub\.inClusterName/,
+      );
+    });
+
+    it('reads the Secret selector, and refuses one that is not a selector', () => {
+      expect(
+        read({
+          discovery: {
+            secretSelector: 'cnp.io/kubeconfig=true',
+            secretNamespace: 'fleet-system',
+          },
+        }).discovery,
+      ).toMatchObject({
+        secretSelector: 'cnp.io/kubeconfig=true',
+        secretNamespace: 'fleet-system',
+      });
+      expect(() => read({ discovery: { secretSelector: 'a b c ((' } })).toThrow(
+        /fleet\.discovery\.secretSelector/,
+      );
+      expect(() =>
+        read({ discovery: { secretNamespace: 'Fleet_System' } }),
+      ).toThrow(/fleet\.discovery\.secretNamespace/);
+    });
+
+    it('reads default resources and the preStop sleep, and refuses nonsense', () => {
+      const deploy = read({
+        deploy: {
+          defaultResources: {
+            requests: { cpu: '100m', memory: '128Mi' },
+            limits: { cpu: 1, memory: '1Gi' },
+          },
+          preStopSleep: { seconds: 10 },
+        },
+      }).deploy;
+      expect(deploy.defaultResources).toEqual({
+        requests: { cpu: '100m', memory: '128Mi' },
+        limits: { cpu: '1', memory: '1Gi' },
+      });
+      expect(deploy.preStopSleepSeconds).toBe(10);
+      expect(
+        read({ deploy: { preStopSleep: { seconds: 0 } } }).deploy,
+      ).toMatchObject({ preStopSleepSeconds: 0 });
+      expect(() =>
+        read({
+          deploy: {
+            defaultResources: {
+              requests: { cpu: '2' },
+              limits: { cpu: '500m' },
+            },
+          },
+        }),
+      ).toThrow(/cpu request 2 is above its limit 500m/);
+      expect(() =>
+        read({ deploy: { defaultResources: { requests: { gpu: '1' } } } }),
+      ).toThrow(/requests\.gpu: only cpu and memory/);
+      expect(() =>
+        read({
+          deploy: { defaultResources: { limits: { memory: 'lots' } } },
+        }),
+      ).toThrow(/limits\.memory='lots'/);
+      expect(() =>
+        read({ deploy: { preStopSleep: { milliseconds: 1500 } } }),
+      ).toThrow(/fleet\.deploy\.preStopSleep/);
+    });
   });
 });

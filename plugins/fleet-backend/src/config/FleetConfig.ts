@@ -4,6 +4,7 @@ import {
   readDurationFromConfig,
 } from '@backstage/config';
 import { durationToMilliseconds, HumanDuration } from '@backstage/types';
+import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { asError } from '../util/errors';
 
 /**
@@ -17,6 +18,31 @@ export interface FleetConfig {
     allowedKubeconfigDirs: string[];
     /** Whether a manual cluster's kubeconfig may run an `exec` credential plugin (default no). */
     allowExecForManual: boolean;
+    /** Secrets on the hub cluster with these labels hold kubeconfigs to discover. */
+    secretSelector?: string;
+    /** Where those Secrets are listed (default: every namespace). */
+    secretNamespace?: string;
+  };
+  /**
+   * The hub: the cluster Fleet reads kubeconfig Secrets from (`secret:<namespace>/<name>`
+   * references), and in-cluster, the cluster the backend runs in.
+   */
+  hub: {
+    /** A kubeconfig file for the hub. */
+    kubeconfigPath?: string;
+    /** Its context (default: its current context). */
+    context?: string;
+    /**
+     * Whether the backend uses in-cluster config (service account) for the hub: true when
+     * `KUBERNETES_SERVICE_HOST` is set and no kubeconfig is configured, unless set.
+     */
+    inCluster: boolean;
+    /** The name under which the cluster the backend runs in is registered (default in-cluster). */
+    inClusterName: string;
+    /** Whether that cluster is registered at all (default true). */
+    registerInCluster: boolean;
+    /** Prefix before /var/run/secrets/kubernetes.io/serviceaccount (default none). */
+    serviceAccountPathPrefix: string;
   };
   clusters: {
     /** The most clusters `POST /clusters` registers by hand (default 1,000). */
@@ -47,6 +73,13 @@ export interface FleetConfig {
     rollbackWindowMs: number;
     /** Namespaces an application may not deploy to. */
     forbiddenNamespaces: string[];
+    /** Requests and limits for each resource an application sets none for. */
+    defaultResources?: {
+      requests?: Record<string, string>;
+      limits?: Record<string, string>;
+    };
+    /** The preStop sleep of every container, in seconds (0: none). */
+    preStopSleepSeconds?: number;
   };
   events: {
     /** Events older than this are removed by the daily retention task. */
@@ -179,24 +212,103 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
   const nonEmpty = (value: string | undefined) =>
     value !== undefined && value.trim() !== '' ? value.trim() : undefined;
 
+  const discovery = {
+    kubeconfigPath:
+      nonEmpty(env.KUBECONFIG_PATH) ??
+      nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
+    kubeconfigDir:
+      nonEmpty(env.KUBECONFIG_DIR) ??
+      nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
+    allowedKubeconfigDirs:
+      config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
+    allowExecForManual:
+      config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
+    secretSelector: nonEmpty(
+      config.getOptionalString('discovery.secretSelector'),
+    ),
+    secretNamespace: nonEmpty(
+      config.getOptionalString('discovery.secretNamespace'),
+    ),
+  };
+  if (
+    discovery.secretSelector &&
+    !parseLabelSelector(discovery.secretSelector)
+  ) {
+    throw new Error(
+      `Invalid config value fleet.discovery.secretSelector='${discovery.secretSelector}': expected a label selector such as cnp.io/kubeconfig=true`,
+    );
+  }
+  if (
+    discovery.secretNamespace &&
+    !DNS1123_LABEL.test(discovery.secretNamespace)
+  ) {
+    throw new Error(
+      `Invalid config value fleet.discovery.secretNamespace='${discovery.secretNamespace}': expected a DNS-1123 label`,
+    );
+  }
+
+  const hubKubeconfigPath = nonEmpty(
+    config.getOptionalString('hub.kubeconfigPath'),
+  );
+  // In a pod, with no kubeconfig configured at all, the backend's own cluster is the hub.
+  const inCluster =
+    config.getOptionalBoolean('hub.inCluster') ??
+    (!!nonEmpty(env.KUBERNETES_SERVICE_HOST) &&
+      !hubKubeconfigPath &&
+      !discovery.kubeconfigPath &&
+      !discovery.kubeconfigDir);
+  if (inCluster && hubKubeconfigPath) {
+    throw new Error(
+      'Invalid config: fleet.hub.inCluster is true and fleet.hub.kubeconfigPath is set; give one of them',
+    );
+  }
+  if (
+    inCluster &&
+    (!nonEmpty(env.KUBERNETES_SERVICE_HOST) ||
+      !nonEmpty(env.KUBERNETES_SERVICE_PORT))
+  ) {
+    throw new Error(
+      'Invalid config: fleet.hub.inCluster is true but KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set (they are in a pod)',
+    );
+  }
+  const inClusterName =
+    config.getOptionalString('hub.inClusterName') ?? 'in-cluster';
+  if (!DNS1123_LABEL.test(inClusterName) || inClusterName.length > 63) {
+    throw new Error(
+      `Invalid config value fleet.hub.inClusterName='${inClusterName}': expected a DNS-1123 label`,
+    );
+  }
+  const hub = {
+    kubeconfigPath: hubKubeconfigPath,
+    context: nonEmpty(config.getOptionalString('hub.context')),
+    inCluster,
+    inClusterName,
+    registerInCluster:
+      config.getOptionalBoolean('hub.registerInCluster') ?? true,
+    serviceAccountPathPrefix:
+      config.getOptionalString('hub.serviceAccountPathPrefix') ?? '',
+  };
+
+  const preStopSleepMs = durationMsFromConfig(
+    config,
+    'deploy.preStopSleep',
+    { seconds: 5 },
+    { allowZero: true },
+  );
+  if (preStopSleepMs % 1000 !== 0 || preStopSleepMs > 300_000) {
+    throw new Error(
+      'Invalid config value fleet.deploy.preStopSleep: expected whole seconds, at most 5 minutes',
+    );
+  }
+
   const healthIntervalMs =
     intervalSeconds !== undefined
       ? intervalSeconds * 1000
       : durationMsFromConfig(config, 'health.interval', { seconds: 300 });
 
   return {
-    discovery: {
-      kubeconfigPath:
-        nonEmpty(env.KUBECONFIG_PATH) ??
-        nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
-      kubeconfigDir:
-        nonEmpty(env.KUBECONFIG_DIR) ??
-        nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
-      allowedKubeconfigDirs:
-        config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
-      allowExecForManual:
-        config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
-    },
+    discovery,
+    hub,
     clusters: {
       maxManual: integerFromConfig(config, 'clusters.maxManual', 1000, {
         min: 0,
@@ -267,6 +379,8 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       forbiddenNamespaces: config.getOptionalStringArray(
         'deploy.forbiddenNamespaces',
       ) ?? ['kube-system', 'kube-public', 'kube-node-lease'],
+      defaultResources: readDefaultResources(config),
+      preStopSleepSeconds: preStopSleepMs / 1000,
     },
     events: {
       retentionMs: durationMsFromConfig(config, 'events.retention', {
@@ -278,4 +392,66 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         config.getOptionalBoolean('database.preparedStatements') ?? true,
     },
   };
+}
+
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+/** `fleet.deploy.defaultResources`: cpu and memory quantities, each request at most its limit. */
+function readDefaultResources(
+  config: Config,
+): FleetConfig['deploy']['defaultResources'] {
+  const section = config.getOptionalConfig('deploy.defaultResources');
+  if (!section) return undefined;
+  const out: {
+    requests?: Record<string, string>;
+    limits?: Record<string, string>;
+  } = {};
+  for (const kind of ['requests', 'limits'] as const) {
+    const values = section.getOptionalConfig(kind);
+    if (!values) continue;
+    const entries: Record<string, string> = {};
+    for (const resource of values.keys()) {
+      if (resource !== 'cpu' && resource !== 'memory') {
+        throw new Error(
+          `Invalid config value fleet.deploy.defaultResources.${kind}.${resource}: only cpu and memory are supported`,
+        );
+      }
+      const value = String(values.get(resource));
+      if (!QUANTITY.test(value)) {
+        throw new Error(
+          `Invalid config value fleet.deploy.defaultResources.${kind}.${resource}='${value}': expected a Kubernetes quantity such as 250m or 512Mi`,
+        );
+      }
+      entries[resource] = value;
+    }
+    out[kind] = entries;
+  }
+  for (const resource of ['cpu', 'memory']) {
+    const request = out.requests?.[resource];
+    const limit = out.limits?.[resource];
+    if (request && limit && quantityValue(request) > quantityValue(limit)) {
+      throw new Error(
+        `Invalid config value fleet.deploy.defaultResources: the ${resource} request ${request} is above its limit ${limit}`,
+      );
+    }
+  }
+  return out;
+}
+
+const SUFFIX: Record<string, number> = {
+  '': 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
+
+function quantityValue(quantity: string): number {
+  const m = quantity.match(QUANTITY)!;
+  return parseFloat(quantity) * SUFFIX[m[2] ?? ''];
 }

@@ -330,6 +330,8 @@ export class DeploymentService {
         namespace,
         spec,
         defaultReplicas: deploy.defaultReplicas,
+        defaultResources: deploy.defaultResources,
+        preStopSleepSeconds: deploy.preStopSleepSeconds,
         progressDeadlineSeconds: Math.max(
           1,
           Math.ceil(deploy.progressDeadlineMs / 1000),

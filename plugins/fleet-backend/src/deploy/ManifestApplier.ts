@@ -2,10 +2,12 @@ import {
   AppsV1Api,
   AutoscalingV2Api,
   CoreV1Api,
+  NetworkingV1Api,
   PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
   type V1Deployment,
+  type V1Ingress,
   type V1PodDisruptionBudget,
   type ConfigurationOptions,
   type KubeConfig,
@@ -34,6 +36,7 @@ export type LiveObjects =
       deployment?: V1Deployment;
       service?: V1Service;
       podDisruptionBudget?: V1PodDisruptionBudget;
+      ingress?: V1Ingress;
       /** An HPA targets the Deployment: it owns `spec.replicas`. */
       autoscaled: boolean;
     }
@@ -224,8 +227,17 @@ export class ManifestApplier {
               opts(),
             ),
           );
+          // A PDB of an earlier Fleet had minAvailable: a merge patch must clear it, as a PDB
+          // cannot have both.
           await policy.patchNamespacedPodDisruptionBudget(
-            { name, namespace, body: podDisruptionBudget },
+            {
+              name,
+              namespace,
+              body: {
+                ...podDisruptionBudget,
+                spec: { ...podDisruptionBudget.spec, minAvailable: null },
+              },
+            },
             mergePatch(),
           );
         }
@@ -248,6 +260,12 @@ export class ManifestApplier {
           if (!isKubeStatus(error, 404)) throw error;
         }
       }
+      await this.applyIngress(kc, namespace, name, manifests.ingress, {
+        entityRef,
+        opts,
+        mergePatch,
+        assertOurs,
+      });
       return { kind: 'applied', generation: applied.metadata?.generation };
     } catch (error) {
       if (error instanceof ForeignObjectError)
@@ -256,6 +274,68 @@ export class ManifestApplier {
         kind: 'failed',
         message: describeKubeError(error, this.requestTimeoutMs),
       };
+    }
+  }
+
+  /**
+   * The Ingress: created, and patched on 409 (when it is ours); when the application no longer
+   * asks for one, an Ingress of ours from an earlier spec is deleted, never someone else's.
+   */
+  private async applyIngress(
+    kc: KubeConfig,
+    namespace: string,
+    name: string,
+    ingress: V1Ingress | undefined,
+    helpers: {
+      entityRef: string | undefined;
+      opts: () => ConfigurationOptions;
+      mergePatch: () => ConfigurationOptions;
+      assertOurs: (
+        kind: string,
+        live: { metadata?: { annotations?: Record<string, string> } },
+      ) => void;
+    },
+  ): Promise<void> {
+    const networking = kc.makeApiClient(NetworkingV1Api);
+    const { opts, mergePatch, assertOurs, entityRef } = helpers;
+    if (ingress) {
+      try {
+        await networking.createNamespacedIngress(
+          { namespace, body: ingress },
+          opts(),
+        );
+      } catch (error) {
+        if (!isKubeStatus(error, 409)) throw error;
+        assertOurs(
+          'Ingress',
+          await networking.readNamespacedIngress({ name, namespace }, opts()),
+        );
+        await networking.patchNamespacedIngress(
+          {
+            name,
+            namespace,
+            // TLS dropped from the spec must go from the live object too.
+            body: {
+              ...ingress,
+              spec: { ...ingress.spec, tls: ingress.spec?.tls ?? null },
+            },
+          },
+          mergePatch(),
+        );
+      }
+      return;
+    }
+    try {
+      const live = await networking.readNamespacedIngress(
+        { name, namespace },
+        opts(),
+      );
+      if (live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef) {
+        await networking.deleteNamespacedIngress({ name, namespace }, opts());
+      }
+    } catch (error) {
+      // 404: none; 403: no right to read Ingresses, and then Fleet never made one there.
+      if (!isKubeStatus(error, 404) && !isKubeStatus(error, 403)) throw error;
     }
   }
 
@@ -282,7 +362,7 @@ export class ManifestApplier {
       });
     const name = manifests.deployment.metadata!.name!;
     try {
-      const [deployment, service, podDisruptionBudget, hpas] =
+      const [deployment, service, podDisruptionBudget, hpas, ingress] =
         await Promise.all([
           orUndefined(
             kc
@@ -314,6 +394,13 @@ export class ManifestApplier {
             kc,
             opts,
           ),
+          manifests.ingress
+            ? orUndefined(
+                kc
+                  .makeApiClient(NetworkingV1Api)
+                  .readNamespacedIngress({ name, namespace }, opts()),
+              )
+            : Promise.resolve(undefined),
         ]);
       const autoscaled = hpas.has(name);
       return {
@@ -321,6 +408,7 @@ export class ManifestApplier {
         deployment,
         service,
         podDisruptionBudget,
+        ingress,
         autoscaled,
       };
     } catch (error) {

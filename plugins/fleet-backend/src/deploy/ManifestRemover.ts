@@ -1,6 +1,7 @@
 import {
   AppsV1Api,
   CoreV1Api,
+  NetworkingV1Api,
   PolicyV1Api,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
@@ -21,8 +22,8 @@ export type RemoveResult =
   | { kind: 'failed'; message: string };
 
 /**
- * Undeploys an application from one cluster: deletes the Deployment, Service and
- * PodDisruptionBudget Fleet applied for it, and only those: an object of the same name that does
+ * Undeploys an application from one cluster: deletes the Deployment, Service,
+ * PodDisruptionBudget and Ingress Fleet applied for it, and only those: an object of the same name that does
  * not carry Fleet's `managed-by` label and this entity's annotation is someone else's and stays.
  * An object already gone counts as removed.
  */
@@ -55,6 +56,7 @@ export class ManifestRemover {
     const apps = loaded.kubeConfig.makeApiClient(AppsV1Api);
     const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
     const policy = loaded.kubeConfig.makeApiClient(PolicyV1Api);
+    const networking = loaded.kubeConfig.makeApiClient(NetworkingV1Api);
     const objects: Array<{
       kind: string;
       name: string;
@@ -93,6 +95,14 @@ export class ManifestRemover {
             opts(),
           ),
       },
+      {
+        kind: 'Ingress',
+        name,
+        read: () =>
+          networking.readNamespacedIngress({ name, namespace }, opts()),
+        remove: () =>
+          networking.deleteNamespacedIngress({ name, namespace }, opts()),
+      },
     ];
     const removed: string[] = [];
     const kept: string[] = [];
@@ -103,6 +113,8 @@ export class ManifestRemover {
           live = await object.read();
         } catch (error) {
           if (isKubeStatus(error, 404)) continue; // already gone
+          // No right to read Ingresses there: Fleet could not have made one either.
+          if (object.kind === 'Ingress' && isKubeStatus(error, 403)) continue;
           throw error;
         }
         const ours =

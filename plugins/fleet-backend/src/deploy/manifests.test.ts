@@ -37,26 +37,34 @@ describe('buildManifests', () => {
       expect.objectContaining({
         topologyKey: 'kubernetes.io/hostname',
         maxSkew: 1,
+        whenUnsatisfiable: 'ScheduleAnyway',
+      }),
+      expect.objectContaining({
+        topologyKey: 'topology.kubernetes.io/zone',
+        maxSkew: 1,
+        whenUnsatisfiable: 'ScheduleAnyway',
       }),
     ]);
+    expect(container.lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
     expect(service.spec!.ports).toEqual([
       { name: 'http', port: 80, targetPort: 8000, protocol: 'TCP' },
     ]);
     expect(service.spec!.selector).toEqual({
       'app.kubernetes.io/name': 'payments',
     });
-    expect(podDisruptionBudget!.spec!.minAvailable).toBe(2);
+    expect(podDisruptionBudget!.spec).toEqual({
+      maxUnavailable: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'payments' } },
+    });
   });
 
-  it('caps minAvailable at replicas - 1 and 2, and drops the PDB and spread for one replica', () => {
-    expect(
-      buildManifests({ ...base, spec: { image: 'x', replicas: 2 } })
-        .podDisruptionBudget!.spec!.minAvailable,
-    ).toBe(1);
-    expect(
-      buildManifests({ ...base, spec: { image: 'x', replicas: 10 } })
-        .podDisruptionBudget!.spec!.minAvailable,
-    ).toBe(2);
+  it('lets one pod be evicted at a time whatever the count, and drops the PDB and spread for one replica', () => {
+    for (const replicas of [2, 5, 10]) {
+      const pdb = buildManifests({ ...base, spec: { image: 'x', replicas } })
+        .podDisruptionBudget!;
+      expect(pdb.spec!.maxUnavailable).toBe(1);
+      expect(pdb.spec).not.toHaveProperty('minAvailable');
+    }
     const single = buildManifests({
       ...base,
       spec: { image: 'x', replicas: 1 },
@@ -103,5 +111,136 @@ describe('buildManifests and empty values', () => {
     const container = deployment.spec!.template.spec!.containers[0];
     expect(container).not.toHaveProperty('env');
     expect(container).not.toHaveProperty('resources');
+  });
+});
+
+describe('buildManifests for high availability', () => {
+  const affinity = {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [
+              {
+                key: 'kubernetes.io/hostname',
+                operator: 'NotIn',
+                values: ['bm-07', 'bm-12'],
+              },
+            ],
+          },
+        ],
+      },
+    },
+  };
+  const tolerations = [
+    {
+      key: 'dedicated',
+      operator: 'Equal' as const,
+      value: 'payments',
+      effect: 'NoSchedule' as const,
+    },
+  ];
+
+  it('passes affinity and tolerations to the pods as given', () => {
+    const { deployment } = buildManifests({
+      ...base,
+      spec: { image: 'x', replicas: 5, affinity, tolerations },
+    });
+    expect(deployment.spec!.template.spec!.affinity).toEqual(affinity);
+    expect(deployment.spec!.template.spec!.tolerations).toEqual(tolerations);
+  });
+
+  it('completes requests and limits from the defaults, per resource the application leaves out', () => {
+    const defaults = {
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { cpu: '500m', memory: '256Mi' },
+    };
+    const container = (resources?: Record<string, Record<string, string>>) =>
+      buildManifests({
+        ...base,
+        defaultResources: defaults,
+        spec: { image: 'x', resources },
+      }).deployment.spec!.template.spec!.containers[0];
+    expect(container().resources).toEqual(defaults);
+    // memory named by the application (a limit only): none of the memory defaults is added.
+    expect(container({ limits: { memory: '64Mi' } }).resources).toEqual({
+      requests: { cpu: '100m' },
+      limits: { cpu: '500m', memory: '64Mi' },
+    });
+    expect(
+      buildManifests({ ...base, spec: { image: 'x' } }).deployment.spec!
+        .template.spec!.containers[0],
+    ).not.toHaveProperty('resources');
+  });
+
+  it('makes the preStop sleep configurable, and leaves it out at zero', () => {
+    const container = (preStopSleepSeconds: number) =>
+      buildManifests({ ...base, preStopSleepSeconds, spec: { image: 'x' } })
+        .deployment.spec!.template.spec!;
+    expect(container(0).containers[0]).not.toHaveProperty('lifecycle');
+    expect(container(10).containers[0].lifecycle).toEqual({
+      preStop: { sleep: { seconds: 10 } },
+    });
+    expect(container(10)).not.toHaveProperty('terminationGracePeriodSeconds');
+    expect(container(45).terminationGracePeriodSeconds).toBe(75);
+  });
+
+  it('adds an Ingress to the unchanged Service when the application asks', () => {
+    const without = buildManifests({ ...base, spec: { image: 'x' } });
+    expect(without.ingress).toBeUndefined();
+    const { ingress, service } = buildManifests({
+      ...base,
+      spec: {
+        image: 'x',
+        ingress: { host: 'pay.example.com', className: 'nginx', tls: true },
+      },
+    });
+    expect(service).toEqual(without.service);
+    expect(ingress).toMatchObject({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: {
+        name: 'payments',
+        namespace: 'apps',
+        labels: { 'app.kubernetes.io/managed-by': 'fleet' },
+        annotations: { 'cnp.io/entity-ref': 'component:default/payments' },
+      },
+      spec: {
+        ingressClassName: 'nginx',
+        rules: [
+          {
+            host: 'pay.example.com',
+            http: {
+              paths: [
+                {
+                  path: '/',
+                  pathType: 'Prefix',
+                  backend: {
+                    service: { name: 'payments', port: { number: 80 } },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+        tls: [{ hosts: ['pay.example.com'], secretName: 'payments-tls' }],
+      },
+    });
+    const plain = buildManifests({
+      ...base,
+      spec: {
+        image: 'x',
+        ingress: {
+          host: 'pay.example.com',
+          path: '/api',
+          tls: { secretName: 'wildcard' },
+        },
+      },
+    }).ingress!;
+    expect(plain.spec).not.toHaveProperty('ingressClassName');
+    expect(plain.spec!.rules![0].http!.paths[0].path).toBe('/api');
+    expect(plain.spec!.tls).toEqual([
+      { hosts: ['pay.example.com'], secretName: 'wildcard' },
+    ]);
   });
 });

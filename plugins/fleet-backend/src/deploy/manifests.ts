@@ -1,8 +1,12 @@
 import type {
+  V1Affinity,
   V1Deployment,
   V1EnvVar,
+  V1Ingress,
   V1PodDisruptionBudget,
+  V1ResourceRequirements,
   V1Service,
+  V1Toleration,
 } from '@kubernetes/client-node';
 import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
@@ -21,15 +25,57 @@ export interface ManifestInput {
   spec: ApplicationSpec;
   defaultReplicas: number;
   progressDeadlineSeconds?: number;
-  /** Upper bound of a PodDisruptionBudget's minAvailable (default 2). */
-  maxMinAvailable?: number;
+  /**
+   * Requests and limits for a resource (cpu, memory) the application sets neither a request
+   * nor a limit for (`fleet.deploy.defaultResources`).
+   */
+  defaultResources?: ResourceDefaults;
+  /**
+   * How long a stopping pod sleeps before its container gets SIGTERM, so that endpoints and
+   * Ingress controllers stop sending it traffic first (default 5; 0 leaves the hook out).
+   */
+  preStopSleepSeconds?: number;
 }
+
+/** Requests and limits per resource name, as a container's `resources`. */
+export interface ResourceDefaults {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+export const DEFAULT_PRE_STOP_SLEEP_SECONDS = 5;
+export const ZONE_TOPOLOGY_KEY = 'topology.kubernetes.io/zone';
+export const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
 
 export interface Manifests {
   deployment: V1Deployment;
   service: V1Service;
   /** Only for replicas >= 2. */
   podDisruptionBudget?: V1PodDisruptionBudget;
+  /** Only when the application asks for one (`spec.ingress`). */
+  ingress?: V1Ingress;
+}
+
+/**
+ * The application's requests and limits, completed from the defaults for each resource it says
+ * nothing about. A resource it sets a request or a limit for keeps exactly what it set: a default
+ * request above its limit (or under its request) would make the pod invalid.
+ */
+export function resourcesWithDefaults(
+  own: ApplicationSpec['resources'],
+  defaults: ResourceDefaults | undefined,
+): V1ResourceRequirements | undefined {
+  const requests: Record<string, string> = { ...(own?.requests ?? {}) };
+  const limits: Record<string, string> = { ...(own?.limits ?? {}) };
+  const named = new Set([...Object.keys(requests), ...Object.keys(limits)]);
+  for (const [resource, value] of Object.entries(defaults?.requests ?? {}))
+    if (!named.has(resource)) requests[resource] = value;
+  for (const [resource, value] of Object.entries(defaults?.limits ?? {}))
+    if (!named.has(resource)) limits[resource] = value;
+  const out: V1ResourceRequirements = {};
+  if (Object.keys(requests).length) out.requests = requests;
+  if (Object.keys(limits).length) out.limits = limits;
+  return nonEmpty(out);
 }
 
 /** A Service name must also start with a letter (DNS-1035). */
@@ -39,15 +85,19 @@ export function serviceNameFor(name: string): string {
 
 /**
  * Turns an application spec into the typed objects Fleet applies: a Deployment (port 8000 by
- * default, readiness and liveness probes on GET /health), a Service 80 -> port, and for two
- * replicas or more a PodDisruptionBudget and a topology spread over nodes. Every object carries
- * Fleet's labels and the entity ref as an annotation.
+ * default, readiness and liveness probes on GET /health, a preStop sleep, the application's
+ * affinity and tolerations, requests and limits completed from the defaults), a ClusterIP Service
+ * 80 -> port, for two replicas or more a PodDisruptionBudget that lets one pod be evicted at a
+ * time and a topology spread over nodes and zones, and an Ingress when the application asks.
+ * Every object carries Fleet's labels and the entity ref as an annotation.
  */
 export function buildManifests(input: ManifestInput): Manifests {
   const { name, namespace, spec, entityRef } = input;
   if (!spec.image) throw new Error(`Application '${name}' has no image`);
   const replicas = spec.replicas ?? input.defaultReplicas;
   const port = spec.port ?? DEFAULT_CONTAINER_PORT;
+  const preStopSleep =
+    input.preStopSleepSeconds ?? DEFAULT_PRE_STOP_SLEEP_SECONDS;
   const selector = { [NAME_LABEL]: name };
   const labels = { [NAME_LABEL]: name, [MANAGED_BY_LABEL]: 'fleet' };
   const annotations = { [ENTITY_REF_ANNOTATION]: entityRef };
@@ -90,21 +140,35 @@ export function buildManifests(input: ManifestInput): Manifests {
                     return [{ name: envName, valueFrom: value.valueFrom }];
                   }),
               ),
-              resources: nonEmpty(spec.resources),
+              resources: resourcesWithDefaults(
+                spec.resources,
+                input.defaultResources,
+              ),
               readinessProbe: probe(2),
               livenessProbe: probe(10),
+              // Endpoints and Ingress controllers learn of a stopping pod asynchronously: the
+              // sleep keeps it serving until they have stopped sending it traffic.
+              lifecycle:
+                preStopSleep > 0
+                  ? { preStop: { sleep: { seconds: preStopSleep } } }
+                  : undefined,
             },
           ],
+          // The kubelet kills a container this long after it starts stopping, preStop included.
+          terminationGracePeriodSeconds:
+            preStopSleep > 20 ? preStopSleep + 30 : undefined,
+          affinity: nonEmpty(spec.affinity as V1Affinity | undefined),
+          tolerations: nonEmpty(spec.tolerations as V1Toleration[] | undefined),
+          // Spread over nodes and, where nodes carry a zone label, over zones; ScheduleAnyway:
+          // a cluster with one zone (or a full node) still runs every replica.
           topologySpreadConstraints:
             replicas >= 2
-              ? [
-                  {
-                    maxSkew: 1,
-                    topologyKey: 'kubernetes.io/hostname',
-                    whenUnsatisfiable: 'ScheduleAnyway',
-                    labelSelector: { matchLabels: selector },
-                  },
-                ]
+              ? [HOSTNAME_TOPOLOGY_KEY, ZONE_TOPOLOGY_KEY].map(topologyKey => ({
+                  maxSkew: 1,
+                  topologyKey,
+                  whenUnsatisfiable: 'ScheduleAnyway',
+                  labelSelector: { matchLabels: selector },
+                }))
               : undefined,
         },
       },
@@ -124,6 +188,8 @@ export function buildManifests(input: ManifestInput): Manifests {
     },
   };
 
+  // One voluntary eviction at a time, whatever the replica count: a drain never takes more
+  // than one pod of the application down at once.
   const podDisruptionBudget: V1PodDisruptionBudget | undefined =
     replicas >= 2
       ? {
@@ -131,18 +197,65 @@ export function buildManifests(input: ManifestInput): Manifests {
           kind: 'PodDisruptionBudget',
           metadata,
           spec: {
-            minAvailable: Math.min(replicas - 1, input.maxMinAvailable ?? 2),
+            maxUnavailable: 1,
             selector: { matchLabels: selector },
           },
         }
       : undefined;
+
+  const ingress: V1Ingress | undefined = spec.ingress
+    ? {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata,
+        spec: {
+          ingressClassName: spec.ingress.className,
+          rules: [
+            {
+              host: spec.ingress.host,
+              http: {
+                paths: [
+                  {
+                    path: spec.ingress.path ?? '/',
+                    pathType: 'Prefix',
+                    backend: {
+                      service: {
+                        name: serviceNameFor(name),
+                        port: { number: SERVICE_PORT },
+                      },
+                    },
+                  },
+                ],
+              },
+            },
+          ],
+          tls: spec.ingress.tls
+            ? [
+                {
+                  hosts: [spec.ingress.host],
+                  secretName:
+                    typeof spec.ingress.tls === 'object'
+                      ? spec.ingress.tls.secretName
+                      : tlsSecretNameFor(name),
+                },
+              ]
+            : undefined,
+        },
+      }
+    : undefined;
 
   return {
     deployment: stripUndefined(deployment),
     service: stripUndefined(service),
     podDisruptionBudget:
       podDisruptionBudget && stripUndefined(podDisruptionBudget),
+    ingress: ingress && stripUndefined(ingress),
   };
+}
+
+/** The Secret an Ingress with `tls: true` takes its certificate from. */
+export function tlsSecretNameFor(name: string): string {
+  return sanitizeK8sName(`${name}-tls`);
 }
 
 function nonEmpty<T>(value: T | undefined): T | undefined {

@@ -4,7 +4,14 @@ import {
   discoverKubeconfigClusters,
   DiscoveryResult,
   DiscoverySources,
+  type KubeconfigItem,
 } from './discoverKubeconfigClusters';
+
+/** Kubeconfigs besides the files (hub Secrets, in-cluster config), listed once per discovery. */
+export type ExtraKubeconfigs = () => Promise<{
+  items: KubeconfigItem[];
+  warnings: string[];
+}>;
 
 /** What discovery reads and writes of the clusters. */
 export type DiscoveryClusterStore = Pick<
@@ -21,26 +28,39 @@ export class ClusterDiscovery {
     private readonly clusters: DiscoveryClusterStore,
     private readonly logger: LoggerService,
     private readonly sources: DiscoverySources,
+    private readonly extra?: ExtraKubeconfigs,
   ) {}
 
   static create(options: {
     clusters: DiscoveryClusterStore;
     logger: LoggerService;
     sources: DiscoverySources;
+    /** Kubeconfigs read from the hub cluster (see `hubKubeconfigItems`). */
+    extra?: ExtraKubeconfigs;
   }) {
     return new ClusterDiscovery(
       options.clusters,
       options.logger,
       options.sources,
+      options.extra,
     );
   }
 
   /** What the sources name now, the stored clusters keeping their names and API servers. */
   async discover(): Promise<DiscoveryResult & { origins: ClusterOrigin[] }> {
     const stored = await this.clusters.listClusterOrigins();
+    const extra = this.extra ? await this.extra() : { items: [], warnings: [] };
     // Manual clusters too: their names and API servers are taken.
-    const result = await discoverKubeconfigClusters(this.sources, stored);
-    return { ...result, origins: stored };
+    const result = await discoverKubeconfigClusters(
+      this.sources,
+      stored,
+      extra.items,
+    );
+    return {
+      ...result,
+      warnings: [...extra.warnings, ...result.warnings],
+      origins: stored,
+    };
   }
 
   /**
@@ -76,7 +96,11 @@ export class ClusterDiscovery {
     updated: string[];
     warnings: string[];
   }> {
-    if (!this.sources.kubeconfigPath && !this.sources.kubeconfigDir) {
+    if (
+      !this.sources.kubeconfigPath &&
+      !this.sources.kubeconfigDir &&
+      !this.extra
+    ) {
       return { inserted: [], updated: [], warnings: [] };
     }
     // One read of the stored clusters serves the naming and the upsert.

@@ -18,6 +18,7 @@ import {
 import {
   parseErrorSummary,
   readKubeconfigFile,
+  type KubeconfigFileRead,
 } from '../kubernetes/readKubeconfigFile';
 import { asError } from '../util/errors';
 
@@ -71,26 +72,37 @@ interface ContextSummary {
   ca?: string;
 }
 
-/** Reads one kubeconfig file's contexts, or says why it is skipped. */
+/**
+ * A kubeconfig that is not a file of the sources: a Secret of the hub cluster, or in-cluster
+ * config. `ref` is what the clusters it names store as `kubeconfigRef`; `label` names it in
+ * warnings (never its contents).
+ */
+export interface KubeconfigItem {
+  ref: string;
+  label: string;
+  read: () => Promise<KubeconfigFileRead>;
+}
+
+/** Reads one kubeconfig's contexts, or says why it is skipped. */
 async function readKubeconfig(
-  file: string,
+  item: KubeconfigItem,
 ): Promise<
   { kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }
 > {
   let read;
   try {
-    read = await readKubeconfigFile(file);
+    read = await item.read();
   } catch (error) {
     return {
       kind: 'skip',
       // Never the parser's whole message: it quotes lines of the file, tokens included.
-      warning: `Skipping kubeconfig file ${file}: ${parseErrorSummary(error)}`,
+      warning: `Skipping ${item.label}: ${parseErrorSummary(error)}`,
     };
   }
   if (read.kind === 'skipped') {
     return {
       kind: 'skip',
-      warning: `Skipping kubeconfig file ${file}: ${read.reason}`,
+      warning: `Skipping ${item.label}: ${read.reason}`,
     };
   }
   const kubeConfig = read.kubeConfig;
@@ -140,6 +152,7 @@ const originOf = (c: { kubeconfigRef: string; context?: string }) =>
 export async function discoverKubeconfigClusters(
   sources: DiscoverySources,
   known: ReadonlyArray<KnownCluster> = [],
+  extra: ReadonlyArray<KubeconfigItem> = [],
 ): Promise<DiscoveryResult> {
   const warnings: string[] = [];
   const clusters: DiscoveredCluster[] = [];
@@ -182,10 +195,19 @@ export async function discoverKubeconfigClusters(
 
   // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
   // taken in file order, so names and collision suffixes do not depend on read timing.
-  const files = await listKubeconfigFiles(sources, warnings);
+  const items: KubeconfigItem[] = [
+    ...(await listKubeconfigFiles(sources, warnings)).map(file => ({
+      ref: file,
+      label: `kubeconfig file ${file}`,
+      read: () => readKubeconfigFile(file),
+    })),
+    ...extra,
+  ];
+  const files = items.map(item => item.ref);
+  const labels = items.map(item => item.label);
   const limit = pLimit(READ_CONCURRENCY);
   const loaded = await Promise.all(
-    files.map(file => limit(() => readKubeconfig(file))),
+    items.map(item => limit(() => readKubeconfig(item))),
   );
   // The names of stored clusters still present (same file, context and API server) are theirs
   // before any other takes them; so are those of a file that is listed but unreadable now.
@@ -219,20 +241,20 @@ export async function discoverKubeconfigClusters(
     }
     const contexts = result.contexts;
     if (contexts.length === 0) {
-      warnings.push(`Skipping kubeconfig file ${file}: it has no contexts`);
+      warnings.push(`Skipping ${labels[i]}: it has no contexts`);
       continue;
     }
     for (const context of contexts) {
       if (!context.server) {
         warnings.push(
-          `Skipping context '${context.name}' of kubeconfig file ${file}: its cluster '${context.cluster}' has no server`,
+          `Skipping context '${context.name}' of ${labels[i]}: its cluster '${context.cluster}' has no server`,
         );
         continue;
       }
       // PostgreSQL text cannot hold NUL, and a context name is at most a DNS subdomain long.
       if (context.name.length > 253 || context.name.includes('\u0000')) {
         warnings.push(
-          `Skipping a context of kubeconfig file ${file}: its name is longer than 253 characters or holds a NUL character`,
+          `Skipping a context of ${labels[i]}: its name is longer than 253 characters or holds a NUL character`,
         );
         continue;
       }
@@ -263,27 +285,27 @@ export async function discoverKubeconfigClusters(
           // Two stored clusters of one API server (stored before identities were): the first
           // found keeps it; the other is left as it is.
           warnings.push(
-            `Skipping context '${
-              context.name
-            }' of kubeconfig file ${file}: its API server ${describeIdentity(
-              identity,
-            )} is cluster '${twin.name}' already`,
+            `Skipping context '${context.name}' of ${
+              labels[i]
+            }: its API server ${describeIdentity(identity)} is cluster '${
+              twin.name
+            }' already`,
           );
         } else if (mine.source !== 'discovered') {
           warnings.push(
-            `Skipping context '${
-              context.name
-            }' of kubeconfig file ${file}: its API server ${describeIdentity(
+            `Skipping context '${context.name}' of ${
+              labels[i]
+            }: its API server ${describeIdentity(
               identity,
             )} is registered manually as cluster '${mine.name}'`,
           );
         } else if (holder !== undefined && holder !== origin) {
           warnings.push(
-            `Skipping context '${
-              context.name
-            }' of kubeconfig file ${file}: its API server ${describeIdentity(
-              identity,
-            )} is cluster '${mine.name}' (${holder})`,
+            `Skipping context '${context.name}' of ${
+              labels[i]
+            }: its API server ${describeIdentity(identity)} is cluster '${
+              mine.name
+            }' (${holder})`,
           );
         } else {
           taken.set(mine.name, origin);
@@ -295,11 +317,11 @@ export async function discoverKubeconfigClusters(
       const twin = foundTwin('', identity);
       if (twin) {
         warnings.push(
-          `Skipping context '${
-            context.name
-          }' of kubeconfig file ${file}: its API server ${describeIdentity(
-            identity,
-          )} is cluster '${twin.name}' already`,
+          `Skipping context '${context.name}' of ${
+            labels[i]
+          }: its API server ${describeIdentity(identity)} is cluster '${
+            twin.name
+          }' already`,
         );
         continue;
       }
@@ -313,9 +335,9 @@ export async function discoverKubeconfigClusters(
         const renamed = withStableSuffix(name, identitySeed(identity));
         const outcome = `it is a new cluster '${renamed}', and '${name}' keeps its deployments, labels and history`;
         warnings.push(
-          `Context '${
-            context.name
-          }' of kubeconfig file ${file} names API server ${describeIdentity(
+          `Context '${context.name}' of ${
+            labels[i]
+          } names API server ${describeIdentity(
             identity,
           )}, not ${describeIdentity(
             namesake.identity,
@@ -336,7 +358,7 @@ export async function discoverKubeconfigClusters(
       if (holder !== undefined && holder !== origin) {
         const renamed = withStableSuffix(name, origin);
         warnings.push(
-          `Context '${context.name}' of kubeconfig file ${file} collides with ${holder} as cluster '${name}'; it is named '${renamed}'`,
+          `Context '${context.name}' of ${labels[i]} collides with ${holder} as cluster '${name}'; it is named '${renamed}'`,
         );
         name = renamed;
       }

@@ -1,9 +1,17 @@
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import type { HubCluster, HubSecretRead } from './HubCluster';
 import { caFingerprint } from './caFingerprint';
+import {
+  describeSecretRef,
+  IN_CLUSTER_REF,
+  isSecretRef,
+  kubeconfigFromSecret,
+  parseSecretRef,
+} from './kubeconfigRefs';
 import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
@@ -44,6 +52,48 @@ export type KubeConfigResult =
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
+/**
+ * How long a kubeconfig Secret read from the hub serves deploys and reconciles; a probe always
+ * reads it again, so a rotated or deleted Secret shows at the next health cycle.
+ */
+const SECRET_READ_TTL_MS = 5_000;
+
+/** Where a cluster's kubeconfig comes from, once found: how to load it, and a key of its version. */
+type KubeconfigSource =
+  | { kind: 'unusable'; reason: string }
+  | {
+      kind: 'source';
+      /** Changes when the kubeconfig may have changed (file stat, Secret resourceVersion). */
+      version: string;
+      /** How reasons name it: the file or the Secret, never its contents. */
+      label: string;
+      /** Held where others can write it (a Secret): it may not run programs on this host. */
+      untrusted: boolean;
+      load: () => Promise<
+        | { kind: 'ok'; kubeConfig: KubeConfig }
+        | { kind: 'unusable'; reason: string }
+      >;
+    };
+
+/**
+ * client-node's in-cluster config (service account token file and CA), with its context named
+ * `contextName`: the cluster the backend runs in, as Fleet registers it.
+ */
+export async function inClusterKubeConfig(
+  hub: HubCluster,
+  contextName: string,
+): Promise<KubeConfig> {
+  const base = await hub.kubeConfig();
+  const context = base.getContextObject(base.getCurrentContext())!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: base.clusters,
+    users: base.users,
+    contexts: [{ ...context, name: contextName }],
+    currentContext: contextName,
+  });
+  return kc;
+}
 
 function sameServer(a: string, b: string): boolean {
   const normalize = (value: string) => {
@@ -129,36 +179,175 @@ export class ClusterClients {
     { key: string; result: Promise<KubeConfigResult> }
   >();
 
+  /** Secret reads from the hub, shared for a few seconds (see SECRET_READ_TTL_MS). */
+  private readonly secretReads = new Map<
+    string,
+    { at: number; read: Promise<HubSecretRead> }
+  >();
+
   private constructor(
     private readonly policy: KubeconfigAccessPolicy,
     private readonly allowExecForManual: boolean,
+    private readonly hub: HubCluster | undefined,
   ) {}
 
   static create(options: {
     policy: KubeconfigAccessPolicy;
     /** A manual cluster's kubeconfig may run an exec credential plugin (default no). */
     allowExecForManual?: boolean;
+    /** Where `secret:` references are read, and the `in-cluster` cluster is reached. */
+    hub?: HubCluster;
   }): ClusterClients {
     return new ClusterClients(
       options.policy,
       options.allowExecForManual ?? false,
+      options.hub,
     );
   }
 
-  /** Loads the cluster's KubeConfig, or says why it cannot be used. */
-  async kubeConfigFor(cluster: ClusterAccess): Promise<KubeConfigResult> {
-    const resolved = await this.policy.resolve(cluster.kubeconfigRef);
+  /**
+   * Where a reference's kubeconfig is: a file inside the allowed directories, a Secret of the
+   * hub cluster (`secret:<namespace>/<name>[#key]`), or in-cluster config (`in-cluster`).
+   * With `fresh`, a Secret is read again rather than taken from a read of the last seconds.
+   */
+  private async sourceFor(
+    cluster: Pick<ClusterAccess, 'kubeconfigRef' | 'context'>,
+    fresh: boolean,
+  ): Promise<KubeconfigSource> {
+    const ref = cluster.kubeconfigRef;
+    if (ref === IN_CLUSTER_REF) return this.inClusterSource(cluster);
+    if (isSecretRef(ref)) return this.secretSource(ref, fresh);
+    const resolved = await this.policy.resolve(ref);
     if (resolved.kind === 'unusable') return resolved;
-    // The policy's stat of the real path: the file is statted once per call.
-    const stat = resolved.stat;
+    const label = `kubeconfig file '${ref}'`;
+    return {
+      kind: 'source',
+      // The policy's stat of the real path: the file is statted once per call.
+      version: `${resolved.path}|${resolved.stat.mtimeMs}|${resolved.stat.size}`,
+      label,
+      untrusted: false,
+      load: async () => {
+        try {
+          const read = await readKubeconfigFile(resolved.path, resolved.stat);
+          if (read.kind === 'skipped') {
+            return { kind: 'unusable', reason: `${label} is ${read.reason}` };
+          }
+          return read;
+        } catch (error) {
+          return {
+            kind: 'unusable',
+            reason: `${label} is malformed: ${parseErrorSummary(error)}`,
+          };
+        }
+      },
+    };
+  }
+
+  private async secretSource(
+    ref: string,
+    fresh: boolean,
+  ): Promise<KubeconfigSource> {
+    const parsed = parseSecretRef(ref);
+    if (!parsed) {
+      return {
+        kind: 'unusable',
+        reason: `kubeconfigRef '${ref}' is not a Secret reference Fleet can read: expected secret:<namespace>/<name>[#key]`,
+      };
+    }
+    const label = describeSecretRef(parsed);
+    if (!this.hub) {
+      return {
+        kind: 'unusable',
+        reason: `${label} cannot be read: no hub cluster is configured (fleet.hub.kubeconfigPath, or in-cluster config when the backend runs in a pod)`,
+      };
+    }
+    const id = `${parsed.namespace}/${parsed.name}`;
+    let cached = this.secretReads.get(id);
+    if (fresh || !cached || Date.now() - cached.at > SECRET_READ_TTL_MS) {
+      cached = {
+        at: Date.now(),
+        read: this.hub.readSecret(parsed.namespace, parsed.name),
+      };
+      this.secretReads.set(id, cached);
+    }
+    const read = await cached.read;
+    if (read.kind === 'not-found') {
+      return {
+        kind: 'unusable',
+        reason: `${label} was not found on the hub cluster`,
+      };
+    }
+    if (read.kind === 'failed') {
+      return {
+        kind: 'unusable',
+        reason: `${label} could not be read from the hub cluster: ${read.reason}`,
+      };
+    }
+    const meta = read.secret.metadata;
+    return {
+      kind: 'source',
+      version: `${ref}|${meta?.uid ?? ''}|${meta?.resourceVersion ?? ''}`,
+      label,
+      untrusted: true,
+      load: async () => {
+        const loaded = kubeconfigFromSecret(read.secret, parsed);
+        return loaded.kind === 'ok'
+          ? loaded
+          : { kind: 'unusable', reason: `${label} ${loaded.problem}` };
+      },
+    };
+  }
+
+  private async inClusterSource(
+    cluster: Pick<ClusterAccess, 'context'>,
+  ): Promise<KubeconfigSource> {
+    const hub = this.hub;
+    if (!hub?.inCluster) {
+      return {
+        kind: 'unusable',
+        reason:
+          'in-cluster config is not in use: the backend does not run in a pod (KUBERNETES_SERVICE_HOST), or fleet.hub says otherwise',
+      };
+    }
+    return {
+      kind: 'source',
+      version: IN_CLUSTER_REF,
+      label: 'in-cluster config',
+      untrusted: false,
+      load: async () => {
+        try {
+          return {
+            kind: 'ok',
+            kubeConfig: await inClusterKubeConfig(
+              hub,
+              cluster.context ?? IN_CLUSTER_REF,
+            ),
+          };
+        } catch (error) {
+          return {
+            kind: 'unusable',
+            reason: `in-cluster config is not usable: ${parseErrorSummary(
+              error,
+            )}`,
+          };
+        }
+      },
+    };
+  }
+
+  /** Loads the cluster's KubeConfig, or says why it cannot be used. */
+  async kubeConfigFor(
+    cluster: ClusterAccess,
+    options: { fresh?: boolean } = {},
+  ): Promise<KubeConfigResult> {
+    const source = await this.sourceFor(cluster, options.fresh ?? false);
+    if (source.kind === 'unusable') return source;
     const key = [
-      resolved.path,
+      source.version,
       cluster.context ?? '',
       cluster.endpoint,
       cluster.source,
       cluster.identityCa ?? '',
-      stat.mtimeMs,
-      stat.size,
     ].join('|');
     const cached = this.cache.get(cluster.name);
     // A rotated client certificate or CA file, named by path in an unchanged kubeconfig, must
@@ -174,7 +363,7 @@ export class ClusterClients {
     // each build makes a pool, and all but the last would be left to time out.
     const pending = this.building.get(cluster.name);
     if (pending?.key === key) return pending.result;
-    const result = this.build(cluster, resolved.path, stat, key).finally(() => {
+    const result = this.build(cluster, source, key).finally(() => {
       if (this.building.get(cluster.name)?.result === result)
         this.building.delete(cluster.name);
     });
@@ -190,11 +379,11 @@ export class ClusterClients {
   async caFingerprintFor(
     cluster: Pick<ClusterAccess, 'endpoint' | 'kubeconfigRef' | 'context'>,
   ): Promise<string | undefined> {
-    const resolved = await this.policy.resolve(cluster.kubeconfigRef);
-    if (resolved.kind === 'unusable') return undefined;
+    const source = await this.sourceFor(cluster, true);
+    if (source.kind === 'unusable') return undefined;
     try {
-      const read = await readKubeconfigFile(resolved.path, resolved.stat);
-      if (read.kind === 'skipped') return undefined;
+      const read = await source.load();
+      if (read.kind === 'unusable') return undefined;
       const kubeConfig = read.kubeConfig;
       if (cluster.context) {
         if (!kubeConfig.getContextObject(cluster.context)) return undefined;
@@ -211,33 +400,18 @@ export class ClusterClients {
 
   private async build(
     cluster: ClusterAccess,
-    realPath: string,
-    stat: Stats,
+    source: Extract<KubeconfigSource, { kind: 'source' }>,
     key: string,
   ): Promise<KubeConfigResult> {
-    let kubeConfig: KubeConfig;
-    try {
-      const read = await readKubeconfigFile(realPath, stat);
-      if (read.kind === 'skipped') {
-        return {
-          kind: 'unusable',
-          reason: `kubeconfig file '${cluster.kubeconfigRef}' is ${read.reason}`,
-        };
-      }
-      kubeConfig = read.kubeConfig;
-    } catch (error) {
-      return {
-        kind: 'unusable',
-        reason: `kubeconfig file '${
-          cluster.kubeconfigRef
-        }' is malformed: ${parseErrorSummary(error)}`,
-      };
-    }
+    const label = source.label;
+    const read = await source.load();
+    if (read.kind === 'unusable') return read;
+    const kubeConfig = read.kubeConfig;
     if (cluster.context) {
       if (!kubeConfig.getContextObject(cluster.context)) {
         return {
           kind: 'unusable',
-          reason: `kubeconfig file '${cluster.kubeconfigRef}' has no context '${cluster.context}'`,
+          reason: `${label} has no context '${cluster.context}'`,
         };
       }
       kubeConfig.setCurrentContext(cluster.context);
@@ -246,7 +420,7 @@ export class ClusterClients {
     if (!current) {
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' names no cluster for its current context`,
+        reason: `${label} names no cluster for its current context`,
       };
     }
     if (!sameServer(current.server, cluster.endpoint)) {
@@ -256,7 +430,7 @@ export class ClusterClients {
       // that server is a new cluster (discovery names it), not this one.
       return {
         kind: 'unusable',
-        reason: `endpoint ${cluster.endpoint} is not the server of kubeconfig file '${cluster.kubeconfigRef}'; Fleet only sends a kubeconfig's credentials to its own server`,
+        reason: `endpoint ${cluster.endpoint} is not the server of ${label}; Fleet only sends a kubeconfig's credentials to its own server`,
       };
     }
     if (
@@ -267,23 +441,26 @@ export class ClusterClients {
       // address, or a kubeconfig swapped for another one's).
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' trusts another CA than the one cluster '${cluster.name}' was registered with; it is another API server`,
+        reason: `${label} trusts another CA than the one cluster '${cluster.name}' was registered with; it is another API server`,
       };
     }
     const user = kubeConfig.getCurrentUser();
     if (
-      cluster.source === 'manual' &&
+      (cluster.source === 'manual' || source.untrusted) &&
       (user?.exec || user?.authProvider) &&
       !this.allowExecForManual
     ) {
       // An exec plugin runs a program on this host, and so do client-node's auth providers
-      // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster would
-      // choose it. Discovered kubeconfigs are the operator's own files.
+      // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster, or
+      // may write a Secret of the hub, would choose it. Discovered kubeconfig files are the
+      // operator's own.
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${cluster.kubeconfigRef}' runs ${
+        reason: `${label} runs ${
           user.exec ? 'an exec credential plugin' : 'an auth-provider'
-        }, which Fleet runs only for discovered kubeconfigs (set fleet.discovery.allowExecForManual to allow it)`,
+        }, which Fleet runs only for discovered kubeconfig${
+          source.untrusted ? ' files, not for kubeconfigs held in Secrets' : 's'
+        } (set fleet.discovery.allowExecForManual to allow it)`,
       };
     }
     const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(
@@ -296,9 +473,7 @@ export class ClusterClients {
     } catch (error) {
       return {
         kind: 'unusable',
-        reason: `kubeconfig file '${
-          cluster.kubeconfigRef
-        }' has unusable TLS data: ${parseErrorSummary(error)}`,
+        reason: `${label} has unusable TLS data: ${parseErrorSummary(error)}`,
       };
     }
     // Requests still running on the old pool finish there; its idle connections close now.
@@ -359,7 +534,8 @@ export class ClusterClients {
     cluster: ClusterAccess,
     timeoutMs: number,
   ): Promise<ProbeOutcome> {
-    const loaded = await this.kubeConfigFor(cluster);
+    // A kubeconfig Secret is read again for each probe: rotated or deleted, it shows now.
+    const loaded = await this.kubeConfigFor(cluster, { fresh: true });
     if (loaded.kind === 'unusable')
       return { kind: 'not-probeable', message: loaded.reason };
     const entry = this.cache.get(cluster.name);

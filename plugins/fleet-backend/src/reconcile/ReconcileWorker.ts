@@ -467,6 +467,9 @@ export class ReconcileWorker {
             ignore,
           )
         : []),
+      ...(manifests.ingress
+        ? diffObject(manifests.ingress, live.ingress, ignore)
+        : []),
     ];
     const now = new Date();
     const described = differences

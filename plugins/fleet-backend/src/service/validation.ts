@@ -209,6 +209,200 @@ const quantity = z
     'a Kubernetes quantity such as 250m or 512Mi',
   );
 
+const dns1123Subdomain = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    "must be a DNS-1123 subdomain such as web.example.com: lower case letters, digits, '-' and '.'",
+  );
+
+/** A node or pod selector requirement, with Kubernetes' rules on operators and values. */
+const selectorRequirement = (operators: readonly [string, ...string[]]) =>
+  z
+    .object({
+      key: labelKey,
+      operator: z.enum(operators as [string, ...string[]]),
+      values: z.array(labelValue).max(64).optional(),
+    })
+    .strict()
+    .superRefine((r, ctx) => {
+      const count = r.values?.length ?? 0;
+      if ((r.operator === 'In' || r.operator === 'NotIn') && count === 0)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['values'],
+          message: `${r.operator} needs at least one value`,
+        });
+      if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && count)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['values'],
+          message: `${r.operator} takes no values`,
+        });
+      if (
+        (r.operator === 'Gt' || r.operator === 'Lt') &&
+        (count !== 1 || !/^-?\d+$/.test(r.values![0]))
+      )
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['values'],
+          message: `${r.operator} needs exactly one integer value`,
+        });
+    });
+
+const NODE_OPERATORS = [
+  'In',
+  'NotIn',
+  'Exists',
+  'DoesNotExist',
+  'Gt',
+  'Lt',
+] as const;
+const POD_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+
+const nodeSelectorTerm = z
+  .object({
+    matchExpressions: z
+      .array(selectorRequirement(NODE_OPERATORS))
+      .max(32)
+      .optional(),
+    matchFields: z
+      .array(
+        selectorRequirement(['In', 'NotIn']).refine(
+          r => r.key === 'metadata.name',
+          {
+            message:
+              "the only field a node can be matched by is 'metadata.name'",
+            path: ['key'],
+          },
+        ),
+      )
+      .max(8)
+      .optional(),
+  })
+  .strict()
+  .refine(
+    t => (t.matchExpressions?.length ?? 0) + (t.matchFields?.length ?? 0) > 0,
+    'a node selector term needs matchExpressions or matchFields',
+  );
+
+const weight = z
+  .number()
+  .int()
+  .min(1, 'must be 1 to 100')
+  .max(100, 'must be 1 to 100');
+
+const podAffinityTerm = z
+  .object({
+    labelSelector: z
+      .object({
+        matchLabels: labelsSchema.optional(),
+        matchExpressions: z
+          .array(selectorRequirement(POD_OPERATORS))
+          .max(32)
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    namespaces: z.array(dns1123Label).max(64).optional(),
+    topologyKey: labelKey,
+  })
+  .strict();
+
+const podAffinity = z
+  .object({
+    requiredDuringSchedulingIgnoredDuringExecution: z
+      .array(podAffinityTerm)
+      .max(16)
+      .optional(),
+    preferredDuringSchedulingIgnoredDuringExecution: z
+      .array(z.object({ weight, podAffinityTerm }).strict())
+      .max(16)
+      .optional(),
+  })
+  .strict();
+
+/** Kubernetes `affinity`, checked field by field: a mistake is a 400 naming the field. */
+export const affinitySchema = z
+  .object({
+    nodeAffinity: z
+      .object({
+        requiredDuringSchedulingIgnoredDuringExecution: z
+          .object({
+            nodeSelectorTerms: z.array(nodeSelectorTerm).min(1).max(16),
+          })
+          .strict()
+          .optional(),
+        preferredDuringSchedulingIgnoredDuringExecution: z
+          .array(z.object({ weight, preference: nodeSelectorTerm }).strict())
+          .max(16)
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    podAffinity: podAffinity.optional(),
+    podAntiAffinity: podAffinity.optional(),
+  })
+  .strict();
+
+/** A Kubernetes toleration, with the API server's rules on operator, value and effect. */
+export const tolerationSchema = z
+  .object({
+    key: labelKey.optional(),
+    operator: z.enum(['Equal', 'Exists']).optional(),
+    value: labelValue.optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+    tolerationSeconds: z.number().int().min(0).max(31_536_000).optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (!t.key && t.operator !== 'Exists')
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['operator'],
+        message: "must be 'Exists' when key is empty (to tolerate every taint)",
+      });
+    if (t.operator === 'Exists' && t.value)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['value'],
+        message: "must be empty when operator is 'Exists'",
+      });
+    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute')
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['tolerationSeconds'],
+        message: "is only allowed with effect 'NoExecute'",
+      });
+  });
+
+/** An Ingress in front of the application's Service. */
+export const ingressSchema = z
+  .object({
+    host: z
+      .string()
+      .max(253)
+      .refine(
+        host =>
+          /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(
+            host,
+          ),
+        'must be a host name such as web.example.com (a leading *. is allowed)',
+      ),
+    className: dns1123Subdomain.optional(),
+    path: z
+      .string()
+      .max(1024)
+      .regex(/^\/[^\s{};]*$/, "must be an absolute path such as '/' or '/api'")
+      .optional(),
+    tls: z
+      .union([z.boolean(), z.object({ secretName: dns1123Subdomain }).strict()])
+      .optional(),
+  })
+  .strict();
+
 export const applicationSpecSchema = z
   .object({
     image: z
@@ -243,6 +437,9 @@ export const applicationSpecSchema = z
     selfHeal: z.boolean().optional(),
     autoRollback: z.boolean().optional(),
     namespace: dns1123Label.optional(),
+    affinity: affinitySchema.optional(),
+    tolerations: z.array(tolerationSchema).max(32).optional(),
+    ingress: ingressSchema.optional(),
   })
   .strict();
 

@@ -15,4 +15,12 @@ export interface Config {
       clusterAdmins?: string[];
     };
   };
+  /**
+   * Where the `publish:local` scaffolder action publishes a template's workspace
+   * (`<directory>/<name>/`), for a portal without a git host; a catalog `file` location with the
+   * target `<directory>/*\/catalog-info.yaml` reads it. Unset: no such action.
+   */
+  localPublish?: {
+    directory: string;
+  };
 }

@@ -8,6 +8,7 @@
 
 import { createBackend } from '@backstage/backend-defaults';
 import { permissionModuleFleetPolicy } from './permissions/FleetPermissionPolicy';
+import { scaffolderModulePublishLocal } from './scaffolder/publishLocal';
 
 const backend = createBackend();
 
@@ -64,5 +65,7 @@ backend.add(import('@cnp/plugin-fleet-backend'));
 backend.add(import('@cnp/plugin-catalog-backend-module-fleet'));
 // scaffolder actions fleet:application:register and fleet:deploy
 backend.add(import('@cnp/plugin-scaffolder-backend-module-fleet'));
+// publish:local: this offline portal's stand-in for publish:github + catalog:register
+backend.add(scaffolderModulePublishLocal);
 
 backend.start();

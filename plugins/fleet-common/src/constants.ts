@@ -99,6 +99,14 @@ export const FLEET_ANNOTATION_CLUSTERS = 'cnp.io/clusters';
 /** @public */
 export const FLEET_ANNOTATION_CLUSTER_SELECTOR = 'cnp.io/cluster-selector';
 
+/**
+ * Names the deployer group (an entity ref, e.g. `group:default/platform`) whose members may
+ * deploy the component without owning it; without it only the owners may.
+ *
+ * @public
+ */
+export const FLEET_ANNOTATION_DEPLOYERS = 'cnp.io/deployers';
+
 /** Catalog `Resource` type Fleet publishes clusters as. @public */
 export const FLEET_CLUSTER_RESOURCE_TYPE = 'kubernetes-cluster';
 

@@ -65,7 +65,7 @@ describe('FleetPermissionPolicy', () => {
     },
   );
 
-  it('allows fleet.deployment.create outright to members of a configured deployer group', async () => {
+  it('lets members of a configured deployer group deploy the components whose cnp.io/deployers names their group, besides the ones they own', async () => {
     const p = policy(
       {
         fleet: { permissions: { deployers: ['guests', 'group:default/Ops'] } },
@@ -76,15 +76,39 @@ describe('FleetPermissionPolicy', () => {
       },
     );
     const deploy = { permission: byName('fleet.deployment.create') };
+    const owner = (claims: string[]) => ({
+      rule: 'IS_ENTITY_OWNER',
+      resourceType: 'catalog-entity',
+      params: { claims },
+    });
+    const named = (group: string) => ({
+      rule: 'HAS_ANNOTATION',
+      resourceType: 'catalog-entity',
+      params: { annotation: 'cnp.io/deployers', value: group },
+    });
     expect(await p.handle(deploy, user(guest))).toEqual({
-      result: AuthorizeResult.ALLOW,
+      result: AuthorizeResult.CONDITIONAL,
+      pluginId: 'catalog',
+      resourceType: 'catalog-entity',
+      conditions: {
+        anyOf: [
+          owner([guest, 'group:default/guests']),
+          named('group:default/guests'),
+        ],
+      },
     });
-    expect(await p.handle(deploy, user('user:default/olga'))).toEqual({
-      result: AuthorizeResult.ALLOW,
+    expect(await p.handle(deploy, user('user:default/olga'))).toMatchObject({
+      conditions: {
+        anyOf: [
+          owner(['user:default/olga', 'group:default/ops']),
+          named('group:default/ops'),
+        ],
+      },
     });
-    expect((await p.handle(deploy, user('user:default/mallory'))).result).toBe(
-      AuthorizeResult.CONDITIONAL,
-    );
+    // Outside the deployer groups: owners only.
+    expect(await p.handle(deploy, user('user:default/mallory'))).toMatchObject({
+      conditions: owner(['user:default/mallory']),
+    });
   });
 
   it.each([

@@ -25,6 +25,7 @@ import {
   fleetClusterConditions,
 } from '@cnp/plugin-fleet-node';
 import {
+  FLEET_ANNOTATION_DEPLOYERS,
   fleetClusterCreatePermission,
   fleetClusterDeployPermission,
   fleetClusterDeletePermission,
@@ -73,8 +74,9 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  * - `fleet.deployment.create` (deploying a component, registering or changing its application,
  *   rolling back), `fleet.deployment.delete` (undeploying it) and `fleet.release.manage` are
  *   conditional: allowed when the user owns the component (the catalog's `IS_ENTITY_OWNER`
- *   rule, evaluated by the catalog), or outright when the user belongs to one of the groups in
- *   `fleet.permissions.deployers`;
+ *   rule, evaluated by the catalog), or, for members of a group in `fleet.permissions.deployers`,
+ *   when the component's `cnp.io/deployers` annotation names that group (the catalog says so:
+ *   a component that is not in the catalog, or does not name the group, is refused);
  * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to the members
  *   of `fleet.permissions.clusterAdmins` only, and to nobody while it lists no group (fail closed:
  *   cluster labels decide placement and a failure threshold decides outages, so they are not
@@ -155,13 +157,29 @@ export class FleetPermissionPolicy implements PermissionPolicy {
           : AuthorizeResult.DENY,
       };
     }
-    if (memberOf(this.deployers)) {
-      return { result: AuthorizeResult.ALLOW };
-    }
-    return createFleetDeploymentConditionalDecision(
-      entityPermission!,
-      fleetDeploymentConditions.isEntityOwner({ claims: ownershipEntityRefs }),
+    const owner = fleetDeploymentConditions.isEntityOwner({
+      claims: ownershipEntityRefs,
+    });
+    // A deployer group's members also deploy the components whose catalog entry names their
+    // group: the catalog says so, so nobody pre-registers someone else's component (or one that
+    // is not in the catalog) with their own image.
+    const deployerGroups = this.deployers.filter(group =>
+      claims.includes(group),
     );
+    if (deployerGroups.length > 0) {
+      return createFleetDeploymentConditionalDecision(entityPermission!, {
+        anyOf: [
+          owner,
+          ...deployerGroups.map(group =>
+            fleetDeploymentConditions.hasAnnotation({
+              annotation: FLEET_ANNOTATION_DEPLOYERS,
+              value: group,
+            }),
+          ),
+        ],
+      });
+    }
+    return createFleetDeploymentConditionalDecision(entityPermission!, owner);
   }
 }
 

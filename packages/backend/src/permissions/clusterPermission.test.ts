@@ -7,15 +7,19 @@ import {
   mockServices,
   startTestBackend,
 } from '@backstage/backend-test-utils';
-import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import catalogPlugin from '@backstage/plugin-catalog-backend';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
+import { stringify } from 'yaml';
 import permissionPlugin from '@backstage/plugin-permission-backend';
 import fleetPlugin from '@cnp/plugin-fleet-backend';
 import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
 import { httpAuthWithActors } from './__testUtils__/testServices';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 /*
  * The cluster-scoped decision through the real permission chain: the permission backend, this
@@ -52,6 +56,25 @@ describe.each(databases.eachSupportedId())(
   databaseId => {
     it("lets only the groups a cluster's cnp.io/allowed-groups label names deploy, roll back or release there; others get a 403 naming the cluster and nothing is written", async () => {
       const knex = await databases.init(databaseId);
+      const entityRef = `component:default/pay-${databaseId.toLowerCase()}`;
+      // The component is in the catalog, and its entry lets the deployers group deploy it.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-cluster-perm-'));
+      const file = path.join(dir, 'entities.yaml');
+      fs.writeFileSync(
+        file,
+        stringify({
+          apiVersion: 'backstage.io/v1alpha1',
+          kind: 'Component',
+          metadata: {
+            name: entityRef.split('/')[1],
+            annotations: {
+              'cnp.io/image': 'pay:1.0.0',
+              'cnp.io/deployers': 'group:default/deployers',
+            },
+          },
+          spec: { type: 'service', lifecycle: 'production', owner: 'nobody' },
+        }),
+      );
       const { server } = await startTestBackend({
         features: [
           fleetPlugin,
@@ -59,10 +82,27 @@ describe.each(databases.eachSupportedId())(
           permissionModuleFleetPolicy,
           userInfo,
           httpAuthWithActors,
-          mockServices.database.factory({ knex }),
+          catalogPlugin,
+          // One database per plugin, as a real backend has.
+          createServiceFactory({
+            service: coreServices.database,
+            deps: { plugin: coreServices.pluginMetadata },
+            async factory({ plugin }) {
+              const client =
+                plugin.getId() === 'fleet'
+                  ? knex
+                  : await databases.init(databaseId);
+              return { getClient: async () => client };
+            },
+          }),
           mockServices.rootConfig.factory({
             data: {
               permission: { enabled: true },
+              catalog: {
+                rules: [{ allow: ['Component'] }],
+                locations: [{ type: 'file', target: file }],
+                processingInterval: { seconds: 1 },
+              },
               fleet: {
                 discovery: { kubeconfigDir: sim.kubeconfigDir },
                 deploy: { pollInterval: { milliseconds: 50 } },
@@ -73,11 +113,16 @@ describe.each(databases.eachSupportedId())(
               },
             },
           }),
-          catalogServiceMock.factory({ entities: [] }),
         ],
       });
       const as = (user: string) => mockCredentials.user.header(user);
-      const entityRef = `component:default/pay-${databaseId.toLowerCase()}`;
+      for (let i = 0; i < 240; i++) {
+        const res = await request(server)
+          .get(`/api/catalog/entities/by-name/${entityRef.replace(':', '/')}`)
+          .set('Authorization', mockCredentials.service.header());
+        if (res.status === 200) break;
+        await new Promise(r => setTimeout(r, 250));
+      }
 
       await request(server)
         .post('/api/fleet/health/run')

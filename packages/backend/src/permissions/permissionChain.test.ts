@@ -65,8 +65,18 @@ const entities = [
     kind: 'Component',
     metadata: {
       name: 'ledger',
-      annotations: { 'cnp.io/image': 'ledger:1.0.0' },
+      annotations: {
+        'cnp.io/image': 'ledger:1.0.0',
+        // The catalog lets the deployers group deploy it.
+        'cnp.io/deployers': 'group:default/deployers',
+      },
     },
+    spec: { type: 'service', lifecycle: 'production', owner: 'group:team-a' },
+  },
+  {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name: 'vault', annotations: { 'cnp.io/image': 'vault:1' } },
     spec: { type: 'service', lifecycle: 'production', owner: 'group:team-a' },
   },
 ];
@@ -185,12 +195,31 @@ describe.each(databases.eachSupportedId())(
         .set('Authorization', alice)
         .send({ entityRef, cluster: 'east', image: 'ledger:1.1.0' })
         .expect(201);
-      // A deployer who does not own it may deploy it too.
+      // A deployer who does not own it may deploy it too, since its catalog entry says so...
       await request(server)
         .post('/api/fleet/deployments')
         .set('Authorization', dora)
         .send({ entityRef, cluster: 'west' })
         .expect(201);
+      // ...but not a component whose entry does not, nor one the catalog does not hold (no
+      // registering someone else's application ahead of them, with one's own image).
+      const beforeDeployer = await rows();
+      for (const ref of [
+        'component:default/vault',
+        'component:default/ghost',
+      ]) {
+        await request(server)
+          .post('/api/fleet/applications')
+          .set('Authorization', dora)
+          .send({ entityRef: ref, spec: { image: 'evil:1' } })
+          .expect(403);
+        await request(server)
+          .post('/api/fleet/deployments')
+          .set('Authorization', dora)
+          .send({ entityRef: ref, cluster: 'west', image: 'evil:1' })
+          .expect(403);
+      }
+      expect(await rows()).toBe(beforeDeployer);
 
       const afterDeploys = await rows();
       const application = (

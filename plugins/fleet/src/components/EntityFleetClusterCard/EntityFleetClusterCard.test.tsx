@@ -1,5 +1,6 @@
 import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
+import { ResponseError } from '@backstage/errors';
 import { screen } from '@testing-library/react';
 import { fleetApiRef } from '../../api';
 import {
@@ -14,7 +15,46 @@ import {
   isFleetClusterEntity,
 } from './EntityFleetClusterCard';
 
+/** The Fleet API's answer to a cluster it does not know, as the client throws it. */
+async function notFound(name: string) {
+  return ResponseError.fromResponse(
+    new Response(
+      JSON.stringify({
+        error: {
+          name: 'NotFoundError',
+          message: `Cluster '${name}' not found`,
+        },
+        response: { statusCode: 404 },
+      }),
+      {
+        status: 404,
+        statusText: 'Not Found',
+        headers: { 'Content-Type': 'application/json' },
+      },
+    ) as any,
+  );
+}
+
 describe('EntityFleetClusterCard', () => {
+  it('says a kubernetes-cluster Resource Fleet does not know is not managed by Fleet, rather than showing an error', async () => {
+    const error = await notFound('sim-2');
+    const api = mockFleetApi({
+      getCluster: jest.fn().mockRejectedValue(error),
+      listClusterEvents: jest.fn().mockRejectedValue(error),
+    });
+    await renderInTestApp(
+      <TestApiProvider apis={[[fleetApiRef, api]]}>
+        <EntityProvider entity={clusterEntity}>
+          <EntityFleetClusterCard />
+        </EntityProvider>
+      </TestApiProvider>,
+    );
+    expect(
+      await screen.findByText(/is not managed by Fleet/),
+    ).toHaveTextContent(/^sim-2 is not managed by Fleet/);
+    expect(screen.queryByText(/not found/i)).not.toBeInTheDocument();
+  });
+
   it('shows status, endpoint, failures, labels, applications and events', async () => {
     const api = mockFleetApi({
       getCluster: jest.fn().mockResolvedValue(

@@ -80,7 +80,15 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
   if (error && !value) {
     return (
       <InfoCard title="Fleet cluster">
-        <ResponseErrorPanel error={error} />
+        {isNotFound(error) ? (
+          <Typography variant="body2">
+            {name} is not managed by Fleet: Fleet has no cluster of that name.
+            Clusters come from the kubeconfigs Fleet discovers, or are
+            registered by a cluster admin.
+          </Typography>
+        ) : (
+          <ResponseErrorPanel error={error} />
+        )}
       </InfoCard>
     );
   }
@@ -154,5 +162,13 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
         </Grid>
       </Grid>
     </InfoCard>
+  );
+}
+
+/** A 404 from the Fleet API: the cluster is not one of Fleet's. */
+function isNotFound(error: Error): boolean {
+  return (
+    (error as { statusCode?: number }).statusCode === 404 ||
+    (error as { response?: { status?: number } }).response?.status === 404
   );
 }

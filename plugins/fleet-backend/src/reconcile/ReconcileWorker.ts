@@ -28,6 +28,7 @@ import type {
   ManifestApplier,
 } from '../deploy/ManifestApplier';
 import { diffObject } from '../kubernetes/diffObject';
+import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import {
@@ -108,6 +109,8 @@ export interface ReconcileWorkerOptions {
    * nor marked degraded, nor pruned until the release is done with them.
    */
   heldDeployments?: () => Promise<Set<string>>;
+  /** Hears each run once it ended. */
+  listener?: Pick<FleetListener, 'reconcileFinished'>;
 }
 
 /**
@@ -215,6 +218,11 @@ export class ReconcileWorker {
       ),
     );
     summary.durationMs = Date.now() - started;
+    this.options.listener?.reconcileFinished?.({
+      durationMs: summary.durationMs,
+      checked: summary.checked,
+      errors: summary.errors.length,
+    });
     return summary;
   }
 

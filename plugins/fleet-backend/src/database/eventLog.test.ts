@@ -76,7 +76,12 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
 
   it('names the component and the cluster of deployment events, a removed deployment’s too, and of a cascade', async () => {
     const { stores, heard } = await storesHeard();
-    const deployment = await seedDeployment(stores, 'east', 'payments', 'DEPLOYED');
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
     await seedDeployment(stores, 'east', 'orders', 'DEPLOYED');
     expect(heard.flat()).toEqual([
       expect.objectContaining({
@@ -99,8 +104,20 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
       heard[0].map(e => [e.entityRef, e.cluster, e.from, e.to, e.reason]),
     ).toEqual(
       expect.arrayContaining([
-        ['component:default/payments', 'east', 'DEPLOYED', 'DEGRADED', 'CLUSTER_OFFLINE'],
-        ['component:default/orders', 'east', 'DEPLOYED', 'DEGRADED', 'CLUSTER_OFFLINE'],
+        [
+          'component:default/payments',
+          'east',
+          'DEPLOYED',
+          'DEGRADED',
+          'CLUSTER_OFFLINE',
+        ],
+        [
+          'component:default/orders',
+          'east',
+          'DEPLOYED',
+          'DEGRADED',
+          'CLUSTER_OFFLINE',
+        ],
       ]),
     );
 
@@ -124,12 +141,19 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
         }),
       ],
     ]);
-    expect(await stores.deployments.getDeployment(deployment.id)).toBeUndefined();
+    expect(
+      await stores.deployments.getDeployment(deployment.id),
+    ).toBeUndefined();
   });
 
   it('names the component of release events', async () => {
     const { stores, heard } = await storesHeard();
-    const deployment = await seedDeployment(stores, 'east', 'payments', 'DEPLOYED');
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
     heard.length = 0;
     const release = await stores.releases.insertRelease({
       id: '00000000-0000-4000-8000-000000000001',

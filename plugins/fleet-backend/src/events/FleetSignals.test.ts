@@ -100,9 +100,9 @@ describe.each(databases.eachSupportedId())(
         ],
       });
       // Every signal goes to every signed-in user: it only names what changed.
-      expect(
-        signals.heard.every(s => s.recipients.type === 'broadcast'),
-      ).toBe(true);
+      expect(signals.heard.every(s => s.recipients.type === 'broadcast')).toBe(
+        true,
+      );
 
       signals.heard.length = 0;
       sim.setFault('east', { mode: 'down' });

@@ -5,7 +5,7 @@ import {
   eventually,
   notificationsOf,
   startListenerBackend,
-} from './__testUtils__/listenerBackend';
+} from '../__testUtils__/listenerBackend';
 import { entityPath, FleetNotifier } from './FleetNotifier';
 import type { CommittedEvent } from './FleetListener';
 import { mockServices } from '@backstage/backend-test-utils';

@@ -17,7 +17,7 @@ import request from 'supertest';
 import {
   eventually,
   startListenerBackend,
-} from './__testUtils__/listenerBackend';
+} from '../__testUtils__/listenerBackend';
 
 jest.setTimeout(90_000);
 

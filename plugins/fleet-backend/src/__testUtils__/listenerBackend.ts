@@ -13,7 +13,7 @@ import {
 } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import knexFactory, { type Knex } from 'knex';
-import { fleetPlugin } from '../../plugin';
+import { fleetPlugin } from '../plugin';
 
 /*
  * A test backend with the real Fleet plugin next to the other real plugins a test names (the

@@ -180,13 +180,14 @@ export class FleetMetrics implements FleetListener {
       !this.deploymentCounts ||
       now - this.deploymentCounts.at > SHARED_READ_MS
     ) {
-      this.deploymentCounts = {
+      const shared = {
         at: now,
         read: this.stores.deployments.countDeploymentsByStatus(),
       };
+      this.deploymentCounts = shared;
       // A failed read is not kept for the next collection.
-      this.deploymentCounts.read.catch(() => {
-        this.deploymentCounts = undefined;
+      shared.read.catch(() => {
+        if (this.deploymentCounts === shared) this.deploymentCounts = undefined;
       });
     }
     return this.deploymentCounts.read;

@@ -308,6 +308,28 @@ describe('FleetNotifier', () => {
     expect(sent).toEqual([]);
   });
 
+  it('warns of a failed send once a minute, not once per notification', async () => {
+    const logger = mockServices.logger.mock();
+    const failing = FleetNotifier.create({
+      notifications: {
+        send: async () => {
+          throw new Error('Request failed with status 404');
+        },
+      },
+      logger,
+      clusterAdmins: [],
+      clusterNamespace: 'default',
+    });
+    const failed = event({ from: 'PROGRESSING', to: 'FAILED' });
+    await failing.eventsCommitted([failed, failed, failed]);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith(
+      'Could not send the Fleet notification "Fleet: payments is FAILED on east"',
+      expect.objectContaining({ message: 'Request failed with status 404' }),
+    );
+    expect(logger.debug).toHaveBeenCalledTimes(2);
+  });
+
   it('links to entity pages', () => {
     expect(entityPath('component:default/payments')).toBe(
       '/catalog/default/component/payments',

@@ -11,6 +11,8 @@ import type {
   HealthCycleReport,
 } from './FleetListener';
 
+const WARN_EVERY_MS = 60_000;
+
 /** The topic of every Fleet notification (users can mute it in their settings). */
 export const FLEET_NOTIFICATION_TOPIC = 'fleet';
 
@@ -47,6 +49,8 @@ export function entityPath(entityRef: string): string {
  * piling up new ones.
  */
 export class FleetNotifier implements FleetListener {
+  private lastWarningAt = -Infinity;
+
   private constructor(private readonly options: FleetNotifierOptions) {}
 
   static create(options: FleetNotifierOptions): FleetNotifier {
@@ -203,7 +207,15 @@ export class FleetNotifier implements FleetListener {
         payload,
       });
     } catch (error) {
-      this.options.logger.warn(
+      // A backend without the notifications plugin fails every send: one warning a minute.
+      const now = Date.now();
+      const log =
+        now - this.lastWarningAt >= WARN_EVERY_MS
+          ? this.options.logger.warn
+          : this.options.logger.debug;
+      if (log === this.options.logger.warn) this.lastWarningAt = now;
+      log.call(
+        this.options.logger,
         `Could not send the Fleet notification "${payload.title}"`,
         asError(error),
       );

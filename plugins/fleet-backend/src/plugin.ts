@@ -111,7 +111,8 @@ export const fleetPlugin = createBackendPlugin({
             }),
           );
         }
-        listeners.add(FleetMetrics.create({ metrics, stores, logger }));
+        const fleetMetrics = FleetMetrics.create({ metrics, stores, logger });
+        listeners.add(fleetMetrics);
         // Clusters are a permission resource: a policy's conditions on fleet.cluster.deploy
         // (their labels) are evaluated here, on the clusters loaded by name.
         permissionsRegistry.addResourceType({
@@ -173,6 +174,7 @@ export const fleetPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(async () => {
           await deployments.stop();
           clients.dispose();
+          fleetMetrics.dispose();
           // Signals and notifications under way go out, for a few seconds at most.
           await Promise.race([
             listeners.settled(),

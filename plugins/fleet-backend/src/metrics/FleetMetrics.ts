@@ -1,5 +1,8 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { MetricsService } from '@backstage/backend-plugin-api/alpha';
+import type {
+  MetricsService,
+  MetricsServiceObservableCallback,
+} from '@backstage/backend-plugin-api/alpha';
 import {
   CLUSTER_STATUSES,
   DEPLOYMENT_STATUSES,
@@ -31,9 +34,6 @@ const RUN_BUCKETS = [
   0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 ];
 
-/** A read shared by the gauges of one collection (a scrape asks them one after the other). */
-const SHARED_READ_MS = 1_000;
-
 /**
  * Fleet's OpenTelemetry metrics, through Backstage's metrics service (a meter named
  * `backstage-plugin-fleet`); whatever the backend's instrumentation exports them with (a
@@ -56,10 +56,10 @@ export class FleetMetrics implements FleetListener {
   private readonly cycleDuration;
   private readonly transitions;
   private readonly reconcileDuration;
-  private deploymentCounts?: {
-    at: number;
-    read: ReturnType<DeploymentStore['countDeploymentsByStatus']>;
-  };
+  private readonly observed: Array<() => void> = [];
+  private deploymentCounts?: ReturnType<
+    DeploymentStore['countDeploymentsByStatus']
+  >;
 
   private constructor(
     private readonly metrics: MetricsService,
@@ -156,40 +156,37 @@ export class FleetMetrics implements FleetListener {
     known: readonly string[],
     read: () => Promise<Record<string, number>>,
   ) {
-    this.metrics
-      .createObservableGauge(name, { description })
-      .addCallback(async result => {
-        try {
-          const counts = await read();
-          for (const key of new Set([...known, ...Object.keys(counts)])) {
-            result.observe(counts[key] ?? 0, { [attribute]: key });
-          }
-        } catch (error) {
-          // No value rather than a wrong one; the scrape goes on with the other metrics.
-          this.logger.warn(
-            `Could not read ${name} for metrics`,
-            asError(error),
-          );
+    const gauge = this.metrics.createObservableGauge(name, { description });
+    const callback: MetricsServiceObservableCallback = async result => {
+      try {
+        const counts = await read();
+        for (const key of new Set([...known, ...Object.keys(counts)])) {
+          result.observe(counts[key] ?? 0, { [attribute]: key });
         }
-      });
+      } catch (error) {
+        // No value rather than a wrong one; the scrape goes on with the other metrics.
+        this.logger.warn(`Could not read ${name} for metrics`, asError(error));
+      }
+    };
+    gauge.addCallback(callback);
+    this.observed.push(() => gauge.removeCallback(callback));
   }
 
+  /** Stops observing the gauges (at shutdown: the stores are going away). */
+  dispose(): void {
+    this.observed.splice(0).forEach(remove => remove());
+  }
+
+  /** One read for both deployment gauges of a collection: shared while it runs. */
   private deployments() {
-    const now = Date.now();
-    if (
-      !this.deploymentCounts ||
-      now - this.deploymentCounts.at > SHARED_READ_MS
-    ) {
-      const shared = {
-        at: now,
-        read: this.stores.deployments.countDeploymentsByStatus(),
+    if (!this.deploymentCounts) {
+      const read = this.stores.deployments.countDeploymentsByStatus();
+      this.deploymentCounts = read;
+      const done = () => {
+        if (this.deploymentCounts === read) this.deploymentCounts = undefined;
       };
-      this.deploymentCounts = shared;
-      // A failed read is not kept for the next collection.
-      shared.read.catch(() => {
-        if (this.deploymentCounts === shared) this.deploymentCounts = undefined;
-      });
+      read.then(done, done);
     }
-    return this.deploymentCounts.read;
+    return this.deploymentCounts;
   }
 }

@@ -10,6 +10,10 @@
 // a Rollout cluster, alone first), a canary held at 20 % until promoted, analysis against the
 // simulator's Prometheus; the second wave's cluster answers a failing success rate, the release
 // aborts and every cluster it touched is back on the image it ran before.
+// The UI runs with polling off (fleet.frontend.pollInterval 0): every refresh after a page load is
+// a Backstage signal that Fleet published when it committed the change; the chip turns OFFLINE
+// within 2 s of the health cycle that confirmed the outage. The backend's Prometheus exporter
+// (:9464) is read at that moment too.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -22,6 +26,7 @@ const stateDir = path.join(root, '.fleet-e2e');
 const artifacts = path.join(root, 'e2e-artifacts');
 const SIM_PORT = 6550;
 const PROMETHEUS_PORT = 9091;
+const METRICS_PORT = 9464;
 const BACKEND = 'http://localhost:7007';
 const FRONTEND = 'http://localhost:3000';
 const CLUSTER = 'sim-2';
@@ -190,7 +195,7 @@ async function portFree(port) {
 }
 
 async function main() {
-  for (const port of [3000, 7007, SIM_PORT, PROMETHEUS_PORT]) {
+  for (const port of [3000, 7007, SIM_PORT, PROMETHEUS_PORT, METRICS_PORT]) {
     if (!(await portFree(port))) {
       throw new Error(
         `Port ${port} is already in use: stop the portal that runs there first`,
@@ -213,6 +218,9 @@ async function main() {
       FLEET_SIM_PORT: String(SIM_PORT),
       FLEET_PROMETHEUS_PORT: String(PROMETHEUS_PORT),
       BROWSER: 'none',
+      // No polling in the browser: what refreshes the cards is Fleet's signals.
+      APP_CONFIG_fleet_frontend_pollInterval: '0',
+      OTEL_EXPORTER_PROMETHEUS_PORT: String(METRICS_PORT),
     },
   });
   portal.on('exit', code => log(`portal exited with ${code}`));
@@ -341,14 +349,34 @@ async function main() {
     Math.max(0, Date.parse(firstFailure.startedAt) + 10_000 - Date.now()),
   );
   const cycle = await runHealthCycle();
+  const confirmedAt = Date.now();
   log('health cycles ran; transitions:', JSON.stringify(cycle.transitions));
 
-  // No reload from here on: the card refreshes by itself.
+  // No reload, no polling: the signal Fleet published when the cycle committed the transition
+  // makes the card fetch again, within 2 s of the cycle's answer.
   await clusters
     .locator(`[data-cluster="${CLUSTER}"]`)
     .getByLabel('Cluster status: OFFLINE')
-    .waitFor({ timeout: 60_000 });
-  log('chip turned OFFLINE without a reload');
+    .waitFor({ timeout: 2_000 });
+  log(
+    `chip turned OFFLINE ${
+      Date.now() - confirmedAt
+    } ms after the confirming cycle (signal, polling off)`,
+  );
+  await shot(page, 'chip-offline-by-signal');
+  const scraped = await (
+    await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`)
+  ).text();
+  fs.writeFileSync(path.join(artifacts, 'metrics.txt'), scraped);
+  const offline = scraped.match(
+    /^fleet_clusters\{status="OFFLINE"[^}]*\} (\d+)/m,
+  );
+  if (!offline || Number(offline[1]) !== 1) {
+    throw new Error(
+      `the Prometheus exporter does not count 1 OFFLINE cluster: ${offline?.[0]}`,
+    );
+  }
+  log(`metrics on :${METRICS_PORT}: ${offline[0]}`);
   await row
     .getByLabel('Deployment status: DEGRADED')
     .waitFor({ timeout: 60_000 });

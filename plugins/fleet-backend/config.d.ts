@@ -154,6 +154,28 @@ export interface Config {
        */
       retention?: HumanDuration | string;
     };
+    /** Backstage signals: the cards and the fleet page refresh as soon as a status changes. */
+    signals?: {
+      /**
+       * Whether Fleet publishes a signal for every committed status change of a cluster, a
+       * deployment (status and sync status) or a release step (default true). Needs the signals
+       * backend (`@backstage/plugin-signals-backend`); without it the UI polls every 60 s.
+       */
+      enabled?: boolean;
+    };
+    /** Backstage notifications about failures, rollbacks, prunes and outages. */
+    notifications?: {
+      /**
+       * Whether Fleet sends notifications (default true). Needs the notifications backend
+       * (`@backstage/plugin-notifications-backend`).
+       */
+      enabled?: boolean;
+      /**
+       * Who hears about a cluster going OFFLINE and about a mass outage: entity refs, a ref
+       * without a kind being a group (default: `fleet.permissions.clusterAdmins`).
+       */
+      clusterAdmins?: string[];
+    };
     database?: {
       /**
        * Whether the entity card's read uses a named prepared statement on PostgreSQL (default

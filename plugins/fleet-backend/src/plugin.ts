@@ -10,7 +10,10 @@ import {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
 } from '@cnp/plugin-fleet-node';
+import { metricsServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
+import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStores } from './database/DatabaseFleetStores';
@@ -29,7 +32,11 @@ import {
   EVENT_RETENTION_TASK_ID,
   EventRetention,
 } from './events/EventRetention';
+import { FleetListeners } from './events/FleetListener';
+import { FleetNotifier } from './events/FleetNotifier';
+import { FleetSignals } from './events/FleetSignals';
 import { HealthWorker } from './health/HealthWorker';
+import { FleetMetrics } from './metrics/FleetMetrics';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { HubCluster } from './kubernetes/HubCluster';
 import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
@@ -60,6 +67,9 @@ export const fleetPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auth: coreServices.auth,
         catalog: catalogServiceRef,
+        signals: signalsServiceRef,
+        notifications: notificationService,
+        metrics: metricsServiceRef,
       },
       async init({
         config,
@@ -74,14 +84,38 @@ export const fleetPlugin = createBackendPlugin({
         permissionsRegistry,
         auth,
         catalog,
+        signals,
+        notifications,
+        metrics,
       }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
 
+        // What Fleet commits, heard once, on the replica that committed it: signals for the UI,
+        // notifications for people, metrics for monitoring.
+        const listeners = FleetListeners.create({
+          logger: logger.child({ task: 'fleet-listeners' }),
+        });
         const stores = await DatabaseFleetStores.create({
           database,
           preparedStatements: fleetConfig.database.preparedStatements,
+          onEventsCommitted: events => listeners.eventsCommitted(events),
         });
+        if (fleetConfig.signals.enabled) {
+          listeners.add(FleetSignals.create({ signals }));
+        }
+        if (fleetConfig.notifications.enabled) {
+          listeners.add(
+            FleetNotifier.create({
+              notifications,
+              logger: logger.child({ task: 'fleet-notifications' }),
+              clusterAdmins: fleetConfig.notifications.clusterAdmins,
+              clusterNamespace: fleetConfig.notifications.clusterNamespace,
+            }),
+          );
+        }
+        const fleetMetrics = FleetMetrics.create({ metrics, stores, logger });
+        listeners.add(fleetMetrics);
         // Clusters are a permission resource: a policy's conditions on fleet.cluster.deploy
         // (their labels) are evaluated here, on the clusters loaded by name.
         permissionsRegistry.addResourceType({
@@ -133,6 +167,7 @@ export const fleetPlugin = createBackendPlugin({
           discover: async () => {
             await discovery.run();
           },
+          listener: listeners,
         });
         await health.start();
 
@@ -158,6 +193,12 @@ export const fleetPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(async () => {
           await deployments.stop();
           clients.dispose();
+          fleetMetrics.dispose();
+          // Signals and notifications under way go out, for a few seconds at most.
+          await Promise.race([
+            listeners.settled(),
+            new Promise(resolve => setTimeout(resolve, 5_000).unref()),
+          ]);
         });
 
         const releases = ReleaseService.create({ stores, deployments });
@@ -187,6 +228,7 @@ export const fleetPlugin = createBackendPlugin({
               fleetClusterPermissionResourceRef,
             ),
           ),
+          listener: listeners,
         });
         await reconciler.start();
 

@@ -9,3 +9,4 @@ export * from './types';
 export * from './progressive';
 export * from './permissions';
 export * from './versions';
+export * from './signals';

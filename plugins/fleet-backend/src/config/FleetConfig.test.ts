@@ -45,7 +45,39 @@ describe('readFleetConfig', () => {
       },
       events: { retentionMs: 90 * 24 * 3600_000 },
       database: { preparedStatements: true },
+      signals: { enabled: true },
+      notifications: {
+        enabled: true,
+        clusterAdmins: [],
+        clusterNamespace: 'default',
+      },
     });
+  });
+
+  it('tells the policy’s cluster admins unless notifications name others, refs without a kind being groups', () => {
+    const read = (fleet: Record<string, any>) =>
+      readFleetConfig(new ConfigReader({ fleet }), {}).notifications;
+    expect(
+      read({
+        permissions: { clusterAdmins: ['platform', 'user:default/ops'] },
+      }),
+    ).toMatchObject({
+      clusterAdmins: ['group:default/platform', 'user:default/ops'],
+    });
+    expect(
+      read({
+        permissions: { clusterAdmins: ['platform'] },
+        notifications: { clusterAdmins: ['sre/oncall'], enabled: false },
+        catalog: { namespace: 'infra' },
+      }),
+    ).toEqual({
+      enabled: false,
+      clusterAdmins: ['group:sre/oncall'],
+      clusterNamespace: 'infra',
+    });
+    expect(() =>
+      read({ notifications: { clusterAdmins: ['group:'] } }),
+    ).toThrow(/Invalid fleet.notifications.clusterAdmins entry 'group:'/);
   });
 
   it('reads config and lets the environment variables win', () => {

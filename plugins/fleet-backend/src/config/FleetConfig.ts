@@ -1,3 +1,4 @@
+import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
 import {
   Config,
   ConfigReader,
@@ -88,6 +89,18 @@ export interface FleetConfig {
   database: {
     /** Hot reads use named prepared statements on PostgreSQL (off for an old PgBouncer). */
     preparedStatements: boolean;
+  };
+  signals: {
+    /** Whether status changes are published as Backstage signals (default true). */
+    enabled: boolean;
+  };
+  notifications: {
+    /** Whether Fleet sends Backstage notifications (default true). */
+    enabled: boolean;
+    /** Who hears about clusters going OFFLINE and mass outages: full entity refs. */
+    clusterAdmins: string[];
+    /** The catalog namespace of the cluster entities, for the links. */
+    clusterNamespace: string;
   };
 }
 
@@ -391,6 +404,19 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       preparedStatements:
         config.getOptionalBoolean('database.preparedStatements') ?? true,
     },
+    signals: {
+      enabled: config.getOptionalBoolean('signals.enabled') ?? true,
+    },
+    notifications: {
+      enabled: config.getOptionalBoolean('notifications.enabled') ?? true,
+      clusterAdmins: (
+        config.getOptionalStringArray('notifications.clusterAdmins') ??
+        config.getOptionalStringArray('permissions.clusterAdmins') ??
+        []
+      ).map(ref => groupRef(ref, 'fleet.notifications.clusterAdmins')),
+      clusterNamespace:
+        config.getOptionalString('catalog.namespace') ?? 'default',
+    },
   };
 }
 
@@ -454,4 +480,20 @@ const SUFFIX: Record<string, number> = {
 function quantityValue(quantity: string): number {
   const m = quantity.match(QUANTITY)!;
   return parseFloat(quantity) * SUFFIX[m[2] ?? ''];
+}
+
+/** A full entity ref; one without a kind is a group, without a namespace in `default`. */
+function groupRef(ref: string, key: string): string {
+  try {
+    return stringifyEntityRef(
+      parseEntityRef(ref, {
+        defaultKind: 'group',
+        defaultNamespace: 'default',
+      }),
+    );
+  } catch (error) {
+    throw new Error(
+      `Invalid ${key} entry '${ref}': ${(error as Error).message}`,
+    );
+  }
 }

@@ -5,6 +5,7 @@ import {
   clusterHealthTransaction,
   updateClustersHealth,
 } from './clusterHealthWrites';
+import { EventLog } from './eventLog';
 import { fenced } from './leaseFence';
 import {
   afterKey,
@@ -13,12 +14,7 @@ import {
   isUniqueViolation,
   lockForTransaction,
 } from './dialect';
-import {
-  eventRow,
-  toClusterRecord,
-  zeroCounts,
-  type ClusterRow,
-} from './tables';
+import { toClusterRecord, zeroCounts, type ClusterRow } from './tables';
 import type {
   ClusterHealthTransaction,
   ClusterHealthUpdate,
@@ -60,10 +56,16 @@ function describeSettings(settings: ClusterSettings): string {
 
 /** The knex implementation of {@link ClusterStore}, on SQLite and PostgreSQL. */
 export class DatabaseClusterStore implements ClusterStore {
-  private constructor(private readonly db: Knex) {}
+  private constructor(
+    private readonly db: Knex,
+    private readonly log: EventLog,
+  ) {}
 
-  static create(db: Knex): DatabaseClusterStore {
-    return new DatabaseClusterStore(db);
+  static create(
+    db: Knex,
+    options: { eventLog?: EventLog } = {},
+  ): DatabaseClusterStore {
+    return new DatabaseClusterStore(db, options.eventLog ?? EventLog.create());
   }
 
   async listClusters(filter?: {
@@ -163,8 +165,9 @@ export class DatabaseClusterStore implements ClusterStore {
           created_at: now,
           updated_at: now,
         });
-        await tx('fleet_events').insert(
-          eventRow(
+        await this.log.write(
+          tx,
+          [
             {
               subjectKind: 'cluster',
               subject: cluster.name,
@@ -177,8 +180,8 @@ export class DatabaseClusterStore implements ClusterStore {
               reason: 'NEVER_PROBED',
               message: `Cluster registered (${cluster.source})`,
             },
-            now,
-          ),
+          ],
+          now,
         );
       });
     } catch (error) {
@@ -266,8 +269,9 @@ export class DatabaseClusterStore implements ClusterStore {
       if (nameHeldBy) {
         const held = await this.getCluster(nameHeldBy.name);
         if (held) {
-          await this.db('fleet_events').insert(
-            eventRow(
+          await this.log.write(
+            this.db,
+            [
               {
                 subjectKind: 'cluster',
                 subject: held.name,
@@ -277,8 +281,8 @@ export class DatabaseClusterStore implements ClusterStore {
                 reason: 'NAME_REUSED',
                 message: nameHeldBy.message,
               },
-              new Date(),
-            ),
+            ],
+            new Date(),
           );
         }
       }
@@ -346,8 +350,9 @@ export class DatabaseClusterStore implements ClusterStore {
       if (!row) return false;
       await tx<ClusterRow>('fleet_clusters').where({ name }).update(patch);
       if (actor) {
-        await tx('fleet_events').insert(
-          eventRow(
+        await this.log.write(
+          tx,
+          [
             {
               subjectKind: 'cluster',
               subject: name,
@@ -357,8 +362,8 @@ export class DatabaseClusterStore implements ClusterStore {
               reason: 'SETTINGS_CHANGED',
               message: describeSettings(settings),
             },
-            now,
-          ),
+          ],
+          now,
         );
       }
       return true;
@@ -395,8 +400,9 @@ export class DatabaseClusterStore implements ClusterStore {
         }
         throw error;
       }
-      await tx('fleet_events').insert(
-        eventRow(
+      await this.log.write(
+        tx,
+        [
           {
             subjectKind: 'cluster',
             subject: name,
@@ -406,8 +412,8 @@ export class DatabaseClusterStore implements ClusterStore {
             reason: 'DELETED',
             message: `Cluster removed (${row.source})`,
           },
-          new Date(),
-        ),
+        ],
+        new Date(),
       );
       return true;
     });
@@ -428,7 +434,9 @@ export class DatabaseClusterStore implements ClusterStore {
     fn: (tx: ClusterHealthTransaction) => Promise<T>,
     fence?: LeaseFence,
   ): Promise<T> {
-    return fenced(this.db, fence, trx => fn(clusterHealthTransaction(trx)));
+    return fenced(this.db, fence, trx =>
+      fn(clusterHealthTransaction(trx, this.log)),
+    );
   }
 
   async updateClustersHealth(

@@ -17,6 +17,7 @@ import {
   isUniqueViolation,
 } from './dialect';
 import { revisionRow } from './DatabaseRevisionStore';
+import { EventLog } from './eventLog';
 import {
   deploymentsQuery,
   insertDeploymentEvent,
@@ -48,6 +49,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
   private constructor(
     private readonly db: Knex,
     private readonly preparedStatements: boolean,
+    private readonly log: EventLog,
   ) {}
 
   static create(
@@ -55,9 +57,14 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     options: {
       /** Named prepared statements for hot reads on PostgreSQL (default true). */
       preparedStatements?: boolean;
+      eventLog?: EventLog;
     } = {},
   ): DatabaseDeploymentStore {
-    return new DatabaseDeploymentStore(db, options.preparedStatements ?? true);
+    return new DatabaseDeploymentStore(
+      db,
+      options.preparedStatements ?? true,
+      options.eventLog ?? EventLog.create(),
+    );
   }
 
   async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
@@ -143,6 +150,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           );
         }
         await insertDeploymentEvent(
+          this.log,
           tx,
           id,
           {
@@ -240,6 +248,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     }
     if (current.status !== update.status || current.status_reason !== reason) {
       await insertDeploymentEvent(
+        this.log,
         tx,
         id,
         {
@@ -288,6 +297,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       }
       if (changed || update.forceEvent) {
         await insertDeploymentEvent(
+          this.log,
           tx,
           id,
           {
@@ -346,6 +356,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         updated_at: now,
       });
       await insertDeploymentEvent(
+        this.log,
         tx,
         id,
         {
@@ -372,13 +383,15 @@ export class DatabaseDeploymentStore implements DeploymentStore {
   ): Promise<boolean> {
     return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return false;
-      await tx('fleet_deployments').where({ id }).delete();
+      // The event first: its component is read from the row, inside this transaction.
       await insertDeploymentEvent(
+        this.log,
         tx,
         id,
         { actor, from: current.status, to: 'REMOVED', reason, message },
         new Date(),
       );
+      await tx('fleet_deployments').where({ id }).delete();
       return true;
     });
   }
@@ -396,6 +409,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           .where({ id })
           .update({ placed, updated_at: now });
         await insertDeploymentEvent(
+          this.log,
           tx,
           id,
           {

@@ -10,6 +10,7 @@ import { DatabaseEventStore } from './DatabaseEventStore';
 import { DatabaseFleetStateStore } from './DatabaseFleetStateStore';
 import { DatabaseReleaseStore } from './DatabaseReleaseStore';
 import { DatabaseRevisionStore } from './DatabaseRevisionStore';
+import { EventLog, type EventsCommittedListener } from './eventLog';
 import type { FleetStores } from './types';
 
 const migrationsDir = resolvePackagePath(
@@ -27,6 +28,8 @@ export class DatabaseFleetStores {
     database: DatabaseService;
     /** Named prepared statements for hot reads on PostgreSQL (default true). */
     preparedStatements?: boolean;
+    /** Hears every status event once its transaction committed, in this process. */
+    onEventsCommitted?: EventsCommittedListener;
   }): Promise<FleetStores> {
     const client = await options.database.getClient();
     if (!options.database.migrations?.skip) {
@@ -38,14 +41,21 @@ export class DatabaseFleetStores {
   /** For tests and tools that already hold a migrated knex. */
   static fromKnex(
     db: Knex,
-    options: { preparedStatements?: boolean } = {},
+    options: {
+      preparedStatements?: boolean;
+      onEventsCommitted?: EventsCommittedListener;
+    } = {},
   ): FleetStores {
+    const eventLog = EventLog.create(options.onEventsCommitted);
     return {
-      clusters: DatabaseClusterStore.create(db),
+      clusters: DatabaseClusterStore.create(db, { eventLog }),
       applications: DatabaseApplicationStore.create(db),
-      deployments: DatabaseDeploymentStore.create(db, options),
+      deployments: DatabaseDeploymentStore.create(db, {
+        preparedStatements: options.preparedStatements,
+        eventLog,
+      }),
       revisions: DatabaseRevisionStore.create(db),
-      releases: DatabaseReleaseStore.create(db),
+      releases: DatabaseReleaseStore.create(db, { eventLog }),
       events: DatabaseEventStore.create(db),
       state: DatabaseFleetStateStore.create(db),
     };

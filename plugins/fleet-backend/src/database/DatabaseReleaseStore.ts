@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { toIso } from './dialect';
-import { eventRow, parseJson } from './tables';
+import { EventLog } from './eventLog';
+import { parseJson } from './tables';
 import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import type { NewEvent, ReleaseRecord, ReleaseStore } from './types';
 
@@ -45,10 +46,16 @@ function toRelease(row: ReleaseRow): ReleaseRecord {
 
 /** The knex implementation of {@link ReleaseStore}, on SQLite and PostgreSQL. */
 export class DatabaseReleaseStore implements ReleaseStore {
-  private constructor(private readonly db: Knex) {}
+  private constructor(
+    private readonly db: Knex,
+    private readonly log: EventLog,
+  ) {}
 
-  static create(db: Knex): DatabaseReleaseStore {
-    return new DatabaseReleaseStore(db);
+  static create(
+    db: Knex,
+    options: { eventLog?: EventLog } = {},
+  ): DatabaseReleaseStore {
+    return new DatabaseReleaseStore(db, options.eventLog ?? EventLog.create());
   }
 
   async insertRelease(
@@ -97,6 +104,20 @@ export class DatabaseReleaseStore implements ReleaseStore {
     return rows.map(toRelease);
   }
 
+  async countReleasesByPhase(): Promise<Record<string, number>> {
+    const rows: Array<{ phase: string | null; n: number | string }> =
+      await this.db<ReleaseRow>('fleet_releases')
+        .select('phase')
+        .count({ n: '*' })
+        .groupBy('phase');
+    const counts: Record<string, number> = {};
+    for (const row of rows) {
+      const phase = row.phase ?? 'IMMEDIATE';
+      counts[phase] = (counts[phase] ?? 0) + Number(row.n);
+    }
+    return counts;
+  }
+
   async updateProgress(
     id: string,
     expectedVersion: number,
@@ -115,10 +136,7 @@ export class DatabaseReleaseStore implements ReleaseStore {
         });
       if (changed !== 1) return false;
       if (extra.events?.length) {
-        const now = new Date();
-        await tx('fleet_events').insert(
-          extra.events.map(e => eventRow(e, now)),
-        );
+        await this.log.write(tx, extra.events, new Date());
       }
       return true;
     });

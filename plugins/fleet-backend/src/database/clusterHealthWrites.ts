@@ -4,7 +4,8 @@ import {
 } from '@cnp/plugin-fleet-common';
 import type { Knex } from 'knex';
 import { forUpdate, typedPlaceholder } from './dialect';
-import { eventRow, type ClusterRow, type DeploymentRow } from './tables';
+import type { EventLog } from './eventLog';
+import type { ClusterRow, DeploymentRow } from './tables';
 import type { ClusterHealthTransaction, ClusterHealthUpdate } from './types';
 
 /*
@@ -22,6 +23,7 @@ async function moveDeployments(
     message: string;
   },
   actor: string,
+  log: EventLog,
 ): Promise<number> {
   let query = forUpdate(
     tx<DeploymentRow>('fleet_deployments')
@@ -52,21 +54,18 @@ async function moveDeployments(
       )
       .update({ outcome: 'DEPLOYED', outcome_at: now });
   }
-  await tx('fleet_events').insert(
-    rows.map(r =>
-      eventRow(
-        {
-          subjectKind: 'deployment',
-          subject: r.id,
-          actor,
-          from: r.status,
-          to: to.status,
-          reason: to.statusReason ?? undefined,
-          message: to.message,
-        },
-        now,
-      ),
-    ),
+  await log.write(
+    tx,
+    rows.map(r => ({
+      subjectKind: 'deployment',
+      subject: r.id,
+      actor,
+      from: r.status,
+      to: to.status,
+      reason: to.statusReason ?? undefined,
+      message: to.message,
+    })),
+    now,
   );
   return rows.length;
 }
@@ -74,6 +73,7 @@ async function moveDeployments(
 /** The writes of one cluster's health change, all inside `trx`. */
 export function clusterHealthTransaction(
   trx: Knex.Transaction,
+  log: EventLog,
 ): ClusterHealthTransaction {
   return {
     async updateClusterHealth(name, update) {
@@ -111,6 +111,7 @@ export function clusterHealthTransaction(
           message,
         },
         actor,
+        log,
       ),
     restoreDeploymentsOnCluster: (cluster, actor, message) =>
       moveDeployments(
@@ -122,9 +123,10 @@ export function clusterHealthTransaction(
         },
         { status: 'DEPLOYED', statusReason: null, message },
         actor,
+        log,
       ),
     async insertEvent(event) {
-      await trx('fleet_events').insert(eventRow(event, new Date()));
+      await log.write(trx, [event], new Date());
     },
   };
 }

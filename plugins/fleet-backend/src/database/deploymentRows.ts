@@ -1,8 +1,8 @@
 import type { Deployment } from '@cnp/plugin-fleet-common';
 import type { Knex } from 'knex';
 import { forUpdate } from './dialect';
+import type { EventLog } from './eventLog';
 import {
-  eventRow,
   toDeployment,
   type DeploymentRow,
   type DeploymentViewRow,
@@ -104,12 +104,15 @@ export function matches(
 
 /** Writes one event of a deployment, inside `tx`. */
 export async function insertDeploymentEvent(
+  log: EventLog,
   tx: Knex.Transaction,
   id: string,
   event: Omit<NewEvent, 'subjectKind' | 'subject'>,
   now: Date,
 ): Promise<void> {
-  await tx('fleet_events').insert(
-    eventRow({ subjectKind: 'deployment', subject: id, ...event }, now),
+  await log.write(
+    tx,
+    [{ subjectKind: 'deployment', subject: id, ...event }],
+    now,
   );
 }

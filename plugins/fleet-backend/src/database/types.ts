@@ -290,6 +290,8 @@ export interface ReleaseStore {
   listReleases(applicationId: string): Promise<ReleaseRecord[]>;
   /** Releases with a strategy still running: PROGRESSING, PAUSED or ABORTING. */
   listActiveReleases(): Promise<ReleaseRecord[]>;
+  /** How many releases stand in each phase; a release without a strategy counts as `IMMEDIATE`. */
+  countReleasesByPhase(): Promise<Record<string, number>>;
   /**
    * Writes a progressive release's state (its phase, its targets when given) and the events of
    * its transitions in one transaction, only if nobody wrote it since `expectedVersion` was read.

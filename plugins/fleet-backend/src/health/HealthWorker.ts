@@ -25,6 +25,7 @@ import type {
   ProbeOutcome,
 } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
+import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
 import {
   decideClusterHealth,
@@ -98,6 +99,8 @@ export interface HealthWorkerOptions {
   discover?: () => Promise<void>;
   /** How long a manual run waits for a running cycle to finish (default 2 minutes). */
   manualWaitMs?: number;
+  /** Hears each cycle this process ran, once its writes are committed. */
+  listener?: Pick<FleetListener, 'healthCycleFinished'>;
 }
 
 /**
@@ -454,15 +457,18 @@ export class HealthWorker {
 
     // The fleet-wide outputs are the current holder's to write: a run that lost its lease
     // leaves them to the one that took over.
+    let massOutageRaised = false;
     try {
       if (!run.lost) {
-        summary.massOutage = await this.updateMassOutageWarning(
+        const outage = await this.updateMassOutageWarning(
           guard,
           newlyOffline,
           probeable,
           started,
           run.lease,
         );
+        summary.massOutage = outage.warning;
+        massOutageRaised = outage.raised;
       }
       const finished = new Date();
       summary.finishedAt = finished.toISOString();
@@ -472,6 +478,22 @@ export class HealthWorker {
       if (!isErrorWithName(error, 'LeaseLostError')) throw error;
       run.lost = true;
     }
+    // Its transitions are those committed (a failed cluster is in `errors` instead).
+    const reasons = new Map(
+      clusters.map((cluster, i) => [cluster.name, decisions[i].statusReason]),
+    );
+    this.options.listener?.healthCycleFinished?.({
+      summary,
+      transitions: summary.transitions.map(t => ({
+        ...t,
+        reason: reasons.get(t.cluster) ?? '',
+      })),
+      massOutageRaised,
+      probes: outcomes.filter(
+        (o): o is Exclude<ProbeOutcome, { kind: 'not-probeable' }> =>
+          o.kind !== 'not-probeable',
+      ),
+    });
     return summary;
   }
 
@@ -545,7 +567,7 @@ export class HealthWorker {
     probeable: number,
     now: Date,
     lease: LeaseFence,
-  ): Promise<MassOutageWarning> {
+  ): Promise<{ warning: MassOutageWarning; raised: boolean }> {
     const { stores, logger, health } = this.options;
     const previous = await stores.state.getMassOutage();
     if (guard) {
@@ -570,7 +592,7 @@ export class HealthWorker {
         clusters: warning.clusters.join(','),
       });
       await stores.state.setMassOutage(warning, lease);
-      return warning;
+      return { warning, raised: !previous?.active };
     }
     if (previous?.active) {
       logger.info(
@@ -582,8 +604,11 @@ export class HealthWorker {
         message: undefined,
       };
       await stores.state.setMassOutage(lifted, lease);
-      return lifted;
+      return { warning: lifted, raised: false };
     }
-    return previous ?? { active: false, clusters: [] };
+    return {
+      warning: previous ?? { active: false, clusters: [] },
+      raised: false,
+    };
   }
 }

@@ -29,6 +29,7 @@ import type {
   ManifestApplier,
 } from '../deploy/ManifestApplier';
 import { diffObject } from '../kubernetes/diffObject';
+import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import {
@@ -122,6 +123,8 @@ export interface ReconcileWorkerOptions {
    * selected cluster is used.
    */
   placementGate?: PlacementGate;
+  /** Hears each run once it ended. */
+  listener?: Pick<FleetListener, 'reconcileFinished'>;
 }
 
 /**
@@ -230,6 +233,11 @@ export class ReconcileWorker {
       ),
     );
     summary.durationMs = Date.now() - started;
+    this.options.listener?.reconcileFinished?.({
+      durationMs: summary.durationMs,
+      checked: summary.checked,
+      errors: summary.errors.length,
+    });
     return summary;
   }
 

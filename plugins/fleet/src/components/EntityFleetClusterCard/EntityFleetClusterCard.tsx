@@ -5,7 +5,10 @@ import {
 } from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
 import { useEntity } from '@backstage/plugin-catalog-react';
-import { FLEET_CLUSTER_RESOURCE_TYPE } from '@cnp/plugin-fleet-common';
+import {
+  FLEET_CLUSTER_RESOURCE_TYPE,
+  fleetSignalChannels,
+} from '@cnp/plugin-fleet-common';
 import type { Entity } from '@backstage/catalog-model';
 import Box from '@material-ui/core/Box';
 import Chip from '@material-ui/core/Chip';
@@ -68,7 +71,22 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
       return { cluster, deployments, events };
     },
     [api, name],
-    { intervalMs: props.pollIntervalMs },
+    {
+      intervalMs: props.pollIntervalMs,
+      // This cluster's changes, and those of the deployments on it.
+      signals: {
+        channels: [
+          fleetSignalChannels.clusters,
+          fleetSignalChannels.deployments,
+        ],
+        accepts: message =>
+          message.changes.some(c =>
+            message.kind === 'cluster'
+              ? c.subject === name
+              : c.cluster === name,
+          ),
+      },
+    },
   );
 
   if (loading && !value)

@@ -15,6 +15,7 @@ import {
   fleetReleaseManagePermission,
   type Cluster,
   type Deployment,
+  fleetSignalChannels,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Table from '@material-ui/core/Table';
@@ -248,7 +249,17 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
       };
     },
     [api, entityRef],
-    { intervalMs: props.pollIntervalMs },
+    {
+      intervalMs: props.pollIntervalMs,
+      // Its deployments and releases, and the clusters' chips.
+      signals: {
+        channels: [
+          fleetSignalChannels.deploymentsOf(entityRef),
+          fleetSignalChannels.releasesOf(entityRef),
+          fleetSignalChannels.clusters,
+        ],
+      },
+    },
   );
   const named = annotatedClusters(entity.metadata.annotations);
 

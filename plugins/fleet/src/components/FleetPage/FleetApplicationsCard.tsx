@@ -18,7 +18,7 @@ import Typography from '@material-ui/core/Typography';
 import { useMemo, useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
-import { imageVersion } from '@cnp/plugin-fleet-common';
+import { fleetSignalChannels, imageVersion } from '@cnp/plugin-fleet-common';
 import { SyncStatusChip } from '../StatusChip';
 
 /** How many applications are shown at first, and how many more each "Show more" adds. */
@@ -34,7 +34,12 @@ function ApplicationRow(props: {
   const { value, error } = usePolling(
     () => api.getApplicationStatus(application.id),
     [api, application.id],
-    { intervalMs: props.pollIntervalMs },
+    {
+      intervalMs: props.pollIntervalMs,
+      signals: {
+        channels: [fleetSignalChannels.deploymentsOf(application.entityRef)],
+      },
+    },
   );
   let summary;
   if (value) summary = value.summary;
@@ -97,7 +102,14 @@ export function FleetApplicationsCard(props: { pollIntervalMs?: number }) {
   const { value, error, loading } = usePolling(
     () => api.listApplications(),
     [api],
-    { intervalMs: props.pollIntervalMs },
+    {
+      intervalMs: props.pollIntervalMs,
+      // A new application shows with its first deployment (an event from nothing).
+      signals: {
+        channels: [fleetSignalChannels.deployments],
+        accepts: message => message.changes.some(c => c.from === null),
+      },
+    },
   );
   const sorted = useMemo(
     () =>

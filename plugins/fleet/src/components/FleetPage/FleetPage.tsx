@@ -10,6 +10,7 @@ import Button from '@material-ui/core/Button';
 import Grid from '@material-ui/core/Grid';
 import Alert from '@material-ui/lab/Alert';
 import { useState } from 'react';
+import { fleetSignalChannels } from '@cnp/plugin-fleet-common';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
@@ -42,7 +43,16 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
       return { summary, clusters, events };
     },
     [api, filter],
-    { intervalMs: props.pollIntervalMs },
+    {
+      intervalMs: props.pollIntervalMs,
+      // Counts, statuses and the latest events follow every cluster and deployment change.
+      signals: {
+        channels: [
+          fleetSignalChannels.clusters,
+          fleetSignalChannels.deployments,
+        ],
+      },
+    },
   );
   const healthCycle = useHealthCycleRun(refresh);
 

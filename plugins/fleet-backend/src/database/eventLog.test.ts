@@ -1,0 +1,200 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { createTestDatabases, seedDeployment } from '@cnp/fleet-harness';
+import { DatabaseFleetStores } from './DatabaseFleetStores';
+import type { LoggedEvent } from './eventLog';
+
+// The events a listener hears: those committed, once each, with their component and cluster.
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
+  async function storesHeard() {
+    const knex = await databases.init(databaseId);
+    const heard: LoggedEvent[][] = [];
+    const stores = await DatabaseFleetStores.create({
+      database: mockServices.database({ knex, migrations: { skip: false } }),
+      onEventsCommitted: events => heard.push(events),
+    });
+    await stores.clusters.insertCluster({
+      name: 'east',
+      endpoint: 'https://127.0.0.1:1/east',
+      kubeconfigRef: '/nowhere/east',
+      source: 'manual',
+    });
+    heard.length = 0;
+    return { knex, stores, heard };
+  }
+
+  it('hears a transaction’s events once it committed, not before, and never those rolled back', async () => {
+    const { knex, stores, heard } = await storesHeard();
+    await stores.clusters.inClusterTransaction(async tx => {
+      await tx.insertEvent({
+        subjectKind: 'cluster',
+        subject: 'east',
+        actor: 'test',
+        from: 'UNKNOWN',
+        to: 'ONLINE',
+      });
+      // Written, but not committed yet: nobody may act on it.
+      expect(heard).toEqual([]);
+    });
+    expect(heard).toEqual([
+      [
+        expect.objectContaining({
+          subjectKind: 'cluster',
+          subject: 'east',
+          from: 'UNKNOWN',
+          to: 'ONLINE',
+          createdAt: expect.any(String),
+        }),
+      ],
+    ]);
+
+    heard.length = 0;
+    await expect(
+      stores.clusters.inClusterTransaction(async tx => {
+        await tx.insertEvent({
+          subjectKind: 'cluster',
+          subject: 'east',
+          actor: 'test',
+          from: 'ONLINE',
+          to: 'OFFLINE',
+        });
+        throw new Error('this cluster’s update fails');
+      }),
+    ).rejects.toThrow('this cluster’s update fails');
+    // Let a wrongly scheduled announcement run, if there were one.
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(heard).toEqual([]);
+    const [{ n }] = await knex('fleet_events')
+      .where({ to_status: 'OFFLINE' })
+      .count({ n: '*' });
+    expect(Number(n)).toBe(0);
+  });
+
+  it('names the component and the cluster of deployment events, a removed deployment’s too, and of a cascade', async () => {
+    const { stores, heard } = await storesHeard();
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
+    await seedDeployment(stores, 'east', 'orders', 'DEPLOYED');
+    expect(heard.flat()).toEqual([
+      expect.objectContaining({
+        subject: deployment.id,
+        to: 'DEPLOYED',
+        entityRef: 'component:default/payments',
+        cluster: 'east',
+      }),
+      expect.objectContaining({ entityRef: 'component:default/orders' }),
+    ]);
+
+    heard.length = 0;
+    const moved = await stores.clusters.inClusterTransaction(tx =>
+      tx.degradeDeploymentsOnCluster('east', 'fleet-health', 'east is OFFLINE'),
+    );
+    expect(moved).toBe(2);
+    // One transaction, one announcement with both.
+    expect(heard).toHaveLength(1);
+    expect(
+      heard[0].map(e => [e.entityRef, e.cluster, e.from, e.to, e.reason]),
+    ).toEqual(
+      expect.arrayContaining([
+        [
+          'component:default/payments',
+          'east',
+          'DEPLOYED',
+          'DEGRADED',
+          'CLUSTER_OFFLINE',
+        ],
+        [
+          'component:default/orders',
+          'east',
+          'DEPLOYED',
+          'DEGRADED',
+          'CLUSTER_OFFLINE',
+        ],
+      ]),
+    );
+
+    heard.length = 0;
+    expect(
+      await stores.deployments.deleteDeployment(
+        deployment.id,
+        'fleet-reconcile',
+        'PRUNED',
+        'no longer placed',
+      ),
+    ).toBe(true);
+    expect(heard).toEqual([
+      [
+        expect.objectContaining({
+          subject: deployment.id,
+          to: 'REMOVED',
+          reason: 'PRUNED',
+          entityRef: 'component:default/payments',
+          cluster: 'east',
+        }),
+      ],
+    ]);
+    expect(
+      await stores.deployments.getDeployment(deployment.id),
+    ).toBeUndefined();
+  });
+
+  it('names the component of release events', async () => {
+    const { stores, heard } = await storesHeard();
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
+    heard.length = 0;
+    const release = await stores.releases.insertRelease({
+      id: '00000000-0000-4000-8000-000000000001',
+      applicationId: deployment.applicationId,
+      createdBy: 'user:default/alice',
+      request: { image: 'payments:2' },
+      phase: 'PROGRESSING',
+      targets: [],
+      skipped: [],
+    });
+    expect(
+      await stores.releases.updateProgress(
+        release.id,
+        release.version,
+        { phase: 'PAUSED', currentWave: 0, waves: [], clusters: [] } as any,
+        {
+          events: [
+            {
+              subjectKind: 'release',
+              subject: release.id,
+              actor: 'fleet-release',
+              from: 'PROGRESSING',
+              to: 'PAUSED',
+              reason: 'PAUSE_STARTED',
+            },
+          ],
+        },
+      ),
+    ).toBe(true);
+    expect(heard).toEqual([
+      [
+        expect.objectContaining({
+          subjectKind: 'release',
+          subject: release.id,
+          to: 'PAUSED',
+          entityRef: 'component:default/payments',
+        }),
+      ],
+    ]);
+    expect(await stores.releases.countReleasesByPhase()).toEqual({
+      PAUSED: 1,
+    });
+  });
+});

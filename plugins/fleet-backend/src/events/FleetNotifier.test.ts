@@ -1,0 +1,341 @@
+import notificationsPlugin from '@backstage/plugin-notifications-backend';
+import request from 'supertest';
+import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import {
+  eventually,
+  notificationsOf,
+  startListenerBackend,
+} from '../__testUtils__/listenerBackend';
+import { entityPath, FleetNotifier } from './FleetNotifier';
+import type { CommittedEvent } from './FleetListener';
+import { mockServices } from '@backstage/backend-test-utils';
+
+jest.setTimeout(90_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({
+  clusters: ['east', 'west', 'north'],
+  readyDelayMs: 50,
+});
+
+type Listed = { payload: { title: string; link?: string; severity: string } };
+
+describe.each(databases.eachSupportedId())(
+  'Fleet notifications through the notifications backend (%s)',
+  databaseId => {
+    async function start(fleet: Record<string, unknown> = {}) {
+      const knex = await databases.init(databaseId);
+      const started = await startListenerBackend({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        components: ['payments'],
+        fleet,
+        features: [notificationsPlugin],
+      });
+      const { server } = started;
+      const listed = async (user: string): Promise<Listed[]> =>
+        (
+          await request(server)
+            .get('/api/notifications/notifications')
+            .set('Authorization', notificationsOf(user))
+            .expect(200)
+        ).body.notifications;
+      const titles = async (user: string) =>
+        (await listed(user)).map(n => n.payload.title).sort();
+      const cycle = () =>
+        request(server).post('/api/fleet/health/run').expect(200);
+      return { ...started, listed, titles, cycle };
+    }
+
+    const entityRef = 'component:default/payments';
+
+    it('tells the admins once that a cluster went OFFLINE, and the owners that their deployment DEGRADED', async () => {
+      const { server, listed, titles, cycle } = await start();
+      await cycle();
+      const deployed = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'east', image: 'payments:1.0.0' })
+        .expect(201);
+      await eventually(
+        'the deployment DEPLOYED',
+        async () =>
+          (
+            await request(server).get(
+              `/api/fleet/deployments/${deployed.body.id}`,
+            )
+          ).body.status,
+        status => status === 'DEPLOYED',
+      );
+
+      sim.setFault('east', { mode: 'down' });
+      await cycle(); // grace period: no transition, nobody told
+      await cycle(); // confirmed: OFFLINE, the deployment DEGRADED
+
+      const bob = await eventually(
+        "the admins' notification",
+        () => listed('bob'),
+        n => n.length >= 1,
+      );
+      expect(bob).toEqual([
+        expect.objectContaining({
+          payload: expect.objectContaining({
+            title: 'Fleet: cluster east is OFFLINE',
+            link: '/catalog/default/resource/east',
+            severity: 'high',
+            topic: 'fleet',
+          }),
+        }),
+      ]);
+      const alice = await eventually(
+        "the owners' notification",
+        () => listed('alice'),
+        n => n.length >= 1,
+      );
+      expect(alice).toEqual([
+        expect.objectContaining({
+          payload: expect.objectContaining({
+            title: 'Fleet: payments is DEGRADED on east',
+            link: '/catalog/default/component/payments',
+            description: expect.stringContaining('CLUSTER_OFFLINE'),
+          }),
+        }),
+      ]);
+
+      // Still down: no transition, no new notification. Then another cluster goes: once its
+      // notification is there, the admins have exactly two.
+      await cycle();
+      sim.setFault('west', { mode: 'down' });
+      await cycle();
+      await cycle();
+      await eventually(
+        "west's notification",
+        () => titles('bob'),
+        t => t.includes('Fleet: cluster west is OFFLINE'),
+      );
+      expect(await titles('bob')).toEqual([
+        'Fleet: cluster east is OFFLINE',
+        'Fleet: cluster west is OFFLINE',
+      ]);
+      // Nothing of payments ran on west; the owners heard of east only. Nobody else heard.
+      expect(await titles('alice')).toEqual([
+        'Fleet: payments is DEGRADED on east',
+      ]);
+      expect(await listed('carol')).toEqual([]);
+    });
+
+    it('tells the admins of a mass outage once, not of each cluster', async () => {
+      const { titles, cycle } = await start();
+      await cycle();
+      for (const name of ['east', 'west', 'north'])
+        sim.setFault(name, { mode: 'down' });
+      await cycle();
+      await cycle(); // all three OFFLINE at once: the guard rises
+      await cycle(); // still up: not raised again
+      for (const name of ['east', 'west', 'north'])
+        sim.setFault(name, { mode: 'ok' });
+      await cycle(); // back ONLINE, the guard lifted
+      sim.setFault('north', { mode: 'down' });
+      await cycle();
+      await cycle(); // one cluster alone: its own notification
+      await eventually(
+        "north's notification",
+        () => titles('bob'),
+        t => t.includes('Fleet: cluster north is OFFLINE'),
+      );
+      expect(await titles('bob')).toEqual([
+        'Fleet: cluster north is OFFLINE',
+        'Fleet: mass outage suspected, 3 clusters OFFLINE',
+      ]);
+      expect(await titles('alice')).toEqual([]);
+    });
+
+    it('tells the owners when a revision fails and is rolled back automatically, and of a rollback by hand all but the one who did it', async () => {
+      const { server, titles, listed } = await start({
+        deploy: {
+          pollInterval: { milliseconds: 100 },
+          progressDeadline: { seconds: 2 },
+        },
+      });
+      await request(server).post('/api/fleet/health/run').expect(200);
+      const first = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'west', image: 'payments:1.0.0' })
+        .expect(201);
+      const id = first.body.id;
+      const statusOf = async () =>
+        (await request(server).get(`/api/fleet/deployments/${id}`)).body;
+      await eventually('DEPLOYED', statusOf, d => d.status === 'DEPLOYED');
+
+      sim.setReadiness('west', { neverReady: true });
+      await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'west', image: 'payments:2.0.0' })
+        .expect(201);
+      await eventually(
+        'the failure and the rollback',
+        () => titles('alice'),
+        t => t.length >= 2,
+      );
+      expect(await titles('alice')).toEqual([
+        'Fleet: payments is FAILED on west',
+        'Fleet: payments was rolled back on west',
+      ]);
+      const failed = (await listed('alice')).find(n =>
+        n.payload.title.includes('FAILED'),
+      );
+      expect(failed?.payload).toMatchObject({
+        severity: 'high',
+        link: '/catalog/default/component/payments',
+      });
+
+      // alice rolls back by hand: the other owners hear of it, she does not.
+      sim.setReadiness('west', { neverReady: false, readyDelayMs: 50 });
+      await eventually('the rollout ended', statusOf, d =>
+        ['DEPLOYED', 'FAILED'].includes(d.status),
+      );
+      await request(server)
+        .post(`/api/fleet/deployments/${id}/rollback`)
+        .set('Authorization', notificationsOf('alice'))
+        .send({ toRevision: 1 })
+        .expect(201);
+      const dave = await eventually(
+        "dave's notification of alice's rollback",
+        () => listed('dave'),
+        n =>
+          n.some(x =>
+            (x.payload as any).description?.startsWith(
+              'Rolled back by user:default/alice',
+            ),
+          ),
+      );
+      // The same news about the same deployment updated his notification: no new one.
+      expect(dave.map(n => n.payload.title).sort()).toEqual([
+        'Fleet: payments is FAILED on west',
+        'Fleet: payments was rolled back on west',
+      ]);
+      expect(await titles('alice')).toEqual([
+        'Fleet: payments is FAILED on west',
+        'Fleet: payments was rolled back on west',
+      ]);
+    });
+  },
+);
+
+describe('FleetNotifier', () => {
+  const sent: any[] = [];
+  const notifier = FleetNotifier.create({
+    notifications: {
+      send: async options => {
+        sent.push(options);
+      },
+    },
+    logger: mockServices.logger.mock(),
+    clusterAdmins: ['group:default/admins'],
+    clusterNamespace: 'default',
+  });
+  const event = (e: Partial<CommittedEvent>): CommittedEvent => ({
+    subjectKind: 'deployment',
+    subject: 'd-1',
+    actor: 'fleet-reconcile',
+    to: 'DEPLOYED',
+    createdAt: new Date().toISOString(),
+    entityRef: 'component:default/payments',
+    cluster: 'east',
+    ...e,
+  });
+  beforeEach(() => {
+    sent.length = 0;
+  });
+
+  it('tells the owners of a prune and of a release rolled back, each under a scope of its own', async () => {
+    await notifier.eventsCommitted([
+      event({ from: 'DEPLOYED', to: 'REMOVED', reason: 'PRUNED' }),
+      event({
+        subjectKind: 'release',
+        subject: 'r-1',
+        from: 'ABORTING',
+        to: 'ROLLED_BACK',
+        reason: 'ANALYSIS_FAILED',
+        cluster: undefined,
+        actor: 'fleet-release',
+      }),
+    ]);
+    expect(sent).toEqual([
+      {
+        recipients: { type: 'entity', entityRef: 'component:default/payments' },
+        payload: expect.objectContaining({
+          title: 'Fleet: payments was pruned on east',
+          scope: 'fleet:deployment:d-1:PRUNED',
+          link: '/catalog/default/component/payments',
+        }),
+      },
+      {
+        recipients: { type: 'entity', entityRef: 'component:default/payments' },
+        payload: expect.objectContaining({
+          title: 'Fleet: a release of payments was rolled back',
+          scope: 'fleet:release:r-1:ROLLED_BACK',
+        }),
+      },
+    ]);
+  });
+
+  it('says nothing of what needs nobody', async () => {
+    await notifier.eventsCommitted([
+      event({ from: 'PENDING', to: 'PROGRESSING' }),
+      event({ from: 'PROGRESSING', to: 'DEPLOYED' }),
+      event({ from: 'DEGRADED', to: 'DEPLOYED' }),
+      event({ from: 'DEPLOYED', to: 'REMOVED', reason: 'UNDEPLOYED' }),
+      event({
+        to: 'PENDING',
+        reason: 'REVISION_ROLLBACK',
+        actor: 'fleet-release',
+      }),
+      event({ subjectKind: 'release', subject: 'r', to: 'PROGRESSING' }),
+      event({ subjectKind: 'cluster', subject: 'east', to: 'OFFLINE' }),
+      event({ to: 'FAILED', from: 'PENDING', entityRef: undefined }),
+    ]);
+    await notifier.healthCycleFinished({
+      summary: {
+        massOutage: { active: false, clusters: [] },
+      } as any,
+      transitions: [
+        { cluster: 'east', from: 'OFFLINE', to: 'ONLINE', reason: 'OK' },
+        { cluster: 'west', from: 'UNKNOWN', to: 'ONLINE', reason: 'OK' },
+      ],
+      massOutageRaised: false,
+      probes: [],
+    });
+    expect(sent).toEqual([]);
+  });
+
+  it('warns of a failed send once a minute, not once per notification', async () => {
+    const logger = mockServices.logger.mock();
+    const failing = FleetNotifier.create({
+      notifications: {
+        send: async () => {
+          throw new Error('Request failed with status 404');
+        },
+      },
+      logger,
+      clusterAdmins: [],
+      clusterNamespace: 'default',
+    });
+    const failed = event({ from: 'PROGRESSING', to: 'FAILED' });
+    await failing.eventsCommitted([failed, failed, failed]);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith(
+      'Could not send the Fleet notification "Fleet: payments is FAILED on east"',
+      expect.objectContaining({ message: 'Request failed with status 404' }),
+    );
+    expect(logger.debug).toHaveBeenCalledTimes(2);
+  });
+
+  it('links to entity pages', () => {
+    expect(entityPath('component:default/payments')).toBe(
+      '/catalog/default/component/payments',
+    );
+    expect(entityPath('Resource:prod/eu west')).toBe(
+      '/catalog/prod/resource/eu%20west',
+    );
+  });
+});

@@ -1,0 +1,227 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import { parseEntityRef } from '@backstage/catalog-model';
+import type {
+  NotificationSendOptions,
+  NotificationService,
+} from '@backstage/plugin-notifications-node';
+import { asError } from '../util/errors';
+import type {
+  CommittedEvent,
+  FleetListener,
+  HealthCycleReport,
+} from './FleetListener';
+
+const WARN_EVERY_MS = 60_000;
+
+/** The topic of every Fleet notification (users can mute it in their settings). */
+export const FLEET_NOTIFICATION_TOPIC = 'fleet';
+
+export interface FleetNotifierOptions {
+  notifications: NotificationService;
+  logger: LoggerService;
+  /** Who hears about clusters: entity refs, usually groups. None: nobody does. */
+  clusterAdmins: string[];
+  /** The catalog namespace of the cluster entities (their page is the link). */
+  clusterNamespace: string;
+}
+
+/** An entity's page in the app, relative to its base URL. */
+export function entityPath(entityRef: string): string {
+  const { kind, namespace, name } = parseEntityRef(entityRef);
+  return `/catalog/${encodeURIComponent(namespace)}/${encodeURIComponent(
+    kind.toLocaleLowerCase('en-US'),
+  )}/${encodeURIComponent(name)}`;
+}
+
+/**
+ * Sends Backstage notifications about what needs a person:
+ *
+ * - to a component's owners (the notifications service resolves the component to its owner and
+ *   the owner group to its members) when one of its deployments turns FAILED or DEGRADED, is
+ *   rolled back automatically (or by someone else), is pruned, or when one of its releases ends
+ *   ROLLED_BACK;
+ * - to the cluster admins when a cluster goes OFFLINE, or, instead of one per cluster, once when
+ *   the mass-outage guard rises.
+ *
+ * One notification per transition, each with a link to the entity. Repeats of the same news
+ * about the same deployment, cluster or release (a cluster flapping OFFLINE again) share a
+ * `scope`, so the notifications backend updates that notification (unread again) instead of
+ * piling up new ones.
+ */
+export class FleetNotifier implements FleetListener {
+  private lastWarningAt = -Infinity;
+
+  private constructor(private readonly options: FleetNotifierOptions) {}
+
+  static create(options: FleetNotifierOptions): FleetNotifier {
+    return new FleetNotifier(options);
+  }
+
+  async eventsCommitted(events: CommittedEvent[]): Promise<void> {
+    const sends: Array<Promise<void>> = [];
+    for (const event of events) {
+      const note = this.aboutEvent(event);
+      if (note) sends.push(this.send(note.recipients, note.payload));
+    }
+    await Promise.all(sends);
+  }
+
+  async healthCycleFinished(report: HealthCycleReport): Promise<void> {
+    const { clusterAdmins } = this.options;
+    if (clusterAdmins.length === 0) return;
+    const { summary } = report;
+    if (report.massOutageRaised) {
+      await this.send(
+        { entityRef: clusterAdmins },
+        {
+          title: `Fleet: mass outage suspected, ${summary.massOutage.clusters.length} clusters OFFLINE`,
+          description: `${
+            summary.massOutage.message ?? ''
+          } Clusters: ${summary.massOutage.clusters.join(', ')}.`.trim(),
+          link: '/fleet',
+          severity: 'critical',
+          topic: FLEET_NOTIFICATION_TOPIC,
+          scope: 'fleet:mass-outage',
+        },
+      );
+    }
+    // While the guard is up, its clusters are that one notification, not one each.
+    if (summary.massOutage.active) return;
+    await Promise.all(
+      report.transitions
+        .filter(t => t.to === 'OFFLINE')
+        .map(t => {
+          const ref = `resource:${this.options.clusterNamespace}/${t.cluster}`;
+          return this.send(
+            { entityRef: clusterAdmins },
+            {
+              title: `Fleet: cluster ${t.cluster} is OFFLINE`,
+              description: `${t.from} → OFFLINE: ${t.reason}.${
+                t.from === 'ONLINE'
+                  ? ' Its DEPLOYED deployments are now DEGRADED.'
+                  : ''
+              }`,
+              link: entityPath(ref),
+              severity: 'high',
+              topic: FLEET_NOTIFICATION_TOPIC,
+              scope: `fleet:cluster:${t.cluster}:OFFLINE`,
+            },
+          );
+        }),
+    );
+  }
+
+  private aboutEvent(
+    event: CommittedEvent,
+  ): { recipients: Recipients; payload: NotificationPayload } | undefined {
+    const { entityRef } = event;
+    if (!entityRef) return undefined;
+    const name = parseEntityRef(entityRef).name;
+    const link = entityPath(entityRef);
+    const recipients: Recipients = {
+      entityRef,
+      // Whoever did it by hand knows already.
+      ...(event.actor.startsWith('user:')
+        ? { excludeEntityRef: event.actor }
+        : {}),
+    };
+    const base = { link, topic: FLEET_NOTIFICATION_TOPIC };
+    const detail = event.message ? `: ${event.message}` : '';
+    if (event.subjectKind === 'release') {
+      if (event.to !== 'ROLLED_BACK' || event.from === 'ROLLED_BACK')
+        return undefined;
+      return {
+        recipients,
+        payload: {
+          ...base,
+          title: `Fleet: a release of ${name} was rolled back`,
+          description: `Release ${event.subject}${
+            event.reason ? ` (${event.reason})` : ''
+          }${detail}`,
+          severity: 'high',
+          scope: `fleet:release:${event.subject}:ROLLED_BACK`,
+        },
+      };
+    }
+    if (event.subjectKind !== 'deployment') return undefined;
+    const where = event.cluster ? ` on ${event.cluster}` : '';
+    // One scope per deployment and kind of news: a repeat updates its notification.
+    const scope = (kind: string) => `fleet:deployment:${event.subject}:${kind}`;
+    const why = event.reason ? ` (${event.reason})` : '';
+    if (event.to === 'REMOVED' && event.reason === 'PRUNED') {
+      return {
+        recipients,
+        payload: {
+          ...base,
+          title: `Fleet: ${name} was pruned${where}`,
+          description: `Its placement no longer selects the cluster, and it asks for pruning${detail}`,
+          severity: 'low',
+          scope: scope('PRUNED'),
+        },
+      };
+    }
+    if (
+      event.reason === 'AUTO_ROLLED_BACK' ||
+      (event.reason === 'REVISION_ROLLBACK' && event.actor.startsWith('user:'))
+    ) {
+      return {
+        recipients,
+        payload: {
+          ...base,
+          title: `Fleet: ${name} was rolled back${where}`,
+          description: `${
+            event.reason === 'AUTO_ROLLED_BACK'
+              ? 'Rolled back automatically'
+              : `Rolled back by ${event.actor}`
+          }${detail}`,
+          severity: 'high',
+          scope: scope('ROLLED_BACK'),
+        },
+      };
+    }
+    if (
+      (event.to === 'FAILED' || event.to === 'DEGRADED') &&
+      event.from !== event.to
+    ) {
+      return {
+        recipients,
+        payload: {
+          ...base,
+          title: `Fleet: ${name} is ${event.to}${where}`,
+          description: `${event.from ?? 'new'} → ${event.to}${why}${detail}`,
+          severity: event.to === 'FAILED' ? 'high' : 'normal',
+          scope: scope(event.to),
+        },
+      };
+    }
+    return undefined;
+  }
+
+  private async send(
+    recipients: Recipients,
+    payload: NotificationPayload,
+  ): Promise<void> {
+    try {
+      await this.options.notifications.send({
+        recipients: { type: 'entity', ...recipients },
+        payload,
+      });
+    } catch (error) {
+      // A backend without the notifications plugin fails every send: one warning a minute.
+      const now = Date.now();
+      const log =
+        now - this.lastWarningAt >= WARN_EVERY_MS
+          ? this.options.logger.warn
+          : this.options.logger.debug;
+      if (log === this.options.logger.warn) this.lastWarningAt = now;
+      log.call(
+        this.options.logger,
+        `Could not send the Fleet notification "${payload.title}"`,
+        asError(error),
+      );
+    }
+  }
+}
+
+type NotificationPayload = NotificationSendOptions['payload'];
+type Recipients = { entityRef: string | string[]; excludeEntityRef?: string };

@@ -1,0 +1,90 @@
+import type { SignalsService } from '@backstage/plugin-signals-node';
+import {
+  fleetSignalChannels,
+  type FleetSignalChange,
+  type FleetSignalMessage,
+} from '@cnp/plugin-fleet-common';
+import type { CommittedEvent, FleetListener } from './FleetListener';
+
+/** Changes per message at most: a cascade over a large cluster is sent in several. */
+const MAX_CHANGES = 200;
+
+/**
+ * Publishes Backstage signals for what Fleet committed, so that the cards and the fleet page
+ * refresh the one thing that changed (see `fleetSignalChannels`): one message per channel per
+ * transaction, to every signed-in user (a message only names subjects and statuses, which every
+ * signed-in user may read through the API).
+ */
+export class FleetSignals implements FleetListener {
+  private constructor(private readonly signals: SignalsService) {}
+
+  static create(options: { signals: SignalsService }): FleetSignals {
+    return new FleetSignals(options.signals);
+  }
+
+  async eventsCommitted(events: CommittedEvent[]): Promise<void> {
+    const messages = new Map<string, FleetSignalMessage>();
+    const add = (
+      channel: string,
+      kind: FleetSignalMessage['kind'],
+      change: FleetSignalChange,
+      entityRef?: string,
+    ) => {
+      let message = messages.get(channel);
+      if (!message) {
+        message = { kind, changes: [] };
+        if (entityRef) message.entityRef = entityRef;
+        messages.set(channel, message);
+      }
+      message.changes.push(change);
+    };
+    for (const event of events) {
+      const change: FleetSignalChange = {
+        subject: event.subject,
+        from: event.from ?? null,
+        to: event.to,
+        reason: event.reason ?? null,
+      };
+      if (event.subjectKind === 'cluster') {
+        add(fleetSignalChannels.clusters, 'cluster', change);
+      } else if (event.subjectKind === 'deployment') {
+        if (event.cluster) change.cluster = event.cluster;
+        add(fleetSignalChannels.deployments, 'deployment', change);
+        if (event.entityRef) {
+          add(
+            fleetSignalChannels.deploymentsOf(event.entityRef),
+            'deployment',
+            change,
+            event.entityRef,
+          );
+        }
+      } else if (event.entityRef) {
+        add(
+          fleetSignalChannels.releasesOf(event.entityRef),
+          'release',
+          change,
+          event.entityRef,
+        );
+      }
+    }
+    await Promise.all(
+      [...messages].flatMap(([channel, message]) =>
+        chunks(message.changes).map(changes =>
+          this.signals.publish<FleetSignalMessage>({
+            recipients: { type: 'broadcast' },
+            channel,
+            message: { ...message, changes },
+          }),
+        ),
+      ),
+    );
+  }
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let at = 0; at < items.length; at += MAX_CHANGES) {
+    out.push(items.slice(at, at + MAX_CHANGES));
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+/*
+ * The Backstage signals Fleet publishes (`@backstage/plugin-signals-node`), so that the cards and
+ * the fleet page refresh what changed as soon as it is committed instead of polling. Every
+ * message only names what changed: a client reads the new state through the Fleet API, with its
+ * own permissions.
+ */
+
+/**
+ * The channels Fleet publishes on.
+ *
+ * - `fleet:clusters`: a cluster changed status (or was registered, relabelled, removed).
+ * - `fleet:deployments`: deployments changed status or sync status, anywhere in the fleet.
+ * - `fleet:deployments:<entityRef>`: the same, for one component's deployments.
+ * - `fleet:releases:<entityRef>`: a release of that component took a step.
+ *
+ * @public
+ */
+export const fleetSignalChannels = {
+  clusters: 'fleet:clusters',
+  deployments: 'fleet:deployments',
+  deploymentsOf: (entityRef: string) =>
+    `fleet:deployments:${entityRef.toLocaleLowerCase('en-US')}`,
+  releasesOf: (entityRef: string) =>
+    `fleet:releases:${entityRef.toLocaleLowerCase('en-US')}`,
+} as const;
+
+/**
+ * One change, as a signal names it: its subject and the status it went to.
+ *
+ * @public
+ */
+export type FleetSignalChange = {
+  /** The cluster's name, the deployment's or the release's id. */
+  subject: string;
+  from: string | null;
+  to: string;
+  reason: string | null;
+  /** The deployment's cluster (deployments only). */
+  cluster?: string;
+};
+
+/**
+ * The message of every Fleet signal: the changes one database transaction committed, for one
+ * channel.
+ *
+ * @public
+ */
+export type FleetSignalMessage = {
+  kind: 'cluster' | 'deployment' | 'release';
+  /** The component the changes belong to (deployments and releases). */
+  entityRef?: string;
+  changes: FleetSignalChange[];
+};

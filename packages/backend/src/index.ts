@@ -65,4 +65,9 @@ backend.add(import('@cnp/plugin-catalog-backend-module-fleet'));
 // scaffolder actions fleet:application:register and fleet:deploy
 backend.add(import('@cnp/plugin-scaffolder-backend-module-fleet'));
 
+// kubernetes plugin (a component's pods, ReplicaSets, events and logs); its clusters are Fleet's,
+// each with the credentials of its own kubeconfig
+backend.add(import('@backstage/plugin-kubernetes-backend'));
+backend.add(import('@cnp/plugin-kubernetes-backend-module-fleet'));
+
 backend.start();

@@ -30,7 +30,7 @@ import {
 } from './events/EventRetention';
 import { HealthWorker } from './health/HealthWorker';
 import { ClusterClients } from './kubernetes/ClusterClients';
-import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
+import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { createRouter } from './service/router';
 import { asError } from './util/errors';

@@ -15,10 +15,7 @@ import {
   sanitizeK8sName,
   withStableSuffix,
 } from '../kubernetes/sanitizeK8sName';
-import {
-  parseErrorSummary,
-  readKubeconfigFile,
-} from '../kubernetes/readKubeconfigFile';
+import { parseErrorSummary, readKubeconfigFile } from '@cnp/plugin-fleet-node';
 import { asError } from '../util/errors';
 
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once

@@ -2,9 +2,13 @@ import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { promises as fs, type Stats } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
-import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import {
+  KubeconfigAccessPolicy,
+  parseErrorSummary,
+  readKubeconfigFile,
+  sameKubernetesServer as sameServer,
+} from '@cnp/plugin-fleet-node';
 import { caFingerprint } from './caFingerprint';
-import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 
@@ -44,17 +48,6 @@ export type KubeConfigResult =
 const IDLE_SOCKET_TIMEOUT_MS = 30_000;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
-
-function sameServer(a: string, b: string): boolean {
-  const normalize = (value: string) => {
-    try {
-      return new URL(value).href.replace(/\/+$/, '');
-    } catch {
-      return value.replace(/\/+$/, '');
-    }
-  };
-  return normalize(a) === normalize(b);
-}
 
 /**
  * One keep-alive HTTPS agent for a cluster, with its TLS context built once. client-node builds a

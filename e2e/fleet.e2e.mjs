@@ -597,18 +597,29 @@ async function main() {
 async function kubernetesTab(page) {
   await page.goto(`${FRONTEND}/catalog/default/component/payments/kubernetes`);
   const cluster = page
-    .locator('.MuiAccordion-root')
+    .locator('[class*="MuiAccordion-root"]')
     .filter({ has: page.getByText(CLUSTER, { exact: true }) })
     .first();
   await cluster.getByText(/^\d+ pods?$/).waitFor({ timeout: 60_000 });
   log(
     'Kubernetes tab:',
-    (await cluster.locator('.MuiAccordionSummary-root').first().innerText())
+    (
+      await cluster
+        .locator('[class*="MuiAccordionSummary-root"]')
+        .first()
+        .innerText()
+    )
       .replace(/\s+/g, ' ')
       .trim(),
   );
   await cluster.getByText(CLUSTER, { exact: true }).click();
-  await cluster.getByText('payments', { exact: true }).first().click();
+  await cluster
+    .locator('[class*="MuiAccordion-root"]')
+    .filter({ hasText: 'Deployment' })
+    .first()
+    .locator('[class*="MuiAccordionSummary-expandIcon"]')
+    .first()
+    .click(); // the Deployment's accordion (its name opens a drawer)
   const podName = /^payments-[a-z0-9]+-[a-z0-9]{5}$/;
   const pods = cluster.getByRole('button', { name: podName });
   await pods.first().waitFor();

@@ -588,7 +588,6 @@ async function main() {
   await progressiveRelease(page);
 }
 
-/** Tells the simulator's Prometheus what to answer for queries naming these labels. */
 /**
  * The component's Kubernetes tab (Backstage's Kubernetes plugin, its clusters supplied by Fleet):
  * the cluster Fleet deployed to, the Deployment's pods (owned by its ReplicaSet), and a pod's
@@ -638,6 +637,7 @@ async function kubernetesTab(page) {
   await dialogShot(page, 'kubernetes-pod-logs');
 }
 
+/** Tells the simulator's Prometheus what to answer for queries naming these labels. */
 async function prometheusRule(match, value) {
   await simulatorRequest('/_sim/prometheus/rules', { match, value });
 }

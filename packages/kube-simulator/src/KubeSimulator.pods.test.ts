@@ -75,7 +75,7 @@ async function eventually<T>(
   check: (value: T) => boolean,
 ): Promise<T> {
   let value = await read();
-  for (let i = 0; i < 100 && !check(value); i++) {
+  for (let i = 0; i < 200 && !check(value); i++) {
     await new Promise(resolve => setTimeout(resolve, 50));
     value = await read();
   }
@@ -103,6 +103,8 @@ async function errorOf(
 describe('pods of Deployments', () => {
   it('a Deployment gets a ReplicaSet owned by it and Pods owned by the ReplicaSet, ready after the delay', async () => {
     const { core, apps } = clients('sim-1');
+    // Long enough for the reads below to come before the pods are ready, even on a busy machine.
+    sim.setReadiness('sim-1', { readyDelayMs: 3000 });
     const created = await apps.createNamespacedDeployment({
       namespace: 'default',
       body: deployment('web', 'nginx:1.27', 3),
@@ -172,8 +174,8 @@ describe('pods of Deployments', () => {
       name: 'web',
       namespace: 'default',
     });
-    const readyNow = pods.filter(isReady).length;
-    expect(readyNow).toBe(early.status?.availableReplicas ?? 0);
+    expect(pods.filter(isReady)).toEqual([]);
+    expect(early.status?.availableReplicas).toBeUndefined();
     const ready = await eventually(
       () =>
         core.listNamespacedPod({
@@ -182,6 +184,7 @@ describe('pods of Deployments', () => {
         }),
       list => list.items.filter(isReady).length === 3,
     );
+    sim.setReadiness('sim-1', { readyDelayMs: READY_DELAY_MS });
     expect(ready.items.map(p => p.metadata!.name).sort()).toEqual(
       pods.map(p => p.metadata!.name).sort(),
     );

@@ -35,12 +35,13 @@ export interface PodControllerHost {
   all(kind: 'ReplicaSet' | 'Pod' | 'Event'): JsonObject[];
   /**
    * Creates the object (uid, creationTimestamp and resourceVersion assigned) or, when it
-   * exists, replaces it if it changed (a new resourceVersion). Not an API write: no history.
+   * exists, replaces it if it changed (a new resourceVersion); returns it as stored. Not an API
+   * write: no history.
    */
   save(
     kind: 'Deployment' | 'ReplicaSet' | 'Pod' | 'Event',
     obj: JsonObject,
-  ): void;
+  ): JsonObject;
   remove(
     kind: 'ReplicaSet' | 'Pod' | 'Event',
     namespace: string,
@@ -138,35 +139,49 @@ interface EventInput {
 /** Records events as the API server's event sink does: a repeat bumps `count`. */
 class EventRecorder {
   private serial = 0;
+  /** The stored events by involved object, reason and message (read at the first record). */
+  private index?: Map<string, JsonObject>;
   constructor(
     private readonly host: PodControllerHost,
     private readonly now: number,
   ) {}
 
+  private static key(uid: unknown, reason: unknown, message: unknown): string {
+    return JSON.stringify([uid, reason, message]);
+  }
+
   record(input: EventInput): void {
     const { involved } = input;
     const uid = uidOf(involved.obj);
-    const existing = this.host
-      .all('Event')
-      .find(
-        e =>
-          asObject(e.involvedObject)?.uid === uid &&
-          e.reason === input.reason &&
-          e.message === input.message,
+    if (!this.index) {
+      this.index = new Map(
+        this.host
+          .all('Event')
+          .map(e => [
+            EventRecorder.key(
+              asObject(e.involvedObject)?.uid,
+              e.reason,
+              e.message,
+            ),
+            e,
+          ]),
       );
+    }
+    const key = EventRecorder.key(uid, input.reason, input.message);
+    const existing = this.index.get(key);
     const ts = rfc3339(this.now);
     if (existing) {
       const next = clone(existing);
       next.count = Number(existing.count ?? 1) + 1;
       next.lastTimestamp = ts;
-      this.host.save('Event', next);
+      this.index.set(key, this.host.save('Event', next));
       return;
     }
     this.serial += 1;
     const stamp = (BigInt(this.now) * 1_000_000n + BigInt(this.serial))
       .toString(16)
       .padStart(16, '0');
-    this.host.save('Event', {
+    const saved = this.host.save('Event', {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: {
@@ -196,6 +211,7 @@ class EventRecorder {
       reportingComponent: input.component,
       reportingInstance: input.host ?? '',
     });
+    this.index.set(key, saved);
   }
 }
 
@@ -451,35 +467,23 @@ export function reconcilePods(host: PodControllerHost, now: number): void {
       current,
     );
     if (!current || !deepEqual(nextRs, current)) {
-      host.save('ReplicaSet', nextRs);
-      current = host
-        .all('ReplicaSet')
-        .find(
-          rs =>
-            nameOf(rs) === p.rsName &&
-            namespaceOf(rs) === namespaceOf(deployment),
-        );
+      current = host.save('ReplicaSet', nextRs);
     }
-    if (!current) continue;
     if (previousReplicas !== p.updated) {
       scaledEvent(events, deployment, p.rsName, previousReplicas, p.updated);
     }
     targets.push({ rs: current, replicas: p.updated, ready: newReady });
-    olds.forEach((rs, i) => {
+    olds.forEach((old, i) => {
+      let rs = old;
       const replicas = i === 0 ? oldReplicas : 0;
       if (specReplicas(rs) !== replicas) {
         scaledEvent(events, deployment, nameOf(rs), specReplicas(rs), replicas);
         const next = clone(rs);
         (next.spec as JsonObject).replicas = replicas;
-        host.save('ReplicaSet', next);
+        rs = host.save('ReplicaSet', next);
       }
       const ready = Math.max(0, Math.min(replicas, p.available - newReady));
-      const stored = host
-        .all('ReplicaSet')
-        .find(
-          r => nameOf(r) === nameOf(rs) && namespaceOf(r) === namespaceOf(rs),
-        );
-      if (stored) targets.push({ rs: stored, replicas, ready });
+      targets.push({ rs, replicas, ready });
     });
     const annotations = asObject(meta(deployment).annotations) ?? {};
     if (annotations[REVISION_ANNOTATION] !== String(revision)) {
@@ -501,8 +505,19 @@ export function reconcilePods(host: PodControllerHost, now: number): void {
     }
   }
 
-  for (const target of targets)
-    reconcileReplicaSetPods(host, events, target, now);
+  // The pods of each ReplicaSet, read once.
+  const podsByOwner = new Map<string, JsonObject[]>();
+  for (const pod of host.all('Pod')) {
+    const owner = controllerUid(pod, 'ReplicaSet');
+    if (!owner || meta(pod).deletionTimestamp) continue;
+    const list = podsByOwner.get(owner) ?? [];
+    list.push(pod);
+    podsByOwner.set(owner, list);
+  }
+  for (const target of targets) {
+    const owned = podsByOwner.get(uidOf(target.rs)) ?? [];
+    reconcileReplicaSetPods(host, events, target, owned, now);
+  }
 
   // Pods whose ReplicaSet is gone.
   const liveReplicaSets = new Set(host.all('ReplicaSet').map(uidOf));
@@ -538,19 +553,12 @@ function reconcileReplicaSetPods(
   host: PodControllerHost,
   events: EventRecorder,
   target: Target,
+  owned: JsonObject[],
   now: number,
 ): void {
   const { rs } = target;
-  const rsUid = uidOf(rs);
   const namespace = namespaceOf(rs);
-  let pods = host
-    .all('Pod')
-    .filter(
-      pod =>
-        controllerUid(pod, 'ReplicaSet') === rsUid &&
-        !meta(pod).deletionTimestamp,
-    )
-    .sort(byAge);
+  let pods = [...owned].sort(byAge);
   const crashLooping = host.readiness.neverReady;
   const template = asObject(asObject(rs.spec)?.template) ?? {};
 
@@ -594,7 +602,7 @@ function reconcileReplicaSetPods(
     spec.terminationGracePeriodSeconds =
       spec.terminationGracePeriodSeconds ?? 30;
     spec.dnsPolicy = spec.dnsPolicy ?? 'ClusterFirst';
-    host.save('Pod', {
+    const pod = host.save('Pod', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
@@ -610,9 +618,6 @@ function reconcileReplicaSetPods(
       spec,
       status: { phase: 'Pending', qosClass: qosClass(spec) },
     });
-    const pod = host
-      .all('Pod')
-      .find(p => nameOf(p) === name && namespaceOf(p) === namespace)!;
     pods.push(pod);
     events.record({
       involved: { kind: 'ReplicaSet', apiVersion: 'apps/v1', obj: rs },
@@ -626,7 +631,7 @@ function reconcileReplicaSetPods(
 
   // Readiness: the oldest pods first, each no sooner than readyDelayMs after it was created.
   let ready = 0;
-  for (const pod of pods.sort(byAge)) {
+  pods = pods.sort(byAge).map(pod => {
     const old = now - createdOf(pod) >= host.readiness.readyDelayMs;
     const isReadyNow = !crashLooping && old && ready < target.ready;
     if (isReadyNow) ready += 1;
@@ -635,7 +640,7 @@ function reconcileReplicaSetPods(
       const wasCrashing = asArray(asObject(pod.status)?.containerStatuses).some(
         c => asObject(asObject(asObject(c)?.state)?.waiting) !== undefined,
       );
-      host.save('Pod', { ...clone(pod), status });
+      const saved = host.save('Pod', { ...clone(pod), status });
       if (crashLooping && !wasCrashing) {
         for (const name of containersOf(asObject(pod.spec)).names) {
           events.record({
@@ -649,18 +654,19 @@ function reconcileReplicaSetPods(
           });
         }
       }
+      return saved;
     }
-  }
+    return pod;
+  });
   const readyCount = pods.filter(isReady).length;
   const status: JsonObject = { replicas: pods.length };
   // The API omits zero counters (omitempty), except replicas.
   if (pods.length) status.fullyLabeledReplicas = pods.length;
   if (readyCount) status.readyReplicas = readyCount;
   if (readyCount) status.availableReplicas = readyCount;
-  const stored = host.all('ReplicaSet').find(r => uidOf(r) === rsUid);
-  if (stored) status.observedGeneration = meta(stored).generation;
-  if (stored && !deepEqual(status, stored.status)) {
-    host.save('ReplicaSet', { ...clone(stored), status });
+  status.observedGeneration = meta(rs).generation;
+  if (!deepEqual(status, rs.status)) {
+    host.save('ReplicaSet', { ...clone(rs), status });
   }
 }
 

@@ -1123,7 +1123,7 @@ export class ClusterStore {
    * uid, creationTimestamp and generation, or replaces it when it changed, with a new
    * resourceVersion either way (generation bumped on a spec change).
    */
-  private controllerWrite(kind: string, obj: JsonObject): void {
+  private controllerWrite(kind: string, obj: JsonObject): JsonObject {
     const def = resourceForKind(kind)!;
     const meta = metaOf(obj);
     const namespace = def.namespaced ? String(meta.namespace) : undefined;
@@ -1132,7 +1132,7 @@ export class ClusterStore {
     obj.kind = def.kind;
     const entry = this.find(def, namespace, name);
     if (entry) {
-      if (deepEqual(entry.obj, obj)) return;
+      if (deepEqual(entry.obj, obj)) return entry.obj;
       if (
         def.hasGeneration &&
         !deepEqual(generationRelevant(entry.obj), generationRelevant(obj))
@@ -1141,14 +1141,15 @@ export class ClusterStore {
       }
       meta.resourceVersion = this.bump();
       entry.obj = obj;
-      return;
+      return obj;
     }
-    if (namespace !== undefined && !this.namespaceExists(namespace)) return;
+    if (namespace !== undefined && !this.namespaceExists(namespace)) return obj;
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.now());
     if (def.hasGeneration) meta.generation = 1;
     meta.resourceVersion = this.bump();
     this.entries.set(keyOf(def, namespace, name), { def, obj });
+    return obj;
   }
 
   /** The (simulated) pods of the workloads in the PDB's namespace that its selector matches. */

@@ -6,6 +6,7 @@
 // takes that simulated cluster down, runs health cycles through the API,
 // and — without reloading the page — sees the chip turn OFFLINE, the deployment DEGRADED and the
 // cluster disabled in the picker. Screenshots of each step go to e2e-artifacts/ (git-ignored).
+// After the deploy, the component's Kubernetes tab shows its pods on that cluster and a pod's logs.
 // Then a progressive release through the Release dialog: a YAML strategy of three waves (sim-1,
 // a Rollout cluster, alone first), a canary held at 20 % until promoted, analysis against the
 // simulator's Prometheus; the second wave's cluster answers a failing success rate, the release
@@ -329,6 +330,10 @@ async function main() {
   log('deployment DEPLOYED');
   await shot(page, 'deployed');
 
+  await kubernetesTab(page);
+  await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+  await row.getByLabel('Deployment status: DEPLOYED').waitFor();
+
   // Drift: change the image behind Fleet's back; the next reconcile reports it on the card.
   await simulatorDrift(CLUSTER, 'payments', 'evil:latest');
   const differences = page.getByRole('list', {
@@ -609,6 +614,55 @@ async function main() {
   }
 
   await progressiveRelease(page);
+}
+
+/**
+ * The component's Kubernetes tab (Backstage's Kubernetes plugin, its clusters supplied by Fleet):
+ * the cluster Fleet deployed to, the Deployment's pods (owned by its ReplicaSet), and a pod's
+ * logs, read through the plugin's proxy with the cluster's own kubeconfig credentials.
+ */
+async function kubernetesTab(page) {
+  await page.goto(`${FRONTEND}/catalog/default/component/payments/kubernetes`);
+  const cluster = page
+    .locator('[class*="MuiAccordion-root"]')
+    .filter({ has: page.getByText(CLUSTER, { exact: true }) })
+    .first();
+  await cluster.getByText(/^\d+ pods?$/).waitFor({ timeout: 60_000 });
+  log(
+    'Kubernetes tab:',
+    (
+      await cluster
+        .locator('[class*="MuiAccordionSummary-root"]')
+        .first()
+        .innerText()
+    )
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+  await cluster.getByText(CLUSTER, { exact: true }).click();
+  await cluster
+    .locator('[class*="MuiAccordion-root"]')
+    .filter({ hasText: 'Deployment' })
+    .first()
+    .locator('[class*="MuiAccordionSummary-expandIcon"]')
+    .first()
+    .click(); // the Deployment's accordion (its name opens a drawer)
+  const podName = /^payments-[a-z0-9]+-[a-z0-9]{5}$/;
+  const pods = cluster.getByRole('button', { name: podName });
+  await pods.first().waitFor();
+  const names = await pods.allInnerTexts();
+  log(`pods of payments on ${CLUSTER}:`, names.join(', '));
+  if (names.length < 1) throw new Error('no pod in the Kubernetes tab');
+  await shot(page, 'kubernetes-tab-pods');
+
+  await pods.first().click();
+  await page.getByRole('button', { name: 'get logs' }).first().click();
+  await page
+    .getByRole('dialog')
+    .getByText('Listening on 0.0.0.0:8000')
+    .waitFor({ timeout: 30_000 });
+  log('pod logs shown through the Kubernetes proxy');
+  await dialogShot(page, 'kubernetes-pod-logs');
 }
 
 /** Tells the simulator's Prometheus what to answer for queries naming these labels. */

@@ -10,11 +10,15 @@ import {
   discoveryApiRef,
   errorApiRef,
   fetchApiRef,
+  googleAuthApiRef,
   identityApiRef,
+  microsoftAuthApiRef,
   storageApiRef,
 } from '@backstage/core-plugin-api';
+import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-react';
 import { UserSettingsStorage } from '@backstage/plugin-user-settings';
 import { signalApiRef } from '@backstage/plugin-signals-react';
+import { FleetKubernetesAuthProviders } from './kubernetes/FleetKubernetesAuthProviders';
 
 export const apis: AnyApiFactory[] = [
   createApiFactory({
@@ -34,4 +38,13 @@ export const apis: AnyApiFactory[] = [
     factory: deps => UserSettingsStorage.create(deps),
   }),
   ScmAuth.createDefaultApiFactory(),
+  // The Kubernetes tab: Fleet's clusters are signed in to by the backend (their kubeconfigs).
+  createApiFactory({
+    api: kubernetesAuthProvidersApiRef,
+    deps: {
+      googleAuthApi: googleAuthApiRef,
+      microsoftAuthApi: microsoftAuthApiRef,
+    },
+    factory: deps => FleetKubernetesAuthProviders.create(deps),
+  }),
 ];

@@ -68,4 +68,9 @@ backend.add(import('@cnp/plugin-scaffolder-backend-module-fleet'));
 // publish:local: this offline portal's stand-in for publish:github + catalog:register
 backend.add(scaffolderModulePublishLocal);
 
+// kubernetes plugin (a component's pods, ReplicaSets, events and logs); its clusters are Fleet's,
+// each with the credentials of its own kubeconfig
+backend.add(import('@backstage/plugin-kubernetes-backend'));
+backend.add(import('@cnp/plugin-kubernetes-backend-module-fleet'));
+
 backend.start();

@@ -538,9 +538,14 @@ describe('objects', () => {
   it('an identical patch changes nothing; a spec change bumps generation; strategic merge merges by name', async () => {
     const { apps } = clients('sim-2');
     sim.setReadiness('sim-2', { readyDelayMs: 60_000 }); // no status churn during this test
-    const created = await apps.createNamespacedDeployment({
+    await apps.createNamespacedDeployment({
       namespace: 'default',
       body: deployment('pay'),
+    });
+    // As read back once the deployment controller wrote its revision annotation.
+    const created = await apps.readNamespacedDeployment({
+      name: 'pay',
+      namespace: 'default',
     });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     const same = await apps.patchNamespacedDeployment(

@@ -18,6 +18,7 @@ import {
   SERVER_VERSION,
   storageDef,
 } from './resources';
+import { podLog } from './podLogs';
 import { isPlainObject } from './util';
 import { ClusterStore, WriteOptions } from './store';
 
@@ -286,6 +287,11 @@ function resourceIn(
       return json(201, store.create(def, namespace, body, writeOptions(q)));
     }
     throw errors.methodNotAllowed();
+  }
+  if (subresource === 'log' && def.kind === 'Pod') {
+    if (method !== 'GET') throw errors.methodNotAllowed();
+    const pod = store.get(def, namespace, name);
+    return { status: 200, text: podLog(pod, q, store.currentTime()) };
   }
   if (subresource !== undefined && subresource !== 'status')
     throw errors.notFoundPath();

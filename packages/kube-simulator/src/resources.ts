@@ -1,3 +1,5 @@
+import { POD_RESOURCES } from './podResources';
+
 /**
  * The resource kinds the simulator serves, and the discovery documents
  * (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`) built from them.
@@ -152,6 +154,8 @@ export const RESOURCES: ResourceDef[] = [
     crd: 'virtualservices.networking.istio.io',
   })),
   ...SECRET_AND_INGRESS_RESOURCES,
+  // ReplicaSets, Pods and Events: what the workload controllers write (podController.ts).
+  ...POD_RESOURCES,
 ];
 
 /** The CRDs a cluster can have, by name: what `setCrd` accepts. */

@@ -152,12 +152,22 @@ export function selectorString(selector: unknown): string {
 }
 
 export interface FieldRequirement {
-  field: 'metadata.name' | 'metadata.namespace';
+  /** A dotted path: `metadata.name`, `involvedObject.name`, `status.phase`... */
+  field: string;
   negate: boolean;
   value: string;
 }
 
-export function parseFieldSelector(selector: string): FieldRequirement[] {
+const COMMON_FIELDS = ['metadata.name', 'metadata.namespace'];
+
+/**
+ * Parses `a=b,c!=d`; a field the kind does not support (every kind supports `metadata.name` and
+ * `metadata.namespace`, `extraFields` adds the kind's own) is a 400, as on the API server.
+ */
+export function parseFieldSelector(
+  selector: string,
+  extraFields: readonly string[] = [],
+): FieldRequirement[] {
   const out: FieldRequirement[] = [];
   for (const raw of selector.split(',')) {
     const part = raw.trim();
@@ -169,7 +179,7 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
       );
     }
     const field = m[1].trim();
-    if (field !== 'metadata.name' && field !== 'metadata.namespace') {
+    if (!COMMON_FIELDS.includes(field) && !extraFields.includes(field)) {
       throw errors.badRequest(`field label not supported: ${field}`);
     }
     out.push({ field, negate: m[2] === '!=', value: m[3].trim() });
@@ -177,16 +187,26 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
   return out;
 }
 
+/** The value a field selector compares: the field as a string, `` when absent. */
+function fieldValue(obj: JsonObject, field: string): string {
+  if (field === 'source') {
+    // Events: `source` selects on source.component.
+    const source = isPlainObject(obj.source) ? obj.source : {};
+    return String(source.component ?? '');
+  }
+  let value: unknown = obj;
+  for (const key of field.split('.')) {
+    value = isPlainObject(value) ? value[key] : undefined;
+  }
+  return value === undefined || value === null ? '' : String(value);
+}
+
 export function matchesFields(
   reqs: FieldRequirement[],
   obj: JsonObject,
 ): boolean {
-  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
   return reqs.every(r => {
-    const actual =
-      r.field === 'metadata.name'
-        ? String(meta.name ?? '')
-        : String(meta.namespace ?? '');
+    const actual = fieldValue(obj, r.field);
     return r.negate ? actual !== r.value : actual === r.value;
   });
 }

@@ -26,6 +26,13 @@ function deployment(name: string, extra: Record<string, unknown> = {}) {
   };
 }
 
+function service(name: string) {
+  return {
+    metadata: { name },
+    spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 8000 }] },
+  };
+}
+
 function rollout(name: string) {
   return {
     apiVersion: 'argoproj.io/v1alpha1',
@@ -84,16 +91,22 @@ describe('ClusterStore', () => {
   it('keeps one increasing resourceVersion per cluster and sets system metadata on create', () => {
     const { store } = setup();
     const a = store.create(DEPLOY, 'default', deployment('a'), {});
-    const b = store.create(DEPLOY, 'default', deployment('b'), {});
-    expect(Number(meta(b).resourceVersion)).toBe(
-      Number(meta(a).resourceVersion) + 1,
+    // The controllers' writes (a's ReplicaSet, pods and events, made at the next request) take
+    // resourceVersions of the same counter: once they are done, one write is one step.
+    const settled = Number(
+      store.list(DEPLOY, 'default', {}).metadata.resourceVersion,
     );
+    expect(settled).toBeGreaterThan(Number(meta(a).resourceVersion));
+    const x = store.create(SVC, 'default', service('x'), {});
+    const y = store.create(SVC, 'default', service('y'), {});
+    expect(Number(meta(x).resourceVersion)).toBe(settled + 1);
+    expect(Number(meta(y).resourceVersion)).toBe(settled + 2);
     expect(meta(a)).toMatchObject({ namespace: 'default', generation: 1 });
     expect(meta(a).creationTimestamp).toMatch(
       /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
     );
-    expect(store.list(DEPLOY, 'default', {}).metadata).toEqual({
-      resourceVersion: meta(b).resourceVersion,
+    expect(store.list(SVC, 'default', {}).metadata).toEqual({
+      resourceVersion: meta(y).resourceVersion,
     });
   });
 
@@ -112,14 +125,13 @@ describe('ClusterStore', () => {
 
   it('bumps generation only for spec changes, and treats a no-op update as no write', () => {
     const { store } = setup();
-    const created = store.create(DEPLOY, 'default', deployment('web'), {});
-    const same = store.replace(
-      DEPLOY,
-      'default',
-      'web',
-      deployment('web'),
-      {},
-    ).object;
+    store.create(DEPLOY, 'default', deployment('web'), {});
+    // As read back once the deployment controller wrote its revision annotation, which a PUT
+    // must carry to leave the object as it is.
+    const created = store.get(DEPLOY, 'default', 'web');
+    const unchanged = deployment('web');
+    (unchanged.metadata as any).annotations = meta(created).annotations;
+    const same = store.replace(DEPLOY, 'default', 'web', unchanged, {}).object;
     expect(meta(same).resourceVersion).toBe(meta(created).resourceVersion);
 
     const withLabel = deployment('web');
@@ -310,7 +322,8 @@ describe('ClusterStore', () => {
       requests: { cpu: '500m', memory: '1Gi' },
       limits: { cpu: '2', memory: '1536Mi' },
     };
-    const created = store.create(DEPLOY, 'default', withResources(sent), {});
+    store.create(DEPLOY, 'default', withResources(sent), {});
+    const created = store.get(DEPLOY, 'default', 'sized');
     const podSpec = (o: any) => o.spec.template.spec;
     expect(podSpec(created).containers[0].resources).toEqual(stored);
     expect(podSpec(created).initContainers[0].resources).toEqual(stored);

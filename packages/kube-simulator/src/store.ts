@@ -45,6 +45,8 @@ import {
   RolloutClock,
   SelectedPods,
 } from './workloads';
+import { PodControllerHost, reconcilePods } from './podController';
+import { KIND_FIELD_SELECTORS } from './podResources';
 import {
   advanceRollout,
   applyRolloutStatusWrite,
@@ -297,6 +299,11 @@ export class ClusterStore {
       this.readiness.neverReady = opts.neverReady;
   }
 
+  /** The store's clock (what the controllers and pod logs use as now). */
+  currentTime(): number {
+    return this.now();
+  }
+
   resourceVersion(): string {
     return String(this.revision);
   }
@@ -327,7 +334,7 @@ export class ClusterStore {
       ? parseLabelSelector(query.labelSelector)
       : [];
     const fieldReqs = query.fieldSelector
-      ? parseFieldSelector(query.fieldSelector)
+      ? parseFieldSelector(query.fieldSelector, KIND_FIELD_SELECTORS[def.kind])
       : [];
     let start = '';
     if (query.continueToken) {
@@ -1082,6 +1089,7 @@ export class ClusterStore {
         metaOf(entry.obj).resourceVersion = this.bump();
       }
     }
+    reconcilePods(this.podControllerHost(), now);
     for (const entry of this.entries.values()) {
       if (entry.def.kind !== 'PodDisruptionBudget') continue;
       const status = pdbStatus(entry.obj, this.selectedPods(entry.obj), now);
@@ -1090,6 +1098,63 @@ export class ClusterStore {
         metaOf(entry.obj).resourceVersion = this.bump();
       }
     }
+  }
+
+  private podHost?: PodControllerHost;
+
+  /** What the ReplicaSet and pod controllers see of, and write to, this store. */
+  private podControllerHost(): PodControllerHost {
+    if (this.podHost) return this.podHost;
+    const ofKind = (kind: string) =>
+      [...this.entries.values()].filter(e => e.def.kind === kind);
+    this.podHost = {
+      readiness: this.readiness,
+      deployments: () =>
+        ofKind('Deployment')
+          .filter(e => e.clock && !e.ro)
+          .map(e => ({ obj: e.obj, clock: e.clock! })),
+      all: kind => ofKind(kind).map(e => e.obj),
+      save: (kind, obj) => this.controllerWrite(kind, obj),
+      remove: (kind, namespace, name) => {
+        const entry = this.find(resourceForKind(kind)!, namespace, name);
+        if (entry) this.removeEntry(entry);
+      },
+    };
+    return this.podHost;
+  }
+
+  /**
+   * A controller's write (not an API request, so not in `history()`): creates the object with
+   * uid, creationTimestamp and generation, or replaces it when it changed, with a new
+   * resourceVersion either way (generation bumped on a spec change).
+   */
+  private controllerWrite(kind: string, obj: JsonObject): JsonObject {
+    const def = resourceForKind(kind)!;
+    const meta = metaOf(obj);
+    const namespace = def.namespaced ? String(meta.namespace) : undefined;
+    const name = String(meta.name);
+    obj.apiVersion = apiVersionOf(def);
+    obj.kind = def.kind;
+    const entry = this.find(def, namespace, name);
+    if (entry) {
+      if (deepEqual(entry.obj, obj)) return entry.obj;
+      if (
+        def.hasGeneration &&
+        !deepEqual(generationRelevant(entry.obj), generationRelevant(obj))
+      ) {
+        meta.generation = Number(metaOf(entry.obj).generation ?? 0) + 1;
+      }
+      meta.resourceVersion = this.bump();
+      entry.obj = obj;
+      return obj;
+    }
+    if (namespace !== undefined && !this.namespaceExists(namespace)) return obj;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.now());
+    if (def.hasGeneration) meta.generation = 1;
+    meta.resourceVersion = this.bump();
+    this.entries.set(keyOf(def, namespace, name), { def, obj });
+    return obj;
   }
 
   /** The (simulated) pods of the workloads in the PDB's namespace that its selector matches. */

@@ -130,7 +130,7 @@ function mergeConditions(
   });
 }
 
-interface Progress {
+export interface Progress {
   /** spec.replicas */
   desired: number;
   /** status.replicas: pods of the old and new ReplicaSets */
@@ -145,7 +145,7 @@ interface Progress {
 }
 
 /** Where the rollout of `obj` stands at `now` (marks `clock.done` once complete). */
-function progress(
+export function progress(
   obj: JsonObject,
   clock: RolloutClock,
   readiness: Readiness,

@@ -39,7 +39,7 @@ import { HealthWorker } from './health/HealthWorker';
 import { FleetMetrics } from './metrics/FleetMetrics';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { HubCluster } from './kubernetes/HubCluster';
-import { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
+import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { createPlacementGate } from './reconcile/placementGate';
 import { createRouter } from './service/router';

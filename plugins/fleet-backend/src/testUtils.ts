@@ -20,4 +20,4 @@ export {
   type HealthStores,
 } from './health/HealthWorker';
 export { ClusterClients, type ProbeOutcome } from './kubernetes/ClusterClients';
-export { KubeconfigAccessPolicy } from './kubernetes/KubeconfigAccessPolicy';
+export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';

@@ -1,6 +1,6 @@
 /**
- * Node library of the Fleet plugin: the Fleet API client and its service ref, for other backend
- * plugins and modules.
+ * Node library of the Fleet plugin: the Fleet API client and its service ref, and the rules for
+ * reading a cluster's kubeconfig, for other backend plugins and modules.
  *
  * @packageDocumentation
  */
@@ -13,6 +13,17 @@ export type {
   FleetService,
 } from './FleetService';
 export { fleetServiceRef } from './fleetServiceRef';
+export {
+  KubeconfigAccessPolicy,
+  type KubeconfigResolution,
+} from './kubeconfig/KubeconfigAccessPolicy';
+export {
+  MAX_KUBECONFIG_BYTES,
+  parseErrorSummary,
+  readKubeconfigFile,
+  type KubeconfigFileRead,
+} from './kubeconfig/readKubeconfigFile';
+export { sameKubernetesServer } from './kubeconfig/sameKubernetesServer';
 export {
   createFleetClusterConditionalDecision,
   fleetClusterConditions,

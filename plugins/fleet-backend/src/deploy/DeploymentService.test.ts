@@ -22,13 +22,19 @@ const sim = useSimulator({
 });
 
 /** The objects Fleet put in a cluster (the simulator's own defaults left out). */
+/** Whether the cluster's controllers made it (a ReplicaSet, a Pod, an Event), not an apply. */
+function madeByControllers(o: SimObject): boolean {
+  return o.kind === 'Event' || !!(o.metadata as any).ownerReferences;
+}
 function fleetObjects(cluster: string): SimObject[] {
   return sim
     .objects(cluster)
     .filter(
       o =>
         (o.metadata as any)?.labels?.['app.kubernetes.io/managed-by'] ===
-          'fleet' && o.kind !== 'Namespace',
+          'fleet' &&
+        o.kind !== 'Namespace' &&
+        !madeByControllers(o),
     );
 }
 function liveObject(cluster: string, kind: string, name: string): any {
@@ -628,16 +634,26 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       await settle(stores, d.id);
-      const ours = () =>
+      const named = () =>
         sim
           .objects('bravo')
           .filter(
             o =>
               (o.metadata as any).namespace === namespace &&
               (o.metadata as any).name?.startsWith('leaving'),
-          )
+          );
+      const ours = () =>
+        named()
+          .filter(o => !madeByControllers(o))
           .map(o => o.kind)
           .sort();
+      // The Deployment's ReplicaSet and its 2 pods run too.
+      expect(
+        named()
+          .filter(o => o.kind === 'Pod' || o.kind === 'ReplicaSet')
+          .map(o => o.kind)
+          .sort(),
+      ).toEqual(['Pod', 'Pod', 'ReplicaSet']);
       expect(ours()).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
       // Someone else's PDB under Fleet's name: not Fleet's object, so it must survive.
       const pdb = sim
@@ -664,6 +680,10 @@ describe.each(databases.eachSupportedId())(
       expect(removing.status).toBe('REMOVING');
       await gone(stores, d.id);
       expect(ours()).toEqual(['PodDisruptionBudget']);
+      // With the Deployment gone, the cluster collects its ReplicaSet and pods.
+      expect(
+        named().filter(o => o.kind === 'Pod' || o.kind === 'ReplicaSet'),
+      ).toEqual([]);
       expect(
         (await stores.revisions.listRevisions(d.id)).map(r => r.revision),
       ).toEqual([1]);

@@ -16,6 +16,7 @@ describe('buildManifests', () => {
     const labels = {
       'app.kubernetes.io/name': 'payments',
       'app.kubernetes.io/managed-by': 'fleet',
+      'backstage.io/kubernetes-id': 'payments',
     };
     const annotations = { 'cnp.io/entity-ref': 'component:default/payments' };
     for (const object of [deployment, service, podDisruptionBudget!]) {
@@ -25,6 +26,12 @@ describe('buildManifests', () => {
         annotations,
       });
     }
+    // The pods carry them too (the Kubernetes plugin lists pods by backstage.io/kubernetes-id),
+    // but no selector does: a Deployment's selector cannot change once applied.
+    expect(deployment.spec!.template.metadata).toEqual({ labels, annotations });
+    expect(deployment.spec!.selector).toEqual({
+      matchLabels: { 'app.kubernetes.io/name': 'payments' },
+    });
     expect(deployment.spec!.replicas).toBe(3);
     const container = deployment.spec!.template.spec!.containers[0];
     expect(container).toMatchObject({
@@ -111,6 +118,25 @@ describe('buildManifests and empty values', () => {
     const container = deployment.spec!.template.spec!.containers[0];
     expect(container).not.toHaveProperty('env');
     expect(container).not.toHaveProperty('resources');
+  });
+
+  it("labels every object with the component's own name for the Kubernetes plugin, not the sanitized one", () => {
+    const { deployment, service } = buildManifests({
+      ...base,
+      name: 'billing-api',
+      entityRef: 'component:team-a/Billing_API',
+      spec: { image: 'x' },
+    });
+    for (const labels of [
+      deployment.metadata!.labels,
+      deployment.spec!.template.metadata!.labels,
+      service.metadata!.labels,
+    ]) {
+      expect(labels).toMatchObject({
+        'app.kubernetes.io/name': 'billing-api',
+        'backstage.io/kubernetes-id': 'Billing_API',
+      });
+    }
   });
 });
 

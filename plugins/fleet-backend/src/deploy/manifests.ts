@@ -16,6 +16,17 @@ export const SERVICE_PORT = 80;
 export const ENTITY_REF_ANNOTATION = 'cnp.io/entity-ref';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const NAME_LABEL = 'app.kubernetes.io/name';
+/**
+ * The label Backstage's Kubernetes plugin finds a component's objects by (its default label
+ * selector is `backstage.io/kubernetes-id=<the component's name>`); on every object Fleet applies
+ * and on its pods, never in a selector (a Deployment's selector cannot change).
+ */
+export const KUBERNETES_ID_LABEL = 'backstage.io/kubernetes-id';
+
+/** The name part of `component:default/payments`: the value of `backstage.io/kubernetes-id`. */
+export function kubernetesIdOf(entityRef: string): string {
+  return entityRef.slice(entityRef.lastIndexOf('/') + 1);
+}
 
 export interface ManifestInput {
   /** DNS-1123 name of the application (see sanitizeK8sName). */
@@ -89,7 +100,8 @@ export function serviceNameFor(name: string): string {
  * affinity and tolerations, requests and limits completed from the defaults), a ClusterIP Service
  * 80 -> port, for two replicas or more a PodDisruptionBudget that lets one pod be evicted at a
  * time and a topology spread over nodes and zones, and an Ingress when the application asks.
- * Every object carries Fleet's labels and the entity ref as an annotation.
+ * Every object (and the pod template) carries Fleet's labels, the Kubernetes plugin's
+ * `backstage.io/kubernetes-id`, and the entity ref as an annotation.
  */
 export function buildManifests(input: ManifestInput): Manifests {
   const { name, namespace, spec, entityRef } = input;
@@ -99,7 +111,11 @@ export function buildManifests(input: ManifestInput): Manifests {
   const preStopSleep =
     input.preStopSleepSeconds ?? DEFAULT_PRE_STOP_SLEEP_SECONDS;
   const selector = { [NAME_LABEL]: name };
-  const labels = { [NAME_LABEL]: name, [MANAGED_BY_LABEL]: 'fleet' };
+  const labels = {
+    [NAME_LABEL]: name,
+    [MANAGED_BY_LABEL]: 'fleet',
+    [KUBERNETES_ID_LABEL]: kubernetesIdOf(entityRef),
+  };
   const annotations = { [ENTITY_REF_ANNOTATION]: entityRef };
   const metadata = { name, namespace, labels, annotations };
   const probe = (initialDelaySeconds: number) => ({

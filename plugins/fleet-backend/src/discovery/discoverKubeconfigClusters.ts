@@ -19,7 +19,7 @@ import {
   parseErrorSummary,
   readKubeconfigFile,
   type KubeconfigFileRead,
-} from '../kubernetes/readKubeconfigFile';
+} from '@cnp/plugin-fleet-node';
 import { asError } from '../util/errors';
 
 const READ_CONCURRENCY = 8; // at most 8 × MAX_KUBECONFIG_BYTES held at once

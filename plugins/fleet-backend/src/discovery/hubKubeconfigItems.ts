@@ -7,7 +7,7 @@ import {
   IN_CLUSTER_REF,
   kubeconfigFromSecret,
 } from '../kubernetes/kubeconfigRefs';
-import { parseErrorSummary } from '../kubernetes/readKubeconfigFile';
+import { parseErrorSummary } from '@cnp/plugin-fleet-node';
 import type { KubeconfigItem } from './discoverKubeconfigClusters';
 
 /** The keys a discovered kubeconfig Secret is read from, in order (`value`: Cluster API's). */

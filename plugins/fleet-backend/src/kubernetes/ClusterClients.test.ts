@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ClusterAccess, ClusterClients } from './ClusterClients';
-import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { fingerprintCa } from './caFingerprint';
 
 jest.setTimeout(30_000);

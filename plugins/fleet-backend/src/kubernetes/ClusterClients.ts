@@ -2,7 +2,12 @@ import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
-import { KubeconfigAccessPolicy } from './KubeconfigAccessPolicy';
+import {
+  KubeconfigAccessPolicy,
+  parseErrorSummary,
+  readKubeconfigFile,
+  sameKubernetesServer as sameServer,
+} from '@cnp/plugin-fleet-node';
 import type { HubCluster, HubSecretRead } from './HubCluster';
 import { caFingerprint } from './caFingerprint';
 import {
@@ -12,7 +17,6 @@ import {
   kubeconfigFromSecret,
   parseSecretRef,
 } from './kubeconfigRefs';
-import { parseErrorSummary, readKubeconfigFile } from './readKubeconfigFile';
 import { describeKubeError, withTimeout } from './requestOptions';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 
@@ -93,17 +97,6 @@ export async function inClusterKubeConfig(
     currentContext: contextName,
   });
   return kc;
-}
-
-function sameServer(a: string, b: string): boolean {
-  const normalize = (value: string) => {
-    try {
-      return new URL(value).href.replace(/\/+$/, '');
-    } catch {
-      return value.replace(/\/+$/, '');
-    }
-  };
-  return normalize(a) === normalize(b);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { parseErrorSummary } from './readKubeconfigFile';
+import { parseErrorSummary } from '@cnp/plugin-fleet-node';
 import { describeKubeError, isKubeStatus, withTimeout } from './requestOptions';
 
 /** How the backend reaches its hub cluster (see `fleet.hub`). */

@@ -1,5 +1,8 @@
 import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { MAX_KUBECONFIG_BYTES, parseErrorSummary } from './readKubeconfigFile';
+import {
+  MAX_KUBECONFIG_BYTES,
+  parseErrorSummary,
+} from '@cnp/plugin-fleet-node';
 
 /** The `kubeconfigRef` of the cluster the backend runs in, reached with in-cluster config. */
 export const IN_CLUSTER_REF = 'in-cluster';

@@ -2,9 +2,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 
-/** The largest kubeconfig file Fleet reads. */
+/**
+ * The largest kubeconfig file Fleet reads.
+ *
+ * @public
+ */
 export const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
 
+/** @public */
 export type KubeconfigFileRead =
   | { kind: 'ok'; kubeConfig: KubeConfig }
   | { kind: 'skipped'; reason: string };
@@ -19,6 +24,8 @@ export type KubeconfigFileRead =
  * same file (device and inode): a file swapped in between the check and the open (for
  * /dev/zero, a FIFO or a file outside the allowed directories) is refused, not read. A file
  * that does not parse throws, with the parser's message.
+ *
+ * @public
  */
 export async function readKubeconfigFile(
   file: string,
@@ -88,6 +95,8 @@ export async function readKubeconfigFile(
 /**
  * The first line of a parse error, without the excerpt of the file that YAML parsers append
  * (which could quote a token or a key): what may be logged or answered about a kubeconfig.
+ *
+ * @public
  */
 export function parseErrorSummary(error: unknown): string {
   const e = error as { reason?: unknown; message?: unknown };

@@ -1,9 +1,14 @@
 import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
+import type { Config } from '@backstage/config';
 
 const ROOTS_TTL_MS = 5_000;
 
-/** What a kubeconfigRef turns out to be when Fleet is about to use it. */
+/**
+ * What a kubeconfigRef turns out to be when Fleet is about to use it.
+ *
+ * @public
+ */
 export type KubeconfigResolution =
   | { kind: 'file'; path: string; stat: Stats }
   | { kind: 'unusable'; reason: string };
@@ -23,6 +28,8 @@ function notReadable(ref: string, error: unknown): KubeconfigResolution {
  * Decides which kubeconfig files Fleet may open: an absolute path that resolves, after symlinks,
  * inside the allowed directories (the configured ones, the discovery directory, and the
  * discovery file). Anything else is an opaque reference (e.g. a Secret name) and is never opened.
+ *
+ * @public
  */
 export class KubeconfigAccessPolicy {
   private constructor(
@@ -45,6 +52,32 @@ export class KubeconfigAccessPolicy {
       ? [path.resolve(options.kubeconfigPath)]
       : [];
     return new KubeconfigAccessPolicy(roots, files);
+  }
+
+  /**
+   * The policy of Fleet's configuration: `fleet.discovery.kubeconfigPath` (env `KUBECONFIG_PATH`
+   * wins), `fleet.discovery.kubeconfigDir` (env `KUBECONFIG_DIR` wins) and
+   * `fleet.discovery.allowedKubeconfigDirs`, as the Fleet backend reads them; for other backend
+   * plugins that open a Fleet cluster's kubeconfig.
+   */
+  static fromConfig(
+    config: Config,
+    env: Record<string, string | undefined> = process.env,
+  ): KubeconfigAccessPolicy {
+    const nonEmpty = (value: string | undefined) =>
+      value !== undefined && value.trim() !== '' ? value.trim() : undefined;
+    return KubeconfigAccessPolicy.create({
+      kubeconfigPath:
+        nonEmpty(env.KUBECONFIG_PATH) ??
+        nonEmpty(config.getOptionalString('fleet.discovery.kubeconfigPath')),
+      kubeconfigDir:
+        nonEmpty(env.KUBECONFIG_DIR) ??
+        nonEmpty(config.getOptionalString('fleet.discovery.kubeconfigDir')),
+      allowedKubeconfigDirs:
+        config.getOptionalStringArray(
+          'fleet.discovery.allowedKubeconfigDirs',
+        ) ?? [],
+    });
   }
 
   /** True when the reference looks like a file path rather than an opaque name. */

@@ -21,7 +21,7 @@ import TextField from '@material-ui/core/TextField';
 import Typography from '@material-ui/core/Typography';
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import { RelativeTime } from '../RelativeTime';
-import { ClusterStatusChip } from '../StatusChip';
+import { ClusterStatusChip, ReasonText } from '../StatusChip';
 import {
   filterAndSortClusters,
   labelText,
@@ -51,7 +51,7 @@ const noWrap = { whiteSpace: 'nowrap' } as const;
 const reasonCell = {
   minWidth: 220,
   maxWidth: 420,
-  overflowWrap: 'anywhere',
+  overflowWrap: 'break-word',
 } as const;
 
 /**
@@ -66,7 +66,11 @@ function ClusterRowView(props: { cluster: Cluster; minute: number }) {
       <TableCell>
         <ClusterStatusChip status={c.status} reason={c.statusReason} />
       </TableCell>
-      <TableCell style={reasonCell}>{c.statusReason}</TableCell>
+      <TableCell style={reasonCell}>
+        {c.statusReason && (
+          <ReasonText reason={c.statusReason} variant="body2" />
+        )}
+      </TableCell>
       <TableCell>
         <code>{c.endpoint}</code>
       </TableCell>

@@ -8,7 +8,7 @@ import { EventList } from '../EventList';
  * The fleet page's latest status changes, each naming what it concerns, as an item of its grid;
  * rendered again only when they change.
  */
-export const FleetEventsCard = memo(function FleetEventsCard(props: {
+export const FleetEventsCard = memo(function EventsCard(props: {
   events: FleetEvent[];
 }) {
   return (

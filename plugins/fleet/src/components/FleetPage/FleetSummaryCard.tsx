@@ -46,7 +46,7 @@ function Count(props: { n: number; children: ReactNode }) {
  * then the clusters by status and the deployments by status and by sync status, each as the
  * status chips the rest of Fleet uses, with their counts.
  */
-export const FleetSummaryCard = memo(function FleetSummaryCard(props: {
+export const FleetSummaryCard = memo(function SummaryCards(props: {
   summary: FleetSummary;
 }) {
   const { clusters, deployments, massOutage } = props.summary;

@@ -70,7 +70,7 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
 }
 
 /**
- * This app's permission policy (see "Permissions" in the README):
+ * This app's permission policy (see docs/permissions.md):
  *
  * - `fleet.deployment.create` (deploying a component, registering or changing its application,
  *   rolling back), `fleet.deployment.delete` (undeploying it) and `fleet.release.manage` are

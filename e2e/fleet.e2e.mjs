@@ -490,14 +490,6 @@ async function main() {
     .waitFor({ timeout: 60_000 });
   log('deployment DEPLOYED (the browser still on its first sign-in)');
   await shot(page, 'deployed');
-  await readmeImage(
-    page,
-    page
-      .locator('.MuiCard-root')
-      .filter({ has: page.getByText('Fleet deployments', { exact: true }) })
-      .first(),
-    'component-card.png',
-  );
 
   await runTemplate(page, urls[2]);
   await page.goto(`${FRONTEND}/catalog/default/component/payments`);
@@ -537,6 +529,14 @@ async function main() {
   await row.getByText('CLUSTER_OFFLINE').waitFor();
   log('deployment DEGRADED / CLUSTER_OFFLINE');
   await shot(page, 'cluster-offline-deployment-degraded');
+  await readmeImage(
+    page,
+    page
+      .locator('.MuiCard-root')
+      .filter({ has: page.getByText('Fleet deployments', { exact: true }) })
+      .first(),
+    'component-card.png',
+  );
 
   await page.getByRole('button', { name: 'Deploy', exact: true }).click();
   await dialog.waitFor();

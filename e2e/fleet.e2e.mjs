@@ -532,9 +532,9 @@ async function main() {
   await readmeImage(
     page,
     page
-      .locator('.MuiCard-root')
-      .filter({ has: page.getByText('Fleet deployments', { exact: true }) })
-      .first(),
+      .getByText('Fleet deployments', { exact: true })
+      .first()
+      .locator('xpath=ancestor::*[contains(@class, "MuiPaper-root")][1]'),
     'component-card.png',
   );
 

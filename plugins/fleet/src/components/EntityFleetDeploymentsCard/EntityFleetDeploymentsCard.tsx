@@ -24,7 +24,6 @@ import TableHead from '@material-ui/core/TableHead';
 import TableRow from '@material-ui/core/TableRow';
 import Tooltip from '@material-ui/core/Tooltip';
 import Typography from '@material-ui/core/Typography';
-import { makeStyles } from '@material-ui/core/styles';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
 import LayersIcon from '@material-ui/icons/Layers';
 import { useState } from 'react';
@@ -38,6 +37,7 @@ import {
   type PermissionState,
 } from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
+import { useTableStyles } from '../tables';
 import { ReleaseDialog } from '../ReleaseDialog';
 import { loadReleases, ReleasePanel } from '../ReleasePanel';
 import { RelativeTime } from '../RelativeTime';
@@ -102,16 +102,6 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
     </Box>
   );
 }
-
-const useTableStyles = makeStyles({
-  // Never break a word mid-way (`sim-` / `2`, `CLUSTER_OFFLIN` / `E`): cells wrap between words,
-  // names and codes stay whole, and a table wider than the card scrolls.
-  scroll: { overflowX: 'auto' },
-  table: {
-    '& td, & th': { wordBreak: 'normal', overflowWrap: 'normal' },
-  },
-  nowrap: { whiteSpace: 'nowrap' },
-});
 
 function DeploymentRows(props: {
   deployments: Deployment[];
@@ -195,7 +185,7 @@ function DeploymentRows(props: {
                     )}
                 </TableCell>
                 <TableCell>
-                  <code>{d.image ?? '—'}</code>
+                  <code className={classes.nowrap}>{d.image ?? '—'}</code>
                 </TableCell>
                 <TableCell className={classes.nowrap}>
                   <RelativeTime value={d.updatedAt} />

@@ -614,6 +614,15 @@ async function main() {
   );
   await shot(page, 'fleet-page');
   await readmeImage(page, undefined, 'fleet-page.png');
+  // The page scrolls inside Backstage's content pane: bring the events up for their own shot.
+  await page
+    .getByRole('list', { name: 'Events' })
+    .evaluate(el => el.scrollIntoView({ block: 'start' }));
+  await shot(page, 'fleet-page-events');
+  await page
+    .getByText('Fleet', { exact: true })
+    .first()
+    .evaluate(el => el.scrollIntoView({ block: 'start' }));
 
   // The catalog's annotations, read by the backend with its own service credentials: payments'
   // cnp.io/clusters (sim-1,sim-2) placed it on sim-1 too, and a deploy without an image takes

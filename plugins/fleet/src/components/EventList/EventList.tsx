@@ -95,6 +95,8 @@ export function EventList(props: {
       {props.events.map(event => (
         <ListItem key={event.id} disableGutters data-event={event.id}>
           <ListItemText
+            // A message may hold a long URL: let it wrap inside the card rather than be cut off.
+            secondaryTypographyProps={{ style: { overflowWrap: 'anywhere' } }}
             primary={
               <>
                 {props.showSubject && (

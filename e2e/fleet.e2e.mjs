@@ -208,6 +208,14 @@ async function layoutProblems(page) {
       if (lines.size > 1)
         problems.push(`'${text}' is broken over ${lines.size} lines`);
     }
+    // Text cut off at its box's edge (Backstage's theme keeps list texts on one line).
+    for (const el of document.querySelectorAll(
+      '[aria-label="Events"] .MuiListItemText-root',
+    )) {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        problems.push(`an event is cut off: '${el.textContent.slice(0, 60)}…'`);
+      }
+    }
     return problems;
   });
 }

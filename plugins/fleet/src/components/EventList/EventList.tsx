@@ -95,7 +95,9 @@ export function EventList(props: {
       {props.events.map(event => (
         <ListItem key={event.id} disableGutters data-event={event.id}>
           <ListItemText
-            // A message may hold a long URL: let it wrap inside the card rather than be cut off.
+            // Backstage's theme keeps list texts on one line and hides the rest: an event wraps
+            // inside the card instead (a long URL in a message too) rather than being cut off.
+            style={{ whiteSpace: 'normal' }}
             secondaryTypographyProps={{ style: { overflowWrap: 'anywhere' } }}
             primary={
               <>

@@ -15,6 +15,14 @@
 // a Backstage signal that Fleet published when it committed the change; the chip turns OFFLINE
 // within 2 s of the health cycle that confirmed the outage. The backend's Prometheus exporter
 // (:9464) is read at that moment too.
+//
+// Before all that, the first minute of a newcomer: it signs in as the guest (through the API and
+// in the browser) while the catalog has not read the org yet, waits for start.sh's ready line and
+// opens the three places it prints, then deploys with those early sign-ins, without signing in
+// again. It runs the Fleet template. Every screen is shot at 1280 px and 1920 px wide (and checked
+// for names broken mid-word and a page wider than the window); the fleet page's events must name
+// things, never show a bare id; the component card and the fleet page at 1280 px are copied to
+// docs/images/ for the README.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -25,12 +33,18 @@ import { chromium } from 'playwright-core';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = path.join(root, '.fleet-e2e');
 const artifacts = path.join(root, 'e2e-artifacts');
-const SIM_PORT = 6550;
-const PROMETHEUS_PORT = 9091;
-const METRICS_PORT = 9464;
-const BACKEND = 'http://localhost:7007';
-const FRONTEND = 'http://localhost:3000';
+const SIM_PORT = Number(process.env.FLEET_SIM_PORT ?? 6550);
+const PROMETHEUS_PORT = Number(process.env.FLEET_PROMETHEUS_PORT ?? 9091);
+const BACKEND_PORT = Number(process.env.FLEET_BACKEND_PORT ?? 7007);
+const FRONTEND_PORT = Number(process.env.FLEET_FRONTEND_PORT ?? 3000);
+const BACKEND = `http://localhost:${BACKEND_PORT}`;
+const FRONTEND = `http://localhost:${FRONTEND_PORT}`;
+const METRICS_PORT = Number(process.env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464);
 const CLUSTER = 'sim-2';
+/** The widths every screen is shot and checked at. */
+const WIDTHS = [1280, 1920];
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+const docsImages = path.join(root, 'docs', 'images');
 
 const log = (...args) =>
   console.log(`[e2e ${new Date().toISOString().slice(11, 19)}]`, ...args);
@@ -172,15 +186,117 @@ async function dialogShot(page, name) {
   await shot(page, name);
 }
 
+/**
+ * What a screen must not do at any width: break a name or a code mid-word (a cluster name, a
+ * reason code, a chip's label wrapping onto two lines), or be wider than the window.
+ */
+async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const problems = [];
+    const root = document.scrollingElement ?? document.documentElement;
+    if (root.scrollWidth > window.innerWidth + 1) {
+      problems.push(
+        `the page is ${root.scrollWidth} px wide in a ${window.innerWidth} px window`,
+      );
+    }
+    const whole = [
+      ...document.querySelectorAll(
+        'table code, [data-cluster] > span, .MuiChip-label',
+      ),
+    ];
+    for (const el of whole) {
+      const text = el.textContent.trim();
+      // One word (no space) laid out on more than one line is a word broken mid-way.
+      if (!text || /\s/.test(text)) continue;
+      const lines = new Set(
+        [...el.getClientRects()].map(r => Math.round(r.top)),
+      );
+      if (lines.size > 1)
+        problems.push(`'${text}' is broken over ${lines.size} lines`);
+    }
+    // Text cut off at its box's edge (Backstage's theme keeps list texts on one line).
+    for (const el of document.querySelectorAll(
+      '[aria-label="Events"] .MuiListItemText-root',
+    )) {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        problems.push(`an event is cut off: '${el.textContent.slice(0, 60)}…'`);
+      }
+    }
+    return problems;
+  });
+}
+
+/** Shoots the screen at each width (full page), checking its layout at each. */
 async function shot(page, name) {
   step += 1;
-  const file = path.join(
-    artifacts,
-    `${String(step).padStart(2, '0')}-${name}.png`,
+  const size = page.viewportSize();
+  for (const width of WIDTHS) {
+    if (page.viewportSize().width !== width) {
+      await page.setViewportSize({ width, height: size.height });
+      await page.waitForTimeout(300); // let the layout settle
+    }
+    const file = path.join(
+      artifacts,
+      `${String(step).padStart(2, '0')}-${name}-${width}.png`,
+    );
+    // A dialog's fade may still be running: fast-forward transitions so the shot shows the end state.
+    await page.screenshot({
+      path: file,
+      fullPage: true,
+      animations: 'disabled',
+    });
+    log('screenshot', path.relative(root, file));
+    const problems = await layoutProblems(page);
+    if (problems.length > 0) {
+      throw new Error(`${name} at ${width} px: ${problems.join('; ')}`);
+    }
+  }
+  await page.setViewportSize(size);
+}
+
+/** Copies a screenshot for the README (docs/images/), taken at 1280 px. */
+async function readmeImage(page, locator, file) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: size.height });
+  await page.waitForTimeout(300);
+  fs.mkdirSync(docsImages, { recursive: true });
+  const target = path.join(docsImages, file);
+  if (locator) {
+    await locator.screenshot({ path: target, animations: 'disabled' });
+  } else {
+    await page.screenshot({ path: target, animations: 'disabled' });
+  }
+  log('README image', path.relative(root, target));
+  await page.setViewportSize(size);
+}
+
+/** The guest's sign-in through the auth API, as the app makes it: the token and its claims. */
+async function guestSignIn() {
+  const res = await fetch(`${BACKEND}/api/auth/guest/refresh`, {
+    headers: { 'x-requested-with': 'XMLHttpRequest' },
+  });
+  if (!res.ok) throw new Error(`guest sign-in: HTTP ${res.status}`);
+  const { backstageIdentity } = await res.json();
+  return {
+    token: backstageIdentity.token,
+    claims: backstageIdentity.identity.ownershipEntityRefs,
+  };
+}
+
+/** Whether the catalog has read the org: the guest, a member of group:default/guests. */
+async function catalogHasOrg() {
+  const token = fs
+    .readFileSync(path.join(stateDir, 'dev-token'), 'utf8')
+    .trim();
+  const res = await fetch(
+    `${BACKEND}/api/catalog/entities/by-name/user/default/guest`,
+    { headers: { authorization: `Bearer ${token}` } },
   );
-  // A dialog's fade may still be running: fast-forward transitions so the shot shows the end state.
-  await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
-  log('screenshot', path.relative(root, file));
+  if (!res.ok) return false;
+  const entity = await res.json();
+  return (entity.relations ?? []).some(
+    r => r.type === 'memberOf' && r.targetRef === 'group:default/guests',
+  );
 }
 
 async function portFree(port) {
@@ -196,7 +312,13 @@ async function portFree(port) {
 }
 
 async function main() {
-  for (const port of [3000, 7007, SIM_PORT, PROMETHEUS_PORT, METRICS_PORT]) {
+  for (const port of [
+    FRONTEND_PORT,
+    BACKEND_PORT,
+    SIM_PORT,
+    PROMETHEUS_PORT,
+    METRICS_PORT,
+  ]) {
     if (!(await portFree(port))) {
       throw new Error(
         `Port ${port} is already in use: stop the portal that runs there first`,
@@ -206,6 +328,7 @@ async function main() {
   fs.rmSync(stateDir, { recursive: true, force: true });
   fs.rmSync(artifacts, { recursive: true, force: true });
   fs.mkdirSync(artifacts, { recursive: true });
+  const started = Date.now();
 
   log('starting the portal with scripts/start.sh');
   const out = fs.openSync(path.join(artifacts, 'portal.log'), 'w');
@@ -218,6 +341,8 @@ async function main() {
       FLEET_STATE_DIR: stateDir,
       FLEET_SIM_PORT: String(SIM_PORT),
       FLEET_PROMETHEUS_PORT: String(PROMETHEUS_PORT),
+      FLEET_FRONTEND_PORT: String(FRONTEND_PORT),
+      FLEET_BACKEND_PORT: String(BACKEND_PORT),
       BROWSER: 'none',
       // No polling in the browser: what refreshes the cards is Fleet's signals.
       APP_CONFIG_fleet_frontend_pollInterval: '0',
@@ -226,21 +351,20 @@ async function main() {
   });
   portal.on('exit', code => log(`portal exited with ${code}`));
 
-  await waitFor(
-    'the backend',
-    async () => (await fetch(`${BACKEND}/.backstage/health/v1/readiness`)).ok,
+  // A newcomer signs in at once: the guest's token, taken as soon as the backend answers, before
+  // the catalog has read the org (its claims are the user alone).
+  const early = await waitFor(
+    'the guest sign-in',
+    async () => ({ ...(await guestSignIn()), orgRead: await catalogHasOrg() }),
     240_000,
+    250,
   );
-  await waitFor(
-    'the frontend',
-    async () => (await fetch(FRONTEND)).ok,
-    240_000,
-  );
-  await waitFor('3 ONLINE clusters', async () => {
-    const { items } = await api('GET', '/clusters');
-    return items.length === 3 && items.every(c => c.status === 'ONLINE');
-  });
-  log('portal up, 3 clusters ONLINE');
+  log(`signed in through the API with claims ${JSON.stringify(early.claims)}`);
+  if (early.orgRead || early.claims.includes('group:default/guests')) {
+    throw new Error(
+      'the catalog had read the org before the first sign-in: this run does not show an early sign-in',
+    );
+  }
 
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -256,7 +380,7 @@ async function main() {
     ],
   });
   const page = await browser.newPage({
-    viewport: { width: 1400, height: 1100 },
+    viewport: { width: WIDTHS[0], height: 1000 },
   });
   page.setDefaultTimeout(60_000);
   // The deployments card's polls, as the browser sent them: an unchanged answer should be
@@ -274,28 +398,88 @@ async function main() {
     });
   });
 
-  // The guest sign-in page comes first: enter, and wait until the app shell is there.
+  // The browser too, as soon as the frontend is served: the guest sign-in page, Enter.
+  await waitFor(
+    'the frontend',
+    async () => (await fetch(FRONTEND)).ok,
+    240_000,
+  );
   await page.goto(FRONTEND);
   const enter = page.getByRole('button', { name: 'Enter' });
   await enter.waitFor();
   await enter.click();
   await page.getByRole('link', { name: 'Fleet' }).waitFor();
-
-  // The catalog ingests the example components shortly after startup.
-  await waitFor(
-    'the payments page with its Fleet card',
-    async () => {
-      await page.goto(`${FRONTEND}/catalog/default/component/payments`);
-      if (await enter.isVisible()) await enter.click();
-      await page
-        .getByText('Fleet deployments')
-        .first()
-        .waitFor({ timeout: 15_000 });
-      return true;
-    },
-    180_000,
-    2000,
+  const browserBeforeOrg = !(await catalogHasOrg());
+  log(
+    `signed in in the browser ${
+      browserBeforeOrg ? 'before' : 'after'
+    } the catalog read the org`,
   );
+
+  // start.sh's ready line, then the three places it prints: each answers.
+  const ready = await waitFor(
+    "start.sh's ready line",
+    async () => {
+      const text = fs.readFileSync(path.join(artifacts, 'portal.log'), 'utf8');
+      const at = text.indexOf('fleet: ready in');
+      if (at < 0) return undefined;
+      const lines = text.slice(at).split('\n').slice(0, 4);
+      return lines.length === 4 ? lines : undefined;
+    },
+    300_000,
+    500,
+  );
+  const readyAfter = Math.round((Date.now() - started) / 1000);
+  log(`${ready[0]} (${readyAfter} s after this test started it)`);
+  const urls = ready.slice(1).map(line => line.trim().split(/\s+/).pop());
+  for (const url of urls) {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status} when printed`);
+    log(`printed ${url}: HTTP ${res.status}`);
+  }
+  // The ready line means the first health cycle is done.
+  const { items: readyClusters } = await api('GET', '/clusters');
+  if (
+    readyClusters.length !== 3 ||
+    !readyClusters.every(c => c.status === 'ONLINE')
+  ) {
+    throw new Error(
+      `at the ready line the clusters are ${JSON.stringify(
+        readyClusters.map(c => [c.name, c.status]),
+      )}`,
+    );
+  }
+  log('portal ready, 3 clusters ONLINE');
+
+  // The early API token deploys now, without signing in again: the policy reads the guest's
+  // groups from the catalog when it decides, not from the token.
+  const earlyDeploy = await fetch(`${BACKEND}/api/fleet/deployments`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${early.token}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      entityRef: 'component:default/inventory',
+      cluster: 'sim-3',
+    }),
+  });
+  if (earlyDeploy.status !== 201) {
+    throw new Error(
+      `the early token could not deploy: HTTP ${
+        earlyDeploy.status
+      } ${await earlyDeploy.text()}`,
+    );
+  }
+  log('the token taken before the org was read deployed inventory to sim-3');
+
+  // The browser, still on its first sign-in, goes to payments' page without a reload.
+  await page.evaluate(target => {
+    window.history.pushState({}, '', target);
+    window.dispatchEvent(new PopStateEvent('popstate'));
+  }, '/catalog/default/component/payments');
+
+  await page.getByText('Fleet deployments').first().waitFor();
 
   const clusters = page.getByRole('list', { name: 'Clusters' });
   for (const name of ['sim-1', 'sim-2']) {
@@ -327,10 +511,11 @@ async function main() {
   await row
     .getByLabel('Deployment status: DEPLOYED')
     .waitFor({ timeout: 60_000 });
-  log('deployment DEPLOYED');
+  log('deployment DEPLOYED (the browser still on its first sign-in)');
   await shot(page, 'deployed');
 
   await kubernetesTab(page);
+  await runTemplate(page, urls[2]);
   await page.goto(`${FRONTEND}/catalog/default/component/payments`);
   await row.getByLabel('Deployment status: DEPLOYED').waitFor();
 
@@ -388,6 +573,14 @@ async function main() {
   await row.getByText('CLUSTER_OFFLINE').waitFor();
   log('deployment DEGRADED / CLUSTER_OFFLINE');
   await shot(page, 'cluster-offline-deployment-degraded');
+  await readmeImage(
+    page,
+    page
+      .getByText('Fleet deployments', { exact: true })
+      .first()
+      .locator('xpath=ancestor::*[contains(@class, "MuiPaper-root")][1]'),
+    'component-card.png',
+  );
 
   await page.getByRole('button', { name: 'Deploy', exact: true }).click();
   await dialog.waitFor();
@@ -439,8 +632,41 @@ async function main() {
     .getByText(/ONLINE → OFFLINE/)
     .first()
     .waitFor();
-  log('fleet page: clusters table and recent events');
+  const eventRows = page
+    .getByRole('list', { name: 'Events' })
+    .getByRole('listitem');
+  await page
+    .getByRole('list', { name: 'Events' })
+    .getByText(/payments on sim-2: DEPLOYED → DEGRADED/)
+    .first()
+    .waitFor();
+  const eventTexts = await eventRows.allInnerTexts();
+  const bare = eventTexts.filter(text => UUID.test(text));
+  if (eventTexts.length === 0 || bare.length > 0) {
+    throw new Error(
+      `event rows show a bare id: ${JSON.stringify(
+        bare.length ? bare : eventTexts,
+      )}`,
+    );
+  }
+  log(
+    `fleet page: clusters table and ${
+      eventTexts.length
+    } events, none with a bare id, e.g. "${
+      eventTexts.find(t => t.includes('payments on sim-2'))?.split('\n')[0]
+    }"`,
+  );
   await shot(page, 'fleet-page');
+  await readmeImage(page, undefined, 'fleet-page.png');
+  // The page scrolls inside Backstage's content pane: bring the events up for their own shot.
+  await page
+    .getByRole('list', { name: 'Events' })
+    .evaluate(el => el.scrollIntoView({ block: 'start' }));
+  await shot(page, 'fleet-page-events');
+  await page
+    .getByText('Fleet', { exact: true })
+    .first()
+    .evaluate(el => el.scrollIntoView({ block: 'start' }));
 
   // The catalog's annotations, read by the backend with its own service credentials: payments'
   // cnp.io/clusters (sim-1,sim-2) placed it on sim-1 too, and a deploy without an image takes
@@ -663,6 +889,64 @@ async function kubernetesTab(page) {
     .waitFor({ timeout: 30_000 });
   log('pod logs shown through the Kubernetes proxy');
   await dialogShot(page, 'kubernetes-pod-logs');
+}
+
+/**
+ * The Fleet template, as a user runs it from the page start.sh printed: a new component, registered
+ * with Fleet and deployed to sim-1 by the template's steps, on the user's behalf.
+ */
+async function runTemplate(page, url) {
+  // A new name each run: the portal keeps what the template publishes (.fleet/scaffolded/).
+  const NAME = `hello-${Date.now().toString(36)}`;
+  await page.goto(url);
+  await page.getByRole('textbox', { name: /^Name/ }).fill(NAME);
+  await shot(page, 'template-form');
+  for (let i = 0; i < 6; i++) {
+    const create = page.getByRole('button', { name: 'Create', exact: true });
+    if (await create.isVisible()) {
+      await create.click();
+      break;
+    }
+    await page.getByRole('button', { name: /^(Next|Review)$/ }).click();
+  }
+  // The task page: every step done, and the output saying the deployment's status.
+  const outcome = await Promise.race([
+    page
+      .getByText(/is DEPLOYED/)
+      .first()
+      .waitFor({ timeout: 180_000 })
+      .then(() => 'DEPLOYED'),
+    page
+      .getByText(/failed/i)
+      .first()
+      .waitFor({ timeout: 180_000 })
+      .then(() => 'failed'),
+  ]);
+  await shot(page, 'template-task');
+  if (outcome !== 'DEPLOYED') {
+    throw new Error(`the Fleet template's task failed (see the screenshot)`);
+  }
+  const { items } = await api(
+    'GET',
+    `/deployments?entityRef=component:default/${NAME}`,
+  );
+  if (items.length !== 1 || items[0].cluster !== 'sim-1') {
+    throw new Error(
+      `the template did not deploy ${NAME} to sim-1: ${JSON.stringify(items)}`,
+    );
+  }
+  log(`template: ${NAME} registered and ${items[0].status} on sim-1`);
+  // The template ends on the new component's page, in the catalog, with its Fleet card.
+  await page.getByRole('link', { name: /Open the component/ }).click();
+  await page.waitForURL(new RegExp(`/catalog/default/component/${NAME}`), {
+    timeout: 60_000,
+  });
+  await page
+    .locator('table[aria-label="Deployments"] tr[data-cluster="sim-1"]')
+    .getByLabel('Deployment status: DEPLOYED')
+    .waitFor({ timeout: 60_000 });
+  log(`template: ${NAME}'s page shows its deployment DEPLOYED on sim-1`);
+  await shot(page, 'template-entity-page');
 }
 
 /** Tells the simulator's Prometheus what to answer for queries naming these labels. */

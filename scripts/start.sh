@@ -11,7 +11,12 @@
 #   FLEET_SIM_CLUSTERS (default 3)  FLEET_SIM_PORT (default 6550)
 #   FLEET_PROMETHEUS_PORT (default 9091: http://127.0.0.1:9091, the `address` for analyses)
 #   FLEET_STATE_DIR (default .fleet: kubeconfigs, SQLite, dev token; the e2e test uses its own)
+#   FLEET_FRONTEND_PORT (default 3000)  FLEET_BACKEND_PORT (default 7007)
+# It prints "fleet: ready" and the pages to open only once the portal can be used: the backend
+# answers, the frontend is served, the catalog holds the example org, components and template,
+# and Fleet's first health cycle is done (scripts/lib/wait-ready.mjs).
 set -euo pipefail
+started_ms="$(date +%s%3N)"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/toolchain.sh
 yarn install --immutable
@@ -24,6 +29,17 @@ mkdir -p "$state/sqlite"
 
 sim_port="${FLEET_SIM_PORT:-6550}"
 prometheus_port="${FLEET_PROMETHEUS_PORT:-9091}"
+frontend_port="${FLEET_FRONTEND_PORT:-3000}"
+backend_port="${FLEET_BACKEND_PORT:-7007}"
+frontend="http://localhost:${frontend_port}"
+backend="http://localhost:${backend_port}"
+# A port another program holds would fail later, deep in a log: say which one now.
+for port in "$frontend_port" "$backend_port" "$sim_port" "$prometheus_port"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "fleet: port $port is already in use (another portal, or another program): stop it, or choose other ports with FLEET_FRONTEND_PORT, FLEET_BACKEND_PORT, FLEET_SIM_PORT, FLEET_PROMETHEUS_PORT" >&2
+    exit 1
+  fi
+done
 echo "fleet: starting ${FLEET_SIM_CLUSTERS:-3} simulated clusters on https://127.0.0.1:${sim_port}, Prometheus on http://127.0.0.1:${prometheus_port}"
 rm -rf "$state/kubeconfigs"
 node packages/kube-simulator/bin/kube-simulator \
@@ -31,7 +47,8 @@ node packages/kube-simulator/bin/kube-simulator \
   --rollouts sim-1 --istio none --prometheus-port "$prometheus_port" \
   > "$state/simulator.log" 2>&1 &
 sim_pid=$!
-trap 'kill "$sim_pid" 2>/dev/null || true' EXIT INT TERM
+ready_pid=""
+trap 'kill $ready_pid "$sim_pid" 2>/dev/null || true' EXIT INT TERM
 for _ in $(seq 1 100); do
   grep -q '^ready' "$state/simulator.log" 2>/dev/null && break
   kill -0 "$sim_pid" 2>/dev/null || { cat "$state/simulator.log"; echo "fleet: the simulator failed to start" >&2; exit 1; }
@@ -49,7 +66,14 @@ echo "fleet: Prometheus for release analyses at ${prometheus_url} (every app ans
 # Local settings (git-ignored): the simulated fleet, a persistent SQLite and a token for curl.
 cat > app-config.local.yaml <<YAML
 # Written by scripts/start.sh for local development. Not committed.
+app:
+  baseUrl: $frontend
 backend:
+  baseUrl: $backend
+  listen:
+    port: $backend_port
+  cors:
+    origin: $frontend
   database:
     client: better-sqlite3
     connection:
@@ -71,5 +95,9 @@ fleet:
     interval: { seconds: 15 }
 YAML
 
-echo "fleet: portal starting — frontend http://localhost:3000, API http://localhost:7007/api/fleet (token in ${state#$root/}/dev-token)"
+echo "fleet: portal starting — frontend $frontend, API $backend/api/fleet (token in ${state#$root/}/dev-token); wait for \"fleet: ready\""
+# The readiness watch runs beside the portal (in the foreground, so Ctrl-C reaches it) and ends
+# with this script.
+FLEET_STARTED_MS="$started_ms" node scripts/lib/wait-ready.mjs "$frontend" "$backend" "$state/dev-token" "$$" &
+ready_pid=$!
 yarn start

@@ -1,3 +1,5 @@
+import { HumanDuration } from '@backstage/types';
+
 export interface Config {
   fleet?: {
     /** The app's permission policy for Fleet (packages/backend/src/permissions). */
@@ -13,6 +15,12 @@ export interface Config {
        * access restrictions).
        */
       clusterAdmins?: string[];
+      /**
+       * How long the policy reuses a user's groups as read from the catalog (the policy decides
+       * on the catalog's current membership, not on the groups in the user's token). Default
+       * 10 seconds; 0 reads the catalog at every decision.
+       */
+      groupsCacheTtl?: HumanDuration | string;
     };
   };
   /**

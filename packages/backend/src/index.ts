@@ -41,7 +41,7 @@ backend.add(import('@backstage/plugin-catalog-backend-module-logs'));
 
 // permission plugin
 backend.add(import('@backstage/plugin-permission-backend'));
-// This app's policy: Fleet's permissions, everything else allowed (README, "Permissions").
+// This app's policy: Fleet's permissions, everything else allowed (docs/permissions.md).
 // See https://backstage.io/docs/permissions/getting-started for how to write your own.
 backend.add(permissionModuleFleetPolicy);
 

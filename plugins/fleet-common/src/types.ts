@@ -420,6 +420,13 @@ export interface FleetEvent {
   reason?: string | null;
   message?: string | null;
   createdAt: string;
+  /**
+   * What the subject concerns, for people (given by `GET /events`): the component a deployment
+   * or release belongs to, `null` when it is no longer known (its application was removed).
+   */
+  entityRef?: string | null;
+  /** The cluster a deployment is on, or the cluster itself (given by `GET /events`). */
+  cluster?: string | null;
 }
 
 /** @public */

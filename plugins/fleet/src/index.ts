@@ -21,4 +21,7 @@ export {
   ClusterStatusChip,
   DeploymentStatusChip,
   SyncStatusChip,
+  ReasonText,
+  reasonParts,
+  deploymentReasonText,
 } from './components/StatusChip';

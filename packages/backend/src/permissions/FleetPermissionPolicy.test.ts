@@ -6,6 +6,8 @@ import {
 } from '@backstage/plugin-permission-common';
 import type { PolicyQueryUser } from '@backstage/plugin-permission-node';
 import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { CatalogGroupResolver } from './CatalogGroupResolver';
 import { FleetPermissionPolicy } from './FleetPermissionPolicy';
 
 const byName = (name: string) => fleetPermissions.find(p => p.name === name)!;
@@ -32,8 +34,15 @@ function policy(config: object = {}, ownership: Record<string, string[]> = {}) {
       };
     },
   });
-  return FleetPermissionPolicy.fromConfig(new ConfigReader(config), {
+  // A catalog without these users: the policy decides on the token's claims (userInfo).
+  const groups = CatalogGroupResolver.create({
+    catalog: catalogServiceMock({ entities: [] }),
+    auth: mockServices.auth(),
     userInfo,
+    logger: mockServices.logger.mock(),
+  });
+  return FleetPermissionPolicy.fromConfig(new ConfigReader(config), {
+    groups,
   });
 }
 

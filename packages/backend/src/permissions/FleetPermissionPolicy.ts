@@ -1,10 +1,11 @@
 import {
   coreServices,
   createBackendModule,
-  UserInfoService,
 } from '@backstage/backend-plugin-api';
 import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
-import { Config } from '@backstage/config';
+import { Config, readDurationFromConfig } from '@backstage/config';
+import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { durationToMilliseconds } from '@backstage/types';
 import {
   AuthorizeResult,
   isPermission,
@@ -36,6 +37,7 @@ import {
   fleetReleaseManagePermission,
 } from '@cnp/plugin-fleet-common';
 import { toError } from '@backstage/errors';
+import { CatalogGroupResolver } from './CatalogGroupResolver';
 
 /** What a component's owners (and the deployers) may do to it: deploy, undeploy, release. */
 const FLEET_ENTITY_PERMISSIONS = [
@@ -69,7 +71,7 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
 }
 
 /**
- * This app's permission policy (see "Permissions" in the README):
+ * This app's permission policy (see docs/permissions.md):
  *
  * - `fleet.deployment.create` (deploying a component, registering or changing its application,
  *   rolling back), `fleet.deployment.delete` (undeploying it) and `fleet.release.manage` are
@@ -86,22 +88,26 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  *   without a `cnp.io/allowed-groups` label, or when the user is in a group it names;
  * - everything else is allowed.
  *
+ * Who is in which group is read from the catalog when the decision is made
+ * ({@link CatalogGroupResolver}), not taken from the ownership claims in the user's token, so a
+ * user who signed in before the catalog had read the org gets their rights as soon as it has.
+ *
  * Service principals (plugins, static tokens) never reach a policy: the permission framework
  * allows them within their configured `accessRestrictions`.
  */
 export class FleetPermissionPolicy implements PermissionPolicy {
   private constructor(
-    private readonly userInfo: UserInfoService,
+    private readonly groups: CatalogGroupResolver,
     private readonly deployers: string[],
     private readonly clusterAdmins: string[],
   ) {}
 
   static fromConfig(
     config: Config,
-    deps: { userInfo: UserInfoService },
+    deps: { groups: CatalogGroupResolver },
   ): FleetPermissionPolicy {
     return new FleetPermissionPolicy(
-      deps.userInfo,
+      deps.groups,
       normalizeRefs(
         config.getOptionalStringArray('fleet.permissions.deployers'),
         'fleet.permissions.deployers',
@@ -133,12 +139,8 @@ export class FleetPermissionPolicy implements PermissionPolicy {
     if (!user) {
       return { result: AuthorizeResult.DENY };
     }
-    const { ownershipEntityRefs } = await this.userInfo.getUserInfo(
-      user.credentials,
-    );
-    const claims = ownershipEntityRefs.map(ref =>
-      ref.toLocaleLowerCase('en-US'),
-    );
+    // The user's groups as the catalog has them now, not as the token froze them at sign-in.
+    const claims = await this.groups.claims(user.credentials);
     const memberOf = (groups: string[]) =>
       groups.some(group => claims.includes(group));
 
@@ -147,7 +149,7 @@ export class FleetPermissionPolicy implements PermissionPolicy {
         return { result: AuthorizeResult.ALLOW };
       return createFleetClusterConditionalDecision(
         request.permission as typeof fleetClusterDeployPermission,
-        fleetClusterConditions.allowsGroup({ claims: ownershipEntityRefs }),
+        fleetClusterConditions.allowsGroup({ claims }),
       );
     }
     if (isFleetAdminPermission) {
@@ -157,9 +159,7 @@ export class FleetPermissionPolicy implements PermissionPolicy {
           : AuthorizeResult.DENY,
       };
     }
-    const owner = fleetDeploymentConditions.isEntityOwner({
-      claims: ownershipEntityRefs,
-    });
+    const owner = fleetDeploymentConditions.isEntityOwner({ claims });
     // A deployer group's members also deploy the components whose catalog entry names their
     // group: the catalog says so, so nobody pre-registers someone else's component (or one that
     // is not in the catalog) with their own image.
@@ -193,11 +193,24 @@ export const permissionModuleFleetPolicy = createBackendModule({
         policy: policyExtensionPoint,
         config: coreServices.rootConfig,
         userInfo: coreServices.userInfo,
+        auth: coreServices.auth,
+        logger: coreServices.logger,
+        catalog: catalogServiceRef,
       },
-      async init({ policy, config, userInfo }) {
-        policy.setPolicy(
-          FleetPermissionPolicy.fromConfig(config, { userInfo }),
-        );
+      async init({ policy, config, userInfo, auth, logger, catalog }) {
+        const ttlKey = 'fleet.permissions.groupsCacheTtl';
+        const groups = CatalogGroupResolver.create({
+          catalog,
+          auth,
+          userInfo,
+          logger,
+          cacheTtlMs: config.has(ttlKey)
+            ? durationToMilliseconds(
+                readDurationFromConfig(config, { key: ttlKey }),
+              )
+            : undefined,
+        });
+        policy.setPolicy(FleetPermissionPolicy.fromConfig(config, { groups }));
       },
     });
   },

@@ -17,10 +17,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import {
-  httpAuthWithActors,
-  userInfoFromCatalog,
-} from './__testUtils__/testServices';
+import { httpAuthWithActors } from './__testUtils__/testServices';
 
 jest.setTimeout(120_000);
 
@@ -96,7 +93,8 @@ describe.each(databases.eachSupportedId())(
           catalogPlugin,
           permissionModuleFleetPolicy,
           httpAuthWithActors,
-          userInfoFromCatalog,
+          // No userInfo of our own: the tokens' claims are the user alone, and the policy reads
+          // the groups from the catalog.
           // One database per plugin, as a real backend has: plugins' migration tables must not
           // meet (on PostgreSQL, two creating knex_migrations at once collide).
           createServiceFactory({

@@ -19,10 +19,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import {
-  httpAuthWithActors,
-  userInfoFromCatalog,
-} from './__testUtils__/testServices';
+import { httpAuthWithActors } from './__testUtils__/testServices';
 
 jest.setTimeout(120_000);
 
@@ -74,7 +71,6 @@ describe.each(databases.eachSupportedId())(
           catalogPlugin,
           permissionModuleFleetPolicy,
           httpAuthWithActors,
-          userInfoFromCatalog,
           // Lets the test run Fleet's reconcile now rather than at its schedule.
           createBackendModule({
             pluginId: 'fleet',

@@ -27,7 +27,89 @@ export class DatabaseEventStore implements EventStore {
     const rows = await this.db<EventRow>('fleet_events')
       .orderBy('id', 'desc')
       .limit(limit);
-    return rows.map(toEvent);
+    const events = rows.map(toEvent);
+    const ids = (kind: FleetEvent['subjectKind']) => [
+      ...new Set(
+        events.filter(e => e.subjectKind === kind).map(e => e.subject),
+      ),
+    ];
+    const [deployments, releases] = await Promise.all([
+      this.deploymentContext(ids('deployment')),
+      this.releaseContext(ids('release')),
+    ]);
+    return events.map(event => {
+      switch (event.subjectKind) {
+        case 'cluster':
+          return { ...event, entityRef: null, cluster: event.subject };
+        case 'deployment': {
+          const context = deployments.get(event.subject);
+          return {
+            ...event,
+            entityRef: context?.entityRef ?? null,
+            cluster: context?.cluster ?? null,
+          };
+        }
+        default:
+          return {
+            ...event,
+            entityRef: releases.get(event.subject) ?? null,
+            cluster: null,
+          };
+      }
+    });
+  }
+
+  /** Each deployment's component and cluster: from the deployment, or its revisions once undeployed. */
+  private async deploymentContext(
+    ids: string[],
+  ): Promise<Map<string, { entityRef: string | null; cluster: string }>> {
+    const context = new Map<
+      string,
+      { entityRef: string | null; cluster: string }
+    >();
+    if (ids.length === 0) return context;
+    const live = await this.db('fleet_deployments as d')
+      .leftJoin('fleet_applications as a', 'a.id', 'd.application_id')
+      .whereIn('d.id', ids)
+      .select(
+        'd.id as id',
+        'd.cluster as cluster',
+        'a.entity_ref as entityRef',
+      );
+    for (const row of live) {
+      context.set(row.id, {
+        entityRef: row.entityRef ?? null,
+        cluster: row.cluster,
+      });
+    }
+    const gone = ids.filter(id => !context.has(id));
+    if (gone.length > 0) {
+      const history = await this.db('fleet_revisions as r')
+        .leftJoin('fleet_applications as a', 'a.id', 'r.application_id')
+        .whereIn('r.deployment_id', gone)
+        .distinct(
+          'r.deployment_id as id',
+          'r.cluster as cluster',
+          'a.entity_ref as entityRef',
+        );
+      for (const row of history) {
+        context.set(row.id, {
+          entityRef: row.entityRef ?? null,
+          cluster: row.cluster,
+        });
+      }
+    }
+    return context;
+  }
+
+  /** Each release's component. */
+  private async releaseContext(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db('fleet_releases as r')
+      .join('fleet_applications as a', 'a.id', 'r.application_id')
+      .whereIn('r.id', ids)
+      .select('r.id as id', 'a.entity_ref as entityRef');
+    return new Map(rows.map(row => [row.id, row.entityRef]));
   }
 
   async deleteEventsBefore(cutoff: Date, limit: number): Promise<number> {

@@ -313,7 +313,12 @@ export interface EventStore {
     subject: string;
     limit?: number;
   }): Promise<FleetEvent[]>;
-  /** The fleet's events, newest first. */
+  /**
+   * The fleet's events, newest first, each with what its subject concerns: `entityRef` (the
+   * component of a deployment or release) and `cluster` (a deployment's cluster, or the cluster
+   * itself), so that people read "payments on sim-2" rather than a deployment's id. An undeployed
+   * deployment is still named, from its revisions; `null` when nothing says any more.
+   */
   listRecentEvents(limit: number): Promise<FleetEvent[]>;
   /**
    * Deletes at most `limit` events created before `cutoff`, oldest first, in one short

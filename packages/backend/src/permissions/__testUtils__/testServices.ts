@@ -3,7 +3,6 @@ import {
   createServiceFactory,
 } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
-import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 
 /*
  * Services for the permission tests that run the real permission chain in a test backend.
@@ -42,29 +41,5 @@ export const httpAuthWithActors = createServiceFactory({
       issueUserCookie: (res: any, options?: any) =>
         inner.issueUserCookie(res, options),
     } as any;
-  },
-});
-
-/**
- * Who a user is, as a sign-in resolver would put it in their token: the user and the groups the
- * catalog says they are a member of (read at each call: a user signed in before the catalog read
- * the org still gets their groups).
- */
-export const userInfoFromCatalog = createServiceFactory({
-  service: coreServices.userInfo,
-  deps: { catalog: catalogServiceRef, auth: coreServices.auth },
-  factory({ catalog, auth }) {
-    return {
-      async getUserInfo(credentials: any) {
-        const ref = credentials.principal.userEntityRef as string;
-        const user = await catalog.getEntityByRef(ref, {
-          credentials: await auth.getOwnServiceCredentials(),
-        });
-        const groups = (user?.relations ?? [])
-          .filter(r => r.type === 'memberOf')
-          .map(r => r.targetRef);
-        return { userEntityRef: ref, ownershipEntityRefs: [ref, ...groups] };
-      },
-    };
   },
 });

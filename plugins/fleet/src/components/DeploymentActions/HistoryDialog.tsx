@@ -21,7 +21,7 @@ import { useDeploymentHistory } from './useDeploymentHistory';
 export function revisionOutcome(revision: Revision): string {
   const outcome = revision.outcome ?? 'in progress';
   return revision.outcomeReason
-    ? `${outcome} (${deploymentReasonText(revision.outcomeReason)})`
+    ? `${outcome} — ${deploymentReasonText(revision.outcomeReason)}`
     : outcome;
 }
 

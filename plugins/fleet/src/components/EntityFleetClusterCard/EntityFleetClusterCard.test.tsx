@@ -93,7 +93,7 @@ describe('EntityFleetClusterCard', () => {
       /component:default\/payments.*DEGRADED.*CLUSTER_OFFLINE/,
     );
     expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent(
-      /ONLINE → OFFLINE \(FAILURE_THRESHOLD_REACHED\)/,
+      /ONLINE → OFFLINE — Outage confirmed FAILURE_THRESHOLD_REACHED/,
     );
     expect(api.getCluster).toHaveBeenCalledWith('sim-2');
   });

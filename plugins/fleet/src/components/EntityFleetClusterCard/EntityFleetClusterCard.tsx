@@ -18,7 +18,11 @@ import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import { EventList } from '../EventList';
 import { RelativeTime } from '../RelativeTime';
-import { ClusterStatusChip, DeploymentStatusChip } from '../StatusChip';
+import {
+  ClusterStatusChip,
+  DeploymentStatusChip,
+  ReasonText,
+} from '../StatusChip';
 
 /** Annotation the catalog provider may set when the entity name differs from the cluster name. */
 export const FLEET_CLUSTER_NAME_ANNOTATION = 'cnp.io/cluster-name';
@@ -120,7 +124,9 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
               status={cluster.status}
               reason={cluster.statusReason}
             />
-            <span>{cluster.statusReason}</span>
+            {cluster.statusReason && (
+              <ReasonText reason={cluster.statusReason} variant="body2" />
+            )}
           </Box>
         </Field>
         <Field label="Endpoint">
@@ -168,7 +174,9 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
                 <li key={d.id}>
                   {d.entityRef}{' '}
                   <DeploymentStatusChip status={d.status} reason={d.message} />{' '}
-                  {d.statusReason ?? ''}
+                  {d.statusReason && (
+                    <ReasonText reason={d.statusReason} display="inline" />
+                  )}
                 </li>
               ))}
             </Box>

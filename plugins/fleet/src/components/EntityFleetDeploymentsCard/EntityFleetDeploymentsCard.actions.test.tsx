@@ -103,14 +103,16 @@ describe('EntityFleetDeploymentsCard actions', () => {
       .slice(1);
     expect(revisions).toHaveLength(3);
     expect(revisions[0]).toHaveTextContent(
-      /3 \(current\).*ghcr.io\/acme\/payments:1.4.1.*auto-rollback.*fleet-reconciler.*(just now|\d+ seconds ago).*DEPLOYED \(Rolled back: a newer revision failed/,
+      /3 \(current\).*ghcr.io\/acme\/payments:1.4.1.*auto-rollback.*fleet-reconciler.*(just now|\d+ seconds ago).*DEPLOYED — Rolled back: a newer revision failed.*\(ROLLED_BACK\)/,
     );
     expect(revisions[1]).toHaveTextContent(
-      /2.*payments:1.5.0.*deploy.*user:default\/alice.*FAILED \(PROGRESS_DEADLINE_EXCEEDED\)/,
+      /2.*payments:1.5.0.*deploy.*user:default\/alice.*FAILED — Rollout missed its deadline \(PROGRESS_DEADLINE_EXCEEDED\)/,
     );
     expect(
       within(dialog).getByRole('list', { name: 'Events' }),
-    ).toHaveTextContent('PROGRESSING → FAILED (PROGRESS_DEADLINE_EXCEEDED)');
+    ).toHaveTextContent(
+      'PROGRESSING → FAILED — Rollout missed its deadline PROGRESS_DEADLINE_EXCEEDED',
+    );
     expect(api.listRevisions).toHaveBeenCalledWith('dep-sim-1');
     expect(api.listDeploymentEvents).toHaveBeenCalledWith('dep-sim-1');
   });

@@ -38,13 +38,14 @@ import {
   type PermissionState,
 } from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
+import { useTableStyles } from '../tables';
 import { ReleaseDialog } from '../ReleaseDialog';
 import { loadReleases, ReleasePanel } from '../ReleasePanel';
 import { RelativeTime } from '../RelativeTime';
 import {
   ClusterStatusChip,
   DeploymentStatusChip,
-  deploymentReasonText,
+  ReasonText,
   SyncStatusChip,
 } from '../StatusChip';
 import { fleetView } from './fleetView';
@@ -110,100 +111,100 @@ function DeploymentRows(props: {
   permissions: { rollback: PermissionState; undeploy: PermissionState };
   onAction: (action: DeploymentAction, deployment: Deployment) => void;
 }) {
+  const classes = useTableStyles();
   const status = new Map(props.clusters.map(c => [c.name, c]));
   return (
-    <Table size="small" aria-label="Deployments">
-      <TableHead>
-        <TableRow>
-          <TableCell>Cluster</TableCell>
-          <TableCell>Deployment</TableCell>
-          <TableCell>Sync</TableCell>
-          <TableCell>Image</TableCell>
-          <TableCell>Last change</TableCell>
-          <TableCell>Actions</TableCell>
-        </TableRow>
-      </TableHead>
-      <TableBody>
-        {props.deployments.map(d => {
-          const cluster = status.get(d.cluster);
-          const clusterStatus = cluster?.status ?? d.clusterStatus ?? 'UNKNOWN';
-          return (
-            <TableRow
-              key={d.id}
-              data-deployment={d.id}
-              data-cluster={d.cluster}
-            >
-              <TableCell>
-                <Box display="flex" alignItems="center" style={{ gap: 6 }}>
-                  <span>{d.cluster}</span>
-                  <ClusterStatusChip
-                    status={clusterStatus}
-                    reason={cluster?.statusReason}
-                  />
-                </Box>
-                {!d.placed && (
-                  <Tooltip title="The application's placement no longer selects this cluster: the deployment stays, but Fleet no longer heals it">
-                    <Typography variant="caption" display="block">
-                      no longer placed
-                    </Typography>
-                  </Tooltip>
-                )}
-              </TableCell>
-              <TableCell>
-                <DeploymentStatusChip status={d.status} reason={d.message} />
-                {d.statusReason && (
-                  <Typography variant="caption" display="block">
-                    {deploymentReasonText(d.statusReason)}
-                  </Typography>
-                )}
-              </TableCell>
-              <TableCell>
-                <SyncStatusChip status={d.syncStatus} />
-                {d.syncStatus === 'OUT_OF_SYNC' &&
-                  d.syncDifferences &&
-                  d.syncDifferences.length > 0 && (
-                    <Box
-                      component="ul"
-                      pl={2}
-                      m={0}
-                      aria-label={`Differences on ${d.cluster}`}
-                    >
-                      {d.syncDifferences.map(diff => (
-                        <Typography
-                          component="li"
-                          variant="caption"
-                          key={`${diff.kind}/${diff.name}${diff.path}`}
-                        >
-                          {diff.kind} {diff.name}:{' '}
-                          {diff.path === '/' ? (
-                            'missing'
-                          ) : (
-                            <code>{diff.path}</code>
-                          )}
-                        </Typography>
-                      ))}
-                    </Box>
+    <Box className={classes.scroll}>
+      <Table size="small" aria-label="Deployments" className={classes.table}>
+        <TableHead>
+          <TableRow>
+            <TableCell>Cluster</TableCell>
+            <TableCell>Deployment</TableCell>
+            <TableCell>Sync</TableCell>
+            <TableCell>Image</TableCell>
+            <TableCell>Last change</TableCell>
+            <TableCell>Actions</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {props.deployments.map(d => {
+            const cluster = status.get(d.cluster);
+            const clusterStatus =
+              cluster?.status ?? d.clusterStatus ?? 'UNKNOWN';
+            return (
+              <TableRow
+                key={d.id}
+                data-deployment={d.id}
+                data-cluster={d.cluster}
+              >
+                <TableCell>
+                  <Box display="flex" alignItems="center" style={{ gap: 6 }}>
+                    <span className={classes.nowrap}>{d.cluster}</span>
+                    <ClusterStatusChip
+                      status={clusterStatus}
+                      reason={cluster?.statusReason}
+                    />
+                  </Box>
+                  {!d.placed && (
+                    <Tooltip title="The application's placement no longer selects this cluster: the deployment stays, but Fleet no longer heals it">
+                      <Typography variant="caption" display="block">
+                        no longer placed
+                      </Typography>
+                    </Tooltip>
                   )}
-              </TableCell>
-              <TableCell>
-                <code>{d.image ?? '—'}</code>
-              </TableCell>
-              <TableCell>
-                <RelativeTime value={d.updatedAt} />
-              </TableCell>
-              <TableCell>
-                <DeploymentActions
-                  deployment={d}
-                  componentName={props.componentName}
-                  permissions={props.permissions}
-                  onAction={action => props.onAction(action, d)}
-                />
-              </TableCell>
-            </TableRow>
-          );
-        })}
-      </TableBody>
-    </Table>
+                </TableCell>
+                <TableCell>
+                  <DeploymentStatusChip status={d.status} reason={d.message} />
+                  {d.statusReason && <ReasonText reason={d.statusReason} />}
+                </TableCell>
+                <TableCell>
+                  <SyncStatusChip status={d.syncStatus} />
+                  {d.syncStatus === 'OUT_OF_SYNC' &&
+                    d.syncDifferences &&
+                    d.syncDifferences.length > 0 && (
+                      <Box
+                        component="ul"
+                        pl={2}
+                        m={0}
+                        aria-label={`Differences on ${d.cluster}`}
+                      >
+                        {d.syncDifferences.map(diff => (
+                          <Typography
+                            component="li"
+                            variant="caption"
+                            key={`${diff.kind}/${diff.name}${diff.path}`}
+                          >
+                            {diff.kind} {diff.name}:{' '}
+                            {diff.path === '/' ? (
+                              'missing'
+                            ) : (
+                              <code>{diff.path}</code>
+                            )}
+                          </Typography>
+                        ))}
+                      </Box>
+                    )}
+                </TableCell>
+                <TableCell>
+                  <code className={classes.nowrap}>{d.image ?? '—'}</code>
+                </TableCell>
+                <TableCell className={classes.nowrap}>
+                  <RelativeTime value={d.updatedAt} />
+                </TableCell>
+                <TableCell>
+                  <DeploymentActions
+                    deployment={d}
+                    componentName={props.componentName}
+                    permissions={props.permissions}
+                    onAction={action => props.onAction(action, d)}
+                  />
+                </TableCell>
+              </TableRow>
+            );
+          })}
+        </TableBody>
+      </Table>
+    </Box>
   );
 }
 

@@ -1,12 +1,80 @@
+import { parseEntityRef } from '@backstage/catalog-model';
+import { EntityRefLink } from '@backstage/plugin-catalog-react';
 import type { FleetEvent } from '@cnp/plugin-fleet-common';
 import List from '@material-ui/core/List';
 import ListItem from '@material-ui/core/ListItem';
 import ListItemText from '@material-ui/core/ListItemText';
 import Typography from '@material-ui/core/Typography';
 import { RelativeTime } from '../RelativeTime';
+import { ReasonText } from '../StatusChip';
+
+/** A cluster, linked to its catalog page (Fleet publishes each cluster as a Resource). */
+function ClusterLink(props: { name: string }) {
+  return (
+    <EntityRefLink
+      entityRef={{ kind: 'resource', namespace: 'default', name: props.name }}
+    >
+      {props.name}
+    </EntityRefLink>
+  );
+}
+
+/** A component, linked to its catalog page, by its name. */
+function ComponentLink(props: { entityRef: string }) {
+  const ref = parseEntityRef(props.entityRef, { defaultKind: 'component' });
+  return (
+    <EntityRefLink entityRef={ref} title={props.entityRef}>
+      {ref.name}
+    </EntityRefLink>
+  );
+}
 
 /**
- * Status changes, newest first: subject, from → to, reason, who and when.
+ * What an event is about, for people: "payments on sim-2", "cluster sim-2", "release of
+ * payments", each linked; an id only when nothing else is known any more.
+ */
+function EventSubject(props: { event: FleetEvent }) {
+  const { event } = props;
+  if (event.subjectKind === 'cluster') {
+    return (
+      <>
+        cluster <ClusterLink name={event.cluster ?? event.subject} />
+      </>
+    );
+  }
+  if (event.subjectKind === 'deployment' && event.entityRef) {
+    return (
+      <>
+        <ComponentLink entityRef={event.entityRef} />
+        {event.cluster && (
+          <>
+            {' '}
+            on <ClusterLink name={event.cluster} />
+          </>
+        )}
+      </>
+    );
+  }
+  if (event.subjectKind === 'release' && event.entityRef) {
+    return (
+      <>
+        release of <ComponentLink entityRef={event.entityRef} />
+      </>
+    );
+  }
+  return (
+    <>
+      {event.subjectKind} (removed){' '}
+      <Typography component="code" variant="caption" color="textSecondary">
+        {event.subject.slice(0, 8)}
+      </Typography>
+    </>
+  );
+}
+
+/**
+ * Status changes, newest first: what changed (with `showSubject`, named and linked), from → to,
+ * the reason in words with its code, who and when.
  *
  * @public
  */
@@ -25,17 +93,30 @@ export function EventList(props: {
   return (
     <List dense aria-label="Events">
       {props.events.map(event => (
-        <ListItem key={event.id} disableGutters>
+        <ListItem key={event.id} disableGutters data-event={event.id}>
           <ListItemText
+            // Backstage's theme keeps list texts on one line and hides the rest: an event wraps
+            // inside the card instead (a long URL in a message too) rather than being cut off.
+            style={{ whiteSpace: 'normal' }}
+            secondaryTypographyProps={{ style: { overflowWrap: 'anywhere' } }}
             primary={
               <>
                 {props.showSubject && (
-                  <strong>
-                    {event.subjectKind} {event.subject}:{' '}
+                  <strong data-testid="event-subject">
+                    <EventSubject event={event} />:{' '}
                   </strong>
                 )}
                 {event.from ? `${event.from} → ${event.to}` : event.to}
-                {event.reason ? ` (${event.reason})` : ''}
+                {event.reason && (
+                  <>
+                    {' — '}
+                    <ReasonText
+                      reason={event.reason}
+                      variant="body2"
+                      display="inline"
+                    />
+                  </>
+                )}
               </>
             }
             secondary={

@@ -36,6 +36,32 @@ function WithStatus(props: {
 }
 
 describe('FleetClustersCard', () => {
+  it('shows an endpoint as its host and its path, each kept on one line, the whole URL as its label', async () => {
+    const [one] = manyClusters(1);
+    await renderInTestApp(
+      <FleetClustersCard
+        clusters={[
+          { ...one, endpoint: 'https://127.0.0.1:6550/clusters/sim-2' },
+        ]}
+        fleetSize={1}
+        status="ALL"
+        onStatusChange={() => {}}
+        loading={false}
+      />,
+    );
+    const endpoint = screen.getByLabelText(
+      'https://127.0.0.1:6550/clusters/sim-2',
+    );
+    const parts = within(endpoint).getAllByText(/./);
+    expect(parts.map(p => [p.tagName, p.textContent])).toEqual([
+      ['CODE', '127.0.0.1:6550'],
+      ['CODE', '/clusters/sim-2'],
+    ]);
+    for (const part of parts) {
+      expect(part).toHaveStyle({ whiteSpace: 'nowrap' });
+    }
+  });
+
   it('shows the error in place of the table, with the filters still there', async () => {
     await renderInTestApp(
       <FleetClustersCard

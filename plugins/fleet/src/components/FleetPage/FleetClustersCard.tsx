@@ -17,11 +17,12 @@ import TableCell from '@material-ui/core/TableCell';
 import TableHead from '@material-ui/core/TableHead';
 import TablePagination from '@material-ui/core/TablePagination';
 import TableRow from '@material-ui/core/TableRow';
+import Tooltip from '@material-ui/core/Tooltip';
 import TextField from '@material-ui/core/TextField';
 import Typography from '@material-ui/core/Typography';
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import { RelativeTime } from '../RelativeTime';
-import { ClusterStatusChip } from '../StatusChip';
+import { ClusterStatusChip, ReasonText } from '../StatusChip';
 import {
   filterAndSortClusters,
   labelText,
@@ -51,8 +52,37 @@ const noWrap = { whiteSpace: 'nowrap' } as const;
 const reasonCell = {
   minWidth: 220,
   maxWidth: 420,
-  overflowWrap: 'anywhere',
+  overflowWrap: 'break-word',
 } as const;
+
+/**
+ * An API server's URL in a narrow column without breaking it mid-word: its host (`https://` left
+ * out, the whole URL in the tooltip) and, below, its path when it has one, each on one line.
+ */
+function Endpoint(props: { url: string }) {
+  let host = props.url;
+  let rest = '';
+  try {
+    const url = new URL(props.url);
+    host = url.host;
+    rest = `${url.pathname === '/' ? '' : url.pathname}${url.search}`;
+  } catch {
+    // not a URL: shown as it is
+  }
+  return (
+    <Tooltip title={props.url}>
+      <span aria-label={props.url}>
+        <code style={noWrap}>{host}</code>
+        {rest && (
+          <>
+            <br />
+            <code style={noWrap}>{rest}</code>
+          </>
+        )}
+      </span>
+    </Tooltip>
+  );
+}
 
 /**
  * One row of the clusters table. It renders again only when its cluster changed, or when `minute`
@@ -66,9 +96,13 @@ function ClusterRowView(props: { cluster: Cluster; minute: number }) {
       <TableCell>
         <ClusterStatusChip status={c.status} reason={c.statusReason} />
       </TableCell>
-      <TableCell style={reasonCell}>{c.statusReason}</TableCell>
+      <TableCell style={reasonCell}>
+        {c.statusReason && (
+          <ReasonText reason={c.statusReason} variant="body2" />
+        )}
+      </TableCell>
       <TableCell>
-        <code>{c.endpoint}</code>
+        <Endpoint url={c.endpoint} />
       </TableCell>
       <TableCell style={noWrap}>
         <RelativeTime value={c.lastProbeAt} />

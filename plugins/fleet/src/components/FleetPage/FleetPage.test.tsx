@@ -1,3 +1,4 @@
+import { entityRouteRef } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import type { Cluster, ClusterStatus } from '@cnp/plugin-fleet-common';
 import { screen, waitFor, within } from '@testing-library/react';
@@ -10,6 +11,13 @@ import {
   summary,
 } from '../../testUtils/fixtures';
 import { FleetPage } from './FleetPage';
+import type { ReactElement } from 'react';
+
+/** The page in the test app, with the catalog's entity pages mounted (events link to them). */
+const renderPage = (ui: ReactElement) =>
+  renderInTestApp(ui, {
+    mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
+  });
 
 /** A FleetApi over `all`, filtering by status as the backend does. */
 function fleetOf(all: Cluster[]) {
@@ -33,13 +41,13 @@ const shownClusters = () =>
 describe('FleetPage', () => {
   it('shows counts, the clusters table with a status filter, and recent events', async () => {
     const api = mockFleetApi();
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage />
       </TestApiProvider>,
     );
-    const table = await screen.findByRole('table', { name: 'Clusters' });
-    expect(within(table).getAllByRole('row')).toHaveLength(4);
+    const clusters = await screen.findByRole('table', { name: 'Clusters' });
+    expect(within(clusters).getAllByRole('row')).toHaveLength(4);
     expect(screen.getByRole('list', { name: 'Events' })).toHaveTextContent(
       'cluster sim-2',
     );
@@ -52,11 +60,14 @@ describe('FleetPage', () => {
       await screen.findByRole('option', { name: 'OFFLINE' }),
     );
     expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
-    expect(
-      await screen.findByText(
-        'FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up',
-      ),
-    ).toBeInTheDocument();
+    // The reason in words, its code beside them, then the details.
+    const table = await screen.findByRole('table', { name: 'Clusters' });
+    await waitFor(() =>
+      expect(within(table).getAllByRole('row')).toHaveLength(2),
+    );
+    expect(within(table).getByText(/^Outage confirmed/)).toHaveTextContent(
+      'Outage confirmed FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up',
+    );
   });
 
   it('raises the mass-outage warning and runs a health cycle on demand', async () => {
@@ -77,7 +88,7 @@ describe('FleetPage', () => {
         unknown: 0,
       }),
     });
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage />
       </TestApiProvider>,
@@ -118,7 +129,7 @@ describe('FleetPage', () => {
   });
 
   it('shows an empty state', async () => {
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider
         apis={[
           [
@@ -134,7 +145,7 @@ describe('FleetPage', () => {
   });
 
   it('shows 25 clusters a page and pages through them', async () => {
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, fleetOf(manyClusters(60))]]}>
         <FleetPage />
       </TestApiProvider>,
@@ -160,7 +171,7 @@ describe('FleetPage', () => {
   });
 
   it('filters by name or label, and counts what it shows', async () => {
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, fleetOf(manyClusters(60))]]}>
         <FleetPage />
       </TestApiProvider>,
@@ -221,7 +232,7 @@ describe('FleetPage', () => {
         return all.filter(c => !opts?.status || c.status === opts.status);
       },
     );
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage />
       </TestApiProvider>,
@@ -254,7 +265,7 @@ describe('FleetPage', () => {
 
   it('combines the status filter with the name filter', async () => {
     const api = fleetOf(manyClusters(60));
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage />
       </TestApiProvider>,
@@ -292,7 +303,7 @@ describe('FleetPage', () => {
   it('stays on its page across polls, and moves back when the fleet shrinks', async () => {
     const all = manyClusters(60);
     const api = fleetOf(all);
-    await renderInTestApp(
+    await renderPage(
       <TestApiProvider apis={[[fleetApiRef, api]]}>
         <FleetPage pollIntervalMs={200} />
       </TestApiProvider>,

@@ -24,10 +24,34 @@ describe('FleetSummaryCard', () => {
           .parentElement,
       ).toHaveTextContent(`${status}${count}`);
     }
-    expect(screen.getByLabelText('Deployment counts')).toHaveTextContent(
-      '1 in all · PENDING 0 · PROGRESSING 0 · DEPLOYED 1 · DEGRADED 0 · FAILED 0' +
-        'SYNCED 1 · OUT OF SYNC 0 · UNKNOWN 0',
-    );
+    // The deployments use the same chips and counts as the clusters.
+    expect(screen.getByText('Deployments (1)')).toBeInTheDocument();
+    const deployments = screen.getByLabelText('Deployment counts');
+    for (const [status, count] of [
+      ['PENDING', '0'],
+      ['PROGRESSING', '0'],
+      ['DEPLOYED', '1'],
+      ['DEGRADED', '0'],
+      ['FAILED', '0'],
+    ]) {
+      expect(
+        within(deployments).getByLabelText(`Deployment status: ${status}`)
+          .parentElement,
+      ).toHaveTextContent(`${status}${count}`);
+    }
+    expect(
+      within(deployments).queryByLabelText('Deployment status: REMOVING'),
+    ).not.toBeInTheDocument();
+    const sync = screen.getByLabelText('Sync counts');
+    for (const [status, count] of [
+      ['SYNCED', '1'],
+      ['OUT OF SYNC', '0'],
+      ['UNKNOWN', '0'],
+    ]) {
+      expect(
+        within(sync).getByLabelText(`Sync status: ${status}`).parentElement,
+      ).toHaveTextContent(`${status}${count}`);
+    }
     expect(screen.queryByText(/Mass outage suspected/)).not.toBeInTheDocument();
   });
 
@@ -44,8 +68,11 @@ describe('FleetSummaryCard', () => {
         }}
       />,
     );
-    expect(screen.getByLabelText('Deployment counts')).toHaveTextContent(
-      '2 in all · PENDING 0 · PROGRESSING 0 · DEPLOYED 1 · DEGRADED 0 · FAILED 0 · REMOVING 1',
-    );
+    expect(screen.getByText('Deployments (2)')).toBeInTheDocument();
+    expect(
+      within(screen.getByLabelText('Deployment counts')).getByLabelText(
+        'Deployment status: REMOVING',
+      ).parentElement,
+    ).toHaveTextContent('REMOVING1');
   });
 });

@@ -1,15 +1,54 @@
 import { InfoCard, WarningPanel } from '@backstage/core-components';
-import { CLUSTER_STATUSES, type FleetSummary } from '@cnp/plugin-fleet-common';
+import {
+  CLUSTER_STATUSES,
+  DEPLOYMENT_STATUSES,
+  SYNC_STATUSES,
+  type FleetSummary,
+} from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Grid from '@material-ui/core/Grid';
 import Typography from '@material-ui/core/Typography';
-import { ClusterStatusChip } from '../StatusChip';
+import { memo, type ReactNode } from 'react';
+import {
+  ClusterStatusChip,
+  DeploymentStatusChip,
+  SyncStatusChip,
+} from '../StatusChip';
+
+/** A row of status chips, each with its count: the same for clusters and deployments. */
+function Counts(props: { label: string; children: ReactNode }) {
+  return (
+    <Box
+      display="flex"
+      flexWrap="wrap"
+      style={{ gap: 16 }}
+      aria-label={props.label}
+      role="list"
+    >
+      {props.children}
+    </Box>
+  );
+}
+
+function Count(props: { n: number; children: ReactNode }) {
+  return (
+    <Box display="flex" alignItems="center" style={{ gap: 6 }} role="listitem">
+      {props.children}
+      <Typography variant="h6" component="span">
+        {props.n}
+      </Typography>
+    </Box>
+  );
+}
 
 /**
  * The fleet page's summary, as items of its grid: the mass-outage warning while one is suspected,
- * then the clusters by status and the deployments by status and by sync status.
+ * then the clusters by status and the deployments by status and by sync status, each as the
+ * status chips the rest of Fleet uses, with their counts.
  */
-export function FleetSummaryCard(props: { summary: FleetSummary }) {
+export const FleetSummaryCard = memo(function SummaryCards(props: {
+  summary: FleetSummary;
+}) {
   const { clusters, deployments, massOutage } = props.summary;
   return (
     <>
@@ -26,39 +65,38 @@ export function FleetSummaryCard(props: { summary: FleetSummary }) {
       )}
       <Grid item xs={12} md={6}>
         <InfoCard title="Clusters">
-          <Box display="flex" style={{ gap: 16 }} aria-label="Cluster counts">
+          <Counts label="Cluster counts">
             {CLUSTER_STATUSES.map(s => (
-              <Box
-                key={s}
-                display="flex"
-                alignItems="center"
-                style={{ gap: 6 }}
-              >
+              <Count key={s} n={clusters[s]}>
                 <ClusterStatusChip status={s} />
-                <Typography variant="h6" component="span">
-                  {clusters[s]}
-                </Typography>
-              </Box>
+              </Count>
             ))}
-          </Box>
+          </Counts>
         </InfoCard>
       </Grid>
       <Grid item xs={12} md={6}>
-        <InfoCard title="Deployments">
-          <Typography variant="body2" aria-label="Deployment counts">
-            {deployments.total} in all ·{' '}
-            {Object.entries(deployments.byStatus)
+        <InfoCard title={`Deployments (${deployments.total})`}>
+          <Counts label="Deployment counts">
+            {DEPLOYMENT_STATUSES
               // REMOVING is a passing state: counted only while something is being removed.
-              .filter(([s, n]) => s !== 'REMOVING' || n > 0)
-              .map(([s, n]) => `${s} ${n}`)
-              .join(' · ')}
-            <br />
-            {Object.entries(deployments.bySyncStatus)
-              .map(([s, n]) => `${s.replace(/_/g, ' ')} ${n}`)
-              .join(' · ')}
-          </Typography>
+              .filter(s => s !== 'REMOVING' || deployments.byStatus[s] > 0)
+              .map(s => (
+                <Count key={s} n={deployments.byStatus[s] ?? 0}>
+                  <DeploymentStatusChip status={s} />
+                </Count>
+              ))}
+          </Counts>
+          <Box mt={2}>
+            <Counts label="Sync counts">
+              {SYNC_STATUSES.map(s => (
+                <Count key={s} n={deployments.bySyncStatus[s] ?? 0}>
+                  <SyncStatusChip status={s} />
+                </Count>
+              ))}
+            </Counts>
+          </Box>
         </InfoCard>
       </Grid>
     </>
   );
-}
+});

@@ -7,7 +7,7 @@ import {
   DeploymentStatusChip,
   SyncStatusChip,
 } from './StatusChip';
-import { deploymentReasonText } from './deploymentReasonText';
+import { deploymentReasonText, reasonParts, ReasonText } from './reasonText';
 
 describe('status chips', () => {
   it.each(['ONLINE', 'OFFLINE', 'UNKNOWN'] as const)(
@@ -43,11 +43,40 @@ describe('status chips', () => {
     ).toHaveTextContent('REMOVING');
   });
 
-  it('says in words what ROLLED_BACK means, and leaves other reasons as they are', () => {
+  it('says a reason in words with its code beside them, keeps the details, and leaves text that is no code as it is', () => {
     expect(deploymentReasonText('ROLLED_BACK')).toBe(
-      'Rolled back: a newer revision failed, so the last DEPLOYED one runs again',
+      'Rolled back: a newer revision failed, so the last DEPLOYED one runs again (ROLLED_BACK)',
     );
-    expect(deploymentReasonText('CLUSTER_OFFLINE')).toBe('CLUSTER_OFFLINE');
+    expect(deploymentReasonText('CLUSTER_OFFLINE')).toBe(
+      'Cluster offline (CLUSTER_OFFLINE)',
+    );
+    expect(
+      reasonParts('NOT_PROBEABLE: the details are shown to cluster admins'),
+    ).toEqual({
+      words: 'Cannot be probed',
+      code: 'NOT_PROBEABLE',
+      detail: 'the details are shown to cluster admins',
+    });
+    // A code Fleet has no words for yet still reads as words.
+    expect(reasonParts('SOMETHING_NEW')).toEqual({
+      words: 'Something new',
+      code: 'SOMETHING_NEW',
+    });
+    expect(reasonParts('connect ECONNREFUSED')).toEqual({
+      words: 'connect ECONNREFUSED',
+    });
+  });
+
+  it('renders a reason as words, then the code in a code element that does not wrap', async () => {
+    await renderInTestApp(
+      <ReasonText reason="FAILURE_THRESHOLD_REACHED: 2 probes failed" />,
+    );
+    expect(screen.getByText(/^Outage confirmed/)).toHaveTextContent(
+      'Outage confirmed FAILURE_THRESHOLD_REACHED: 2 probes failed',
+    );
+    const code = screen.getByText('FAILURE_THRESHOLD_REACHED');
+    expect(code.tagName).toBe('CODE');
+    expect(code).toHaveStyle({ whiteSpace: 'nowrap' });
   });
 
   it('takes its colours from the theme, with black or white text, whichever reads better on them', async () => {

@@ -3,4 +3,4 @@ export {
   DeploymentStatusChip,
   SyncStatusChip,
 } from './StatusChip';
-export { deploymentReasonText } from './deploymentReasonText';
+export { deploymentReasonText, reasonParts, ReasonText } from './reasonText';

@@ -1,0 +1,88 @@
+import { entityRouteRef } from '@backstage/plugin-catalog-react';
+import { renderInTestApp } from '@backstage/test-utils';
+import type { FleetEvent } from '@cnp/plugin-fleet-common';
+import { screen, within } from '@testing-library/react';
+import { EventList } from './EventList';
+
+const base = {
+  actor: 'fleet-health',
+  createdAt: new Date().toISOString(),
+};
+
+const events: FleetEvent[] = [
+  {
+    ...base,
+    id: '4',
+    subjectKind: 'deployment',
+    subject: 'ad7bd62a-5593-49f6-b576-8c735ee344a2',
+    entityRef: 'component:default/payments',
+    cluster: 'sim-2',
+    from: 'DEPLOYED',
+    to: 'DEGRADED',
+    reason: 'CLUSTER_OFFLINE',
+  },
+  {
+    ...base,
+    id: '3',
+    subjectKind: 'cluster',
+    subject: 'sim-2',
+    cluster: 'sim-2',
+    from: 'ONLINE',
+    to: 'OFFLINE',
+    reason: 'FAILURE_THRESHOLD_REACHED',
+  },
+  {
+    ...base,
+    id: '2',
+    subjectKind: 'release',
+    subject: 'b3a1c2d4-0000-4000-8000-000000000001',
+    entityRef: 'component:default/checkout',
+    cluster: null,
+    to: 'ROLLED_BACK',
+    reason: 'ANALYSIS_FAILED',
+  },
+  {
+    ...base,
+    id: '1',
+    subjectKind: 'deployment',
+    subject: '0f0e0d0c-0b0a-4009-8807-060504030201',
+    entityRef: null,
+    cluster: null,
+    to: 'REMOVED',
+  },
+];
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+describe('EventList', () => {
+  it('names what each event concerns, linked, with reasons in words beside their codes, and never shows a bare id', async () => {
+    await renderInTestApp(<EventList events={events} showSubject />, {
+      mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
+    });
+    const rows = within(
+      screen.getByRole('list', { name: 'Events' }),
+    ).getAllByRole('listitem');
+    expect(rows[0]).toHaveTextContent(
+      /^payments on sim-2: DEPLOYED → DEGRADED — Cluster offline CLUSTER_OFFLINE/,
+    );
+    expect(
+      within(rows[0]).getByRole('link', { name: 'payments' }),
+    ).toHaveAttribute('href', '/catalog/default/component/payments');
+    expect(
+      within(rows[0]).getByRole('link', { name: 'sim-2' }),
+    ).toHaveAttribute('href', '/catalog/default/resource/sim-2');
+    expect(rows[1]).toHaveTextContent(
+      /^cluster sim-2: ONLINE → OFFLINE — Outage confirmed FAILURE_THRESHOLD_REACHED/,
+    );
+    expect(rows[2]).toHaveTextContent(
+      /^release of checkout: ROLLED_BACK — Analysis failed ANALYSIS_FAILED/,
+    );
+    // Nothing is known any more: said so, with a short id to search for.
+    expect(rows[3]).toHaveTextContent(
+      /^deployment \(removed\) 0f0e0d0c: REMOVED/,
+    );
+    for (const row of rows) {
+      expect(row.textContent).not.toMatch(UUID);
+    }
+  });
+});

@@ -5,12 +5,14 @@ import {
   createPermission,
 } from '@backstage/plugin-permission-common';
 import type { PolicyQueryUser } from '@backstage/plugin-permission-node';
+import { kubernetesProxyPermission } from '@backstage/plugin-kubernetes-common';
 import { fleetPermissions } from '@cnp/plugin-fleet-common';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { CatalogGroupResolver } from './CatalogGroupResolver';
 import { FleetPermissionPolicy } from './FleetPermissionPolicy';
 
-const byName = (name: string) => fleetPermissions.find(p => p.name === name)!;
+const byName = (name: string) =>
+  [...fleetPermissions, kubernetesProxyPermission].find(p => p.name === name)!;
 
 /** A signed-in user who owns through `ownershipEntityRefs` (their groups). */
 function user(
@@ -125,6 +127,8 @@ describe('FleetPermissionPolicy', () => {
     'fleet.cluster.update',
     'fleet.cluster.delete',
     'fleet.health.run',
+    // The Kubernetes tab's proxy acts with Fleet's kubeconfig credentials.
+    'kubernetes.proxy',
   ])(
     'refuses %s to every user while no cluster admins are configured, and allows it to the configured ones only',
     async name => {

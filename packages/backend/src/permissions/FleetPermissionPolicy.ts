@@ -37,6 +37,7 @@ import {
   fleetReleaseManagePermission,
 } from '@cnp/plugin-fleet-common';
 import { toError } from '@backstage/errors';
+import { kubernetesProxyPermission } from '@backstage/plugin-kubernetes-common';
 import { CatalogGroupResolver } from './CatalogGroupResolver';
 
 /** What a component's owners (and the deployers) may do to it: deploy, undeploy, release. */
@@ -79,7 +80,8 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  *   rule, evaluated by the catalog), or, for members of a group in `fleet.permissions.deployers`,
  *   when the component's `cnp.io/deployers` annotation names that group (the catalog says so:
  *   a component that is not in the catalog, or does not name the group, is refused);
- * - `fleet.cluster.create` / `update` / `delete` and `fleet.health.run` are allowed to the members
+ * - `fleet.cluster.create` / `update` / `delete`, `fleet.health.run` and the Kubernetes plugin's
+ *   `kubernetes.proxy` (which acts with Fleet's kubeconfig credentials) are allowed to the members
  *   of `fleet.permissions.clusterAdmins` only, and to nobody while it lists no group (fail closed:
  *   cluster labels decide placement and a failure threshold decides outages, so they are not
  *   every user's to change);
@@ -123,9 +125,11 @@ export class FleetPermissionPolicy implements PermissionPolicy {
     request: PolicyQuery,
     user?: PolicyQueryUser,
   ): Promise<PolicyDecision> {
-    const isFleetAdminPermission = FLEET_ADMIN_PERMISSIONS.some(p =>
-      isPermission(request.permission, p),
-    );
+    // The Kubernetes plugin's proxy acts on a cluster with Fleet's own kubeconfig credentials
+    // (pod logs, and the tab's delete-pod button): a cluster admin's, like Fleet's cluster writes.
+    const isFleetAdminPermission =
+      FLEET_ADMIN_PERMISSIONS.some(p => isPermission(request.permission, p)) ||
+      isPermission(request.permission, kubernetesProxyPermission);
     const isClusterDeploy = isPermission(
       request.permission,
       fleetClusterDeployPermission,

@@ -61,6 +61,10 @@ describe('EntityFleetDeploymentsCard', () => {
     expect(rows[1]).toHaveTextContent(
       /sim-2.*OFFLINE.*DEGRADED.*CLUSTER_OFFLINE.*UNKNOWN/,
     );
+    // Each cluster name links to the cluster's catalog page.
+    expect(
+      within(rows[0]).getByRole('link', { name: 'sim-1' }),
+    ).toHaveAttribute('href', '/catalog/default/resource/sim-1');
     // Relative to the fixture's time, built as the test started (seconds on a loaded machine).
     expect(
       within(rows[0]).getByText(/^(just now|\d+ seconds ago)$/),

@@ -48,6 +48,7 @@ import {
   ReasonText,
   SyncStatusChip,
 } from '../StatusChip';
+import { ClusterLink } from '../ClusterLink';
 import { fleetView } from './fleetView';
 
 /** The clusters named by the entity's cnp.io/clusters annotation (the common reading). */
@@ -139,7 +140,9 @@ function DeploymentRows(props: {
               >
                 <TableCell>
                   <Box display="flex" alignItems="center" style={{ gap: 6 }}>
-                    <span className={classes.nowrap}>{d.cluster}</span>
+                    <span className={classes.nowrap}>
+                      <ClusterLink name={d.cluster} />
+                    </span>
                     <ClusterStatusChip
                       status={clusterStatus}
                       reason={cluster?.statusReason}

@@ -5,19 +5,9 @@ import List from '@material-ui/core/List';
 import ListItem from '@material-ui/core/ListItem';
 import ListItemText from '@material-ui/core/ListItemText';
 import Typography from '@material-ui/core/Typography';
+import { ClusterLink } from '../ClusterLink';
 import { RelativeTime } from '../RelativeTime';
 import { ReasonText } from '../StatusChip';
-
-/** A cluster, linked to its catalog page (Fleet publishes each cluster as a Resource). */
-function ClusterLink(props: { name: string }) {
-  return (
-    <EntityRefLink
-      entityRef={{ kind: 'resource', namespace: 'default', name: props.name }}
-    >
-      {props.name}
-    </EntityRefLink>
-  );
-}
 
 /** A component, linked to its catalog page, by its name. */
 function ComponentLink(props: { entityRef: string }) {

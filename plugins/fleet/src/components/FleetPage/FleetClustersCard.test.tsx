@@ -1,4 +1,12 @@
+import { entityRouteRef } from '@backstage/plugin-catalog-react';
 import { renderInTestApp } from '@backstage/test-utils';
+import type { ReactElement } from 'react';
+
+/** Renders with the catalog's entity route mounted: cluster names link to their pages. */
+const renderCard = (element: ReactElement) =>
+  renderInTestApp(element, {
+    mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
+  });
 import type { Cluster } from '@cnp/plugin-fleet-common';
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
@@ -38,7 +46,7 @@ function WithStatus(props: {
 describe('FleetClustersCard', () => {
   it('shows an endpoint as its host and its path, each kept on one line, the whole URL as its label', async () => {
     const [one] = manyClusters(1);
-    await renderInTestApp(
+    await renderCard(
       <FleetClustersCard
         clusters={[
           { ...one, endpoint: 'https://127.0.0.1:6550/clusters/sim-2' },
@@ -63,7 +71,7 @@ describe('FleetClustersCard', () => {
   });
 
   it('shows the error in place of the table, with the filters still there', async () => {
-    await renderInTestApp(
+    await renderCard(
       <FleetClustersCard
         clusters={undefined}
         fleetSize={0}
@@ -88,7 +96,7 @@ describe('FleetClustersCard', () => {
   });
 
   it('shows a spinner while the first answer loads', async () => {
-    await renderInTestApp(
+    await renderCard(
       <FleetClustersCard
         clusters={undefined}
         fleetSize={0}
@@ -115,7 +123,7 @@ describe('FleetClustersCard', () => {
       />
     );
     const shown = () => screen.getByRole('status', { name: 'Clusters shown' });
-    const { rerender } = await renderInTestApp(offlineCard(offline, 60));
+    const { rerender } = await renderCard(offlineCard(offline, 60));
     expect(shown()).toHaveTextContent('3 of 60 clusters');
 
     rerender(offlineCard(offline, 2));
@@ -127,7 +135,7 @@ describe('FleetClustersCard', () => {
 
   it('hands a new status to its caller and goes back to the first page', async () => {
     const onStatusChange = jest.fn();
-    await renderInTestApp(
+    await renderCard(
       <WithStatus all={manyClusters(120)} onStatusChange={onStatusChange} />,
     );
     await userEvent.click(screen.getByRole('button', { name: 'Next page' }));

@@ -28,6 +28,7 @@ import {
   labelText,
   reuseUnchanged,
 } from './clusterList';
+import { ClusterLink } from '../ClusterLink';
 
 const ROWS_PER_PAGE_OPTIONS = [25, 50, 100];
 const EMPTY: readonly Cluster[] = [];
@@ -92,7 +93,9 @@ function ClusterRowView(props: { cluster: Cluster; minute: number }) {
   const c = props.cluster;
   return (
     <TableRow data-cluster={c.name}>
-      <TableCell style={noWrap}>{c.name}</TableCell>
+      <TableCell style={noWrap}>
+        <ClusterLink name={c.name} />
+      </TableCell>
       <TableCell>
         <ClusterStatusChip status={c.status} reason={c.statusReason} />
       </TableCell>

@@ -1,4 +1,7 @@
-import { EntityProvider } from '@backstage/plugin-catalog-react';
+import {
+  EntityProvider,
+  entityRouteRef,
+} from '@backstage/plugin-catalog-react';
 import {
   permissionApiRef,
   type PermissionApi,
@@ -34,6 +37,8 @@ export async function renderDeploymentsCard(
         </EntityProvider>
       </SWRConfig>
     </TestApiProvider>,
+    // Cluster names link to their catalog pages.
+    { mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef } },
   );
   return api;
 }

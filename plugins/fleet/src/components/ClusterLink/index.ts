@@ -1,0 +1,1 @@
+export { ClusterLink } from './ClusterLink';

@@ -39,6 +39,15 @@ beforeAll(async () => {
     readyDelayMs: 50,
   });
   const permissions = mockServices.permissions.mock({
+    // The caller's decision on fleet.cluster.deploy in general, kept with what it places.
+    authorizeConditional: async (requests, options) =>
+      requests.map(() => ({
+        result:
+          (options?.credentials.principal as { userEntityRef?: string })
+            .userEntityRef === 'user:default/mallory'
+            ? AuthorizeResult.DENY
+            : AuthorizeResult.ALLOW,
+      })),
     authorize: async (requests, options) => {
       const user = (
         options?.credentials.principal as { userEntityRef?: string }

@@ -438,7 +438,9 @@ export class KubeSimulator {
    */
   dropWatches(cluster?: string): number {
     const states =
-      cluster === undefined ? [...this.clusters.values()] : [this.cluster(cluster)];
+      cluster === undefined
+        ? [...this.clusters.values()]
+        : [this.cluster(cluster)];
     let dropped = 0;
     for (const state of states) {
       for (const w of [...state.watches]) {

@@ -78,7 +78,10 @@ const TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
 const FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
 
 /** Go's strconv.ParseBool, as the API server decodes boolean query parameters. */
-export function parseBool(name: string, value: string | null): boolean | undefined {
+export function parseBool(
+  name: string,
+  value: string | null,
+): boolean | undefined {
   if (value === null) return undefined;
   if (TRUE.includes(value)) return true;
   if (FALSE.includes(value)) return false;
@@ -142,7 +145,7 @@ export function parseWatchQuery(
       causes.push(
         cause.forbidden(
           'resourceVersionMatch',
-          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
         ),
       );
     }
@@ -209,7 +212,8 @@ export class WatchStream {
     const current = Number(store.resourceVersion());
     const fromState =
       req.sendInitialEvents === true ||
-      (req.sendInitialEvents === undefined && req.resourceVersion === undefined);
+      (req.sendInitialEvents === undefined &&
+        req.resourceVersion === undefined);
     if (fromState) {
       if (req.resourceVersion !== undefined && req.resourceVersion > current) {
         // NotOlderThan a version the cluster has not reached
@@ -218,7 +222,11 @@ export class WatchStream {
       }
       const list = store.list(req.stored, req.namespace, {});
       for (const item of list.items as JsonObject[]) {
-        const object = { ...item, apiVersion: apiVersionOf(req.def), kind: req.def.kind };
+        const object = {
+          ...item,
+          apiVersion: apiVersionOf(req.def),
+          kind: req.def.kind,
+        };
         if (this.passes(object)) this.write('ADDED', object);
       }
       this.after = current;
@@ -365,23 +373,30 @@ export class WatchStream {
   private passes(obj: JsonObject | undefined): boolean {
     if (!obj) return false;
     const meta = asObject(obj.metadata) ?? {};
-    if (this.req.namespace !== undefined && meta.namespace !== this.req.namespace)
+    if (
+      this.req.namespace !== undefined &&
+      meta.namespace !== this.req.namespace
+    )
       return false;
     return (
-      matches(this.req.labels, asObject(meta.labels) as Record<string, string> | undefined) &&
-      matchesFields(this.req.fields, obj)
+      matches(
+        this.req.labels,
+        asObject(meta.labels) as Record<string, string> | undefined,
+      ) && matchesFields(this.req.fields, obj)
     );
   }
 
   private deliver(event: ChangeEvent) {
-    if (this.closed || event.resource !== this.resource || event.rv <= this.after)
+    if (
+      this.closed ||
+      event.resource !== this.resource ||
+      event.rv <= this.after
+    )
       return;
     this.after = event.rv;
     const cur = event.type === 'DELETED' ? false : this.passes(event.object);
     const prev =
-      event.type === 'ADDED'
-        ? false
-        : this.passes(event.prev ?? event.object);
+      event.type === 'ADDED' ? false : this.passes(event.prev ?? event.object);
     let type: EventType;
     let object: JsonObject;
     if (cur && !prev) {
@@ -394,7 +409,9 @@ export class WatchStream {
       // deleted, or no longer matching: the previous state at the event's resourceVersion
       type = 'DELETED';
       object =
-        event.type === 'DELETED' ? event.object : clone(event.prev ?? event.object);
+        event.type === 'DELETED'
+          ? event.object
+          : clone(event.prev ?? event.object);
       if (event.type !== 'DELETED')
         (object.metadata as JsonObject).resourceVersion = String(event.rv);
     } else {

@@ -21,6 +21,12 @@
  *        → { items: [{ at, verb: 'create'|'update'|'patch'|'delete'|'status', kind,
  *            namespace?, name, resourceVersion, object }] } (API writes, oldest first,
  *            the last 2,000 per cluster; controllers' status updates are not writes here)
+ *   GET  /clusters/<name>/_sim/watches       → { open, historyLimit, oldestResourceVersion, resourceVersion }
+ *   POST /clusters/<name>/_sim/watches/expire → { oldestResourceVersion } (forgets the change
+ *        history: a watch from an earlier resourceVersion gets 410 Expired)
+ *   POST /clusters/<name>/_sim/watches/drop  → { dropped } (resets the open watch connections)
+ *
+ * Watch (`?watch=true` on any collection): see watch.ts.
  *
  * Prometheus (option `prometheus: true` or `prometheusPort`; plain HTTP on
  * `prometheusUrl`, see prometheus.ts), controlled on this HTTPS listener:

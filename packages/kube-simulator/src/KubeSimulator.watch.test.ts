@@ -128,11 +128,13 @@ function raw(
   s: KubeSimulator,
   cluster: string,
   path: string,
+  method = 'GET',
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${s.url}/clusters/${cluster}${path}`,
       {
+        method,
         ca: s.caPem,
         headers: { Authorization: `Bearer ${s.token(cluster)}` },
       },
@@ -766,5 +768,24 @@ describe('faults and test hooks', () => {
     expect(sim.dropWatches('sim-3')).toBe(1);
     await b.done;
     expect(sim.openWatches('sim-3')).toBe(0);
+  });
+
+  it('serves the same hooks on the control API', async () => {
+    const w = await openWatch(sim, 'sim-3', '/api/v1/namespaces', {
+      resourceVersion: '0',
+    });
+    await until('the initial events', () => w.events.length >= 4);
+    const info = JSON.parse((await raw(sim, 'sim-3', '/_sim/watches')).text);
+    expect(info).toMatchObject({ open: 1, historyLimit: 1000 });
+    const expired = JSON.parse(
+      (await raw(sim, 'sim-3', '/_sim/watches/expire', 'POST')).text,
+    );
+    expect(expired.oldestResourceVersion).toBe(info.resourceVersion);
+    const dropped = await raw(sim, 'sim-3', '/_sim/watches/drop', 'POST');
+    expect(JSON.parse(dropped.text)).toEqual({ dropped: 1 });
+    await w.done;
+    expect(
+      JSON.parse((await raw(sim, 'sim-3', '/_sim/watches')).text).open,
+    ).toBe(0);
   });
 });

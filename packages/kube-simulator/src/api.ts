@@ -155,8 +155,12 @@ export function watchTarget(
     .split('/')
     .filter(Boolean)
     .map(decodeURIComponent);
-  const at = segments[0] === 'api' ? 2 : segments[0] === 'apis' ? 3 : -1;
-  if (at < 0 || segments.length <= at) return undefined;
+  // where `watch` would sit: /api/v1/watch/..., /apis/<g>/<v>/watch/...
+  let at: number;
+  if (segments[0] === 'api') at = 2;
+  else if (segments[0] === 'apis') at = 3;
+  else return undefined;
+  if (segments.length <= at) return undefined;
   const legacy = segments[at] === 'watch';
   if (legacy) segments.splice(at, 1);
   else if (!parseBool('watch', query.get('watch'))) return undefined;

@@ -398,6 +398,46 @@ describe('watch', () => {
     deployments.stop();
   });
 
+  it('filters by field selector as fields change: a Pod is ADDED when it becomes Running', async () => {
+    const { apps } = clients(fast, 'sim-1');
+    const running = await openWatch(
+      fast,
+      'sim-1',
+      '/api/v1/namespaces/default/pods',
+      { labelSelector: 'app=phases', fieldSelector: 'status.phase=Running' },
+    );
+    const all = await openWatch(
+      fast,
+      'sim-1',
+      '/api/v1/namespaces/default/pods',
+      {
+        labelSelector: 'app=phases',
+      },
+    );
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: deployment('phases', FLEET, 1),
+    });
+    const added = await until('the running pod', () =>
+      running.events.find(e => e.type === 'ADDED'),
+    );
+    expect(added.object.status.phase).toBe('Running');
+    // the watch of every phase saw it first as Pending
+    expect(all.events[0]).toMatchObject({
+      type: 'ADDED',
+      object: { status: { phase: 'Pending' } },
+    });
+    expect(Number(added.object.metadata.resourceVersion)).toBeGreaterThan(
+      Number(all.events[0].object.metadata.resourceVersion),
+    );
+    await apps.deleteNamespacedDeployment({
+      namespace: 'default',
+      name: 'phases',
+    });
+    running.stop();
+    all.stop();
+  });
+
   it('serves group APIs and CRDs across all namespaces: the Argo Rollouts controller’s writes', async () => {
     const { custom } = clients(fast, 'sim-2');
     const w = await openWatch(
@@ -748,6 +788,43 @@ describe('faults and test hooks', () => {
       const err = (await refused.done) as Error;
       expect(err).toBeInstanceOf(Error);
       expect(refused.events).toEqual([]);
+    } finally {
+      sim.setFault('sim-2', { mode: 'ok' });
+    }
+  });
+
+  it('leaves open watches silent for good when the cluster stops answering (timeout fault)', async () => {
+    const w = await openWatch(sim, 'sim-2', '/api/v1/namespaces', {
+      resourceVersion: '0',
+    });
+    await until('the initial events', () => w.events.length >= 4);
+    const before = w.events.length;
+    sim.setFault('sim-2', { mode: 'timeout' });
+    const label = (value: string) =>
+      sim.drift('sim-2', {
+        kind: 'Namespace',
+        name: 'default',
+        patch: { metadata: { labels: { probe: value } } },
+      });
+    try {
+      label('during');
+      sim.setFault('sim-2', { mode: 'ok' });
+      label('after');
+      // the same change reaches a new watch: the old one stays open but hears nothing
+      const fresh = await openWatch(sim, 'sim-2', '/api/v1/namespaces', {
+        resourceVersion: '0',
+      });
+      await until('the new watch', () =>
+        fresh.events.find(e => e.object.metadata.labels?.probe === 'after'),
+      );
+      expect(w.events).toHaveLength(before);
+      expect(sim.openWatches('sim-2')).toBe(2);
+      fresh.stop();
+      w.stop();
+      await until(
+        'both closed',
+        () => sim.openWatches('sim-2') === 0 || undefined,
+      );
     } finally {
       sim.setFault('sim-2', { mode: 'ok' });
     }

@@ -18,7 +18,10 @@ export interface ChangeEvent {
   namespace?: string;
   /** The object after the change; for DELETED, its last state (at the deletion's resourceVersion). */
   object: JsonObject;
-  /** The object before the change (MODIFIED, DELETED), to tell when it stops or starts matching a selector. */
+  /**
+   * The object before the change, kept only when its labels or selectable fields differ from
+   * `object`'s: to tell when it stops or starts matching a selector (absent: same selection).
+   */
   prev?: JsonObject;
 }
 

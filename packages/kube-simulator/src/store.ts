@@ -22,6 +22,7 @@ import {
   resourceForKind,
 } from './resources';
 import {
+  fieldValue,
   matches,
   matchesFields,
   parseFieldSelector,
@@ -916,13 +917,24 @@ export class ClusterStore {
     this.emit('DELETED', entry.def, last, entry.obj);
   }
 
-  /** Records a change for watches (the object is copied: later in-place changes don't leak). */
+  /**
+   * Records a change for watches (the object is copied: later in-place changes don't leak).
+   * The previous state is kept only when a selector could see it differently (its labels or a
+   * selectable field changed): memory for the window stays about one copy per change.
+   */
   private emit(
     type: ChangeType,
     def: ResourceDef,
     obj: JsonObject,
-    prev?: JsonObject,
+    before?: JsonObject,
   ) {
+    const selection = (o: JsonObject) =>
+      JSON.stringify([
+        metaOf(o).labels ?? {},
+        (KIND_FIELD_SELECTORS[def.kind] ?? []).map(f => fieldValue(o, f)),
+      ]);
+    const prev =
+      before && selection(before) !== selection(obj) ? before : undefined;
     const meta = metaOf(obj);
     this.changes.append({
       rv: Number(meta.resourceVersion),

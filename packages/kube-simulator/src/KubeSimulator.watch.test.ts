@@ -480,6 +480,34 @@ describe('watch', () => {
     });
     expect(healthy.object.status.availableReplicas).toBe(2);
   });
+
+  it('shows a CRD served in two versions under the version the watch asked for', async () => {
+    sim.setCrd('sim-1', 'virtualservices.networking.istio.io', true);
+    const path = (v: string) =>
+      `/apis/networking.istio.io/${v}/namespaces/default/virtualservices`;
+    const v1 = await openWatch(sim, 'sim-1', path('v1'));
+    const v1beta1 = await openWatch(sim, 'sim-1', path('v1beta1'));
+    await clients(sim, 'sim-1').custom.createNamespacedCustomObject({
+      group: 'networking.istio.io',
+      version: 'v1beta1',
+      namespace: 'default',
+      plural: 'virtualservices',
+      body: {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'VirtualService',
+        metadata: { name: 'pay' },
+        spec: { hosts: ['pay'] },
+      },
+    });
+    await until('both events', () => v1.events.length && v1beta1.events.length);
+    v1.stop();
+    v1beta1.stop();
+    expect(v1.events[0].object.apiVersion).toBe('networking.istio.io/v1');
+    expect(v1beta1.events[0].object.apiVersion).toBe(
+      'networking.istio.io/v1beta1',
+    );
+    expect(v1.events[0].object.spec).toEqual({ hosts: ['pay'] });
+  });
 });
 
 describe('watch history and 410 Expired', () => {

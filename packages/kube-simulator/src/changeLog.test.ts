@@ -8,7 +8,12 @@ const SVC = resourceForKind('Service')!;
 const SECRET = resourceForKind('Secret')!;
 
 function event(rv: number): ChangeEvent {
-  return { rv, type: 'ADDED', resource: '/namespaces', object: {} };
+  return {
+    rv,
+    type: 'ADDED',
+    resource: '/namespaces',
+    object: { json: '{}', selection: { labels: {}, fields: {} } },
+  };
 }
 
 describe('ChangeLog', () => {
@@ -51,7 +56,7 @@ describe('ClusterStore changes', () => {
   const describeEvents = (seen: ChangeEvent[]) =>
     seen.map(
       e =>
-        `${e.type} ${e.resource} ${String((e.object.metadata as any).name)} ${
+        `${e.type} ${e.resource} ${JSON.parse(e.object.json).metadata.name} ${
           e.rv
         }`,
     );
@@ -102,8 +107,8 @@ describe('ClusterStore changes', () => {
       `DELETED /namespaces team ${rv}`,
     ]);
     // the last state, at the deletion's resourceVersion
-    expect((seen[0].object as any).data).toEqual({ k: 'dg==' });
-    expect((seen[0].object as any).metadata.resourceVersion).toBe(
+    expect(JSON.parse(seen[0].object.json).data).toEqual({ k: 'dg==' });
+    expect(JSON.parse(seen[0].object.json).metadata.resourceVersion).toBe(
       String(rv - 2),
     );
   });
@@ -130,7 +135,9 @@ describe('ClusterStore changes', () => {
       {},
     );
     expect(seen.map(e => e.type)).toEqual(['MODIFIED', 'DELETED']);
-    expect((seen[0].object.metadata as any).deletionTimestamp).toBeDefined();
+    expect(
+      JSON.parse(seen[0].object.json).metadata.deletionTimestamp,
+    ).toBeDefined();
     expect(seen[1].rv).toBeGreaterThan(seen[0].rv);
   });
 

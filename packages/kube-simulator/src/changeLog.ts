@@ -5,9 +5,24 @@
  * of the latest events is kept: a watch from a resourceVersion older than the window cannot be
  * served (410 Expired), exactly as when etcd has compacted the revisions a client asks for.
  */
-import type { JsonObject } from './util';
+import { fieldValue } from './selectors';
+import { asObject, JsonObject } from './util';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** What label and field selectors look at in an object. */
+export interface Selection {
+  namespace?: string;
+  labels: Record<string, string>;
+  /** `metadata.name`, `metadata.namespace` and the kind's selectable fields, as strings. */
+  fields: Record<string, string>;
+}
+
+/** An object as a change carries it: serialized once, with what selectors need. */
+export interface ChangedObject {
+  json: string;
+  selection: Selection;
+}
 
 export interface ChangeEvent {
   /** The resourceVersion the change produced. */
@@ -15,14 +30,31 @@ export interface ChangeEvent {
   type: ChangeType;
   /** `<group>/<plural>` of the storage version, e.g. `apps/deployments`, `/pods`. */
   resource: string;
-  namespace?: string;
   /** The object after the change; for DELETED, its last state (at the deletion's resourceVersion). */
-  object: JsonObject;
+  object: ChangedObject;
   /**
-   * The object before the change, kept only when its labels or selectable fields differ from
-   * `object`'s: to tell when it stops or starts matching a selector (absent: same selection).
+   * The object before the change, kept only when its selection (labels, selectable fields)
+   * differs from `object`'s: to tell when it stops or starts matching a selector.
    */
-  prev?: JsonObject;
+  prev?: ChangedObject;
+}
+
+/** The selection of `obj`, with `extraFields` (the kind's selectable fields) besides name and namespace. */
+export function selectionOf(
+  obj: JsonObject,
+  extraFields: readonly string[] = [],
+): Selection {
+  const meta = asObject(obj.metadata) ?? {};
+  const fields: Record<string, string> = {};
+  for (const f of ['metadata.name', 'metadata.namespace', ...extraFields])
+    fields[f] = fieldValue(obj, f);
+  return {
+    ...(typeof meta.namespace === 'string'
+      ? { namespace: meta.namespace }
+      : {}),
+    labels: { ...((asObject(meta.labels) ?? {}) as Record<string, string>) },
+    fields,
+  };
 }
 
 export type ChangeListener = (event: ChangeEvent) => void;

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Allocator, clusterIpAllocator, nodePortAllocator } from './allocators';
-import { ChangeLog, ChangeType } from './changeLog';
+import { ChangeLog, ChangeType, selectionOf } from './changeLog';
 import { applyDefaults } from './defaults';
 import { ApiError, cause, errors, StatusCause } from './errors';
 import { applyPatch, PatchType } from './patch';
@@ -22,7 +22,6 @@ import {
   resourceForKind,
 } from './resources';
 import {
-  fieldValue,
   matches,
   matchesFields,
   parseFieldSelector,
@@ -918,9 +917,9 @@ export class ClusterStore {
   }
 
   /**
-   * Records a change for watches (the object is copied: later in-place changes don't leak).
-   * The previous state is kept only when a selector could see it differently (its labels or a
-   * selectable field changed): memory for the window stays about one copy per change.
+   * Records a change for watches, serialized at once (later in-place changes don't leak). The
+   * previous state is kept only when a selector could see it differently (its labels or a
+   * selectable field changed): about one serialized copy per change in the window.
    */
   private emit(
     type: ChangeType,
@@ -928,23 +927,19 @@ export class ClusterStore {
     obj: JsonObject,
     before?: JsonObject,
   ) {
-    const selection = (o: JsonObject) =>
-      JSON.stringify([
-        metaOf(o).labels ?? {},
-        (KIND_FIELD_SELECTORS[def.kind] ?? []).map(f => fieldValue(o, f)),
-      ]);
-    const prev =
-      before && selection(before) !== selection(obj) ? before : undefined;
-    const meta = metaOf(obj);
+    const extra = KIND_FIELD_SELECTORS[def.kind] ?? [];
+    const selection = selectionOf(obj, extra);
+    const prevSelection = before && selectionOf(before, extra);
+    const changed =
+      prevSelection !== undefined && !deepEqual(prevSelection, selection);
     this.changes.append({
-      rv: Number(meta.resourceVersion),
+      rv: Number(metaOf(obj).resourceVersion),
       type,
       resource: `${def.group}/${def.plural}`,
-      ...(typeof meta.namespace === 'string'
-        ? { namespace: meta.namespace }
+      object: { json: JSON.stringify(obj), selection },
+      ...(changed
+        ? { prev: { json: JSON.stringify(before), selection: prevSelection } }
         : {}),
-      object: clone(obj),
-      ...(prev ? { prev: clone(prev) } : {}),
     });
   }
 

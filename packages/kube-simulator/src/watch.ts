@@ -19,20 +19,19 @@
  *   then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`.
  */
 import type { ServerResponse } from 'node:http';
-import type { ChangeEvent } from './changeLog';
+import { ChangeEvent, selectionOf, Selection } from './changeLog';
 import { cause, errors, failureStatus, KubeStatus } from './errors';
 import { KIND_FIELD_SELECTORS } from './podResources';
 import { apiVersionOf, ResourceDef } from './resources';
 import {
   FieldRequirement,
   matches,
-  matchesFields,
   parseFieldSelector,
   parseLabelSelector,
   Requirement,
 } from './selectors';
 import type { ClusterStore } from './store';
-import { asObject, clone, JsonObject } from './util';
+import { JsonObject } from './util';
 
 export interface WatchSettings {
   /** How often a watch that allows bookmarks gets one (kube-apiserver: 1 minute). */
@@ -187,6 +186,7 @@ export class WatchStream {
   /** Changes at or below this resourceVersion were sent already (or are not wanted). */
   private after = 0;
   private readonly resource: string;
+  private readonly extraFields: readonly string[];
 
   constructor(
     private readonly res: ServerResponse,
@@ -196,6 +196,7 @@ export class WatchStream {
     private readonly onEnd: (w: WatchStream) => void,
   ) {
     this.resource = `${req.stored.group}/${req.stored.plural}`;
+    this.extraFields = KIND_FIELD_SELECTORS[req.def.kind] ?? [];
     res.once('close', () => this.dispose());
   }
 
@@ -227,7 +228,8 @@ export class WatchStream {
           apiVersion: apiVersionOf(req.def),
           kind: req.def.kind,
         };
-        if (this.passes(object)) this.write('ADDED', object);
+        if (this.passes(selectionOf(object, this.extraFields)))
+          this.write('ADDED', object);
       }
       this.after = current;
       if (req.sendInitialEvents) {
@@ -370,19 +372,19 @@ export class WatchStream {
     this.end();
   }
 
-  private passes(obj: JsonObject | undefined): boolean {
-    if (!obj) return false;
-    const meta = asObject(obj.metadata) ?? {};
+  private passes(selection: Selection | undefined): boolean {
+    if (!selection) return false;
     if (
       this.req.namespace !== undefined &&
-      meta.namespace !== this.req.namespace
+      selection.namespace !== this.req.namespace
     )
       return false;
     return (
-      matches(
-        this.req.labels,
-        asObject(meta.labels) as Record<string, string> | undefined,
-      ) && matchesFields(this.req.fields, obj)
+      matches(this.req.labels, selection.labels) &&
+      this.req.fields.every(r => {
+        const actual = selection.fields[r.field] ?? '';
+        return r.negate ? actual !== r.value : actual === r.value;
+      })
     );
   }
 
@@ -394,33 +396,34 @@ export class WatchStream {
     )
       return;
     this.after = event.rv;
-    const cur = event.type === 'DELETED' ? false : this.passes(event.object);
+    const cur =
+      event.type === 'DELETED' ? false : this.passes(event.object.selection);
     const prev =
-      event.type === 'ADDED' ? false : this.passes(event.prev ?? event.object);
-    let type: EventType;
-    let object: JsonObject;
-    if (cur && !prev) {
-      type = 'ADDED';
-      object = event.object;
-    } else if (cur && prev) {
-      type = 'MODIFIED';
-      object = event.object;
+      event.type === 'ADDED'
+        ? false
+        : this.passes((event.prev ?? event.object).selection);
+    if (cur) {
+      this.writeJson(prev ? 'MODIFIED' : 'ADDED', event.object.json);
+    } else if (prev && event.type === 'DELETED') {
+      this.writeJson('DELETED', event.object.json);
     } else if (prev) {
-      // deleted, or no longer matching: the previous state at the event's resourceVersion
-      type = 'DELETED';
-      object =
-        event.type === 'DELETED'
-          ? event.object
-          : clone(event.prev ?? event.object);
-      if (event.type !== 'DELETED')
-        (object.metadata as JsonObject).resourceVersion = String(event.rv);
-    } else {
+      // no longer matching: the previous state, at the event's resourceVersion
+      const object = JSON.parse((event.prev ?? event.object).json);
+      object.metadata.resourceVersion = String(event.rv);
+      this.write('DELETED', object);
+    }
+  }
+
+  /** Writes a stored object's JSON, under the requested version (a multi-version CRD). */
+  private writeJson(type: EventType, json: string) {
+    if (this.req.def === this.req.stored) {
+      if (this.res.destroyed || this.res.writableEnded) return;
+      this.res.write(`{"type":"${type}","object":${json}}\n`);
       return;
     }
     this.write(type, {
-      ...object,
+      ...JSON.parse(json),
       apiVersion: apiVersionOf(this.req.def),
-      kind: this.req.def.kind,
     });
   }
 

@@ -7,7 +7,7 @@
  * `--istio` those with Istio's VirtualService CRD (default: none);
  * `--prometheus-port` starts the Prometheus query endpoint (0: a free port);
  * `--watch-history` sets the changes kept per cluster for watches (default 1000),
- * `--watch-tick-ms` how often the controllers of a watched cluster run (default 500).
+ * `--watch-tick-ms` how often the controllers of a watched cluster run (default 1000).
  *
  * Starts the simulator, prints one line per cluster and a `ready` line, then
  * runs until SIGINT/SIGTERM and stops cleanly. Bad arguments exit with 2.

@@ -53,7 +53,7 @@ export interface WatchSettings {
 export const DEFAULT_WATCH_SETTINGS: WatchSettings = {
   bookmarkIntervalMs: 60_000,
   minTimeoutMs: 1_800_000,
-  controllerTickMs: 500,
+  controllerTickMs: 1000,
   tooLargeWaitMs: 3_000,
 };
 

@@ -737,6 +737,23 @@ describe('bookmarks, timeouts and bad requests', () => {
     ]);
   });
 
+  it('waits for a version the cluster is about to reach, then streams what follows it', async () => {
+    const { core } = clients(sim, 'sim-1');
+    const current = Number(
+      (await core.listNamespace()).metadata!.resourceVersion,
+    );
+    const w = await openWatch(sim, 'sim-1', '/api/v1/namespaces', {
+      resourceVersion: String(current + 1),
+    });
+    await core.createNamespace({ body: { metadata: { name: 'wait-a' } } });
+    await core.createNamespace({ body: { metadata: { name: 'wait-b' } } });
+    await until('wait-b', () => w.events.length >= 1);
+    w.stop();
+    expect(w.events.map(e => `${e.type} ${e.object.metadata.name}`)).toEqual([
+      'ADDED wait-b',
+    ]);
+  });
+
   it('rejects bad watch parameters with a 400 or 422 that says what is wrong', async () => {
     const base = '/api/v1/namespaces?watch=true';
     const bad = await raw(sim, 'sim-1', `${base}&resourceVersion=abc`);

@@ -210,17 +210,23 @@ export class WatchStream {
     });
     this.res.flushHeaders();
     store.tick(); // the controllers' work up to now is part of the state a watch starts from
+    const rv = req.resourceVersion;
+    if (rv !== undefined && rv > Number(store.resourceVersion())) {
+      this.waitForVersion(rv, Date.now() + this.settings.tooLargeWaitMs);
+      return;
+    }
+    this.begin();
+  }
+
+  /** Sends the initial state or replays the history, then streams live changes. */
+  private begin(): void {
+    const { req, store } = this;
     const current = Number(store.resourceVersion());
     const fromState =
       req.sendInitialEvents === true ||
       (req.sendInitialEvents === undefined &&
         req.resourceVersion === undefined);
     if (fromState) {
-      if (req.resourceVersion !== undefined && req.resourceVersion > current) {
-        // NotOlderThan a version the cluster has not reached
-        this.waitForVersion(req.resourceVersion);
-        return;
-      }
       const list = store.list(req.stored, req.namespace, {});
       for (const item of list.items as JsonObject[]) {
         const object = {
@@ -243,9 +249,6 @@ export class WatchStream {
       }
     } else if (req.resourceVersion === undefined) {
       this.after = current; // sendInitialEvents=false without a version: from now
-    } else if (req.resourceVersion > current) {
-      this.waitForVersion(req.resourceVersion);
-      return;
     } else {
       const replay = store.changes.since(req.resourceVersion);
       if (!replay) {
@@ -314,34 +317,38 @@ export class WatchStream {
     }
   }
 
-  private waitForVersion(rv: number) {
-    this.after = rv;
-    this.unsubscribe = this.store.changes.subscribe(e => this.deliver(e));
-    this.timer(this.settings.tooLargeWaitMs, () => {
-      const current = Number(this.store.resourceVersion());
-      if (current >= rv) {
-        this.silence();
-        // reached meanwhile: what arrived was delivered; carry on live
-        this.goLive();
-        return;
-      }
-      this.fail(
-        failureStatus(
-          504,
-          'Timeout',
-          `Too large resource version: ${rv}, current: ${current}`,
-          {
-            causes: [
-              {
-                reason: 'ResourceVersionTooLarge',
-                message: 'Too large resource version',
-              },
-            ],
-            retryAfterSeconds: 1,
-          },
-        ),
+  /**
+   * A version the cluster has not reached: the API server waits (3 s) for its cache to catch
+   * up, then answers a 504 ERROR. Checked every 50 ms here.
+   */
+  private waitForVersion(rv: number, deadline: number) {
+    const current = Number(this.store.resourceVersion());
+    if (current >= rv) {
+      this.begin();
+      return;
+    }
+    if (Date.now() < deadline) {
+      this.timer(Math.min(50, deadline - Date.now()), () =>
+        this.waitForVersion(rv, deadline),
       );
-    });
+      return;
+    }
+    this.fail(
+      failureStatus(
+        504,
+        'Timeout',
+        `Too large resource version: ${rv}, current: ${current}`,
+        {
+          causes: [
+            {
+              reason: 'ResourceVersionTooLarge',
+              message: 'Too large resource version',
+            },
+          ],
+          retryAfterSeconds: 1,
+        },
+      ),
+    );
   }
 
   private timer(ms: number, fn: () => void) {

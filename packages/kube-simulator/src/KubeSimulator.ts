@@ -21,6 +21,12 @@
  *        → { items: [{ at, verb: 'create'|'update'|'patch'|'delete'|'status', kind,
  *            namespace?, name, resourceVersion, object }] } (API writes, oldest first,
  *            the last 2,000 per cluster; controllers' status updates are not writes here)
+ *   GET  /clusters/<name>/_sim/watches       → { open, historyLimit, oldestResourceVersion, resourceVersion }
+ *   POST /clusters/<name>/_sim/watches/expire → { oldestResourceVersion } (forgets the change
+ *        history: a watch from an earlier resourceVersion gets 410 Expired)
+ *   POST /clusters/<name>/_sim/watches/drop  → { dropped } (resets the open watch connections)
+ *
+ * Watch (`?watch=true` on any collection): see watch.ts.
  *
  * Prometheus (option `prometheus: true` or `prometheusPort`; plain HTTP on
  * `prometheusUrl`, see prometheus.ts), controlled on this HTTPS listener:
@@ -43,7 +49,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { handleApi } from './api';
+import { handleApi, watchTarget } from './api';
+import { DEFAULT_WATCH_HISTORY_LIMIT } from './changeLog';
 import { createServerCertificate } from './certs';
 import { ApiError, errors, failureStatus } from './errors';
 import { Fault, NO_FAULT, parseFault } from './faults';
@@ -66,6 +73,12 @@ import {
 } from './store';
 import { isPlainObject } from './util';
 import { isDns1123Label } from './validation';
+import {
+  DEFAULT_WATCH_SETTINGS,
+  parseWatchQuery,
+  WatchSettings,
+  WatchStream,
+} from './watch';
 
 /** A change made behind Fleet's back: a JSON merge patch, or a deletion. */
 export interface DriftChange {
@@ -102,6 +115,17 @@ export interface KubeSimulatorOptions {
    * path) reaches. Its control API stays under `/clusters/<name>/_sim`.
    */
   rootCluster?: string;
+  /** Watch tuning (tests shorten the server's timers); see `WatchOptions`. */
+  watch?: WatchOptions;
+}
+
+/** Watch settings; every field is optional and defaults to the API server's behaviour. */
+export interface WatchOptions extends Partial<WatchSettings> {
+  /**
+   * Changes kept per cluster for watches that resume from a resourceVersion (default 1,000):
+   * a watch from an older one gets 410 Expired, as after an etcd compaction.
+   */
+  historyLimit?: number;
 }
 
 /** CRDs a cluster has unless told otherwise. */
@@ -118,6 +142,10 @@ interface ClusterState {
   /** Requests per API path (query string left out), e.g. `/api/v1/namespaces`. */
   requestsByPath: Map<string, number>;
   kubeconfigPath: string;
+  /** Open watch streams (including those a `timeout` fault silenced). */
+  watches: Set<WatchStream>;
+  /** Runs the controllers while watches are open, so that their changes are streamed. */
+  ticker?: NodeJS.Timeout;
 }
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -169,6 +197,8 @@ export class KubeSimulator {
   private prometheus?: PrometheusSim;
   /** The cluster also served at the root of the listener (option `rootCluster`). */
   private rootCluster?: string;
+  private watchSettings: WatchSettings = { ...DEFAULT_WATCH_SETTINGS };
+  private watchHistoryLimit = DEFAULT_WATCH_HISTORY_LIMIT;
 
   private constructor(
     private readonly server: Server,
@@ -256,6 +286,7 @@ export class KubeSimulator {
     );
     sim.ownsKubeconfigDir = !options.outDir;
     try {
+      sim.configureWatch(options.watch ?? {});
       for (const name of names) await sim.addCluster(name);
       if (options.rootCluster !== undefined) {
         if (!names.includes(options.rootCluster))
@@ -319,7 +350,9 @@ export class KubeSimulator {
       held: 0,
       requestsByPath: new Map(),
       kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
+      watches: new Set(),
     };
+    state.store.changes.limit = this.watchHistoryLimit;
     this.clusters.set(name, state);
     try {
       await writeKubeconfig(this.kubeconfigDir, {
@@ -338,7 +371,109 @@ export class KubeSimulator {
   setFault(name: string, fault: Fault): void {
     const parsed = parseFault(fault);
     if (!parsed.fault) throw new Error(`invalid fault: ${parsed.error}`);
-    this.cluster(name).fault = parsed.fault;
+    this.applyFault(this.cluster(name), parsed.fault);
+  }
+
+  /**
+   * A fault reaches open watches too: `down` resets their connections (the client sees
+   * ECONNRESET or an aborted stream), `timeout` leaves them open and silent (no event, no
+   * bookmark, no server-side end: only the client's timeout or `stop()` ends them). `error`
+   * and `latencyMs` only affect new requests.
+   */
+  private applyFault(state: ClusterState, fault: Fault) {
+    state.fault = fault;
+    if (fault.mode === 'down') {
+      for (const w of [...state.watches]) w.reset();
+    } else if (fault.mode === 'timeout') {
+      for (const w of state.watches) w.silence();
+    }
+  }
+
+  // ---------------------------------------------------------------- watch
+
+  private configureWatch(options: WatchOptions) {
+    const { historyLimit, ...settings } = options;
+    for (const [key, value] of Object.entries(settings)) {
+      if (!(key in DEFAULT_WATCH_SETTINGS))
+        throw new Error(`unknown watch option ${key}`);
+      if (
+        value !== undefined &&
+        (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+      )
+        throw new Error(`watch.${key} must be a positive number, got ${value}`);
+    }
+    if (
+      historyLimit !== undefined &&
+      (!Number.isInteger(historyLimit) || historyLimit < 1)
+    )
+      throw new Error(
+        `watch.historyLimit must be a positive integer, got ${historyLimit}`,
+      );
+    this.watchSettings = {
+      ...DEFAULT_WATCH_SETTINGS,
+      ...Object.fromEntries(
+        Object.entries(settings).filter(([, v]) => v !== undefined),
+      ),
+    };
+    if (historyLimit !== undefined) {
+      this.watchHistoryLimit = historyLimit;
+      for (const state of this.clusters.values())
+        state.store.changes.limit = historyLimit;
+    }
+  }
+
+  /** Watch streams open on a cluster now (a client that stops its watch brings this down). */
+  openWatches(cluster: string): number {
+    return this.cluster(cluster).watches.size;
+  }
+
+  /**
+   * Forgets a cluster's change history, as an etcd compaction does: a watch from any
+   * resourceVersion before now (a client resuming where it was) gets a 410 Expired ERROR
+   * event; open watches carry on. Returns the oldest resourceVersion still watchable.
+   */
+  expireWatchHistory(cluster: string): string {
+    const store = this.cluster(cluster).store;
+    store.compactChanges();
+    return String(store.changes.oldestWatchable);
+  }
+
+  /**
+   * Resets every open watch connection of a cluster (or of all clusters), as a load balancer or
+   * an API server restart does; the cluster keeps serving. Returns how many were dropped.
+   */
+  dropWatches(cluster?: string): number {
+    const states =
+      cluster === undefined
+        ? [...this.clusters.values()]
+        : [this.cluster(cluster)];
+    let dropped = 0;
+    for (const state of states) {
+      for (const w of [...state.watches]) {
+        w.reset();
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  private openWatch(state: ClusterState, stream: WatchStream): void {
+    state.watches.add(stream);
+    if (!state.ticker) {
+      state.ticker = setInterval(
+        () => state.store.tick(),
+        this.watchSettings.controllerTickMs,
+      );
+    }
+    stream.start();
+  }
+
+  private watchEnded(state: ClusterState, stream: WatchStream) {
+    state.watches.delete(stream);
+    if (state.watches.size === 0 && state.ticker) {
+      clearInterval(state.ticker);
+      state.ticker = undefined;
+    }
   }
 
   getFault(name: string): Fault {
@@ -505,6 +640,11 @@ export class KubeSimulator {
       const closed = new Promise<void>(done => {
         for (const timer of this.timers) clearTimeout(timer);
         this.timers.clear();
+        for (const state of this.clusters.values()) {
+          for (const w of [...state.watches]) w.reset();
+          if (state.ticker) clearInterval(state.ticker);
+          state.ticker = undefined;
+        }
         this.server.close(() => done());
         for (const socket of this.sockets) socket.destroy();
         this.sockets.clear();
@@ -659,6 +799,36 @@ export class KubeSimulator {
         ),
       );
     }
+    let watch: WatchStream | undefined;
+    try {
+      const target = watchTarget(
+        state.store,
+        req.method ?? 'GET',
+        rest,
+        url.searchParams,
+      );
+      if (target) {
+        const request = parseWatchQuery(
+          target.def,
+          target.stored,
+          target.namespace,
+          url.searchParams,
+          target.nameSelector,
+        );
+        watch = new WatchStream(
+          res,
+          state.store,
+          request,
+          this.watchSettings,
+          w => this.watchEnded(state, w),
+        );
+      }
+    } catch (e) {
+      const err =
+        e instanceof ApiError ? e : errors.internal((e as Error).message);
+      return this.send(res, err.code, err.toStatus());
+    }
+    if (watch) return this.openWatch(state, watch);
     const answer = handleApi(state.store, {
       method: req.method ?? 'GET',
       path: rest,
@@ -702,7 +872,7 @@ export class KubeSimulator {
           const parsed = parseFault(parse());
           if (!parsed.fault)
             throw errors.badRequest(`invalid fault: ${parsed.error}`);
-          state.fault = parsed.fault;
+          this.applyFault(state, parsed.fault);
           return this.send(res, 200, state.fault);
         }
         case 'GET /_sim/objects':
@@ -752,6 +922,19 @@ export class KubeSimulator {
           );
           return this.send(res, 200, object ?? { deleted: true });
         }
+        case 'GET /_sim/watches':
+          return this.send(res, 200, {
+            open: state.watches.size,
+            historyLimit: state.store.changes.limit,
+            oldestResourceVersion: String(state.store.changes.oldestWatchable),
+            resourceVersion: state.store.resourceVersion(),
+          });
+        case 'POST /_sim/watches/expire':
+          return this.send(res, 200, {
+            oldestResourceVersion: this.expireWatchHistory(state.name),
+          });
+        case 'POST /_sim/watches/drop':
+          return this.send(res, 200, { dropped: this.dropWatches(state.name) });
         case 'GET /_sim/crds':
           return this.send(res, 200, { crds: this.crds(state.name) });
         case 'POST /_sim/crds':

@@ -1,4 +1,4 @@
-import { handleApi, ApiRequest } from './api';
+import { handleApi, ApiRequest, watchTarget } from './api';
 import { ClusterStore } from './store';
 
 function call(
@@ -163,7 +163,7 @@ describe('handleApi', () => {
     ).toBe(200);
   });
 
-  it('serves the status subresource, rejects watch and bad query parameters', () => {
+  it('serves the status subresource, and rejects bad query parameters', () => {
     const store = new ClusterStore(0);
     call(store, 'POST', DEPLOYMENTS, deploymentYaml, 'application/yaml');
     expect(
@@ -171,7 +171,6 @@ describe('handleApi', () => {
         .observedGeneration,
     ).toBe(1);
     expect(call(store, 'GET', `${DEPLOYMENTS}/web/scale`).status).toBe(404);
-    expect(call(store, 'GET', `${DEPLOYMENTS}?watch=true`).status).toBe(405);
     expect(call(store, 'GET', `${DEPLOYMENTS}?limit=abc`).status).toBe(400);
     expect(
       call(store, 'GET', `${DEPLOYMENTS}?labelSelector=a%20in%20(`).status,
@@ -218,5 +217,37 @@ describe('handleApi', () => {
       call(store, 'DELETE', '/api/v1/namespaces/team-a').body.status.phase,
     ).toBe('Terminating');
     expect(call(store, 'GET', '/api/v1/namespaces/team-a').status).toBe(404);
+  });
+
+  it('tells watches from other requests', () => {
+    const store = new ClusterStore(0);
+    const target = (method: string, path: string, query = '') =>
+      watchTarget(store, method, path, new URLSearchParams(query));
+    expect(target('GET', DEPLOYMENTS, 'watch=true')).toMatchObject({
+      def: { kind: 'Deployment' },
+      namespace: 'default',
+    });
+    expect(target('GET', DEPLOYMENTS, 'watch=1')).toBeDefined();
+    expect(
+      target('GET', '/apis/apps/v1/deployments', 'watch=true'),
+    ).toMatchObject({ def: { kind: 'Deployment' }, namespace: undefined });
+    expect(target('GET', DEPLOYMENTS, 'watch=false')).toBeUndefined();
+    expect(target('GET', DEPLOYMENTS)).toBeUndefined();
+    expect(target('POST', DEPLOYMENTS, 'watch=true')).toBeUndefined();
+    // a GET of one object ignores watch, as the API server's get handler does
+    expect(target('GET', `${DEPLOYMENTS}/web`, 'watch=true')).toBeUndefined();
+    // the legacy /watch/ paths, one object by name
+    expect(
+      target('GET', '/apis/apps/v1/watch/namespaces/default/deployments/web'),
+    ).toMatchObject({
+      namespace: 'default',
+      nameSelector: 'metadata.name=web',
+    });
+    expect(() => target('GET', DEPLOYMENTS, 'watch=maybe')).toThrow(
+      /strconv.ParseBool/,
+    );
+    expect(() =>
+      target('GET', '/apis/apps/v1/namespaces/default/nothings', 'watch=true'),
+    ).toThrow('the server could not find the requested resource');
   });
 });

@@ -20,6 +20,7 @@ import {
 } from './resources';
 import { podLog } from './podLogs';
 import { isPlainObject } from './util';
+import { parseBool } from './watch';
 import { ClusterStore, WriteOptions } from './store';
 
 export interface ApiRequest {
@@ -128,6 +129,54 @@ function parseResourcePath(
   return { def, namespace, name, subresource };
 }
 
+/** A watch request, resolved: what `WatchStream` serves. */
+export interface WatchTarget {
+  def: ResourceDef;
+  stored: ResourceDef;
+  namespace?: string;
+  /** `metadata.name=<name>` for the legacy `/watch/.../<name>` path. */
+  nameSelector?: string;
+}
+
+/**
+ * Whether a request is a watch: `GET <collection>?watch=true` (or `1`, as Go's ParseBool
+ * reads it), or the legacy `GET /api/v1/watch/...` and `/apis/<g>/<v>/watch/...` paths
+ * (a name there watches that one object). Throws 404 for a resource the cluster does not
+ * serve and 400 for a bad `watch` value; undefined for anything else (not a watch).
+ */
+export function watchTarget(
+  store: ClusterStore,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+): WatchTarget | undefined {
+  if (method.toUpperCase() !== 'GET') return undefined;
+  const segments = (path.replace(/\/+$/, '') || '/')
+    .split('/')
+    .filter(Boolean)
+    .map(decodeURIComponent);
+  // where `watch` would sit: /api/v1/watch/..., /apis/<g>/<v>/watch/...
+  let at: number;
+  if (segments[0] === 'api') at = 2;
+  else if (segments[0] === 'apis') at = 3;
+  else return undefined;
+  if (segments.length <= at) return undefined;
+  const legacy = segments[at] === 'watch';
+  if (legacy) segments.splice(at, 1);
+  else if (!parseBool('watch', query.get('watch'))) return undefined;
+  const target = parseResourcePath(segments, store);
+  if (!target) throw errors.notFoundPath();
+  if (target.subresource !== undefined) throw errors.notFoundPath();
+  if (target.name !== undefined && !legacy) return undefined; // a GET of one object ignores watch
+  return {
+    def: target.def,
+    stored: storageDef(target.def),
+    namespace: target.namespace,
+    nameSelector:
+      target.name !== undefined ? `metadata.name=${target.name}` : undefined,
+  };
+}
+
 export function handleApi(store: ClusterStore, req: ApiRequest): ApiResponse {
   try {
     return route(store, req);
@@ -153,17 +202,6 @@ function route(store: ClusterStore, req: ApiRequest): ApiResponse {
   if (segments[0] === 'version' && segments.length === 1) {
     if (method !== 'GET') throw errors.methodNotAllowed();
     return json(200, SERVER_VERSION);
-  }
-  if (
-    segments[0] === 'watch' ||
-    (segments[0] === 'apis' && segments[3] === 'watch') ||
-    (segments[0] === 'api' && segments[2] === 'watch')
-  ) {
-    throw new ApiError(
-      405,
-      'MethodNotAllowed',
-      'watch is not supported by kube-simulator',
-    );
   }
   if (segments[0] === 'api' || segments[0] === 'apis') {
     const isCore = segments[0] === 'api';
@@ -251,13 +289,6 @@ function resourceIn(
 ): ApiResponse {
   const { def, namespace, name, subresource } = target;
   const q = req.query;
-  if (q.get('watch') === 'true' || q.get('watch') === '1') {
-    throw new ApiError(
-      405,
-      'MethodNotAllowed',
-      'watch is not supported by kube-simulator',
-    );
-  }
   if (name === undefined) {
     if (method === 'GET') {
       const limit = q.get('limit');

@@ -67,6 +67,26 @@ describe('parseArgs', () => {
     ).toThrow(UsageError);
   });
 
+  it('parses the watch flags', () => {
+    expect(
+      parseArgs([
+        '--clusters',
+        '1',
+        '--out',
+        '/tmp/x',
+        '--watch-history',
+        '50',
+        '--watch-tick-ms=2000',
+      ]).watch,
+    ).toEqual({ historyLimit: 50, controllerTickMs: 2000 });
+    expect(parseArgs(['--clusters', '1', '--out', '/tmp/x']).watch).toBe(
+      undefined,
+    );
+    expect(() =>
+      parseArgs(['--clusters', '1', '--out', '/tmp/x', '--watch-history', '0']),
+    ).toThrow('--watch-history: must be between 1 and 1000000, got 0');
+  });
+
   it('parses the documented flags', () => {
     expect(parseArgs(['--clusters', '3', '--out', '/tmp/x'])).toEqual({
       clusters: 3,

@@ -1,10 +1,13 @@
 /**
  * `kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c]
- *   [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P]`
+ *   [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P]
+ *   [--watch-history N] [--watch-tick-ms MS]`
  *
  * `--rollouts` names the clusters with the Argo Rollouts CRDs (default: all),
  * `--istio` those with Istio's VirtualService CRD (default: none);
- * `--prometheus-port` starts the Prometheus query endpoint (0: a free port).
+ * `--prometheus-port` starts the Prometheus query endpoint (0: a free port);
+ * `--watch-history` sets the changes kept per cluster for watches (default 1000),
+ * `--watch-tick-ms` how often the controllers of a watched cluster run (default 1000).
  *
  * Starts the simulator, prints one line per cluster and a `ready` line, then
  * runs until SIGINT/SIGTERM and stops cleanly. Bad arguments exit with 2.
@@ -12,7 +15,7 @@
 import { KubeSimulator, KubeSimulatorOptions } from './KubeSimulator';
 
 export const USAGE =
-  'usage: kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c] [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P]';
+  'usage: kube-simulator --clusters N --out <dir> [--port P] [--ready-delay-ms MS] [--names a,b,c] [--rollouts <names|none|all>] [--istio <names|none|all>] [--prometheus-port P] [--watch-history N] [--watch-tick-ms MS]';
 
 export class UsageError extends Error {}
 
@@ -46,6 +49,8 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
     '--rollouts',
     '--istio',
     '--prometheus-port',
+    '--watch-history',
+    '--watch-tick-ms',
   ];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -108,6 +113,23 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
       0,
       65535,
     );
+  }
+  if (values.has('--watch-history') || values.has('--watch-tick-ms')) {
+    options.watch = {};
+    if (values.has('--watch-history'))
+      options.watch.historyLimit = integer(
+        '--watch-history',
+        values.get('--watch-history'),
+        1,
+        1_000_000,
+      );
+    if (values.has('--watch-tick-ms'))
+      options.watch.controllerTickMs = integer(
+        '--watch-tick-ms',
+        values.get('--watch-tick-ms'),
+        1,
+        3_600_000,
+      );
   }
   const all =
     typeof clusters === 'number'

@@ -16,6 +16,7 @@ export interface StatusDetails {
   kind?: string;
   uid?: string;
   causes?: StatusCause[];
+  retryAfterSeconds?: number;
 }
 
 export interface KubeStatus {

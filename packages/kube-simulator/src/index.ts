@@ -4,7 +4,11 @@
  * @packageDocumentation
  */
 export { KubeSimulator, DEFAULT_CRDS } from './KubeSimulator';
-export type { DriftChange, KubeSimulatorOptions } from './KubeSimulator';
+export type {
+  DriftChange,
+  KubeSimulatorOptions,
+  WatchOptions,
+} from './KubeSimulator';
 export type { Fault, FaultMode } from './faults';
 export type {
   HistoryEntry,

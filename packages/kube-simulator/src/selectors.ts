@@ -188,7 +188,7 @@ export function parseFieldSelector(
 }
 
 /** The value a field selector compares: the field as a string, `` when absent. */
-function fieldValue(obj: JsonObject, field: string): string {
+export function fieldValue(obj: JsonObject, field: string): string {
   if (field === 'source') {
     // Events: `source` selects on source.component.
     const source = isPlainObject(obj.source) ? obj.source : {};

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Allocator, clusterIpAllocator, nodePortAllocator } from './allocators';
+import { ChangeLog, ChangeType, selectionOf } from './changeLog';
 import { applyDefaults } from './defaults';
 import { ApiError, cause, errors, StatusCause } from './errors';
 import { applyPatch, PatchType } from './patch';
@@ -192,6 +193,8 @@ export class ClusterStore {
     'analysistemplates.argoproj.io',
   ]);
   private readonly writes: HistoryEntry[] = [];
+  /** Every change with its resourceVersion, the bounded window watches are served from. */
+  readonly changes = new ChangeLog();
 
   constructor(
     readyDelayMs: number,
@@ -254,7 +257,7 @@ export class ClusterStore {
       }
       this.crds.delete(name);
       for (const entry of [...this.entries.values()]) {
-        if (entry.def.crd === name) this.removeEntry(entry);
+        if (entry.def.crd === name) this.dropEntry(entry);
       }
     }
   }
@@ -568,6 +571,7 @@ export class ClusterStore {
     meta.resourceVersion = this.bump();
     this.entries.set(keyOf(def, namespace, name), entry);
     if (!this.seeding) this.record('create', obj);
+    this.emit('ADDED', def, obj);
     return out(obj);
   }
 
@@ -805,7 +809,11 @@ export class ClusterStore {
     meta.resourceVersion = this.bump();
     if (verb) this.record(verb, next);
     if (meta.deletionTimestamp && asArray(meta.finalizers).length === 0) {
+      // The last finalizer is gone: the object goes away with this write.
       this.removeEntry(entry);
+      this.emit('DELETED', def, next, old);
+    } else {
+      this.emit('MODIFIED', def, next, old);
     }
     return out(next);
   }
@@ -853,25 +861,32 @@ export class ClusterStore {
       if (opts.dryRun) return { object: out(terminating) };
       for (const e of [...this.entries.values()]) {
         if (e.def.namespaced && metaOf(e.obj).namespace === name)
-          this.removeEntry(e);
+          this.dropEntry(e);
       }
       tmeta.resourceVersion = this.bump();
       this.removeEntry(entry);
       this.record('delete', terminating);
+      this.emit('DELETED', def, terminating, entry.obj);
       return { object: out(terminating) };
     }
     if (asArray(meta.finalizers).length > 0) {
       if (opts.dryRun || meta.deletionTimestamp)
         return { object: out(terminating) };
       tmeta.resourceVersion = this.bump();
+      const before = entry.obj;
       entry.obj = terminating;
       this.record('delete', terminating);
+      this.emit('MODIFIED', def, terminating, before);
       return { object: out(terminating) };
     }
     if (!opts.dryRun) {
       tmeta.resourceVersion = this.bump();
       this.removeEntry(entry);
       this.record('delete', terminating);
+      // A watch sees the last stored state, at the deletion's resourceVersion.
+      const last = clone(entry.obj);
+      metaOf(last).resourceVersion = tmeta.resourceVersion;
+      this.emit('DELETED', def, last, entry.obj);
     }
     if (def.returnsDeletedObject) return { object: out(entry.obj) };
     return {
@@ -888,6 +903,49 @@ export class ClusterStore {
         },
       },
     };
+  }
+
+  /**
+   * Deletes an object that goes away without an API DELETE of its own (a namespace's contents,
+   * a CRD's objects, what a controller deletes): a new resourceVersion and a DELETED event.
+   */
+  private dropEntry(entry: Entry) {
+    const last = clone(entry.obj);
+    metaOf(last).resourceVersion = this.bump();
+    this.removeEntry(entry);
+    this.emit('DELETED', entry.def, last, entry.obj);
+  }
+
+  /**
+   * Records a change for watches, serialized at once (later in-place changes don't leak). The
+   * previous state is kept only when a selector could see it differently (its labels or a
+   * selectable field changed): about one serialized copy per change in the window.
+   */
+  private emit(
+    type: ChangeType,
+    def: ResourceDef,
+    obj: JsonObject,
+    before?: JsonObject,
+  ) {
+    const extra = KIND_FIELD_SELECTORS[def.kind] ?? [];
+    const selection = selectionOf(obj, extra);
+    const prevSelection = before && selectionOf(before, extra);
+    const changed =
+      prevSelection !== undefined && !deepEqual(prevSelection, selection);
+    this.changes.append({
+      rv: Number(metaOf(obj).resourceVersion),
+      type,
+      resource: `${def.group}/${def.plural}`,
+      object: { json: JSON.stringify(obj), selection },
+      ...(changed
+        ? { prev: { json: JSON.stringify(before), selection: prevSelection } }
+        : {}),
+    });
+  }
+
+  /** Forgets the change history: a watch from any resourceVersion before now gets 410 Expired. */
+  compactChanges(): void {
+    this.changes.compact(this.revision);
   }
 
   private removeEntry(entry: Entry) {
@@ -1087,6 +1145,7 @@ export class ClusterStore {
     for (const entry of this.entries.values()) {
       if (entry.clock && this.refreshWorkloadStatus(entry, now)) {
         metaOf(entry.obj).resourceVersion = this.bump();
+        this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
     reconcilePods(this.podControllerHost(), now);
@@ -1096,6 +1155,7 @@ export class ClusterStore {
       if (!deepEqual(status, entry.obj.status)) {
         entry.obj.status = status;
         metaOf(entry.obj).resourceVersion = this.bump();
+        this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
   }
@@ -1117,7 +1177,7 @@ export class ClusterStore {
       save: (kind, obj) => this.controllerWrite(kind, obj),
       remove: (kind, namespace, name) => {
         const entry = this.find(resourceForKind(kind)!, namespace, name);
-        if (entry) this.removeEntry(entry);
+        if (entry) this.dropEntry(entry);
       },
     };
     return this.podHost;
@@ -1145,7 +1205,9 @@ export class ClusterStore {
         meta.generation = Number(metaOf(entry.obj).generation ?? 0) + 1;
       }
       meta.resourceVersion = this.bump();
+      const before = entry.obj;
       entry.obj = obj;
+      this.emit('MODIFIED', def, obj, before);
       return obj;
     }
     if (namespace !== undefined && !this.namespaceExists(namespace)) return obj;
@@ -1154,6 +1216,7 @@ export class ClusterStore {
     if (def.hasGeneration) meta.generation = 1;
     meta.resourceVersion = this.bump();
     this.entries.set(keyOf(def, namespace, name), { def, obj });
+    this.emit('ADDED', def, obj);
     return obj;
   }
 
@@ -1209,6 +1272,7 @@ export class ClusterStore {
     if (!deepEqual(status, hpa.obj.status)) {
       hpa.obj.status = status;
       meta.resourceVersion = this.bump();
+      this.emit('MODIFIED', hpa.def, hpa.obj);
     }
   }
 }

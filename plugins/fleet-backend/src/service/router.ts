@@ -166,7 +166,8 @@ export async function createRouter(
   // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
   // words; the spec states the same shapes for clients.
   const router = await createOpenApiRouter({
-    middleware: [],
+    // No body parser in front: bodies are parsed below, for authenticated callers only.
+    middleware: [(_req, _res, next) => next()],
     validatorOptions: { validateRequests: false, validateResponses: false },
   });
 

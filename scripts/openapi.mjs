@@ -87,7 +87,15 @@ async function main() {
   // The spec itself: valid OpenAPI 3.x (swagger-parser, through Backstage's repo tools).
   execFileSync(
     'yarn',
-    ['run', '-T', 'backstage-repo-tools', 'package', 'schema', 'openapi', 'validate'],
+    [
+      'run',
+      '-T',
+      'backstage-repo-tools',
+      'package',
+      'schema',
+      'openapi',
+      'validate',
+    ],
     { cwd: backendDir, stdio: 'inherit' },
   );
   const files = await generatedFiles();
@@ -100,21 +108,46 @@ async function main() {
     return;
   }
   const stale = [...files]
-    .filter(([file, text]) => !fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== text)
+    .filter(
+      ([file, text]) =>
+        !fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== text,
+    )
     .map(([file]) => path.relative(root, file));
   if (stale.length > 0) {
     console.error(
-      `fleet: ERROR: not what ${path.relative(root, specPath)} gives: ${stale.join(', ')}; run node scripts/openapi.mjs generate`,
+      `fleet: ERROR: not what ${path.relative(
+        root,
+        specPath,
+      )} gives: ${stale.join(', ')}; run node scripts/openapi.mjs generate`,
     );
     process.exit(1);
   }
   // The same check as Backstage's own: the router's spec constant equals the YAML.
   execFileSync(
     'yarn',
-    ['backstage-repo-tools', 'repo', 'schema', 'openapi', 'validate', 'plugins/fleet-backend'],
-    { cwd: root, stdio: 'inherit' },
+    [
+      'backstage-repo-tools',
+      'repo',
+      'schema',
+      'openapi',
+      'validate',
+      'plugins/fleet-backend',
+    ],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      // It imports router.ts: Backstage's TypeScript loader, as its own repository runs it.
+      env: {
+        ...process.env,
+        NODE_OPTIONS: `${
+          process.env.NODE_OPTIONS ?? ''
+        } --require @backstage/cli/config/nodeTransform.cjs`,
+      },
+    },
   );
-  console.log('fleet: the OpenAPI spec is valid and the generated code matches it');
+  console.log(
+    'fleet: the OpenAPI spec is valid and the generated code matches it',
+  );
 }
 
 main().catch(error => {

@@ -1340,22 +1340,6 @@ export const spec = {
         },
         required: ['active', 'clusters'],
       },
-      CountsByClusterStatus: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          ONLINE: {
-            type: 'number',
-          },
-          OFFLINE: {
-            type: 'number',
-          },
-          UNKNOWN: {
-            type: 'number',
-          },
-        },
-        required: ['ONLINE', 'OFFLINE', 'UNKNOWN'],
-      },
       CountsByDeploymentStatus: {
         type: 'object',
         additionalProperties: false,
@@ -1409,20 +1393,24 @@ export const spec = {
         additionalProperties: false,
         properties: {
           clusters: {
-            allOf: [
-              {
-                $ref: '#/components/schemas/CountsByClusterStatus',
+            type: 'object',
+            additionalProperties: false,
+            description: 'Clusters in total and per status.',
+            properties: {
+              total: {
+                type: 'number',
               },
-              {
-                type: 'object',
-                properties: {
-                  total: {
-                    type: 'number',
-                  },
-                },
-                required: ['total'],
+              ONLINE: {
+                type: 'number',
               },
-            ],
+              OFFLINE: {
+                type: 'number',
+              },
+              UNKNOWN: {
+                type: 'number',
+              },
+            },
+            required: ['total', 'ONLINE', 'OFFLINE', 'UNKNOWN'],
           },
           deployments: {
             type: 'object',

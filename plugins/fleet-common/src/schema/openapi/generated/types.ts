@@ -696,11 +696,6 @@ export interface components {
       clusters: string[];
       message?: string;
     };
-    CountsByClusterStatus: {
-      ONLINE: number;
-      OFFLINE: number;
-      UNKNOWN: number;
-    };
     CountsByDeploymentStatus: {
       PENDING: number;
       PROGRESSING: number;
@@ -715,8 +710,12 @@ export interface components {
       UNKNOWN: number;
     };
     FleetSummary: {
-      clusters: components['schemas']['CountsByClusterStatus'] & {
+      /** @description Clusters in total and per status. */
+      clusters: {
         total: number;
+        ONLINE: number;
+        OFFLINE: number;
+        UNKNOWN: number;
       };
       deployments: {
         total: number;

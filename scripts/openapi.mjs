@@ -72,7 +72,12 @@ export const createOpenApiRouter = async (
     'plugins/fleet-common/src/schema/openapi/generated/types.ts',
   );
   const ast = await openapiTS(spec, { exportType: false });
-  files.set(types, `${HEADER}/* eslint-disable */\n${astToString(ast)}`);
+  // Each top-level declaration is part of @cnp/plugin-fleet-common's public API.
+  const declarations = astToString(ast).replace(
+    /^export /gm,
+    '/** @public */\nexport ',
+  );
+  files.set(types, `${HEADER}/* eslint-disable */\n${declarations}`);
 
   for (const [file, text] of files) files.set(file, await format(file, text));
   return files;

@@ -9,3 +9,9 @@ export * from './types';
 export * from './progressive';
 export * from './permissions';
 export * from './versions';
+export * from './client/fleetApiRequest';
+export type {
+  paths as FleetApiPaths,
+  components as FleetApiComponents,
+  operations as FleetApiOperations,
+} from './schema/openapi/generated/types';

@@ -6,6 +6,7 @@
 // * node scripts/openapi.mjs generate                               *
 // ******************************************************************
 /* eslint-disable */
+/** @public */
 export interface paths {
   '/health': {
     parameters: {
@@ -358,7 +359,9 @@ export interface paths {
     trace?: never;
   };
 }
+/** @public */
 export type webhooks = Record<string, never>;
+/** @public */
 export interface components {
   schemas: {
     Error: {
@@ -1032,7 +1035,9 @@ export interface components {
   headers: never;
   pathItems: never;
 }
+/** @public */
 export type $defs = Record<string, never>;
+/** @public */
 export interface operations {
   GetHealth: {
     parameters: {

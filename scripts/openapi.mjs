@@ -73,10 +73,13 @@ export const createOpenApiRouter = async (
   );
   const ast = await openapiTS(spec, { exportType: false });
   // Each top-level declaration is part of @cnp/plugin-fleet-common's public API.
-  const declarations = astToString(ast).replace(
-    /^export /gm,
-    '/** @public */\nexport ',
-  );
+  // openapi-typescript's JSDoc tags (@description, @enum {string}) are not TSDoc: the comments
+  // keep their text only, so that the API report has no warnings.
+  const declarations = astToString(ast)
+    .replace(/^export /gm, '/** @public */\nexport ')
+    .replace(/^\s*\/\*\* @enum \{[^}]*\} \*\/\n/gm, '')
+    .replace(/ \* @enum \{[^}]*\}\n/g, '')
+    .replace(/@description /g, '');
   files.set(types, `${HEADER}/* eslint-disable */\n${declarations}`);
 
   for (const [file, text] of files) files.set(file, await format(file, text));

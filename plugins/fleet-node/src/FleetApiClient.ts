@@ -43,8 +43,9 @@ const MAX_PAGE = String(FLEET_LIST_LIMITS.max);
  *
  * Errors keep the status Fleet answered with: a 400 is an `InputError`, 401 an
  * `AuthenticationError`, 403 a `NotAllowedError`, 404 a `NotFoundError` and 409 a
- * `ConflictError`, each with a message such as `Fleet answered 409 Conflict: Cluster 'west' is
- * OFFLINE ...`; anything else is a `ResponseError`.
+ * `ConflictError`, each with a message such as
+ * `Fleet answered 409 Conflict: Cluster 'west' is OFFLINE ...`; anything else is a
+ * `ResponseError`.
  *
  * @public
  */

@@ -20,12 +20,24 @@ export type FleetApiMethod<P extends FleetApiPath> = {
     : never;
 }['get' | 'post' | 'patch' | 'delete'];
 
-type Operation<
+/**
+ * One operation of the Fleet API, as the generated types describe it.
+ *
+ * @public
+ */
+export type FleetApiOperation<
   P extends FleetApiPath,
   M extends FleetApiMethod<P>,
 > = paths[P][M];
 
-type JsonContent<T> = T extends { content: { 'application/json': infer B } }
+/**
+ * The JSON body of a request or response description, undefined when it has none.
+ *
+ * @public
+ */
+export type FleetApiJsonContent<T> = T extends {
+  content: { 'application/json': infer B };
+}
   ? B
   : undefined;
 
@@ -38,14 +50,14 @@ export type FleetApiRequestParts<
   P extends FleetApiPath,
   M extends FleetApiMethod<P>,
 > = {
-  path?: Operation<P, M> extends { parameters: { path?: infer X } }
+  path?: FleetApiOperation<P, M> extends { parameters: { path?: infer X } }
     ? Exclude<X, undefined>
     : never;
-  query?: Operation<P, M> extends { parameters: { query?: infer Q } }
+  query?: FleetApiOperation<P, M> extends { parameters: { query?: infer Q } }
     ? Exclude<Q, undefined>
     : never;
-  body?: Operation<P, M> extends { requestBody?: infer B }
-    ? JsonContent<Exclude<B, undefined>>
+  body?: FleetApiOperation<P, M> extends { requestBody?: infer B }
+    ? FleetApiJsonContent<Exclude<B, undefined>>
     : never;
   headers?: Record<string, string>;
 };
@@ -59,13 +71,13 @@ export type FleetApiRequestParts<
 export type FleetApiAnswer<
   P extends FleetApiPath,
   M extends FleetApiMethod<P>,
-> = Operation<P, M> extends { responses: infer R }
+> = FleetApiOperation<P, M> extends { responses: infer R }
   ? R extends { 200: infer A }
-    ? JsonContent<A>
+    ? FleetApiJsonContent<A>
     : R extends { 201: infer A }
-    ? JsonContent<A>
+    ? FleetApiJsonContent<A>
     : R extends { 202: infer A }
-    ? JsonContent<A>
+    ? FleetApiJsonContent<A>
     : undefined
   : never;
 

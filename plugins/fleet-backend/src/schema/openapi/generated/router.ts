@@ -783,7 +783,8 @@ export const spec = {
         },
       },
       ClusterSelector: {
-        description: 'A label map ({ env: prod }) or set-based requirements.',
+        description:
+          'A label map (such as env=prod) or set-based requirements.',
         anyOf: [
           {
             $ref: '#/components/schemas/StringMap',

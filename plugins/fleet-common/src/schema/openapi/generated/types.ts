@@ -15,7 +15,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** @description Liveness of the plugin; needs no credentials and says nothing about the fleet. */
+    /** Liveness of the plugin; needs no credentials and says nothing about the fleet. */
     get: operations['GetHealth'];
     put?: never;
     post?: never;
@@ -34,7 +34,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** @description Runs one health cycle now, never overlapping a scheduled one (fleet.health.run). A run asked for less than fleet.health.manualMinInterval after the last cycle answers that cycle, marked reused. */
+    /** Runs one health cycle now, never overlapping a scheduled one (fleet.health.run). A run asked for less than fleet.health.manualMinInterval after the last cycle answers that cycle, marked reused. */
     post: operations['RunHealthCycle'];
     delete?: never;
     options?: never;
@@ -49,7 +49,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** @description Fleet counts - clusters per status, deployments per status and sync status, the mass-outage warning. */
+    /** Fleet counts - clusters per status, deployments per status and sync status, the mass-outage warning. */
     get: operations['GetSummary'];
     put?: never;
     post?: never;
@@ -66,7 +66,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** @description The latest status changes of clusters, deployments and releases, newest first. */
+    /** The latest status changes of clusters, deployments and releases, newest first. */
     get: operations['ListRecentEvents'];
     put?: never;
     post?: never;
@@ -85,7 +85,7 @@ export interface paths {
     };
     get: operations['ListClusters'];
     put?: never;
-    /** @description Registers a cluster manually (fleet.cluster.create). */
+    /** Registers a cluster manually (fleet.cluster.create). */
     post: operations['CreateCluster'];
     delete?: never;
     options?: never;
@@ -103,11 +103,11 @@ export interface paths {
     get: operations['GetCluster'];
     put?: never;
     post?: never;
-    /** @description Removes a manual cluster, or a discovered one its kubeconfig no longer names, that has no deployments (fleet.cluster.delete). */
+    /** Removes a manual cluster, or a discovered one its kubeconfig no longer names, that has no deployments (fleet.cluster.delete). */
     delete: operations['DeleteCluster'];
     options?: never;
     head?: never;
-    /** @description Changes a cluster's labels and/or its failureThreshold (fleet.cluster.update). */
+    /** Changes a cluster's labels and/or its failureThreshold (fleet.cluster.update). */
     patch: operations['UpdateCluster'];
     trace?: never;
   };
@@ -136,7 +136,7 @@ export interface paths {
     };
     get: operations['ListApplications'];
     put?: never;
-    /** @description Registers an application for a catalog entity (fleet.deployment.create on the entity). */
+    /** Registers an application for a catalog entity (fleet.deployment.create on the entity). */
     post: operations['CreateApplication'];
     delete?: never;
     options?: never;
@@ -154,11 +154,11 @@ export interface paths {
     get: operations['GetApplication'];
     put?: never;
     post?: never;
-    /** @description Undeploys the application everywhere, then removes it (fleet.deployment.delete). */
+    /** Undeploys the application everywhere, then removes it (fleet.deployment.delete). */
     delete: operations['DeleteApplication'];
     options?: never;
     head?: never;
-    /** @description Changes the spec and/or the placement. With If-Match, writes only over the version it names (412 otherwise). Moving the application to an OFFLINE cluster is refused (409). */
+    /** Changes the spec and/or the placement. With If-Match, writes only over the version it names (412 otherwise). Moving the application to an OFFLINE cluster is refused (409). */
     patch: operations['UpdateApplication'];
     trace?: never;
   };
@@ -187,7 +187,7 @@ export interface paths {
     };
     get: operations['ListReleases'];
     put?: never;
-    /** @description A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage). */
+    /** A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage). */
     post: operations['CreateRelease'];
     delete?: never;
     options?: never;
@@ -284,7 +284,7 @@ export interface paths {
     };
     get: operations['ListDeployments'];
     put?: never;
-    /** @description Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster). */
+    /** Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster). */
     post: operations['CreateDeployment'];
     delete?: never;
     options?: never;
@@ -302,7 +302,7 @@ export interface paths {
     get: operations['GetDeployment'];
     put?: never;
     post?: never;
-    /** @description Undeploys (fleet.deployment.delete); force=true forgets the deployment without deleting its objects. */
+    /** Undeploys (fleet.deployment.delete); force=true forgets the deployment without deleting its objects. */
     delete: operations['DeleteDeployment'];
     options?: never;
     head?: never;
@@ -350,7 +350,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** @description Rolls back to toRevision, or to the last DEPLOYED revision before the current one. */
+    /** Rolls back to toRevision, or to the last DEPLOYED revision before the current one. */
     post: operations['RollbackDeployment'];
     delete?: never;
     options?: never;
@@ -380,11 +380,8 @@ export interface components {
     StringMap: {
       [key: string]: string;
     };
-    /** @enum {string} */
     ClusterStatus: 'ONLINE' | 'OFFLINE' | 'UNKNOWN';
-    /** @enum {string} */
     ClusterSource: 'discovered' | 'manual';
-    /** @enum {string} */
     DeploymentStatus:
       | 'PENDING'
       | 'PROGRESSING'
@@ -392,25 +389,21 @@ export interface components {
       | 'DEGRADED'
       | 'FAILED'
       | 'REMOVING';
-    /** @enum {string} */
     SyncStatus: 'SYNCED' | 'OUT_OF_SYNC' | 'UNKNOWN';
-    /** @enum {string} */
     ApplicationOrigin: 'scaffolded' | 'imported';
-    /** @enum {string} */
     RevisionCause:
       | 'deploy'
       | 'release'
       | 'placement'
       | 'rollback'
       | 'auto-rollback';
-    /** @enum {string} */
     ProgressivePhase:
       | 'PROGRESSING'
       | 'PAUSED'
       | 'ABORTING'
       | 'COMPLETED'
       | 'ROLLED_BACK';
-    /** @description A Kubernetes cluster. kubeconfigRef is shown to cluster admins only (fleet.cluster.update), null for everyone else. */
+    /** A Kubernetes cluster. kubeconfigRef is shown to cluster admins only (fleet.cluster.update), null for everyone else. */
     Cluster: {
       name: string;
       endpoint: string;
@@ -437,9 +430,9 @@ export interface components {
     };
     CreateClusterRequest: {
       name: string;
-      /** @description An http(s) URL without credentials, e.g. https://10.0.0.1:6443. */
+      /** An http(s) URL without credentials, e.g. https://10.0.0.1:6443. */
       endpoint: string;
-      /** @description A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. */
+      /** A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. */
       kubeconfigRef: string;
       context?: string;
       labels?: components['schemas']['StringMap'];
@@ -462,7 +455,7 @@ export interface components {
             configMapKeyRef: components['schemas']['KeyRef'];
           };
     };
-    /** @description Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a plain value is null for a caller who may not deploy the component. */
+    /** Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a plain value is null for a caller who may not deploy the component. */
     EnvValue: string | components['schemas']['EnvVarSource'] | null;
     EnvMap: {
       [key: string]: components['schemas']['EnvValue'];
@@ -494,7 +487,7 @@ export interface components {
         podAffinityTerm: components['schemas']['PodAffinityTerm'];
       }[];
     };
-    /** @description The pods' affinity, the Kubernetes affinity field. */
+    /** The pods' affinity, the Kubernetes affinity field. */
     Affinity: {
       nodeAffinity?: {
         requiredDuringSchedulingIgnoredDuringExecution?: {
@@ -510,10 +503,8 @@ export interface components {
     };
     Toleration: {
       key?: string;
-      /** @enum {string} */
       operator?: 'Equal' | 'Exists';
       value?: string;
-      /** @enum {string} */
       effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
       tolerationSeconds?: number;
     };
@@ -548,16 +539,15 @@ export interface components {
       matchLabels?: components['schemas']['StringMap'];
       matchExpressions?: {
         key: string;
-        /** @enum {string} */
         operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
         values?: string[];
       }[];
     };
-    /** @description A label map ({ env: prod }) or set-based requirements. */
+    /** A label map (such as env=prod) or set-based requirements. */
     ClusterSelector:
       | components['schemas']['StringMap']
       | components['schemas']['ClusterLabelSelector'];
-    /** @description A label map, set-based requirements, or their text form (env=prod,tier=web; env in (prod,staging); env!=dev; !canary). */
+    /** A label map, set-based requirements, or their text form (env=prod,tier=web; env in (prod,staging); env!=dev; !canary). */
     ClusterSelectorInput:
       | components['schemas']['StringMap']
       | components['schemas']['ClusterLabelSelector']
@@ -596,7 +586,7 @@ export interface components {
       spec: components['schemas']['ApplicationSpec'];
       placement: components['schemas']['ApplicationPlacement'];
       removing: boolean;
-      /** @description Bumped on every change of spec or placement; the ETag is this number in quotes. */
+      /** Bumped on every change of spec or placement; the ETag is this number in quotes. */
       version: number;
       placementRefused?: components['schemas']['PlacementRefusal'][];
       createdAt: string;
@@ -670,7 +660,6 @@ export interface components {
       cause: components['schemas']['RevisionCause'];
       createdBy: string;
       createdAt: string;
-      /** @enum {string|null} */
       outcome?: 'DEPLOYED' | 'FAILED' | null;
       outcomeReason?: string | null;
       outcomeAt?: string | null;
@@ -680,7 +669,6 @@ export interface components {
     };
     FleetEvent: {
       id: string;
-      /** @enum {string} */
       subjectKind: 'cluster' | 'deployment' | 'release';
       subject: string;
       actor: string;
@@ -713,7 +701,7 @@ export interface components {
       UNKNOWN: number;
     };
     FleetSummary: {
-      /** @description Clusters in total and per status. */
+      /** Clusters in total and per status. */
       clusters: {
         total: number;
         ONLINE: number;
@@ -748,7 +736,7 @@ export interface components {
         message: string;
       }[];
       massOutage: components['schemas']['MassOutageWarning'];
-      /** @description Set when the run probed nothing because the last cycle finished less than fleet.health.manualMinInterval before: this is that cycle's summary. */
+      /** Set when the run probed nothing because the last cycle finished less than fleet.health.manualMinInterval before: this is that cycle's summary. */
       reused?: {
         nextRunAt: string;
         message: string;
@@ -776,7 +764,7 @@ export interface components {
       };
       summary: string;
     };
-    /** @description A duration, e.g. 30s, 5m, or a number of seconds. */
+    /** A duration, e.g. 30s, 5m, or a number of seconds. */
     Duration: string | number;
     ReleaseStrategy: {
       waves?: {
@@ -830,7 +818,6 @@ export interface components {
       cluster: string;
       deploymentId: string;
       revision: number;
-      /** @enum {string} */
       status:
         | 'PENDING'
         | 'PROGRESSING'
@@ -841,15 +828,12 @@ export interface components {
         | 'SUPERSEDED'
         | 'REMOVED';
       syncStatus?: components['schemas']['SyncStatus'] | null;
-      /** @enum {string|null} */
       outcome?: 'DEPLOYED' | 'FAILED' | null;
     };
     CanaryClusterProgress: {
       cluster: string;
       wave: number;
-      /** @enum {string|null} */
       mode?: 'rollout' | 'istio' | 'replicas' | null;
-      /** @enum {string} */
       state:
         | 'WAITING'
         | 'RUNNING'
@@ -877,7 +861,6 @@ export interface components {
     AnalysisMeasurement: {
       template: string;
       cluster: string;
-      /** @enum {string} */
       phase: 'Successful' | 'Failed' | 'Inconclusive' | 'Error';
       value?: number | null;
       condition: string;
@@ -885,7 +868,6 @@ export interface components {
       at: string;
     };
     ReleaseAbortReason: {
-      /** @enum {string} */
       reason: 'ANALYSIS_FAILED' | 'STEP_TIMEOUT' | 'ABORTED' | 'STEP_FAILED';
       message: string;
       cluster?: string;
@@ -914,7 +896,6 @@ export interface components {
       image?: string | null;
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
-      /** @enum {string} */
       status:
         | 'PROGRESSING'
         | 'COMPLETED'
@@ -942,7 +923,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description An error, in Backstage's error body. */
+    /** An error, in Backstage's error body. */
     ErrorResponse: {
       headers: {
         [name: string]: unknown;
@@ -951,7 +932,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The request is invalid; the message says what is wrong. */
+    /** The request is invalid; the message says what is wrong. */
     BadRequest: {
       headers: {
         [name: string]: unknown;
@@ -960,7 +941,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description No valid credentials. */
+    /** No valid credentials. */
     Unauthorized: {
       headers: {
         [name: string]: unknown;
@@ -969,7 +950,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The caller is not allowed to do this. */
+    /** The caller is not allowed to do this. */
     Forbidden: {
       headers: {
         [name: string]: unknown;
@@ -978,7 +959,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description No such resource. */
+    /** No such resource. */
     NotFound: {
       headers: {
         [name: string]: unknown;
@@ -987,7 +968,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The request conflicts with the current state; the message says why. */
+    /** The request conflicts with the current state; the message says why. */
     Conflict: {
       headers: {
         [name: string]: unknown;
@@ -996,7 +977,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The release after the step. */
+    /** The release after the step. */
     SteeredRelease: {
       headers: {
         [name: string]: unknown;
@@ -1005,7 +986,7 @@ export interface components {
         'application/json': components['schemas']['Release'];
       };
     };
-    /** @description The request body is larger than 64 kB. */
+    /** The request body is larger than 64 kB. */
     PayloadTooLarge: {
       headers: {
         [name: string]: unknown;
@@ -1016,19 +997,19 @@ export interface components {
     };
   };
   parameters: {
-    /** @description The cluster's name (a DNS-1123 label). */
+    /** The cluster's name (a DNS-1123 label). */
     clusterName: string;
-    /** @description An application id returned by the API. */
+    /** An application id returned by the API. */
     applicationId: string;
-    /** @description A deployment id returned by the API. */
+    /** A deployment id returned by the API. */
     deploymentId: string;
-    /** @description A release id returned by the API. */
+    /** A release id returned by the API. */
     releaseId: string;
-    /** @description Items per page, an integer from 1 to 1000 (default 100). */
+    /** Items per page, an integer from 1 to 1000 (default 100). */
     limit: string;
-    /** @description The nextCursor of the previous page, as it was handed out. */
+    /** The nextCursor of the previous page, as it was handed out. */
     cursor: string;
-    /** @description Only those of this catalog entity (e.g. component:default/payments). */
+    /** Only those of this catalog entity (e.g. component:default/payments). */
     entityRef: string;
   };
   requestBodies: never;
@@ -1048,7 +1029,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The plugin is up. */
+      /** The plugin is up. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1070,7 +1051,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description What the cycle did. */
+      /** What the cycle did. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1093,7 +1074,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The counts. */
+      /** The counts. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1109,7 +1090,7 @@ export interface operations {
   ListRecentEvents: {
     parameters: {
       query?: {
-        /** @description How many, 1 to 500 (default 50). */
+        /** How many, 1 to 500 (default 50). */
         limit?: string;
       };
       header?: never;
@@ -1118,7 +1099,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The events. */
+      /** The events. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1136,9 +1117,9 @@ export interface operations {
     parameters: {
       query?: {
         status?: components['schemas']['ClusterStatus'];
-        /** @description Items per page, an integer from 1 to 1000 (default 100). */
+        /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** @description The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out. */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1147,7 +1128,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description One page of clusters, by name. */
+      /** One page of clusters, by name. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1174,7 +1155,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The registered cluster. */
+      /** The registered cluster. */
       201: {
         headers: {
           [name: string]: unknown;
@@ -1196,14 +1177,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The cluster. */
+      /** The cluster. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1222,14 +1203,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description Removed. */
+      /** Removed. */
       204: {
         headers: {
           [name: string]: unknown;
@@ -1248,7 +1229,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1259,7 +1240,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The updated cluster. */
+      /** The updated cluster. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1280,14 +1261,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The cluster's status history, newest first. */
+      /** The cluster's status history, newest first. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1304,11 +1285,11 @@ export interface operations {
   ListApplications: {
     parameters: {
       query?: {
-        /** @description Only those of this catalog entity (e.g. component:default/payments). */
+        /** Only those of this catalog entity (e.g. component:default/payments). */
         entityRef?: components['parameters']['entityRef'];
-        /** @description Items per page, an integer from 1 to 1000 (default 100). */
+        /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** @description The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out. */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1317,7 +1298,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description One page of applications, by entity ref. */
+      /** One page of applications, by entity ref. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1344,7 +1325,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The registered application. */
+      /** The registered application. */
       201: {
         headers: {
           [name: string]: unknown;
@@ -1366,14 +1347,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The application; its ETag header is its version. */
+      /** The application; its ETag header is its version. */
       200: {
         headers: {
           ETag?: string;
@@ -1393,14 +1374,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The application, marked removing. */
+      /** The application, marked removing. */
       202: {
         headers: {
           [name: string]: unknown;
@@ -1422,7 +1403,7 @@ export interface operations {
         'If-Match'?: string;
       };
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1433,7 +1414,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The updated application. */
+      /** The updated application. */
       200: {
         headers: {
           ETag?: string;
@@ -1448,7 +1429,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
-      /** @description If-Match names no current version of the application. */
+      /** If-Match names no current version of the application. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1465,14 +1446,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The application across the fleet. */
+      /** The application across the fleet. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1491,14 +1472,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The application's releases, newest first. */
+      /** The application's releases, newest first. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1517,7 +1498,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description An application id returned by the API. */
+        /** An application id returned by the API. */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1528,7 +1509,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The release. */
+      /** The release. */
       201: {
         headers: {
           [name: string]: unknown;
@@ -1550,14 +1531,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A release id returned by the API. */
+        /** A release id returned by the API. */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The release and its per-cluster progress. */
+      /** The release and its per-cluster progress. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1576,7 +1557,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A release id returned by the API. */
+        /** A release id returned by the API. */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1596,7 +1577,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A release id returned by the API. */
+        /** A release id returned by the API. */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1616,7 +1597,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A release id returned by the API. */
+        /** A release id returned by the API. */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1636,7 +1617,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A release id returned by the API. */
+        /** A release id returned by the API. */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1654,12 +1635,12 @@ export interface operations {
   ListDeployments: {
     parameters: {
       query?: {
-        /** @description Only those of this catalog entity (e.g. component:default/payments). */
+        /** Only those of this catalog entity (e.g. component:default/payments). */
         entityRef?: components['parameters']['entityRef'];
         cluster?: string;
-        /** @description Items per page, an integer from 1 to 1000 (default 100). */
+        /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** @description The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out. */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1668,7 +1649,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description One page of deployments, by entity ref and cluster. */
+      /** One page of deployments, by entity ref and cluster. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1695,7 +1676,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The deployment, PENDING, PROGRESSING or FAILED. */
+      /** The deployment, PENDING, PROGRESSING or FAILED. */
       201: {
         headers: {
           [name: string]: unknown;
@@ -1718,14 +1699,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A deployment id returned by the API. */
+        /** A deployment id returned by the API. */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The deployment. */
+      /** The deployment. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1746,14 +1727,14 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** @description A deployment id returned by the API. */
+        /** A deployment id returned by the API. */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The deployment, REMOVING. */
+      /** The deployment, REMOVING. */
       202: {
         headers: {
           [name: string]: unknown;
@@ -1775,14 +1756,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A deployment id returned by the API. */
+        /** A deployment id returned by the API. */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The deployment's history, newest first. */
+      /** The deployment's history, newest first. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1801,14 +1782,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A deployment id returned by the API. */
+        /** A deployment id returned by the API. */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The deployment's revisions, newest first. */
+      /** The deployment's revisions, newest first. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1827,7 +1808,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description A deployment id returned by the API. */
+        /** A deployment id returned by the API. */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1838,7 +1819,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The deployment on its new revision. */
+      /** The deployment on its new revision. */
       201: {
         headers: {
           [name: string]: unknown;

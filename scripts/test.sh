@@ -36,8 +36,8 @@ echo "fleet: type check (packages and plugins, then bench/ and chaos/)"
 yarn tsc
 yarn tsc -p bench/tsconfig.json
 echo "fleet: API contract (the OpenAPI spec is valid and the generated router and client types match it) and API reports"
-node scripts/openapi.mjs verify
-yarn backstage-repo-tools api-reports --ci
+yarn openapi:verify
+yarn build:api-reports:only --ci
 echo "fleet: lint and formatting"
 yarn lint:all
 yarn prettier:check

@@ -207,6 +207,12 @@ describe.each(databases.eachSupportedId())(
       }
 
       await call('get', '/health', { expect: 200 });
+      // The document itself, served for clients and tools, with the plugin's mount point.
+      const served = await request(server).get('/api/fleet/openapi.json');
+      expect(served.status).toBe(200);
+      expect(Object.keys(served.body.paths)).toContain(
+        '/api/fleet/clusters/{name}',
+      );
       await call('get', '/summary', {
         headers: { Authorization: mockCredentials.none.header() },
         expect: 401,

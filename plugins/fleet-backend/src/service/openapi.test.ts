@@ -32,6 +32,7 @@ type ResponseObject = {
 };
 type Operation = {
   operationId: string;
+  requestBody?: { content: Record<string, unknown> };
   responses: Record<string, ResponseObject>;
 };
 const doc = spec as unknown as Doc;
@@ -122,6 +123,38 @@ function contractViolation(
   )} in ${JSON.stringify(body).slice(0, 500)}`;
 }
 
+/**
+ * What is wrong with a request body the API accepted, by the spec: a client typed by the spec must
+ * be able to send every request the API takes.
+ */
+function requestViolation(
+  method: string,
+  url: string,
+  body: unknown,
+): string | undefined {
+  const found = findOperation(method, url);
+  if (!found) return `${method} ${url}: no such operation in the spec`;
+  if (body === undefined) return undefined;
+  if (!found.operation.requestBody) {
+    return `${method} ${url}: sent a body, the spec takes none`;
+  }
+  const validate = ajv.getSchema(
+    `fleet#/${pointer(
+      'paths',
+      found.path,
+      method.toLowerCase(),
+      'requestBody',
+      'content',
+      'application/json',
+      'schema',
+    )}`,
+  );
+  if (!validate) return `${method} ${url}: no request schema`;
+  return validate(body)
+    ? undefined
+    : `${method} ${url} request: ${ajv.errorsText(validate.errors)}`;
+}
+
 describe('the Fleet API router and its OpenAPI spec', () => {
   it('serves exactly the operations the spec lists', async () => {
     // Only the route table is read: nothing is called.
@@ -148,6 +181,9 @@ describe('the Fleet API router and its OpenAPI spec', () => {
     expect(contractViolation('GET', '/health', 200, { status: 'ok' })).toBe(
       undefined,
     );
+    expect(
+      requestViolation('POST', '/deployments', { entityRef: 'x', replicas: 2 }),
+    ).toMatch(/must have required property 'cluster'/);
   });
 });
 
@@ -199,6 +235,12 @@ describe.each(databases.eachSupportedId())(
         );
         const violation = contractViolation(method, url, res.status, res.body);
         if (violation) violations.push(violation);
+        // A request the API took is one the spec allows.
+        const requestProblem =
+          res.status < 300
+            ? requestViolation(method, url, options.body)
+            : undefined;
+        if (requestProblem) violations.push(requestProblem);
         const found = findOperation(method, url);
         if (found && res.status < 300) {
           succeeded.add(`${method.toUpperCase()} ${toExpressPath(found.path)}`);

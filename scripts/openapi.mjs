@@ -130,6 +130,19 @@ async function main() {
     );
     process.exit(1);
   }
+  // Backstage's lint rules for OpenAPI documents (Spectral's OpenAPI rules and Backstage's own).
+  execFileSync(
+    'yarn',
+    [
+      'backstage-repo-tools',
+      'repo',
+      'schema',
+      'openapi',
+      'lint',
+      'plugins/fleet-backend',
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
   // The same check as Backstage's own: the router's spec constant equals the YAML.
   execFileSync(
     'yarn',

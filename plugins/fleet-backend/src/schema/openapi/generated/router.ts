@@ -41,7 +41,21 @@ export const spec = {
       name: 'Releases',
     },
   ],
+  security: [
+    {
+      JWT: [],
+    },
+  ],
   components: {
+    securitySchemes: {
+      JWT: {
+        type: 'http',
+        description:
+          "A Backstage token (a user's, or a service's from the auth service).",
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+      },
+    },
     parameters: {
       clusterName: {
         name: 'name',
@@ -82,6 +96,7 @@ export const spec = {
       limit: {
         name: 'limit',
         in: 'query',
+        allowReserved: true,
         required: false,
         description: 'Items per page, an integer from 1 to 1000 (default 100).',
         schema: {
@@ -92,6 +107,7 @@ export const spec = {
       cursor: {
         name: 'cursor',
         in: 'query',
+        allowReserved: true,
         required: false,
         description:
           'The nextCursor of the previous page, as it was handed out.',
@@ -103,6 +119,7 @@ export const spec = {
       entityRef: {
         name: 'entityRef',
         in: 'query',
+        allowReserved: true,
         required: false,
         description:
           'Only those of this catalog entity (e.g. component:default/payments).',
@@ -1237,8 +1254,15 @@ export const spec = {
             type: 'string',
           },
           outcome: {
-            type: ['string', 'null'],
-            enum: ['DEPLOYED', 'FAILED', null],
+            oneOf: [
+              {
+                type: 'string',
+                enum: ['DEPLOYED', 'FAILED'],
+              },
+              {
+                type: 'null',
+              },
+            ],
           },
           outcomeReason: {
             type: ['string', 'null'],
@@ -1854,8 +1878,15 @@ export const spec = {
             ],
           },
           outcome: {
-            type: ['string', 'null'],
-            enum: ['DEPLOYED', 'FAILED', null],
+            oneOf: [
+              {
+                type: 'string',
+                enum: ['DEPLOYED', 'FAILED'],
+              },
+              {
+                type: 'null',
+              },
+            ],
           },
         },
         required: ['cluster', 'deploymentId', 'revision', 'status'],
@@ -1871,8 +1902,15 @@ export const spec = {
             type: 'number',
           },
           mode: {
-            type: ['string', 'null'],
-            enum: ['rollout', 'istio', 'replicas', null],
+            oneOf: [
+              {
+                type: 'string',
+                enum: ['rollout', 'istio', 'replicas'],
+              },
+              {
+                type: 'null',
+              },
+            ],
           },
           state: {
             type: 'string',
@@ -2298,6 +2336,7 @@ export const spec = {
           {
             name: 'limit',
             in: 'query',
+            allowReserved: true,
             required: false,
             description: 'How many, 1 to 500 (default 50).',
             schema: {
@@ -2337,6 +2376,7 @@ export const spec = {
           {
             name: 'status',
             in: 'query',
+            allowReserved: true,
             required: false,
             schema: {
               $ref: '#/components/schemas/ClusterStatus',
@@ -3077,6 +3117,7 @@ export const spec = {
           {
             name: 'cluster',
             in: 'query',
+            allowReserved: true,
             required: false,
             schema: {
               type: 'string',
@@ -3204,6 +3245,7 @@ export const spec = {
           {
             name: 'force',
             in: 'query',
+            allowReserved: true,
             required: false,
             schema: {
               type: 'string',

@@ -660,7 +660,7 @@ export interface components {
       cause: components['schemas']['RevisionCause'];
       createdBy: string;
       createdAt: string;
-      outcome?: 'DEPLOYED' | 'FAILED' | null;
+      outcome?: ('DEPLOYED' | 'FAILED') | null;
       outcomeReason?: string | null;
       outcomeAt?: string | null;
     };
@@ -828,12 +828,12 @@ export interface components {
         | 'SUPERSEDED'
         | 'REMOVED';
       syncStatus?: components['schemas']['SyncStatus'] | null;
-      outcome?: 'DEPLOYED' | 'FAILED' | null;
+      outcome?: ('DEPLOYED' | 'FAILED') | null;
     };
     CanaryClusterProgress: {
       cluster: string;
       wave: number;
-      mode?: 'rollout' | 'istio' | 'replicas' | null;
+      mode?: ('rollout' | 'istio' | 'replicas') | null;
       state:
         | 'WAITING'
         | 'RUNNING'

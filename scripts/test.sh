@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs whatever is missing (Node 22, Yarn, dependencies, Debian's postgresql, Debian's
-# chromium) and runs every test: type check, lint, formatting, every package's tests, the chaos
-# suite (chaos/run.sh, on PostgreSQL), then the end-to-end test in headless Chromium against the
-# portal started as scripts/start.sh starts it. Database tests run on SQLite and on PostgreSQL:
+# chromium) and runs every test: type check, the API contract (scripts/openapi.mjs verify), the
+# API reports, lint, formatting, every package's tests, the chaos suite (chaos/run.sh, on
+# PostgreSQL), then the end-to-end test in headless Chromium against the portal started as
+# scripts/start.sh starts it. Database tests run on SQLite and on PostgreSQL:
 # BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING (default 127.0.0.1:5432) when it answers,
 # otherwise a throw-away cluster started in a temporary directory and stopped at exit
 # (scripts/lib/postgres.sh); the chaos suite runs on that same server. The run fails when no
@@ -34,6 +35,9 @@ export BACKSTAGE_TEST_DISABLE_DOCKER=1
 echo "fleet: type check (packages and plugins, then bench/ and chaos/)"
 yarn tsc
 yarn tsc -p bench/tsconfig.json
+echo "fleet: API contract (the OpenAPI spec is valid and the generated router and client types match it) and API reports"
+yarn openapi:verify
+yarn build:api-reports:only --ci
 echo "fleet: lint and formatting"
 yarn lint:all
 yarn prettier:check

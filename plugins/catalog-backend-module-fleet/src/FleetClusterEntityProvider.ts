@@ -73,6 +73,8 @@ export function markdownCode(text: string): string {
  * The catalog entity of one cluster: a `Resource` of type `kubernetes-cluster`, named after the
  * cluster, with its status, endpoint and source in annotations and its labels as entity labels.
  * It carries what the Fleet API shows, never kubeconfig contents.
+ *
+ * @public
  */
 export function clusterToEntity(
   cluster: Cluster,

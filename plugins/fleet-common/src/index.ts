@@ -10,3 +10,9 @@ export * from './progressive';
 export * from './permissions';
 export * from './versions';
 export * from './signals';
+export * from './client/fleetApiRequest';
+export type {
+  paths as FleetApiPaths,
+  components as FleetApiComponents,
+  operations as FleetApiOperations,
+} from './schema/openapi/generated/types';

@@ -12,6 +12,11 @@ import {
 } from '@backstage/errors';
 import {
   FLEET_LIST_LIMITS,
+  fleetApiRequest,
+  type FleetApiAnswer,
+  type FleetApiMethod,
+  type FleetApiPath,
+  type FleetApiRequestParts,
   type Application,
   type Cluster,
   type ClusterStatus,
@@ -27,15 +32,20 @@ import type {
   FleetService,
 } from './FleetService';
 
+/** The paged lists are asked for pages of the largest size. */
+const MAX_PAGE = String(FLEET_LIST_LIMITS.max);
+
 /**
  * A typed client of the Fleet HTTP API (`/api/fleet`) for other backend plugins and modules. It
  * finds Fleet with the discovery service and calls it with a plugin request token, so every call
- * goes through Fleet's own authentication and permission checks.
+ * goes through Fleet's own authentication and permission checks. Each call is typed by the Fleet
+ * OpenAPI spec (through `fleetApiRequest` of `@cnp/plugin-fleet-common`).
  *
  * Errors keep the status Fleet answered with: a 400 is an `InputError`, 401 an
  * `AuthenticationError`, 403 a `NotAllowedError`, 404 a `NotFoundError` and 409 a
- * `ConflictError`, each with a message such as `Fleet answered 409 Conflict: Cluster 'west' is
- * OFFLINE ...`; anything else is a `ResponseError`.
+ * `ConflictError`, each with a message such as
+ * `Fleet answered 409 Conflict: Cluster 'west' is OFFLINE ...`; anything else is a
+ * `ResponseError`.
  *
  * @public
  */
@@ -62,10 +72,13 @@ export class FleetApiClient implements FleetService {
     filter: { status?: ClusterStatus } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Cluster[]> {
-    return this.listAll<Cluster>(
-      '/clusters',
-      { status: filter.status },
-      options,
+    return this.listAll(cursor =>
+      this.call(
+        'get',
+        '/clusters',
+        { query: { status: filter.status, limit: MAX_PAGE, cursor } },
+        options,
+      ),
     );
   }
 
@@ -73,10 +86,20 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string; cluster?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Deployment[]> {
-    return this.listAll<Deployment>(
-      '/deployments',
-      { entityRef: filter.entityRef, cluster: filter.cluster },
-      options,
+    return this.listAll(cursor =>
+      this.call(
+        'get',
+        '/deployments',
+        {
+          query: {
+            entityRef: filter.entityRef,
+            cluster: filter.cluster,
+            limit: MAX_PAGE,
+            cursor,
+          },
+        },
+        options,
+      ),
     );
   }
 
@@ -84,24 +107,27 @@ export class FleetApiClient implements FleetService {
     request: FleetRegisterApplicationRequest,
     options?: FleetApiRequestOptions,
   ): Promise<Application> {
-    return this.request<Application>('POST', '/applications', request, options);
+    return this.call('post', '/applications', { body: request }, options);
   }
 
   deploy(
     request: FleetDeployRequest,
     options?: FleetApiRequestOptions,
   ): Promise<Deployment> {
-    return this.request<Deployment>('POST', '/deployments', request, options);
+    return this.call('post', '/deployments', { body: request }, options);
   }
 
   async listApplications(
     filter: { entityRef?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Application[]> {
-    return this.listAll<Application>(
-      '/applications',
-      { entityRef: filter.entityRef },
-      options,
+    return this.listAll(cursor =>
+      this.call(
+        'get',
+        '/applications',
+        { query: { entityRef: filter.entityRef, limit: MAX_PAGE, cursor } },
+        options,
+      ),
     );
   }
 
@@ -110,10 +136,10 @@ export class FleetApiClient implements FleetService {
     request: FleetReleaseRequest,
     options?: FleetApiRequestOptions,
   ): Promise<Release> {
-    return this.request<Release>(
-      'POST',
-      `/applications/${encodeURIComponent(applicationId)}/releases`,
-      request,
+    return this.call(
+      'post',
+      '/applications/{id}/releases',
+      { path: { id: applicationId }, body: request },
       options,
     );
   }
@@ -122,10 +148,10 @@ export class FleetApiClient implements FleetService {
     releaseId: string,
     options?: FleetApiRequestOptions,
   ): Promise<Release> {
-    return this.request<Release>(
-      'GET',
-      `/releases/${encodeURIComponent(releaseId)}`,
-      undefined,
+    return this.call(
+      'get',
+      '/releases/{id}',
+      { path: { id: releaseId } },
       options,
     );
   }
@@ -135,27 +161,15 @@ export class FleetApiClient implements FleetService {
    * before gave, until none is given.
    */
   private async listAll<T>(
-    path: string,
-    filter: Record<string, string | undefined>,
-    options: FleetApiRequestOptions | undefined,
+    page: (cursor: string | undefined) => Promise<ListResponse<T>>,
   ): Promise<T[]> {
     const items: T[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const params = new URLSearchParams();
-      for (const [key, value] of Object.entries(filter))
-        if (value) params.set(key, value);
-      params.set('limit', String(FLEET_LIST_LIMITS.max));
-      if (cursor) params.set('cursor', cursor);
-      const page: ListResponse<T> = await this.request<ListResponse<T>>(
-        'GET',
-        `${path}?${params}`,
-        undefined,
-        options,
-      );
-      items.push(...page.items);
-      cursor = page.nextCursor;
+      const answer = await page(cursor);
+      items.push(...answer.items);
+      cursor = answer.nextCursor;
       // A cursor seen before would only loop.
       if (cursor && seen.has(cursor)) break;
       if (cursor) seen.add(cursor);
@@ -163,30 +177,27 @@ export class FleetApiClient implements FleetService {
     return items;
   }
 
-  private async request<T>(
-    method: string,
-    path: string,
-    body: unknown,
+  /** One operation of the Fleet API, typed by its OpenAPI spec, with a plugin request token. */
+  private async call<P extends FleetApiPath, M extends FleetApiMethod<P>>(
+    method: M,
+    path: P,
+    parts: FleetApiRequestParts<P, M>,
     options: FleetApiRequestOptions | undefined,
-  ): Promise<T> {
+  ): Promise<FleetApiAnswer<P, M>> {
     const baseUrl = await this.discovery.getBaseUrl('fleet');
     const { token } = await this.auth.getPluginRequestToken({
       onBehalfOf:
         options?.credentials ?? (await this.auth.getOwnServiceCredentials()),
       targetPluginId: 'fleet',
     });
-    const response = await this.fetchFn(`${baseUrl}${path}`, {
+    return fleetApiRequest({
+      baseUrl,
+      fetch: this.fetchFn,
       method,
-      headers: {
-        Authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
+      path,
+      parts: { ...parts, headers: { Authorization: `Bearer ${token}` } },
+      onError: toFleetError,
     });
-    if (!response.ok) {
-      throw await toFleetError(response);
-    }
-    return (await response.json()) as T;
   }
 }
 

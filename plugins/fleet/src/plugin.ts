@@ -32,20 +32,23 @@ export const fleetPlugin = createPlugin({
  *
  * @public
  */
-export const FleetPage = fleetPlugin.provide(
-  createRoutableExtension({
-    name: 'FleetPage',
-    component: () => import('./components/FleetPage').then(m => m.FleetPage),
-    mountPoint: rootRouteRef,
-  }),
-);
+export const FleetPage: (props: { pollIntervalMs?: number }) => JSX.Element =
+  fleetPlugin.provide(
+    createRoutableExtension({
+      name: 'FleetPage',
+      component: () => import('./components/FleetPage').then(m => m.FleetPage),
+      mountPoint: rootRouteRef,
+    }),
+  );
 
 /**
  * For component pages: cluster states, deployments and the Deploy button.
  *
  * @public
  */
-export const EntityFleetDeploymentsCard = fleetPlugin.provide(
+export const EntityFleetDeploymentsCard: (props: {
+  pollIntervalMs?: number;
+}) => JSX.Element = fleetPlugin.provide(
   createComponentExtension({
     name: 'EntityFleetDeploymentsCard',
     component: {
@@ -62,7 +65,9 @@ export const EntityFleetDeploymentsCard = fleetPlugin.provide(
  *
  * @public
  */
-export const EntityFleetClusterCard = fleetPlugin.provide(
+export const EntityFleetClusterCard: (props: {
+  pollIntervalMs?: number;
+}) => JSX.Element = fleetPlugin.provide(
   createComponentExtension({
     name: 'EntityFleetClusterCard',
     component: {

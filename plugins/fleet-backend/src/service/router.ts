@@ -20,7 +20,7 @@ import {
   type HealthCycleSummary,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
-import Router from 'express-promise-router';
+import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type {
   ApplicationStore,
@@ -161,7 +161,20 @@ export async function createRouter(
     releases,
     auditor,
   } = options;
-  const router = Router();
+  // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
+  // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
+  // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
+  // words; the spec states the same shapes for clients.
+  const router = await createOpenApiRouter({
+    // No body parser in front: bodies are parsed below, for authenticated callers only.
+    middleware: [(_req, _res, next) => next()],
+    // Authentication is the httpAuth service's (below), not the validator's.
+    validatorOptions: {
+      validateRequests: false,
+      validateResponses: false,
+      validateSecurity: false,
+    },
+  });
 
   /** Authenticates the caller and checks one permission (on `resourceRef` for an entity's). */
   const authorize = (

@@ -2,6 +2,11 @@ import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
 import {
   FLEET_LIST_LIMITS,
+  fleetApiRequest,
+  type FleetApiAnswer,
+  type FleetApiMethod,
+  type FleetApiPath,
+  type FleetApiRequestParts,
   type Application,
   type ApplicationFleetStatus,
   type Cluster,
@@ -20,9 +25,14 @@ import type {
   FleetApi,
 } from './FleetApi';
 
+/** The paged lists are asked for pages of the largest size. */
+const MAX_PAGE = String(FLEET_LIST_LIMITS.max);
+
 /**
  * The {@link FleetApi} over HTTP: `discoveryApi` finds the backend, `fetchApi` carries the
- * user's credentials. A failed call throws a `ResponseError` holding the API's own error body.
+ * user's credentials. Each call is typed by the Fleet OpenAPI spec (through
+ * `fleetApiRequest` of `@cnp/plugin-fleet-common`). A failed call throws a `ResponseError`
+ * holding the API's own error body.
  *
  * @public
  */
@@ -35,31 +45,20 @@ export class FleetClient implements FleetApi {
     this.fetchApi = options.fetchApi;
   }
 
-  private async request<T>(
-    path: string,
-    init?: {
-      method?: string;
-      body?: unknown;
-      query?: Record<string, string | number | undefined>;
-    },
-  ): Promise<T> {
-    const base = await this.discoveryApi.getBaseUrl('fleet');
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries(init?.query ?? {})) {
-      if (value !== undefined && value !== '') query.set(key, String(value));
-    }
-    const url = `${base}${path}${query.size ? `?${query}` : ''}`;
-    const response = await this.fetchApi.fetch(url, {
-      method: init?.method ?? 'GET',
-      headers:
-        init?.body !== undefined
-          ? { 'Content-Type': 'application/json' }
-          : undefined,
-      body: init?.body !== undefined ? JSON.stringify(init.body) : undefined,
+  /** One operation of the Fleet API, typed by its OpenAPI spec. */
+  private async call<P extends FleetApiPath, M extends FleetApiMethod<P>>(
+    method: M,
+    path: P,
+    parts?: FleetApiRequestParts<P, M>,
+  ): Promise<FleetApiAnswer<P, M>> {
+    return fleetApiRequest({
+      baseUrl: await this.discoveryApi.getBaseUrl('fleet'),
+      fetch: (url, init) => this.fetchApi.fetch(url, init),
+      method,
+      path,
+      parts,
+      onError: response => ResponseError.fromResponse(response),
     });
-    if (!response.ok) throw await ResponseError.fromResponse(response);
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
   }
 
   /**
@@ -68,18 +67,15 @@ export class FleetClient implements FleetApi {
    * the next page is asked with the cursor the last one gave, until none is given.
    */
   private async list<T>(
-    path: string,
-    query?: Record<string, string | number | undefined>,
+    page: (cursor: string | undefined) => Promise<ListResponse<T>>,
   ): Promise<T[]> {
     const items: T[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page: ListResponse<T> = await this.request<ListResponse<T>>(path, {
-        query: { ...query, cursor },
-      });
-      items.push(...page.items);
-      cursor = page.nextCursor;
+      const answer = await page(cursor);
+      items.push(...answer.items);
+      cursor = answer.nextCursor;
       // A cursor seen before would only loop.
       if (cursor && seen.has(cursor)) break;
       if (cursor) seen.add(cursor);
@@ -88,128 +84,136 @@ export class FleetClient implements FleetApi {
   }
 
   listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
-    return this.list('/clusters', {
-      status: options?.status,
-      limit: FLEET_LIST_LIMITS.max,
-    });
+    return this.list(cursor =>
+      this.call('get', '/clusters', {
+        query: { status: options?.status, limit: MAX_PAGE, cursor },
+      }),
+    );
   }
 
   getCluster(name: string): Promise<Cluster> {
-    return this.request(`/clusters/${encodeURIComponent(name)}`);
+    return this.call('get', '/clusters/{name}', { path: { name } });
   }
 
-  listClusterEvents(name: string): Promise<FleetEvent[]> {
-    return this.list(`/clusters/${encodeURIComponent(name)}/events`);
+  async listClusterEvents(name: string): Promise<FleetEvent[]> {
+    return (
+      await this.call('get', '/clusters/{name}/events', { path: { name } })
+    ).items;
   }
 
-  listRecentEvents(options?: { limit?: number }): Promise<FleetEvent[]> {
-    return this.list('/events', { limit: options?.limit });
+  async listRecentEvents(options?: { limit?: number }): Promise<FleetEvent[]> {
+    const limit =
+      options?.limit === undefined ? undefined : String(options.limit);
+    return (await this.call('get', '/events', { query: { limit } })).items;
   }
 
   getSummary(): Promise<FleetSummary> {
-    return this.request('/summary');
+    return this.call('get', '/summary');
   }
 
   runHealthCycle(): Promise<HealthCycleSummary> {
-    return this.request('/health/run', { method: 'POST' });
+    return this.call('post', '/health/run');
   }
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
-    return this.list('/applications', {
-      entityRef: options?.entityRef,
-      limit: FLEET_LIST_LIMITS.max,
-    });
+    return this.list(cursor =>
+      this.call('get', '/applications', {
+        query: { entityRef: options?.entityRef, limit: MAX_PAGE, cursor },
+      }),
+    );
   }
 
   getApplicationStatus(applicationId: string): Promise<ApplicationFleetStatus> {
-    return this.request(
-      `/applications/${encodeURIComponent(applicationId)}/status`,
-    );
+    return this.call('get', '/applications/{id}/status', {
+      path: { id: applicationId },
+    });
   }
 
   createRelease(
     applicationId: string,
     request: CreateReleaseRequest,
   ): Promise<Release> {
-    return this.request(
-      `/applications/${encodeURIComponent(applicationId)}/releases`,
-      { method: 'POST', body: request },
-    );
+    return this.call('post', '/applications/{id}/releases', {
+      path: { id: applicationId },
+      body: request,
+    });
   }
 
   getRelease(id: string): Promise<Release> {
-    return this.request(`/releases/${encodeURIComponent(id)}`);
+    return this.call('get', '/releases/{id}', { path: { id } });
   }
 
-  listReleases(applicationId: string): Promise<Release[]> {
-    return this.list(
-      `/applications/${encodeURIComponent(applicationId)}/releases`,
-    );
+  async listReleases(applicationId: string): Promise<Release[]> {
+    return (
+      await this.call('get', '/applications/{id}/releases', {
+        path: { id: applicationId },
+      })
+    ).items;
   }
 
   promoteRelease(id: string): Promise<Release> {
-    return this.releaseAction(id, 'promote');
+    return this.call('post', '/releases/{id}/promote', { path: { id } });
   }
 
   pauseRelease(id: string): Promise<Release> {
-    return this.releaseAction(id, 'pause');
+    return this.call('post', '/releases/{id}/pause', { path: { id } });
   }
 
   resumeRelease(id: string): Promise<Release> {
-    return this.releaseAction(id, 'resume');
+    return this.call('post', '/releases/{id}/resume', { path: { id } });
   }
 
   abortRelease(id: string): Promise<Release> {
-    return this.releaseAction(id, 'abort');
-  }
-
-  private releaseAction(
-    id: string,
-    action: 'promote' | 'pause' | 'resume' | 'abort',
-  ): Promise<Release> {
-    return this.request(`/releases/${encodeURIComponent(id)}/${action}`, {
-      method: 'POST',
-    });
+    return this.call('post', '/releases/{id}/abort', { path: { id } });
   }
 
   listDeployments(options?: {
     entityRef?: string;
     cluster?: string;
   }): Promise<Deployment[]> {
-    return this.list('/deployments', {
-      entityRef: options?.entityRef,
-      cluster: options?.cluster,
-      limit: FLEET_LIST_LIMITS.max,
-    });
+    return this.list(cursor =>
+      this.call('get', '/deployments', {
+        query: {
+          entityRef: options?.entityRef,
+          cluster: options?.cluster,
+          limit: MAX_PAGE,
+          cursor,
+        },
+      }),
+    );
   }
 
   createDeployment(request: CreateDeploymentRequest): Promise<Deployment> {
-    return this.request('/deployments', { method: 'POST', body: request });
+    return this.call('post', '/deployments', { body: request });
   }
 
-  listDeploymentEvents(id: string): Promise<FleetEvent[]> {
-    return this.list(`/deployments/${encodeURIComponent(id)}/events`);
+  async listDeploymentEvents(id: string): Promise<FleetEvent[]> {
+    return (
+      await this.call('get', '/deployments/{id}/events', { path: { id } })
+    ).items;
   }
 
-  listRevisions(deploymentId: string): Promise<Revision[]> {
-    return this.list(
-      `/deployments/${encodeURIComponent(deploymentId)}/revisions`,
-    );
+  async listRevisions(deploymentId: string): Promise<Revision[]> {
+    return (
+      await this.call('get', '/deployments/{id}/revisions', {
+        path: { id: deploymentId },
+      })
+    ).items;
   }
 
   rollback(deploymentId: string, toRevision?: number): Promise<Deployment> {
-    return this.request(
-      `/deployments/${encodeURIComponent(deploymentId)}/rollback`,
-      { method: 'POST', body: { toRevision } },
-    );
+    return this.call('post', '/deployments/{id}/rollback', {
+      path: { id: deploymentId },
+      body: { toRevision },
+    });
   }
 
   undeploy(
     deploymentId: string,
     options?: { force?: boolean },
   ): Promise<Deployment> {
-    return this.request(`/deployments/${encodeURIComponent(deploymentId)}`, {
-      method: 'DELETE',
+    return this.call('delete', '/deployments/{id}', {
+      path: { id: deploymentId },
       query: { force: options?.force ? 'true' : undefined },
     });
   }

@@ -2,7 +2,10 @@ import {
   createExtensionTester,
   renderInTestApp,
 } from '@backstage/frontend-test-utils';
-import { EntityProvider } from '@backstage/plugin-catalog-react';
+import {
+  EntityProvider,
+  entityRouteRef,
+} from '@backstage/plugin-catalog-react';
 import { screen, within } from '@testing-library/react';
 import { fleetApiRef } from './api';
 import fleetPlugin, { fleetDeploymentsEntityCard } from './alpha';
@@ -24,6 +27,8 @@ describe('fleet plugin (new frontend system)', () => {
       </EntityProvider>,
       {
         apis: [[fleetApiRef, api]],
+        // Cluster names link to their catalog pages.
+        mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
       },
     );
     // the card is lazy-loaded through the extension: allow a loaded machine some time

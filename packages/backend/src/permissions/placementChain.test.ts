@@ -117,13 +117,21 @@ describe.each(databases.eachSupportedId())(
       const bob = mockCredentials.user.header('user:default/bob');
       const entityRef = 'component:default/orders';
 
-      // The catalog has stitched who owns the component and who is in which group.
-      for (let i = 0; i < 240; i++) {
+      // The catalog has stitched who owns the component and who is in which group (the policy
+      // reads groups from the catalog when it decides).
+      const stitched = async (ref: string, relation: string) => {
         const res = await request(server)
-          .get('/api/catalog/entities/by-name/user/default/bob')
+          .get(`/api/catalog/entities/by-name/${ref}`)
           .set('Authorization', mockCredentials.service.header());
-        if ((res.body.relations ?? []).some((r: any) => r.type === 'memberOf'))
-          break;
+        return (res.body.relations ?? []).some((r: any) => r.type === relation);
+      };
+      for (let i = 0; i < 240; i++) {
+        const ready = await Promise.all([
+          stitched('user/default/alice', 'memberOf'),
+          stitched('user/default/bob', 'memberOf'),
+          stitched('component/default/orders', 'ownedBy'),
+        ]);
+        if (ready.every(Boolean)) break;
         await new Promise(r => setTimeout(r, 250));
       }
       await request(server)

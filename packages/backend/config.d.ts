@@ -5,13 +5,14 @@ export interface Config {
     /** The app's permission policy for Fleet (packages/backend/src/permissions). */
     permissions?: {
       /**
-       * Groups (or users) whose members may deploy any component, not only those they own,
-       * e.g. `group:default/guests`. Refs without a kind are groups.
+       * Deployer groups, e.g. `group:default/guests` (refs without a kind are groups): their
+       * members may also deploy a component they do not own when its catalog entry names their
+       * group in the `cnp.io/deployers` annotation (one full group ref).
        */
       deployers?: string[];
       /**
-       * Groups (or users) whose members alone may register, change and delete clusters and run
-       * health cycles. Unset or empty: no user may (service tokens still can, within their
+       * Groups (or users) whose members alone may register, change and delete clusters, run
+       * health cycles and use the Kubernetes plugin's proxy (`kubernetes.proxy`). Unset or empty: no user may (service tokens still can, within their
        * access restrictions).
        */
       clusterAdmins?: string[];

@@ -127,25 +127,62 @@ describe('publish:local', () => {
     expect(entity?.metadata.annotations?.['cnp.io/image']).toBe('orders:1');
   });
 
-  it('refuses a name that is already published, leaving it as it was', async () => {
+  it('refuses a name whose folder is already there, leaving it as it was', async () => {
     const action = createPublishLocalAction({
       directory: path.join(dir, 'published'),
       catalog,
       auth,
     });
+    // A folder left there (by hand, or a publish the catalog refused).
+    fs.mkdirSync(path.join(dir, 'published', 'stale'));
+    fs.writeFileSync(
+      path.join(dir, 'published', 'stale', 'README.md'),
+      'kept\n',
+    );
     const ctx = createMockActionContext({
-      input: { name: 'orders' },
-      workspacePath: workspace('other'),
+      input: { name: 'stale' },
+      workspacePath: workspace('stale'),
     });
     await expect(action.handler(ctx as any)).rejects.toThrow(
-      /'orders' is already published/,
+      /'stale' is already published/,
     );
     expect(
       fs.readFileSync(
-        path.join(dir, 'published', 'orders', 'README.md'),
+        path.join(dir, 'published', 'stale', 'README.md'),
         'utf8',
       ),
-    ).toBe('# orders\n');
+    ).toBe('kept\n');
+  });
+
+  it('publishes only the component the name says, and never one the catalog already has', async () => {
+    const action = createPublishLocalAction({
+      directory: path.join(dir, 'published'),
+      catalog,
+      auth,
+    });
+    // The workspace describes another component than the name given.
+    await expect(
+      action.handler(
+        createMockActionContext({
+          input: { name: 'billing' },
+          workspacePath: workspace('payments'),
+        }) as any,
+      ),
+    ).rejects.toThrow(/must describe component:default\/billing/);
+    // orders is in the catalog (published above), even if its folder were gone.
+    fs.rmSync(path.join(dir, 'published', 'orders'), {
+      recursive: true,
+      force: true,
+    });
+    await expect(
+      action.handler(
+        createMockActionContext({
+          input: { name: 'orders' },
+          workspacePath: workspace('orders'),
+        }) as any,
+      ),
+    ).rejects.toThrow(/component:default\/orders is already in the catalog/);
+    expect(fs.existsSync(path.join(dir, 'published', 'billing'))).toBe(false);
   });
 
   it('fails the step, saying which location it needs, when the catalog does not read the folder', async () => {

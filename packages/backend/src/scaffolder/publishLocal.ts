@@ -78,7 +78,24 @@ export function createPublishLocalAction(options: {
           'The workspace catalog-info.yaml is not an entity (kind and metadata.name are needed)',
         );
       }
+      // What the template publishes is the component it names, nothing else: another kind or
+      // name would put (or claim) someone else's entity.
+      if (
+        entity.kind.toLocaleLowerCase('en-US') !== 'component' ||
+        (entity.metadata.namespace ?? 'default') !== 'default' ||
+        entity.metadata.name !== ctx.input.name
+      ) {
+        throw new InputError(
+          `The workspace catalog-info.yaml must describe component:default/${ctx.input.name}`,
+        );
+      }
       const entityRef = stringifyEntityRef(entity);
+      const credentials = await auth.getOwnServiceCredentials();
+      if (await catalog.getEntityByRef(entityRef, { credentials })) {
+        throw new ConflictError(
+          `${entityRef} is already in the catalog; pick another name`,
+        );
+      }
       await fs.mkdir(root, { recursive: true });
       try {
         await fs.mkdir(dest);
@@ -96,7 +113,6 @@ export function createPublishLocalAction(options: {
       // The catalog's location for the folder (named from its spec, as the catalog names the
       // locations of its config): read now. Until a first component is published its glob
       // matches nothing, and the catalog keeps it out of the entities it lists.
-      const credentials = await auth.getOwnServiceCredentials();
       const locationRef = `location:default/${locationSpecToMetadataName({
         type: 'file',
         target,

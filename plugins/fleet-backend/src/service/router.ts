@@ -89,7 +89,10 @@ export type RouterStores = {
   >;
   applications: Pick<
     ApplicationStore,
-    'listApplications' | 'getApplication' | 'setPlacementGrant'
+    | 'listApplications'
+    | 'getApplication'
+    | 'getApplicationByEntityRef'
+    | 'setPlacementGrant'
   >;
   deployments: Pick<
     DeploymentStore,
@@ -599,9 +602,14 @@ export async function createRouter(
           credentials,
           (body.placement?.clusters ?? []).filter(name => !before.has(name)),
         );
-        const grant = await placementGrantOf(permissions, credentials);
+        // Whoever sets the placement decides where the reconcile may take it: a change of the
+        // spec alone keeps the placement's author and their decision.
+        const grant =
+          body.placement !== undefined
+            ? await placementGrantOf(permissions, credentials)
+            : undefined;
         const result = await deployments.updateApplication(id, body, ifMatch);
-        await stores.applications.setPlacementGrant(id, grant);
+        if (grant) await stores.applications.setPlacementGrant(id, grant);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${id} of ${application.entityRef} updated by ${actor}`,
@@ -759,15 +767,24 @@ export async function createRouter(
           entityRef,
         );
         await checkClusters(credentials, [body.cluster]);
-        const grant = await placementGrantOf(permissions, credentials);
+        // A deploy by hand to one cluster says nothing about the placement, unless it creates
+        // the application (from the component's annotations): then its author decides.
+        const creates = !(await stores.applications.getApplicationByEntityRef(
+          entityRef,
+        ));
+        const grant = creates
+          ? await placementGrantOf(permissions, credentials)
+          : undefined;
         const deployed = await deployments.deploy(
           { ...body, entityRef },
           actorOf(credentials),
         );
-        await stores.applications.setPlacementGrant(
-          deployed.applicationId,
-          grant,
-        );
+        if (grant) {
+          await stores.applications.setPlacementGrant(
+            deployed.applicationId,
+            grant,
+          );
+        }
         return deployed;
       },
     );

@@ -1,23 +1,11 @@
-import {
-  coreServices,
-  createServiceFactory,
-} from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  startTestBackend,
-} from '@backstage/backend-test-utils';
-import catalogPlugin from '@backstage/plugin-catalog-backend';
-import permissionPlugin from '@backstage/plugin-permission-backend';
-import fleetPlugin from '@cnp/plugin-fleet-backend';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { stringify } from 'yaml';
-import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import { httpAuthWithActors } from './__testUtils__/testServices';
+import { startChainBackend } from './__testUtils__/chainBackend';
 
 jest.setTimeout(120_000);
 
@@ -85,48 +73,19 @@ describe.each(databases.eachSupportedId())(
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-chain-'));
       const file = path.join(dir, 'entities.yaml');
       fs.writeFileSync(file, entities.map(e => stringify(e)).join('---\n'));
-      const knex = await databases.init(databaseId);
-      const { server } = await startTestBackend({
-        features: [
-          fleetPlugin,
-          permissionPlugin,
-          catalogPlugin,
-          permissionModuleFleetPolicy,
-          httpAuthWithActors,
-          // No userInfo of our own: the tokens' claims are the user alone, and the policy reads
-          // the groups from the catalog.
-          // One database per plugin, as a real backend has: plugins' migration tables must not
-          // meet (on PostgreSQL, two creating knex_migrations at once collide).
-          createServiceFactory({
-            service: coreServices.database,
-            deps: { plugin: coreServices.pluginMetadata },
-            async factory({ plugin }) {
-              const client =
-                plugin.getId() === 'fleet'
-                  ? knex
-                  : await databases.init(databaseId);
-              return { getClient: async () => client };
-            },
-          }),
-          mockServices.rootConfig.factory({
-            data: {
-              permission: { enabled: true },
-              catalog: {
-                rules: [{ allow: ['Component', 'Group', 'User'] }],
-                locations: [{ type: 'file', target: file }],
-                processingInterval: { seconds: 1 },
-              },
-              fleet: {
-                discovery: { kubeconfigDir: sim.kubeconfigDir },
-                deploy: { pollInterval: { milliseconds: 50 } },
-                permissions: {
-                  deployers: ['group:default/deployers'],
-                  clusterAdmins: ['group:default/team-a'],
-                },
-              },
-            },
-          }),
-        ],
+      const { server, knex } = await startChainBackend({
+        databases,
+        databaseId,
+        entitiesFile: file,
+        allowKinds: ['Component', 'Group', 'User'],
+        fleet: {
+          discovery: { kubeconfigDir: sim.kubeconfigDir },
+          deploy: { pollInterval: { milliseconds: 50 } },
+          permissions: {
+            deployers: ['group:default/deployers'],
+            clusterAdmins: ['group:default/team-a'],
+          },
+        },
       });
       const as = (user: string) => mockCredentials.user.header(user);
       const alice = as('user:default/alice');

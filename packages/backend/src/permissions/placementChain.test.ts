@@ -1,25 +1,16 @@
 import {
   coreServices,
   createBackendModule,
-  createServiceFactory,
   type SchedulerService,
 } from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  startTestBackend,
-} from '@backstage/backend-test-utils';
-import catalogPlugin from '@backstage/plugin-catalog-backend';
-import permissionPlugin from '@backstage/plugin-permission-backend';
-import fleetPlugin from '@cnp/plugin-fleet-backend';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { stringify } from 'yaml';
-import { permissionModuleFleetPolicy } from './FleetPermissionPolicy';
-import { httpAuthWithActors } from './__testUtils__/testServices';
+import { startChainBackend } from './__testUtils__/chainBackend';
 
 jest.setTimeout(120_000);
 
@@ -62,15 +53,19 @@ describe.each(databases.eachSupportedId())(
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-placement-'));
       const file = path.join(dir, 'entities.yaml');
       fs.writeFileSync(file, entities.map(e => stringify(e)).join('---\n'));
-      const knex = await databases.init(databaseId);
       let scheduler: SchedulerService | undefined;
-      const { server } = await startTestBackend({
+      const { server, knex } = await startChainBackend({
+        databases,
+        databaseId,
+        entitiesFile: file,
+        allowKinds: ['Component', 'Group', 'User'],
+        fleet: {
+          discovery: { kubeconfigDir: sim.kubeconfigDir },
+          deploy: { pollInterval: { milliseconds: 50 } },
+          reconcile: { interval: { minutes: 10 } },
+          permissions: { clusterAdmins: ['group:default/team-a'] },
+        },
         features: [
-          fleetPlugin,
-          permissionPlugin,
-          catalogPlugin,
-          permissionModuleFleetPolicy,
-          httpAuthWithActors,
           // Lets the test run Fleet's reconcile now rather than at its schedule.
           createBackendModule({
             pluginId: 'fleet',
@@ -82,33 +77,6 @@ describe.each(databases.eachSupportedId())(
                   scheduler = s;
                 },
               });
-            },
-          }),
-          createServiceFactory({
-            service: coreServices.database,
-            deps: { plugin: coreServices.pluginMetadata },
-            async factory({ plugin }) {
-              const client =
-                plugin.getId() === 'fleet'
-                  ? knex
-                  : await databases.init(databaseId);
-              return { getClient: async () => client };
-            },
-          }),
-          mockServices.rootConfig.factory({
-            data: {
-              permission: { enabled: true },
-              catalog: {
-                rules: [{ allow: ['Component', 'Group', 'User'] }],
-                locations: [{ type: 'file', target: file }],
-                processingInterval: { seconds: 1 },
-              },
-              fleet: {
-                discovery: { kubeconfigDir: sim.kubeconfigDir },
-                deploy: { pollInterval: { milliseconds: 50 } },
-                reconcile: { interval: { minutes: 10 } },
-                permissions: { clusterAdmins: ['group:default/team-a'] },
-              },
             },
           }),
         ],

@@ -668,6 +668,74 @@ async function main() {
     .first()
     .evaluate(el => el.scrollIntoView({ block: 'start' }));
 
+  // A permission-aware UI, with links: a cluster's name on a card opens its catalog page; a
+  // kubernetes-cluster Resource Fleet does not manage says so; a component the guest may not
+  // deploy (ledger: owned by finance, no cnp.io/deployers) shows its buttons disabled, with why.
+  await page.goto(`${FRONTEND}/catalog/default/component/payments`);
+  await page
+    .getByRole('list', { name: 'Clusters' })
+    .locator('[data-cluster="sim-1"]')
+    .getByRole('link', { name: 'sim-1', exact: true })
+    .click();
+  await page.waitForURL(/\/catalog\/default\/resource\/sim-1$/);
+  await page.getByText('Fleet cluster sim-1').first().waitFor();
+  log("a cluster's name on payments' card opened its catalog page");
+  await waitFor(
+    'the legacy-cluster Resource page',
+    async () => {
+      await page.goto(`${FRONTEND}/catalog/default/resource/legacy-cluster`);
+      await page
+        .getByText(/legacy-cluster is not managed by Fleet/)
+        .waitFor({ timeout: 15_000 });
+      return true;
+    },
+    60_000,
+    2000,
+  );
+  log('legacy-cluster (not in Fleet): "not managed by Fleet", no error');
+  await shot(page, 'cluster-not-managed-by-fleet');
+  await page.goto(`${FRONTEND}/catalog/default/component/ledger`);
+  await page.getByText('Fleet deployments').first().waitFor();
+  const ledgerDeploy = page.getByRole('button', {
+    name: 'Deploy',
+    exact: true,
+  });
+  await page.waitForFunction(
+    () =>
+      [...document.querySelectorAll('button')].some(
+        b => b.textContent?.trim() === 'Deploy' && b.disabled,
+      ),
+    undefined,
+    { timeout: 30_000 },
+  );
+  if (!(await ledgerDeploy.isDisabled())) {
+    throw new Error("ledger's Deploy button is enabled for the guest");
+  }
+  await ledgerDeploy.locator('xpath=..').hover();
+  await page.getByText('You are not allowed to deploy ledger').waitFor();
+  log(
+    "ledger (finance's): Deploy disabled for the guest, the tooltip says why",
+  );
+  await shot(page, 'deploy-not-allowed');
+  // The backend agrees: the guest's same request through the API is refused.
+  const refused = await fetch(`${BACKEND}/api/fleet/deployments`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${(await guestSignIn()).token}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      entityRef: 'component:default/ledger',
+      cluster: 'sim-1',
+    }),
+  });
+  if (refused.status !== 403) {
+    throw new Error(
+      `deploying ledger as the guest answered ${refused.status}, not 403`,
+    );
+  }
+  log('the API refuses it too: 403');
+
   // The catalog's annotations, read by the backend with its own service credentials: payments'
   // cnp.io/clusters (sim-1,sim-2) placed it on sim-1 too, and a deploy without an image takes
   // the component's cnp.io/image.

@@ -12,5 +12,14 @@ export interface Config {
        */
       pollInterval?: number;
     };
+    /** Where Fleet's catalog module publishes clusters (read by its backend module too). */
+    catalog?: {
+      /**
+       * Catalog namespace of the cluster entities (default `default`): cluster names on the
+       * cards link to `resource:<namespace>/<cluster>`.
+       * @visibility frontend
+       */
+      namespace?: string;
+    };
   };
 }

@@ -1,5 +1,11 @@
 import { entityRouteRef } from '@backstage/plugin-catalog-react';
-import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
+import {
+  mockApis,
+  renderInTestApp,
+  TestApiProvider,
+} from '@backstage/test-utils';
 import type { Cluster, ClusterStatus } from '@cnp/plugin-fleet-common';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
@@ -13,11 +19,19 @@ import {
 import { FleetPage } from './FleetPage';
 import type { ReactElement } from 'react';
 
-/** The page in the test app, with the catalog's entity pages mounted (events link to them). */
+/**
+ * The page in the test app, with the catalog's entity pages mounted (events link to them), for a
+ * user allowed everything unless the test's own providers say otherwise.
+ */
 const renderPage = (ui: ReactElement) =>
-  renderInTestApp(ui, {
-    mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
-  });
+  renderInTestApp(
+    <TestApiProvider apis={[[permissionApiRef, mockApis.permission()]]}>
+      {ui}
+    </TestApiProvider>,
+    {
+      mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
+    },
+  );
 
 /** A FleetApi over `all`, filtering by status as the backend does. */
 function fleetOf(all: Cluster[]) {
@@ -126,6 +140,39 @@ describe('FleetPage', () => {
         /The last health cycle finished moments ago, so nothing was probed again: 3 ONLINE/,
       ),
     ).toBeInTheDocument();
+  });
+
+  it('disables the health check for a user who may not run it, and says why', async () => {
+    const api = mockFleetApi();
+    const authorize = jest.fn(
+      (): AuthorizeResult.ALLOW | AuthorizeResult.DENY => AuthorizeResult.DENY,
+    );
+    await renderPage(
+      <TestApiProvider
+        apis={[
+          [fleetApiRef, api],
+          [permissionApiRef, mockApis.permission({ authorize })],
+        ]}
+      >
+        <FleetPage />
+      </TestApiProvider>,
+    );
+    const button = await screen.findByRole('button', {
+      name: 'Run health check',
+    });
+    await waitFor(() => expect(button).toBeDisabled());
+    expect(authorize).toHaveBeenCalledWith(
+      expect.objectContaining({
+        permission: expect.objectContaining({ name: 'fleet.health.run' }),
+      }),
+    );
+    await userEvent.hover(button.parentElement!);
+    expect(
+      await screen.findByText(
+        'Only cluster admins may run a health check (fleet.health.run)',
+      ),
+    ).toBeInTheDocument();
+    expect(api.runHealthCycle).not.toHaveBeenCalled();
   });
 
   it('shows an empty state', async () => {

@@ -6,11 +6,14 @@ import {
 } from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
 import Box from '@material-ui/core/Box';
-import Button from '@material-ui/core/Button';
 import Grid from '@material-ui/core/Grid';
 import Alert from '@material-ui/lab/Alert';
 import { useState } from 'react';
-import { fleetSignalChannels } from '@cnp/plugin-fleet-common';
+import { usePermission } from '@backstage/plugin-permission-react';
+import {
+  fleetHealthRunPermission,
+  fleetSignalChannels,
+} from '@cnp/plugin-fleet-common';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
@@ -20,6 +23,7 @@ import {
 import { FleetApplicationsCard } from './FleetApplicationsCard';
 import { FleetEventsCard } from './FleetEventsCard';
 import { FleetSummaryCard } from './FleetSummaryCard';
+import { PermittedButton } from '../DeploymentActions';
 import { useHealthCycleRun } from './useHealthCycleRun';
 
 /**
@@ -55,6 +59,8 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
     },
   );
   const healthCycle = useHealthCycleRun(refresh);
+  // Running a cycle is the cluster admins' (fleet.health.run): others see it disabled, and why.
+  const canRunHealth = usePermission({ permission: fleetHealthRunPermission });
 
   return (
     <Page themeId="tool">
@@ -64,14 +70,16 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
       />
       <Content>
         <ContentHeader title="Clusters">
-          <Button
+          <PermittedButton
             variant="outlined"
             color="primary"
             onClick={healthCycle.run}
             disabled={healthCycle.running}
+            permission={canRunHealth}
+            deniedText="Only cluster admins may run a health check (fleet.health.run)"
           >
             {healthCycle.running ? 'Running health check…' : 'Run health check'}
-          </Button>
+          </PermittedButton>
         </ContentHeader>
         {healthCycle.message && (
           <Box mb={2}>

@@ -93,6 +93,18 @@ describe.each(databases.eachSupportedId())(
         ['west', 'fleet'],
       ]);
 
+      // The application carries an environment value (shown by Fleet only to deployers).
+      await request(server)
+        .post('/api/fleet/applications')
+        .send({
+          entityRef: 'component:default/shop',
+          spec: {
+            image: 'shop:1.0',
+            replicas: 2,
+            env: { API_KEY: 's3cret-value' },
+          },
+        })
+        .expect(201);
       for (const cluster of ['east', 'west']) {
         await request(server)
           .post('/api/fleet/deployments')
@@ -141,6 +153,20 @@ describe.each(databases.eachSupportedId())(
           expect(pod.status.phase).toBe('Running');
         }
       }
+
+      // Fleet hides environment values from who may not deploy the component; the tab, readable
+      // by everyone, shows the variables' names only, in every object Fleet deployed.
+      expect(JSON.stringify(objects.body)).not.toContain('s3cret-value');
+      const [someDeployment] = byCluster
+        .get('east')
+        .resources.find((r: any) => r.type === 'deployments').resources;
+      expect(someDeployment.spec.template.spec.containers[0].env).toEqual([
+        { name: 'API_KEY' },
+      ]);
+      const [somePod] = byCluster
+        .get('west')
+        .resources.find((r: any) => r.type === 'pods').resources;
+      expect(somePod.spec.containers[0].env).toEqual([{ name: 'API_KEY' }]);
 
       // The pod's logs and events, through the plugin's proxy, with Fleet's credentials.
       const pod = byCluster

@@ -5,9 +5,11 @@ import {
 import {
   kubernetesAuthStrategyExtensionPoint,
   kubernetesClusterSupplierExtensionPoint,
+  kubernetesFetcherExtensionPoint,
 } from '@backstage/plugin-kubernetes-node';
 import { fleetServiceRef } from '@cnp/plugin-fleet-node';
 import { FleetAuthStrategy } from './FleetAuthStrategy';
+import { FleetEnvRedactingFetcher } from './FleetEnvRedactingFetcher';
 import {
   FLEET_AUTH_PROVIDER,
   FleetClusterSupplier,
@@ -16,7 +18,8 @@ import {
 /**
  * Makes Fleet's clusters the Kubernetes plugin's clusters: a cluster supplier that follows
  * Fleet's cluster list, and the `fleet` auth strategy that signs each request with the
- * credentials of that cluster's own kubeconfig.
+ * credentials of that cluster's own kubeconfig. What Fleet deployed reaches the tab without its
+ * environment values (Fleet shows those only to who may deploy the component).
  *
  * @public
  */
@@ -31,8 +34,16 @@ export const kubernetesModuleFleetClusters = createBackendModule({
         fleet: fleetServiceRef,
         clusterSupplier: kubernetesClusterSupplierExtensionPoint,
         authStrategy: kubernetesAuthStrategyExtensionPoint,
+        fetcher: kubernetesFetcherExtensionPoint,
       },
-      async init({ config, logger, fleet, clusterSupplier, authStrategy }) {
+      async init({
+        config,
+        logger,
+        fleet,
+        clusterSupplier,
+        authStrategy,
+        fetcher,
+      }) {
         const clusters = FleetClusterSupplier.fromConfig(config, {
           fleet,
           logger,
@@ -41,6 +52,10 @@ export const kubernetesModuleFleetClusters = createBackendModule({
         authStrategy.addAuthStrategy(
           FLEET_AUTH_PROVIDER,
           new FleetAuthStrategy(clusters),
+        );
+        fetcher.addFetcher(
+          async ({ getDefault }) =>
+            new FleetEnvRedactingFetcher(await getDefault()),
         );
       },
     });

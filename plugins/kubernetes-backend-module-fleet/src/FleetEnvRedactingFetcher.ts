@@ -1,0 +1,73 @@
+import type {
+  FetchResponseWrapper,
+  KubernetesFetcher,
+  ObjectFetchParams,
+} from '@backstage/plugin-kubernetes-node';
+
+/** The label Fleet puts on every object it deploys, and on their pod templates. */
+const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+const FLEET = 'fleet';
+
+function isFleetManaged(object: unknown): boolean {
+  const labels = (object as { metadata?: { labels?: Record<string, string> } })
+    ?.metadata?.labels;
+  return labels?.[MANAGED_BY_LABEL] === FLEET;
+}
+
+/**
+ * Drops the plain values of every `env` list in `value` (containers, init containers, at any
+ * depth: a Pod, a ReplicaSet's or a Deployment's template); names and references
+ * (`valueFrom`) stay.
+ */
+function withoutEnvValues(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutEnvValues);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === 'env' && Array.isArray(child)) {
+      out.env = child.map(entry => {
+        if (entry === null || typeof entry !== 'object') return entry;
+        const { value: _hidden, ...rest } = entry as Record<string, unknown>;
+        return rest;
+      });
+    } else {
+      out[key] = withoutEnvValues(child);
+    }
+  }
+  return out;
+}
+
+/**
+ * The Kubernetes plugin's fetcher, minus the environment values of what Fleet deployed.
+ *
+ * Fleet shows an application's environment values only to those allowed to deploy the component
+ * (others see the names); the Kubernetes tab is read with `kubernetes.resources.read`, which is
+ * not per component, so it would show every pod's values to every reader. Objects carrying
+ * Fleet's managed-by label therefore reach the tab without their plain `env` values (names and
+ * `valueFrom` references stay); other objects are untouched. Their owners read the values in
+ * Fleet's own history.
+ */
+export class FleetEnvRedactingFetcher implements KubernetesFetcher {
+  constructor(private readonly inner: KubernetesFetcher) {}
+
+  async fetchObjectsForService(
+    params: ObjectFetchParams,
+  ): Promise<FetchResponseWrapper> {
+    const result = await this.inner.fetchObjectsForService(params);
+    return {
+      errors: result.errors,
+      responses: result.responses.map(response => ({
+        ...response,
+        resources: (response.resources as unknown[]).map(object =>
+          isFleetManaged(object) ? withoutEnvValues(object) : object,
+        ),
+      })) as FetchResponseWrapper['responses'],
+    };
+  }
+
+  fetchPodMetricsByNamespaces(
+    ...args: Parameters<KubernetesFetcher['fetchPodMetricsByNamespaces']>
+  ): Promise<FetchResponseWrapper> {
+    return this.inner.fetchPodMetricsByNamespaces(...args);
+  }
+}

@@ -10,6 +10,7 @@ import type {
   NewApplication,
   PageRequest,
   PlacementGrant,
+  PlacementGrantInput,
 } from './types';
 import type { PolicyDecision } from '@backstage/plugin-permission-common';
 import type { PlacementRefusal } from '@cnp/plugin-fleet-common';
@@ -24,6 +25,23 @@ function applicationsQuery(db: Knex) {
       db.raw('r.application_id is not null as removing'),
       'g.refused as placement_refused',
     );
+}
+
+/** Writes (or replaces) an application's placement grant, keeping what the reconcile refused. */
+async function writePlacementGrant(
+  db: Knex | Knex.Transaction,
+  id: string,
+  grant: PlacementGrantInput,
+): Promise<void> {
+  await db('fleet_placement_grants')
+    .insert({
+      application_id: id,
+      decision: JSON.stringify(grant.decision),
+      granted_by: grant.by.slice(0, 255),
+      granted_at: new Date(),
+    })
+    .onConflict('application_id')
+    .merge(['decision', 'granted_by', 'granted_at']);
 }
 
 /** The knex implementation of {@link ApplicationStore}, on SQLite and PostgreSQL. */
@@ -66,15 +84,22 @@ export class DatabaseApplicationStore implements ApplicationStore {
     const now = new Date();
     const id = randomUUID();
     try {
-      await this.db<ApplicationRow>('fleet_applications').insert({
-        id,
-        entity_ref: application.entityRef,
-        name: application.name,
-        origin: application.origin ?? null,
-        spec: JSON.stringify(application.spec),
-        placement: JSON.stringify(application.placement ?? {}),
-        created_at: now,
-        updated_at: now,
+      // The application and its author's placement decision land together: the reconcile
+      // never reads the one without the other.
+      await this.db.transaction(async tx => {
+        await tx<ApplicationRow>('fleet_applications').insert({
+          id,
+          entity_ref: application.entityRef,
+          name: application.name,
+          origin: application.origin ?? null,
+          spec: JSON.stringify(application.spec),
+          placement: JSON.stringify(application.placement ?? {}),
+          created_at: now,
+          updated_at: now,
+        });
+        if (application.placementGrant) {
+          await writePlacementGrant(tx, id, application.placementGrant);
+        }
       });
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -92,6 +117,7 @@ export class DatabaseApplicationStore implements ApplicationStore {
     update: {
       spec?: Application['spec'];
       placement?: Application['placement'];
+      placementGrant?: PlacementGrantInput;
     },
     expectedVersion?: number,
   ): Promise<Application | undefined> {
@@ -99,12 +125,20 @@ export class DatabaseApplicationStore implements ApplicationStore {
     if (update.spec !== undefined) patch.spec = JSON.stringify(update.spec);
     if (update.placement !== undefined)
       patch.placement = JSON.stringify(update.placement);
-    const query = this.db<ApplicationRow>('fleet_applications').where({ id });
-    if (expectedVersion !== undefined)
-      query.andWhere('version', expectedVersion);
-    const count = await query.update({
-      ...patch,
-      version: this.db.raw('version + 1'),
+    // A new placement and its author's decision land together: the reconcile never places the
+    // new selector with the previous author's decision.
+    const count = await this.db.transaction(async tx => {
+      const query = tx<ApplicationRow>('fleet_applications').where({ id });
+      if (expectedVersion !== undefined)
+        query.andWhere('version', expectedVersion);
+      const updated = await query.update({
+        ...patch,
+        version: tx.raw('version + 1'),
+      });
+      if (updated > 0 && update.placementGrant) {
+        await writePlacementGrant(tx, id, update.placementGrant);
+      }
+      return updated;
     });
     if (count > 0) return this.getApplication(id);
     const current = await this.getApplication(id);
@@ -185,17 +219,9 @@ export class DatabaseApplicationStore implements ApplicationStore {
 
   async setPlacementGrant(
     id: string,
-    grant: { decision: PolicyDecision; by: string },
+    grant: PlacementGrantInput,
   ): Promise<void> {
-    await this.db('fleet_placement_grants')
-      .insert({
-        application_id: id,
-        decision: JSON.stringify(grant.decision),
-        granted_by: grant.by.slice(0, 255),
-        granted_at: new Date(),
-      })
-      .onConflict('application_id')
-      .merge(['decision', 'granted_by', 'granted_at']);
+    await writePlacementGrant(this.db, id, grant);
   }
 
   async listPlacementGrants(): Promise<Map<string, PlacementGrant>> {

@@ -1,6 +1,7 @@
 import { createTestDatabases } from '@cnp/fleet-harness';
 import { DatabaseApplicationStore } from './DatabaseApplicationStore';
 import { migrateUntilBefore, migrationsDir } from './migrationSteps';
+import { PreconditionFailedError } from './conflicts';
 
 jest.setTimeout(60_000);
 
@@ -92,6 +93,67 @@ describe.each(databases.eachSupportedId())(
       expect(await knex('fleet_applications').select('id')).toEqual([
         { id: 'a2' },
       ]);
+    });
+
+    it('writes an application and its placement grant in one transaction, never one without the other', async () => {
+      const knex = await databases.init(databaseId);
+      await knex.migrate.latest({ directory: migrationsDir });
+      const store = DatabaseApplicationStore.create(knex);
+      const ann = {
+        decision: { result: 'ALLOW' as any },
+        by: 'user:default/ann',
+      };
+      const bob = {
+        decision: { result: 'DENY' as any },
+        by: 'user:default/bob',
+      };
+
+      const web = await store.insertApplication({
+        entityRef: 'component:default/web',
+        name: 'web',
+        spec: { image: 'web:1' },
+        placement: { clusterSelector: { env: 'prod' } },
+        placementGrant: ann,
+      });
+      expect((await store.listPlacementGrants()).get(web.id)).toEqual(ann);
+
+      // A second application for the same entity is refused, and leaves no grant behind.
+      await expect(
+        store.insertApplication({
+          entityRef: 'component:default/web',
+          name: 'web',
+          spec: { image: 'web:2' },
+          placementGrant: bob,
+        }),
+      ).rejects.toThrow(/already exists/);
+      expect([...(await store.listPlacementGrants()).values()]).toEqual([ann]);
+
+      // A placement written over a version it was not read at changes nothing: neither the
+      // placement nor who decided it.
+      await expect(
+        store.updateApplication(
+          web.id,
+          {
+            placement: { clusterSelector: { env: 'dev' } },
+            placementGrant: bob,
+          },
+          web.version + 7,
+        ),
+      ).rejects.toThrow(PreconditionFailedError);
+      expect((await store.listPlacementGrants()).get(web.id)).toEqual(ann);
+      expect((await store.getApplication(web.id))?.placement).toEqual({
+        clusterSelector: { env: 'prod' },
+      });
+
+      // Written over the right version, both change together; a spec change alone keeps the grant.
+      await store.updateApplication(
+        web.id,
+        { placement: { clusterSelector: { env: 'dev' } }, placementGrant: bob },
+        web.version,
+      );
+      expect((await store.listPlacementGrants()).get(web.id)).toEqual(bob);
+      await store.updateApplication(web.id, { spec: { image: 'web:3' } });
+      expect((await store.listPlacementGrants()).get(web.id)).toEqual(bob);
     });
   },
 );

@@ -1,3 +1,4 @@
+import type { PolicyDecision } from '@backstage/plugin-permission-common';
 import type {
   ApplicationOrigin,
   ApplicationPlacement,
@@ -101,6 +102,18 @@ export interface NewApplication {
   origin?: ApplicationOrigin;
   spec: ApplicationSpec;
   placement?: ApplicationPlacement;
+  /**
+   * The author's `fleet.cluster.deploy` decision, written with the application in one
+   * transaction: the reconcile never sees the application without it.
+   */
+  placementGrant?: PlacementGrantInput;
+}
+
+/** A user's `fleet.cluster.deploy` decision, as the routes record it. */
+export interface PlacementGrantInput {
+  decision: PolicyDecision;
+  /** Who it is the decision of, e.g. user:default/ada. */
+  by: string;
 }
 
 /** What a revision asks the cluster to run (see `Revision`). */

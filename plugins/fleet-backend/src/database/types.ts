@@ -32,6 +32,7 @@ import type {
   NewEvent,
   NewRevision,
   PageRequest,
+  PlacementGrantInput,
   ReleaseRecord,
 } from './records';
 
@@ -152,7 +153,12 @@ export interface ApplicationStore {
    */
   updateApplication(
     id: string,
-    update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+    update: {
+      spec?: ApplicationSpec;
+      placement?: ApplicationPlacement;
+      /** The new placement's author's decision, written in the same transaction. */
+      placementGrant?: PlacementGrantInput;
+    },
     expectedVersion?: number,
   ): Promise<Application | undefined>;
   /** Marks the application as being removed: it is placed nowhere any more. */
@@ -169,10 +175,7 @@ export interface ApplicationStore {
    * Keeps the `fleet.cluster.deploy` decision of the user who last registered, changed or
    * deployed the application: the reconcile places it with that decision.
    */
-  setPlacementGrant(
-    id: string,
-    grant: { decision: PolicyDecision; by: string },
-  ): Promise<void>;
+  setPlacementGrant(id: string, grant: PlacementGrantInput): Promise<void>;
   /** The recorded decisions, per application (applications without one are absent). */
   listPlacementGrants(): Promise<Map<string, PlacementGrant>>;
   /** The clusters the placement selects but was refused (empty: none); shown on the application. */

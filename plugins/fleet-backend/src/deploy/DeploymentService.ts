@@ -27,6 +27,7 @@ import type {
   ClusterStore,
   DeploymentStore,
   NewRevision,
+  PlacementGrantInput,
   RevisionSpec,
   RevisionStore,
 } from '../database/types';
@@ -57,6 +58,11 @@ export interface DeployRequest {
   env?: EnvMap;
   /** Why this revision is made (default `deploy`). */
   cause?: RevisionCause;
+  /**
+   * The caller's `fleet.cluster.deploy` decision, kept with the application when this deploy
+   * creates it (from the component's annotations): the reconcile places it with that decision.
+   */
+  placementGrant?: PlacementGrantInput;
 }
 
 export interface RegisterApplicationRequest {
@@ -64,6 +70,8 @@ export interface RegisterApplicationRequest {
   origin?: ApplicationOrigin;
   spec: ApplicationSpec;
   placement?: ApplicationPlacement;
+  /** The author's `fleet.cluster.deploy` decision, written with the application. */
+  placementGrant?: PlacementGrantInput;
 }
 
 /** What deploys read and write: applications, the target cluster and deployments. */
@@ -234,6 +242,7 @@ export class DeploymentService {
       origin: request.origin,
       spec: request.spec,
       placement: request.placement,
+      placementGrant: request.placementGrant,
     });
   }
 
@@ -246,7 +255,12 @@ export class DeploymentService {
    */
   async updateApplication(
     id: string,
-    update: { spec?: ApplicationSpec; placement?: ApplicationPlacement },
+    update: {
+      spec?: ApplicationSpec;
+      placement?: ApplicationPlacement;
+      /** The new placement's author's decision, written in the same transaction. */
+      placementGrant?: PlacementGrantInput;
+    },
     ifMatch?: number[],
   ): Promise<Application> {
     for (let attempt = 1; ; attempt++) {
@@ -281,6 +295,7 @@ export class DeploymentService {
                 ? { ...current.spec, ...update.spec }
                 : undefined,
               placement: update.placement,
+              placementGrant: update.placementGrant,
             },
             current.version,
           );
@@ -423,6 +438,7 @@ export class DeploymentService {
           name: applicationNameFor(entityRef),
           origin: 'imported',
           spec: { image, replicas: request.replicas },
+          placementGrant: request.placementGrant,
         });
       } catch (error) {
         if (!isErrorWithName(error, 'ConflictError')) throw error;

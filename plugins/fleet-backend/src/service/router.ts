@@ -89,10 +89,7 @@ export type RouterStores = {
   >;
   applications: Pick<
     ApplicationStore,
-    | 'listApplications'
-    | 'getApplication'
-    | 'getApplicationByEntityRef'
-    | 'setPlacementGrant'
+    'listApplications' | 'getApplication' | 'getApplicationByEntityRef'
   >;
   deployments: Pick<
     DeploymentStore,
@@ -542,12 +539,11 @@ export async function createRouter(
           entityRef,
         );
         await checkClusters(credentials, body.placement?.clusters ?? []);
-        const grant = await placementGrantOf(permissions, credentials);
         const registered = await deployments.registerApplication({
           ...body,
           entityRef,
+          placementGrant: await placementGrantOf(permissions, credentials),
         });
-        await stores.applications.setPlacementGrant(registered.id, grant);
         const actor = actorOf(credentials);
         logger.info(
           `Application ${registered.id} registered for ${entityRef} (${
@@ -608,8 +604,11 @@ export async function createRouter(
           body.placement !== undefined
             ? await placementGrantOf(permissions, credentials)
             : undefined;
-        const result = await deployments.updateApplication(id, body, ifMatch);
-        if (grant) await stores.applications.setPlacementGrant(id, grant);
+        const result = await deployments.updateApplication(
+          id,
+          { ...body, placementGrant: grant },
+          ifMatch,
+        );
         const actor = actorOf(credentials);
         logger.info(
           `Application ${id} of ${application.entityRef} updated by ${actor}`,
@@ -775,17 +774,10 @@ export async function createRouter(
         const grant = creates
           ? await placementGrantOf(permissions, credentials)
           : undefined;
-        const deployed = await deployments.deploy(
-          { ...body, entityRef },
+        return deployments.deploy(
+          { ...body, entityRef, placementGrant: grant },
           actorOf(credentials),
         );
-        if (grant) {
-          await stores.applications.setPlacementGrant(
-            deployed.applicationId,
-            grant,
-          );
-        }
-        return deployed;
       },
     );
     res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));

@@ -10,7 +10,9 @@
  *
  * - `fleet:clusters`: a cluster changed status (or was registered, relabelled, removed).
  * - `fleet:deployments`: deployments changed status or sync status, anywhere in the fleet.
- * - `fleet:deployments:<entityRef>`: the same, for one component's deployments.
+ * - `fleet:deployments:<entityRef>`: the same, for one component's deployments; and (kind
+ *   `placement`) a cluster its placement selects was refused by `fleet.cluster.deploy`
+ *   (`to: 'REFUSED'`) or is no longer (`to: 'ALLOWED'`).
  * - `fleet:releases:<entityRef>`: a release of that component took a step.
  *
  * @public
@@ -30,7 +32,7 @@ export const fleetSignalChannels = {
  * @public
  */
 export type FleetSignalChange = {
-  /** The cluster's name, the deployment's or the release's id. */
+  /** The cluster's name (clusters, placements), the deployment's or the release's id. */
   subject: string;
   from: string | null;
   to: string;
@@ -46,8 +48,8 @@ export type FleetSignalChange = {
  * @public
  */
 export type FleetSignalMessage = {
-  kind: 'cluster' | 'deployment' | 'release';
-  /** The component the changes belong to (deployments and releases). */
+  kind: 'cluster' | 'deployment' | 'release' | 'placement';
+  /** The component the changes belong to (deployments, releases and placements). */
   entityRef?: string;
   changes: FleetSignalChange[];
 };

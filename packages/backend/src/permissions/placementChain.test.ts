@@ -4,6 +4,15 @@ import {
   type SchedulerService,
 } from '@backstage/backend-plugin-api';
 import { mockCredentials } from '@backstage/backend-test-utils';
+import {
+  eventsServiceRef,
+  type EventParams,
+} from '@backstage/plugin-events-node';
+import type { SignalPayload } from '@backstage/plugin-signals-node';
+import {
+  fleetSignalChannels,
+  type FleetSignalMessage,
+} from '@cnp/plugin-fleet-common';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,7 +62,17 @@ describe.each(databases.eachSupportedId())(
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-placement-'));
       const file = path.join(dir, 'entities.yaml');
       fs.writeFileSync(file, entities.map(e => stringify(e)).join('---\n'));
+      const entityRef = 'component:default/orders';
       let scheduler: SchedulerService | undefined;
+      const heard: Array<SignalPayload<FleetSignalMessage>> = [];
+      const placementSignals = () =>
+        heard
+          .filter(
+            p =>
+              p.channel === fleetSignalChannels.deploymentsOf(entityRef) &&
+              p.message.kind === 'placement',
+          )
+          .flatMap(p => p.message.changes);
       const { server, knex } = await startChainBackend({
         databases,
         databaseId,
@@ -66,6 +85,27 @@ describe.each(databases.eachSupportedId())(
           permissions: { clusterAdmins: ['group:default/team-a'] },
         },
         features: [
+          // What Backstage's signals service published, read where the signals backend reads it.
+          createBackendModule({
+            pluginId: 'fleet',
+            moduleId: 'test-signals-listener',
+            register(reg) {
+              reg.registerInit({
+                deps: { events: eventsServiceRef },
+                async init({ events }) {
+                  await events.subscribe({
+                    id: 'test-signals-listener',
+                    topics: ['signals'],
+                    async onEvent(params: EventParams) {
+                      heard.push(
+                        params.eventPayload as SignalPayload<FleetSignalMessage>,
+                      );
+                    },
+                  });
+                },
+              });
+            },
+          }),
           // Lets the test run Fleet's reconcile now rather than at its schedule.
           createBackendModule({
             pluginId: 'fleet',
@@ -83,7 +123,6 @@ describe.each(databases.eachSupportedId())(
       });
       const alice = mockCredentials.user.header('user:default/alice');
       const bob = mockCredentials.user.header('user:default/bob');
-      const entityRef = 'component:default/orders';
 
       // The catalog has stitched who owns the component and who is in which group (the policy
       // reads groups from the catalog when it decides).
@@ -173,6 +212,18 @@ describe.each(databases.eachSupportedId())(
           reason: 'Not allowed: fleet.cluster.deploy for user:default/bob',
         },
       ]);
+      // The component's card hears of it at once (it subscribes to the component's channel).
+      for (let i = 0; i < 50 && placementSignals().length === 0; i++) {
+        await new Promise(r => setTimeout(r, 100));
+      }
+      expect(placementSignals()).toEqual([
+        {
+          subject: 'east',
+          from: null,
+          to: 'REFUSED',
+          reason: 'Not allowed: fleet.cluster.deploy for user:default/bob',
+        },
+      ]);
 
       // An admin opens east to team-b: the next run places there and the refusal goes.
       await request(server)
@@ -186,11 +237,24 @@ describe.each(databases.eachSupportedId())(
         (clusters, refused) => clusters.length > 1 && !refused,
       );
       expect(await clustersOf()).toEqual(['east', 'west']);
+      // Revalidating the earlier answer gets the new one: the refusal went without a new
+      // version (the ETag If-Match compares), and a 304 would keep it on the screen.
       const after = await request(server)
         .get(`/api/fleet/applications/${registered.body.id}`)
         .set('Authorization', bob)
+        .set('If-None-Match', shown.headers.etag)
         .expect(200);
+      expect(after.headers.etag).toBe(shown.headers.etag);
       expect(after.body.placementRefused).toEqual([]);
+      for (let i = 0; i < 50 && placementSignals().length < 2; i++) {
+        await new Promise(r => setTimeout(r, 100));
+      }
+      expect(placementSignals()[1]).toEqual({
+        subject: 'east',
+        from: 'REFUSED',
+        to: 'ALLOWED',
+        reason: null,
+      });
       fs.rmSync(dir, { recursive: true, force: true });
     });
   },

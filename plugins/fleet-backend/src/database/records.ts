@@ -109,7 +109,11 @@ export interface NewApplication {
   placementGrant?: PlacementGrantInput;
 }
 
-/** A user's `fleet.cluster.deploy` decision, as the routes record it. */
+/**
+ * A user's `fleet.cluster.deploy` decision, as the routes record it.
+ *
+ * @public
+ */
 export interface PlacementGrantInput {
   decision: PolicyDecision;
   /** Who it is the decision of, e.g. user:default/ada. */

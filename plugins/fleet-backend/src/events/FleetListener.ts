@@ -1,5 +1,9 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { FleetEvent, HealthCycleSummary } from '@cnp/plugin-fleet-common';
+import type {
+  FleetEvent,
+  HealthCycleSummary,
+  PlacementRefusal,
+} from '@cnp/plugin-fleet-common';
 import type { ProbeOutcome } from '../kubernetes/ClusterClients';
 import { asError } from '../util/errors';
 
@@ -42,6 +46,15 @@ export interface ReconcileReport {
   errors: number;
 }
 
+/** The clusters the reconcile refused to place an application on, as they changed. */
+export interface PlacementRefusalsChange {
+  applicationId: string;
+  entityRef: string;
+  /** The refusals before this run wrote its own. */
+  previous: PlacementRefusal[];
+  refused: PlacementRefusal[];
+}
+
 /**
  * Hears what Fleet committed, on the replica that committed it, exactly once: the status events
  * of clusters, deployments and releases (after their transaction), the health cycles and the
@@ -52,6 +65,10 @@ export interface FleetListener {
   eventsCommitted?(events: CommittedEvent[]): void | Promise<void>;
   healthCycleFinished?(report: HealthCycleReport): void | Promise<void>;
   reconcileFinished?(report: ReconcileReport): void | Promise<void>;
+  /** The reconcile wrote a different list of refused clusters for an application. */
+  placementRefusalsChanged?(
+    change: PlacementRefusalsChange,
+  ): void | Promise<void>;
 }
 
 /**
@@ -85,6 +102,12 @@ export class FleetListeners implements Required<FleetListener> {
 
   reconcileFinished(report: ReconcileReport): void {
     this.each('reconcileFinished', l => l.reconcileFinished?.(report));
+  }
+
+  placementRefusalsChanged(change: PlacementRefusalsChange): void {
+    this.each('placementRefusalsChanged', l =>
+      l.placementRefusalsChanged?.(change),
+    );
   }
 
   /** Resolves once every listener call made so far has ended. */

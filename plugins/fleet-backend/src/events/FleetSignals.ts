@@ -4,7 +4,11 @@ import {
   type FleetSignalChange,
   type FleetSignalMessage,
 } from '@cnp/plugin-fleet-common';
-import type { CommittedEvent, FleetListener } from './FleetListener';
+import type {
+  CommittedEvent,
+  FleetListener,
+  PlacementRefusalsChange,
+} from './FleetListener';
 
 /** Changes per message at most: a cascade over a large cluster is sent in several. */
 const MAX_CHANGES = 200;
@@ -67,6 +71,28 @@ export class FleetSignals implements FleetListener {
         );
       }
     }
+    await this.publish(messages);
+  }
+
+  /** The component's card shows where its placement was refused: it refreshes at once. */
+  async placementRefusalsChanged(
+    change: PlacementRefusalsChange,
+  ): Promise<void> {
+    const changes = placementChanges(change);
+    if (changes.length === 0) return;
+    await this.publish(
+      new Map([
+        [
+          fleetSignalChannels.deploymentsOf(change.entityRef),
+          { kind: 'placement', entityRef: change.entityRef, changes },
+        ],
+      ]),
+    );
+  }
+
+  private async publish(
+    messages: Map<string, FleetSignalMessage>,
+  ): Promise<void> {
     await Promise.all(
       [...messages].flatMap(([channel, message]) =>
         chunks(message.changes).map(changes =>
@@ -79,6 +105,39 @@ export class FleetSignals implements FleetListener {
       ),
     );
   }
+}
+
+/**
+ * The clusters whose refusal came or went between `previous` and `refused`: to `REFUSED` with the
+ * reason, or to `ALLOWED`.
+ */
+export function placementChanges(
+  change: Pick<PlacementRefusalsChange, 'previous' | 'refused'>,
+): FleetSignalChange[] {
+  const before = new Map(change.previous.map(r => [r.cluster, r.reason]));
+  const now = new Map(change.refused.map(r => [r.cluster, r.reason]));
+  const changes: FleetSignalChange[] = [];
+  for (const [cluster, reason] of now) {
+    if (before.get(cluster) !== reason) {
+      changes.push({
+        subject: cluster,
+        from: before.has(cluster) ? 'REFUSED' : null,
+        to: 'REFUSED',
+        reason,
+      });
+    }
+  }
+  for (const cluster of before.keys()) {
+    if (!now.has(cluster)) {
+      changes.push({
+        subject: cluster,
+        from: 'REFUSED',
+        to: 'ALLOWED',
+        reason: null,
+      });
+    }
+  }
+  return changes;
 }
 
 function chunks<T>(items: T[]): T[][] {

@@ -124,7 +124,10 @@ export interface ReconcileWorkerOptions {
    */
   placementGate?: PlacementGate;
   /** Hears each run once it ended. */
-  listener?: Pick<FleetListener, 'reconcileFinished'>;
+  listener?: Pick<
+    FleetListener,
+    'reconcileFinished' | 'placementRefusalsChanged'
+  >;
 }
 
 /**
@@ -358,6 +361,12 @@ export class ReconcileWorker {
           JSON.stringify(application.placementRefused ?? [])
       ) {
         await stores.applications.setPlacementRefused(application.id, refused);
+        this.options.listener?.placementRefusalsChanged?.({
+          applicationId: application.id,
+          entityRef: application.entityRef,
+          previous: application.placementRefused ?? [],
+          refused,
+        });
         for (const { cluster, reason } of refused) {
           logger.warn(
             `Placement of ${application.entityRef} on ${cluster} refused: ${reason}`,

@@ -562,6 +562,12 @@ export async function createRouter(
     const application = await getApplicationOr404(id);
     const mayDeploy = await deployableBy(req, [application.entityRef]);
     res.set('ETag', applicationETag(application));
+    // The ETag is the version, for If-Match; the answer also holds what changes without a new
+    // version (the clusters the reconcile refused, whether it is being removed, which
+    // environment values the caller may read), so it is never answered with a 304.
+    res.set('Cache-Control', 'no-cache');
+    delete req.headers['if-none-match'];
+    delete req.headers['if-modified-since'];
     sendJson(
       req,
       res,

@@ -199,5 +199,7 @@ describe('publish:local', () => {
     await expect(action.handler(ctx as any)).rejects.toThrow(
       /a file location with the target .*elsewhere.*catalog-info\.yaml/,
     );
+    // Nothing is left behind: the name can be tried again once the location is there.
+    expect(fs.existsSync(path.join(dir, 'elsewhere', 'billing'))).toBe(false);
   });
 });

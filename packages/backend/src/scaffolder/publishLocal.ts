@@ -107,38 +107,48 @@ export function createPublishLocalAction(options: {
         }
         throw error;
       }
-      await fs.cp(ctx.workspacePath, dest, { recursive: true });
-      ctx.logger.info(`Published the workspace to ${dest}`);
-
-      // The catalog's location for the folder (named from its spec, as the catalog names the
-      // locations of its config): read now. Until a first component is published its glob
-      // matches nothing, and the catalog keeps it out of the entities it lists.
-      const locationRef = `location:default/${locationSpecToMetadataName({
-        type: 'file',
-        target,
-      })}`;
       try {
-        await catalog.refreshEntity(locationRef, { credentials });
+        await publish();
       } catch (error) {
-        throw new NotFoundError(
-          `The catalog could not refresh ${locationRef}: is a file location with the target ${target} in catalog.locations?`,
-          error,
-        );
-      }
-      const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-      while (!(await catalog.getEntityByRef(entityRef, { credentials }))) {
-        if (Date.now() > deadline) {
-          throw new Error(
-            `${entityRef} did not reach the catalog within ${Math.round(
-              (options.timeoutMs ?? 60_000) / 1000,
-            )} s: is a file location with the target ${target} in catalog.locations?`,
-          );
-        }
-        await new Promise(r => setTimeout(r, 500));
+        // A step that failed leaves nothing behind: the same name can be tried again.
+        await fs.rm(dest, { recursive: true, force: true });
+        throw error;
       }
       ctx.logger.info(`${entityRef} is in the catalog`);
       ctx.output('entityRef', entityRef);
       ctx.output('path', dest);
+
+      async function publish() {
+        await fs.cp(ctx.workspacePath, dest, { recursive: true });
+        ctx.logger.info(`Published the workspace to ${dest}`);
+
+        // The catalog's location for the folder (named from its spec, as the catalog names the
+        // locations of its config): read now. Until a first component is published its glob
+        // matches nothing, and the catalog keeps it out of the entities it lists.
+        const locationRef = `location:default/${locationSpecToMetadataName({
+          type: 'file',
+          target,
+        })}`;
+        try {
+          await catalog.refreshEntity(locationRef, { credentials });
+        } catch (error) {
+          throw new NotFoundError(
+            `The catalog could not refresh ${locationRef}: is a file location with the target ${target} in catalog.locations?`,
+            error,
+          );
+        }
+        const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+        while (!(await catalog.getEntityByRef(entityRef, { credentials }))) {
+          if (Date.now() > deadline) {
+            throw new Error(
+              `${entityRef} did not reach the catalog within ${Math.round(
+                (options.timeoutMs ?? 60_000) / 1000,
+              )} s: is a file location with the target ${target} in catalog.locations?`,
+            );
+          }
+          await new Promise(r => setTimeout(r, 500));
+        }
+      }
     },
   });
 }

@@ -108,6 +108,14 @@ export interface Config {
       interval?: HumanDuration;
       /** How many deployments are read at once (default 8). */
       concurrency?: number;
+      /**
+       * Keep the live state of every ONLINE cluster from watches (default true): a deployment is
+       * compared when one of its objects changes, and all of them every `resyncInterval`.
+       * false: every run reads every deployment's objects.
+       */
+      watch?: boolean;
+      /** With `watch`, how often a run still compares every deployment (default 10 minutes). */
+      resyncInterval?: HumanDuration;
     };
     /** Deploying applications. */
     deploy?: {

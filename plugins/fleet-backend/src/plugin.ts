@@ -41,6 +41,8 @@ import { ClusterClients } from './kubernetes/ClusterClients';
 import { HubCluster } from './kubernetes/HubCluster';
 import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
+import { ClusterWatches } from './livestate/ClusterWatches';
+import { DriftChecks } from './livestate/DriftChecks';
 import { createPlacementGate } from './reconcile/placementGate';
 import { createRouter } from './service/router';
 import { asError } from './util/errors';
@@ -213,9 +215,28 @@ export const fleetPlugin = createBackendPlugin({
         });
         await orchestrator.start();
 
+        // Live state from watches: a change of a deployment's objects is compared at once.
+        const driftChecks = DriftChecks.create({
+          check: changes => reconciler.checkChanged(changes),
+          logger: logger.child({ task: 'fleet-reconcile' }),
+        });
+        const liveState = fleetConfig.reconcile.watch
+          ? ClusterWatches.create({
+              clients,
+              applier,
+              logger: logger.child({ task: 'fleet-watch' }),
+              onChange: change => driftChecks.changed(change),
+            })
+          : undefined;
+        if (liveState) listeners.add(liveState);
+        lifecycle.addShutdownHook(() => {
+          driftChecks.stop();
+          liveState?.stop();
+        });
         const reconciler = ReconcileWorker.create({
           stores,
           applier,
+          liveState,
           deployments,
           logger: logger.child({ task: 'fleet-reconcile' }),
           scheduler,

@@ -32,7 +32,12 @@ describe('readFleetConfig', () => {
         concurrency: 16,
         massOutage: { minClusters: 3, fraction: 0.55 },
       },
-      reconcile: { intervalMs: 60_000, concurrency: 8 },
+      reconcile: {
+        intervalMs: 60_000,
+        concurrency: 8,
+        watch: true,
+        resyncIntervalMs: 600_000,
+      },
       deploy: {
         namespace: 'default',
         defaultReplicas: 3,

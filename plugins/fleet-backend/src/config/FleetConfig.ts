@@ -64,6 +64,10 @@ export interface FleetConfig {
   reconcile: {
     intervalMs: number;
     concurrency: number;
+    /** Live state from watches on the ONLINE clusters (false: every run reads every deployment). */
+    watch: boolean;
+    /** With watches, how often a run still compares every deployment. */
+    resyncIntervalMs: number;
   };
   deploy: {
     namespace: string;
@@ -372,6 +376,12 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       concurrency: integerFromConfig(config, 'reconcile.concurrency', 8, {
         max: 1000,
       }),
+      watch: config.getOptionalBoolean('reconcile.watch') ?? true,
+      resyncIntervalMs: durationMsFromConfig(
+        config,
+        'reconcile.resyncInterval',
+        { minutes: 10 },
+      ),
     },
     deploy: {
       namespace,

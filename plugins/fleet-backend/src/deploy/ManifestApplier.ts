@@ -42,6 +42,18 @@ export type LiveObjects =
     }
   | { kind: 'unreachable'; message: string };
 
+/**
+ * Live objects already known (from a watch's cache): a key that is present, even with an
+ * undefined `object` (absent live), is not read again.
+ */
+export interface KnownLive {
+  deployment?: { object?: V1Deployment };
+  service?: { object?: V1Service };
+  podDisruptionBudget?: { object?: V1PodDisruptionBudget };
+  ingress?: { object?: V1Ingress };
+  autoscaled?: boolean;
+}
+
 export type RolloutState =
   | { kind: 'ready' }
   | { kind: 'progressing'; message: string }
@@ -342,14 +354,16 @@ export class ManifestApplier {
   /**
    * Reads the live objects that correspond to `manifests` (absent ones are undefined). With
    * `autoscalers`, the namespace's HPA list is read once per cluster and namespace for all the
-   * calls sharing that map (a reconcile run), instead of once per deployment.
+   * calls sharing that map (a reconcile run), instead of once per deployment. What `known`
+   * holds is taken as it is, and only the rest is read.
    */
   async readLive(
     cluster: ClusterAccess,
     namespace: string,
     manifests: Manifests,
-    options: { autoscalers?: AutoscalerCache } = {},
+    options: { autoscalers?: AutoscalerCache; known?: KnownLive } = {},
   ): Promise<LiveObjects> {
+    const known = options.known ?? {};
     const loaded = await this.clients.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable')
       return { kind: 'unreachable', message: loaded.reason };
@@ -362,47 +376,55 @@ export class ManifestApplier {
       });
     const name = manifests.deployment.metadata!.name!;
     try {
-      const [deployment, service, podDisruptionBudget, hpas, ingress] =
+      const [deployment, service, podDisruptionBudget, autoscaled, ingress] =
         await Promise.all([
-          orUndefined(
-            kc
-              .makeApiClient(AppsV1Api)
-              .readNamespacedDeployment({ name, namespace }, opts()),
-          ),
-          orUndefined(
-            kc
-              .makeApiClient(CoreV1Api)
-              .readNamespacedService(
-                { name: manifests.service.metadata!.name!, namespace },
-                opts(),
+          known.deployment
+            ? known.deployment.object
+            : orUndefined(
+                kc
+                  .makeApiClient(AppsV1Api)
+                  .readNamespacedDeployment({ name, namespace }, opts()),
               ),
-          ),
-          manifests.podDisruptionBudget
-            ? orUndefined(
+          known.service
+            ? known.service.object
+            : orUndefined(
+                kc
+                  .makeApiClient(CoreV1Api)
+                  .readNamespacedService(
+                    { name: manifests.service.metadata!.name!, namespace },
+                    opts(),
+                  ),
+              ),
+          !manifests.podDisruptionBudget
+            ? undefined
+            : known.podDisruptionBudget
+            ? known.podDisruptionBudget.object
+            : orUndefined(
                 kc
                   .makeApiClient(PolicyV1Api)
                   .readNamespacedPodDisruptionBudget(
                     { name, namespace },
                     opts(),
                   ),
-              )
-            : Promise.resolve(undefined),
-          this.autoscaledDeployments(
-            cluster,
-            namespace,
-            options.autoscalers,
-            kc,
-            opts,
-          ),
-          manifests.ingress
-            ? orUndefined(
+              ),
+          known.autoscaled ??
+            this.autoscaledDeployments(
+              cluster,
+              namespace,
+              options.autoscalers,
+              kc,
+              opts,
+            ).then(hpas => hpas.has(name)),
+          !manifests.ingress
+            ? undefined
+            : known.ingress
+            ? known.ingress.object
+            : orUndefined(
                 kc
                   .makeApiClient(NetworkingV1Api)
                   .readNamespacedIngress({ name, namespace }, opts()),
-              )
-            : Promise.resolve(undefined),
+              ),
         ]);
-      const autoscaled = hpas.has(name);
       return {
         kind: 'read',
         deployment,

@@ -42,6 +42,7 @@ import {
   type AnnotatedPlacement,
 } from './placement';
 import type { PlacementGate } from './placementGate';
+import type { ObjectChange } from '../livestate/ClusterWatches';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
 const ACTOR = 'fleet-reconcile';
@@ -90,6 +91,23 @@ export type ReconcileStores = {
   revisions: Pick<RevisionStore, 'listCurrentRevisions'>;
 };
 
+/**
+ * Live state kept by watches (`ClusterWatches`): which clusters it watches in full, and reads
+ * answered from memory where it can.
+ */
+export interface LiveState {
+  /** Watches the ONLINE clusters among these, and stops watching the others. */
+  setClusters(clusters: ClusterRecord[]): void;
+  /** Every change of the cluster's objects is reported (its watches are all synced). */
+  watching(cluster: string): boolean;
+  readLive(
+    cluster: ClusterRecord,
+    namespace: string,
+    manifests: Parameters<ManifestApplier['readLive']>[2],
+    options?: { autoscalers?: AutoscalerCache },
+  ): Promise<LiveObjects>;
+}
+
 export interface ReconcileWorkerOptions {
   stores: ReconcileStores;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
@@ -105,7 +123,9 @@ export interface ReconcileWorkerOptions {
   logger: LoggerService;
   scheduler?: SchedulerService;
   deploy: Pick<FleetConfig['deploy'], 'namespace'>;
-  reconcile: FleetConfig['reconcile'];
+  /** `resyncIntervalMs` (default 10 minutes) counts only with `liveState`. */
+  reconcile: Pick<FleetConfig['reconcile'], 'intervalMs' | 'concurrency'> &
+    Partial<Pick<FleetConfig['reconcile'], 'resyncIntervalMs'>>;
   /**
    * The entity's annotations, if the catalog knows it: `cnp.io/clusters` (names, comma-separated)
    * and `cnp.io/cluster-selector` (e.g. `env=prod`) place it.
@@ -123,6 +143,12 @@ export interface ReconcileWorkerOptions {
    * selected cluster is used.
    */
   placementGate?: PlacementGate;
+  /**
+   * Live state from watches: with it, a deployment whose cluster is watched is compared when one
+   * of its objects changes (`checkChanged`) and in a full compare every
+   * `reconcile.resyncIntervalMs`, instead of at every run.
+   */
+  liveState?: LiveState;
   /** Hears each run once it ended. */
   listener?: Pick<
     FleetListener,
@@ -139,6 +165,16 @@ export interface ReconcileWorkerOptions {
  * cluster never stops the others.
  */
 export class ReconcileWorker {
+  /** When the last full compare started (with live state, every other run checks fewer). */
+  private lastFullAt: number | undefined;
+  /**
+   * Deployment ids by the live objects' cluster, namespace and name, as of the last run: how a
+   * changed object finds its deployment.
+   */
+  private byObject = new Map<string, string[]>();
+  /** What each deployment was at the last run: one that changed since is checked again. */
+  private seen = new Map<string, string>();
+
   private constructor(private readonly options: ReconcileWorkerOptions) {}
 
   static create(options: ReconcileWorkerOptions): ReconcileWorker {
@@ -166,21 +202,7 @@ export class ReconcileWorker {
 
   async runOnce(): Promise<ReconcileSummary> {
     const started = Date.now();
-    const summary: ReconcileSummary = {
-      startedAt: new Date(started).toISOString(),
-      durationMs: 0,
-      checked: 0,
-      synced: 0,
-      outOfSync: 0,
-      unknown: 0,
-      healed: 0,
-      placed: [],
-      pruned: [],
-      refused: [],
-      degraded: 0,
-      recovered: 0,
-      errors: [],
-    };
+    const summary = emptySummary(started);
     const { stores, deployments: deployService } = this.options;
     // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
     await deployService.adoptUnfinished();
@@ -189,6 +211,12 @@ export class ReconcileWorker {
       stores.clusters.listClusters(),
     ]);
     const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
+    const { liveState, reconcile } = this.options;
+    liveState?.setClusters(clusters);
+    const full =
+      !liveState ||
+      this.lastFullAt === undefined ||
+      started - this.lastFullAt >= (reconcile.resyncIntervalMs ?? 10 * 60_000);
     await this.place(applications, clusters, summary, held);
 
     const [deployments, revisions] = await Promise.all([
@@ -200,13 +228,108 @@ export class ReconcileWorker {
     const revisionOf = new Map(revisions.map(r => [r.deploymentId, r]));
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
+    const byObject = new Map<string, string[]>();
+    const seen = new Map<string, string>();
+    for (const d of deployments) {
+      const application = apps.get(d.applicationId);
+      if (!application) continue;
+      const key = objectKey({
+        cluster: d.cluster,
+        namespace:
+          revisionOf.get(d.id)?.namespace ?? this.options.deploy.namespace,
+        name: application.name,
+      });
+      byObject.set(key, [...(byObject.get(key) ?? []), d.id]);
+      seen.set(d.id, stateOf(d, application));
+    }
+    // Between full compares, a deployment on a watched cluster is compared when its objects
+    // change; here only when it changed itself (a deploy ended, its application changed), is
+    // being removed, or its cluster is not watched (not ONLINE, a watch restarting, a kind the
+    // cluster forbids listing).
+    const due = full
+      ? deployments
+      : deployments.filter(
+          d =>
+            d.status === 'REMOVING' ||
+            !liveState!.watching(d.cluster) ||
+            this.seen.get(d.id) !== seen.get(d.id),
+        );
+    this.byObject = byObject;
+    this.seen = seen;
+    await this.checkAll(
+      due.filter(d => !held.has(d.id)),
+      revisionOf,
+      apps,
+      clustersByName,
+      summary,
+    );
+    if (full) this.lastFullAt = started;
+    summary.durationMs = Date.now() - started;
+    this.options.listener?.reconcileFinished?.({
+      durationMs: summary.durationMs,
+      checked: summary.checked,
+      errors: summary.errors.length,
+    });
+    return summary;
+  }
+
+  /**
+   * Compares the deployments whose live objects changed (reported by the watches), as a run
+   * compares each of its deployments; objects no deployment of the last run owns are ignored.
+   */
+  async checkChanged(changes: ObjectChange[]): Promise<ReconcileSummary> {
+    const started = Date.now();
+    const summary = emptySummary(started);
+    const ids = new Set(
+      changes.flatMap(c => this.byObject.get(objectKey(c)) ?? []),
+    );
+    if (ids.size === 0) return summary;
+    const { stores } = this.options;
+    const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
+    const clusters = await stores.clusters.listClusters();
+    const loaded = await Promise.all(
+      [...ids]
+        .filter(id => !held.has(id))
+        .map(id => stores.deployments.getDeployment(id)),
+    );
+    const deployments = loaded.filter((d): d is Deployment => d !== undefined);
+    const applicationIds = [...new Set(deployments.map(d => d.applicationId))];
+    const apps = new Map<string, Application>();
+    const revisionOf = new Map<string, Revision>();
+    await Promise.all(
+      applicationIds.map(async id => {
+        const [application, revisions] = await Promise.all([
+          stores.applications.getApplication(id),
+          stores.revisions.listCurrentRevisions({ applicationId: id }),
+        ]);
+        if (application) apps.set(id, application);
+        for (const r of revisions) revisionOf.set(r.deploymentId, r);
+      }),
+    );
+    await this.checkAll(
+      deployments,
+      revisionOf,
+      apps,
+      new Map(clusters.map(c => [c.name, c])),
+      summary,
+    );
+    summary.durationMs = Date.now() - started;
+    return summary;
+  }
+
+  private async checkAll(
+    deployments: Deployment[],
+    revisionOf: Map<string, Revision>,
+    apps: Map<string, Application>,
+    clustersByName: Map<string, ClusterRecord>,
+    summary: ReconcileSummary,
+  ): Promise<void> {
     const limit = pLimit(this.options.reconcile.concurrency);
     // One HPA list per cluster and namespace for the whole run, not one per deployment.
     const autoscalers: AutoscalerCache = new Map();
     await Promise.all(
       deployments.map(deployment =>
         limit(async () => {
-          if (held.has(deployment.id)) return;
           try {
             await this.check(
               deployment,
@@ -235,13 +358,6 @@ export class ReconcileWorker {
         }),
       ),
     );
-    summary.durationMs = Date.now() - started;
-    this.options.listener?.reconcileFinished?.({
-      durationMs: summary.durationMs,
-      checked: summary.checked,
-      errors: summary.errors.length,
-    });
-    return summary;
   }
 
   /** Gives every application a deployment on each ONLINE/UNKNOWN cluster its placement selects. */
@@ -457,9 +573,12 @@ export class ReconcileWorker {
       application,
       revision,
     );
-    const live = await applier.readLive(cluster, namespace, manifests, {
-      autoscalers,
-    });
+    const live = await (this.options.liveState ?? applier).readLive(
+      cluster,
+      namespace,
+      manifests,
+      { autoscalers },
+    );
     if (live.kind === 'unreachable') {
       summary.unknown += 1;
       await stores.deployments.recordSync(
@@ -632,3 +751,34 @@ export class ReconcileWorker {
     }
   }
 }
+
+function emptySummary(started: number): ReconcileSummary {
+  return {
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    checked: 0,
+    synced: 0,
+    outOfSync: 0,
+    unknown: 0,
+    healed: 0,
+    placed: [],
+    pruned: [],
+    refused: [],
+    degraded: 0,
+    recovered: 0,
+    errors: [],
+  };
+}
+
+const objectKey = (o: ObjectChange) =>
+  `${o.cluster}\u0000${o.namespace}\u0000${o.name}`;
+
+/** What, of a deployment and its application, changes what its compare concludes. */
+const stateOf = (d: Deployment, application: Application) =>
+  [
+    d.status,
+    d.statusReason ?? '',
+    d.revision,
+    d.placed,
+    application.updatedAt,
+  ].join('|');

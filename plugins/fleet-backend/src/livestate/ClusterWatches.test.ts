@@ -1,0 +1,273 @@
+/*
+ * Live state from watches, against the kube simulator through client-node (list, watch, 410
+ * Gone, server-side timeouts, dropped connections, a kind the cluster forbids listing).
+ */
+import { mockServices } from '@backstage/backend-test-utils';
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  createFleet,
+  createTestDatabases,
+  useSimulator,
+} from '@cnp/fleet-harness';
+import type { ClusterRecord } from '../database/types';
+import { buildManifests, type Manifests } from '../deploy/manifests';
+import { ManifestApplier } from '../deploy/ManifestApplier';
+import type { ClusterClients } from '../kubernetes/ClusterClients';
+import { ClusterWatches, matters, type ObjectChange } from './ClusterWatches';
+
+jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({
+  clusters: ['east', 'west'],
+  readyDelayMs: 50,
+  watch: { bookmarkIntervalMs: 200, controllerTickMs: 50 },
+});
+const namespace = 'live';
+
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(r => setTimeout(r, 20));
+  }
+}
+
+function manifestsFor(name: string): Manifests {
+  return buildManifests({
+    name,
+    entityRef: `component:default/${name}`,
+    namespace,
+    spec: { image: 'nginx:1.27' },
+    defaultReplicas: 1,
+  });
+}
+
+function api(cluster: string) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(sim.kubeconfigPath(cluster));
+  return {
+    apps: kc.makeApiClient(AppsV1Api),
+    core: kc.makeApiClient(CoreV1Api),
+    hpa: kc.makeApiClient(AutoscalingV2Api),
+  };
+}
+
+/** Fleet's objects for `name` on `cluster`, as a deploy applies them. */
+async function applied(cluster: string, name: string): Promise<Manifests> {
+  const m = manifestsFor(name);
+  const { apps, core } = api(cluster);
+  await core
+    .createNamespace({ body: { metadata: { name: namespace } } })
+    .catch(() => undefined);
+  await apps.createNamespacedDeployment({ namespace, body: m.deployment });
+  await core.createNamespacedService({ namespace, body: m.service });
+  return m;
+}
+
+describe('ClusterWatches', () => {
+  let clusters: ClusterRecord[];
+  let clients: ClusterClients;
+  const started: ClusterWatches[] = [];
+  afterEach(() => started.splice(0).forEach(w => w.stop()));
+
+  beforeAll(async () => {
+    const harness = await createFleet({
+      knex: await databases.init('SQLITE_3'),
+      kubeconfigDir: sim.kubeconfigDir,
+      logger: mockServices.logger.mock(),
+    });
+    await harness.worker.runCycle();
+    clusters = await harness.stores.clusters.listClusters();
+    clients = harness.clients;
+  });
+
+  function watches(timings: Record<string, number> = {}) {
+    const changes: ObjectChange[] = [];
+    const applier = ManifestApplier.create({ clients });
+    const reads = jest.spyOn(applier, 'readLive');
+    const w = ClusterWatches.create({
+      clients,
+      applier,
+      logger: mockServices.logger.mock(),
+      onChange: c => changes.push(c),
+      timings: { backoffMs: 50, maxBackoffMs: 200, ...timings },
+    });
+    started.push(w);
+    return { w, changes, reads };
+  }
+  const cluster = (name: string) => clusters.find(c => c.name === name)!;
+  const liveImage = async (w: ClusterWatches, c: string, m: Manifests) => {
+    const live = await w.readLive(cluster(c), namespace, m);
+    return live.kind === 'read'
+      ? live.deployment?.spec?.template.spec?.containers[0].image
+      : undefined;
+  };
+
+  it('answers reads from memory once synced, and reports a change of spec, not of status', async () => {
+    const m = await applied('east', 'mem');
+    const { w, changes, reads } = watches();
+    w.setClusters(clusters);
+    await until('east watched', () => w.watching('east'));
+    expect(await liveImage(w, 'east', m)).toBe('nginx:1.27');
+    expect(reads).not.toHaveBeenCalled();
+    sim.drift('east', {
+      kind: 'Deployment',
+      namespace,
+      name: 'mem',
+      patch: { metadata: { labels: { extra: 'x' } } },
+    });
+    await until('the change', () =>
+      changes.find(c => c.cluster === 'east' && c.name === 'mem'),
+    );
+    expect(changes).toEqual([{ cluster: 'east', namespace, name: 'mem' }]);
+  });
+
+  it('tells spec changes and health changes from status-only ones', () => {
+    const base = {
+      metadata: { name: 'a', namespace, resourceVersion: '1' },
+      spec: { replicas: 2 },
+      status: { availableReplicas: 2, observedGeneration: 1 },
+    };
+    const statusOnly = {
+      ...base,
+      metadata: { ...base.metadata, resourceVersion: '2' },
+      status: { availableReplicas: 2, observedGeneration: 2 },
+    };
+    const unhealthy = { ...base, status: { availableReplicas: 1 } };
+    const respec = { ...base, spec: { replicas: 3 } };
+    expect(matters('deployment', base, statusOnly)).toBe(false);
+    expect(matters('deployment', base, unhealthy)).toBe(true);
+    expect(matters('deployment', base, respec)).toBe(true);
+    expect(matters('service', base, unhealthy)).toBe(false);
+    expect(matters('service', base, undefined)).toBe(true);
+  });
+
+  it('lists again after a 410 Gone and reports what changed while it was not watching', async () => {
+    const m = await applied('west', 'gone');
+    const { w, changes } = watches();
+    w.setClusters(clusters);
+    await until('west watched', () => w.watching('west'));
+    const lists = w.lists('west');
+    await until('west has open watches', () => sim.openWatches('west') >= 5);
+    // The cluster stops answering: the open watches go silent, and miss what follows.
+    sim.setFault('west', { mode: 'timeout' });
+    await new Promise(r => setTimeout(r, 100));
+    sim.setFault('west', { mode: 'ok' });
+    sim.drift('west', {
+      kind: 'Deployment',
+      namespace,
+      name: 'gone',
+      patch: {
+        spec: {
+          template: {
+            spec: { containers: [{ name: 'gone', image: 'nginx:9' }] },
+          },
+        },
+      },
+    });
+    // The history they would resume from is gone, and their connections are dropped.
+    sim.expireWatchHistory('west');
+    expect(sim.dropWatches('west')).toBeGreaterThanOrEqual(5);
+    await until('the relist', () => w.lists('west') > lists);
+    await until('west watched again', () => w.watching('west'));
+    await until('the missed change', () =>
+      changes.find(c => c.cluster === 'west' && c.name === 'gone'),
+    );
+    expect(await liveImage(w, 'west', m)).toBe('nginx:9');
+  });
+
+  it('watches again from where it was when the server ends a watch (its timeout), without listing', async () => {
+    const m = await applied('east', 'timed');
+    const { w } = watches({ watchTimeoutSeconds: 1 });
+    w.setClusters(clusters);
+    await until('east watched', () => w.watching('east'));
+    const lists = w.lists('east');
+    // Past the server's timeout (1 to 2 s): every watch was ended and opened again.
+    await new Promise(r => setTimeout(r, 2_500));
+    sim.drift('east', {
+      kind: 'Deployment',
+      namespace,
+      name: 'timed',
+      patch: {
+        spec: {
+          template: {
+            spec: { containers: [{ name: 'timed', image: 'nginx:2' }] },
+          },
+        },
+      },
+    });
+    await until(
+      'the change after the rewatch',
+      async () => (await liveImage(w, 'east', m)) === 'nginx:2',
+    );
+    expect(w.lists('east')).toBe(lists);
+  });
+
+  it('keeps the HPAs per cluster: which Deployments they scale, reported as a change of those', async () => {
+    const m = await applied('east', 'scaled');
+    const { w, changes, reads } = watches();
+    w.setClusters(clusters);
+    await until('east watched', () => w.watching('east'));
+    const autoscaled = async () => {
+      const live = await w.readLive(cluster('east'), namespace, m);
+      return live.kind === 'read' && live.autoscaled;
+    };
+    expect(await autoscaled()).toBe(false);
+    await api('east').hpa.createNamespacedHorizontalPodAutoscaler({
+      namespace,
+      body: {
+        metadata: { name: 'scaler' },
+        spec: {
+          scaleTargetRef: {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: 'scaled',
+          },
+          minReplicas: 1,
+          maxReplicas: 5,
+        },
+      },
+    });
+    await until('the HPA seen', () => autoscaled());
+    expect(changes).toContainEqual({
+      cluster: 'east',
+      namespace,
+      name: 'scaled',
+    });
+    expect(reads).not.toHaveBeenCalled();
+  });
+
+  it('stops the watches of a cluster that is no longer ONLINE, and of a health transition away from ONLINE', async () => {
+    const { w } = watches();
+    w.setClusters(clusters);
+    await until('both watched', () => w.watching('east') && w.watching('west'));
+    await until('west has open watches', () => sim.openWatches('west') >= 5);
+    w.setClusters(
+      clusters.map(c =>
+        c.name === 'west' ? { ...c, status: 'OFFLINE' as const } : c,
+      ),
+    );
+    expect(w.clusters()).toEqual(['east']);
+    expect(w.watching('west')).toBe(false);
+    await until('west watches closed', () => sim.openWatches('west') === 0);
+    w.healthCycleFinished({
+      transitions: [
+        { cluster: 'east', from: 'ONLINE', to: 'OFFLINE', reason: '' },
+      ],
+    } as any);
+    expect(w.clusters()).toEqual([]);
+    await until('east watches closed', () => sim.openWatches('east') === 0);
+  });
+});

@@ -1,0 +1,387 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  NetworkingV1Api,
+  PolicyV1Api,
+  Watch,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1HorizontalPodAutoscaler,
+} from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
+import type { ClusterRecord } from '../database/types';
+import type {
+  AutoscalerCache,
+  KnownLive,
+  LiveObjects,
+  ManifestApplier,
+} from '../deploy/ManifestApplier';
+import { MANAGED_BY_LABEL, type Manifests } from '../deploy/manifests';
+import type { ClusterClients } from '../kubernetes/ClusterClients';
+import type { HealthCycleReport } from '../events/FleetListener';
+import {
+  Reflector,
+  type ListResult,
+  type OpenWatch,
+  type ReflectorTimings,
+} from './Reflector';
+
+/** A live object of a deployment changed: the cluster, namespace and name it goes by. */
+export interface ObjectChange {
+  cluster: string;
+  namespace: string;
+  /** The application's name: its Deployment, Service, PDB and Ingress all carry it. */
+  name: string;
+}
+
+type Kind = 'deployment' | 'service' | 'podDisruptionBudget' | 'ingress';
+
+interface KindSpec {
+  kind: string;
+  apiVersion: string;
+  path: string;
+  list: (kc: KubeConfig, labelSelector: string, opts: any) => Promise<any>;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const FLEET_SELECTOR = `${MANAGED_BY_LABEL}=fleet`;
+
+/** The kinds Fleet applies, watched with Fleet's managed-by label. */
+const MANAGED: Record<Kind, KindSpec> = {
+  deployment: {
+    kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    path: '/apis/apps/v1/deployments',
+    list: (kc, labelSelector, opts) =>
+      kc
+        .makeApiClient(AppsV1Api)
+        .listDeploymentForAllNamespaces({ labelSelector }, opts),
+  },
+  service: {
+    kind: 'Service',
+    apiVersion: 'v1',
+    path: '/api/v1/services',
+    list: (kc, labelSelector, opts) =>
+      kc
+        .makeApiClient(CoreV1Api)
+        .listServiceForAllNamespaces({ labelSelector }, opts),
+  },
+  podDisruptionBudget: {
+    kind: 'PodDisruptionBudget',
+    apiVersion: 'policy/v1',
+    path: '/apis/policy/v1/poddisruptionbudgets',
+    list: (kc, labelSelector, opts) =>
+      kc
+        .makeApiClient(PolicyV1Api)
+        .listPodDisruptionBudgetForAllNamespaces({ labelSelector }, opts),
+  },
+  ingress: {
+    kind: 'Ingress',
+    apiVersion: 'networking.k8s.io/v1',
+    path: '/apis/networking.k8s.io/v1/ingresses',
+    list: (kc, labelSelector, opts) =>
+      kc
+        .makeApiClient(NetworkingV1Api)
+        .listIngressForAllNamespaces({ labelSelector }, opts),
+  },
+};
+
+/** HPAs are not Fleet's: all of them, to know which Deployments one scales. */
+const HPA: KindSpec = {
+  kind: 'HorizontalPodAutoscaler',
+  apiVersion: 'autoscaling/v2',
+  path: '/apis/autoscaling/v2/horizontalpodautoscalers',
+  list: (kc, _labelSelector, opts) =>
+    kc
+      .makeApiClient(AutoscalingV2Api)
+      .listHorizontalPodAutoscalerForAllNamespaces({}, opts),
+};
+
+/** The fields a change must touch to be worth a drift check: not status, not bookkeeping. */
+function specOf(object: KubernetesObject | undefined): unknown {
+  if (!object) return undefined;
+  const {
+    status: _status,
+    metadata,
+    ...rest
+  } = object as KubernetesObject & { status?: unknown };
+  const {
+    resourceVersion: _rv,
+    managedFields: _mf,
+    generation: _g,
+    ...meta
+  } = metadata ?? {};
+  return { ...rest, metadata: meta };
+}
+
+/** What the reconcile judges a Deployment's health by (replicas wanted and available). */
+function healthOf(object: V1Deployment | undefined): unknown {
+  if (!object) return undefined;
+  const desired = object.spec?.replicas ?? 1;
+  return (object.status?.availableReplicas ?? 0) >= desired;
+}
+
+/** Whether a change can change what the reconcile concludes (drift or workload health). */
+export function matters(
+  kind: Kind,
+  previous: KubernetesObject | undefined,
+  next: KubernetesObject | undefined,
+): boolean {
+  if (!isDeepStrictEqual(specOf(previous), specOf(next))) return true;
+  return (
+    kind === 'deployment' &&
+    healthOf(previous as V1Deployment) !== healthOf(next as V1Deployment)
+  );
+}
+
+const hpaTarget = (hpa: V1HorizontalPodAutoscaler | undefined) =>
+  hpa?.spec?.scaleTargetRef?.kind === 'Deployment'
+    ? hpa.spec.scaleTargetRef.name
+    : undefined;
+
+class WatchedCluster {
+  readonly reflectors: Record<Kind, Reflector<KubernetesObject>>;
+  readonly hpas: Reflector<V1HorizontalPodAutoscaler>;
+
+  constructor(
+    readonly key: string,
+    readonly cluster: ClusterRecord,
+    clients: Pick<ClusterClients, 'kubeConfigFor'>,
+    onChange: (change: ObjectChange) => void,
+    logger: LoggerService,
+    timings: Partial<ReflectorTimings> | undefined,
+  ) {
+    // Each list and watch loads the cluster's client again: a rotated kubeconfig or
+    // certificate is used from the next one on (the clients are cached while unchanged).
+    const kubeConfig = async () => {
+      const loaded = await clients.kubeConfigFor(cluster);
+      if (loaded.kind === 'unusable') throw new Error(loaded.reason);
+      return loaded;
+    };
+    const openWatch: OpenWatch = async (path, query, onEvent, onDone) => {
+      const loaded = await kubeConfig();
+      return new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone);
+    };
+    const make = <T extends KubernetesObject>(
+      spec: KindSpec,
+      labelSelector: string | undefined,
+      changed: (previous: T | undefined, next: T | undefined) => void,
+    ) =>
+      new Reflector<T>({
+        name: `${spec.kind} objects on ${cluster.name}`,
+        kind: spec.kind,
+        apiVersion: spec.apiVersion,
+        path: spec.path,
+        labelSelector,
+        list: async (): Promise<ListResult<T>> => {
+          const loaded = await kubeConfig();
+          return spec.list(
+            loaded.kubeConfig,
+            labelSelector ?? '',
+            loaded.requestOptions(REQUEST_TIMEOUT_MS),
+          );
+        },
+        watch: openWatch,
+        onChange: changed,
+        logger,
+        timings,
+      });
+    const emit = (object: KubernetesObject | undefined, name?: string) => {
+      const namespace = object?.metadata?.namespace;
+      const target = name ?? object?.metadata?.name;
+      if (namespace && target)
+        onChange({ cluster: cluster.name, namespace, name: target });
+    };
+    this.reflectors = Object.fromEntries(
+      (Object.keys(MANAGED) as Kind[]).map(kind => [
+        kind,
+        make(MANAGED[kind], FLEET_SELECTOR, (previous, next) => {
+          if (matters(kind, previous, next)) emit(next ?? previous);
+        }),
+      ]),
+    ) as Record<Kind, Reflector<KubernetesObject>>;
+    this.hpas = make<V1HorizontalPodAutoscaler>(
+      HPA,
+      undefined,
+      (previous, next) => {
+        const before = hpaTarget(previous);
+        const after = hpaTarget(next);
+        if (before === after) return;
+        if (before) emit(previous, before);
+        if (after) emit(next, after);
+      },
+    );
+  }
+
+  start() {
+    for (const r of Object.values(this.reflectors)) r.start();
+    this.hpas.start();
+  }
+
+  stop() {
+    for (const r of Object.values(this.reflectors)) r.stop();
+    this.hpas.stop();
+  }
+
+  /** Every kind is synced: the cache answers all of this cluster's reads. */
+  synced(): boolean {
+    return [...Object.values(this.reflectors), this.hpas].every(
+      r => r.getState() === 'synced',
+    );
+  }
+
+  autoscaled(namespace: string, name: string): boolean | undefined {
+    if (this.hpas.getState() !== 'synced') return undefined;
+    for (const hpa of this.hpas.values()) {
+      if (hpa.metadata?.namespace === namespace && hpaTarget(hpa) === name)
+        return true;
+    }
+    return false;
+  }
+}
+
+const identityOf = (c: ClusterRecord) =>
+  [c.endpoint, c.kubeconfigRef, c.context ?? '', c.identityCa ?? ''].join('|');
+
+export interface ClusterWatchesOptions {
+  clients: Pick<ClusterClients, 'kubeConfigFor'>;
+  applier: Pick<ManifestApplier, 'readLive'>;
+  logger: LoggerService;
+  /** A live object of a deployment changed in a way that can matter (not its status alone). */
+  onChange: (change: ObjectChange) => void;
+  timings?: Partial<ReflectorTimings>;
+}
+
+/**
+ * Live state from watches: per ONLINE cluster, a list-then-watch of each kind Fleet applies
+ * (Deployments, Services, PodDisruptionBudgets, Ingresses, filtered by Fleet's managed-by label)
+ * and of all HPAs, kept in memory. Reads are answered from it while a kind is synced, and from the
+ * cluster's API otherwise (a kind the cluster forbids listing, a watch that broke and is being
+ * restarted). Changes that can matter are reported, one per object, to `onChange`.
+ */
+export class ClusterWatches {
+  private readonly watched = new Map<string, WatchedCluster>();
+
+  private constructor(private readonly options: ClusterWatchesOptions) {}
+
+  static create(options: ClusterWatchesOptions): ClusterWatches {
+    return new ClusterWatches(options);
+  }
+
+  /** Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the others. */
+  setClusters(clusters: ClusterRecord[]): void {
+    const online = new Map(
+      clusters.filter(c => c.status === 'ONLINE').map(c => [c.name, c]),
+    );
+    for (const [name, w] of this.watched) {
+      const now = online.get(name);
+      if (!now || identityOf(now) !== w.key) this.stopCluster(name);
+    }
+    for (const [name, cluster] of online) {
+      if (this.watched.has(name)) continue;
+      const w = new WatchedCluster(
+        identityOf(cluster),
+        cluster,
+        this.options.clients,
+        this.options.onChange,
+        this.options.logger.child({ cluster: name }),
+        this.options.timings,
+      );
+      this.watched.set(name, w);
+      w.start();
+    }
+  }
+
+  stopCluster(name: string): void {
+    const w = this.watched.get(name);
+    if (!w) return;
+    this.watched.delete(name);
+    w.stop();
+  }
+
+  stop(): void {
+    for (const name of [...this.watched.keys()]) this.stopCluster(name);
+  }
+
+  /** A cluster that leaves ONLINE stops its watches at once, without waiting for the reconcile. */
+  healthCycleFinished(report: HealthCycleReport): void {
+    for (const t of report.transitions) {
+      if (t.to !== 'ONLINE') this.stopCluster(t.cluster);
+    }
+  }
+
+  /** The clusters watched now. */
+  clusters(): string[] {
+    return [...this.watched.keys()];
+  }
+
+  /** Whether every kind of the cluster is synced: its changes are all reported. */
+  watching(cluster: string): boolean {
+    return this.watched.get(cluster)?.synced() ?? false;
+  }
+
+  /** How many lists the cluster's kinds ran (tests, benchmarks). */
+  lists(cluster: string): number {
+    const w = this.watched.get(cluster);
+    if (!w) return 0;
+    return [...Object.values(w.reflectors), w.hpas].reduce(
+      (n, r) => n + r.lists,
+      0,
+    );
+  }
+
+  /** `ManifestApplier.readLive`, from memory for every kind that is synced. */
+  async readLive(
+    cluster: ClusterRecord,
+    namespace: string,
+    manifests: Manifests,
+    options: { autoscalers?: AutoscalerCache } = {},
+  ): Promise<LiveObjects> {
+    const w = this.watched.get(cluster.name);
+    if (!w || w.key !== identityOf(cluster))
+      return this.options.applier.readLive(
+        cluster,
+        namespace,
+        manifests,
+        options,
+      );
+    const known: KnownLive = {};
+    const name = manifests.deployment.metadata!.name!;
+    const cached = (kind: Kind, objectName: string) => {
+      const r = w.reflectors[kind];
+      return r.getState() === 'synced'
+        ? { object: r.get(namespace, objectName) as any }
+        : undefined;
+    };
+    known.deployment = cached('deployment', name);
+    known.service = cached('service', manifests.service.metadata!.name!);
+    if (manifests.podDisruptionBudget)
+      known.podDisruptionBudget = cached('podDisruptionBudget', name);
+    if (manifests.ingress) known.ingress = cached('ingress', name);
+    known.autoscaled = w.autoscaled(namespace, name);
+    const complete =
+      known.deployment &&
+      known.service &&
+      (!manifests.podDisruptionBudget || known.podDisruptionBudget) &&
+      (!manifests.ingress || known.ingress) &&
+      known.autoscaled !== undefined;
+    if (complete) {
+      return {
+        kind: 'read',
+        deployment: known.deployment!.object,
+        service: known.service!.object,
+        podDisruptionBudget: known.podDisruptionBudget?.object,
+        ingress: known.ingress?.object,
+        autoscaled: known.autoscaled!,
+      };
+    }
+    // Some kind is not synced (forbidden, or its watch restarting): read that kind from the API.
+    return this.options.applier.readLive(cluster, namespace, manifests, {
+      ...options,
+      known,
+    });
+  }
+}

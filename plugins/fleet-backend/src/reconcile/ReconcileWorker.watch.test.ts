@@ -1,0 +1,231 @@
+/*
+ * The reconcile with live state from watches (ClusterWatches + DriftChecks), against the kube
+ * simulator: drift is seen when it happens, a run between full compares reads nothing on a
+ * watched cluster, and a cluster leaving ONLINE stops its watches and its deployments' sync
+ * turns UNKNOWN.
+ */
+import { mockServices } from '@backstage/backend-test-utils';
+import type { Deployment } from '@cnp/plugin-fleet-common';
+import {
+  createFleet,
+  createTestDatabases,
+  useSimulator,
+} from '@cnp/fleet-harness';
+import type { FleetStores } from '../database/types';
+import { DeploymentService } from '../deploy/DeploymentService';
+import { ManifestApplier } from '../deploy/ManifestApplier';
+import { ManifestRemover } from '../deploy/ManifestRemover';
+import { ClusterWatches } from '../livestate/ClusterWatches';
+import { DriftChecks } from '../livestate/DriftChecks';
+import { ReconcileWorker } from './ReconcileWorker';
+
+jest.setTimeout(90_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({
+  clusters: ['north', 'south'],
+  readyDelayMs: 50,
+  watch: { controllerTickMs: 50 },
+});
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(r => setTimeout(r, 25));
+  }
+}
+
+describe.each(databases.eachSupportedId())(
+  'ReconcileWorker with watches (%s)',
+  databaseId => {
+    const tag = databaseId.toLowerCase().replace(/_/g, '-');
+    const namespace = `watch-${tag}`;
+    const stops: Array<() => unknown> = [];
+    afterEach(async () => {
+      for (const stop of stops.splice(0)) await stop();
+    });
+
+    async function setup() {
+      const knex = await databases.init(databaseId);
+      const harness = await createFleet({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
+      });
+      await harness.worker.runCycle();
+      const applier = ManifestApplier.create({ clients: harness.clients });
+      const deployments = DeploymentService.create({
+        stores: harness.stores,
+        applier,
+        remover: ManifestRemover.create({ clients: harness.clients }),
+        logger: harness.logger,
+        deploy: {
+          namespace,
+          defaultReplicas: 1,
+          progressDeadlineMs: 5_000,
+          pollIntervalMs: 25,
+        },
+      });
+      const driftChecks = DriftChecks.create({
+        check: changes => reconciler.checkChanged(changes),
+        logger: harness.logger,
+      });
+      const liveState = ClusterWatches.create({
+        clients: harness.clients,
+        applier,
+        logger: harness.logger,
+        onChange: change => driftChecks.changed(change),
+        timings: { backoffMs: 50, maxBackoffMs: 200 },
+      });
+      const reads = jest.spyOn(applier, 'readLive');
+      const reconciler = ReconcileWorker.create({
+        stores: harness.stores,
+        applier,
+        deployments,
+        logger: harness.logger,
+        deploy: { namespace },
+        reconcile: {
+          intervalMs: 60_000,
+          concurrency: 8,
+          resyncIntervalMs: 600_000,
+        },
+        liveState,
+      });
+      stops.push(
+        () => deployments.stop(),
+        () => driftChecks.stop(),
+        () => liveState.stop(),
+      );
+      return { ...harness, deployments, reconciler, liveState, reads };
+    }
+
+    async function settle(stores: FleetStores, id: string) {
+      return until('the deploy to settle', async () => {
+        const d = (await stores.deployments.getDeployment(id))!;
+        return d.status !== 'PROGRESSING' && d.status !== 'PENDING' && d;
+      });
+    }
+
+    async function deployed(
+      h: Awaited<ReturnType<typeof setup>>,
+      name: string,
+      cluster: string,
+    ): Promise<{ deployment: Deployment; name: string }> {
+      const entityRef = `component:default/${name}-${tag}`;
+      const d = await h.deployments.deploy(
+        { entityRef, cluster, image: 'nginx:1.27' },
+        'test',
+      );
+      await settle(h.stores, d.id);
+      const app = (await h.stores.applications.getApplicationByEntityRef(
+        entityRef,
+      ))!;
+      return { deployment: d, name: app.name };
+    }
+
+    const setImage = (cluster: string, name: string, image: string) =>
+      sim.drift(cluster, {
+        kind: 'Deployment',
+        namespace,
+        name,
+        patch: {
+          spec: {
+            template: { spec: { containers: [{ name, image }] } },
+          },
+        },
+      });
+
+    it('sees drift when it happens, with no run: OUT_OF_SYNC naming the field', async () => {
+      const h = await setup();
+      const { deployment, name } = await deployed(h, 'evented', 'north');
+      await h.reconciler.runOnce();
+      await until('north watched', () => h.liveState.watching('north'));
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
+      setImage('north', name, 'nginx:6.6.6');
+      const drifted = await until('OUT_OF_SYNC from the event', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.syncStatus === 'OUT_OF_SYNC' && d;
+      });
+      expect(drifted.syncDifferences).toContainEqual(
+        expect.objectContaining({
+          kind: 'Deployment',
+          path: '/spec/template/spec/containers/0/image',
+        }),
+      );
+    });
+
+    it('between full compares, a run reads nothing on a watched cluster, and a deployment that changed is compared again', async () => {
+      const h = await setup();
+      const { deployment } = await deployed(h, 'quiet', 'south');
+      const first = await h.reconciler.runOnce();
+      expect(first.checked).toBeGreaterThanOrEqual(1);
+      await until('south watched', () => h.liveState.watching('south'));
+      await until('north watched', () => h.liveState.watching('north'));
+      h.reads.mockClear();
+      const second = await h.reconciler.runOnce();
+      expect(second.checked).toBe(0);
+      expect(h.reads).not.toHaveBeenCalled();
+      // A deploy of a new image: the deployment itself changed, so the next run compares it,
+      // from memory.
+      const redeploy = await h.deployments.deploy(
+        {
+          entityRef: `component:default/quiet-${tag}`,
+          cluster: 'south',
+          image: 'nginx:1.28',
+        },
+        'test',
+      );
+      await settle(h.stores, redeploy.id);
+      const third = await h.reconciler.runOnce();
+      expect(third.checked).toBe(1);
+      expect(third.synced).toBe(1);
+      expect(h.reads).not.toHaveBeenCalled();
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
+    });
+
+    it('stops the watches of a cluster that went OFFLINE and marks its deployments UNKNOWN; watches it again once ONLINE', async () => {
+      const h = await setup();
+      const { deployment } = await deployed(h, 'dark', 'south');
+      await h.reconciler.runOnce();
+      await until('south watched', () => h.liveState.watching('south'));
+      await until('open watches on south', () => sim.openWatches('south') > 0);
+      sim.setFault('south', { mode: 'down' });
+      await h.worker.runCycle();
+      await h.worker.runCycle();
+      expect(
+        (await h.stores.clusters.listClusters()).find(c => c.name === 'south')!
+          .status,
+      ).toBe('OFFLINE');
+      const summary = await h.reconciler.runOnce();
+      expect(h.liveState.clusters()).not.toContain('south');
+      expect(h.liveState.watching('south')).toBe(false);
+      expect(summary.unknown).toBeGreaterThanOrEqual(1);
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!,
+      ).toMatchObject({ syncStatus: 'UNKNOWN' });
+      sim.setFault('south', { mode: 'ok' });
+      await until(
+        'no open watch on south',
+        () => sim.openWatches('south') === 0,
+      );
+      await h.worker.runCycle();
+      await h.reconciler.runOnce();
+      expect(h.liveState.clusters()).toContain('south');
+      await until('south watched again', () => h.liveState.watching('south'));
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
+    });
+  },
+);

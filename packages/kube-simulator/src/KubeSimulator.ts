@@ -25,6 +25,11 @@
  *   POST /clusters/<name>/_sim/watches/expire → { oldestResourceVersion } (forgets the change
  *        history: a watch from an earlier resourceVersion gets 410 Expired)
  *   POST /clusters/<name>/_sim/watches/drop  → { dropped } (resets the open watch connections)
+ *   GET  /clusters/<name>/_sim/cluster-scope-denied → { resources: string[] }
+ *   POST /clusters/<name>/_sim/cluster-scope-denied ← { resource, denied: boolean } → { resources }
+ *        resource: 'services', 'ingresses.networking.k8s.io'... Listing or watching it across all
+ *        namespaces answers 403 Forbidden, as RBAC does for a user with only namespaced Roles;
+ *        per-namespace requests are served.
  *
  * Watch (`?watch=true` on any collection): see watch.ts.
  *
@@ -144,6 +149,8 @@ interface ClusterState {
   kubeconfigPath: string;
   /** Open watch streams (including those a `timeout` fault silenced). */
   watches: Set<WatchStream>;
+  /** Resources (`plural` or `plural.group`) that may not be listed across all namespaces. */
+  clusterScopeDenied: Set<string>;
   /** Runs the controllers while watches are open, so that their changes are streamed. */
   ticker?: NodeJS.Timeout;
 }
@@ -351,6 +358,7 @@ export class KubeSimulator {
       requestsByPath: new Map(),
       kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
       watches: new Set(),
+      clusterScopeDenied: new Set(),
     };
     state.store.changes.limit = this.watchHistoryLimit;
     this.clusters.set(name, state);
@@ -474,6 +482,17 @@ export class KubeSimulator {
       clearInterval(state.ticker);
       state.ticker = undefined;
     }
+  }
+
+  /**
+   * Denies (or allows again) listing and watching `resource` (`services`,
+   * `ingresses.networking.k8s.io`...) across all namespaces: 403 Forbidden, as RBAC answers a
+   * user that has only namespaced Roles for it.
+   */
+  denyClusterScope(cluster: string, resource: string, denied = true): void {
+    const set = this.cluster(cluster).clusterScopeDenied;
+    if (denied) set.add(resource);
+    else set.delete(resource);
   }
 
   getFault(name: string): Fault {
@@ -788,6 +807,8 @@ export class KubeSimulator {
     }
     if (!this.authorized(req, state.token))
       return this.send(res, 401, errors.unauthorized().toStatus());
+    const denied = clusterScopeDenial(state, req.method ?? 'GET', apiPath);
+    if (denied) return this.send(res, 403, denied);
     if (body === undefined) {
       return this.send(
         res,
@@ -933,6 +954,26 @@ export class KubeSimulator {
           return this.send(res, 200, {
             oldestResourceVersion: this.expireWatchHistory(state.name),
           });
+        case 'GET /_sim/cluster-scope-denied':
+          return this.send(res, 200, {
+            resources: [...state.clusterScopeDenied].sort(),
+          });
+        case 'POST /_sim/cluster-scope-denied': {
+          const input = parse();
+          if (
+            !isPlainObject(input) ||
+            typeof input.resource !== 'string' ||
+            typeof input.denied !== 'boolean'
+          ) {
+            throw errors.badRequest(
+              'expected { resource: string, denied: boolean }',
+            );
+          }
+          this.denyClusterScope(state.name, input.resource, input.denied);
+          return this.send(res, 200, {
+            resources: [...state.clusterScopeDenied].sort(),
+          });
+        }
         case 'POST /_sim/watches/drop':
           return this.send(res, 200, { dropped: this.dropWatches(state.name) });
         case 'GET /_sim/crds':
@@ -1036,4 +1077,26 @@ export class KubeSimulator {
       return this.send(res, err.code, err.toStatus());
     }
   }
+}
+
+/** A cluster-wide list or watch of a resource the cluster denies at cluster scope: its 403. */
+function clusterScopeDenial(
+  state: ClusterState,
+  method: string,
+  apiPath: string,
+) {
+  if (method !== 'GET' || state.clusterScopeDenied.size === 0) return undefined;
+  const m =
+    /^\/api\/v1\/(?:watch\/)?([a-z0-9]+)$/.exec(apiPath) ??
+    /^\/apis\/([^/]+)\/[^/]+\/(?:watch\/)?([a-z0-9]+)$/.exec(apiPath);
+  if (!m) return undefined;
+  const [plural, group] = m.length === 2 ? [m[1], ''] : [m[2], m[1]];
+  const resource = group ? `${plural}.${group}` : plural;
+  if (!state.clusterScopeDenied.has(resource)) return undefined;
+  return failureStatus(
+    403,
+    'Forbidden',
+    `${resource} is forbidden: User "system:serviceaccount:fleet:fleet" cannot list resource "${plural}" in API group "${group}" at the cluster scope`,
+    { kind: plural, ...(group ? { group } : {}) },
+  );
 }

@@ -892,6 +892,33 @@ describe('faults and test hooks', () => {
     expect(sim.openWatches('sim-3')).toBe(0);
   });
 
+  it('denies listing and watching a resource across all namespaces on demand (403, as RBAC with only namespaced Roles), and serves it per namespace', async () => {
+    const { apps, core } = clients(sim, 'sim-3');
+    sim.denyClusterScope('sim-3', 'deployments.apps');
+    try {
+      await expect(apps.listDeploymentForAllNamespaces()).rejects.toMatchObject(
+        { code: 403 },
+      );
+      const w = await openWatch(sim, 'sim-3', '/apis/apps/v1/deployments');
+      expect(((await w.done) as { statusCode?: number }).statusCode).toBe(403);
+      await expect(
+        apps.listNamespacedDeployment({ namespace: 'default' }),
+      ).resolves.toMatchObject({ items: expect.any(Array) });
+      await expect(core.listServiceForAllNamespaces()).resolves.toMatchObject({
+        items: expect.any(Array),
+      });
+      const control = JSON.parse(
+        (await raw(sim, 'sim-3', '/_sim/cluster-scope-denied')).text,
+      );
+      expect(control).toEqual({ resources: ['deployments.apps'] });
+    } finally {
+      sim.denyClusterScope('sim-3', 'deployments.apps', false);
+    }
+    await expect(apps.listDeploymentForAllNamespaces()).resolves.toMatchObject({
+      items: expect.any(Array),
+    });
+  });
+
   it('serves the same hooks on the control API', async () => {
     const w = await openWatch(sim, 'sim-3', '/api/v1/namespaces', {
       resourceVersion: '0',

@@ -249,6 +249,58 @@ describe('ClusterWatches', () => {
     expect(reads).not.toHaveBeenCalled();
   });
 
+  it('reads a kind the cluster forbids listing from the API, and keeps the others from memory', async () => {
+    sim.denyClusterScope('west', 'ingresses.networking.k8s.io');
+    try {
+      const m = buildManifests({
+        name: 'fenced',
+        entityRef: 'component:default/fenced',
+        namespace,
+        spec: { image: 'nginx:1.27', ingress: { host: 'fenced.example.com' } },
+        defaultReplicas: 1,
+      });
+      expect(m.ingress).toBeDefined();
+      await applied('west', 'fenced');
+      const { w, changes, reads } = watches();
+      w.setClusters(clusters);
+      await until('the others synced', () => w.watching('east'));
+      // west is not fully watched: its changes are not all reported, so the reconcile keeps
+      // reading its deployments at each run; its other kinds still answer from memory.
+      await new Promise(r => setTimeout(r, 300));
+      expect(w.watching('west')).toBe(false);
+      const live = await w.readLive(cluster('west'), namespace, m);
+      expect(live).toMatchObject({ kind: 'read', ingress: undefined });
+      expect(live.kind === 'read' && live.deployment?.metadata?.name).toBe(
+        'fenced',
+      );
+      expect(reads).toHaveBeenCalledTimes(1);
+      const known = reads.mock.calls[0][3]?.known;
+      expect(
+        Object.entries(known ?? {})
+          .filter(([, v]) => v !== undefined)
+          .map(([k]) => k)
+          .sort(),
+      ).toEqual(
+        ['autoscaled', 'deployment', 'podDisruptionBudget', 'service'].filter(
+          k => k !== 'podDisruptionBudget' || m.podDisruptionBudget,
+        ),
+      );
+      expect(known?.ingress).toBeUndefined();
+      // a change of a kind it can watch is still reported
+      sim.drift('west', {
+        kind: 'Service',
+        namespace,
+        name: 'fenced',
+        patch: { metadata: { labels: { extra: 'y' } } },
+      });
+      await until('the Service change', () =>
+        changes.find(c => c.cluster === 'west' && c.name === 'fenced'),
+      );
+    } finally {
+      sim.denyClusterScope('west', 'ingresses.networking.k8s.io', false);
+    }
+  });
+
   it('stops the watches of a cluster that is no longer ONLINE, and of a health transition away from ONLINE', async () => {
     const { w } = watches();
     w.setClusters(clusters);

@@ -216,23 +216,13 @@ export const fleetPlugin = createBackendPlugin({
         await orchestrator.start();
 
         // Live state from watches: a change of a deployment's objects is compared at once.
-        const driftChecks = DriftChecks.create({
-          check: changes => reconciler.checkChanged(changes),
-          logger: logger.child({ task: 'fleet-reconcile' }),
-        });
         const liveState = fleetConfig.reconcile.watch
           ? ClusterWatches.create({
               clients,
               applier,
               logger: logger.child({ task: 'fleet-watch' }),
-              onChange: change => driftChecks.changed(change),
             })
           : undefined;
-        if (liveState) listeners.add(liveState);
-        lifecycle.addShutdownHook(() => {
-          driftChecks.stop();
-          liveState?.stop();
-        });
         const reconciler = ReconcileWorker.create({
           stores,
           applier,
@@ -251,6 +241,18 @@ export const fleetPlugin = createBackendPlugin({
           ),
           listener: listeners,
         });
+        if (liveState) {
+          const driftChecks = DriftChecks.create({
+            check: changes => reconciler.checkChanged(changes),
+            logger: logger.child({ task: 'fleet-reconcile' }),
+          });
+          liveState.listen(change => driftChecks.changed(change));
+          listeners.add(liveState);
+          lifecycle.addShutdownHook(() => {
+            driftChecks.stop();
+            liveState.stop();
+          });
+        }
         await reconciler.start();
 
         const retention = EventRetention.create({

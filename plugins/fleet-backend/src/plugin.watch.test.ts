@@ -1,4 +1,9 @@
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type {
+  SchedulerService,
+  ServiceFactory,
+} from '@backstage/backend-plugin-api';
+import type { JsonObject } from '@backstage/types';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
@@ -27,8 +32,11 @@ async function until(what: string, probe: () => boolean, timeoutMs = 10_000) {
 describe.each(databases.eachSupportedId())(
   'fleet plugin live state (%s)',
   databaseId => {
-    async function start(reconcile: Record<string, unknown>) {
-      const scheduler = mockServices.scheduler();
+    async function start(reconcile: JsonObject) {
+      // The mock scheduler instance (its type does not show its factory): tasks run on demand.
+      const scheduler = mockServices.scheduler() as SchedulerService & {
+        factory(options: { skipTaskRunOnStartup: boolean }): ServiceFactory;
+      };
       const backend = await startTestBackend({
         features: [
           fleetPlugin,
@@ -65,6 +73,7 @@ describe.each(databases.eachSupportedId())(
         'the watches closed',
         () => sim.openWatches('east') === 0 && sim.openWatches('west') === 0,
       );
+      expect(sim.openWatches('east')).toBe(0);
     });
 
     it('opens no watch with fleet.reconcile.watch: false', async () => {

@@ -395,18 +395,16 @@ export class ManifestApplier {
                     opts(),
                   ),
               ),
-          !manifests.podDisruptionBudget
-            ? undefined
-            : known.podDisruptionBudget
-            ? known.podDisruptionBudget.object
-            : orUndefined(
+          manifests.podDisruptionBudget && !known.podDisruptionBudget
+            ? orUndefined(
                 kc
                   .makeApiClient(PolicyV1Api)
                   .readNamespacedPodDisruptionBudget(
                     { name, namespace },
                     opts(),
                   ),
-              ),
+              )
+            : known.podDisruptionBudget?.object,
           known.autoscaled ??
             this.autoscaledDeployments(
               cluster,
@@ -415,15 +413,13 @@ export class ManifestApplier {
               kc,
               opts,
             ).then(hpas => hpas.has(name)),
-          !manifests.ingress
-            ? undefined
-            : known.ingress
-            ? known.ingress.object
-            : orUndefined(
+          manifests.ingress && !known.ingress
+            ? orUndefined(
                 kc
                   .makeApiClient(NetworkingV1Api)
                   .readNamespacedIngress({ name, namespace }, opts()),
-              ),
+              )
+            : known.ingress?.object,
         ]);
       return {
         kind: 'read',

@@ -250,8 +250,11 @@ export interface ClusterWatchesOptions {
   clients: Pick<ClusterClients, 'kubeConfigFor'>;
   applier: Pick<ManifestApplier, 'readLive'>;
   logger: LoggerService;
-  /** A live object of a deployment changed in a way that can matter (not its status alone). */
-  onChange: (change: ObjectChange) => void;
+  /**
+   * A live object of a deployment changed in a way that can matter (not its status alone); or
+   * given later with `listen`.
+   */
+  onChange?: (change: ObjectChange) => void;
   timings?: Partial<ReflectorTimings>;
 }
 
@@ -264,8 +267,16 @@ export interface ClusterWatchesOptions {
  */
 export class ClusterWatches {
   private readonly watched = new Map<string, WatchedCluster>();
+  private onChange: (change: ObjectChange) => void;
 
-  private constructor(private readonly options: ClusterWatchesOptions) {}
+  private constructor(private readonly options: ClusterWatchesOptions) {
+    this.onChange = options.onChange ?? (() => {});
+  }
+
+  /** Where changes go from now on (the checks need the reconcile, which needs this). */
+  listen(onChange: (change: ObjectChange) => void): void {
+    this.onChange = onChange;
+  }
 
   static create(options: ClusterWatchesOptions): ClusterWatches {
     return new ClusterWatches(options);
@@ -286,7 +297,7 @@ export class ClusterWatches {
         identityOf(cluster),
         cluster,
         this.options.clients,
-        this.options.onChange,
+        change => this.onChange(change),
         this.options.logger.child({ cluster: name }),
         this.options.timings,
       );

@@ -156,6 +156,37 @@ export interface ReconcileWorkerOptions {
   >;
 }
 
+function emptySummary(started: number): ReconcileSummary {
+  return {
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    checked: 0,
+    synced: 0,
+    outOfSync: 0,
+    unknown: 0,
+    healed: 0,
+    placed: [],
+    pruned: [],
+    refused: [],
+    degraded: 0,
+    recovered: 0,
+    errors: [],
+  };
+}
+
+const objectKey = (o: ObjectChange) =>
+  `${o.cluster}\u0000${o.namespace}\u0000${o.name}`;
+
+/** What, of a deployment and its application, changes what its compare concludes. */
+const stateOf = (d: Deployment, application: Application) =>
+  [
+    d.status,
+    d.statusReason ?? '',
+    d.revision,
+    d.placed,
+    application.updatedAt,
+  ].join('|');
+
 /**
  * Keeps the fleet as desired: places applications on the clusters their placement selects,
  * compares every deployment's live objects with the desired ones on the fields Fleet owns
@@ -751,34 +782,3 @@ export class ReconcileWorker {
     }
   }
 }
-
-function emptySummary(started: number): ReconcileSummary {
-  return {
-    startedAt: new Date(started).toISOString(),
-    durationMs: 0,
-    checked: 0,
-    synced: 0,
-    outOfSync: 0,
-    unknown: 0,
-    healed: 0,
-    placed: [],
-    pruned: [],
-    refused: [],
-    degraded: 0,
-    recovered: 0,
-    errors: [],
-  };
-}
-
-const objectKey = (o: ObjectChange) =>
-  `${o.cluster}\u0000${o.namespace}\u0000${o.name}`;
-
-/** What, of a deployment and its application, changes what its compare concludes. */
-const stateOf = (d: Deployment, application: Application) =>
-  [
-    d.status,
-    d.statusReason ?? '',
-    d.revision,
-    d.placed,
-    application.updatedAt,
-  ].join('|');

@@ -73,15 +73,10 @@ describe.each(databases.eachSupportedId())(
           pollIntervalMs: 25,
         },
       });
-      const driftChecks = DriftChecks.create({
-        check: changes => reconciler.checkChanged(changes),
-        logger: harness.logger,
-      });
       const liveState = ClusterWatches.create({
         clients: harness.clients,
         applier,
         logger: harness.logger,
-        onChange: change => driftChecks.changed(change),
         timings: { backoffMs: 50, maxBackoffMs: 200 },
       });
       const reads = jest.spyOn(applier, 'readLive');
@@ -98,6 +93,11 @@ describe.each(databases.eachSupportedId())(
         },
         liveState,
       });
+      const driftChecks = DriftChecks.create({
+        check: changes => reconciler.checkChanged(changes),
+        logger: harness.logger,
+      });
+      liveState.listen(change => driftChecks.changed(change));
       stops.push(
         () => deployments.stop(),
         () => driftChecks.stop(),

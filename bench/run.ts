@@ -17,6 +17,11 @@
  *   --release-databases sqlite,postgres  databases of the progressive-release benchmark
  *   --release-clusters 100            its fleet size (4 waves: 10 / 40 / 70 / 100 %)
  *   --release-ready 700,1700          pods' readiness delay, spread over the clusters (ms)
+ *   --drift-sizes 1000,10000          drift benchmark (opt-in: --only drift) fleet sizes in
+ *                                     deployments, 10 per cluster; watches vs polling (today)
+ *   --drift-samples 20                drifts timed one by one per size and mode
+ *   --drift-steady 120                seconds of the no-change CPU window
+ *   --drift-port 47200                first of the ports it uses (simulator, then backends)
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -34,6 +39,7 @@ import {
   table,
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
+import { benchDrift, type DriftSizeResult } from './drift';
 import { readFleetConfig } from './lib/releaseParts';
 import { benchRelease, type ReleaseRunResult } from './release';
 import { ConfigReader } from '@backstage/config';
@@ -102,6 +108,10 @@ function parseArgs(argv: string[]) {
       number,
       number,
     ],
+    driftSizes: list('drift-sizes', quick ? '200' : '1000,10000').map(Number),
+    driftSamples: int('drift-samples', quick ? 5 : 20),
+    driftSteady: int('drift-steady', quick ? 20 : 120),
+    driftPort: int('drift-port', 47200),
     json: args.get('json'),
   };
 }
@@ -110,7 +120,9 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700] [--quick] [--json <file>]
+  [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
+  --only drift: drift detection, watches vs polling (opt-in, not in the default run)
 (see the comment at the top of bench/run.ts)`;
 
 async function main(): Promise<number> {
@@ -120,7 +132,9 @@ async function main(): Promise<number> {
   }
   const options = parseArgs(process.argv.slice(2));
   const needsPostgres =
-    ['cycle', 'statements', 'latency'].some(p => options.only.has(p)) ||
+    ['cycle', 'statements', 'latency', 'drift'].some(p =>
+      options.only.has(p),
+    ) ||
     (options.only.has('release') &&
       options.releaseDatabases.includes('postgres'));
   if (needsPostgres && !(await postgresAnswers())) {
@@ -142,6 +156,7 @@ async function main(): Promise<number> {
     statements: StatementsResult[];
     latency?: LatencyResult;
     release: ReleaseRunResult[];
+    drift: DriftSizeResult[];
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
@@ -149,6 +164,7 @@ async function main(): Promise<number> {
     cycle: [],
     statements: [],
     release: [],
+    drift: [],
   };
 
   if (options.only.has('cycle')) {
@@ -350,6 +366,54 @@ async function main(): Promise<number> {
               a.allBackMs <= a.budgetMs ? 'holds' : 'MISSED'
             })`
           : ''),
+    );
+  }
+  if (options.only.has('drift')) {
+    log(
+      '\n== drift detection: watches vs polling (fleet.reconcile.watch false, today), PostgreSQL, 10 deployments per cluster',
+    );
+    for (const size of options.driftSizes) {
+      log(`\n-- ${size} deployments on ${Math.ceil(size / 10)} clusters`);
+      results.drift.push(
+        await benchDrift({
+          clusters: Math.ceil(size / 10),
+          deploymentsPerCluster: 10,
+          latencySamples: options.driftSamples,
+          steadySeconds: options.driftSteady,
+          modes: ['watch', 'poll'],
+          basePort: options.driftPort,
+          log,
+        }),
+      );
+    }
+    log('\n== drift detection summary');
+    log(
+      table(
+        [
+          'deployments',
+          'mode',
+          'first run',
+          'latency p50',
+          'p95',
+          'max',
+          'steady CPU',
+          '100 changes: time',
+          'CPU',
+        ],
+        results.drift.flatMap(r =>
+          r.modes.map(m => [
+            String(r.deployments),
+            m.mode === 'watch' ? 'watches' : 'polling (today)',
+            ms(m.firstRunMs),
+            ms(m.p50),
+            ms(m.p95),
+            ms(m.max),
+            `${m.steadyCpuPct.toFixed(1)} %`,
+            ms(m.hundredMs),
+            `${m.hundredCpuS.toFixed(2)} s`,
+          ]),
+        ),
+      ),
     );
   }
   if (options.json) {

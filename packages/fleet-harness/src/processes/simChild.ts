@@ -3,7 +3,11 @@
  * fleet scale the simulated API servers get their own event loop (and CPU core) instead of
  * sharing the prober's, as remote clusters would.
  */
-import { KubeSimulator, type Fault } from '@cnp/kube-simulator';
+import {
+  KubeSimulator,
+  type DriftChange,
+  type Fault,
+} from '@cnp/kube-simulator';
 
 type Request =
   | {
@@ -12,8 +16,15 @@ type Request =
       clusters: number | string[];
       readyDelayMs?: number;
       outDir?: string;
+      port?: number;
     }
   | { id: number; op: 'setFault'; names: string[]; fault: Fault }
+  | {
+      id: number;
+      op: 'drift';
+      changes: Array<{ cluster: string } & DriftChange>;
+    }
+  | { id: number; op: 'openWatches'; names?: string[] }
   | { id: number; op: 'requestCounts'; names?: string[] }
   | { id: number; op: 'cpu' }
   | { id: number; op: 'stop' };
@@ -28,6 +39,7 @@ async function handle(message: Request): Promise<unknown> {
         clusters: message.clusters,
         readyDelayMs: message.readyDelayMs,
         outDir: message.outDir,
+        port: message.port,
       });
       return {
         url: sim.url,
@@ -43,6 +55,14 @@ async function handle(message: Request): Promise<unknown> {
     case 'requestCounts': {
       const names = message.names ?? sim!.clusterNames();
       return Object.fromEntries(names.map(n => [n, sim!.requestCount(n)]));
+    }
+    case 'drift':
+      for (const { cluster, ...change } of message.changes)
+        sim!.drift(cluster, change);
+      return { ok: true };
+    case 'openWatches': {
+      const names = message.names ?? sim!.clusterNames();
+      return names.reduce((n, name) => n + sim!.openWatches(name), 0);
     }
     case 'cpu':
       return process.cpuUsage();

@@ -1,7 +1,7 @@
 /*
  * Parent side of simChild.ts: starts the simulator in a child process and forwards calls to it.
  */
-import type { Fault } from '@cnp/kube-simulator';
+import type { DriftChange, Fault } from '@cnp/kube-simulator';
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { onCleanup } from '../cleanup';
@@ -96,6 +96,10 @@ export interface SimProcess {
   rssMiB: number;
   setFault(names: string[], fault: Fault): Promise<void>;
   requestCounts(names?: string[]): Promise<Record<string, number>>;
+  /** Changes objects behind Fleet's back (`KubeSimulator.drift`), each on its cluster. */
+  drift(changes: Array<{ cluster: string } & DriftChange>): Promise<void>;
+  /** Watches open on these clusters (all by default), summed. */
+  openWatches(names?: string[]): Promise<number>;
   /** CPU time the simulator process used so far (process.cpuUsage(), microseconds). */
   cpuUsage(): Promise<NodeJS.CpuUsage>;
   stop(): Promise<void>;
@@ -105,6 +109,8 @@ export async function startSimProcess(options: {
   clusters: number | string[];
   readyDelayMs?: number;
   outDir?: string;
+  /** Default: any free port. */
+  port?: number;
 }): Promise<SimProcess> {
   const child = forkTs(harnessScript('simChild.ts'));
   const call = rpc(child);
@@ -133,6 +139,10 @@ export async function startSimProcess(options: {
       await call({ op: 'setFault', names, fault });
     },
     requestCounts: names => call({ op: 'requestCounts', names }),
+    drift: async changes => {
+      await call({ op: 'drift', changes });
+    },
+    openWatches: names => call({ op: 'openWatches', names }),
     cpuUsage: () => call({ op: 'cpu' }),
     stop,
   };

@@ -1,0 +1,398 @@
+/*
+ * Drift detection with live state from watches against today's polling reconcile, in the same
+ * run: the same fleet (PostgreSQL, simulated clusters in a process of their own, every
+ * deployment's objects really applied) served by a backend process with
+ * `fleet.reconcile.watch: true`, then by one with `false` (every run reads every deployment).
+ *
+ * - latency: an image changed through the simulator's drift hook (behind Fleet's back) until
+ *   `GET /deployments/:id` answers OUT_OF_SYNC; drifts 1 s apart, polled every 200 ms.
+ * - steady CPU: the backend's CPU (from /proc) over a window with no change, as % of one core.
+ * - 100 changes: the backend's CPU from 100 drifts at once until all 100 are OUT_OF_SYNC.
+ *
+ * The health interval is 1 hour (one cycle at startup), so that the CPU is the reconcile's and
+ * the watches', not the probes' (docs/benchmarks.md has the health cycle's own figures).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import {
+  createFleet,
+  createTempDatabase,
+  ms,
+  percentile,
+  processCpuSeconds,
+  startBackendProcess,
+  startSimProcess,
+  type SimProcess,
+} from '@cnp/fleet-harness';
+import { ConfigReader } from '@backstage/config';
+import {
+  DeploymentService,
+  ManifestApplier,
+  ManifestRemover,
+  readFleetConfig,
+} from './lib/releaseParts';
+
+export interface DriftModeResult {
+  mode: 'watch' | 'poll';
+  /** From the backend's start until every deployment was compared once. */
+  firstRunMs: number;
+  latencies: number[];
+  p50: number;
+  p95: number;
+  max: number;
+  /** CPU over the quiet window, % of one core. */
+  steadyCpuPct: number;
+  steadyWindowS: number;
+  /** Backend CPU seconds from 100 drifts until all were OUT_OF_SYNC. */
+  hundredCpuS: number;
+  hundredMs: number;
+  openWatches: number;
+}
+
+export interface DriftSizeResult {
+  clusters: number;
+  deployments: number;
+  seedMs: number;
+  modes: DriftModeResult[];
+}
+
+const NAMESPACE = 'default';
+const OLD = new Date('2020-01-01T00:00:00Z');
+
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await fn().catch(() => undefined);
+    if (value) return value;
+    await new Promise(r => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Picks `n` distinct deployments not picked before. */
+function picker<T>(items: T[]) {
+  const order = items
+    .map(item => ({ item, key: Math.random() }))
+    .sort((a, b) => a.key - b.key)
+    .map(x => x.item);
+  let next = 0;
+  return (n: number): T[] => {
+    if (next + n > order.length) throw new Error('not enough deployments');
+    next += n;
+    return order.slice(next - n, next);
+  };
+}
+
+interface Seeded {
+  id: string;
+  cluster: string;
+  name: string;
+}
+
+const driftOf = (d: Seeded, tag: string) => ({
+  cluster: d.cluster,
+  kind: 'Deployment',
+  namespace: NAMESPACE,
+  name: d.name,
+  patch: {
+    spec: {
+      template: {
+        spec: { containers: [{ name: d.name, image: `drifted/${tag}:1` }] },
+      },
+    },
+  },
+});
+
+export async function benchDrift(options: {
+  clusters: number;
+  deploymentsPerCluster: number;
+  latencySamples: number;
+  steadySeconds: number;
+  modes: Array<'watch' | 'poll'>;
+  /** First port of the range this benchmark may use (simulator, then backends). */
+  basePort: number;
+  log: (line: string) => void;
+}): Promise<DriftSizeResult> {
+  const { log } = options;
+  const seedStarted = Date.now();
+  const db = await createTempDatabase('fleet_bench_drift');
+  const sim: SimProcess = await startSimProcess({
+    clusters: options.clusters,
+    port: options.basePort,
+    readyDelayMs: 50,
+  });
+  const knex = db.knex();
+  const pre = await createFleet({
+    knex,
+    kubeconfigDir: sim.kubeconfigDir,
+    health: { probeTimeoutMs: 5000, concurrency: 64 },
+  });
+  const cycle = await pre.worker.runCycle();
+  log(`  registered ${cycle.probed} clusters (${cycle.online} ONLINE)`);
+
+  // One application per deployment slot: deploymentsPerCluster applications, each on every
+  // cluster, 1 replica (no PodDisruptionBudget), its current revision the one applied.
+  const now = new Date();
+  const apps = Array.from(
+    { length: options.deploymentsPerCluster },
+    (_, i) => ({
+      id: randomUUID(),
+      entity_ref: `component:default/drift-${i + 1}`,
+      name: `drift-${i + 1}`,
+      origin: 'imported',
+      spec: JSON.stringify({ image: `registry.local/drift-${i + 1}:1.0.0` }),
+      placement: '{}',
+      created_at: now,
+      updated_at: now,
+    }),
+  );
+  await knex.batchInsert('fleet_applications', apps, 500);
+  const seeded: Seeded[] = [];
+  const rows = apps.flatMap(app =>
+    sim.names.map(cluster => {
+      const id = randomUUID();
+      seeded.push({ id, cluster, name: app.name });
+      return {
+        id,
+        application_id: app.id,
+        cluster,
+        status: 'DEPLOYED',
+        status_reason: null,
+        message: null,
+        sync_status: 'SYNCED',
+        image: `registry.local/${app.name}:1.0.0`,
+        revision: 1,
+        last_applied_at: now,
+        last_synced_at: now,
+        created_at: now,
+        updated_at: now,
+      };
+    }),
+  );
+  await knex.batchInsert('fleet_deployments', rows, 1000);
+  await knex.batchInsert(
+    'fleet_revisions',
+    rows.map(d => ({
+      deployment_id: d.id,
+      application_id: d.application_id,
+      cluster: d.cluster,
+      revision: 1,
+      image: d.image,
+      replicas: 1,
+      cause: 'deploy',
+      created_by: 'bench',
+      created_at: now,
+      outcome: 'DEPLOYED',
+      outcome_at: now,
+    })),
+    2000,
+  );
+  await knex.raw('ANALYZE');
+
+  // Every deployment's objects, built and applied as Fleet's deploy does.
+  const fleetConfig = readFleetConfig(new ConfigReader({}), {});
+  const applier = ManifestApplier.create({ clients: pre.clients });
+  const service = DeploymentService.create({
+    stores: pre.stores,
+    applier,
+    remover: ManifestRemover.create({ clients: pre.clients }),
+    logger: pre.logger,
+    deploy: fleetConfig.deploy,
+  });
+  const [applications, revisions, clusters] = await Promise.all([
+    pre.stores.applications.listApplications(),
+    pre.stores.revisions.listCurrentRevisions(),
+    pre.stores.clusters.listClusters(),
+  ]);
+  const appById = new Map(applications.map(a => [a.id, a]));
+  const clusterByName = new Map(clusters.map(c => [c.name, c]));
+  const limit = pLimit(32);
+  let failed = 0;
+  await Promise.all(
+    revisions.map(r =>
+      limit(async () => {
+        const desired = service.desiredFor(appById.get(r.applicationId)!, r);
+        const result = await applier.apply(
+          clusterByName.get(r.cluster)!,
+          desired.namespace,
+          desired.manifests,
+        );
+        if (result.kind !== 'applied') failed += 1;
+      }),
+    ),
+  );
+  if (failed) throw new Error(`${failed} applies failed while seeding`);
+  const seedMs = Date.now() - seedStarted;
+  log(
+    `  seeded ${clusters.length} clusters × ${apps.length} applications = ${
+      seeded.length
+    } deployments, objects applied, in ${ms(seedMs)}`,
+  );
+
+  const pick = picker(seeded);
+  const token = randomBytes(24).toString('hex');
+  const results: DriftModeResult[] = [];
+  let port = options.basePort + 1;
+  try {
+    for (const mode of options.modes) {
+      log(`  -- ${mode === 'watch' ? 'watches' : 'polling (today)'}`);
+      // Every SYNCED deployment's last_synced_at back to 2020: the first run writes it anew.
+      await knex('fleet_deployments').update({ last_synced_at: OLD });
+      const started = new Date();
+      const backend = await startBackendProcess({
+        FLEET_BENCH_DB: db.connection,
+        FLEET_BENCH_KUBECONFIG_DIR: sim.kubeconfigDir,
+        FLEET_BENCH_TOKEN: token,
+        FLEET_BENCH_PORT: String(port++),
+        FLEET_BENCH_HEALTH: JSON.stringify({
+          interval: { hours: 1 },
+          probeTimeout: { seconds: 5 },
+          concurrency: 64,
+        }),
+        FLEET_BENCH_FLEET: JSON.stringify({
+          reconcile: { watch: mode === 'watch' },
+        }),
+        LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+      });
+      try {
+        const base = `http://127.0.0.1:${backend.port}/api/fleet`;
+        const headers = { Authorization: `Bearer ${token}` };
+        // The first run compares every deployment (and, with watches, starts them).
+        await waitFor(
+          'the first reconcile run',
+          async () => {
+            const row = await knex('fleet_deployments')
+              .where('last_synced_at', '<=', OLD)
+              .where('sync_status', 'SYNCED')
+              .count({ n: '*' })
+              .first();
+            return Number(row?.n) === 0;
+          },
+          900_000,
+          1000,
+        );
+        const firstRunMs = Date.now() - started.getTime();
+        let openWatches = 0;
+        if (mode === 'watch') {
+          openWatches = await waitFor(
+            'the watches',
+            async () => {
+              const n = await sim.openWatches();
+              return n >= clusters.length * 5 && n;
+            },
+            300_000,
+            1000,
+          );
+        }
+        log(
+          `    first run done ${ms(firstRunMs)} after start${
+            mode === 'watch' ? `; ${openWatches} watches open` : ''
+          }`,
+        );
+        // Let the startup work settle.
+        await new Promise(r => setTimeout(r, 5_000));
+
+        // Latency, change by change.
+        const sample = pick(options.latencySamples);
+        const latencies: number[] = [];
+        await Promise.all(
+          sample.map(async (d, i) => {
+            await new Promise(r => setTimeout(r, i * 1000));
+            const at = Date.now();
+            await sim.drift([driftOf(d, `${mode}-${i}`)]);
+            await waitFor(
+              `OUT_OF_SYNC of ${d.id}`,
+              async () => {
+                const res = await fetch(`${base}/deployments/${d.id}`, {
+                  headers,
+                });
+                const body = (await res.json()) as { syncStatus?: string };
+                return body.syncStatus === 'OUT_OF_SYNC';
+              },
+              600_000,
+              200,
+            );
+            latencies.push(Date.now() - at);
+          }),
+        );
+        const p50 = percentile(latencies, 50);
+        const p95 = percentile(latencies, 95);
+        const max = Math.max(...latencies);
+        log(
+          `    drift → OUT_OF_SYNC in the API (${
+            latencies.length
+          } changes): p50 ${ms(p50)}, p95 ${ms(p95)}, max ${ms(max)}`,
+        );
+
+        // Steady state: no change.
+        const cpu0 = await processCpuSeconds(backend.pid);
+        const t0 = Date.now();
+        await new Promise(r => setTimeout(r, options.steadySeconds * 1000));
+        const cpu1 = await processCpuSeconds(backend.pid);
+        const steadyWindowS = (Date.now() - t0) / 1000;
+        const steadyCpuPct = ((cpu1 - cpu0) / steadyWindowS) * 100;
+        log(
+          `    steady state, no change, ${steadyWindowS.toFixed(
+            0,
+          )} s: backend CPU ${steadyCpuPct.toFixed(1)} % of one core`,
+        );
+
+        // 100 changes at once.
+        const hundred = pick(100);
+        const ids = hundred.map(d => d.id);
+        const c0 = await processCpuSeconds(backend.pid);
+        const h0 = Date.now();
+        await sim.drift(hundred.map((d, i) => driftOf(d, `${mode}-h${i}`)));
+        await waitFor(
+          'the 100 changes OUT_OF_SYNC',
+          async () => {
+            const row = await knex('fleet_deployments')
+              .whereIn('id', ids)
+              .where('sync_status', 'OUT_OF_SYNC')
+              .count({ n: '*' })
+              .first();
+            return Number(row?.n) === ids.length;
+          },
+          600_000,
+          100,
+        );
+        const hundredMs = Date.now() - h0;
+        const hundredCpuS = (await processCpuSeconds(backend.pid)) - c0;
+        log(
+          `    100 changes at once: all OUT_OF_SYNC in ${ms(
+            hundredMs,
+          )}, backend CPU ${hundredCpuS.toFixed(2)} s`,
+        );
+        results.push({
+          mode,
+          firstRunMs,
+          latencies,
+          p50,
+          p95,
+          max,
+          steadyCpuPct,
+          steadyWindowS,
+          hundredCpuS,
+          hundredMs,
+          openWatches,
+        });
+      } finally {
+        await backend.stop();
+      }
+    }
+  } finally {
+    await sim.stop();
+    await db.drop();
+  }
+  return {
+    clusters: options.clusters,
+    deployments: seeded.length,
+    seedMs,
+    modes: results,
+  };
+}

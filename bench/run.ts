@@ -108,7 +108,7 @@ function parseArgs(argv: string[]) {
       number,
       number,
     ],
-    driftSizes: list('drift-sizes', quick ? '200' : '1000,10000').map(Number),
+    driftSizes: list('drift-sizes', quick ? '300' : '1000,10000').map(Number),
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
     driftPort: int('drift-port', 47200),

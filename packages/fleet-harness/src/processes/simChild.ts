@@ -6,6 +6,7 @@
 import {
   KubeSimulator,
   type DriftChange,
+  type WatchOptions,
   type Fault,
 } from '@cnp/kube-simulator';
 
@@ -17,6 +18,7 @@ type Request =
       readyDelayMs?: number;
       outDir?: string;
       port?: number;
+      watch?: WatchOptions;
     }
   | { id: number; op: 'setFault'; names: string[]; fault: Fault }
   | {
@@ -40,6 +42,7 @@ async function handle(message: Request): Promise<unknown> {
         readyDelayMs: message.readyDelayMs,
         outDir: message.outDir,
         port: message.port,
+        watch: message.watch,
       });
       return {
         url: sim.url,

@@ -1,7 +1,7 @@
 /*
  * Parent side of simChild.ts: starts the simulator in a child process and forwards calls to it.
  */
-import type { DriftChange, Fault } from '@cnp/kube-simulator';
+import type { DriftChange, Fault, WatchOptions } from '@cnp/kube-simulator';
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { onCleanup } from '../cleanup';
@@ -111,6 +111,8 @@ export async function startSimProcess(options: {
   outDir?: string;
   /** Default: any free port. */
   port?: number;
+  /** The simulator's watch settings (bookmarks, timeouts, controller ticks). */
+  watch?: WatchOptions;
 }): Promise<SimProcess> {
   const child = forkTs(harnessScript('simChild.ts'));
   const call = rpc(child);

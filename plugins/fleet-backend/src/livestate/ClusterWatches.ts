@@ -12,6 +12,7 @@ import {
   type V1HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
+import pLimit from 'p-limit';
 import type { ClusterRecord } from '../database/types';
 import type {
   AutoscalerCache,
@@ -47,6 +48,11 @@ interface KindSpec {
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Lists and watch openings under way at once, over all clusters: starting the watches of a whole
+ * fleet (or of many clusters coming back) does not send thousands of lists at the same moment.
+ */
+const START_CONCURRENCY = 16;
 const FLEET_SELECTOR = `${MANAGED_BY_LABEL}=fleet`;
 
 /** The kinds Fleet applies, watched with Fleet's managed-by label. */
@@ -153,6 +159,7 @@ class WatchedCluster {
     onChange: (change: ObjectChange) => void,
     logger: LoggerService,
     timings: Partial<ReflectorTimings> | undefined,
+    limit: ReturnType<typeof pLimit>,
   ) {
     // Each list and watch loads the cluster's client again: a rotated kubeconfig or
     // certificate is used from the next one on (the clients are cached while unchanged).
@@ -161,10 +168,11 @@ class WatchedCluster {
       if (loaded.kind === 'unusable') throw new Error(loaded.reason);
       return loaded;
     };
-    const openWatch: OpenWatch = async (path, query, onEvent, onDone) => {
-      const loaded = await kubeConfig();
-      return new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone);
-    };
+    const openWatch: OpenWatch = (path, query, onEvent, onDone) =>
+      limit(async () => {
+        const loaded = await kubeConfig();
+        return new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone);
+      });
     const make = <T extends KubernetesObject>(
       spec: KindSpec,
       labelSelector: string | undefined,
@@ -176,14 +184,15 @@ class WatchedCluster {
         apiVersion: spec.apiVersion,
         path: spec.path,
         labelSelector,
-        list: async (): Promise<ListResult<T>> => {
-          const loaded = await kubeConfig();
-          return spec.list(
-            loaded.kubeConfig,
-            labelSelector ?? '',
-            loaded.requestOptions(REQUEST_TIMEOUT_MS),
-          );
-        },
+        list: (): Promise<ListResult<T>> =>
+          limit(async () => {
+            const loaded = await kubeConfig();
+            return spec.list(
+              loaded.kubeConfig,
+              labelSelector ?? '',
+              loaded.requestOptions(REQUEST_TIMEOUT_MS),
+            );
+          }),
         watch: openWatch,
         onChange: changed,
         logger,
@@ -268,6 +277,7 @@ export interface ClusterWatchesOptions {
 export class ClusterWatches {
   private readonly watched = new Map<string, WatchedCluster>();
   private onChange: (change: ObjectChange) => void;
+  private readonly limit = pLimit(START_CONCURRENCY);
 
   private constructor(private readonly options: ClusterWatchesOptions) {
     this.onChange = options.onChange ?? (() => {});
@@ -300,6 +310,7 @@ export class ClusterWatches {
         change => this.onChange(change),
         this.options.logger.child({ cluster: name }),
         this.options.timings,
+        this.limit,
       );
       this.watched.set(name, w);
       w.start();

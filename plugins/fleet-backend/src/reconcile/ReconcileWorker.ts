@@ -205,6 +205,10 @@ export class ReconcileWorker {
   private byObject = new Map<string, string[]>();
   /** What each deployment was at the last run: one that changed since is checked again. */
   private seen = new Map<string, string>();
+  /** When each deployment was last healed (event-driven heals are limited by it). */
+  private readonly healedAt = new Map<string, number>();
+  /** Deployments an event found drifted but could not heal yet: the next run checks them. */
+  private readonly recheck = new Set<string>();
 
   private constructor(private readonly options: ReconcileWorkerOptions) {}
 
@@ -283,8 +287,13 @@ export class ReconcileWorker {
           d =>
             d.status === 'REMOVING' ||
             !liveState!.watching(d.cluster) ||
-            this.seen.get(d.id) !== seen.get(d.id),
+            this.seen.get(d.id) !== seen.get(d.id) ||
+            this.recheck.has(d.id),
         );
+    this.recheck.clear();
+    for (const [id, at] of this.healedAt) {
+      if (started - at >= reconcile.intervalMs) this.healedAt.delete(id);
+    }
     this.byObject = byObject;
     this.seen = seen;
     await this.checkAll(
@@ -343,6 +352,7 @@ export class ReconcileWorker {
       apps,
       new Map(clusters.map(c => [c.name, c])),
       summary,
+      true,
     );
     summary.durationMs = Date.now() - started;
     return summary;
@@ -354,6 +364,7 @@ export class ReconcileWorker {
     apps: Map<string, Application>,
     clustersByName: Map<string, ClusterRecord>,
     summary: ReconcileSummary,
+    fromEvent = false,
   ): Promise<void> {
     const limit = pLimit(this.options.reconcile.concurrency);
     // One HPA list per cluster and namespace for the whole run, not one per deployment.
@@ -369,6 +380,7 @@ export class ReconcileWorker {
               clustersByName.get(deployment.cluster),
               summary,
               autoscalers,
+              fromEvent,
             );
           } catch (error) {
             summary.errors.push({
@@ -570,6 +582,7 @@ export class ReconcileWorker {
     cluster: ClusterRecord | undefined,
     summary: ReconcileSummary,
     autoscalers: AutoscalerCache,
+    fromEvent = false,
   ): Promise<void> {
     const { stores, applier, deployments } = this.options;
     if (deployment.status === 'REMOVING') {
@@ -657,8 +670,10 @@ export class ReconcileWorker {
       application.spec.selfHeal &&
       deployment.placed &&
       deployment.status !== 'FAILED' &&
+      this.mayHeal(deployment.id, fromEvent) &&
       (await this.unchangedSince(deployment, application))
     ) {
+      this.healedAt.set(deployment.id, Date.now());
       const result = await applier.apply(cluster, namespace, manifests, {
         autoscalers,
         ignoreReplicas: live.autoscaled || ignoresReplicas(application),
@@ -707,6 +722,24 @@ export class ReconcileWorker {
       );
     }
     await this.judgeWorkload(deployment, live, summary);
+  }
+
+  /**
+   * A change seen by a watch heals a deployment at most once per `reconcile.intervalMs`, as
+   * often as runs would: a heal that does not stick (another controller setting the field back)
+   * would otherwise be undone and redone at the pace of the events. One held back is recorded
+   * OUT_OF_SYNC and checked again by the next run.
+   */
+  private mayHeal(id: string, fromEvent: boolean): boolean {
+    if (!fromEvent) return true;
+    const at = this.healedAt.get(id);
+    if (
+      at === undefined ||
+      Date.now() - at >= this.options.reconcile.intervalMs
+    )
+      return true;
+    this.recheck.add(id);
+    return false;
   }
 
   /**

@@ -163,6 +163,46 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
+    it('heals drift from an event, at most once per interval: a second drift soon after stays OUT_OF_SYNC until the next run heals it', async () => {
+      const h = await setup();
+      const { deployment, name } = await deployed(h, 'healer', 'north');
+      const app = (await h.stores.applications.getApplicationByEntityRef(
+        `component:default/healer-${tag}`,
+      ))!;
+      await h.deployments.updateApplication(app.id, {
+        spec: { selfHeal: true },
+      });
+      await h.reconciler.runOnce();
+      await until('north watched', () => h.liveState.watching('north'));
+      const liveImage = () =>
+        (
+          sim
+            .objects('north')
+            .find(
+              o =>
+                o.kind === 'Deployment' &&
+                o.metadata.name === name &&
+                o.metadata.namespace === namespace,
+            ) as any
+        ).spec.template.spec.containers[0].image;
+      setImage('north', name, 'nginx:6.6.6');
+      await until('healed from the event', () => liveImage() === 'nginx:1.27');
+      await until('SYNCED', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.syncStatus === 'SYNCED';
+      });
+      setImage('north', name, 'nginx:7.7.7');
+      await until('OUT_OF_SYNC from the second event', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.syncStatus === 'OUT_OF_SYNC';
+      });
+      await new Promise(r => setTimeout(r, 500));
+      expect(liveImage()).toBe('nginx:7.7.7');
+      const run = await h.reconciler.runOnce();
+      expect(run.healed).toBe(1);
+      expect(liveImage()).toBe('nginx:1.27');
+    });
+
     it('between full compares, a run reads nothing on a watched cluster, and a deployment that changed is compared again', async () => {
       const h = await setup();
       const { deployment } = await deployed(h, 'quiet', 'south');

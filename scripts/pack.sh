@@ -4,7 +4,8 @@
 # be published: declarations from `yarn tsc`, `backstage-cli package build`, then
 # `yarn workspace <pkg> pack`, whose prepack/postpack (`backstage-cli package prepack|postpack`)
 # point main/types/exports at dist/ and turn `workspace:^` ranges into real versions.
-# An app installs them with `yarn add file:<tarball>` (docs/install-in-your-app.md).
+# An app installs them with `yarn add <name>@file:<tarball>` (docs/install-in-your-app.md).
+#   scripts/pack.sh [package name...]   (default: all of them)
 #   FLEET_PACK_DIR (default dist-packages)  FLEET_PACK_SKIP_TSC=1: reuse dist-types/ as it is
 set -euo pipefail
 started_s="$(date +%s)"
@@ -22,9 +23,11 @@ mapfile -t packages < <(yarn workspaces list --json | node -e '
   for (const { name, location } of lines) {
     if (location === ".") continue;
     const pkg = JSON.parse(fs.readFileSync(`${location}/package.json`, "utf8"));
-    if (pkg.publishConfig) console.log(`${name}\t${location}`);
-  }')
-[ "${#packages[@]}" -gt 0 ] || { echo "pack: no workspace has a publishConfig" >&2; exit 1; }
+    const wanted = process.argv.slice(1);
+    if (pkg.publishConfig && (!wanted.length || wanted.includes(name))) console.log(`${name}\t${location}`);
+  }' "$@")
+[ "${#packages[@]}" -gt 0 ] || { echo "pack: no workspace with a publishConfig matches ${*:-}" >&2; exit 1; }
+[ "$#" -eq 0 ] || [ "${#packages[@]}" -eq "$#" ] || { echo "pack: not every name given is a workspace with a publishConfig: $*" >&2; exit 1; }
 
 if [ "${FLEET_PACK_SKIP_TSC:-0}" != 1 ]; then
   echo "pack: yarn tsc (declarations for the builds)"

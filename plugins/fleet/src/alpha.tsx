@@ -30,7 +30,7 @@ export const fleetApi = ApiBlueprint.make({
 export const fleetDeploymentsEntityCard = EntityCardBlueprint.make({
   name: 'deployments',
   params: {
-    filter: 'kind:component',
+    filter: { kind: 'component' },
     loader: () =>
       import('./components/EntityFleetDeploymentsCard').then(m =>
         compatWrapper(<m.EntityFleetDeploymentsCard />),

@@ -5,6 +5,7 @@ import {
 } from '@backstage/frontend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { permissionApiRef } from '@backstage/plugin-permission-react';
+import { EntityCardBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import {
   EntityProvider,
   entityRouteRef,
@@ -47,6 +48,19 @@ describe('fleet plugin (new frontend system)', () => {
     expect(api.listDeployments).toHaveBeenCalledWith({
       entityRef: 'component:default/payments',
     });
+  });
+
+  it('shows the deployments card on components, by an entity predicate', () => {
+    // A string filter ('kind:component') still works but the app warns that it is deprecated.
+    const tester = createExtensionTester(fleetDeploymentsEntityCard);
+    expect(
+      tester
+        .query(fleetDeploymentsEntityCard)
+        .get(EntityCardBlueprint.dataRefs.filterExpression),
+    ).toBeUndefined();
+    const filter = tester.get(EntityCardBlueprint.dataRefs.filterFunction);
+    expect(filter?.(paymentsEntity)).toBe(true);
+    expect(filter?.({ ...paymentsEntity, kind: 'Resource' })).toBe(false);
   });
 
   it('gives the page a title and an icon, so the app navigation lists it', () => {

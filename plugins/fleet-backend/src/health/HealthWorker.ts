@@ -427,6 +427,7 @@ export class HealthWorker {
    * go at once (a clean shutdown); without, they expire after one shard lease.
    */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
+    if (!this.options.health.sharding) return;
     this.stopped = true;
     clearInterval(this.keepAlive);
     await this.claiming;

@@ -46,7 +46,8 @@ async function main() {
     connection,
     pool: { min: 0, max: 10 },
   });
-  const port = await freePort();
+  // FLEET_BENCH_PORT: a port of the caller's range; otherwise a free one.
+  const port = Number(process.env.FLEET_BENCH_PORT) || (await freePort());
 
   const backend = createBackend();
   const config = new ConfigReader({

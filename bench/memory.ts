@@ -53,6 +53,8 @@ export interface MemorySample {
   arrayBuffersMiB: number;
   /** Fleet's cluster agents then (code that can tell only). */
   pool?: Record<string, number>;
+  /** The backend's established TCP connections to the simulated clusters (from /proc). */
+  clusterConnections?: number;
 }
 
 export interface MemoryRun {
@@ -116,14 +118,53 @@ async function waitFor<T>(
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * Established TCP connections of process `pid` to `port` on loopback: its sockets (from
+ * /proc/<pid>/fd) matched with the kernel's connection table. Older code cannot count its own
+ * pooled connections; this counts them for any code.
+ */
+async function connectionsTo(
+  pid: number,
+  port: number,
+): Promise<number | undefined> {
+  try {
+    const { readdir, readlink, readFile } = await import('node:fs/promises');
+    const inodes = new Set<string>();
+    for (const fd of await readdir(`/proc/${pid}/fd`)) {
+      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      const match = /^socket:\[(\d+)\]$/.exec(link);
+      if (match) inodes.add(match[1]);
+    }
+    let count = 0;
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      const text = await readFile(table, 'utf8').catch(() => '');
+      for (const line of text.split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f.length < 10) continue;
+        const remotePort = parseInt(f[2].split(':')[1], 16);
+        // State 01: ESTABLISHED.
+        if (remotePort === port && f[3] === '01' && inodes.has(f[9]))
+          count += 1;
+      }
+    }
+    return count;
+  } catch {
+    return undefined;
+  }
+}
+
 async function sampleOf(
   backend: BackendProcess,
   phase: string,
+  simPort?: number,
 ): Promise<MemorySample> {
   const before = await processMemory(backend.pid);
   const live = await backend.liveMemory();
   const m = await processMemory(backend.pid);
   const pool = await backend.poolStats();
+  const clusterConnections = simPort
+    ? await connectionsTo(backend.pid, simPort)
+    : undefined;
   const rss = live ? live.rss / MiB : m.rssMiB;
   return {
     phase,
@@ -136,6 +177,7 @@ async function sampleOf(
     externalMiB: live ? live.external / MiB : NaN,
     arrayBuffersMiB: live ? live.arrayBuffers / MiB : NaN,
     ...(pool ? { pool } : {}),
+    ...(clusterConnections === undefined ? {} : { clusterConnections }),
   };
 }
 
@@ -143,6 +185,10 @@ function describe(s: MemorySample): string {
   const pool = s.pool
     ? `; ${s.pool.secureContexts} TLS contexts, ${s.pool.agents} agents, ${s.pool.activeSockets} active + ${s.pool.freeSockets} idle sockets`
     : '';
+  const connections =
+    s.clusterConnections === undefined
+      ? ''
+      : `; ${s.clusterConnections} connections open to the clusters`;
   return `peak ${s.peakMiB.toFixed(0)} MiB, RSS ${s.rssBeforeGcMiB.toFixed(
     0,
   )} MiB; after a full GC: RSS ${s.rssMiB.toFixed(
@@ -153,7 +199,9 @@ function describe(s: MemorySample): string {
     0,
   )} MiB V8 heap), outside the V8 heap ${s.outsideHeapMiB.toFixed(
     0,
-  )} MiB (array buffers ${s.arrayBuffersMiB.toFixed(0)} MiB)${pool}`;
+  )} MiB (array buffers ${s.arrayBuffersMiB.toFixed(
+    0,
+  )} MiB)${pool}${connections}`;
 }
 
 /** The scheduler's state of the reconcile task. */
@@ -325,7 +373,11 @@ async function measureFleet(options: {
     );
     const samples: MemorySample[] = [];
     const sample = async (phase: string) => {
-      const s = await sampleOf(backend!, phase);
+      const s = await sampleOf(
+        backend!,
+        phase,
+        Number(new URL(sim.url).port) || undefined,
+      );
       samples.push(s);
       log(`    after ${phase}: ${describe(s)}`);
     };
@@ -634,7 +686,7 @@ export function memorySummary(m: MemoryResult): string {
         'after card load',
         'JS heap in use after GC (end)',
         'JS heap over control',
-        'peak over control outside the JS heap',
+        'peak over control, less the JS heap in use',
       ],
       rows,
     ),

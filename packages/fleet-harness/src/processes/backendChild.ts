@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 // The harness wires the plugin's own parts: it exists to build the backend plugin.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import fleetPlugin from '@cnp/plugin-fleet-backend';
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import { poolStats } from '@cnp/plugin-fleet-backend/testUtils';
 
 function freePort(): Promise<number> {

@@ -127,14 +127,15 @@ export async function startBackendProcess(
         return;
       }
       const id = Math.random();
+      const waiting: { timer?: NodeJS.Timeout } = {};
       const onMessage = (m: any) => {
         if (m?.type === op && m.id === id) {
-          clearTimeout(timer);
+          clearTimeout(waiting.timer);
           child.off('message', onMessage);
           resolve(m[field]);
         }
       };
-      const timer = setTimeout(() => {
+      waiting.timer = setTimeout(() => {
         child.off('message', onMessage);
         resolve(undefined);
       }, timeoutMs);

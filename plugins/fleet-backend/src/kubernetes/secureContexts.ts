@@ -48,12 +48,9 @@ function digest(
   hash: ReturnType<typeof createHash>,
   material: Part | Part[] | undefined,
 ) {
-  const parts =
-    material === undefined
-      ? []
-      : Array.isArray(material)
-      ? material
-      : [material];
+  let parts: Part[] = [];
+  if (Array.isArray(material)) parts = material;
+  else if (material !== undefined) parts = [material];
   hash.update(`${parts.length};`);
   const field = (value: string | Buffer) => {
     const bytes = typeof value === 'string' ? Buffer.from(value) : value;

@@ -17,6 +17,13 @@
  *   --release-databases sqlite,postgres  databases of the progressive-release benchmark
  *   --release-clusters 100            its fleet size (4 waves: 10 / 40 / 70 / 100 %)
  *   --release-ready 700,1700          pods' readiness delay, spread over the clusters (ms)
+ *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
+ *                                     ~25 min at 1,000 clusters): phases, heap, outside the heap,
+ *                                     MiB per 1,000 idle clusters
+ *   --memory-clusters 1000            its fleet size (10 deployments per cluster)
+ *   --memory-requests 5000            entity-card requests of its card load
+ *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
+ *                                     git worktree of main after `yarn install`), in the same run
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -34,6 +41,7 @@ import {
   table,
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
+import { benchMemory, memorySummary, type MemoryResult } from './memory';
 import { readFleetConfig } from './lib/releaseParts';
 import { benchRelease, type ReleaseRunResult } from './release';
 import { ConfigReader } from '@backstage/config';
@@ -102,6 +110,9 @@ function parseArgs(argv: string[]) {
       number,
       number,
     ],
+    memoryClusters: int('memory-clusters', quick ? 50 : 1000),
+    memoryRequests: int('memory-requests', quick ? 1000 : 5000),
+    memoryBaseline: args.get('memory-baseline'),
     json: args.get('json'),
   };
 }
@@ -109,8 +120,10 @@ function parseArgs(argv: string[]) {
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64]
-  [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700] [--quick] [--json <file>]
+  [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
+  [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
+  --only memory: Fleet's memory against the backend without it (opt-in, not in the default run)
 (see the comment at the top of bench/run.ts)`;
 
 async function main(): Promise<number> {
@@ -120,7 +133,9 @@ async function main(): Promise<number> {
   }
   const options = parseArgs(process.argv.slice(2));
   const needsPostgres =
-    ['cycle', 'statements', 'latency'].some(p => options.only.has(p)) ||
+    ['cycle', 'statements', 'latency', 'memory'].some(p =>
+      options.only.has(p),
+    ) ||
     (options.only.has('release') &&
       options.releaseDatabases.includes('postgres'));
   if (needsPostgres && !(await postgresAnswers())) {
@@ -142,6 +157,7 @@ async function main(): Promise<number> {
     statements: StatementsResult[];
     latency?: LatencyResult;
     release: ReleaseRunResult[];
+    memory?: MemoryResult;
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
@@ -223,6 +239,21 @@ async function main(): Promise<number> {
         }),
       );
     }
+  }
+
+  if (options.only.has('memory')) {
+    log(
+      `\n== memory: Fleet against the same backend without Fleet, ${
+        options.memoryClusters
+      } clusters × ${options.memoryClusters * 10} deployments (PostgreSQL)`,
+    );
+    results.memory = await benchMemory({
+      clusters: options.memoryClusters,
+      deploymentsPerCluster: 10,
+      requests: options.memoryRequests,
+      baseline: options.memoryBaseline,
+      log,
+    });
   }
 
   // ------------------------------------------------------------------ summary
@@ -352,6 +383,7 @@ async function main(): Promise<number> {
           : ''),
     );
   }
+  if (results.memory) log(memorySummary(results.memory));
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
     log(`figures written to ${options.json}`);

@@ -3,11 +3,10 @@
  * 10,000 deployments, under 20 concurrent clients, over real HTTP on loopback; and the peak RSS
  * of the backend process that serves it (VmHWM from /proc).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import {
-  createFleet,
   createTempDatabase,
   loadAverage,
   machineCpu,
@@ -19,9 +18,7 @@ import {
   startBackendProcess,
   startSimProcess,
 } from '@cnp/fleet-harness';
-
-/** Revisions each seeded deployment has (its history), the last one current. */
-const REVISIONS_PER_DEPLOYMENT = 5;
+import { seedFleetDeployments } from './lib/seedDeployments';
 
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
@@ -140,108 +137,16 @@ export async function benchLatency(options: {
   const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
   await sim.setFault(downNames, { mode: 'timeout' });
 
-  // Registered and seeded before the backend starts, so that its startup work (health cycle,
-  // reconcile) sees the whole fleet: clusters by discovery, then 1,000 applications (components)
-  // × 10 clusters each = 10,000 deployments, straight through SQL.
-  // A first health cycle (Fleet's HealthWorker, run here) registers the clusters and records
-  // them ONLINE, so that the backend's reconcile run really reads the live objects.
+  const clusterNames = sim.names;
   const knex = db.knex();
-  const pre = await createFleet({
+  const seeded = await seedFleetDeployments({
     knex,
     kubeconfigDir: sim.kubeconfigDir,
-    health: { probeTimeoutMs: 2000, concurrency: 64 },
+    clusterNames,
+    applications: options.applications,
+    deploymentsPerApplication: options.deploymentsPerApplication,
+    log,
   });
-  const preCycle = await pre.worker.runCycle();
-  log(
-    `  registered ${preCycle.probed} clusters (${preCycle.online} ONLINE, ${preCycle.unknown} UNKNOWN)`,
-  );
-  const now = new Date();
-  const apps = Array.from({ length: options.applications }, (_, i) => ({
-    id: randomUUID(),
-    entity_ref: `component:default/service-${i + 1}`,
-    name: `service-${i + 1}`,
-    origin: 'imported',
-    spec: JSON.stringify({
-      image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
-      replicas: 3,
-    }),
-    placement: '{}',
-    created_at: now,
-    updated_at: now,
-  }));
-  await knex.batchInsert('fleet_applications', apps, 500);
-  const clusterNames = sim.names;
-  // 80 % DEPLOYED, 10 % DEGRADED (WORKLOAD_UNHEALTHY), 10 % FAILED; none in flight (PENDING or
-  // PROGRESSING would be adopted and followed at startup).
-  const statuses = [
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEPLOYED',
-    'DEGRADED',
-    'FAILED',
-  ];
-  const reasons: Record<string, string | null> = {
-    DEPLOYED: null,
-    DEGRADED: 'WORKLOAD_UNHEALTHY',
-    FAILED: 'APPLY_FAILED',
-  };
-  const deployments = apps.flatMap((app, i) =>
-    Array.from({ length: options.deploymentsPerApplication }, (_, k) => {
-      const status = statuses[(i + k) % statuses.length];
-      return {
-        id: randomUUID(),
-        application_id: app.id,
-        cluster:
-          clusterNames[
-            (i * options.deploymentsPerApplication + k) % clusterNames.length
-          ],
-        status,
-        status_reason: reasons[status],
-        message: null,
-        sync_status: 'SYNCED',
-        image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
-        revision: REVISIONS_PER_DEPLOYMENT,
-        last_applied_at: now,
-        last_synced_at: now,
-        created_at: now,
-        updated_at: now,
-      };
-    }),
-  );
-  await knex.batchInsert('fleet_deployments', deployments, 1000);
-  // Each deployment with its history: revisions 1..5, the last one current.
-  await knex.batchInsert(
-    'fleet_revisions',
-    deployments.flatMap(d =>
-      Array.from({ length: REVISIONS_PER_DEPLOYMENT }, (_, r) => ({
-        deployment_id: d.id,
-        application_id: d.application_id,
-        cluster: d.cluster,
-        revision: r + 1,
-        image: d.image.replace(/:1\.0\.(\d+)$/, `:1.${r}.$1`),
-        replicas: 3,
-        cause: r === 0 ? 'deploy' : 'release',
-        created_by: 'bench',
-        created_at: now,
-        outcome:
-          d.status === 'FAILED' && r === REVISIONS_PER_DEPLOYMENT - 1
-            ? 'FAILED'
-            : 'DEPLOYED',
-        outcome_at: now,
-      })),
-    ),
-    2000,
-  );
-  await knex.raw('ANALYZE');
-  const counts = await knex('fleet_deployments').count({ n: '*' }).first();
-  log(
-    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each`,
-  );
 
   const env = {
     FLEET_BENCH_DB: db.connection,
@@ -555,7 +460,9 @@ export async function benchLatency(options: {
       .count({ n: '*' })
       .groupBy('sync_status');
     log(
-      `  the reconcile run over ${counts?.n} deployments took about ${ms(
+      `  the reconcile run over ${
+        seeded.deployments
+      } deployments took about ${ms(
         reconcileMs,
       )} (sync statuses after: ${JSON.stringify(
         Object.fromEntries(
@@ -653,8 +560,8 @@ export async function benchLatency(options: {
     const peakMiB = Math.max(...memory.map(m => m.peakMiB));
     return {
       clusters: options.clusters,
-      deployments: Number(counts?.n),
-      applications: apps.length,
+      deployments: seeded.deployments,
+      applications: seeded.applications,
       clients: options.clients,
       requestsPerRun: options.requestsPerRun,
       backendStartMs: ready.startMs,

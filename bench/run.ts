@@ -22,6 +22,13 @@
  *   --drift-samples 20                drifts timed one by one per size and mode
  *   --drift-steady 120                seconds of the no-change CPU window
  *   --drift-port 47200                first of the ports it uses (simulator, then backends)
+ *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
+ *                                     ~25 min at 1,000 clusters): phases, heap, outside the heap,
+ *                                     MiB per 1,000 idle clusters
+ *   --memory-clusters 1000            its fleet size (10 deployments per cluster)
+ *   --memory-requests 5000            entity-card requests of its card load
+ *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
+ *                                     git worktree of main after `yarn install`), in the same run
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -40,6 +47,7 @@ import {
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
 import { benchDrift, type DriftSizeResult } from './drift';
+import { benchMemory, memorySummary, type MemoryResult } from './memory';
 import { readFleetConfig } from './lib/releaseParts';
 import { benchRelease, type ReleaseRunResult } from './release';
 import { ConfigReader } from '@backstage/config';
@@ -112,6 +120,9 @@ function parseArgs(argv: string[]) {
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
     driftPort: int('drift-port', 47200),
+    memoryClusters: int('memory-clusters', quick ? 50 : 1000),
+    memoryRequests: int('memory-requests', quick ? 1000 : 5000),
+    memoryBaseline: args.get('memory-baseline'),
     json: args.get('json'),
   };
 }
@@ -119,9 +130,11 @@ function parseArgs(argv: string[]) {
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64]
-  [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700] [--quick] [--json <file>]
+  [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
+  [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
+  --only memory: Fleet's memory against the backend without it (opt-in, not in the default run)
   --only drift: drift detection, watches vs polling (opt-in, not in the default run)
 (see the comment at the top of bench/run.ts)`;
 
@@ -132,7 +145,7 @@ async function main(): Promise<number> {
   }
   const options = parseArgs(process.argv.slice(2));
   const needsPostgres =
-    ['cycle', 'statements', 'latency', 'drift'].some(p =>
+    ['cycle', 'statements', 'latency', 'memory', 'drift'].some(p =>
       options.only.has(p),
     ) ||
     (options.only.has('release') &&
@@ -157,6 +170,7 @@ async function main(): Promise<number> {
     latency?: LatencyResult;
     release: ReleaseRunResult[];
     drift: DriftSizeResult[];
+    memory?: MemoryResult;
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
@@ -239,6 +253,21 @@ async function main(): Promise<number> {
         }),
       );
     }
+  }
+
+  if (options.only.has('memory')) {
+    log(
+      `\n== memory: Fleet against the same backend without Fleet, ${
+        options.memoryClusters
+      } clusters × ${options.memoryClusters * 10} deployments (PostgreSQL)`,
+    );
+    results.memory = await benchMemory({
+      clusters: options.memoryClusters,
+      deploymentsPerCluster: 10,
+      requests: options.memoryRequests,
+      baseline: options.memoryBaseline,
+      log,
+    });
   }
 
   // ------------------------------------------------------------------ summary
@@ -416,6 +445,7 @@ async function main(): Promise<number> {
       ),
     );
   }
+  if (results.memory) log(memorySummary(results.memory));
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
     log(`figures written to ${options.json}`);

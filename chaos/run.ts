@@ -19,6 +19,7 @@ import { flapping } from './scenarios/flapping';
 import { hostileInput } from './scenarios/hostileInput';
 import { networkCut } from './scenarios/networkCut';
 import { restartMidOutage } from './scenarios/restart';
+import { shards } from './scenarios/shards';
 import { specialFiles } from './scenarios/specialFiles';
 import { twoInstances } from './scenarios/twoInstances';
 
@@ -29,6 +30,7 @@ const SCENARIOS: Scenario[] = [
   twoInstances,
   networkCut,
   hostileInput,
+  shards, // issue 16: replicas sharing the health work, one killed mid-cycle
   specialFiles, // beyond the issue's list: finding F2 of docs/benchmarks.md, fixed, kept as a check
 ];
 /** Beyond the issue's list: known findings not fixed yet, run with --findings (none now). */

@@ -700,10 +700,14 @@ async function main() {
     name: 'Deploy',
     exact: true,
   });
+  // Disabled is not enough: the button is disabled while the permission is being checked too.
+  // A denied button sits in the span that carries its tooltip; an allowed one ends up enabled.
   await page.waitForFunction(
     () =>
       [...document.querySelectorAll('button')].some(
-        b => b.textContent?.trim() === 'Deploy' && b.disabled,
+        b =>
+          b.textContent?.trim() === 'Deploy' &&
+          (!b.disabled || b.parentElement?.tagName === 'SPAN'),
       ),
     undefined,
     { timeout: 30_000 },

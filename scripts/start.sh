@@ -19,7 +19,7 @@ set -euo pipefail
 started_ms="$(date +%s%3N)"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/toolchain.sh
-yarn install --immutable
+fleet_install
 
 root="$(pwd)"
 state="${FLEET_STATE_DIR:-$root/.fleet}"

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/toolchain.sh
 source scripts/lib/postgres.sh
-yarn install --immutable
+fleet_install
 
 run_dir="$(mktemp -d)"
 on_exit() {

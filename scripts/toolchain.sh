@@ -31,6 +31,12 @@ export PATH="$FLEET_ROOT/.toolchain/bin:$PATH"
 # Native modules (better-sqlite3) build against this Node's own headers, never downloaded ones.
 export npm_config_nodedir="$(dirname "$(dirname "$(command -v node)")")"
 
+# A native build (better-sqlite3 through node-gyp) now and then fails on a race in its build
+# folder (ENOENT on build/node_gyp_bins); yarn retries only failed builds, so one more try costs
+# little and the lockfile is never rewritten.
 fleet_install() {
-  (cd "$FLEET_ROOT" && yarn install --immutable) || (cd "$FLEET_ROOT" && yarn install)
+  (cd "$FLEET_ROOT" && yarn install --immutable) || {
+    echo "fleet: yarn install failed; trying once more (a native build can fail on a race)" >&2
+    (cd "$FLEET_ROOT" && yarn install --immutable)
+  }
 }

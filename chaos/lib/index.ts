@@ -115,6 +115,8 @@ export async function startFleetBackend(options: {
   fleet?: Record<string, unknown>;
   logFile: string;
   token?: string;
+  /** The port to listen on (default: a free one). */
+  port?: number;
 }): Promise<FleetHttp> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const guestToken = randomBytes(24).toString('hex');
@@ -126,6 +128,7 @@ export async function startFleetBackend(options: {
       FLEET_BENCH_TOKEN: token,
       FLEET_BENCH_FLEET: JSON.stringify(options.fleet ?? {}),
       LOG_LEVEL: process.env.FLEET_CHAOS_VERBOSE ? 'info' : 'warn',
+      ...(options.port ? { FLEET_BENCH_PORT: String(options.port) } : {}),
     },
     { logFile: options.logFile },
   );

@@ -93,6 +93,16 @@ export interface Config {
         /** Minimum fraction of probeable clusters newly going OFFLINE in one cycle (default 0.55). */
         fraction?: number;
       };
+      /**
+       * Splits the clusters into this many shards (default 1: one replica probes every cluster
+       * each cycle). Above 1, each replica probes the clusters of the shards it holds, a fair
+       * share of them; the shards of a replica that stops are taken over within one
+       * `shardLease`. Cascades of clusters newly OFFLINE then wait one cycle, for the
+       * mass-outage guard counted over the whole fleet.
+       */
+      shards?: number;
+      /** How long a replica holds a shard without renewing it (default 30 s); with `shards` above 1. */
+      shardLease?: HumanDuration | string;
     };
     /** Clusters registered by hand (`POST /clusters`). */
     clusters?: {

@@ -193,6 +193,8 @@ export const fleetPlugin = createBackendPlugin({
         // One hook, in order: shutdown hooks run concurrently, and the rollouts being followed
         // need their connections until they stop.
         lifecycle.addShutdownHook(async () => {
+          // With shards, this replica's are let go for the others to take at once.
+          await health.stop({ release: true });
           await deployments.stop();
           clients.dispose();
           fleetMetrics.dispose();

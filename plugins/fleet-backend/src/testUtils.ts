@@ -20,4 +20,5 @@ export {
   type HealthStores,
 } from './health/HealthWorker';
 export { ClusterClients, type ProbeOutcome } from './kubernetes/ClusterClients';
+export { poolStats, type PoolStats } from './kubernetes/secureContexts';
 export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';

@@ -10,6 +10,7 @@ import {
   PageBlueprint,
 } from '@backstage/frontend-plugin-api';
 import { EntityCardBlueprint } from '@backstage/plugin-catalog-react/alpha';
+import CloudQueueIcon from '@material-ui/icons/CloudQueue';
 import { FleetClient, fleetApiRef } from './api';
 import { isFleetClusterEntity } from './components/EntityFleetClusterCard/EntityFleetClusterCard';
 import { rootRouteRef } from './routes';
@@ -29,7 +30,7 @@ export const fleetApi = ApiBlueprint.make({
 export const fleetDeploymentsEntityCard = EntityCardBlueprint.make({
   name: 'deployments',
   params: {
-    filter: 'kind:component',
+    filter: { kind: 'component' },
     loader: () =>
       import('./components/EntityFleetDeploymentsCard').then(m =>
         compatWrapper(<m.EntityFleetDeploymentsCard />),
@@ -49,11 +50,18 @@ export const fleetClusterEntityCard = EntityCardBlueprint.make({
   },
 });
 
-/** @alpha */
+/**
+ * The page at `/fleet`. Its title and icon make the app's navigation show a Fleet entry; the page
+ * draws its own header (`FleetPage`), so the app's default page header is left out.
+ *
+ * @alpha
+ */
 export const fleetPage = PageBlueprint.make({
   params: {
     path: '/fleet',
     title: 'Fleet',
+    icon: <CloudQueueIcon fontSize="inherit" />,
+    noHeader: true,
     routeRef: convertLegacyRouteRef(rootRouteRef),
     loader: () =>
       import('./components/FleetPage').then(m =>

@@ -21,6 +21,8 @@ import { createServer } from 'node:net';
 // The harness wires the plugin's own parts: it exists to build the backend plugin.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import fleetPlugin from '@cnp/plugin-fleet-backend';
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import { poolStats } from '@cnp/plugin-fleet-backend/testUtils';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -46,7 +48,7 @@ async function main() {
     connection,
     pool: { min: 0, max: 10 },
   });
-  // FLEET_BENCH_PORT: a port of the caller's choosing (else any free one).
+  // FLEET_BENCH_PORT: a port of the caller's range; otherwise a free one.
   const port = Number(process.env.FLEET_BENCH_PORT) || (await freePort());
 
   const backend = createBackend();
@@ -121,6 +123,9 @@ async function main() {
         id: message.id,
         usage: process.memoryUsage(),
       });
+    }
+    if (message?.op === 'pool' && !process.env.FLEET_BENCH_NO_FLEET) {
+      process.send!({ type: 'pool', id: message.id, stats: poolStats() });
     }
   });
   process.on('disconnect', () => process.exit(0));

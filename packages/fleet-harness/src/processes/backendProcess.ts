@@ -2,6 +2,7 @@
  * Parent side of backendChild.ts: a Backstage backend with the Fleet plugin in a process of its
  * own, on 127.0.0.1, authenticated callers via a static token.
  */
+import path from 'node:path';
 import { harnessScript } from './scripts';
 import { forkTs } from './simProcess';
 
@@ -33,6 +34,11 @@ export interface BackendProcess {
   exited(): boolean;
   /** process.memoryUsage() of the backend after a full GC, in bytes. */
   liveMemory(): Promise<NodeJS.MemoryUsage | undefined>;
+  /**
+   * What Fleet's cluster agents hold (secure contexts, agents, sockets) in the backend, when its
+   * code can tell (older code cannot, nor a backend without Fleet).
+   */
+  poolStats(): Promise<Record<string, number> | undefined>;
 }
 
 /**
@@ -43,9 +49,23 @@ export interface BackendProcess {
  */
 export async function startBackendProcess(
   env: NodeJS.ProcessEnv,
-  options: { logFile?: string; startTimeoutMs?: number } = {},
+  options: {
+    logFile?: string;
+    startTimeoutMs?: number;
+    /**
+     * The checkout whose backend runs (its own backendChild.ts, plugins and node_modules), to
+     * measure older code side by side; this one by default.
+     */
+    checkout?: string;
+  } = {},
 ): Promise<BackendProcess> {
-  const child = forkTs(harnessScript('backendChild.ts'), [], env, {
+  const script = options.checkout
+    ? path.join(
+        options.checkout,
+        'packages/fleet-harness/src/processes/backendChild.ts',
+      )
+    : harnessScript('backendChild.ts');
+  const child = forkTs(script, [], env, {
     logFile: options.logFile,
     // FLEET_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the backend, written when it stops.
     execArgv: [
@@ -99,6 +119,29 @@ export async function startBackendProcess(
         done();
       });
     });
+  /** One IPC question to the child: its answer's `field`, or undefined after `timeoutMs`. */
+  const ask = <T>(op: string, field: string, timeoutMs = 10_000) =>
+    new Promise<T | undefined>(resolve => {
+      if (!child.connected) {
+        resolve(undefined);
+        return;
+      }
+      const id = Math.random();
+      const waiting: { timer?: NodeJS.Timeout } = {};
+      const onMessage = (m: any) => {
+        if (m?.type === op && m.id === id) {
+          clearTimeout(waiting.timer);
+          child.off('message', onMessage);
+          resolve(m[field]);
+        }
+      };
+      waiting.timer = setTimeout(() => {
+        child.off('message', onMessage);
+        resolve(undefined);
+      }, timeoutMs);
+      child.on('message', onMessage);
+      child.send({ op, id });
+    });
   return {
     pid: child.pid!,
     port: ready.port,
@@ -114,23 +157,8 @@ export async function startBackendProcess(
       await waitExit(5_000);
     },
     exited,
-    liveMemory: () =>
-      new Promise(resolve => {
-        if (!child.connected) {
-          resolve(undefined);
-          return;
-        }
-        const id = Math.random();
-        const timer = setTimeout(() => resolve(undefined), 10_000);
-        const onMessage = (m: any) => {
-          if (m?.type === 'memory' && m.id === id) {
-            clearTimeout(timer);
-            child.off('message', onMessage);
-            resolve(m.usage);
-          }
-        };
-        child.on('message', onMessage);
-        child.send({ op: 'memory', id });
-      }),
+    liveMemory: () => ask<NodeJS.MemoryUsage>('memory', 'usage'),
+    // Older code's child does not answer it.
+    poolStats: () => ask<Record<string, number>>('pool', 'stats', 3_000),
   };
 }

@@ -205,6 +205,25 @@ describe('readFleetConfig', () => {
     }
   });
 
+  it('reads health.shards (default 1: no sharding) and shardLease (default 30 s), and stops on a bad one naming the key', () => {
+    const health = (value: Record<string, unknown>) =>
+      readFleetConfig(new ConfigReader({ fleet: { health: value } } as any), {})
+        .health;
+    expect(health({}).sharding).toBeUndefined();
+    expect(health({ shards: 1, shardLease: '10s' }).sharding).toBeUndefined();
+    expect(health({ shards: 4 }).sharding).toEqual({
+      shards: 4,
+      leaseMs: 30_000,
+    });
+    expect(health({ shards: 8, shardLease: { seconds: 45 } }).sharding).toEqual(
+      { shards: 8, leaseMs: 45_000 },
+    );
+    expect(() => health({ shards: 0 })).toThrow(/fleet\.health\.shards/);
+    expect(() => health({ shards: 4, shardLease: 'soon' })).toThrow(
+      /fleet\.health\.shardLease/,
+    );
+  });
+
   it('reads minOutage (default: one health interval) and manualMinInterval (default 10 s), zero allowed, and stops on a bad one naming the key', () => {
     const health = (value: Record<string, unknown>, env = {}) =>
       readFleetConfig(

@@ -60,6 +60,12 @@ export interface FleetConfig {
     probeTimeoutMs: number;
     concurrency: number;
     massOutage: { minClusters: number; fraction: number };
+    /**
+     * Set when `health.shards` is above 1: the clusters are split into that many shards, each
+     * a lease that replicas claim and hold `leaseMs` at a time. Unset: one lease, one replica
+     * probes every cluster per cycle.
+     */
+    sharding?: { shards: number; leaseMs: number };
   };
   reconcile: {
     intervalMs: number;
@@ -323,6 +329,11 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       ? intervalSeconds * 1000
       : durationMsFromConfig(config, 'health.interval', { seconds: 300 });
 
+  const shards = integerFromConfig(config, 'health.shards', 1, { max: 1024 });
+  const shardLeaseMs = durationMsFromConfig(config, 'health.shardLease', {
+    seconds: 30,
+  });
+
   return {
     discovery,
     hub,
@@ -368,6 +379,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         ),
         fraction,
       },
+      sharding: shards > 1 ? { shards, leaseMs: shardLeaseMs } : undefined,
     },
     reconcile: {
       intervalMs: durationMsFromConfig(config, 'reconcile.interval', {

@@ -41,6 +41,23 @@ describe.each(databases.eachSupportedId())(
       expect(JSON.parse(row.value)).toEqual({ active: false, clusters: [] });
     });
 
+    it('lists the leases under a prefix, expired ones too, with their holder, token and expiry', async () => {
+      const { stores } = await createStore();
+      await stores.state.takeLease('health-cycle:shard-1', 'a', 60_000);
+      await stores.state.takeLease('health-cycle:shard-0', 'b', 60_000);
+      await stores.state.takeLease('health-cycle', 'c', 60_000);
+      await stores.state.takeLease('health-cycle_shard-9', 'd', 60_000);
+      await stores.state.releaseLease('health-cycle:shard-0', 'b');
+      const leases = await stores.state.listLeases('health-cycle:shard-');
+      expect(leases.map(l => [l.name, l.holder, l.token])).toEqual([
+        ['health-cycle:shard-0', 'b', 1],
+        ['health-cycle:shard-1', 'a', 1],
+      ]);
+      expect(Date.parse(leases[0].expiresAt)).toBeLessThan(Date.now());
+      expect(Date.parse(leases[1].expiresAt)).toBeGreaterThan(Date.now());
+      expect(await stores.state.listLeases('nothing-')).toEqual([]);
+    });
+
     it('hands a lease to one holder at a time and lets it expire', async () => {
       const { stores } = await createStore();
       expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(

@@ -3,10 +3,10 @@ import type {
   MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
 import type { Knex } from 'knex';
-import { isUniqueViolation } from './dialect';
+import { isUniqueViolation, toIso } from './dialect';
 import { parseJson, type LockRow, type StateRow } from './tables';
 import { fenced } from './leaseFence';
-import type { FleetStateStore, LeaseFence } from './types';
+import type { FleetStateStore, LeaseFence, LeaseRecord } from './types';
 
 /** The keys of `fleet_state`: known to this store only. */
 const MASS_OUTAGE_KEY = 'massOutage';
@@ -89,6 +89,21 @@ export class DatabaseFleetStateStore implements FleetStateStore {
     await this.db<LockRow>('fleet_locks')
       .where({ name, holder })
       .update({ expires_at: new Date(0) });
+  }
+
+  async listLeases(prefix: string): Promise<LeaseRecord[]> {
+    const rows = await this.db<LockRow>('fleet_locks')
+      .where('name', 'like', `${prefix}%`)
+      .orderBy('name');
+    // LIKE's wildcards (`_`, `%`) in the prefix match more than it: only names that start with it.
+    return rows
+      .filter(row => row.name.startsWith(prefix))
+      .map(row => ({
+        name: row.name,
+        holder: row.holder,
+        token: Number(row.token),
+        expiresAt: toIso(row.expires_at) ?? new Date(0).toISOString(),
+      }));
   }
 
   private async get<T>(key: string): Promise<T | undefined> {

@@ -242,3 +242,12 @@ export interface LeaseFence {
   holder: string;
   token: number;
 }
+
+/** A lease as `fleet_locks` holds it. */
+export interface LeaseRecord {
+  name: string;
+  holder: string;
+  token: number;
+  /** ISO time; a lease is held until then. */
+  expiresAt: string;
+}

@@ -26,6 +26,7 @@ import type {
   DiscoveredCluster,
   DiscoveryUpsertResult,
   LeaseFence,
+  LeaseRecord,
   NewApplication,
   NewCluster,
   NewDeployment,
@@ -358,6 +359,8 @@ export interface FleetStateStore {
   ): Promise<LeaseFence | undefined>;
   /** Ends the holder's lease (its token stays, so the next take moves it on). */
   releaseLease(name: string, holder: string): Promise<void>;
+  /** Every lease whose name starts with `prefix`, expired ones too, by name. */
+  listLeases(prefix: string): Promise<LeaseRecord[]>;
 }
 
 /** Every store of Fleet, over one database. */

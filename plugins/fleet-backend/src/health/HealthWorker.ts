@@ -66,6 +66,10 @@ function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
 }
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
+/** With shards, each shard is a lease of its own: `health-cycle:shard-<i>`. */
+const SHARD_LEASE_PREFIX = `${LEASE_NAME}:shard-`;
+/** With shards, each replica holds one of these while it runs, so replicas count each other. */
+const PRESENCE_LEASE_PREFIX = 'health-presence:';
 const ACTOR = 'fleet-health';
 /** Clusters written per batched statement. */
 const BATCH_SIZE = 500;
@@ -85,6 +89,7 @@ export type HealthStores = {
     | 'getLastCycle'
     | 'takeLease'
     | 'releaseLease'
+    | 'listLeases'
   >;
 };
 
@@ -112,6 +117,21 @@ interface CycleRun {
   lost: boolean;
 }
 
+/** The shard of a cluster: the FNV-1a hash (32 bits) of its name, mod `shards`. */
+export function shardOf(name: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(name, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** Which clusters a cycle probes, under which lease each one's writes go. */
+type CycleScope =
+  | { kind: 'fleet'; run: CycleRun }
+  | { kind: 'shards'; shards: number; runs: Map<number, CycleRun> };
+
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /**
@@ -123,6 +143,18 @@ export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
   /** The manual run under way in this process: callers asking meanwhile share its result. */
   private manualRun?: Promise<HealthCycleSummary>;
+  /** With shards: the holder of this replica's shard and presence leases, for its lifetime. */
+  private readonly replica = `${this.instance}-${randomUUID().slice(0, 8)}`;
+  /** With shards: the shards this replica holds, each with its lease. */
+  private readonly held = new Map<number, CycleRun>();
+  /** With shards: the cycle under way in this process, which other callers share. */
+  private shardedRun?: Promise<HealthCycleSummary>;
+  /** With shards: claims run one at a time (the keep-alive timer and a cycle's own claim). */
+  private claiming: Promise<unknown> = Promise.resolve();
+  private keepAlive?: NodeJS.Timeout;
+  private stopped = false;
+  /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
+  private cycling = false;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
 
@@ -130,10 +162,38 @@ export class HealthWorker {
     return new HealthWorker(options);
   }
 
-  /** Schedules the cycle: first run at startup, then every `health.intervalMs`. */
+  /**
+   * Schedules the cycle: first run at startup, then every `health.intervalMs`. With shards,
+   * every replica runs its own cycle over the shards it holds, and claims and renews shards
+   * every third of a shard lease, so a stopped replica's shards are taken over within one.
+   */
   async start(): Promise<void> {
     const { scheduler, health, logger } = this.options;
     if (!scheduler) throw new Error('HealthWorker.start needs a scheduler');
+    const sharding = health.sharding;
+    if (sharding) {
+      this.keepAlive = setInterval(() => {
+        this.claimShards().catch(error =>
+          logger.warn('Claiming health shards failed', asError(error)),
+        );
+      }, sharding.leaseMs / 3);
+      this.keepAlive.unref?.();
+      await scheduler.scheduleTask({
+        id: HEALTH_TASK_ID,
+        scope: 'local',
+        frequency: { milliseconds: health.intervalMs },
+        timeout: { milliseconds: Math.max(health.intervalMs, 10 * 60_000) },
+        initialDelay: { seconds: 0 },
+        fn: async () => {
+          try {
+            await this.runCycle();
+          } catch (error) {
+            throw new ForwardedError('Fleet health cycle failed', error);
+          }
+        },
+      });
+      return;
+    }
     await scheduler.scheduleTask({
       id: HEALTH_TASK_ID,
       scope: 'global',
@@ -206,6 +266,14 @@ export class HealthWorker {
   async runCycle(
     opts: { wait?: boolean; reuseRecent?: boolean } = {},
   ): Promise<HealthCycleSummary> {
+    if (this.options.health.sharding) {
+      // Shards are held between cycles, not taken per run: a run asked while one is under way
+      // in this process shares it.
+      this.shardedRun ??= this.shardedCycle().finally(() => {
+        this.shardedRun = undefined;
+      });
+      return this.shardedRun;
+    }
     const { state } = this.options.stores;
     const deadline =
       Date.now() + (opts.wait ? this.options.manualWaitMs ?? 120_000 : 0);
@@ -246,11 +314,134 @@ export class HealthWorker {
         });
     }, LEASE_TTL_MS / 3);
     try {
-      return await this.cycle(run);
+      return await this.cycle({ kind: 'fleet', run });
     } finally {
       clearInterval(renew);
       await state.releaseLease(LEASE_NAME, holder).catch(() => undefined);
     }
+  }
+
+  /** With shards: claims shards, then runs a cycle over the clusters of those it holds. */
+  private async shardedCycle(): Promise<HealthCycleSummary> {
+    const { shards, leaseMs } = this.options.health.sharding!;
+    await this.claimShards();
+    // The shards held now are this cycle's; one lost meanwhile has its writes refused.
+    const runs = new Map(this.held);
+    this.cycling = true;
+    const renew = setInterval(() => {
+      this.claiming = this.claiming
+        .then(() => this.renewHeld())
+        .catch(() => undefined);
+    }, leaseMs / 3);
+    try {
+      return await this.cycle({ kind: 'shards', shards, runs });
+    } finally {
+      clearInterval(renew);
+      this.cycling = false;
+    }
+  }
+
+  /**
+   * With shards: renews this replica's presence and its shards, then takes free or expired
+   * shards up to its fair share, ceil(shards / live replicas); with more than its share (a
+   * replica joined), it lets the extra ones go for the others to take. Answers the shards held.
+   */
+  async claimShards(): Promise<number[]> {
+    const claim = this.claiming.then(() => this.claimOnce());
+    this.claiming = claim.catch(() => undefined);
+    return claim;
+  }
+
+  private async claimOnce(): Promise<number[]> {
+    const { state } = this.options.stores;
+    const sharding = this.options.health.sharding;
+    if (!sharding || this.stopped) return [...this.held.keys()];
+    const { shards, leaseMs } = sharding;
+    await state.takeLease(
+      `${PRESENCE_LEASE_PREFIX}${this.replica}`,
+      this.replica,
+      leaseMs,
+    );
+    await this.renewHeld();
+    const now = Date.now();
+    const live = (await state.listLeases(PRESENCE_LEASE_PREFIX)).filter(
+      lease =>
+        lease.holder === this.replica || Date.parse(lease.expiresAt) > now,
+    ).length;
+    const fairShare = Math.ceil(shards / Math.max(1, live));
+    if (!this.cycling) {
+      // Never in the middle of a cycle: its writes would be refused.
+      const extra = [...this.held.keys()]
+        .sort((a, b) => b - a)
+        .slice(0, Math.max(0, this.held.size - fairShare));
+      for (const shard of extra) {
+        this.held.get(shard)!.lost = true;
+        this.held.delete(shard);
+        await state.releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica);
+      }
+    }
+    const leases = new Map(
+      (await state.listLeases(SHARD_LEASE_PREFIX)).map(l => [l.name, l]),
+    );
+    for (let shard = 0; shard < shards && this.held.size < fairShare; shard++) {
+      if (this.held.has(shard)) continue;
+      const name = `${SHARD_LEASE_PREFIX}${shard}`;
+      const current = leases.get(name);
+      if (
+        current &&
+        current.holder !== this.replica &&
+        Date.parse(current.expiresAt) > now
+      ) {
+        continue;
+      }
+      const taken = await state.takeLease(name, this.replica, leaseMs);
+      if (!taken) continue;
+      this.held.set(shard, { lease: taken, lost: false });
+      if (current && current.holder !== this.replica) {
+        this.options.logger.info(
+          `Took over health shard ${shard} of ${shards} from ${current.holder}, whose lease had expired`,
+          { shard, previousHolder: current.holder },
+        );
+      }
+    }
+    return [...this.held.keys()].sort((a, b) => a - b);
+  }
+
+  /** Renews the shards held; one refused (taken over) or that failed to renew is lost. */
+  private async renewHeld(): Promise<void> {
+    const { state } = this.options.stores;
+    const { leaseMs } = this.options.health.sharding!;
+    for (const [shard, run] of [...this.held]) {
+      const renewed = await state
+        .takeLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica, leaseMs)
+        .catch(() => undefined);
+      if (renewed?.token !== run.lease.token) {
+        run.lost = true;
+        this.held.delete(shard);
+      }
+    }
+  }
+
+  /**
+   * With shards: stops claiming and renewing. With `release`, its shards and presence are let
+   * go at once (a clean shutdown); without, they expire after one shard lease.
+   */
+  async stop(opts: { release?: boolean } = {}): Promise<void> {
+    if (!this.options.health.sharding) return;
+    this.stopped = true;
+    clearInterval(this.keepAlive);
+    await this.claiming;
+    if (!opts.release) return;
+    const { state } = this.options.stores;
+    for (const shard of this.held.keys()) {
+      await state
+        .releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica)
+        .catch(() => undefined);
+    }
+    this.held.clear();
+    await state
+      .releaseLease(`${PRESENCE_LEASE_PREFIX}${this.replica}`, this.replica)
+      .catch(() => undefined);
   }
 
   private async probeAll(clusters: ClusterRecord[]): Promise<ProbeOutcome[]> {
@@ -273,10 +464,18 @@ export class HealthWorker {
     );
   }
 
-  private async cycle(run: CycleRun): Promise<HealthCycleSummary> {
+  private async cycle(scope: CycleScope): Promise<HealthCycleSummary> {
     const { stores, logger, health, discover } = this.options;
     const started = new Date();
-    if (discover) {
+    const sharded = scope.kind === 'shards';
+    // The lease a cluster's writes go under: its shard's, or the cycle's.
+    const shardRun = (name: string) =>
+      scope.kind === 'shards'
+        ? scope.runs.get(shardOf(name, scope.shards))
+        : scope.run;
+    // The fleet-wide outputs are written under the cycle's lease, or shard 0's.
+    const fleetRun = scope.kind === 'shards' ? scope.runs.get(0) : scope.run;
+    if (discover && (!sharded || fleetRun)) {
       try {
         await discover();
       } catch (error) {
@@ -286,7 +485,12 @@ export class HealthWorker {
         );
       }
     }
-    const clusters = await stores.clusters.listClusters();
+    const fleet = await stores.clusters.listClusters();
+    // Sharded, only the clusters of the shards this replica holds are probed.
+    const clusters = sharded
+      ? fleet.filter(cluster => shardRun(cluster.name) !== undefined)
+      : fleet;
+    const runOf = (i: number) => shardRun(clusters[i].name)!;
     this.options.clients.retainOnly?.(clusters.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>
@@ -311,7 +515,23 @@ export class HealthWorker {
         (cluster.cascadeHeldAt !== undefined &&
           decisions[i].status === 'OFFLINE'),
     );
-    const probeable = outcomes.filter(o => o.kind !== 'not-probeable').length;
+    let probeable = outcomes.filter(o => o.kind !== 'not-probeable').length;
+    if (sharded) {
+      // The guard counts over the whole fleet, never over a shard: the clusters of the other
+      // shards still OFFLINE with a held cascade (as their replicas wrote them) count too, and
+      // those ever probed are probeable.
+      const mine = new Set(clusters.map(c => c.name));
+      for (const cluster of fleet) {
+        if (mine.has(cluster.name)) continue;
+        if (
+          cluster.status === 'OFFLINE' &&
+          cluster.cascadeHeldAt !== undefined
+        ) {
+          newlyOffline.push(cluster);
+        }
+        if (cluster.lastProbeAt) probeable += 1;
+      }
+    }
     const guard = isMassOutage(
       newlyOffline.length,
       probeable,
@@ -332,6 +552,15 @@ export class HealthWorker {
       errors: [],
       massOutage: { active: guard, clusters: [] },
     };
+    if (sharded) {
+      // The counts are the fleet's: the other shards' clusters as their replicas left them.
+      const mine = new Set(clusters.map(c => c.name));
+      for (const cluster of fleet) {
+        if (mine.has(cluster.name)) continue;
+        summary.probed += 1;
+        summary[countKey(cluster.status)] += 1;
+      }
+    }
 
     const counted = (
       i: number,
@@ -381,12 +610,13 @@ export class HealthWorker {
             decisions[i],
             guard,
             started,
-            run.lease,
+            runOf(i).lease,
+            sharded,
           ),
         );
       } catch (error) {
         if (isErrorWithName(error, 'LeaseLostError')) {
-          run.lost = true;
+          runOf(i).lost = true;
           failed(i, LEASE_LOST);
           return;
         }
@@ -403,50 +633,59 @@ export class HealthWorker {
     };
 
     // Clusters whose status stays and that have nothing to cascade (most of them, most cycles)
-    // are written in batches, one statement each; the others get a transaction of their own.
-    const plain: number[] = [];
+    // are written in batches, one statement each (per lease: sharded, one per shard); the
+    // others get a transaction of their own.
+    const plainByRun = new Map<CycleRun, number[]>();
     const changing: number[] = [];
     clusters.forEach((cluster, i) => {
       const quiet =
         !decisions[i].transition &&
         decisions[i].cascade === 'none' &&
         !cluster.cascadeHeldAt;
-      (quiet ? plain : changing).push(i);
-    });
-    for (let at = 0; at < plain.length; at += BATCH_SIZE) {
-      const batch = plain.slice(at, at + BATCH_SIZE);
-      if (run.lost) {
-        batch.forEach(i => failed(i, LEASE_LOST));
-        continue;
+      if (!quiet) {
+        changing.push(i);
+        return;
       }
-      try {
-        await stores.clusters.updateClustersHealth(
-          batch.map(i => ({
-            name: clusters[i].name,
-            update: healthUpdateOf(decisions[i], outcomes[i], started),
-          })),
-          run.lease,
-        );
-        batch.forEach(i => counted(i));
-      } catch (error) {
-        if (isErrorWithName(error, 'LeaseLostError')) {
-          run.lost = true;
+      const group = plainByRun.get(runOf(i));
+      if (group) group.push(i);
+      else plainByRun.set(runOf(i), [i]);
+    });
+    for (const [run, plain] of plainByRun) {
+      for (let at = 0; at < plain.length; at += BATCH_SIZE) {
+        const batch = plain.slice(at, at + BATCH_SIZE);
+        if (run.lost) {
           batch.forEach(i => failed(i, LEASE_LOST));
           continue;
         }
-        // The batch rolled back whole; one transaction per cluster finds the one that fails.
-        logger.warn(
-          `Batched health update failed, writing its ${batch.length} clusters one by one`,
-          asError(error),
-        );
-        for (const i of batch) {
-          if (run.lost) failed(i, LEASE_LOST);
-          else await applyAlone(i);
+        try {
+          await stores.clusters.updateClustersHealth(
+            batch.map(i => ({
+              name: clusters[i].name,
+              update: healthUpdateOf(decisions[i], outcomes[i], started),
+            })),
+            run.lease,
+          );
+          batch.forEach(i => counted(i));
+        } catch (error) {
+          if (isErrorWithName(error, 'LeaseLostError')) {
+            run.lost = true;
+            batch.forEach(i => failed(i, LEASE_LOST));
+            continue;
+          }
+          // The batch rolled back whole; one transaction per cluster finds the one that fails.
+          logger.warn(
+            `Batched health update failed, writing its ${batch.length} clusters one by one`,
+            asError(error),
+          );
+          for (const i of batch) {
+            if (run.lost) failed(i, LEASE_LOST);
+            else await applyAlone(i);
+          }
         }
       }
     }
     for (const i of changing) {
-      if (run.lost) {
+      if (runOf(i).lost) {
         // Another replica may have taken over: writing decisions made from this cycle's reads
         // could undo its work, so the rest of this cycle is dropped.
         failed(i, LEASE_LOST);
@@ -456,16 +695,16 @@ export class HealthWorker {
     }
 
     // The fleet-wide outputs are the current holder's to write: a run that lost its lease
-    // leaves them to the one that took over.
+    // leaves them to the one that took over. Sharded, they are the holder of shard 0's.
     let massOutageRaised = false;
     try {
-      if (!run.lost) {
+      if (fleetRun && !fleetRun.lost) {
         const outage = await this.updateMassOutageWarning(
           guard,
           newlyOffline,
           probeable,
           started,
-          run.lease,
+          fleetRun.lease,
         );
         summary.massOutage = outage.warning;
         massOutageRaised = outage.raised;
@@ -473,10 +712,12 @@ export class HealthWorker {
       const finished = new Date();
       summary.finishedAt = finished.toISOString();
       summary.durationMs = finished.getTime() - started.getTime();
-      if (!run.lost) await stores.state.setLastCycle(summary, run.lease);
+      if (fleetRun && !fleetRun.lost) {
+        await stores.state.setLastCycle(summary, fleetRun.lease);
+      }
     } catch (error) {
       if (!isErrorWithName(error, 'LeaseLostError')) throw error;
-      run.lost = true;
+      if (fleetRun) fleetRun.lost = true;
     }
     // Its transitions are those committed (a failed cluster is in `errors` instead).
     const reasons = new Map(
@@ -504,6 +745,7 @@ export class HealthWorker {
     guard: boolean,
     now: Date,
     lease: LeaseFence,
+    holdNew: boolean,
   ): Promise<{ degraded: number; restored: number }> {
     return this.options.stores.clusters.inClusterTransaction(async tx => {
       let degraded = 0;
@@ -525,7 +767,9 @@ export class HealthWorker {
       }
       const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${decision.statusReason}`;
       if (decision.cascade === 'degrade') {
-        if (guard) {
+        // Sharded, a cluster newly OFFLINE always has its cascade held: the next cycle applies
+        // it once the fleet-wide count, which then holds every shard's, stays below the guard.
+        if (guard || holdNew) {
           await tx.setCascadeHeld(cluster.name, true);
         } else {
           degraded += await tx.degradeDeploymentsOnCluster(

@@ -1,7 +1,6 @@
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { promises as fs } from 'node:fs';
-import https from 'node:https';
-import tls from 'node:tls';
+import type https from 'node:https';
 import {
   KubeconfigAccessPolicy,
   parseErrorSummary,
@@ -18,6 +17,7 @@ import {
   parseSecretRef,
 } from './kubeconfigRefs';
 import { describeKubeError, withTimeout } from './requestOptions';
+import { clusterAgentFor } from './secureContexts';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 
 /** The cluster fields needed to reach it. */
@@ -48,12 +48,6 @@ export type KubeConfigResult =
     }
   | { kind: 'unusable'; reason: string };
 
-/**
- * Idle connections are closed after this long: below kube-apiserver's 90 s idle timeout and the
- * usual load-balancer idle timeouts, so Fleet never sends a request on a connection the server is
- * closing at that moment.
- */
-const IDLE_SOCKET_TIMEOUT_MS = 30_000;
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
 /**
@@ -100,8 +94,9 @@ export async function inClusterKubeConfig(
 }
 
 /**
- * One keep-alive HTTPS agent for a cluster, with its TLS context built once. client-node builds a
- * new agent, so a new TLS context and a full handshake, for every request; at fleet scale that is
+ * One keep-alive HTTPS agent for a cluster, over a TLS context built once (and shared by the
+ * clusters with the same CA and credentials, see `secureContexts.ts`). client-node builds a new
+ * agent, so a new TLS context and a full handshake, for every request; at fleet scale that is
  * most of a probe's CPU. Only for direct HTTPS with static credentials: a proxy, plain HTTP, or an
  * exec / auth-provider user (whose plugin may supply a client certificate per request) keep
  * client-node's own per-request agent.
@@ -122,13 +117,7 @@ async function clusterAgent(
   const options: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(options); // TLS fields only are kept (headers go per request)
   const { ca, cert, key, rejectUnauthorized, servername } = options;
-  return new https.Agent({
-    keepAlive: true,
-    timeout: IDLE_SOCKET_TIMEOUT_MS,
-    secureContext: tls.createSecureContext({ ca, cert, key }),
-    ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
-    ...(servername ? { servername } : {}),
-  });
+  return clusterAgentFor({ ca, cert, key, rejectUnauthorized, servername });
 }
 
 interface CacheEntry {

@@ -2,7 +2,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MAX_KUBECONFIG_BYTES, readKubeconfigFile } from './readKubeconfigFile';
+import {
+  MAX_KUBECONFIG_BYTES,
+  readAtMost,
+  readKubeconfigFile,
+  type ReadableHandle,
+} from './readKubeconfigFile';
 
 const KUBECONFIG = [
   'apiVersion: v1',
@@ -67,5 +72,85 @@ describe('readKubeconfigFile', () => {
       kind: 'skipped',
       reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
     });
+  });
+
+  it("holds a buffer of the file's size while reading, not one of the bound", async () => {
+    const file = path.join(dir, 'small.yaml');
+    fs.writeFileSync(file, KUBECONFIG);
+    const sizes: number[] = [];
+    const spies = (['alloc', 'allocUnsafe', 'allocUnsafeSlow'] as const).map(
+      name => {
+        const original = Buffer[name].bind(Buffer);
+        return jest
+          .spyOn(Buffer, name)
+          .mockImplementation((size: number, ...rest: any[]) => {
+            sizes.push(size);
+            return (original as any)(size, ...rest);
+          });
+      },
+    );
+    try {
+      expect((await readKubeconfigFile(file)).kind).toBe('ok');
+    } finally {
+      spies.forEach(spy => spy.mockRestore());
+    }
+    expect(Math.max(0, ...sizes)).toBeLessThan(64 * 1024);
+  });
+});
+
+/** A file whose content is `content`, whatever size its fstat said. */
+function handleOf(
+  content: Buffer,
+  chunk = 1000,
+): ReadableHandle & {
+  buffers: number[];
+} {
+  const buffers: number[] = [];
+  return {
+    buffers,
+    read: async (buffer, offset, length, position) => {
+      buffers.push(buffer.length);
+      const n = Math.max(0, Math.min(length, chunk, content.length - position));
+      content.copy(buffer, offset, position, position + n);
+      return { bytesRead: n };
+    },
+  };
+}
+
+describe('readAtMost', () => {
+  it('reads a file of the size its fstat said into a buffer of that size (one byte more)', async () => {
+    const content = Buffer.from('x'.repeat(2500));
+    const handle = handleOf(content);
+    expect((await readAtMost(handle, 2500, 10_000))?.toString()).toBe(
+      content.toString(),
+    );
+    expect(new Set(handle.buffers)).toEqual(new Set([2501]));
+  });
+
+  it('reads a file that grew after its fstat whole, growing the buffer', async () => {
+    const content = Buffer.from('y'.repeat(9000));
+    const handle = handleOf(content);
+    expect((await readAtMost(handle, 100, 10_000))?.toString()).toBe(
+      content.toString(),
+    );
+    expect(Math.max(...handle.buffers)).toBeLessThanOrEqual(10_001);
+  });
+
+  it('stops at the bound when the file grew past it, holding at most the bound and one byte', async () => {
+    const handle = handleOf(Buffer.alloc(50_000, 0x20));
+    expect(await readAtMost(handle, 10, 10_000)).toBeUndefined();
+    expect(Math.max(...handle.buffers)).toBe(10_001);
+  });
+
+  it('reads an empty file, and one of exactly the bound', async () => {
+    expect((await readAtMost(handleOf(Buffer.alloc(0)), 0, 10))?.length).toBe(
+      0,
+    );
+    expect(
+      (await readAtMost(handleOf(Buffer.alloc(10, 0x41)), 10, 10))?.toString(),
+    ).toBe('AAAAAAAAAA');
+    expect(
+      await readAtMost(handleOf(Buffer.alloc(11)), 10, 10),
+    ).toBeUndefined();
   });
 });

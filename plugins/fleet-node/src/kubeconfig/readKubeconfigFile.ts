@@ -64,25 +64,14 @@ export async function readKubeconfigFile(
         reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
       };
     }
-    const buffer = Buffer.alloc(MAX_KUBECONFIG_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(
-        buffer,
-        length,
-        buffer.length - length,
-        length,
-      );
-      if (bytesRead === 0) break;
-      length += bytesRead;
-      if (length > MAX_KUBECONFIG_BYTES) {
-        return {
-          kind: 'skipped',
-          reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
-        };
-      }
+    const bytes = await readAtMost(handle, info.size, MAX_KUBECONFIG_BYTES);
+    if (!bytes) {
+      return {
+        kind: 'skipped',
+        reason: `larger than ${MAX_KUBECONFIG_BYTES} bytes`,
+      };
     }
-    text = buffer.subarray(0, length).toString('utf8');
+    text = bytes.toString('utf8');
   } finally {
     await handle.close();
   }
@@ -90,6 +79,53 @@ export async function readKubeconfigFile(
   kubeConfig.loadFromString(text);
   kubeConfig.makePathsAbsolute(path.dirname(file));
   return { kind: 'ok', kubeConfig };
+}
+
+/** What `readAtMost` reads through: an open file's `read` (a `FileHandle` has it). */
+export interface ReadableHandle {
+  read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }>;
+}
+
+/**
+ * Reads a whole file through `handle`, or undefined when it holds more than `max` bytes. The
+ * buffer is sized by `size` (the file's fstat), one byte more to see that it grew, and grows only
+ * when the file did, never past `max + 1`: a kubeconfig of a few KiB holds a few KiB while it is
+ * read, not the bound (reading into a buffer of the bound held 16 MiB per file read, outside the
+ * JS heap, until a GC freed it).
+ */
+export async function readAtMost(
+  handle: ReadableHandle,
+  size: number,
+  max: number,
+): Promise<Buffer | undefined> {
+  let buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 0), max) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > max) return undefined;
+      // The file grew since its fstat: double the buffer, up to the bound (and one byte over).
+      const grown = Buffer.allocUnsafe(
+        Math.min(Math.max(buffer.length * 2, 4096), max + 1),
+      );
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(
+      buffer,
+      length,
+      buffer.length - length,
+      length,
+    );
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  if (length > max) return undefined;
+  return buffer.subarray(0, length);
 }
 
 /**

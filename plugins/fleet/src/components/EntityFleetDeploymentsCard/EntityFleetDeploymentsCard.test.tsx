@@ -23,15 +23,19 @@ describe('EntityFleetDeploymentsCard', () => {
   it('shows every target cluster with its state as text, and an empty state', async () => {
     const api = await renderCard();
     const clusters = await screen.findByRole('list', { name: 'Clusters' });
-    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent(
+    expect(within(clusters).getByText('sim-1').closest('li')).toHaveTextContent(
       'ONLINE',
     );
-    expect(within(clusters).getByText('sim-2').parentElement).toHaveTextContent(
+    expect(within(clusters).getByText('sim-2').closest('li')).toHaveTextContent(
       'OFFLINE',
     );
-    expect(within(clusters).getByText('sim-3').parentElement).toHaveTextContent(
+    expect(within(clusters).getByText('sim-3').closest('li')).toHaveTextContent(
       'UNKNOWN',
     );
+    // A known cluster's name opens its catalog page.
+    expect(
+      within(clusters).getByRole('link', { name: 'sim-1' }),
+    ).toHaveAttribute('href', '/catalog/default/resource/sim-1');
     expect(
       screen.getByText('Not deployed to any cluster yet. Use Deploy to start.'),
     ).toBeInTheDocument();
@@ -146,13 +150,13 @@ describe('EntityFleetDeploymentsCard', () => {
     const listClusters = jest.fn(async () => [cluster('sim-1', status)]);
     await renderCard(mockFleetApi({ listClusters }), 50);
     const clusters = await screen.findByRole('list', { name: 'Clusters' });
-    expect(within(clusters).getByText('sim-1').parentElement).toHaveTextContent(
+    expect(within(clusters).getByText('sim-1').closest('li')).toHaveTextContent(
       'ONLINE',
     );
     status = 'OFFLINE';
     await waitFor(() =>
       expect(
-        within(clusters).getByText('sim-1').parentElement,
+        within(clusters).getByText('sim-1').closest('li'),
       ).toHaveTextContent('OFFLINE'),
     );
   });

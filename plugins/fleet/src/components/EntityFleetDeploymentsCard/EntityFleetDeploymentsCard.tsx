@@ -86,7 +86,7 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
             data-cluster={name}
           >
             <Typography variant="body2" component="span">
-              {name}
+              {cluster ? <ClusterLink name={name} /> : name}
             </Typography>
             {cluster ? (
               <ClusterStatusChip

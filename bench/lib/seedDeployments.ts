@@ -1,0 +1,128 @@
+/*
+ * The fleet the latency and memory benchmarks measure, registered and seeded before the backend
+ * starts, so that its startup work (health cycle, reconcile) sees the whole fleet: clusters by
+ * discovery (a first health cycle of Fleet's HealthWorker registers them and records them
+ * ONLINE, so that the backend's reconcile run really reads the live objects), then applications
+ * (components) × clusters each, straight through SQL, each deployment with its history.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { createFleet } from '@cnp/fleet-harness';
+
+/** Revisions each seeded deployment has (its history), the last one current. */
+export const REVISIONS_PER_DEPLOYMENT = 5;
+
+export interface SeededFleet {
+  /** `component:default/service-<i+1>` is application i's entity. */
+  applications: number;
+  deployments: number;
+}
+
+export async function seedFleetDeployments(options: {
+  knex: Knex;
+  kubeconfigDir: string;
+  clusterNames: string[];
+  applications: number;
+  deploymentsPerApplication: number;
+  log: (line: string) => void;
+}): Promise<SeededFleet> {
+  const { knex, clusterNames, log } = options;
+  const pre = await createFleet({
+    knex,
+    kubeconfigDir: options.kubeconfigDir,
+    health: { probeTimeoutMs: 2000, concurrency: 64 },
+  });
+  const preCycle = await pre.worker.runCycle();
+  log(
+    `  registered ${preCycle.probed} clusters (${preCycle.online} ONLINE, ${preCycle.unknown} UNKNOWN)`,
+  );
+  const now = new Date();
+  const apps = Array.from({ length: options.applications }, (_, i) => ({
+    id: randomUUID(),
+    entity_ref: `component:default/service-${i + 1}`,
+    name: `service-${i + 1}`,
+    origin: 'imported',
+    spec: JSON.stringify({
+      image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
+      replicas: 3,
+    }),
+    placement: '{}',
+    created_at: now,
+    updated_at: now,
+  }));
+  if (apps.length) await knex.batchInsert('fleet_applications', apps, 500);
+  // 80 % DEPLOYED, 10 % DEGRADED (WORKLOAD_UNHEALTHY), 10 % FAILED; none in flight (PENDING or
+  // PROGRESSING would be adopted and followed at startup).
+  const statuses = [
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEPLOYED',
+    'DEGRADED',
+    'FAILED',
+  ];
+  const reasons: Record<string, string | null> = {
+    DEPLOYED: null,
+    DEGRADED: 'WORKLOAD_UNHEALTHY',
+    FAILED: 'APPLY_FAILED',
+  };
+  const deployments = apps.flatMap((app, i) =>
+    Array.from({ length: options.deploymentsPerApplication }, (_, k) => {
+      const status = statuses[(i + k) % statuses.length];
+      return {
+        id: randomUUID(),
+        application_id: app.id,
+        cluster:
+          clusterNames[
+            (i * options.deploymentsPerApplication + k) % clusterNames.length
+          ],
+        status,
+        status_reason: reasons[status],
+        message: null,
+        sync_status: 'SYNCED',
+        image: `registry.local/service-${i + 1}:1.0.${i % 7}`,
+        revision: REVISIONS_PER_DEPLOYMENT,
+        last_applied_at: now,
+        last_synced_at: now,
+        created_at: now,
+        updated_at: now,
+      };
+    }),
+  );
+  if (deployments.length)
+    await knex.batchInsert('fleet_deployments', deployments, 1000);
+  // Each deployment with its history: revisions 1..5, the last one current.
+  await knex.batchInsert(
+    'fleet_revisions',
+    deployments.flatMap(d =>
+      Array.from({ length: REVISIONS_PER_DEPLOYMENT }, (_, r) => ({
+        deployment_id: d.id,
+        application_id: d.application_id,
+        cluster: d.cluster,
+        revision: r + 1,
+        image: d.image.replace(/:1\.0\.(\d+)$/, `:1.${r}.$1`),
+        replicas: 3,
+        cause: r === 0 ? 'deploy' : 'release',
+        created_by: 'bench',
+        created_at: now,
+        outcome:
+          d.status === 'FAILED' && r === REVISIONS_PER_DEPLOYMENT - 1
+            ? 'FAILED'
+            : 'DEPLOYED',
+        outcome_at: now,
+      })),
+    ),
+    2000,
+  );
+  await knex.raw('ANALYZE');
+  const counts = await knex('fleet_deployments').count({ n: '*' }).first();
+  log(
+    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each`,
+  );
+
+  return { applications: apps.length, deployments: Number(counts?.n) };
+}

@@ -1,0 +1,714 @@
+/*
+ * Fleet's memory, told apart from the backend's: the same Backstage backend process without the
+ * Fleet plugin (the control) and with it, at N clusters × 10 N deployments on PostgreSQL, through
+ * the phases that cost memory: the startup health cycle, the first reconcile run (it reads every
+ * deployment's live objects), the entity-card load, and a health cycle under that load. For each:
+ * peak RSS (VmHWM from /proc), then, after a full GC, the JS heap in use and what the process
+ * holds outside the JS heap (RSS minus the V8 heap: native TLS state, sockets, buffers, code).
+ * 10 % of the clusters time out, as in the other benchmarks. Then Fleet's cost per idle cluster:
+ * the backend with N registered clusters (all answering) and no deployment against the backend
+ * with none.
+ *
+ * With `baseline` (the path of another checkout, installed), its code runs the same phases on a
+ * fresh database and simulator of its own, in the same run: today's code side by side with the
+ * change. Its database is migrated by this checkout's code: the two must share their migrations.
+ */
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import {
+  createTempDatabase,
+  ms,
+  percentile,
+  processMemory,
+  startBackendProcess,
+  table,
+  startSimProcess,
+  type BackendProcess,
+} from '@cnp/fleet-harness';
+import { parse } from 'yaml';
+import { seedFleetDeployments } from './lib/seedDeployments';
+
+const MiB = 2 ** 20;
+
+export interface MemorySample {
+  phase: string;
+  /** RSS at the end of the phase, before the GC the other figures follow. */
+  rssBeforeGcMiB: number;
+  /** After a full GC. */
+  rssMiB: number;
+  /** VmHWM: the highest RSS so far. */
+  peakMiB: number;
+  /** After a full GC. */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  /** RSS after a full GC minus the V8 heap (heapTotal): native memory, buffers, code. */
+  outsideHeapMiB: number;
+  /** process.memoryUsage().external and .arrayBuffers after a full GC. */
+  externalMiB: number;
+  arrayBuffersMiB: number;
+  /** Fleet's cluster agents then (code that can tell only). */
+  pool?: Record<string, number>;
+  /** The backend's established TCP connections to the simulated clusters (from /proc). */
+  clusterConnections?: number;
+}
+
+export interface MemoryRun {
+  /** `control` (no Fleet), `fleet` (this checkout) or `baseline` (the other checkout). */
+  label: string;
+  checkout: string;
+  clusters: number;
+  deployments: number;
+  samples: MemorySample[];
+  peakMiB: number;
+  startupCycleMs?: number;
+  reconcileMs?: number;
+  card?: { requests: number; errors: number; p95: number };
+}
+
+export interface IdleRun {
+  label: string;
+  checkout: string;
+  /** Peak RSS and the RSS after a full GC with no cluster, and with `clusters` idle clusters. */
+  none: MemorySample;
+  idle: MemorySample;
+  clusters: number;
+  /** (idle − none) × 1,000 / clusters. */
+  peakMiBPer1000: number;
+  rssAfterGcMiBPer1000: number;
+}
+
+export interface MemoryResult {
+  clusters: number;
+  deploymentsPerCluster: number;
+  requests: number;
+  control: MemoryRun;
+  runs: MemoryRun[];
+  idle: IdleRun[];
+  /** Native memory of one TLS secure context built from a cluster CA (this machine's Node). */
+  secureContextKiB?: number;
+}
+
+function commitOf(dir: string): string {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await fn().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise(r => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Established TCP connections of process `pid` to `port` on loopback: its sockets (from
+ * /proc/<pid>/fd) matched with the kernel's connection table. Older code cannot count its own
+ * pooled connections; this counts them for any code.
+ */
+async function connectionsTo(
+  pid: number,
+  port: number,
+): Promise<number | undefined> {
+  try {
+    const { readdir, readlink, readFile } = await import('node:fs/promises');
+    const inodes = new Set<string>();
+    for (const fd of await readdir(`/proc/${pid}/fd`)) {
+      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      const match = /^socket:\[(\d+)\]$/.exec(link);
+      if (match) inodes.add(match[1]);
+    }
+    let count = 0;
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      const text = await readFile(table, 'utf8').catch(() => '');
+      for (const line of text.split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f.length < 10) continue;
+        const remotePort = parseInt(f[2].split(':')[1], 16);
+        // State 01: ESTABLISHED.
+        if (remotePort === port && f[3] === '01' && inodes.has(f[9]))
+          count += 1;
+      }
+    }
+    return count;
+  } catch {
+    return undefined;
+  }
+}
+
+async function sampleOf(
+  backend: BackendProcess,
+  phase: string,
+  simPort?: number,
+): Promise<MemorySample> {
+  const before = await processMemory(backend.pid);
+  const live = await backend.liveMemory();
+  const m = await processMemory(backend.pid);
+  const pool = await backend.poolStats();
+  const clusterConnections = simPort
+    ? await connectionsTo(backend.pid, simPort)
+    : undefined;
+  const rss = live ? live.rss / MiB : m.rssMiB;
+  return {
+    phase,
+    rssBeforeGcMiB: before.rssMiB,
+    rssMiB: rss,
+    peakMiB: m.peakMiB,
+    heapUsedMiB: live ? live.heapUsed / MiB : NaN,
+    heapTotalMiB: live ? live.heapTotal / MiB : NaN,
+    outsideHeapMiB: live ? (live.rss - live.heapTotal) / MiB : NaN,
+    externalMiB: live ? live.external / MiB : NaN,
+    arrayBuffersMiB: live ? live.arrayBuffers / MiB : NaN,
+    ...(pool ? { pool } : {}),
+    ...(clusterConnections === undefined ? {} : { clusterConnections }),
+  };
+}
+
+function describe(s: MemorySample): string {
+  const pool = s.pool
+    ? `; ${s.pool.secureContexts} TLS contexts, ${s.pool.agents} agents, ${s.pool.activeSockets} active + ${s.pool.freeSockets} idle sockets`
+    : '';
+  const connections =
+    s.clusterConnections === undefined
+      ? ''
+      : `; ${s.clusterConnections} connections open to the clusters`;
+  return `peak ${s.peakMiB.toFixed(0)} MiB, RSS ${s.rssBeforeGcMiB.toFixed(
+    0,
+  )} MiB; after a full GC: RSS ${s.rssMiB.toFixed(
+    0,
+  )} MiB, JS heap ${s.heapUsedMiB.toFixed(
+    0,
+  )} MiB in use (${s.heapTotalMiB.toFixed(
+    0,
+  )} MiB V8 heap), outside the V8 heap ${s.outsideHeapMiB.toFixed(
+    0,
+  )} MiB (array buffers ${s.arrayBuffersMiB.toFixed(
+    0,
+  )} MiB)${pool}${connections}`;
+}
+
+/** The scheduler's state of the reconcile task. */
+async function reconcileTask(
+  knex: ReturnType<Awaited<ReturnType<typeof createTempDatabase>>['knex']>,
+) {
+  return (await knex('backstage_backend_tasks__tasks')
+    .where({ id: 'fleet-reconcile' })
+    .first()) as
+    | { current_run_ticket: string | null; next_run_start_at: unknown }
+    | undefined;
+}
+
+/** node:http keep-alive GETs of the entity card's route, gzip like a browser. */
+async function cardLoad(options: {
+  base: string;
+  token: string;
+  applications: number;
+  clients: number;
+  requests: number;
+  deploymentsPerApplication: number;
+}): Promise<{ requests: number; errors: number; p95: number }> {
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: options.clients,
+  });
+  const latencies: number[] = [];
+  let issued = 0;
+  let errors = 0;
+  const get = (url: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.get(
+        url,
+        {
+          agent,
+          headers: {
+            Authorization: `Bearer ${options.token}`,
+            'Accept-Encoding': 'gzip',
+          },
+          signal: AbortSignal.timeout(30_000),
+        },
+        res => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const raw = Buffer.concat(chunks);
+            const body =
+              res.headers['content-encoding'] === 'gzip'
+                ? gunzipSync(raw)
+                : raw;
+            resolve({ status: res.statusCode ?? 0, body: body.toString() });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+    });
+  const deadline = Date.now() + 300_000;
+  await Promise.all(
+    Array.from({ length: options.clients }, async () => {
+      while (issued < options.requests && Date.now() < deadline) {
+        issued += 1;
+        const ref = `component:default/service-${
+          Math.floor(Math.random() * options.applications) + 1
+        }`;
+        const t = performance.now();
+        try {
+          const res = await get(
+            `${options.base}/deployments?entityRef=${encodeURIComponent(ref)}`,
+          );
+          latencies.push(performance.now() - t);
+          if (
+            res.status !== 200 ||
+            JSON.parse(res.body).items?.length !==
+              options.deploymentsPerApplication
+          )
+            errors += 1;
+        } catch {
+          errors += 1;
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  return { requests: latencies.length, errors, p95: percentile(latencies, 95) };
+}
+
+function postLong(url: string, token: string): Promise<number> {
+  return new Promise(resolve => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(900_000),
+      },
+      res => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+const fleetEnv = (db: string, kubeconfigDir: string, token: string) => ({
+  FLEET_BENCH_DB: db,
+  FLEET_BENCH_KUBECONFIG_DIR: kubeconfigDir,
+  FLEET_BENCH_TOKEN: token,
+  FLEET_BENCH_HEALTH: JSON.stringify({
+    probeTimeout: { seconds: 2 },
+    concurrency: 16,
+  }),
+  // The reconcile task runs once, 15 s after startup; then not again during the measurement.
+  FLEET_BENCH_FLEET: JSON.stringify({ reconcile: { interval: { hours: 1 } } }),
+  LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+});
+
+/**
+ * One backend (a checkout's code, or the control) over a fresh database and simulator: N
+ * clusters, `applications` × `deploymentsPerApplication` deployments.
+ */
+async function measureFleet(options: {
+  label: string;
+  checkout?: string;
+  clusters: number;
+  applications: number;
+  deploymentsPerApplication: number;
+  requests: number;
+  control?: boolean;
+  /** 10 % of the clusters time out (probe timeout 2 s), as in the other benchmarks. */
+  timingOut?: boolean;
+  log: (line: string) => void;
+}): Promise<MemoryRun> {
+  const { log } = options;
+  const checkout = options.checkout ?? process.cwd();
+  log(
+    `  ${options.label} (${
+      options.control ? 'the same backend without Fleet' : 'Fleet'
+    }, code at ${checkout}, commit ${commitOf(checkout)})`,
+  );
+  const db = await createTempDatabase('fleet_bench');
+  const sim = await startSimProcess({ clusters: options.clusters });
+  let backend: BackendProcess | undefined;
+  try {
+    if (options.timingOut) {
+      const downNames = sim.names.filter((_, i) => (i + 1) % 10 === 0);
+      await sim.setFault(downNames, { mode: 'timeout' });
+    }
+    const knex = db.knex();
+    const seeded = await seedFleetDeployments({
+      knex,
+      kubeconfigDir: sim.kubeconfigDir,
+      clusterNames: sim.names,
+      applications: options.applications,
+      deploymentsPerApplication: options.deploymentsPerApplication,
+      log: line => log(`  ${line}`),
+    });
+    const token = randomBytes(24).toString('hex');
+    const startedAt = Date.now();
+    backend = await startBackendProcess(
+      {
+        ...fleetEnv(db.connection, sim.kubeconfigDir, token),
+        ...(options.control ? { FLEET_BENCH_NO_FLEET: '1' } : {}),
+      },
+      { checkout: options.checkout },
+    );
+    const samples: MemorySample[] = [];
+    const sample = async (phase: string) => {
+      const s = await sampleOf(
+        backend!,
+        phase,
+        Number(new URL(sim.url).port) || undefined,
+      );
+      samples.push(s);
+      log(`    after ${phase}: ${describe(s)}`);
+    };
+    await sample('startup');
+    const run: MemoryRun = {
+      label: options.label,
+      checkout,
+      clusters: options.clusters,
+      deployments: seeded.deployments,
+      samples,
+      peakMiB: 0,
+    };
+    if (options.control) {
+      // No Fleet: nothing to wait for but the backend settling (its own startup tasks).
+      await new Promise(r => setTimeout(r, 20_000));
+      await sample('20 s idle');
+    } else {
+      const cycle = await waitFor(
+        'the startup health cycle',
+        async () => {
+          const row = await knex('fleet_state')
+            .where({ key: 'lastCycle' })
+            .first();
+          const c = row ? JSON.parse(row.value) : undefined;
+          return c && Date.parse(c.startedAt) >= startedAt ? c : undefined;
+        },
+        600_000,
+      );
+      run.startupCycleMs = cycle.durationMs;
+      log(
+        `    startup health cycle over ${cycle.probed} clusters: ${ms(
+          cycle.durationMs,
+        )}`,
+      );
+      await sample('health cycle');
+      // The reconcile task's first run starts 15 s after startup: wait for it to start and end.
+      await waitFor(
+        'the first reconcile run to start',
+        async () => {
+          const task = await reconcileTask(knex);
+          if (task?.current_run_ticket) return true;
+          return task &&
+            new Date(task.next_run_start_at as string).getTime() >
+              Date.now() + 30 * 60_000
+            ? true
+            : undefined;
+        },
+        120_000,
+      );
+      const reconcileStarted = Date.now();
+      const ranAlready = !(await reconcileTask(knex))?.current_run_ticket;
+      await waitFor(
+        'the first reconcile run to end',
+        async () =>
+          (await reconcileTask(knex))?.current_run_ticket ? undefined : true,
+        1_800_000,
+      );
+      run.reconcileMs = Date.now() - reconcileStarted;
+      log(
+        ranAlready
+          ? '    reconcile run: it had already ended'
+          : `    reconcile run: about ${ms(run.reconcileMs)}`,
+      );
+      await sample('reconcile run');
+      if (options.applications > 0) {
+        const load = {
+          base: backend.base,
+          token,
+          applications: options.applications,
+          clients: 20,
+          requests: options.requests,
+          deploymentsPerApplication: options.deploymentsPerApplication,
+        };
+        run.card = await cardLoad(load);
+        log(
+          `    card load: ${run.card.requests} requests, ${
+            run.card.errors
+          } errors, p95 ${ms(run.card.p95)}`,
+        );
+        await sample('card load');
+        const cycleDone = postLong(`${backend.base}/health/run`, token);
+        await new Promise(r => setTimeout(r, 200));
+        await cardLoad(load);
+        log(`    (the health cycle under load answered ${await cycleDone})`);
+        await sample('health cycle under card load');
+      }
+    }
+    run.peakMiB = Math.max(...samples.map(s => s.peakMiB));
+    return run;
+  } finally {
+    await backend?.stop();
+    await sim.stop();
+    await db.drop();
+  }
+}
+
+/**
+ * Fleet with `clusters` registered clusters and no deployment, after its startup health cycle
+ * and reconcile run, against Fleet with no cluster at all: what idle clusters cost.
+ */
+async function measureIdle(options: {
+  label: string;
+  checkout?: string;
+  clusters: number;
+  log: (line: string) => void;
+}): Promise<IdleRun> {
+  const { log } = options;
+  const none = await measureFleet({
+    label: `${options.label}, no cluster`,
+    checkout: options.checkout,
+    clusters: 0,
+    applications: 0,
+    deploymentsPerApplication: 0,
+    requests: 0,
+    log,
+  });
+  const idle = await measureFleet({
+    label: `${options.label}, ${options.clusters} idle clusters`,
+    checkout: options.checkout,
+    clusters: options.clusters,
+    applications: 0,
+    deploymentsPerApplication: 0,
+    requests: 0,
+    log,
+  });
+  const last = (r: MemoryRun) => r.samples[r.samples.length - 1];
+  const per = (a: number, b: number) => ((a - b) * 1000) / options.clusters;
+  return {
+    label: options.label,
+    checkout: idle.checkout,
+    none: last(none),
+    idle: last(idle),
+    clusters: options.clusters,
+    peakMiBPer1000: per(last(idle).peakMiB, last(none).peakMiB),
+    rssAfterGcMiBPer1000: per(last(idle).rssMiB, last(none).rssMiB),
+  };
+}
+
+/**
+ * What one TLS secure context built from a cluster's CA holds natively on this machine's Node
+ * (each gets a certificate store of its own, with the root and NODE_EXTRA_CA_CERTS certificates):
+ * what every cluster with a CA of its own costs, shared or not. In a child with --expose-gc.
+ */
+function secureContextKiB(caPem: string): number | undefined {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-bench-ctx-'));
+  try {
+    const script = `
+      const tls = require('node:tls');
+      const ca = require('node:fs').readFileSync(process.argv[1], 'utf8');
+      tls.createSecureContext({ ca }); // Node's root certificates parsed once
+      gc(); const before = process.memoryUsage().rss;
+      const kept = [];
+      for (let i = 0; i < 500; i++) kept.push(tls.createSecureContext({ ca }));
+      gc(); const after = process.memoryUsage().rss;
+      process.stdout.write(String((after - before) / kept.length / 1024));
+    `;
+    const file = path.join(dir, 'ca.pem');
+    require('node:fs').writeFileSync(file, caPem);
+    const out = execFileSync(
+      process.execPath,
+      ['--expose-gc', '-e', script, file],
+      { encoding: 'utf8', env: process.env },
+    );
+    return Number(out);
+  } catch {
+    return undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchMemory(options: {
+  clusters: number;
+  deploymentsPerCluster: number;
+  requests: number;
+  baseline?: string;
+  log: (line: string) => void;
+}): Promise<MemoryResult> {
+  const { log } = options;
+  const applications = options.clusters;
+  const common = {
+    clusters: options.clusters,
+    applications,
+    deploymentsPerApplication: options.deploymentsPerCluster,
+    requests: options.requests,
+    log,
+  };
+  // Without the plugin the database and the simulator are never read: none is seeded.
+  const control = await measureFleet({
+    ...common,
+    clusters: 0,
+    applications: 0,
+    label: 'control',
+    control: true,
+  });
+  const runs: MemoryRun[] = [];
+  const idle: IdleRun[] = [];
+  const variants: Array<{ label: string; checkout?: string }> = [
+    ...(options.baseline
+      ? [{ label: 'baseline', checkout: path.resolve(options.baseline) }]
+      : []),
+    { label: 'fleet' },
+  ];
+  for (const v of variants) {
+    runs.push(await measureFleet({ ...common, ...v, timingOut: true }));
+  }
+  for (const v of variants) {
+    idle.push(
+      await measureIdle({
+        label: v.label,
+        checkout: v.checkout,
+        clusters: options.clusters,
+        log,
+      }),
+    );
+  }
+  // The simulator's CA, as a kubeconfig carries it.
+  let ctxKiB: number | undefined;
+  const sim = await startSimProcess({ clusters: 1 });
+  try {
+    const file = readdirSync(sim.kubeconfigDir).find(f => f.endsWith('.yaml'));
+    if (file) {
+      const doc = parse(
+        readFileSync(path.join(sim.kubeconfigDir, file), 'utf8'),
+      );
+      const ca = Buffer.from(
+        doc.clusters[0].cluster['certificate-authority-data'],
+        'base64',
+      ).toString('utf8');
+      ctxKiB = secureContextKiB(ca);
+    }
+  } finally {
+    await sim.stop();
+  }
+  if (ctxKiB !== undefined)
+    log(`  one TLS secure context from a cluster CA: ${ctxKiB.toFixed(0)} KiB`);
+  return {
+    clusters: options.clusters,
+    deploymentsPerCluster: options.deploymentsPerCluster,
+    requests: options.requests,
+    control,
+    runs,
+    idle,
+    secureContextKiB: ctxKiB,
+  };
+}
+
+/** The memory benchmark's figures: each Fleet run against the control, then idle clusters. */
+export function memorySummary(m: MemoryResult): string {
+  const mib = (v: number) =>
+    Number.isFinite(v) ? `${v.toFixed(0)} MiB` : 'n/a';
+  const over = (v: number) =>
+    Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(0)} MiB` : 'n/a';
+  const control = m.control.samples[m.control.samples.length - 1];
+  const at = (r: MemoryResult['runs'][number], phase: string) =>
+    r.samples.find(s => s.phase === phase);
+  const rows: string[][] = [
+    [
+      'control (no Fleet)',
+      mib(control.peakMiB),
+      '',
+      '',
+      '',
+      '',
+      mib(control.heapUsedMiB),
+      '',
+      '',
+    ],
+  ];
+  for (const r of m.runs) {
+    const last = r.samples[r.samples.length - 1];
+    const overPeak = r.peakMiB - control.peakMiB;
+    const overHeap = last.heapUsedMiB - control.heapUsedMiB;
+    rows.push([
+      `${r.label} (${r.checkout.split('/').pop()})`,
+      mib(r.peakMiB),
+      `**${over(overPeak)}**`,
+      mib(at(r, 'health cycle')?.peakMiB ?? NaN),
+      mib(at(r, 'reconcile run')?.peakMiB ?? NaN),
+      mib(at(r, 'card load')?.peakMiB ?? NaN),
+      mib(last.heapUsedMiB),
+      over(overHeap),
+      over(overPeak - overHeap),
+    ]);
+  }
+  const idleRows = m.idle.map(i => [
+    i.label,
+    mib(i.none.peakMiB),
+    mib(i.idle.peakMiB),
+    `**${over(i.peakMiBPer1000)}**`,
+    mib(i.none.rssMiB),
+    mib(i.idle.rssMiB),
+    over(i.rssAfterGcMiBPer1000),
+  ]);
+  return [
+    `memory at ${m.clusters} clusters × ${
+      m.clusters * m.deploymentsPerCluster
+    } deployments (card load ${m.requests} requests):`,
+    table(
+      [
+        'backend',
+        'peak RSS',
+        'over control',
+        'after health cycle',
+        'after reconcile',
+        'after card load',
+        'JS heap in use after GC (end)',
+        'JS heap over control',
+        'peak over control, less the JS heap in use',
+      ],
+      rows,
+    ),
+    `idle clusters (${
+      m.idle[0]?.clusters ?? 0
+    } registered, no deployment, after the startup health cycle and reconcile run):`,
+    table(
+      [
+        'code',
+        'peak, no cluster',
+        'peak, idle clusters',
+        'peak per 1,000 idle clusters',
+        'RSS after GC, no cluster',
+        'RSS after GC, idle clusters',
+        'per 1,000',
+      ],
+      idleRows,
+    ),
+    m.secureContextKiB === undefined
+      ? ''
+      : `one TLS secure context built from a cluster CA holds ${m.secureContextKiB.toFixed(
+          0,
+        )} KiB natively (a cluster with a CA of its own pays it, shared or not)`,
+  ].join('\n');
+}

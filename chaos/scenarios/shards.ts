@@ -1,0 +1,196 @@
+/*
+ * Three backend processes on one PostgreSQL share the health work by shards. Each probes only
+ * the clusters of the shards it holds; one is SIGKILLed in the middle of a cycle; its shards
+ * are taken over by the two others once its leases run out, and every cluster is probed again.
+ */
+import path from 'node:path';
+import { startSimulator } from '@cnp/fleet-harness';
+import {
+  CHAOS_READY_DELAY_MS,
+  startFleetBackend,
+  waitFor,
+  type FleetHttp,
+} from '../lib';
+import type { Scenario } from '../lib';
+
+const SHARDS = 6;
+const LEASE_MS = 3_000;
+const CLUSTERS = 12;
+/** The probe's request: the simulator counts it per cluster. */
+const NAMESPACES = '/api/v1/namespaces';
+/** The ports of this scenario's backends. */
+const PORTS = [47410, 47411, 47412];
+
+interface Lease {
+  name: string;
+  holder: string;
+  expires_at: Date;
+}
+
+export const shards: Scenario = {
+  id: 'shards',
+  title: 'Three replicas sharing the health work, one killed mid-cycle',
+  tried: `3 backend processes on one PostgreSQL with fleet.health.shards ${SHARDS} and shardLease ${
+    LEASE_MS / 1000
+  } s, ${CLUSTERS} clusters: a cycle on each; then one SIGKILLed while its cycle probes (1.5 s API latency); the two others run cycles after`,
+  timeoutMs: 300_000,
+  async run({ checks, db, tmp, log }) {
+    const names = Array.from({ length: CLUSTERS }, (_, i) => `s-${i + 1}`);
+    const sim = await startSimulator({
+      clusters: names,
+      readyDelayMs: CHAOS_READY_DELAY_MS,
+    });
+    const knex = db.knex();
+    const fleet = {
+      health: {
+        shards: SHARDS,
+        shardLease: { milliseconds: LEASE_MS },
+        manualMinInterval: { seconds: 0 },
+        probeTimeout: { seconds: 5 },
+      },
+    };
+    const backends: FleetHttp[] = [];
+    for (const [i, port] of PORTS.entries()) {
+      backends.push(
+        await startFleetBackend({
+          db,
+          kubeconfigDir: sim.kubeconfigDir,
+          fleet,
+          port,
+          logFile: path.join(tmp, `backend-${i + 1}.log`),
+        }),
+      );
+    }
+    const pids = backends.map(b => b.backend.pid);
+    log(`backends: pids ${pids.join(', ')}`);
+    /** Which backend holds a lease: its holder names the process. */
+    const ownerOf = (holder: string) =>
+      pids.findIndex(pid => holder.includes(`-${pid}-`));
+    const shardLeases = async (): Promise<Lease[]> =>
+      knex('fleet_locks')
+        .where('name', 'like', 'health-cycle:shard-%')
+        .select('name', 'holder', 'expires_at');
+    const heldBy = async (alive: number[]) => {
+      const now = Date.now();
+      const leases = (await shardLeases()).filter(
+        l => new Date(l.expires_at).getTime() > now,
+      );
+      const counts = alive.map(
+        i => leases.filter(l => ownerOf(l.holder) === i).length,
+      );
+      return { leases: leases.length, counts };
+    };
+
+    // 1. The three find each other and split the shards, two each.
+    const split = await waitFor(
+      'the shards split two by two',
+      async () => {
+        const held = await heldBy([0, 1, 2]);
+        return held.leases === SHARDS && held.counts.every(n => n === 2)
+          ? held
+          : undefined;
+      },
+      30_000,
+    ).catch(error => {
+      log(String(error));
+      return undefined;
+    });
+    checks.ok(
+      split !== undefined,
+      `the ${SHARDS} shards are held, ${SHARDS / 3} by each replica`,
+      await heldBy([0, 1, 2]),
+    );
+
+    // 2. A cycle on each: together they probe every cluster exactly once.
+    const before = names.map(n => sim.requestCount(n, NAMESPACES));
+    const summaries = [];
+    for (const backend of backends) {
+      summaries.push(await backend.call('POST', '/health/run'));
+    }
+    const deltas = names.map(
+      (n, i) => sim.requestCount(n, NAMESPACES) - before[i],
+    );
+    checks.ok(
+      deltas.every(d => d === 1),
+      `one cycle on each replica: each of the ${CLUSTERS} clusters got exactly one probe`,
+      deltas,
+    );
+    checks.ok(
+      summaries.every(s => s.status === 200),
+      'each manual run answered 200',
+      summaries.map(s => s.status),
+    );
+    const online = await knex('fleet_clusters')
+      .where({ status: 'ONLINE' })
+      .count<{ n: string }[]>({ n: '*' });
+    checks.equal(
+      Number(online[0].n),
+      CLUSTERS,
+      'every cluster ONLINE after one cycle on each',
+    );
+
+    // 3. The third replica is SIGKILLed while its cycle probes.
+    for (const n of names) sim.setFault(n, { mode: 'ok', latencyMs: 1_500 });
+    const dying = backends[2]
+      .call('POST', '/health/run')
+      .catch(() => undefined);
+    await new Promise(r => setTimeout(r, 500));
+    await backends[2].backend.kill();
+    const killedAt = Date.now();
+    await dying;
+    for (const n of names) sim.setFault(n, { mode: 'ok' });
+
+    const taken = await waitFor(
+      'the survivors to hold every shard',
+      async () => {
+        const held = await heldBy([0, 1]);
+        return held.counts[0] + held.counts[1] === SHARDS ? held : undefined;
+      },
+      6 * LEASE_MS,
+    ).catch(error => {
+      log(String(error));
+      return undefined;
+    });
+    const takeoverMs = Date.now() - killedAt;
+    log(
+      `takeover: every shard held by the survivors ${takeoverMs} ms after the kill (shard lease ${LEASE_MS} ms, claims every ${
+        LEASE_MS / 3
+      } ms)`,
+    );
+    checks.ok(
+      taken !== undefined,
+      `the killed replica's shards were taken over by the two others (${takeoverMs} ms after the kill)`,
+      await heldBy([0, 1]),
+    );
+    checks.ok(
+      taken !== undefined && taken.counts.every(n => n === SHARDS / 2),
+      `the two survivors hold ${SHARDS / 2} shards each (fair share)`,
+      taken,
+    );
+    checks.ok(
+      takeoverMs <= 2 * LEASE_MS,
+      `taken over within one lease period and one claim after the last renewal (${takeoverMs} ms ≤ ${
+        2 * LEASE_MS
+      } ms)`,
+    );
+
+    // 4. A cycle on each survivor: every cluster probed once more, all after the kill.
+    const again = names.map(n => sim.requestCount(n, NAMESPACES));
+    for (const backend of backends.slice(0, 2)) {
+      await backend.call('POST', '/health/run');
+    }
+    const after = names.map(
+      (n, i) => sim.requestCount(n, NAMESPACES) - again[i],
+    );
+    checks.ok(
+      after.every(d => d === 1),
+      `one cycle on each survivor: each of the ${CLUSTERS} clusters got exactly one probe, the dead replica's included`,
+      after,
+    );
+    const stale = await knex('fleet_clusters')
+      .where('last_probe_at', '<', new Date(killedAt))
+      .orWhereNull('last_probe_at')
+      .pluck('name');
+    checks.equal(stale, [], 'every cluster was probed after the kill');
+  },
+};

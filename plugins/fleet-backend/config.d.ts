@@ -101,7 +101,7 @@ export interface Config {
        * mass-outage guard counted over the whole fleet.
        */
       shards?: number;
-      /** How long a replica holds a shard without renewing it (default 30 s); with `shards` above 1. */
+      /** How long a replica holds a shard without renewing it (default 30 s, at least 1 s); with `shards` above 1. */
       shardLease?: HumanDuration | string;
     };
     /** Clusters registered by hand (`POST /clusters`). */
@@ -125,7 +125,7 @@ export interface Config {
        */
       watch?: boolean;
       /** With `watch`, how often a run still compares every deployment (default 10 minutes). */
-      resyncInterval?: HumanDuration;
+      resyncInterval?: HumanDuration | string;
     };
     /** Deploying applications. */
     deploy?: {

@@ -223,6 +223,12 @@ export const fleetPlugin = createBackendPlugin({
               clients,
               applier,
               logger: logger.child({ task: 'fleet-watch' }),
+              // The reconcile task runs on one replica at a time: a replica it left stops
+              // watching after three intervals without a run, never before the task's timeout.
+              staleAfterMs: Math.max(
+                3 * fleetConfig.reconcile.intervalMs,
+                10 * 60_000,
+              ),
             })
           : undefined;
         const reconciler = ReconcileWorker.create({

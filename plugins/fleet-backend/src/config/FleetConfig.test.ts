@@ -219,6 +219,9 @@ describe('readFleetConfig', () => {
       { shards: 8, leaseMs: 45_000 },
     );
     expect(() => health({ shards: 0 })).toThrow(/fleet\.health\.shards/);
+    expect(() =>
+      health({ shards: 4, shardLease: { milliseconds: 100 } }),
+    ).toThrow(/fleet\.health\.shardLease: at least 1 second/);
     expect(() => health({ shards: 4, shardLease: 'soon' })).toThrow(
       /fleet\.health\.shardLease/,
     );

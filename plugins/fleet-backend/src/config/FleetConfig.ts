@@ -333,6 +333,13 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
   const shardLeaseMs = durationMsFromConfig(config, 'health.shardLease', {
     seconds: 30,
   });
+  // Each replica renews its shards every third of a lease: below a second, that is a stream of
+  // database writes.
+  if (shardLeaseMs < 1000) {
+    throw new Error(
+      'Invalid config value fleet.health.shardLease: at least 1 second',
+    );
+  }
 
   return {
     discovery,

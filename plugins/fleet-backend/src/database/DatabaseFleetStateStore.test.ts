@@ -58,6 +58,24 @@ describe.each(databases.eachSupportedId())(
       expect(await stores.state.listLeases('nothing-')).toEqual([]);
     });
 
+    it('deletes the leases of a prefix that expired before a time, and only those', async () => {
+      const { stores } = await createStore();
+      await stores.state.takeLease('health-presence:gone', 'gone', 60_000);
+      await stores.state.releaseLease('health-presence:gone', 'gone');
+      await stores.state.takeLease('health-presence:live', 'live', 60_000);
+      await stores.state.takeLease('health-cycle:shard-0', 'x', 60_000);
+      await stores.state.releaseLease('health-cycle:shard-0', 'x');
+      expect(
+        await stores.state.deleteExpiredLeases('health-presence:', new Date()),
+      ).toBe(1);
+      expect(
+        (await stores.state.listLeases('health-')).map(l => l.name),
+      ).toEqual(['health-cycle:shard-0', 'health-presence:live']);
+      expect(
+        await stores.state.deleteExpiredLeases('health-presence:', new Date()),
+      ).toBe(0);
+    });
+
     it('hands a lease to one holder at a time and lets it expire', async () => {
       const { stores } = await createStore();
       expect(await stores.state.tryAcquireLease('cycle', 'a', 60_000)).toBe(

@@ -91,6 +91,21 @@ export class DatabaseFleetStateStore implements FleetStateStore {
       .update({ expires_at: new Date(0) });
   }
 
+  async deleteExpiredLeases(prefix: string, before: Date): Promise<number> {
+    const expired = (await this.listLeases(prefix)).filter(
+      lease => Date.parse(lease.expiresAt) < before.getTime(),
+    );
+    if (expired.length === 0) return 0;
+    // Each row only while it is still expired: a holder that renewed it meanwhile keeps it.
+    return this.db<LockRow>('fleet_locks')
+      .whereIn(
+        'name',
+        expired.map(lease => lease.name),
+      )
+      .andWhere('expires_at', '<', before)
+      .delete();
+  }
+
   async listLeases(prefix: string): Promise<LeaseRecord[]> {
     const rows = await this.db<LockRow>('fleet_locks')
       .where('name', 'like', `${prefix}%`)

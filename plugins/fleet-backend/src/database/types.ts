@@ -361,6 +361,12 @@ export interface FleetStateStore {
   releaseLease(name: string, holder: string): Promise<void>;
   /** Every lease whose name starts with `prefix`, expired ones too, by name. */
   listLeases(prefix: string): Promise<LeaseRecord[]>;
+  /**
+   * Deletes the leases whose name starts with `prefix` that expired before `before`; answers how
+   * many. Only for leases whose token fences nothing (a replica's presence): a deleted lease's
+   * token starts again.
+   */
+  deleteExpiredLeases(prefix: string, before: Date): Promise<number>;
 }
 
 /** Every store of Fleet, over one database. */

@@ -90,6 +90,7 @@ export type HealthStores = {
     | 'takeLease'
     | 'releaseLease'
     | 'listLeases'
+    | 'deleteExpiredLeases'
   >;
 };
 
@@ -364,6 +365,12 @@ export class HealthWorker {
     );
     await this.renewHeld();
     const now = Date.now();
+    // Each process has a presence of its own: those of replicas gone for a lease period and more
+    // are deleted, so restarts and rolling deploys do not pile rows up.
+    await state.deleteExpiredLeases(
+      PRESENCE_LEASE_PREFIX,
+      new Date(now - leaseMs),
+    );
     const live = (await state.listLeases(PRESENCE_LEASE_PREFIX)).filter(
       lease =>
         lease.holder === this.replica || Date.parse(lease.expiresAt) > now,
@@ -491,7 +498,9 @@ export class HealthWorker {
       ? fleet.filter(cluster => shardRun(cluster.name) !== undefined)
       : fleet;
     const runOf = (i: number) => shardRun(clusters[i].name)!;
-    this.options.clients.retainOnly?.(clusters.map(c => c.name));
+    // Clients of every registered cluster stay: sharded, the other shards' clusters are still
+    // this replica's to deploy to, reconcile and watch.
+    this.options.clients.retainOnly?.(fleet.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>
       decideClusterHealth(

@@ -143,6 +143,37 @@ export function matters(
   );
 }
 
+/**
+ * A watch whose server accepts the connection but never answers would hold its start slot for
+ * ever (client-node's watch has no timeout of its own): the opening fails after `ms`, the slot is
+ * given back, and a watch that opens later anyway is closed at once.
+ */
+export async function openWithin<T extends { abort(): void }>(
+  opening: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`${what}: no answer within ${ms} ms`));
+    }, ms);
+  });
+  opening.then(
+    handle => {
+      if (timedOut) handle.abort();
+    },
+    () => undefined,
+  );
+  try {
+    return await Promise.race([opening, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const hpaTarget = (hpa: V1HorizontalPodAutoscaler | undefined) =>
   hpa?.spec?.scaleTargetRef?.kind === 'Deployment'
     ? hpa.spec.scaleTargetRef.name
@@ -171,7 +202,11 @@ class WatchedCluster {
     const openWatch: OpenWatch = (path, query, onEvent, onDone) =>
       limit(async () => {
         const loaded = await kubeConfig();
-        return new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone);
+        return openWithin(
+          new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone),
+          REQUEST_TIMEOUT_MS,
+          `Opening the watch of ${path} on ${cluster.name}`,
+        );
       });
     const make = <T extends KubernetesObject>(
       spec: KindSpec,
@@ -265,6 +300,11 @@ export interface ClusterWatchesOptions {
    */
   onChange?: (change: ObjectChange) => void;
   timings?: Partial<ReflectorTimings>;
+  /**
+   * Every watch stops when `setClusters` has not been called for this long (the reconcile task
+   * moved to another replica); unset, never.
+   */
+  staleAfterMs?: number;
 }
 
 /**
@@ -278,6 +318,7 @@ export class ClusterWatches {
   private readonly watched = new Map<string, WatchedCluster>();
   private onChange: (change: ObjectChange) => void;
   private readonly limit = pLimit(START_CONCURRENCY);
+  private staleTimer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly options: ClusterWatchesOptions) {
     this.onChange = options.onChange ?? (() => {});
@@ -292,11 +333,18 @@ export class ClusterWatches {
     return new ClusterWatches(options);
   }
 
-  /** Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the others. */
-  setClusters(clusters: ClusterRecord[]): void {
+  /**
+   * Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the
+   * others. Answers the clusters whose watches start now. Without another call within
+   * `staleAfterMs`, every watch stops: the reconcile that calls this runs on one replica at a
+   * time, and a replica it left must not keep watching (and checking) the fleet for ever.
+   */
+  setClusters(clusters: ClusterRecord[]): string[] {
+    this.armStaleness();
     const online = new Map(
       clusters.filter(c => c.status === 'ONLINE').map(c => [c.name, c]),
     );
+    const started: string[] = [];
     for (const [name, w] of this.watched) {
       const now = online.get(name);
       if (!now || identityOf(now) !== w.key) this.stopCluster(name);
@@ -314,7 +362,26 @@ export class ClusterWatches {
       );
       this.watched.set(name, w);
       w.start();
+      started.push(name);
     }
+    return started;
+  }
+
+  private armStaleness() {
+    const { staleAfterMs } = this.options;
+    if (!staleAfterMs) return;
+    if (this.staleTimer) clearTimeout(this.staleTimer);
+    this.staleTimer = setTimeout(() => {
+      this.staleTimer = undefined;
+      if (this.watched.size === 0) return;
+      this.options.logger.info(
+        `No reconcile run here for ${Math.round(
+          staleAfterMs / 1000,
+        )} s: stopping the watches of ${this.watched.size} cluster(s)`,
+      );
+      this.stop();
+    }, staleAfterMs);
+    this.staleTimer.unref?.();
   }
 
   stopCluster(name: string): void {
@@ -325,6 +392,8 @@ export class ClusterWatches {
   }
 
   stop(): void {
+    if (this.staleTimer) clearTimeout(this.staleTimer);
+    this.staleTimer = undefined;
     for (const name of [...this.watched.keys()]) this.stopCluster(name);
   }
 

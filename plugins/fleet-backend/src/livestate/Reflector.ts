@@ -58,6 +58,9 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   timings?: Partial<ReflectorTimings>;
 }
 
+/** A watch that ends sooner than this without an event is treated as a failure (client-go: 1 s). */
+const QUICK_END_MS = 1_000;
+
 const keyOf = (o: KubernetesObject) =>
   `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
@@ -228,6 +231,8 @@ export class Reflector<T extends KubernetesObject> {
       this.watchdog.unref?.();
     };
     alive();
+    const openedAt = Date.now();
+    let events = 0;
     try {
       const handle = await options.watch(
         options.path,
@@ -240,6 +245,8 @@ export class Reflector<T extends KubernetesObject> {
         (type, object) => {
           if (ended || generation !== this.generation) return;
           alive();
+          events += 1;
+          this.failures = 0; // the watch works: the next failure waits the least again
           this.onEvent(type, object, end);
         },
         error => {
@@ -253,7 +260,12 @@ export class Reflector<T extends KubernetesObject> {
                 ? 'relist'
                 : 'backoff',
             );
+          } else if (events === 0 && Date.now() - openedAt < QUICK_END_MS) {
+            // Ended at once with nothing said (a proxy closing streams): not the server's
+            // timeout. Wait as for a failure rather than reopen in a tight loop.
+            end('backoff');
           } else {
+            this.failures = 0;
             end('rewatch'); // the server's timeout: go on from the last version seen
           }
         },
@@ -264,7 +276,6 @@ export class Reflector<T extends KubernetesObject> {
       }
       this.current = handle;
       if (this.state === 'syncing') this.state = 'synced';
-      this.failures = 0;
     } catch (error) {
       end('backoff');
     }

@@ -96,8 +96,8 @@ export type ReconcileStores = {
  * answered from memory where it can.
  */
 export interface LiveState {
-  /** Watches the ONLINE clusters among these, and stops watching the others. */
-  setClusters(clusters: ClusterRecord[]): void;
+  /** Watches the ONLINE clusters, stops the others; answers the clusters whose watches started. */
+  setClusters(clusters: ClusterRecord[]): string[];
   /** Every change of the cluster's objects is reported (its watches are all synced). */
   watching(cluster: string): boolean;
   readLive(
@@ -247,7 +247,9 @@ export class ReconcileWorker {
     ]);
     const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
     const { liveState, reconcile } = this.options;
-    liveState?.setClusters(clusters);
+    // Clusters whose watches start now: their first list reports nothing, so this run compares
+    // their deployments.
+    const newlyWatched = new Set(liveState?.setClusters(clusters) ?? []);
     const full =
       !liveState ||
       this.lastFullAt === undefined ||
@@ -279,13 +281,16 @@ export class ReconcileWorker {
     }
     // Between full compares, a deployment on a watched cluster is compared when its objects
     // change; here only when it changed itself (a deploy ended, its application changed), is
-    // being removed, or its cluster is not watched (not ONLINE, a watch restarting, a kind the
-    // cluster forbids listing).
+    // being removed, is not SYNCED (a heal that failed is tried again, an UNKNOWN left by an
+    // outage is settled; read from memory, this costs no API call), or its cluster is not watched
+    // (not ONLINE, watches just started or restarting, a kind the cluster forbids listing).
     const due = full
       ? deployments
       : deployments.filter(
           d =>
             d.status === 'REMOVING' ||
+            d.syncStatus !== 'SYNCED' ||
+            newlyWatched.has(d.cluster) ||
             !liveState!.watching(d.cluster) ||
             this.seen.get(d.id) !== seen.get(d.id) ||
             this.recheck.has(d.id),

@@ -45,6 +45,8 @@ export type KubeConfigResult =
       kubeConfig: KubeConfig;
       /** Per-call options: the cluster's own connection pool and a timeout that really aborts. */
       requestOptions: (timeoutMs: number) => ConfigurationOptions;
+      /** The cluster's own connection pool, for requests that stream (watches). */
+      agent?: https.Agent;
     }
   | { kind: 'unusable'; reason: string };
 
@@ -475,6 +477,7 @@ export class ClusterClients {
       kubeConfig: entry.kubeConfig,
       requestOptions: (timeoutMs: number) =>
         withTimeout(timeoutMs, entry.agent),
+      agent: entry.agent,
     };
   }
 

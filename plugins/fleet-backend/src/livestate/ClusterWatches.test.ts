@@ -148,6 +148,18 @@ describe('ClusterWatches', () => {
     expect(reads).not.toHaveBeenCalled();
   });
 
+  it("opens its watches over the cluster's own connection pool", async () => {
+    const { w } = watches();
+    w.setClusters(clusters);
+    await until('west watched', () => w.watching('west'));
+    const loaded = await clients.kubeConfigFor(cluster('west'));
+    if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no pool');
+    // Five kinds, each a streaming connection in use on the pool (lists only borrow one).
+    expect(
+      Object.values(loaded.agent.sockets).flat().length,
+    ).toBeGreaterThanOrEqual(5);
+  });
+
   it('tells spec changes and health changes from status-only ones', () => {
     const base = {
       metadata: { name: 'a', namespace, resourceVersion: '1' },

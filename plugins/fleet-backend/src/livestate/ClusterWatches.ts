@@ -11,6 +11,7 @@ import {
   type V1Deployment,
   type V1HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
+import type { Agent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { ClusterRecord } from '../database/types';
@@ -144,6 +145,28 @@ export function matters(
 }
 
 /**
+ * The kubeconfig as client-node's `Watch` reads it, but sending over the cluster's own connection
+ * pool: by itself, each watch would get an agent, and so a TLS context and connection, of its own
+ * (five per cluster, made again at each reopening).
+ */
+function overAgent(
+  kubeConfig: KubeConfig,
+  agent: Agent | undefined,
+): KubeConfig {
+  if (!agent) return kubeConfig;
+  return Object.create(kubeConfig, {
+    applyToFetchOptions: {
+      value: async (
+        opts: Parameters<KubeConfig['applyToFetchOptions']>[0],
+      ) => ({
+        ...(await kubeConfig.applyToFetchOptions(opts)),
+        agent,
+      }),
+    },
+  });
+}
+
+/**
  * A watch whose server accepts the connection but never answers would hold its start slot for
  * ever (client-node's watch has no timeout of its own): the opening fails after `ms`, the slot is
  * given back, and a watch that opens later anyway is closed at once.
@@ -203,7 +226,12 @@ class WatchedCluster {
       limit(async () => {
         const loaded = await kubeConfig();
         return openWithin(
-          new Watch(loaded.kubeConfig).watch(path, query, onEvent, onDone),
+          new Watch(overAgent(loaded.kubeConfig, loaded.agent)).watch(
+            path,
+            query,
+            onEvent,
+            onDone,
+          ),
           REQUEST_TIMEOUT_MS,
           `Opening the watch of ${path} on ${cluster.name}`,
         );

@@ -61,6 +61,16 @@ export interface ReflectorOptions<T extends KubernetesObject> {
 /** A watch that ends sooner than this without an event is treated as a failure (client-go: 1 s). */
 const QUICK_END_MS = 1_000;
 
+/**
+ * What the cache keeps of an object: all but `metadata.managedFields`, the server's record of
+ * who set which field, which no compare reads and which is often the object's largest part.
+ */
+function trimmed<T extends KubernetesObject>(object: T): T {
+  if (!object.metadata?.managedFields) return object;
+  const { managedFields: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
+}
+
 const keyOf = (o: KubernetesObject) =>
   `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
@@ -172,11 +182,11 @@ export class Reflector<T extends KubernetesObject> {
     this.items.clear();
     for (const item of listed.items) {
       // list items carry no kind and apiVersion; watch events do
-      const object = {
+      const object = trimmed({
         ...item,
         kind: options.kind,
         apiVersion: options.apiVersion,
-      } as T;
+      } as T);
       this.items.set(keyOf(object), object);
     }
     this.resourceVersion = listed.metadata?.resourceVersion;
@@ -293,9 +303,10 @@ export class Reflector<T extends KubernetesObject> {
       case 'MODIFIED': {
         const key = keyOf(object);
         const before = this.items.get(key);
-        this.items.set(key, object as T);
+        const kept = trimmed(object as T);
+        this.items.set(key, kept);
         if (rv) this.resourceVersion = rv;
-        options.onChange(before, object as T);
+        options.onChange(before, kept);
         return;
       }
       case 'DELETED': {

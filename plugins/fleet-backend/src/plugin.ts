@@ -256,9 +256,10 @@ export const fleetPlugin = createBackendPlugin({
           });
           liveState.listen(change => driftChecks.changed(change));
           listeners.add(liveState);
-          lifecycle.addShutdownHook(() => {
-            driftChecks.stop();
+          lifecycle.addShutdownHook(async () => {
             liveState.stop();
+            // A check under way writes to the stores: it ends before they close.
+            await driftChecks.stop();
           });
         }
         await reconciler.start();

@@ -44,11 +44,13 @@ export class DriftChecks {
     }
   }
 
-  stop(): void {
+  /** Takes no more changes; resolves once the check under way, if any, has ended (shutdown). */
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pending.clear();
+    await this.running;
   }
 
   private schedule() {

@@ -19,6 +19,7 @@ import {
   startSimProcess,
 } from '@cnp/fleet-harness';
 import { seedFleetDeployments } from './lib/seedDeployments';
+import { waitFor } from './lib/waitFor';
 
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
@@ -101,20 +102,6 @@ function postLong(
     req.on('error', error => resolve({ status: 0, body: String(error) }));
     req.end();
   });
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise(r => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 export async function benchLatency(options: {

@@ -32,6 +32,7 @@ import {
 } from '@cnp/fleet-harness';
 import { parse } from 'yaml';
 import { seedFleetDeployments } from './lib/seedDeployments';
+import { waitFor } from './lib/waitFor';
 
 const MiB = 2 ** 20;
 
@@ -102,20 +103,6 @@ function commitOf(dir: string): string {
   } catch {
     return 'unknown';
   }
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise(r => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /**

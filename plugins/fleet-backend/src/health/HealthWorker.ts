@@ -497,6 +497,10 @@ export class HealthWorker {
     const clusters = sharded
       ? fleet.filter(cluster => shardRun(cluster.name) !== undefined)
       : fleet;
+    // Sharded, the clusters of the shards other replicas hold (none without shards).
+    const others = sharded
+      ? fleet.filter(cluster => shardRun(cluster.name) === undefined)
+      : [];
     const runOf = (i: number) => shardRun(clusters[i].name)!;
     // Clients of every registered cluster stay: sharded, the other shards' clusters are still
     // this replica's to deploy to, reconcile and watch.
@@ -529,9 +533,7 @@ export class HealthWorker {
       // The guard counts over the whole fleet, never over a shard: the clusters of the other
       // shards still OFFLINE with a held cascade (as their replicas wrote them) count too, and
       // those ever probed are probeable.
-      const mine = new Set(clusters.map(c => c.name));
-      for (const cluster of fleet) {
-        if (mine.has(cluster.name)) continue;
+      for (const cluster of others) {
         if (
           cluster.status === 'OFFLINE' &&
           cluster.cascadeHeldAt !== undefined
@@ -561,14 +563,10 @@ export class HealthWorker {
       errors: [],
       massOutage: { active: guard, clusters: [] },
     };
-    if (sharded) {
-      // The counts are the fleet's: the other shards' clusters as their replicas left them.
-      const mine = new Set(clusters.map(c => c.name));
-      for (const cluster of fleet) {
-        if (mine.has(cluster.name)) continue;
-        summary.probed += 1;
-        summary[countKey(cluster.status)] += 1;
-      }
+    // The counts are the fleet's: the other shards' clusters as their replicas left them.
+    for (const cluster of others) {
+      summary.probed += 1;
+      summary[countKey(cluster.status)] += 1;
     }
 
     const counted = (

@@ -49,14 +49,22 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, Server } from 'node:https';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { handleApi, watchTarget } from './api';
 import { DEFAULT_WATCH_HISTORY_LIMIT } from './changeLog';
 import { createServerCertificate } from './certs';
+import { dropConnection } from './connections';
 import { ApiError, errors, failureStatus } from './errors';
 import { Fault, NO_FAULT, parseFault } from './faults';
 import { writeKubeconfig } from './kubeconfig';
@@ -103,6 +111,11 @@ export interface KubeSimulatorOptions {
   port?: number;
   /** Delay before a Deployment's replicas become available (default 200 ms). */
   readyDelayMs?: number;
+  /**
+   * Default true: HTTP/2 is offered by ALPN beside HTTP/1.1, as kube-apiserver does. False
+   * serves HTTP/1.1 only, as an API server behind a proxy that speaks only 1.1.
+   */
+  http2?: boolean;
   /**
    * Installed CRDs per cluster, replacing that cluster's default
    * (`['rollouts.argoproj.io']`): e.g. `{ 'sim-2': [], 'sim-3':
@@ -196,6 +209,7 @@ export class KubeSimulator {
   readonly url: string;
   private readonly clusters = new Map<string, ClusterState>();
   private readonly sockets = new Set<Socket>();
+  private readonly sessions = new Set<ServerHttp2Session>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopping?: Promise<void>;
   /** Set when the simulator created kubeconfigDir itself (removed on stop). */
@@ -208,7 +222,7 @@ export class KubeSimulator {
   private watchHistoryLimit = DEFAULT_WATCH_HISTORY_LIMIT;
 
   private constructor(
-    private readonly server: Server,
+    private readonly server: Http2SecureServer,
     port: number,
     readonly caPem: string,
     readonly kubeconfigDir: string,
@@ -224,19 +238,31 @@ export class KubeSimulator {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      this.onRequest(req, res).catch(err => {
-        if (!res.headersSent && !res.destroyed) {
-          this.send(
-            res,
-            500,
-            errors
-              .internal(`kube-simulator: ${(err as Error).message}`)
-              .toStatus(),
-          );
-        }
-      });
+    server.on('session', (session: ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.on('close', () => this.sessions.delete(session));
+      session.on('error', () => undefined); // a client gone mid-stream
     });
+    // HTTP/1.1 and HTTP/2 requests alike: the compatibility API of node:http2 gives both the
+    // request and response interface of node:http.
+    server.on(
+      'request',
+      (h2req: Http2ServerRequest, h2res: Http2ServerResponse) => {
+        const req = h2req as unknown as IncomingMessage;
+        const res = h2res as unknown as ServerResponse;
+        this.onRequest(req, res).catch(err => {
+          if (!res.headersSent && !res.destroyed) {
+            this.send(
+              res,
+              500,
+              errors
+                .internal(`kube-simulator: ${(err as Error).message}`)
+                .toStatus(),
+            );
+          }
+        });
+      },
+    );
   }
 
   static async start(options: KubeSimulatorOptions): Promise<KubeSimulator> {
@@ -267,13 +293,33 @@ export class KubeSimulator {
       outDir = await mkdtemp(join(tmpdir(), 'kube-simulator-'));
     }
     const cert = await createServerCertificate();
-    const server = createServer({ cert: cert.certPem, key: cert.keyPem });
+    // kube-apiserver speaks HTTP/2 (offered by ALPN) and HTTP/1.1: a client-go watches over one
+    // HTTP/2 connection per server, many streams on it (up to 1,000 streams per connection, the
+    // server's --http2-max-streams-per-connection default); clients that offer no ALPN get 1.1.
+    const server =
+      options.http2 === false
+        ? (createHttpsServer({
+            cert: cert.certPem,
+            key: cert.keyPem,
+          }) as unknown as Http2SecureServer)
+        : createSecureServer({
+            cert: cert.certPem,
+            key: cert.keyPem,
+            allowHTTP1: true,
+            settings: { maxConcurrentStreams: 1000 },
+          });
+    // HTTP/1.1 connections are served by node:http's machinery with these settings.
+    const http1 = server as unknown as {
+      requestTimeout: number;
+      headersTimeout: number;
+      keepAliveTimeout: number;
+    };
     // Requests in 'timeout' mode are held on purpose: no server-side timeouts.
-    server.requestTimeout = 0;
-    server.headersTimeout = 60_000;
+    http1.requestTimeout = 0;
+    http1.headersTimeout = 60_000;
     // kube-apiserver keeps an idle connection 90 s (its http.Server IdleTimeout): clients that
     // pool connections see the same reuse here as against a real API server.
-    server.keepAliveTimeout = 90_000;
+    http1.keepAliveTimeout = 90_000;
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
       server.listen(port, '127.0.0.1', () => {
@@ -433,6 +479,19 @@ export class KubeSimulator {
   /** Watch streams open on a cluster now (a client that stops its watch brings this down). */
   openWatches(cluster: string): number {
     return this.cluster(cluster).watches.size;
+  }
+
+  /**
+   * The connections a cluster's open watches go over: one per watch over HTTP/1.1, one for all
+   * of a client's watches over HTTP/2 (streams on one connection).
+   */
+  watchConnections(cluster: string): number {
+    const connections = new Set<object>();
+    for (const w of this.cluster(cluster).watches) {
+      const c = w.connection();
+      if (c) connections.add(c);
+    }
+    return connections.size;
   }
 
   /**
@@ -667,7 +726,11 @@ export class KubeSimulator {
         this.server.close(() => done());
         for (const socket of this.sockets) socket.destroy();
         this.sockets.clear();
-        this.server.closeAllConnections();
+        for (const session of this.sessions) session.destroy();
+        this.sessions.clear();
+        (
+          this.server as { closeAllConnections?: () => void }
+        ).closeAllConnections?.();
       });
       const prometheus = this.prometheus?.stop();
       this.stopping = closed.then(async () => {
@@ -782,7 +845,7 @@ export class KubeSimulator {
     );
     const fault = state.fault;
     if (fault.mode === 'down') {
-      req.socket.destroy();
+      dropConnection(req);
       return undefined;
     }
     if (fault.mode === 'timeout') {

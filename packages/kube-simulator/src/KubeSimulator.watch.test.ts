@@ -12,6 +12,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { request } from 'node:https';
+import { connect, constants as h2 } from 'node:http2';
 import { KubeSimulator } from './KubeSimulator';
 
 const FLEET = { 'app.kubernetes.io/managed-by': 'fleet' };
@@ -422,7 +423,9 @@ describe('watch', () => {
       running.events.find(e => e.type === 'ADDED'),
     );
     expect(added.object.status.phase).toBe('Running');
-    // the watch of every phase saw it first as Pending
+    // the watch of every phase saw it first as Pending (its stream is another connection: its
+    // events may arrive after the other watch's)
+    await until('the watch of every phase', () => all.events[0]);
     expect(all.events[0]).toMatchObject({
       type: 'ADDED',
       object: { status: { phase: 'Pending' } },
@@ -936,5 +939,132 @@ describe('faults and test hooks', () => {
     expect(
       JSON.parse((await raw(sim, 'sim-3', '/_sim/watches')).text).open,
     ).toBe(0);
+  });
+});
+
+describe('HTTP/2', () => {
+  /** A client-go-like HTTP/2 client: the kubeconfig's CA and token, streams on one connection. */
+  function http2Client(s: KubeSimulator, cluster: string) {
+    const kc = config(s, cluster);
+    const server = new URL(kc.getCurrentCluster()!.server);
+    const token = kc.getCurrentUser()!.token!;
+    const session = connect(server.origin, {
+      ca: s.caPem,
+      servername: 'localhost',
+    });
+    session.on('error', () => undefined);
+    const watch = (path: string, query: string) => {
+      const events: Seen[] = [];
+      const stream = session.request({
+        [h2.HTTP2_HEADER_PATH]: `${server.pathname}${path}?watch=true&${query}`,
+        authorization: `Bearer ${token}`,
+      });
+      stream.on('error', () => undefined);
+      let buffered = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) if (line) events.push(JSON.parse(line));
+      });
+      const status = new Promise<number>(resolve =>
+        stream.on('response', headers =>
+          resolve(Number(headers[h2.HTTP2_HEADER_STATUS])),
+        ),
+      );
+      const closed = new Promise<number>(resolve =>
+        stream.on('close', () => resolve(stream.rstCode ?? -1)),
+      );
+      return { events, status, closed, stream };
+    };
+    return { session, watch };
+  }
+
+  it('serves watches as streams on one HTTP/2 connection (ALPN h2), 1.1 clients a connection each', async () => {
+    const { session, watch } = http2Client(sim, 'sim-1');
+    try {
+      const a = watch('/api/v1/namespaces', 'resourceVersion=0');
+      const b = watch('/apis/apps/v1/deployments', '');
+      const c = watch('/api/v1/services', '');
+      expect(await Promise.all([a.status, b.status, c.status])).toEqual([
+        200, 200, 200,
+      ]);
+      expect(session.alpnProtocol).toBe('h2');
+      await until('the initial events', () => a.events.length >= 4);
+      expect(a.events[0].type).toBe('ADDED');
+      await until(
+        'three open watches',
+        () => sim.openWatches('sim-1') === 3 || undefined,
+      );
+      expect(sim.watchConnections('sim-1')).toBe(1);
+      // client-node's Watch speaks HTTP/1.1: a connection of its own
+      const one = await openWatch(sim, 'sim-1', '/api/v1/namespaces');
+      await until(
+        'four open watches',
+        () => sim.openWatches('sim-1') === 4 || undefined,
+      );
+      expect(sim.watchConnections('sim-1')).toBe(2);
+      one.stop();
+      // a change reaches the HTTP/2 watch as a MODIFIED event
+      sim.drift('sim-1', {
+        kind: 'Namespace',
+        name: 'default',
+        patch: { metadata: { labels: { h2: 'yes' } } },
+      });
+      await until('the change', () =>
+        a.events.find(
+          e => e.type === 'MODIFIED' && e.object.metadata.labels?.h2 === 'yes',
+        ),
+      );
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('resets one stream when its watch is dropped, and the whole connection when the cluster goes down', async () => {
+    const { session, watch } = http2Client(sim, 'sim-3');
+    try {
+      const a = watch('/api/v1/namespaces', '');
+      const b = watch('/apis/apps/v1/deployments', '');
+      await Promise.all([a.status, b.status]);
+      await until(
+        'two open watches',
+        () => sim.openWatches('sim-3') === 2 || undefined,
+      );
+      // a reset is not a clean end: the stream closes with an error code
+      expect(sim.dropWatches('sim-3')).toBe(2);
+      expect(await a.closed).not.toBe(h2.NGHTTP2_NO_ERROR);
+      expect(await b.closed).not.toBe(h2.NGHTTP2_NO_ERROR);
+      expect(session.destroyed).toBe(false);
+      // the connection carries on: a new watch opens on it
+      const c = watch('/api/v1/namespaces', '');
+      expect(await c.status).toBe(200);
+      sim.setFault('sim-3', { mode: 'down' });
+      try {
+        const refused = watch('/api/v1/namespaces', '');
+        await refused.closed;
+        await c.closed;
+        await until(
+          'the connection dropped',
+          () => session.destroyed || undefined,
+        );
+      } finally {
+        sim.setFault('sim-3', { mode: 'ok' });
+      }
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('ends the stream cleanly after timeoutSeconds, as over HTTP/1.1', async () => {
+    const { session, watch } = http2Client(fast, 'sim-1');
+    try {
+      const a = watch('/api/v1/namespaces', 'timeoutSeconds=1');
+      expect(await a.status).toBe(200);
+      expect(await a.closed).toBe(h2.NGHTTP2_NO_ERROR);
+    } finally {
+      session.destroy();
+    }
   });
 });

@@ -20,6 +20,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ChangeEvent, selectionOf, Selection } from './changeLog';
+import { connectionOf, resetResponse } from './connections';
 import { cause, errors, failureStatus, KubeStatus } from './errors';
 import { KIND_FIELD_SELECTORS } from './podResources';
 import { apiVersionOf, ResourceDef } from './resources';
@@ -200,13 +201,19 @@ export class WatchStream {
     res.once('close', () => this.dispose());
   }
 
+  /** The connection the stream goes over: its HTTP/2 session, or its HTTP/1.1 socket. */
+  connection(): object | undefined {
+    return connectionOf(this.res);
+  }
+
   /** Starts the stream: headers, initial or replayed events, then live changes. */
   start(): void {
     const { req, store } = this;
     this.res.writeHead(200, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-cache, private',
-      'Transfer-Encoding': 'chunked',
+      // no Content-Length: node:http sends HTTP/1.1 chunked, as the API server does; HTTP/2
+      // frames the stream itself (and forbids the header)
     });
     this.res.flushHeaders();
     store.tick(); // the controllers' work up to now is part of the state a watch starts from
@@ -278,8 +285,7 @@ export class WatchStream {
   reset(): void {
     if (this.closed) return;
     this.dispose();
-    this.res.socket?.destroy();
-    this.res.destroy();
+    resetResponse(this.res);
   }
 
   /**

@@ -148,16 +148,23 @@ describe('ClusterWatches', () => {
     expect(reads).not.toHaveBeenCalled();
   });
 
-  it("opens its watches over the cluster's own connection pool", async () => {
+  it("opens a cluster's watches as streams on one HTTP/2 connection, and watches again when it breaks", async () => {
     const { w } = watches();
     w.setClusters(clusters);
     await until('west watched', () => w.watching('west'));
+    // Five kinds: five watches, one connection, none of the pool's sockets held
+    await until('five watches', () => sim.openWatches('west') === 5);
+    expect(sim.watchConnections('west')).toBe(1);
     const loaded = await clients.kubeConfigFor(cluster('west'));
     if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no pool');
-    // Five kinds, each a streaming connection in use on the pool (lists only borrow one).
-    expect(
-      Object.values(loaded.agent.sockets).flat().length,
-    ).toBeGreaterThanOrEqual(5);
+    expect(Object.values(loaded.agent.sockets).flat()).toHaveLength(0);
+    // The cluster goes down for a moment: the connection drops with every stream on it
+    sim.setFault('west', { mode: 'down' });
+    await until('watches gone', () => sim.openWatches('west') === 0);
+    sim.setFault('west', { mode: 'ok' });
+    await until('five watches again', () => sim.openWatches('west') === 5);
+    expect(sim.watchConnections('west')).toBe(1);
+    await until('west watched again', () => w.watching('west'));
   });
 
   it('tells spec changes and health changes from status-only ones', () => {
@@ -347,5 +354,44 @@ describe('ClusterWatches', () => {
     } as any);
     expect(w.clusters()).toEqual([]);
     await until('east watches closed', () => sim.openWatches('east') === 0);
+  });
+});
+
+describe('ClusterWatches against a server without HTTP/2', () => {
+  const old = useSimulator({
+    clusters: ['old'],
+    readyDelayMs: 50,
+    http2: false,
+    watch: { bookmarkIntervalMs: 200, controllerTickMs: 50 },
+  });
+  const oneDatabase = createTestDatabases();
+
+  it('watches over HTTP/1.1, a connection per watch, through the pool', async () => {
+    const harness = await createFleet({
+      knex: await oneDatabase.init('SQLITE_3'),
+      kubeconfigDir: old.kubeconfigDir,
+      logger: mockServices.logger.mock(),
+    });
+    await harness.worker.runCycle();
+    const records = await harness.stores.clusters.listClusters();
+    const w = ClusterWatches.create({
+      clients: harness.clients,
+      applier: ManifestApplier.create({ clients: harness.clients }),
+      logger: mockServices.logger.mock(),
+      timings: { backoffMs: 50, maxBackoffMs: 200 },
+    });
+    try {
+      w.setClusters(records);
+      await until('old watched', () => w.watching('old'));
+      await until('five watches', () => old.openWatches('old') === 5);
+      expect(old.watchConnections('old')).toBe(5);
+      const loaded = await harness.clients.kubeConfigFor(records[0]);
+      if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no pool');
+      expect(
+        Object.values(loaded.agent.sockets).flat().length,
+      ).toBeGreaterThanOrEqual(5);
+    } finally {
+      w.stop();
+    }
   });
 });

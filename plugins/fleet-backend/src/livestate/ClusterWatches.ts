@@ -24,6 +24,7 @@ import type {
 import { MANAGED_BY_LABEL, type Manifests } from '../deploy/manifests';
 import type { ClusterClients } from '../kubernetes/ClusterClients';
 import type { HealthCycleReport } from '../events/FleetListener';
+import { Http2Unsupported, Http2Watches } from './Http2Watches';
 import {
   Reflector,
   type ListResult,
@@ -205,6 +206,10 @@ const hpaTarget = (hpa: V1HorizontalPodAutoscaler | undefined) =>
 class WatchedCluster {
   readonly reflectors: Record<Kind, Reflector<KubernetesObject>>;
   readonly hpas: Reflector<V1HorizontalPodAutoscaler>;
+  /** The watches' streams, over one HTTP/2 connection (direct HTTPS with static credentials). */
+  readonly http2 = new Http2Watches(REQUEST_TIMEOUT_MS);
+  /** The server refused HTTP/2: watches over HTTP/1.1, a connection each. */
+  private http1Only = false;
 
   constructor(
     readonly key: string,
@@ -225,6 +230,29 @@ class WatchedCluster {
     const openWatch: OpenWatch = (path, query, onEvent, onDone) =>
       limit(async () => {
         const loaded = await kubeConfig();
+        const what = `Opening the watch of ${path} on ${cluster.name}`;
+        if (loaded.agent && !this.http1Only) {
+          try {
+            return await openWithin(
+              this.http2.watch(
+                loaded.kubeConfig,
+                loaded.agent,
+                path,
+                query,
+                onEvent,
+                onDone,
+              ),
+              REQUEST_TIMEOUT_MS,
+              what,
+            );
+          } catch (error) {
+            if (!(error instanceof Http2Unsupported)) throw error;
+            this.http1Only = true;
+            logger.info(
+              `${cluster.name} does not offer HTTP/2: each of its watches holds a connection of its own`,
+            );
+          }
+        }
         return openWithin(
           new Watch(overAgent(loaded.kubeConfig, loaded.agent)).watch(
             path,
@@ -233,7 +261,7 @@ class WatchedCluster {
             onDone,
           ),
           REQUEST_TIMEOUT_MS,
-          `Opening the watch of ${path} on ${cluster.name}`,
+          what,
         );
       });
     const make = <T extends KubernetesObject>(
@@ -296,6 +324,7 @@ class WatchedCluster {
   stop() {
     for (const r of Object.values(this.reflectors)) r.stop();
     this.hpas.stop();
+    this.http2.close();
   }
 
   /** Every kind is synced: the cache answers all of this cluster's reads. */
@@ -338,7 +367,9 @@ export interface ClusterWatchesOptions {
 /**
  * Live state from watches: per ONLINE cluster, a list-then-watch of each kind Fleet applies
  * (Deployments, Services, PodDisruptionBudgets, Ingresses, filtered by Fleet's managed-by label)
- * and of all HPAs, kept in memory. Reads are answered from it while a kind is synced, and from the
+ * and of all HPAs, kept in memory. A cluster's watches are streams on one HTTP/2 connection
+ * (`Http2Watches`), or, when the server or the kubeconfig (a proxy, an exec plugin) rules HTTP/2
+ * out, client-node's watches over HTTP/1.1, a connection each. Reads are answered from it while a kind is synced, and from the
  * cluster's API otherwise (a kind the cluster forbids listing, a watch that broke and is being
  * restarted). Changes that can matter are reported, one per object, to `onChange`.
  */

@@ -1,0 +1,254 @@
+import {
+  connect,
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+} from 'node:http2';
+import type { Agent } from 'node:https';
+import { STATUS_CODES } from 'node:http';
+import { createInterface } from 'node:readline';
+import type { SecureContext } from 'node:tls';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** How often an HTTP/2 connection with watches on it is pinged (client-go: ReadIdleTimeout 30 s). */
+export const PING_INTERVAL_MS = 30_000;
+/** A ping unanswered this long means the connection is dead (client-go: PingTimeout 15 s). */
+export const PING_TIMEOUT_MS = 15_000;
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/** What `Watch.watch` of client-node gives: a handle to stop the watch. */
+export interface WatchHandle {
+  abort(): void;
+}
+
+/** The TLS options of a cluster's pooled agent (see `kubernetes/secureContexts.ts`). */
+interface AgentTls {
+  secureContext?: SecureContext;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+/** The server offers no HTTP/2: its watches go over HTTP/1.1 (client-node's `Watch`). */
+export class Http2Unsupported extends Error {}
+
+const noH2 = (error: { code?: string; message?: string }) =>
+  error.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL' ||
+  /application protocol|ALPN/i.test(error.message ?? '');
+
+/**
+ * A cluster's watches as streams over one HTTP/2 connection, as client-go keeps them: a watch
+ * over HTTP/1.1 holds a TLS connection of its own for as long as it is open (about 80 KiB of
+ * native memory each in Node, five per cluster), while streams on one connection cost a few
+ * KiB each. The connection is made with the TLS context of the cluster's pooled agent (the
+ * same CA, client certificate, server name and verification) and sends the kubeconfig's
+ * headers (a bearer token) on each stream, as client-node would. A connection that stops
+ * answering pings is closed, which ends its watches with an error (their reflectors watch
+ * again); a rotated kubeconfig (another agent) gets a new connection, the old one closing once
+ * its watches end. `Http2Unsupported` is thrown when the server does not speak HTTP/2.
+ */
+export class Http2Watches {
+  private session: Promise<ClientHttp2Session> | undefined;
+  private sessionAgent: Agent | undefined;
+  private closed = false;
+
+  constructor(private readonly connectTimeoutMs: number) {}
+
+  /** Opens a watch; resolves once the server answered 200 (or calls `onDone` with its error). */
+  async watch(
+    kubeConfig: KubeConfig,
+    agent: Agent,
+    path: string,
+    query: Query,
+    onEvent: (type: string, object: any) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<WatchHandle> {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('No currently active cluster');
+    const url = new URL(cluster.server + path);
+    url.searchParams.set('watch', 'true');
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const init = await kubeConfig.applyToFetchOptions({});
+    const headers: Record<string, string> = {};
+    new Headers(init.headers as HeadersInit).forEach((value, key) => {
+      headers[key] = value;
+    });
+    const session = await this.sessionFor(url.origin, agent);
+    const stream = session.request({
+      ...headers,
+      accept: 'application/json',
+      [constants.HTTP2_HEADER_PATH]: `${url.pathname}${url.search}`,
+    });
+    return this.follow(stream, onEvent, onDone);
+  }
+
+  /** Closes the connection; its watches end. */
+  close(): void {
+    this.closed = true;
+    this.dropSession();
+  }
+
+  private follow(
+    stream: ClientHttp2Stream,
+    onEvent: (type: string, object: any) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<WatchHandle> {
+    let aborted = false;
+    let done = false;
+    const finish = (error: unknown) => {
+      if (done || aborted) return;
+      done = true;
+      onDone(error);
+    };
+    const handle: WatchHandle = {
+      abort: () => {
+        aborted = true;
+        if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+      },
+    };
+    return new Promise<WatchHandle>((resolve, reject) => {
+      let answered = false;
+      stream.on('error', error => {
+        if (!answered) reject(error);
+        else finish(error);
+      });
+      stream.on('close', () => {
+        if (!answered) {
+          reject(new Error(`HTTP/2 stream closed (code ${stream.rstCode})`));
+          return;
+        }
+        // A clean end is the server's timeout; a reset (the connection broke) is a failure.
+        finish(
+          stream.rstCode === constants.NGHTTP2_NO_ERROR
+            ? null
+            : new Error(`HTTP/2 stream reset (code ${stream.rstCode})`),
+        );
+      });
+      stream.on('response', (responseHeaders: IncomingHttpHeaders) => {
+        answered = true;
+        const status = Number(responseHeaders[constants.HTTP2_HEADER_STATUS]);
+        if (status !== 200) {
+          // As client-node's Watch: the status as an error with its code (410 means list again).
+          stream.resume();
+          const error = new Error(
+            STATUS_CODES[status] ?? 'Internal Server Error',
+          ) as Error & { statusCode: number };
+          error.statusCode = status;
+          finish(error);
+          stream.close(constants.NGHTTP2_CANCEL);
+          resolve(handle);
+          return;
+        }
+        const lines = createInterface({ input: stream, crlfDelay: Infinity });
+        // readline repeats the stream's errors: the stream's own handler reports them
+        lines.on('error', () => undefined);
+        lines.on('line', line => {
+          if (aborted || done || !line) return;
+          let event: { type?: string; object?: unknown };
+          try {
+            event = JSON.parse(line);
+          } catch {
+            return; // as client-node: a line that does not parse is skipped
+          }
+          onEvent(String(event.type), event.object);
+        });
+        resolve(handle);
+      });
+    });
+  }
+
+  private dropSession() {
+    const session = this.session;
+    this.session = undefined;
+    this.sessionAgent = undefined;
+    session?.then(
+      s => s.destroy(),
+      () => undefined,
+    );
+  }
+
+  /** The open connection made with `agent`, or a new one (shared by the watches opening now). */
+  private sessionFor(
+    origin: string,
+    agent: Agent,
+  ): Promise<ClientHttp2Session> {
+    if (this.closed)
+      return Promise.reject(new Error('The cluster is no longer watched'));
+    if (this.session && this.sessionAgent === agent) return this.session;
+    // Another agent: the kubeconfig or its certificates changed. The old connection closes
+    // once its streams end (each reflector watches again on the new one).
+    this.session?.then(
+      s => s.close(),
+      () => undefined,
+    );
+    const opening = this.connect(origin, agent);
+    this.session = opening;
+    this.sessionAgent = agent;
+    const forget = () => {
+      if (this.session === opening) {
+        this.session = undefined;
+        this.sessionAgent = undefined;
+      }
+    };
+    // A failed or closed connection is not kept: the next watch makes another.
+    opening.then(s => s.once('close', forget), forget);
+    return opening;
+  }
+
+  private async connect(
+    origin: string,
+    agent: Agent,
+  ): Promise<ClientHttp2Session> {
+    const tlsOptions = (agent as unknown as { options: AgentTls }).options;
+    const session = connect(origin, {
+      secureContext: tlsOptions.secureContext,
+      ...(tlsOptions.rejectUnauthorized === undefined
+        ? {}
+        : { rejectUnauthorized: tlsOptions.rejectUnauthorized }),
+      ...(tlsOptions.servername ? { servername: tlsOptions.servername } : {}),
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new Error(
+          `HTTP/2 connection to ${origin}: no answer within ${this.connectTimeoutMs} ms`,
+        );
+        session.destroy(error);
+        reject(error);
+      }, this.connectTimeoutMs);
+      session.once('connect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      session.once('error', error => {
+        clearTimeout(timer);
+        reject(noH2(error) ? new Http2Unsupported(error.message) : error);
+      });
+    });
+    // Later errors close the session: its streams end with an error of their own.
+    session.on('error', () => undefined);
+    if (session.alpnProtocol !== 'h2') {
+      session.destroy();
+      throw new Http2Unsupported(`${origin} did not agree to HTTP/2`);
+    }
+    session.unref();
+    const pinger = setInterval(() => {
+      let answered = false;
+      const deadline = setTimeout(() => {
+        if (!answered) session.destroy(new Error('HTTP/2 ping unanswered'));
+      }, PING_TIMEOUT_MS);
+      deadline.unref();
+      const sent = session.ping(error => {
+        answered = true;
+        clearTimeout(deadline);
+        if (error) session.destroy(error);
+      });
+      if (!sent) clearTimeout(deadline);
+    }, PING_INTERVAL_MS);
+    pinger.unref();
+    session.once('close', () => clearInterval(pinger));
+    return session;
+  }
+}

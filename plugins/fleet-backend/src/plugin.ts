@@ -254,7 +254,14 @@ export const fleetPlugin = createBackendPlugin({
             check: changes => reconciler.checkChanged(changes),
             logger: logger.child({ task: 'fleet-reconcile' }),
           });
-          liveState.listen(change => driftChecks.changed(change));
+          liveState.listen(
+            change => driftChecks.changed(change),
+            // What was there before a cluster's watches started is compared once they listed.
+            cluster => {
+              for (const object of reconciler.objectsOn(cluster))
+                driftChecks.changed(object);
+            },
+          );
           listeners.add(liveState);
           lifecycle.addShutdownHook(async () => {
             liveState.stop();

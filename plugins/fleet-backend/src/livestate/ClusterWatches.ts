@@ -56,6 +56,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
  */
 const START_CONCURRENCY = 16;
 const FLEET_SELECTOR = `${MANAGED_BY_LABEL}=fleet`;
+/**
+ * How long a cluster's watches count as starting (their first lists under way): its deployments
+ * are compared once the lists are in, not read one by one from the API meanwhile. Past this, the
+ * reconcile reads them from the API as for any cluster not watched.
+ */
+export const STARTING_LIMIT_MS = 5 * 60_000;
 
 /** The kinds Fleet applies, watched with Fleet's managed-by label. */
 const MANAGED: Record<Kind, KindSpec> = {
@@ -210,6 +216,9 @@ class WatchedCluster {
   readonly http2 = new Http2Watches(REQUEST_TIMEOUT_MS);
   /** The server refused HTTP/2: watches over HTTP/1.1, a connection each. */
   private http1Only = false;
+  private readonly startedAt = Date.now();
+  /** Every kind has listed once (or is forbidden): `onListed` was called. */
+  private listed = false;
 
   constructor(
     readonly key: string,
@@ -219,6 +228,7 @@ class WatchedCluster {
     logger: LoggerService,
     timings: Partial<ReflectorTimings> | undefined,
     limit: ReturnType<typeof pLimit>,
+    onListed: () => void,
   ) {
     // Each list and watch loads the cluster's client again: a rotated kubeconfig or
     // certificate is used from the next one on (the clients are cached while unchanged).
@@ -288,6 +298,11 @@ class WatchedCluster {
         onChange: changed,
         logger,
         timings,
+        onListed: () => {
+          if (this.listed || !this.all().every(r => r.settled())) return;
+          this.listed = true;
+          onListed();
+        },
       });
     const emit = (object: KubernetesObject | undefined, name?: string) => {
       const namespace = object?.metadata?.namespace;
@@ -327,11 +342,22 @@ class WatchedCluster {
     this.http2.close();
   }
 
+  private all(): Reflector<KubernetesObject>[] {
+    // the reflectors are made in the constructor; a first list can only end after it
+    return [
+      ...Object.values(this.reflectors ?? {}),
+      this.hpas as Reflector<KubernetesObject>,
+    ].filter(Boolean);
+  }
+
   /** Every kind is synced: the cache answers all of this cluster's reads. */
   synced(): boolean {
-    return [...Object.values(this.reflectors), this.hpas].every(
-      r => r.getState() === 'synced',
-    );
+    return this.all().every(r => r.getState() === 'synced');
+  }
+
+  /** The first lists are under way (for at most STARTING_LIMIT_MS). */
+  starting(): boolean {
+    return !this.listed && Date.now() - this.startedAt < STARTING_LIMIT_MS;
   }
 
   autoscaled(namespace: string, name: string): boolean | undefined {
@@ -376,6 +402,7 @@ export interface ClusterWatchesOptions {
 export class ClusterWatches {
   private readonly watched = new Map<string, WatchedCluster>();
   private onChange: (change: ObjectChange) => void;
+  private onListed: ((cluster: string) => void) | undefined;
   private readonly limit = pLimit(START_CONCURRENCY);
   private staleTimer: NodeJS.Timeout | undefined;
 
@@ -383,9 +410,17 @@ export class ClusterWatches {
     this.onChange = options.onChange ?? (() => {});
   }
 
-  /** Where changes go from now on (the checks need the reconcile, which needs this). */
-  listen(onChange: (change: ObjectChange) => void): void {
+  /**
+   * Where changes go from now on (the checks need the reconcile, which needs this); and, with
+   * `onListed`, which clusters' watches have made their first lists: their objects are all in
+   * memory, and what was there before the watches is for the listener to compare.
+   */
+  listen(
+    onChange: (change: ObjectChange) => void,
+    onListed?: (cluster: string) => void,
+  ): void {
     this.onChange = onChange;
+    this.onListed = onListed;
   }
 
   static create(options: ClusterWatchesOptions): ClusterWatches {
@@ -418,6 +453,7 @@ export class ClusterWatches {
         this.options.logger.child({ cluster: name }),
         this.options.timings,
         this.limit,
+        () => this.onListed?.(name),
       );
       this.watched.set(name, w);
       w.start();
@@ -466,6 +502,14 @@ export class ClusterWatches {
   /** The clusters watched now. */
   clusters(): string[] {
     return [...this.watched.keys()];
+  }
+
+  /**
+   * Whether the cluster's watches are making their first lists, and a listener will hear when
+   * they are in (`listen`'s `onListed`): meanwhile its deployments need no compare of their own.
+   */
+  starting(cluster: string): boolean {
+    return !!this.onListed && (this.watched.get(cluster)?.starting() ?? false);
   }
 
   /** Whether every kind of the cluster is synced: its changes are all reported. */

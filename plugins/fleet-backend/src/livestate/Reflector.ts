@@ -56,6 +56,8 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   onChange: (previous: T | undefined, next: T | undefined) => void;
   logger: LoggerService;
   timings?: Partial<ReflectorTimings>;
+  /** A list ended: it succeeded, or the cluster forbids listing the kind. */
+  onListed?: () => void;
 }
 
 /** A watch that ends sooner than this without an event is treated as a failure (client-go: 1 s). */
@@ -121,6 +123,11 @@ export class Reflector<T extends KubernetesObject> {
     return this.state;
   }
 
+  /** A list has succeeded since the start, or the cluster forbids listing: the first reads are answerable. */
+  settled(): boolean {
+    return this.listedOnce || this.state === 'forbidden';
+  }
+
   get(namespace: string, name: string): T | undefined {
     return this.items.get(`${namespace}/${name}`);
   }
@@ -171,6 +178,7 @@ export class Reflector<T extends KubernetesObject> {
         this.state = 'forbidden';
         this.items.clear();
         this.later(this.timings.forbiddenRetryMs, () => void this.relist());
+        options.onListed?.();
         return;
       }
       this.state = 'syncing';
@@ -209,6 +217,7 @@ export class Reflector<T extends KubernetesObject> {
     }
     for (const gone of first ? [] : previous.values())
       options.onChange(gone, undefined);
+    options.onListed?.();
     await this.rewatch(generation);
   }
 

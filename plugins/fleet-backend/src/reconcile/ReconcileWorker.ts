@@ -100,6 +100,11 @@ export interface LiveState {
   setClusters(clusters: ClusterRecord[]): string[];
   /** Every change of the cluster's objects is reported (its watches are all synced). */
   watching(cluster: string): boolean;
+  /**
+   * The cluster's watches are making their first lists, and their end will be reported: its
+   * deployments are compared then (`objectsOn`), from memory, not read from the API now.
+   */
+  starting?(cluster: string): boolean;
   readLive(
     cluster: ClusterRecord,
     namespace: string,
@@ -284,7 +289,7 @@ export class ReconcileWorker {
     // being removed, is not SYNCED (a heal that failed is tried again, an UNKNOWN left by an
     // outage is settled; read from memory, this costs no API call), or its cluster is not watched
     // (not ONLINE, watches just started or restarting, a kind the cluster forbids listing).
-    const due = full
+    const compared = full
       ? deployments
       : deployments.filter(
           d =>
@@ -295,6 +300,13 @@ export class ReconcileWorker {
             this.seen.get(d.id) !== seen.get(d.id) ||
             this.recheck.has(d.id),
         );
+    // A cluster whose watches are making their first lists is compared once they are in (see
+    // `objectsOn`): read now from the API, every object would be read twice.
+    const due = liveState?.starting
+      ? compared.filter(
+          d => d.status === 'REMOVING' || !liveState.starting!(d.cluster),
+        )
+      : compared;
     this.recheck.clear();
     for (const [id, at] of this.healedAt) {
       if (started - at >= reconcile.intervalMs) this.healedAt.delete(id);
@@ -316,6 +328,19 @@ export class ReconcileWorker {
       errors: summary.errors.length,
     });
     return summary;
+  }
+
+  /**
+   * The live objects of the last run's deployments on a cluster: what to compare once the
+   * cluster's watches have made their first lists (give them to `checkChanged`).
+   */
+  objectsOn(cluster: string): ObjectChange[] {
+    const objects: ObjectChange[] = [];
+    for (const key of this.byObject.keys()) {
+      const [on, namespace, name] = key.split('\u0000');
+      if (on === cluster) objects.push({ cluster, namespace, name });
+    }
+    return objects;
   }
 
   /**

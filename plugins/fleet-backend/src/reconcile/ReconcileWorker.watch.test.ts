@@ -97,13 +97,27 @@ describe.each(databases.eachSupportedId())(
         check: changes => reconciler.checkChanged(changes),
         logger: harness.logger,
       });
-      liveState.listen(change => driftChecks.changed(change));
+      // as the plugin wires them: a cluster's objects are compared once its watches listed
+      liveState.listen(
+        change => driftChecks.changed(change),
+        cluster => {
+          for (const object of reconciler.objectsOn(cluster))
+            driftChecks.changed(object);
+        },
+      );
       stops.push(
         () => deployments.stop(),
         () => driftChecks.stop(),
         () => liveState.stop(),
       );
-      return { ...harness, deployments, reconciler, liveState, reads };
+      return {
+        ...harness,
+        deployments,
+        reconciler,
+        liveState,
+        reads,
+        driftChecks,
+      };
     }
 
     async function settle(stores: FleetStores, id: string) {
@@ -203,13 +217,41 @@ describe.each(databases.eachSupportedId())(
       expect(liveImage()).toBe('nginx:1.27');
     });
 
+    it('compares a cluster whose watches start once they have listed, from memory: not object by object from the API meanwhile', async () => {
+      const h = await setup();
+      const { deployment, name } = await deployed(h, 'starter', 'north');
+      setImage('north', name, 'nginx:6.6.6'); // drift from before any watch
+      // Slow answers: the run decides what to compare while the first lists are under way.
+      sim.setFault('north', { mode: 'ok', latencyMs: 400 });
+      h.reads.mockClear();
+      await h.reconciler.runOnce();
+      const drifted = await until('OUT_OF_SYNC once listed', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.syncStatus === 'OUT_OF_SYNC' && d;
+      });
+      expect(drifted.syncDifferences).toContainEqual(
+        expect.objectContaining({
+          path: '/spec/template/spec/containers/0/image',
+        }),
+      );
+      expect(h.liveState.starting('north')).toBe(false);
+      expect(
+        h.reads.mock.calls.filter(([c]) => c.name === 'north'),
+      ).toHaveLength(0);
+    });
+
     it('between full compares, a run reads nothing on a watched cluster, and a deployment that changed is compared again', async () => {
       const h = await setup();
       const { deployment } = await deployed(h, 'quiet', 'south');
-      const first = await h.reconciler.runOnce();
-      expect(first.checked).toBeGreaterThanOrEqual(1);
+      await h.reconciler.runOnce();
       await until('south watched', () => h.liveState.watching('south'));
       await until('north watched', () => h.liveState.watching('north'));
+      // compared once the watches listed
+      await until('compared', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.lastSyncedAt && d.syncStatus === 'SYNCED';
+      });
+      await h.driftChecks.idle();
       h.reads.mockClear();
       const second = await h.reconciler.runOnce();
       expect(second.checked).toBe(0);
@@ -263,9 +305,11 @@ describe.each(databases.eachSupportedId())(
       await h.reconciler.runOnce();
       expect(h.liveState.clusters()).toContain('south');
       await until('south watched again', () => h.liveState.watching('south'));
-      expect(
-        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
-      ).toBe('SYNCED');
+      // compared once its watches listed again
+      await until('SYNCED again', async () => {
+        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
+        return d.syncStatus === 'SYNCED';
+      });
     });
   },
 );

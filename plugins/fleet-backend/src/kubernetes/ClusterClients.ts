@@ -50,6 +50,23 @@ export type KubeConfigResult =
     }
   | { kind: 'unusable'; reason: string };
 
+/**
+ * A connection a cluster's watches hold open (an HTTP/2 connection, see
+ * `livestate/Http2Watches.ts`), which a probe may use too: the probe then costs a stream on it,
+ * not a TLS connection of its own held idle afterwards.
+ */
+export interface SharedConnection {
+  /** Open, and made with this agent (the kubeconfig has not changed since). */
+  usable(agent: https.Agent): boolean;
+  /** GET `path`: the parsed JSON; a non-2xx status rejects with `code` as client-node's errors. */
+  get(
+    kubeConfig: KubeConfig,
+    agent: https.Agent,
+    path: string,
+    timeoutMs: number,
+  ): Promise<unknown>;
+}
+
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
 /**
@@ -162,6 +179,9 @@ export class ClusterClients {
     string,
     { key: string; result: Promise<KubeConfigResult> }
   >();
+
+  /** Connections the clusters' watches hold, by cluster name (see `shareConnection`). */
+  private readonly shared = new Map<string, SharedConnection>();
 
   /** Secret reads from the hub, shared for a few seconds (see SECRET_READ_TTL_MS). */
   private readonly secretReads = new Map<
@@ -511,8 +531,17 @@ export class ClusterClients {
   }
 
   /**
+   * The connection a cluster's watches hold, for its probes to use while it is open (undefined:
+   * no longer). Probes of a watched cluster then open no connection of their own.
+   */
+  shareConnection(cluster: string, connection: SharedConnection | undefined) {
+    if (connection) this.shared.set(cluster, connection);
+    else this.shared.delete(cluster);
+  }
+
+  /**
    * Lists namespaces (limit 1) with a timeout that really aborts the request: one request per
-   * probe. `/version` is asked alongside only when the cluster's version is not known yet, or
+   * probe, on the connection the cluster's watches hold when there is one open. `/version` is asked alongside only when the cluster's version is not known yet, or
    * was read more than ten minutes ago (an upgrade shows within that time).
    */
   async probe(
@@ -529,14 +558,41 @@ export class ClusterClients {
       !entry?.versionAt ||
       Date.now() - entry.versionAt > VERSION_REFRESH_MS;
     const core = loaded.kubeConfig.makeApiClient(CoreV1Api);
+    const overPool = {
+      namespaces: () =>
+        core.listNamespace({ limit: 1 }, loaded.requestOptions(timeoutMs)),
+      version: () =>
+        loaded.kubeConfig
+          .makeApiClient(VersionApi)
+          .getCode({}, loaded.requestOptions(timeoutMs)),
+    };
+    const { agent } = loaded;
+    const connection =
+      agent && this.shared.get(cluster.name)?.usable(agent)
+        ? this.shared.get(cluster.name)
+        : undefined;
+    const ask = connection
+      ? {
+          namespaces: () =>
+            connection.get(
+              loaded.kubeConfig,
+              agent!,
+              '/api/v1/namespaces?limit=1',
+              timeoutMs,
+            ),
+          version: () =>
+            connection.get(
+              loaded.kubeConfig,
+              agent!,
+              '/version',
+              timeoutMs,
+            ) as Promise<{ gitVersion?: string }>,
+        }
+      : overPool;
     const started = performance.now();
     const [namespaces, info] = await Promise.allSettled([
-      core.listNamespace({ limit: 1 }, loaded.requestOptions(timeoutMs)),
-      askVersion
-        ? loaded.kubeConfig
-            .makeApiClient(VersionApi)
-            .getCode({}, loaded.requestOptions(timeoutMs))
-        : Promise.resolve(undefined),
+      ask.namespaces(),
+      askVersion ? ask.version() : Promise.resolve(undefined),
     ]);
     const latencyMs = Math.round(performance.now() - started);
     if (namespaces.status === 'rejected') {

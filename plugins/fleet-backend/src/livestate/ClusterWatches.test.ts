@@ -167,6 +167,49 @@ describe('ClusterWatches', () => {
     await until('west watched again', () => w.watching('west'));
   });
 
+  it("probes a watched cluster on its watches' connection, and on the pool once they stop", async () => {
+    const { w } = watches();
+    w.setClusters(clusters);
+    await until('east watched', () => w.watching('east'));
+    clients.closeIdleConnections();
+    const loaded = await clients.kubeConfigFor(cluster('east'));
+    if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no pool');
+    const pooled = () =>
+      [
+        ...Object.values(loaded.agent!.sockets),
+        ...Object.values(loaded.agent!.freeSockets),
+      ].flat().length;
+    const requests = sim.requestCount('east', '/api/v1/namespaces');
+    // no version stored: /version is asked too
+    const probed = await clients.probe(
+      { ...cluster('east'), serverVersion: null },
+      2_000,
+    );
+    expect(probed).toMatchObject({
+      kind: 'success',
+      serverVersion: expect.stringMatching(/^v1\./),
+    });
+    expect(sim.requestCount('east', '/api/v1/namespaces')).toBe(requests + 1);
+    expect(pooled()).toBe(0); // no TLS connection of its own
+    // a status other than 2xx is told as over the pool
+    sim.setFault('east', { mode: 'error' });
+    expect(await clients.probe(cluster('east'), 2_000)).toMatchObject({
+      kind: 'failure',
+      message: expect.stringMatching(/^HTTP 500/),
+    });
+    // a cluster that stops answering: the probe times out as over the pool
+    sim.setFault('east', { mode: 'timeout' });
+    expect(await clients.probe(cluster('east'), 300)).toMatchObject({
+      kind: 'failure',
+      message: 'timed out after 300 ms',
+    });
+    sim.setFault('east', { mode: 'ok' });
+    expect(pooled()).toBe(0);
+    w.stopCluster('east');
+    expect((await clients.probe(cluster('east'), 2_000)).kind).toBe('success');
+    expect(pooled()).toBeGreaterThanOrEqual(1); // the pool's connections
+  });
+
   it('tells spec changes and health changes from status-only ones', () => {
     const base = {
       metadata: { name: 'a', namespace, resourceVersion: '1' },

@@ -223,7 +223,8 @@ class WatchedCluster {
   constructor(
     readonly key: string,
     readonly cluster: ClusterRecord,
-    clients: Pick<ClusterClients, 'kubeConfigFor'>,
+    private readonly clients: Pick<ClusterClients, 'kubeConfigFor'> &
+      Partial<Pick<ClusterClients, 'shareConnection'>>,
     onChange: (change: ObjectChange) => void,
     logger: LoggerService,
     timings: Partial<ReflectorTimings> | undefined,
@@ -334,9 +335,12 @@ class WatchedCluster {
   start() {
     for (const r of Object.values(this.reflectors)) r.start();
     this.hpas.start();
+    // The cluster's probes go over the watches' connection while it is open.
+    this.clients.shareConnection?.(this.cluster.name, this.http2);
   }
 
   stop() {
+    this.clients.shareConnection?.(this.cluster.name, undefined);
     for (const r of Object.values(this.reflectors)) r.stop();
     this.hpas.stop();
     this.http2.close();
@@ -374,7 +378,9 @@ const identityOf = (c: ClusterRecord) =>
   [c.endpoint, c.kubeconfigRef, c.context ?? '', c.identityCa ?? ''].join('|');
 
 export interface ClusterWatchesOptions {
-  clients: Pick<ClusterClients, 'kubeConfigFor'>;
+  /** With `shareConnection`, the clusters' probes use the watches' connections. */
+  clients: Pick<ClusterClients, 'kubeConfigFor'> &
+    Partial<Pick<ClusterClients, 'shareConnection'>>;
   applier: Pick<ManifestApplier, 'readLive'>;
   logger: LoggerService;
   /**

@@ -30,6 +30,18 @@ interface AgentTls {
   servername?: string;
 }
 
+/** The kubeconfig's headers for a request (a bearer token), as client-node sends them. */
+async function headersOf(
+  kubeConfig: KubeConfig,
+): Promise<Record<string, string>> {
+  const init = await kubeConfig.applyToFetchOptions({});
+  const headers: Record<string, string> = {};
+  new Headers(init.headers as HeadersInit).forEach((value, key) => {
+    headers[key] = value;
+  });
+  return headers;
+}
+
 /** The server offers no HTTP/2: its watches go over HTTP/1.1 (client-node's `Watch`). */
 export class Http2Unsupported extends Error {}
 
@@ -38,7 +50,7 @@ const noH2 = (error: { code?: string; message?: string }) =>
   /application protocol|ALPN/i.test(error.message ?? '');
 
 /**
- * A cluster's watches as streams over one HTTP/2 connection, as client-go keeps them: a watch
+ * A cluster's watches as streams over one HTTP/2 connection (and its probes, see `get`), as client-go keeps them: a watch
  * over HTTP/1.1 holds a TLS connection of its own for as long as it is open (about 80 KiB of
  * native memory each in Node, five per cluster), while streams on one connection cost a few
  * KiB each. The connection is made with the TLS context of the cluster's pooled agent (the
@@ -50,6 +62,8 @@ const noH2 = (error: { code?: string; message?: string }) =>
  */
 export class Http2Watches {
   private session: Promise<ClientHttp2Session> | undefined;
+  /** The connection once made (the one `session` resolved to), while it is the current one. */
+  private open: ClientHttp2Session | undefined;
   private sessionAgent: Agent | undefined;
   private closed = false;
 
@@ -71,11 +85,7 @@ export class Http2Watches {
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const init = await kubeConfig.applyToFetchOptions({});
-    const headers: Record<string, string> = {};
-    new Headers(init.headers as HeadersInit).forEach((value, key) => {
-      headers[key] = value;
-    });
+    const headers = await headersOf(kubeConfig);
     const session = await this.sessionFor(url.origin, agent);
     const stream = session.request({
       ...headers,
@@ -83,6 +93,77 @@ export class Http2Watches {
       [constants.HTTP2_HEADER_PATH]: `${url.pathname}${url.search}`,
     });
     return this.follow(stream, onEvent, onDone);
+  }
+
+  /** Whether the connection is open and made with `agent` (the kubeconfig has not changed). */
+  usable(agent: Agent): boolean {
+    return (
+      !!this.open &&
+      !this.open.destroyed &&
+      !this.open.closed &&
+      this.sessionAgent === agent
+    );
+  }
+
+  /**
+   * A GET on the open connection (see `usable`): the parsed JSON. A status other than 2xx
+   * rejects with `code` (and `body`) as client-node's errors do; no answer within `timeoutMs`
+   * rejects with a `TimeoutError`, and the stream is cancelled.
+   */
+  async get(
+    kubeConfig: KubeConfig,
+    agent: Agent,
+    path: string,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    const session = this.open;
+    if (!session || !this.usable(agent))
+      throw new Error('The connection of the watches is closed');
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('No currently active cluster');
+    const url = new URL(cluster.server + path);
+    const headers = await headersOf(kubeConfig);
+    const stream = session.request({
+      ...headers,
+      accept: 'application/json',
+      [constants.HTTP2_HEADER_PATH]: `${url.pathname}${url.search}`,
+    });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new Error(`No answer within ${timeoutMs} ms`);
+        error.name = 'TimeoutError';
+        stream.close(constants.NGHTTP2_CANCEL);
+        reject(error);
+      }, timeoutMs);
+      let status = 0;
+      const chunks: Buffer[] = [];
+      stream.on('response', h => {
+        status = Number(h[constants.HTTP2_HEADER_STATUS]);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', error => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      stream.on('end', () => {
+        clearTimeout(timer);
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (status >= 200 && status < 300) {
+          try {
+            resolve(JSON.parse(body));
+          } catch (error) {
+            reject(error);
+          }
+          return;
+        }
+        const error = new Error(
+          `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trim(),
+        ) as Error & { code: number; body: string };
+        error.code = status;
+        error.body = body;
+        reject(error);
+      });
+    });
   }
 
   /** Closes the connection; its watches end. */
@@ -164,6 +245,7 @@ export class Http2Watches {
     const session = this.session;
     this.session = undefined;
     this.sessionAgent = undefined;
+    this.open = undefined;
     session?.then(
       s => s.destroy(),
       () => undefined,
@@ -187,14 +269,19 @@ export class Http2Watches {
     const opening = this.connect(origin, agent);
     this.session = opening;
     this.sessionAgent = agent;
+    this.open = undefined;
     const forget = () => {
       if (this.session === opening) {
         this.session = undefined;
         this.sessionAgent = undefined;
+        this.open = undefined;
       }
     };
     // A failed or closed connection is not kept: the next watch makes another.
-    opening.then(s => s.once('close', forget), forget);
+    opening.then(s => {
+      if (this.session === opening) this.open = s;
+      s.once('close', forget);
+    }, forget);
     return opening;
   }
 

@@ -119,7 +119,7 @@ export class Http2Watches {
             `HTTP/2 watch: no answer within ${this.connectTimeoutMs} ms`,
           ),
         );
-        stream.close(constants.NGHTTP2_CANCEL);
+        if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
       }, this.connectTimeoutMs);
       unanswered.unref();
       stream.on('error', error => {

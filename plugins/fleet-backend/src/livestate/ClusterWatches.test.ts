@@ -228,6 +228,22 @@ describe('ClusterWatches', () => {
     expect(matters('deployment', base, respec)).toBe(true);
     expect(matters('service', base, unhealthy)).toBe(false);
     expect(matters('service', base, undefined)).toBe(true);
+    // listed through client-node (a Date, written with milliseconds), then seen by a watch
+    const listed = {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        creationTimestamp: '2026-12-02T03:00:00.000Z',
+      },
+    };
+    const watched = {
+      ...statusOnly,
+      metadata: {
+        ...statusOnly.metadata,
+        creationTimestamp: '2026-12-02T03:00:00Z',
+      },
+    };
+    expect(matters('deployment', listed as any, watched as any)).toBe(false);
   });
 
   it('lists again after a 410 Gone and reports what changed while it was not watching', async () => {

@@ -122,10 +122,13 @@ function specOf(object: KubernetesObject | undefined): unknown {
     metadata,
     ...rest
   } = object as KubernetesObject & { status?: unknown };
+  // creationTimestamp never changes, and a listed object (through client-node's Date) writes
+  // it with milliseconds where a watch event has seconds: left out, not taken for a change.
   const {
     resourceVersion: _rv,
     managedFields: _mf,
     generation: _g,
+    creationTimestamp: _created,
     ...meta
   } = metadata ?? {};
   return { ...rest, metadata: meta };

@@ -192,11 +192,23 @@ export class Http2Watches {
     };
     return new Promise<WatchHandle>((resolve, reject) => {
       let answered = false;
+      // A server that takes the stream and never answers: closed, not left open on the
+      // connection (each new try would add one).
+      const unanswered = setTimeout(() => {
+        reject(
+          new Error(
+            `HTTP/2 watch: no answer within ${this.connectTimeoutMs} ms`,
+          ),
+        );
+        if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+      }, this.connectTimeoutMs);
+      unanswered.unref();
       stream.on('error', error => {
         if (!answered) reject(error);
         else finish(error);
       });
       stream.on('close', () => {
+        clearTimeout(unanswered);
         if (!answered) {
           reject(new Error(`HTTP/2 stream closed (code ${stream.rstCode})`));
           return;
@@ -210,6 +222,7 @@ export class Http2Watches {
       });
       stream.on('response', (responseHeaders: IncomingHttpHeaders) => {
         answered = true;
+        clearTimeout(unanswered);
         const status = Number(responseHeaders[constants.HTTP2_HEADER_STATUS]);
         if (status !== 200) {
           // As client-node's Watch: the status as an error with its code (410 means list again).
@@ -277,10 +290,12 @@ export class Http2Watches {
         this.open = undefined;
       }
     };
-    // A failed or closed connection is not kept: the next watch makes another.
+    // A failed or closed connection is not kept: the next watch makes another. Nor is one the
+    // server is draining (GOAWAY): its open streams go on, but it takes no new ones.
     opening.then(s => {
       if (this.session === opening) this.open = s;
       s.once('close', forget);
+      s.once('goaway', forget);
     }, forget);
     return opening;
   }

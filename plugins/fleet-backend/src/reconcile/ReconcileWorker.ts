@@ -208,6 +208,8 @@ export class ReconcileWorker {
    * changed object finds its deployment.
    */
   private byObject = new Map<string, string[]>();
+  /** The same objects by cluster (see `objectsOn`). */
+  private byCluster = new Map<string, ObjectChange[]>();
   /** What each deployment was at the last run: one that changed since is checked again. */
   private seen = new Map<string, string>();
   /** When each deployment was last healed (event-driven heals are limited by it). */
@@ -312,6 +314,14 @@ export class ReconcileWorker {
       if (started - at >= reconcile.intervalMs) this.healedAt.delete(id);
     }
     this.byObject = byObject;
+    const byCluster = new Map<string, ObjectChange[]>();
+    for (const key of byObject.keys()) {
+      const [cluster, namespace, name] = key.split('\u0000');
+      const objects = byCluster.get(cluster) ?? [];
+      objects.push({ cluster, namespace, name });
+      byCluster.set(cluster, objects);
+    }
+    this.byCluster = byCluster;
     this.seen = seen;
     await this.checkAll(
       due.filter(d => !held.has(d.id)),
@@ -335,12 +345,7 @@ export class ReconcileWorker {
    * cluster's watches have made their first lists (give them to `checkChanged`).
    */
   objectsOn(cluster: string): ObjectChange[] {
-    const objects: ObjectChange[] = [];
-    for (const key of this.byObject.keys()) {
-      const [on, namespace, name] = key.split('\u0000');
-      if (on === cluster) objects.push({ cluster, namespace, name });
-    }
-    return objects;
+    return this.byCluster.get(cluster) ?? [];
   }
 
   /**

@@ -1,0 +1,103 @@
+/*
+ * Watches as HTTP/2 streams against the kube simulator: a connection the server is draining
+ * (GOAWAY) and a watch the server never answers.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ServerHttp2Session } from 'node:http2';
+import { useSimulator } from '@cnp/fleet-harness';
+import { clusterAgentFor } from '../kubernetes/secureContexts';
+import { openWithin } from './ClusterWatches';
+import { Http2Watches } from './Http2Watches';
+
+jest.setTimeout(30_000);
+
+const sim = useSimulator({ clusters: ['h2'] });
+
+async function until(
+  what: string,
+  probe: () => boolean,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(r => setTimeout(r, 20));
+  }
+}
+
+function client() {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(sim.kubeconfigPath('h2'));
+  const agent = clusterAgentFor({ ca: sim.caPem });
+  return { kubeConfig, agent };
+}
+
+describe('Http2Watches', () => {
+  it('opens new watches on a new connection once the server sent GOAWAY on the old one', async () => {
+    const { kubeConfig, agent } = client();
+    const watches = new Http2Watches(5_000);
+    const open = () =>
+      watches.watch(
+        kubeConfig,
+        agent,
+        '/api/v1/services',
+        { timeoutSeconds: 60 },
+        () => undefined,
+        () => undefined,
+      );
+    try {
+      const first = await open();
+      await until('one watch', () => sim.openWatches('h2') === 1);
+      // The server drains the connection (kube-apiserver's --goaway-chance, a graceful
+      // shutdown): the open stream goes on, new ones must go over another connection.
+      const sessions = (sim as unknown as { sessions: Set<ServerHttp2Session> })
+        .sessions;
+      for (const session of sessions) session.goaway();
+      await new Promise(r => setTimeout(r, 200));
+      const second = await open();
+      await until('two watches', () => sim.openWatches('h2') === 2);
+      first.abort();
+      second.abort();
+    } finally {
+      watches.close();
+    }
+  });
+
+  it('closes the stream of a watch the server never answers', async () => {
+    const { kubeConfig, agent } = client();
+    const watches = new Http2Watches(500);
+    try {
+      // the connection is made first: the fault holds requests, not handshakes
+      const warm = await watches.watch(
+        kubeConfig,
+        agent,
+        '/api/v1/services',
+        { timeoutSeconds: 60 },
+        () => undefined,
+        () => undefined,
+      );
+      warm.abort();
+      sim.setFault('h2', { mode: 'timeout' });
+      await expect(
+        openWithin(
+          watches.watch(
+            kubeConfig,
+            agent,
+            '/api/v1/services',
+            { timeoutSeconds: 60 },
+            () => undefined,
+            () => undefined,
+          ),
+          500,
+          'the watch',
+        ),
+      ).rejects.toThrow(/no answer/);
+      await until(
+        'held request closed',
+        () => sim.heldRequestCount('h2') === 0,
+      );
+    } finally {
+      watches.close();
+    }
+  });
+});

@@ -223,8 +223,11 @@ export async function benchShards(options: {
     // scheduler's and Fleet's: "duplicate key value violates unique constraint"): one backend
     // with no cluster to discover migrates it first, then stops (letting its leases go).
     const empty = await mkdtemp(path.join(tmp, 'no-clusters-'));
+    // On a shared machine a backend's start has taken minutes: a generous bound.
+    const startTimeoutMs = 600_000;
     const migrator = await startBackendProcess(env(0, empty), {
       logFile: path.join(tmp, 'migrations.log'),
+      startTimeoutMs,
     });
     await migrator.stop();
     const started = Date.now();
@@ -233,6 +236,7 @@ export async function benchShards(options: {
         Array.from({ length: replicas }, (_, i) =>
           startBackendProcess(env(i, sim.kubeconfigDir), {
             logFile: path.join(tmp, `backend-${i + 1}.log`),
+            startTimeoutMs,
           }),
         ),
       )),

@@ -341,7 +341,9 @@ export async function benchShards(options: {
     const settledAt = await waitFor(
       `${n} clusters registered and none UNKNOWN`,
       async () => (rows === n && unknown === 0 ? Date.now() : undefined),
-      10 * intervalMs,
+      // The first cycle registers every cluster, one transaction each, on the replica that
+      // claimed first (alone, it took every shard): 10,000 took over 10 minutes on a shared machine.
+      45 * 60_000,
     );
     const settleMs = settledAt - started;
     log(

@@ -343,8 +343,8 @@ export async function benchShards(options: {
     const settledAt = await waitFor(
       `${n} clusters registered and none UNKNOWN`,
       async () => (rows === n && unknown === 0 ? Date.now() : undefined),
-      // The first cycle registers every cluster, one transaction each, on the replica that
-      // claimed first (alone, it took every shard): 10,000 took over 10 minutes on a shared machine.
+      // The first cycles register every cluster, one transaction each: 10,000 took 18 minutes
+      // on a shared machine.
       45 * 60_000,
     );
     const settleMs = settledAt - started;

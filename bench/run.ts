@@ -29,6 +29,17 @@
  *   --memory-requests 5000            entity-card requests of its card load
  *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
  *                                     git worktree of main after `yarn install`), in the same run
+ *   --only shards                     the health cycle shared by 2 backend processes (opt-in, ~7 min):
+ *                                     10,000 clusters, 10 % timing out, fleet.health.shards; then
+ *                                     one replica SIGKILLed mid-cycle (takeover, gaps between probes)
+ *   --shards-clusters 10000           its fleet size
+ *   --shards-replicas 2               backend processes
+ *   --shards-count 8                  fleet.health.shards
+ *   --shards-lease 30                 fleet.health.shardLease, seconds (the default)
+ *   --shards-interval 60              fleet.health.interval, seconds
+ *   --shards-concurrency 64           fleet.health.concurrency (probe timeout 2 s, as for cycle)
+ *   --shards-cycles 2                 steady cycles measured before the kill
+ *   --shards-port 47480               first of the ports it uses (simulator, then backends)
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -47,6 +58,7 @@ import {
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
 import { benchDrift, type DriftSizeResult } from './drift';
+import { benchShards, shardsSummary, type ShardsResult } from './shards';
 import { benchMemory, memorySummary, type MemoryResult } from './memory';
 import { readFleetConfig } from './lib/releaseParts';
 import { benchRelease, type ReleaseRunResult } from './release';
@@ -123,6 +135,14 @@ function parseArgs(argv: string[]) {
     memoryClusters: int('memory-clusters', quick ? 50 : 1000),
     memoryRequests: int('memory-requests', quick ? 1000 : 5000),
     memoryBaseline: args.get('memory-baseline'),
+    shardsClusters: int('shards-clusters', quick ? 1000 : 10_000),
+    shardsReplicas: int('shards-replicas', 2),
+    shardsCount: int('shards-count', 8),
+    shardsLease: int('shards-lease', quick ? 10 : 30),
+    shardsInterval: int('shards-interval', quick ? 30 : 60),
+    shardsConcurrency: int('shards-concurrency', 64),
+    shardsCycles: int('shards-cycles', quick ? 1 : 2),
+    shardsPort: int('shards-port', 47480),
     json: args.get('json'),
   };
 }
@@ -133,9 +153,12 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
+  [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
+  [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
   --only memory: Fleet's memory against the backend without it (opt-in, not in the default run)
   --only drift: drift detection, watches vs polling (opt-in, not in the default run)
+  --only shards: the health cycle across replicas and a replica killed (opt-in, not in the default run)
 (see the comment at the top of bench/run.ts)`;
 
 async function main(): Promise<number> {
@@ -145,7 +168,7 @@ async function main(): Promise<number> {
   }
   const options = parseArgs(process.argv.slice(2));
   const needsPostgres =
-    ['cycle', 'statements', 'latency', 'memory', 'drift'].some(p =>
+    ['cycle', 'statements', 'latency', 'memory', 'drift', 'shards'].some(p =>
       options.only.has(p),
     ) ||
     (options.only.has('release') &&
@@ -171,6 +194,7 @@ async function main(): Promise<number> {
     release: ReleaseRunResult[];
     drift: DriftSizeResult[];
     memory?: MemoryResult;
+    shards?: ShardsResult;
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
@@ -266,6 +290,25 @@ async function main(): Promise<number> {
       deploymentsPerCluster: 10,
       requests: options.memoryRequests,
       baseline: options.memoryBaseline,
+      log,
+    });
+  }
+
+  if (options.only.has('shards')) {
+    log(
+      `\n== health cycle across ${options.shardsReplicas} replicas: ${options.shardsClusters} clusters, 10 % timing out (probe timeout 2 s), fleet.health.shards ${options.shardsCount}, shardLease ${options.shardsLease} s, interval ${options.shardsInterval} s, concurrency ${options.shardsConcurrency} (PostgreSQL)`,
+    );
+    results.shards = await benchShards({
+      clusters: options.shardsClusters,
+      downFraction: 0.1,
+      replicas: options.shardsReplicas,
+      shards: options.shardsCount,
+      leaseMs: options.shardsLease * 1000,
+      intervalMs: options.shardsInterval * 1000,
+      probeTimeoutMs: 2_000,
+      concurrency: options.shardsConcurrency,
+      measuredPairs: options.shardsCycles,
+      basePort: options.shardsPort,
       log,
     });
   }
@@ -446,6 +489,7 @@ async function main(): Promise<number> {
     );
   }
   if (results.memory) log(memorySummary(results.memory));
+  if (results.shards) log(shardsSummary(results.shards));
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
     log(`figures written to ${options.json}`);

@@ -17,6 +17,7 @@ export { decideClusterHealth } from './health/clusterHealthRules';
 export {
   HealthWorker,
   healthUpdateOf,
+  shardOf,
   type HealthStores,
 } from './health/HealthWorker';
 export { ClusterClients, type ProbeOutcome } from './kubernetes/ClusterClients';

@@ -6,7 +6,7 @@ import {
   useSimulator,
 } from '@cnp/fleet-harness';
 import type { Knex } from 'knex';
-import { shardOf } from './HealthWorker';
+import { HealthWorker, shardOf } from './HealthWorker';
 
 // Several replicas share the health work, shard by shard, over one database. Time is not
 // waited for: a lease period passing is its expiry written into `fleet_locks`.
@@ -124,6 +124,54 @@ describe.each(databases.eachSupportedId())(
       });
       const taken = await a.stores.state.listLeases('health-cycle:shard-');
       expect(taken.map(l => l.holder)).not.toContain(bHolder);
+    });
+
+    it('a running replica takes over the shards of one that died as soon as their leases run out, not at its next periodic claim', async () => {
+      const knex = await databases.init(databaseId);
+      const b = await replica(knex);
+      await b.discovery.run();
+      expect(await b.worker.claimShards()).toEqual([0, 1, 2, 3]);
+      // b dies; its last renewal's leases (presence and shards) run out in 2 s.
+      await b.worker.stop();
+      const leases = await b.stores.state.listLeases('health-cycle:shard-');
+      const bHolder = leases[0].holder;
+      await knex('fleet_locks')
+        .where({ holder: bHolder })
+        .update({ expires_at: new Date(Date.now() + 2_000) });
+      // a runs as the backend runs it: started, it claims every third of a lease (10 s here).
+      const a = await replica(knex);
+      const worker = HealthWorker.create({
+        stores: a.stores,
+        clients: a.clients,
+        logger: mockServices.logger.mock(),
+        health: a.health,
+        scheduler: mockServices.scheduler.mock(),
+      });
+      await worker.start();
+      try {
+        // Its claim while b's leases still run finds no shard free ...
+        expect(await worker.claimShards()).toEqual([]);
+        // ... and, with no claim of its own before its next periodic one (10 s away), it holds
+        // every shard once they have run out, within a second of it.
+        const holders = async () =>
+          (await a.stores.state.listLeases('health-cycle:shard-'))
+            .filter(l => Date.parse(l.expiresAt) > Date.now())
+            .map(l => l.holder);
+        const deadline = Date.now() + 6_000;
+        let held = await holders();
+        while (
+          Date.now() < deadline &&
+          !(held.length === SHARDS && held.every(h => h !== bHolder))
+        ) {
+          await new Promise(resolve => setTimeout(resolve, 100));
+          held = await holders();
+        }
+        expect(held).toHaveLength(SHARDS);
+        expect(new Set(held).size).toBe(1);
+        expect(held).not.toContain(bHolder);
+      } finally {
+        await worker.stop({ release: true });
+      }
     });
 
     it('a mass outage spread over shards raises the guard fleet-wide and holds every cascade, though no shard alone crosses it', async () => {

@@ -74,6 +74,8 @@ const ACTOR = 'fleet-health';
 /** Clusters written per batched statement. */
 const BATCH_SIZE = 500;
 const LEASE_LOST = 'skipped: the health-cycle lease was lost';
+/** A claim meant for a lease's expiry runs this long after it (`takeLease` wants it past). */
+const EXPIRY_MARGIN_MS = 25;
 
 /** What the health cycle reads and writes: the clusters' health, the fleet state, the lease. */
 export type HealthStores = {
@@ -153,6 +155,8 @@ export class HealthWorker {
   /** With shards: claims run one at a time (the keep-alive timer and a cycle's own claim). */
   private claiming: Promise<unknown> = Promise.resolve();
   private keepAlive?: NodeJS.Timeout;
+  /** With shards: a claim set for when another replica's lease runs out (it stopped renewing). */
+  private expiryClaim?: NodeJS.Timeout;
   private stopped = false;
   /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
   private cycling = false;
@@ -411,7 +415,37 @@ export class HealthWorker {
         );
       }
     }
+    this.claimAtExpiry(
+      [...leases.values()]
+        .filter(lease => lease.holder !== this.replica)
+        .map(lease => Date.parse(lease.expiresAt)),
+    );
     return [...this.held.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * With shards, once started: when another replica's shard lease runs out before this one's
+   * next claim, that replica stopped renewing (a live one renews every third of a lease, so its
+   * leases always run a third of one past the next claim): it died or stalls. Claims again as
+   * soon as the lease runs out, so its shards are taken one lease period after its last renewal
+   * at most, not up to a third of one later at the next periodic claim.
+   */
+  private claimAtExpiry(expiries: number[]): void {
+    const { leaseMs } = this.options.health.sharding!;
+    if (!this.keepAlive || this.stopped || this.expiryClaim) return;
+    const now = Date.now();
+    const soon = expiries.filter(t => t > now && t <= now + leaseMs / 3);
+    if (soon.length === 0) return;
+    this.expiryClaim = setTimeout(() => {
+      this.expiryClaim = undefined;
+      this.claimShards().catch(error =>
+        this.options.logger.warn(
+          'Claiming health shards failed',
+          asError(error),
+        ),
+      );
+    }, Math.min(...soon) - now + EXPIRY_MARGIN_MS);
+    this.expiryClaim.unref?.();
   }
 
   /** Renews the shards held; one refused (taken over) or that failed to renew is lost. */
@@ -437,6 +471,7 @@ export class HealthWorker {
     if (!this.options.health.sharding) return;
     this.stopped = true;
     clearInterval(this.keepAlive);
+    clearTimeout(this.expiryClaim);
     await this.claiming;
     if (!opts.release) return;
     const { state } = this.options.stores;

@@ -25,6 +25,7 @@ import pLimit from 'p-limit';
 import {
   createFleet,
   createTempDatabase,
+  loadAverage,
   ms,
   percentile,
   processCpuSeconds,
@@ -390,10 +391,14 @@ export async function benchDrift(options: {
         const cpu1 = await processCpuSeconds(backend.pid);
         const steadyWindowS = (Date.now() - t0) / 1000;
         const steadyCpuPct = ((cpu1 - cpu0) / steadyWindowS) * 100;
+        // The machine's load at the window's end: the backend's CPU seconds are less sensitive to
+        // other work than wall time, not immune (GC threads, caches).
         log(
           `    steady state, no change, ${steadyWindowS.toFixed(
             0,
-          )} s: backend CPU ${steadyCpuPct.toFixed(1)} % of one core`,
+          )} s: backend CPU ${steadyCpuPct.toFixed(
+            1,
+          )} % of one core (load average ${loadAverage()})`,
         );
 
         // 100 changes at once.
@@ -415,7 +420,7 @@ export async function benchDrift(options: {
             log(
               `    profiled quiet window: backend CPU ${pct.toFixed(
                 1,
-              )} % of one core${
+              )} % of one core (load average ${loadAverage()})${
                 profiled ? `, profile in ${file}` : ', no profile written'
               }`,
             );

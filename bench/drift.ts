@@ -9,14 +9,23 @@
  * - steady CPU: the backend's CPU (from /proc) over a window with no change, as % of one core.
  * - 100 changes: the backend's CPU from 100 drifts at once until all 100 are OUT_OF_SYNC.
  *
+ * With `baseline` (another installed checkout), each mode also runs that checkout's backend on
+ * the same fleet, before this one's: today's code against the change, under the same load. The
+ * objects a run drifted are applied again as seeded before the next run, so every run starts
+ * from the same fleet. With `profileDir`, a second quiet window as long as the first is taken
+ * with a V8 CPU profile of the backend (written there as .cpuprofile), apart from the measured
+ * one so that the profiler's own cost is not in the figure.
+ *
  * The health interval is 1 hour (one cycle at startup), so that the CPU is the reconcile's and
  * the watches', not the probes' (docs/benchmarks.md has the health cycle's own figures).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import pLimit from 'p-limit';
 import {
   createFleet,
   createTempDatabase,
+  loadAverage,
   ms,
   percentile,
   processCpuSeconds,
@@ -34,6 +43,8 @@ import {
 
 export interface DriftModeResult {
   mode: 'watch' | 'poll';
+  /** Whose backend ran: this checkout's, or the baseline checkout's. */
+  code: 'this' | 'baseline';
   /** From the backend's start until every deployment was compared once. */
   firstRunMs: number;
   latencies: number[];
@@ -114,6 +125,10 @@ export async function benchDrift(options: {
   latencySamples: number;
   steadySeconds: number;
   modes: Array<'watch' | 'poll'>;
+  /** Another installed checkout whose backend also runs each mode, on the same fleet. */
+  baseline?: string;
+  /** A folder for a CPU profile of a second quiet window of each run. */
+  profileDir?: string;
   /** First port of the range this benchmark may use (simulator, then backends). */
   basePort: number;
   log: (line: string) => void;
@@ -216,21 +231,26 @@ export async function benchDrift(options: {
   const appById = new Map(applications.map(a => [a.id, a]));
   const clusterByName = new Map(clusters.map(c => [c.name, c]));
   const limit = pLimit(32);
-  let failed = 0;
-  await Promise.all(
-    revisions.map(r =>
-      limit(async () => {
-        const desired = service.desiredFor(appById.get(r.applicationId)!, r);
-        const result = await applier.apply(
-          clusterByName.get(r.cluster)!,
-          desired.namespace,
-          desired.manifests,
-        );
-        if (result.kind !== 'applied') failed += 1;
-      }),
-    ),
-  );
-  if (failed) throw new Error(`${failed} applies failed while seeding`);
+  /** Applies the deployments' objects as Fleet's deploy does. */
+  const applyAll = async (of: typeof revisions, what: string) => {
+    let failed = 0;
+    await Promise.all(
+      of.map(r =>
+        limit(async () => {
+          const desired = service.desiredFor(appById.get(r.applicationId)!, r);
+          const result = await applier.apply(
+            clusterByName.get(r.cluster)!,
+            desired.namespace,
+            desired.manifests,
+          );
+          if (result.kind !== 'applied') failed += 1;
+        }),
+      ),
+    );
+    if (failed) throw new Error(`${failed} applies failed ${what}`);
+  };
+  await applyAll(revisions, 'while seeding');
+  const revisionByDeployment = new Map(revisions.map(r => [r.deploymentId, r]));
   const seedMs = Date.now() - seedStarted;
   log(
     `  seeded ${clusters.length} clusters × ${apps.length} applications = ${
@@ -242,27 +262,57 @@ export async function benchDrift(options: {
   const token = randomBytes(24).toString('hex');
   const results: DriftModeResult[] = [];
   let port = options.basePort + 1;
+  const runs = options.modes.flatMap(mode =>
+    options.baseline
+      ? [
+          { mode, code: 'baseline' as const },
+          { mode, code: 'this' as const },
+        ]
+      : [{ mode, code: 'this' as const }],
+  );
+  /** Deployments the last run drifted: applied again as seeded before the next run. */
+  let drifted: Seeded[] = [];
   try {
-    for (const mode of options.modes) {
-      log(`  -- ${mode === 'watch' ? 'watches' : 'polling (today)'}`);
-      // Every SYNCED deployment's last_synced_at back to 2020: the first run writes it anew.
-      await knex('fleet_deployments').update({ last_synced_at: OLD });
-      const started = new Date();
-      const backend = await startBackendProcess({
-        FLEET_BENCH_DB: db.connection,
-        FLEET_BENCH_KUBECONFIG_DIR: sim.kubeconfigDir,
-        FLEET_BENCH_TOKEN: token,
-        FLEET_BENCH_PORT: String(port++),
-        FLEET_BENCH_HEALTH: JSON.stringify({
-          interval: { hours: 1 },
-          probeTimeout: { seconds: 5 },
-          concurrency: 64,
-        }),
-        FLEET_BENCH_FLEET: JSON.stringify({
-          reconcile: { watch: mode === 'watch' },
-        }),
-        LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+    for (const { mode, code } of runs) {
+      log(
+        `  -- ${mode === 'watch' ? 'watches' : 'polling (today)'}${
+          options.baseline
+            ? ` (${code === 'this' ? 'this code' : 'baseline'})`
+            : ''
+        }`,
+      );
+      if (drifted.length) {
+        await applyAll(
+          drifted.map(d => revisionByDeployment.get(d.id)!),
+          "while undoing the last run's drift",
+        );
+        drifted = [];
+      }
+      // Every deployment SYNCED with last_synced_at in 2020: the first run writes it anew.
+      await knex('fleet_deployments').update({
+        last_synced_at: OLD,
+        sync_status: 'SYNCED',
+        sync_differences: null,
       });
+      const started = new Date();
+      const backend = await startBackendProcess(
+        {
+          FLEET_BENCH_DB: db.connection,
+          FLEET_BENCH_KUBECONFIG_DIR: sim.kubeconfigDir,
+          FLEET_BENCH_TOKEN: token,
+          FLEET_BENCH_PORT: String(port++),
+          FLEET_BENCH_HEALTH: JSON.stringify({
+            interval: { hours: 1 },
+            probeTimeout: { seconds: 5 },
+            concurrency: 64,
+          }),
+          FLEET_BENCH_FLEET: JSON.stringify({
+            reconcile: { watch: mode === 'watch' },
+          }),
+          LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+        },
+        code === 'baseline' ? { checkout: options.baseline } : {},
+      );
       try {
         const base = `http://127.0.0.1:${backend.port}/api/fleet`;
         const headers = { Authorization: `Bearer ${token}` };
@@ -303,6 +353,7 @@ export async function benchDrift(options: {
 
         // Latency, change by change.
         const sample = pick(options.latencySamples);
+        drifted.push(...sample);
         const latencies: number[] = [];
         await Promise.all(
           sample.map(async (d, i) => {
@@ -340,14 +391,46 @@ export async function benchDrift(options: {
         const cpu1 = await processCpuSeconds(backend.pid);
         const steadyWindowS = (Date.now() - t0) / 1000;
         const steadyCpuPct = ((cpu1 - cpu0) / steadyWindowS) * 100;
+        // The machine's load at the window's end: the backend's CPU seconds are less sensitive to
+        // other work than wall time, not immune (GC threads, caches).
         log(
           `    steady state, no change, ${steadyWindowS.toFixed(
             0,
-          )} s: backend CPU ${steadyCpuPct.toFixed(1)} % of one core`,
+          )} s: backend CPU ${steadyCpuPct.toFixed(
+            1,
+          )} % of one core (load average ${loadAverage()})`,
         );
 
         // 100 changes at once.
+        if (options.profileDir) {
+          // A second quiet window, profiled (the profiler costs CPU of its own).
+          const file = path.join(
+            options.profileDir,
+            `drift-${seeded.length}-${mode}-${code}.cpuprofile`,
+          );
+          const p0 = await processCpuSeconds(backend.pid);
+          const pt = Date.now();
+          if (await backend.profileStart()) {
+            await new Promise(r => setTimeout(r, options.steadySeconds * 1000));
+            const profiled = await backend.profileStop(file);
+            const pct =
+              (((await processCpuSeconds(backend.pid)) - p0) /
+                ((Date.now() - pt) / 1000)) *
+              100;
+            log(
+              `    profiled quiet window: backend CPU ${pct.toFixed(
+                1,
+              )} % of one core (load average ${loadAverage()})${
+                profiled ? `, profile in ${file}` : ', no profile written'
+              }`,
+            );
+          } else {
+            log('    no CPU profile: this backend cannot take one');
+          }
+        }
+
         const hundred = pick(100);
+        drifted.push(...hundred);
         const ids = hundred.map(d => d.id);
         const c0 = await processCpuSeconds(backend.pid);
         const h0 = Date.now();
@@ -374,6 +457,7 @@ export async function benchDrift(options: {
         );
         results.push({
           mode,
+          code,
           firstRunMs,
           latencies,
           p50,

@@ -22,6 +22,12 @@
  *   --drift-samples 20                drifts timed one by one per size and mode
  *   --drift-steady 120                seconds of the no-change CPU window
  *   --drift-port 47200                first of the ports it uses (simulator, then backends)
+ *   --drift-modes watch,poll          reconcile modes measured (watches, polling)
+ *   --drift-baseline <dir>            also run each mode with the backend of another installed
+ *                                     checkout (e.g. a git worktree of main after `yarn install`),
+ *                                     on the same fleet, before this code's
+ *   --drift-profile <dir>             also take a V8 CPU profile of the backend over a second
+ *                                     quiet window of each run, written to <dir>
  *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
  *                                     ~25 min at 1,000 clusters): phases, heap, outside the heap,
  *                                     MiB per 1,000 idle clusters
@@ -132,6 +138,13 @@ function parseArgs(argv: string[]) {
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
     driftPort: int('drift-port', 47200),
+    driftModes: list('drift-modes', 'watch,poll').map(mode => {
+      if (mode !== 'watch' && mode !== 'poll')
+        throw new Error(`--drift-modes: unknown mode ${mode}`);
+      return mode;
+    }),
+    driftBaseline: args.get('drift-baseline'),
+    driftProfile: args.get('drift-profile'),
     memoryClusters: int('memory-clusters', quick ? 50 : 1000),
     memoryRequests: int('memory-requests', quick ? 1000 : 5000),
     memoryBaseline: args.get('memory-baseline'),
@@ -153,6 +166,7 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
+  [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
   [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
@@ -452,7 +466,9 @@ async function main(): Promise<number> {
           deploymentsPerCluster: 10,
           latencySamples: options.driftSamples,
           steadySeconds: options.driftSteady,
-          modes: ['watch', 'poll'],
+          modes: options.driftModes,
+          baseline: options.driftBaseline,
+          profileDir: options.driftProfile,
           basePort: options.driftPort,
           log,
         }),
@@ -475,7 +491,13 @@ async function main(): Promise<number> {
         results.drift.flatMap(r =>
           r.modes.map(m => [
             String(r.deployments),
-            m.mode === 'watch' ? 'watches' : 'polling (today)',
+            `${m.mode === 'watch' ? 'watches' : 'polling (today)'}${
+              options.driftBaseline
+                ? m.code === 'this'
+                  ? ', this code'
+                  : ', baseline'
+                : ''
+            }`,
             ms(m.firstRunMs),
             ms(m.p50),
             ms(m.p95),

@@ -17,6 +17,8 @@ import {
 } from '@backstage/backend-plugin-api';
 import { ConfigReader } from '@backstage/config';
 import knexFactory from 'knex';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createServer } from 'node:net';
 // The harness wires the plugin's own parts: it exists to build the backend plugin.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
@@ -114,20 +116,51 @@ async function main() {
   await backend.start();
   process.send!({ type: 'ready', port, startMs: performance.now() - started });
 
-  process.on('message', (message: { op?: string; id?: number }) => {
-    if (message?.op === 'memory') {
-      // After a full GC (the child runs with --expose-gc): what is live, apart from the peak.
-      (globalThis as { gc?: () => void }).gc?.();
-      process.send!({
-        type: 'memory',
-        id: message.id,
-        usage: process.memoryUsage(),
-      });
+  // A V8 CPU profile of a window the caller chooses ('profileStart', then 'profileStop' with the
+  // file to write), unlike --cpu-prof, which covers the whole life of the process.
+  let profiler: Session | undefined;
+  const profile = async (message: { op?: string; file?: string }) => {
+    if (message.op === 'profileStart' && !profiler) {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      return true;
     }
-    if (message?.op === 'pool' && !process.env.FLEET_BENCH_NO_FLEET) {
-      process.send!({ type: 'pool', id: message.id, stats: poolStats() });
+    if (message.op === 'profileStop' && profiler && message.file) {
+      const { profile: taken } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = undefined;
+      writeFileSync(message.file, JSON.stringify(taken));
+      return true;
     }
-  });
+    return false;
+  };
+
+  process.on(
+    'message',
+    (message: { op?: string; id?: number; file?: string }) => {
+      if (message?.op === 'profileStart' || message?.op === 'profileStop') {
+        profile(message).then(
+          done => process.send!({ type: message.op, id: message.id, done }),
+          () =>
+            process.send!({ type: message.op, id: message.id, done: false }),
+        );
+      }
+      if (message?.op === 'memory') {
+        // After a full GC (the child runs with --expose-gc): what is live, apart from the peak.
+        (globalThis as { gc?: () => void }).gc?.();
+        process.send!({
+          type: 'memory',
+          id: message.id,
+          usage: process.memoryUsage(),
+        });
+      }
+      if (message?.op === 'pool' && !process.env.FLEET_BENCH_NO_FLEET) {
+        process.send!({ type: 'pool', id: message.id, stats: poolStats() });
+      }
+    },
+  );
   process.on('disconnect', () => process.exit(0));
 }
 

@@ -39,6 +39,10 @@ export interface BackendProcess {
    * code can tell (older code cannot, nor a backend without Fleet).
    */
   poolStats(): Promise<Record<string, number> | undefined>;
+  /** Starts a V8 CPU profile of the backend; false when its code cannot (older code). */
+  profileStart(): Promise<boolean>;
+  /** Stops the profile started by `profileStart` and writes it (`.cpuprofile` JSON) to `file`. */
+  profileStop(file: string): Promise<boolean>;
 }
 
 /**
@@ -120,7 +124,12 @@ export async function startBackendProcess(
       });
     });
   /** One IPC question to the child: its answer's `field`, or undefined after `timeoutMs`. */
-  const ask = <T>(op: string, field: string, timeoutMs = 10_000) =>
+  const ask = <T>(
+    op: string,
+    field: string,
+    timeoutMs = 10_000,
+    extra: Record<string, unknown> = {},
+  ) =>
     new Promise<T | undefined>(resolve => {
       if (!child.connected) {
         resolve(undefined);
@@ -140,7 +149,7 @@ export async function startBackendProcess(
         resolve(undefined);
       }, timeoutMs);
       child.on('message', onMessage);
-      child.send({ op, id });
+      child.send({ ...extra, op, id });
     });
   return {
     pid: child.pid!,
@@ -160,5 +169,9 @@ export async function startBackendProcess(
     liveMemory: () => ask<NodeJS.MemoryUsage>('memory', 'usage'),
     // Older code's child does not answer it.
     poolStats: () => ask<Record<string, number>>('pool', 'stats', 3_000),
+    profileStart: async () =>
+      (await ask<boolean>('profileStart', 'done', 10_000)) === true,
+    profileStop: async (file: string) =>
+      (await ask<boolean>('profileStop', 'done', 60_000, { file })) === true,
   };
 }

@@ -49,6 +49,141 @@ describe.each(databases.eachSupportedId())(
       expect(locking).toHaveLength(databaseId.startsWith('POSTGRES') ? 2 : 0);
     });
 
+    it("reads the deployments' states as listDeployments reads them, with their current revision's namespace; filters by status and reads the revisions of given deployments", async () => {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      for (const name of ['c1', 'c2']) {
+        await stores.clusters.insertCluster({
+          name,
+          endpoint: `https://127.0.0.1:6443/${name}`,
+          kubeconfigRef: '/k/c.yaml',
+          source: 'manual',
+        });
+      }
+      // Inserted out of the (entity ref, cluster) order on purpose.
+      const [zeta, alpha] = await Promise.all(
+        ['zeta', 'alpha'].map(name =>
+          stores.applications.insertApplication({
+            entityRef: `component:default/${name}`,
+            name,
+            spec: { image: 'x:1' },
+          }),
+        ),
+      );
+      const revision = (namespace?: string) => ({
+        image: 'x:1',
+        namespace,
+        cause: 'deploy' as const,
+        createdBy: 'test',
+      });
+      const z2 = await stores.deployments.insertDeployment(
+        {
+          applicationId: zeta.id,
+          cluster: 'c2',
+          status: 'PENDING',
+          firstRevision: revision('ns-z'),
+        },
+        'test',
+      );
+      const a1 = await stores.deployments.insertDeployment(
+        {
+          applicationId: alpha.id,
+          cluster: 'c1',
+          status: 'PENDING',
+          firstRevision: revision(),
+        },
+        'test',
+      );
+      const z1 = await stores.deployments.insertDeployment(
+        { applicationId: zeta.id, cluster: 'c1', status: 'PENDING' },
+        'test',
+      );
+      await stores.deployments.updateDeploymentStatus(
+        a1.id,
+        {
+          status: 'DEGRADED',
+          statusReason: 'WORKLOAD_UNHEALTHY',
+          syncStatus: 'OUT_OF_SYNC',
+        },
+        'test',
+      );
+      await stores.deployments.setPlaced(z1.id, false, 'test');
+      // A second revision of z2: its namespace is the current one's.
+      await stores.deployments.startRevision(z2.id, revision('ns-z2'), 'again');
+      await stores.deployments.updateDeploymentStatus(
+        z2.id,
+        { status: 'DEPLOYED', syncStatus: 'SYNCED' },
+        'test',
+      );
+
+      const full = await stores.deployments.listDeployments();
+      const states = await stores.deployments.listDeploymentStates();
+      expect(states.map(d => d.id)).toEqual([a1.id, z1.id, z2.id]);
+      expect(states).toEqual(
+        full.map(d => ({
+          id: d.id,
+          applicationId: d.applicationId,
+          cluster: d.cluster,
+          status: d.status,
+          statusReason: d.statusReason,
+          syncStatus: d.syncStatus,
+          revision: d.revision,
+          placed: d.placed,
+          namespace: { [z2.id]: 'ns-z2' }[d.id],
+        })),
+      );
+      expect(states.map(d => [d.status, d.revision, d.placed])).toEqual([
+        ['DEGRADED', 1, true],
+        ['PENDING', 0, false],
+        ['DEPLOYED', 2, true],
+      ]);
+      expect(
+        (
+          await stores.deployments.listDeploymentStates({
+            applicationId: zeta.id,
+          })
+        ).map(d => d.id),
+      ).toEqual([z1.id, z2.id]);
+
+      expect(
+        (
+          await stores.deployments.listDeployments({
+            statuses: ['PENDING', 'DEPLOYED'],
+          })
+        ).map(d => d.id),
+      ).toEqual([z1.id, z2.id]);
+      expect(
+        await stores.deployments.listDeployments({ statuses: ['FAILED'] }),
+      ).toEqual([]);
+
+      // Given deployments, over more ids than one statement binds: ids of no deployment around.
+      const others = Array.from(
+        { length: 1200 },
+        (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      );
+      const given = await stores.revisions.listCurrentRevisions({
+        deploymentIds: [
+          a1.id,
+          ...others.slice(0, 700),
+          z2.id,
+          ...others.slice(700),
+        ],
+      });
+      expect(
+        given.map(r => [r.deploymentId, r.revision, r.namespace]).sort(),
+      ).toEqual(
+        [
+          [a1.id, 1, undefined],
+          [z2.id, 2, 'ns-z2'],
+        ].sort(),
+      );
+      expect(
+        await stores.revisions.listCurrentRevisions({ deploymentIds: [] }),
+      ).toEqual([]);
+    });
+
     it("reads an entity's deployments with one named prepared statement on PostgreSQL, unless told not to", async () => {
       const knex = await databases.init(databaseId);
       const names: Array<string | undefined> = [];

@@ -29,6 +29,7 @@ import {
 } from './deploymentRows';
 import {
   toDeployment,
+  toDeploymentState,
   zeroCounts,
   type ClusterRow,
   type DeploymentRow,
@@ -36,6 +37,7 @@ import {
 } from './tables';
 import type {
   DeploymentFilter,
+  DeploymentState,
   DeploymentStatusUpdate,
   DeploymentStore,
   DeploymentSyncUpdate,
@@ -76,6 +78,7 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     if (filter?.cluster) query.where('d.cluster', filter.cluster);
     if (filter?.applicationId)
       query.where('d.application_id', filter.applicationId);
+    if (filter?.statuses) query.whereIn('d.status', filter.statuses);
     if (filter?.page) {
       // (entity ref, cluster) is unique: an entity has one application, which has one
       // deployment per cluster.
@@ -101,6 +104,35 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       });
     }
     return (await query).map(toDeployment);
+  }
+
+  async listDeploymentStates(
+    filter: { applicationId?: string } = {},
+  ): Promise<DeploymentState[]> {
+    // The same rows and order as listDeployments, without the columns a run does not use: at
+    // 10,000 deployments a minute, parsing their four timestamps was most of an idle run's CPU.
+    const query = this.db('fleet_deployments as d')
+      .join('fleet_applications as a', 'a.id', 'd.application_id')
+      .leftJoin('fleet_revisions as r', join =>
+        join
+          .on('r.deployment_id', '=', 'd.id')
+          .andOn('r.revision', '=', 'd.revision'),
+      )
+      .select(
+        'd.id',
+        'd.application_id',
+        'd.cluster',
+        'd.status',
+        'd.status_reason',
+        'd.sync_status',
+        'd.revision',
+        'd.placed',
+        'r.namespace',
+      )
+      .orderBy([{ column: 'a.entity_ref' }, { column: 'd.cluster' }]);
+    if (filter.applicationId)
+      query.where('d.application_id', filter.applicationId);
+    return (await query).map(toDeploymentState);
   }
 
   getDeployment(id: string): Promise<Deployment | undefined> {

@@ -3,6 +3,9 @@ import type { Knex } from 'knex';
 import { toRevision, type RevisionRow } from './tables';
 import type { NewRevision, RevisionStore } from './types';
 
+/** Deployment ids per statement in a read of given deployments' revisions. */
+const ID_CHUNK = 500;
+
 /** The row of a new revision of a deployment (its id comes from the database). */
 export function revisionRow(
   deployment: { id: string; applicationId: string; cluster: string },
@@ -56,17 +59,28 @@ export class DatabaseRevisionStore implements RevisionStore {
   }
 
   async listCurrentRevisions(
-    filter: { applicationId?: string } = {},
+    filter: { applicationId?: string; deploymentIds?: string[] } = {},
   ): Promise<Revision[]> {
-    const query = this.db<RevisionRow>('fleet_revisions as r')
-      .join('fleet_deployments as d', join =>
-        join
-          .on('d.id', '=', 'r.deployment_id')
-          .andOn('d.revision', '=', 'r.revision'),
-      )
-      .select('r.*');
-    if (filter.applicationId)
-      query.where('d.application_id', filter.applicationId);
-    return (await query).map(toRevision);
+    const query = () => {
+      const q = this.db<RevisionRow>('fleet_revisions as r')
+        .join('fleet_deployments as d', join =>
+          join
+            .on('d.id', '=', 'r.deployment_id')
+            .andOn('d.revision', '=', 'r.revision'),
+        )
+        .select('r.*');
+      if (filter.applicationId)
+        q.where('d.application_id', filter.applicationId);
+      return q;
+    };
+    if (!filter.deploymentIds) return (await query()).map(toRevision);
+    // A bounded number of bound parameters per statement (SQLite's limit is the lowest).
+    const revisions: Revision[] = [];
+    for (let i = 0; i < filter.deploymentIds.length; i += ID_CHUNK) {
+      const ids = filter.deploymentIds.slice(i, i + ID_CHUNK);
+      for (const row of await query().whereIn('d.id', ids))
+        revisions.push(toRevision(row));
+    }
+    return revisions;
   }
 }

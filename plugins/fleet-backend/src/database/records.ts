@@ -183,8 +183,27 @@ export interface DeploymentFilter {
   entityRef?: string;
   cluster?: string;
   applicationId?: string;
+  /** Only deployments in one of these statuses. */
+  statuses?: DeploymentStatus[];
   /** One page, in (entity ref, cluster) order; the key is `[entityRef, cluster]`. */
   page?: PageRequest;
+}
+
+/**
+ * What the reconcile reads of every deployment at each run to place applications, to index live
+ * objects and to tell which deployments changed: no timestamps, messages nor differences.
+ */
+export interface DeploymentState {
+  id: string;
+  applicationId: string;
+  cluster: string;
+  status: DeploymentStatus;
+  statusReason?: string | null;
+  syncStatus: SyncStatus;
+  revision: number;
+  placed: boolean;
+  /** The namespace of the deployment's current revision, when it names one. */
+  namespace?: string;
 }
 
 /**

@@ -11,7 +11,7 @@ import type {
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
 import { toIso } from './dialect';
-import type { ClusterRecord, NewEvent } from './types';
+import type { ClusterRecord, DeploymentState, NewEvent } from './types';
 
 /*
  * The rows of Fleet's tables as the drivers return them, and the mappers to the API's types.
@@ -225,6 +225,35 @@ export function toDeployment(row: DeploymentViewRow): Deployment {
     lastSyncedAt: toIso(row.last_synced_at),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
+  };
+}
+
+/** The columns of a deployment that {@link DeploymentState} has, and its revision's namespace. */
+export type DeploymentStateRow = Pick<
+  DeploymentRow,
+  | 'id'
+  | 'application_id'
+  | 'cluster'
+  | 'status'
+  | 'status_reason'
+  | 'sync_status'
+  | 'revision'
+  | 'placed'
+> & { namespace: string | null };
+
+/** As `toDeployment` maps the same columns. */
+export function toDeploymentState(row: DeploymentStateRow): DeploymentState {
+  return {
+    id: row.id,
+    applicationId: row.application_id,
+    cluster: row.cluster,
+    status: row.status,
+    statusReason: optional(row.status_reason),
+    syncStatus: row.sync_status,
+    revision: Number(row.revision),
+    placed:
+      row.placed === undefined || row.placed === null ? true : !!row.placed,
+    namespace: optional(row.namespace),
   };
 }
 

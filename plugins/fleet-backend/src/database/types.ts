@@ -20,6 +20,7 @@ import type {
   ClusterRecord,
   ClusterSettings,
   DeploymentFilter,
+  DeploymentState,
   DeploymentStatusUpdate,
   DeploymentSyncUpdate,
   DeploymentUpdateCondition,
@@ -193,6 +194,13 @@ export interface PlacementGrant {
 /** The deployments: one application on one cluster, its status and its sync status. */
 export interface DeploymentStore {
   listDeployments(filter?: DeploymentFilter): Promise<Deployment[]>;
+  /**
+   * Every deployment (of one application, or all) as the reconcile needs it at each run, in the
+   * order of `listDeployments`: the status fields and its current revision's namespace only.
+   */
+  listDeploymentStates(filter?: {
+    applicationId?: string;
+  }): Promise<DeploymentState[]>;
   getDeployment(id: string): Promise<Deployment | undefined>;
   getDeploymentFor(
     applicationId: string,
@@ -279,9 +287,10 @@ export interface RevisionStore {
     deploymentId: string,
     revision: number,
   ): Promise<Revision | undefined>;
-  /** The current revision of each deployment (of one application, or all). */
+  /** The current revision of each deployment (of one application, of the given ones, or all). */
   listCurrentRevisions(filter?: {
     applicationId?: string;
+    deploymentIds?: string[];
   }): Promise<Revision[]>;
 }
 

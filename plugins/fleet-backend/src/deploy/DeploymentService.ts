@@ -1067,7 +1067,9 @@ export class DeploymentService {
   async adoptUnfinished(): Promise<number> {
     const { stores, deploy } = this.options;
     let adopted = 0;
-    for (const d of await stores.deployments.listDeployments()) {
+    for (const d of await stores.deployments.listDeployments({
+      statuses: ['PROGRESSING', 'PENDING'],
+    })) {
       if (d.status === 'PROGRESSING') {
         if (!this.timers.has(d.id)) {
           this.track(d.id, d.revision);

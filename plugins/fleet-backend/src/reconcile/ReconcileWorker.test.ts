@@ -836,6 +836,41 @@ describe.each(databases.eachSupportedId())(
       expect((await h.reconciler.runOnce()).placed).toEqual([]); // once only
     });
 
+    it("reads an application's deployments for placement only when it is placed somewhere", async () => {
+      const annotationsOf = jest.fn(async () => ({}));
+      const h = await setup({ annotationsOf });
+      const byHand = await deployed(h, 'by-hand', 'east');
+      const placed = await h.deployments.registerApplication({
+        entityRef: `component:default/placed-somewhere-${tag}`,
+        spec: { image: 'nginx:1.27' },
+        placement: { clusters: ['west'] },
+      });
+      const lists = [
+        jest.spyOn(h.stores.deployments, 'listDeployments'),
+        jest.spyOn(h.stores.deployments, 'listDeploymentStates'),
+      ];
+      const summary = await h.reconciler.runOnce();
+      expect(summary.placed.map(p => [p.entityRef, p.cluster])).toEqual([
+        [`component:default/placed-somewhere-${tag}`, 'west'],
+      ]);
+      // The application deployed by hand has no placement: nothing to place nor to unplace.
+      const read = new Set(
+        lists.flatMap(spy =>
+          spy.mock.calls.map(([filter]) => filter?.applicationId),
+        ),
+      );
+      read.delete(undefined);
+      expect([...read]).toEqual([placed.id]);
+      // Its deployment is still compared.
+      expect(
+        (await h.stores.deployments.getDeployment(byHand.deployment.id))!,
+      ).toMatchObject({ syncStatus: 'SYNCED' });
+      const [d] = await h.stores.deployments.listDeployments({
+        applicationId: placed.id,
+      });
+      await settle(h.stores, d.id);
+    });
+
     it('reads 200 deployments on 20 clusters with bounded concurrency; one failing cluster does not stop the others', async () => {
       let inFlight = 0;
       let maxInFlight = 0;

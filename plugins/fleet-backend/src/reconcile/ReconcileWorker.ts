@@ -16,6 +16,7 @@ import type {
   ApplicationStore,
   ClusterRecord,
   ClusterStore,
+  DeploymentState,
   DeploymentStore,
   RevisionStore,
 } from '../database/types';
@@ -82,7 +83,7 @@ export type ReconcileStores = {
   clusters: Pick<ClusterStore, 'listClusters'>;
   deployments: Pick<
     DeploymentStore,
-    | 'listDeployments'
+    | 'listDeploymentStates'
     | 'getDeployment'
     | 'recordSync'
     | 'updateDeploymentStatus'
@@ -183,7 +184,7 @@ const objectKey = (o: ObjectChange) =>
   `${o.cluster}\u0000${o.namespace}\u0000${o.name}`;
 
 /** What, of a deployment and its application, changes what its compare concludes. */
-const stateOf = (d: Deployment, application: Application) =>
+const stateOf = (d: DeploymentState, application: Application) =>
   [
     d.status,
     d.statusReason ?? '',
@@ -263,13 +264,9 @@ export class ReconcileWorker {
       started - this.lastFullAt >= (reconcile.resyncIntervalMs ?? 10 * 60_000);
     await this.place(applications, clusters, summary, held);
 
-    const [deployments, revisions] = await Promise.all([
-      stores.deployments.listDeployments(),
-      stores.revisions.listCurrentRevisions(),
-    ]);
-    // Each deployment is compared with its own current revision, never with the application's
-    // newer defaults: a deploy to one cluster changes nothing on another.
-    const revisionOf = new Map(revisions.map(r => [r.deploymentId, r]));
+    // What a run needs of every deployment is small (its status fields and its revision's
+    // namespace); the current revisions in full are read for the deployments compared only.
+    const deployments = await stores.deployments.listDeploymentStates();
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
     const byObject = new Map<string, string[]>();
@@ -279,8 +276,7 @@ export class ReconcileWorker {
       if (!application) continue;
       const key = objectKey({
         cluster: d.cluster,
-        namespace:
-          revisionOf.get(d.id)?.namespace ?? this.options.deploy.namespace,
+        namespace: d.namespace ?? this.options.deploy.namespace,
         name: application.name,
       });
       byObject.set(key, [...(byObject.get(key) ?? []), d.id]);
@@ -323,13 +319,19 @@ export class ReconcileWorker {
     }
     this.byCluster = byCluster;
     this.seen = seen;
-    await this.checkAll(
-      due.filter(d => !held.has(d.id)),
-      revisionOf,
-      apps,
-      clustersByName,
-      summary,
-    );
+    const checked = due.filter(d => !held.has(d.id));
+    // Each deployment is compared with its own current revision, never with the application's
+    // newer defaults: a deploy to one cluster changes nothing on another.
+    const revisions =
+      checked.length === 0
+        ? []
+        : await stores.revisions.listCurrentRevisions(
+            checked.length === deployments.length
+              ? {}
+              : { deploymentIds: checked.map(d => d.id) },
+          );
+    const revisionOf = new Map(revisions.map(r => [r.deploymentId, r]));
+    await this.checkAll(checked, revisionOf, apps, clustersByName, summary);
     if (full) this.lastFullAt = started;
     summary.durationMs = Date.now() - started;
     this.options.listener?.reconcileFinished?.({
@@ -370,17 +372,18 @@ export class ReconcileWorker {
     const deployments = loaded.filter((d): d is Deployment => d !== undefined);
     const applicationIds = [...new Set(deployments.map(d => d.applicationId))];
     const apps = new Map<string, Application>();
-    const revisionOf = new Map<string, Revision>();
-    await Promise.all(
-      applicationIds.map(async id => {
-        const [application, revisions] = await Promise.all([
-          stores.applications.getApplication(id),
-          stores.revisions.listCurrentRevisions({ applicationId: id }),
-        ]);
+    const [revisions] = await Promise.all([
+      deployments.length
+        ? stores.revisions.listCurrentRevisions({
+            deploymentIds: deployments.map(d => d.id),
+          })
+        : [],
+      ...applicationIds.map(async id => {
+        const application = await stores.applications.getApplication(id);
         if (application) apps.set(id, application);
-        for (const r of revisions) revisionOf.set(r.deploymentId, r);
       }),
-    );
+    ]);
+    const revisionOf = new Map(revisions.map(r => [r.deploymentId, r]));
     await this.checkAll(
       deployments,
       revisionOf,
@@ -394,7 +397,7 @@ export class ReconcileWorker {
   }
 
   private async checkAll(
-    deployments: Deployment[],
+    deployments: DeploymentState[],
     revisionOf: Map<string, Revision>,
     apps: Map<string, Application>,
     clustersByName: Map<string, ClusterRecord>,
@@ -485,10 +488,16 @@ export class ReconcileWorker {
       const targets = placementTargets(placement, annotated, clusters).filter(
         name => !skip?.has(name),
       );
-      const current = await stores.deployments.listDeployments({
-        applicationId: application.id,
-      });
-      if (evaluated && hasPlacement(placement, annotated)) {
+      const unplacing = evaluated && hasPlacement(placement, annotated);
+      // An application placed nowhere (deployed by hand, or whose placement could not be read)
+      // has nothing to place nor to unplace: its deployments are not read for it.
+      const current =
+        unplacing || targets.length > 0
+          ? await stores.deployments.listDeploymentStates({
+              applicationId: application.id,
+            })
+          : [];
+      if (unplacing) {
         await this.unplace(
           application,
           current.filter(d => !held.has(d.id)),
@@ -579,7 +588,7 @@ export class ReconcileWorker {
    */
   private async unplace(
     application: Application,
-    current: Deployment[],
+    current: DeploymentState[],
     targets: string[],
     clusters: ClusterRecord[],
     summary: ReconcileSummary,
@@ -611,7 +620,7 @@ export class ReconcileWorker {
   }
 
   private async check(
-    deployment: Deployment,
+    deployment: DeploymentState,
     revision: Revision | undefined,
     application: Application | undefined,
     cluster: ClusterRecord | undefined,
@@ -782,7 +791,7 @@ export class ReconcileWorker {
    * (new revision, new spec) must not be "healed" back to what this run thought was desired.
    */
   private async unchangedSince(
-    deployment: Deployment,
+    deployment: DeploymentState,
     application: Application,
   ): Promise<boolean> {
     const { stores } = this.options;
@@ -801,7 +810,7 @@ export class ReconcileWorker {
 
   /** DEPLOYED -> DEGRADED / WORKLOAD_UNHEALTHY when replicas are missing, and back when they return. */
   private async judgeWorkload(
-    deployment: Deployment,
+    deployment: DeploymentState,
     live: Extract<LiveObjects, { kind: 'read' }>,
     summary: ReconcileSummary,
   ): Promise<void> {

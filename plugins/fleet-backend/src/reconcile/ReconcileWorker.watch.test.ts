@@ -243,19 +243,35 @@ describe.each(databases.eachSupportedId())(
     it('between full compares, a run reads nothing on a watched cluster, and a deployment that changed is compared again', async () => {
       const h = await setup();
       const { deployment } = await deployed(h, 'quiet', 'south');
+      const still = await deployed(h, 'still', 'north');
       await h.reconciler.runOnce();
       await until('south watched', () => h.liveState.watching('south'));
       await until('north watched', () => h.liveState.watching('north'));
       // compared once the watches listed
-      await until('compared', async () => {
-        const d = (await h.stores.deployments.getDeployment(deployment.id))!;
-        return d.lastSyncedAt && d.syncStatus === 'SYNCED';
-      });
+      for (const id of [deployment.id, still.deployment.id]) {
+        await until('compared', async () => {
+          const d = (await h.stores.deployments.getDeployment(id))!;
+          return d.lastSyncedAt && d.syncStatus === 'SYNCED';
+        });
+      }
       await h.driftChecks.idle();
       h.reads.mockClear();
+      const listDeployments = jest.spyOn(
+        h.stores.deployments,
+        'listDeployments',
+      );
+      const listRevisions = jest.spyOn(
+        h.stores.revisions,
+        'listCurrentRevisions',
+      );
       const second = await h.reconciler.runOnce();
       expect(second.checked).toBe(0);
       expect(h.reads).not.toHaveBeenCalled();
+      // Nothing to compare: no deployment is read in full but those in flight, and no revision.
+      expect(listDeployments.mock.calls).toEqual([
+        [{ statuses: ['PROGRESSING', 'PENDING'] }],
+      ]);
+      expect(listRevisions).not.toHaveBeenCalled();
       // A deploy of a new image: the deployment itself changed, so the next run compares it,
       // from memory.
       const redeploy = await h.deployments.deploy(
@@ -267,9 +283,21 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       await settle(h.stores, redeploy.id);
+      await h.driftChecks.idle();
+      listRevisions.mockClear();
       const third = await h.reconciler.runOnce();
       expect(third.checked).toBe(1);
       expect(third.synced).toBe(1);
+      // The revision of the one compared, not the other's (a late event of the rollout may
+      // read it too, the same way).
+      expect(listRevisions.mock.calls).toContainEqual([
+        { deploymentIds: [deployment.id] },
+      ]);
+      expect(
+        listRevisions.mock.calls.filter(
+          ([filter]) => filter?.deploymentIds?.join() !== deployment.id,
+        ),
+      ).toEqual([]);
       expect(h.reads).not.toHaveBeenCalled();
       expect(
         (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,

@@ -364,10 +364,13 @@ export class ReconcileWorker {
     const { stores } = this.options;
     const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
     const clusters = await stores.clusters.listClusters();
+    // A batch can hold a whole cluster's objects, or many clusters' (their watches listed at
+    // once): reads go a few at a time, not all queued on the database pool together.
+    const read = pLimit(this.options.reconcile.concurrency);
     const loaded = await Promise.all(
       [...ids]
         .filter(id => !held.has(id))
-        .map(id => stores.deployments.getDeployment(id)),
+        .map(id => read(() => stores.deployments.getDeployment(id))),
     );
     const deployments = loaded.filter((d): d is Deployment => d !== undefined);
     const applicationIds = [...new Set(deployments.map(d => d.applicationId))];
@@ -379,7 +382,9 @@ export class ReconcileWorker {
           })
         : [],
       ...applicationIds.map(async id => {
-        const application = await stores.applications.getApplication(id);
+        const application = await read(() =>
+          stores.applications.getApplication(id),
+        );
         if (application) apps.set(id, application);
       }),
     ]);

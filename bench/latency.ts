@@ -1,7 +1,8 @@
 /*
- * GET /deployments?entityRef= (what the entity card calls) on PostgreSQL with 1,000 clusters and
- * 10,000 deployments, under 20 concurrent clients, over real HTTP on loopback; and the peak RSS
- * of the backend process that serves it (VmHWM from /proc).
+ * GET /deployments?entityRef= (what the entity card calls) on PostgreSQL at a fleet size (1,000
+ * clusters × 10,000 deployments by default; 10,000 × 100,000 for the scale issue), under 20
+ * concurrent clients, over real HTTP on loopback; and the peak RSS of the backend process that
+ * serves it (VmHWM from /proc).
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -77,6 +78,9 @@ export interface LatencyResult {
   controlMiB: number;
 }
 
+/** The most cards a simulated browser shows and keeps in its HTTP cache. */
+const BROWSER_CARDS = 1000;
+
 /** A POST that may take minutes (fetch gives up on headers after 300 s). */
 function postLong(
   url: string,
@@ -114,11 +118,24 @@ export async function benchLatency(options: {
   maxRunMs: number;
   downFraction: number;
   concurrency: number;
+  /** `fleet.reconcile` settings beyond the benchmark's interval (e.g. `{ watch: false }`). */
+  reconcile?: Record<string, unknown>;
+  /** The simulator listens here and the backends (one after the other) on the next port. */
+  basePort?: number;
   log: (line: string) => void;
 }): Promise<LatencyResult> {
   const { log } = options;
+  // Waits that grow with the fleet: a health cycle at concurrency c takes about
+  // ⌈down / c⌉ × the 2 s timeout plus the answering clusters' probes; the reconcile run reads
+  // every deployment. At least the budgets that served 1,000 × 10,000.
+  const deployments = options.applications * options.deploymentsPerApplication;
+  const cycleBudgetMs = Math.max(300_000, options.clusters * 60);
+  const reconcileBudgetMs = Math.max(900_000, deployments * 30);
   const db = await createTempDatabase('fleet_bench');
-  const sim = await startSimProcess({ clusters: options.clusters });
+  const sim = await startSimProcess({
+    clusters: options.clusters,
+    port: options.basePort,
+  });
   const token = randomBytes(24).toString('hex');
   const step = Math.round(1 / options.downFraction);
   const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
@@ -145,9 +162,12 @@ export async function benchLatency(options: {
     }),
     // The reconcile task runs once, 15 s after startup; then not again during the measurement.
     FLEET_BENCH_FLEET: JSON.stringify({
-      reconcile: { interval: { hours: 1 } },
+      reconcile: { ...options.reconcile, interval: { hours: 1 } },
     }),
     LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
+    ...(options.basePort
+      ? { FLEET_BENCH_PORT: String(options.basePort + 1) }
+      : {}),
   };
 
   // Control: the same backend process without the Fleet plugin, to tell Fleet's share apart.
@@ -204,7 +224,7 @@ export async function benchLatency(options: {
           ? cycle
           : undefined;
       },
-      300_000,
+      cycleBudgetMs,
     );
     log(
       `  startup health cycle over ${startupCycle.probed} clusters: ${ms(
@@ -283,6 +303,13 @@ export async function benchLatency(options: {
       { length: options.clients },
       () => new Map<string, { etag: string; body: unknown }>(),
     );
+    // The cards a browser client shows and revalidates: every application's up to 1,000
+    // applications (as at 1,000 × 10,000); beyond that, 1,000 consecutive ones, each client its
+    // own slice, so that filling the caches stays 1,000 reads per client at any fleet size.
+    const browserCards = Math.min(options.applications, BROWSER_CARDS);
+    const browserCardOf = (clientIndex: number, j: number) =>
+      (Math.floor((clientIndex * options.applications) / options.clients) + j) %
+      options.applications;
     const runLoad = async (
       label: string,
       requests: number,
@@ -301,7 +328,15 @@ export async function benchLatency(options: {
         const cache = browserCaches[clientIndex];
         while (issued < requests && performance.now() < deadline) {
           issued += 1;
-          const ref = refOf(Math.floor(Math.random() * options.applications));
+          const ref =
+            client === 'browser'
+              ? refOf(
+                  browserCardOf(
+                    clientIndex,
+                    Math.floor(Math.random() * browserCards),
+                  ),
+                )
+              : refOf(Math.floor(Math.random() * options.applications));
           const t = performance.now();
           try {
             const url = `${base}/deployments?entityRef=${encodeURIComponent(
@@ -439,7 +474,7 @@ export async function benchLatency(options: {
       'the first reconcile run to end',
       async () =>
         (await reconcileTask())?.current_run_ticket ? undefined : true,
-      900_000,
+      reconcileBudgetMs,
     );
     const reconcileMs = Date.now() - reconcileStarted;
     const syncCounts = await knex('fleet_deployments')
@@ -483,9 +518,9 @@ export async function benchLatency(options: {
     // Browsers polling cards they already show: every client first reads every card once (its
     // HTTP cache), then revalidates; nothing changes meanwhile, so the answers are 304s.
     for (let c = 0; c < options.clients; c++) {
-      for (let i = 0; i < options.applications; i++) {
+      for (let j = 0; j < browserCards; j++) {
         const url = `${base}/deployments?entityRef=${encodeURIComponent(
-          refOf(i),
+          refOf(browserCardOf(c, j)),
         )}`;
         const res = await httpGet(url);
         if (res.etag)
@@ -521,7 +556,7 @@ export async function benchLatency(options: {
     }
 
     // Entity-card latency while a health cycle over the whole fleet runs in the same backend.
-    const cycle = postLong(`${base}/health/run`, token, 900_000);
+    const cycle = postLong(`${base}/health/run`, token, cycleBudgetMs);
     await new Promise(r => setTimeout(r, 200));
     const duringCycle = await runLoad(
       `during a health cycle, ${options.clients} clients`,

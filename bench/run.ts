@@ -17,6 +17,10 @@
  *                                     100,000 at 10,000)
  *   --latency-port 47300              the entity-card benchmark's simulator port (its backends: the
  *                                     next one); default: any free port
+ *   --latency-reconcile-wait 900      seconds to wait for the first reconcile run to end before
+ *                                     the measured runs (default: 900, more beyond 30,000
+ *                                     deployments); past it the backend is restarted, so that the
+ *                                     measured runs see no reconcile run under way
  *   --latency-watch true|false        fleet.reconcile.watch of its backend (default: the
  *                                     backend's default, true)
  *   --cold 64                         also time cycles that start with no open connection (health
@@ -130,6 +134,9 @@ function parseArgs(argv: string[]) {
       ? list('latency-deployments', '').map(checkedInt('latency-deployments'))
       : undefined,
     latencyWatch: bool('latency-watch'),
+    latencyReconcileWait: args.has('latency-reconcile-wait')
+      ? int('latency-reconcile-wait', 0)
+      : undefined,
     latencyPort: args.has('latency-port') ? int('latency-port', 0) : undefined,
     cold: int('cold', 64),
     releaseDatabases: list('release-databases', 'sqlite,postgres') as Array<
@@ -154,7 +161,8 @@ function parseArgs(argv: string[]) {
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
-  [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300] [--cold 64]
+  [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
+  [--latency-reconcile-wait 900] [--cold 64]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
@@ -278,6 +286,10 @@ async function main(): Promise<number> {
               ? undefined
               : { watch: options.latencyWatch },
           basePort: options.latencyPort,
+          reconcileWaitMs:
+            options.latencyReconcileWait === undefined
+              ? undefined
+              : options.latencyReconcileWait * 1000,
           log,
         }),
       );
@@ -416,6 +428,13 @@ async function main(): Promise<number> {
         (l.duringReconcile
           ? `; during the reconcile run p95 ${ms(l.duringReconcile.p95)}`
           : '') +
+        (l.reconcileEnded
+          ? `; the first reconcile run took ${ms(l.reconcileMs)}`
+          : `; the first reconcile run had not ended after ${ms(
+              l.reconcileMs,
+            )} (${l.reconcileCompared} of ${
+              l.deployments
+            } deployments compared): the measured runs are on a restarted backend`) +
         `; backend peak RSS ${l.peakMiB.toFixed(
           0,
         )} MiB (the same backend without Fleet: ${l.controlMiB.toFixed(

@@ -10,7 +10,19 @@
  *   --baseline-runs-large 1           sequential baseline runs at N > 100 (each takes > 200 s)
  *   --statement-sizes 100,300,1000    fleet sizes for the statement counts
  *   --latency-runs 3 --requests 5000  entity-card load runs and requests per run
- *   --latency-clusters 1000           clusters (and applications; 10 deployments each)
+ *   --latency-clusters 1000           fleet sizes of the entity-card benchmark, each measured on a
+ *                                     fleet of its own in the same run (e.g. 1000,10000)
+ *   --latency-deployments 10000       deployments at each of those sizes, 10 per application
+ *                                     (default: 10 × the clusters: 10,000 at 1,000 clusters,
+ *                                     100,000 at 10,000)
+ *   --latency-port 47300              the entity-card benchmark's simulator port (its backends: the
+ *                                     next one); default: any free port
+ *   --latency-reconcile-wait 900      seconds to wait for the first reconcile run to end before
+ *                                     the measured runs (default: 900, more beyond 30,000
+ *                                     deployments); past it the backend is restarted, so that the
+ *                                     measured runs see no reconcile run under way
+ *   --latency-watch true|false        fleet.reconcile.watch of its backend (default: the
+ *                                     backend's default, true)
  *   --cold 64                         also time cycles that start with no open connection (health
  *                                     interval > the clients' 30 s idle timeout) at that
  *                                     concurrency; 0 to skip
@@ -105,11 +117,20 @@ function parseArgs(argv: string[]) {
   const quick = args.has('quick');
   const list = (key: string, fallback: string) =>
     (args.get(key) ?? fallback).split(',').filter(Boolean);
-  const int = (key: string, fallback: number) => {
-    const v = Number(args.get(key) ?? fallback);
+  const checkedInt = (key: string) => (raw: string | number) => {
+    const v = Number(raw);
     if (!Number.isInteger(v) || v < 0 || v > 100_000)
       throw new Error(`--${key}: expected an integer`);
     return v;
+  };
+  const int = (key: string, fallback: number) =>
+    checkedInt(key)(args.get(key) ?? fallback);
+  const bool = (key: string) => {
+    const v = args.get(key);
+    if (v === undefined) return undefined;
+    if (v !== 'true' && v !== 'false')
+      throw new Error(`--${key}: expected true or false`);
+    return v === 'true';
   };
   return {
     only: new Set(list('only', 'cycle,statements,latency')),
@@ -124,7 +145,17 @@ function parseArgs(argv: string[]) {
     ).map(Number),
     latencyRuns: int('latency-runs', quick ? 1 : 3),
     requests: int('requests', quick ? 1000 : 5000),
-    latencyClusters: int('latency-clusters', quick ? 200 : 1000),
+    latencyClusters: list('latency-clusters', quick ? '200' : '1000').map(
+      checkedInt('latency-clusters'),
+    ),
+    latencyDeployments: args.has('latency-deployments')
+      ? list('latency-deployments', '').map(checkedInt('latency-deployments'))
+      : undefined,
+    latencyWatch: bool('latency-watch'),
+    latencyReconcileWait: args.has('latency-reconcile-wait')
+      ? int('latency-reconcile-wait', 0)
+      : undefined,
+    latencyPort: args.has('latency-port') ? int('latency-port', 0) : undefined,
     cold: int('cold', 64),
     releaseDatabases: list('release-databases', 'sqlite,postgres') as Array<
       'sqlite' | 'postgres'
@@ -162,7 +193,9 @@ function parseArgs(argv: string[]) {
 
 const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
-  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000] [--cold 64]
+  [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
+  [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
+  [--latency-reconcile-wait 900] [--cold 64]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
@@ -204,7 +237,7 @@ async function main(): Promise<number> {
     code: string;
     cycle: CycleSizeResult[];
     statements: StatementsResult[];
-    latency?: LatencyResult;
+    latency: LatencyResult[];
     release: ReleaseRunResult[];
     drift: DriftSizeResult[];
     memory?: MemoryResult;
@@ -215,6 +248,7 @@ async function main(): Promise<number> {
     code: codeVersion(),
     cycle: [],
     statements: [],
+    latency: [],
     release: [],
     drift: [],
   };
@@ -254,20 +288,50 @@ async function main(): Promise<number> {
     }
   }
   if (options.only.has('latency')) {
-    log('\n== GET /deployments?entityRef= and backend memory (PostgreSQL)');
-    const apps = options.latencyClusters;
-    results.latency = await benchLatency({
-      clusters: options.latencyClusters,
-      applications: apps,
-      deploymentsPerApplication: 10,
-      clients: 20,
-      requestsPerRun: options.requests,
-      runs: options.latencyRuns,
-      maxRunMs: 120_000,
-      downFraction: 0.1,
-      concurrency: 16,
-      log,
-    });
+    const { latencyClusters, latencyDeployments } = options;
+    if (
+      latencyDeployments &&
+      latencyDeployments.length !== latencyClusters.length
+    )
+      throw new Error(
+        '--latency-deployments: one figure per --latency-clusters size',
+      );
+    for (const [i, clusters] of latencyClusters.entries()) {
+      const deployments = latencyDeployments?.[i] ?? clusters * 10;
+      if (deployments % 10 !== 0 || deployments === 0 || clusters < 10)
+        throw new Error(
+          `--latency-deployments: ${deployments} is not 10 per application on 10 of ${clusters} clusters`,
+        );
+      log(
+        `\n== GET /deployments?entityRef= and backend memory (PostgreSQL), ${clusters} clusters × ${deployments} deployments` +
+          (options.latencyWatch === undefined
+            ? ''
+            : `, fleet.reconcile.watch: ${options.latencyWatch}`),
+      );
+      results.latency.push(
+        await benchLatency({
+          clusters,
+          applications: deployments / 10,
+          deploymentsPerApplication: 10,
+          clients: 20,
+          requestsPerRun: options.requests,
+          runs: options.latencyRuns,
+          maxRunMs: 120_000,
+          downFraction: 0.1,
+          concurrency: 16,
+          reconcile:
+            options.latencyWatch === undefined
+              ? undefined
+              : { watch: options.latencyWatch },
+          basePort: options.latencyPort,
+          reconcileWaitMs:
+            options.latencyReconcileWait === undefined
+              ? undefined
+              : options.latencyReconcileWait * 1000,
+          log,
+        }),
+      );
+    }
   }
 
   if (options.only.has('release')) {
@@ -406,8 +470,7 @@ async function main(): Promise<number> {
       ),
     );
   }
-  if (results.latency) {
-    const l = results.latency;
+  for (const l of results.latency) {
     log(
       `GET /deployments?entityRef= at ${l.clusters} clusters × ${l.deployments} deployments, ${l.clients} clients, ${l.runs.length} runs of ${l.requestsPerRun}: ` +
         `median p50 ${ms(l.median.p50)}, p95 ${ms(l.median.p95)}, p99 ${ms(
@@ -422,11 +485,20 @@ async function main(): Promise<number> {
         (l.duringReconcile
           ? `; during the reconcile run p95 ${ms(l.duringReconcile.p95)}`
           : '') +
+        (l.reconcileEnded
+          ? `; the first reconcile run took ${ms(l.reconcileMs)}`
+          : `; the first reconcile run had not ended after ${ms(
+              l.reconcileMs,
+            )} (${l.reconcileCompared} of ${
+              l.deployments
+            } deployments compared): the measured runs are on a restarted backend`) +
         `; backend peak RSS ${l.peakMiB.toFixed(
           0,
         )} MiB (the same backend without Fleet: ${l.controlMiB.toFixed(
           0,
-        )} MiB)`,
+        )} MiB); 1-minute load average at the end of the measured runs ${l.runs
+          .map(r => r.load.split(' ')[0])
+          .join(' / ')}`,
     );
   }
   for (const r of results.release) {

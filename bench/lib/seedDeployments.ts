@@ -36,6 +36,7 @@ export async function seedFleetDeployments(options: {
   log(
     `  registered ${preCycle.probed} clusters (${preCycle.online} ONLINE, ${preCycle.unknown} UNKNOWN)`,
   );
+  const seedStarted = performance.now();
   const now = new Date();
   const apps = Array.from({ length: options.applications }, (_, i) => ({
     id: randomUUID(),
@@ -95,33 +96,42 @@ export async function seedFleetDeployments(options: {
   );
   if (deployments.length)
     await knex.batchInsert('fleet_deployments', deployments, 1000);
-  // Each deployment with its history: revisions 1..5, the last one current.
-  await knex.batchInsert(
-    'fleet_revisions',
-    deployments.flatMap(d =>
-      Array.from({ length: REVISIONS_PER_DEPLOYMENT }, (_, r) => ({
-        deployment_id: d.id,
-        application_id: d.application_id,
-        cluster: d.cluster,
-        revision: r + 1,
-        image: d.image.replace(/:1\.0\.(\d+)$/, `:1.${r}.$1`),
-        replicas: 3,
-        cause: r === 0 ? 'deploy' : 'release',
-        created_by: 'bench',
-        created_at: now,
-        outcome:
-          d.status === 'FAILED' && r === REVISIONS_PER_DEPLOYMENT - 1
-            ? 'FAILED'
-            : 'DEPLOYED',
-        outcome_at: now,
-      })),
-    ),
-    2000,
-  );
+  // Each deployment with its history: revisions 1..5, the last one current. Built a slice of
+  // deployments at a time: at 100,000 deployments the 500,000 rows are never all in memory.
+  const revisionsOf = (d: (typeof deployments)[number]) =>
+    Array.from({ length: REVISIONS_PER_DEPLOYMENT }, (_, r) => ({
+      deployment_id: d.id,
+      application_id: d.application_id,
+      cluster: d.cluster,
+      revision: r + 1,
+      image: d.image.replace(/:1\.0\.(\d+)$/, `:1.${r}.$1`),
+      replicas: 3,
+      cause: r === 0 ? 'deploy' : 'release',
+      created_by: 'bench',
+      created_at: now,
+      outcome:
+        d.status === 'FAILED' && r === REVISIONS_PER_DEPLOYMENT - 1
+          ? 'FAILED'
+          : 'DEPLOYED',
+      outcome_at: now,
+    }));
+  const slice = Math.floor(2000 / REVISIONS_PER_DEPLOYMENT);
+  for (let i = 0; i < deployments.length; i += slice) {
+    await knex('fleet_revisions').insert(
+      deployments.slice(i, i + slice).flatMap(revisionsOf),
+    );
+  }
   await knex.raw('ANALYZE');
   const counts = await knex('fleet_deployments').count({ n: '*' }).first();
   log(
-    `  seeded ${clusterNames.length} clusters, ${apps.length} applications and ${counts?.n} deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each`,
+    `  seeded ${clusterNames.length} clusters, ${
+      apps.length
+    } applications and ${
+      counts?.n
+    } deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each (${(
+      (performance.now() - seedStarted) /
+      1000
+    ).toFixed(1)} s)`,
   );
 
   return { applications: apps.length, deployments: Number(counts?.n) };

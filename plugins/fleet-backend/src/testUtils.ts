@@ -20,6 +20,10 @@ export {
   shardOf,
   type HealthStores,
 } from './health/HealthWorker';
-export { ClusterClients, type ProbeOutcome } from './kubernetes/ClusterClients';
+export {
+  ClusterClients,
+  type ProbeOutcome,
+  type SharedConnection,
+} from './kubernetes/ClusterClients';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
 export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';

@@ -567,10 +567,8 @@ export class ClusterClients {
           .getCode({}, loaded.requestOptions(timeoutMs)),
     };
     const { agent } = loaded;
-    const connection =
-      agent && this.shared.get(cluster.name)?.usable(agent)
-        ? this.shared.get(cluster.name)
-        : undefined;
+    const shared = this.shared.get(cluster.name);
+    const connection = agent && shared?.usable(agent) ? shared : undefined;
     const ask = connection
       ? {
           namespaces: () =>

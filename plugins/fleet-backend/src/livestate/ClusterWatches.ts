@@ -244,20 +244,17 @@ class WatchedCluster {
     const openWatch: OpenWatch = (path, query, onEvent, onDone) =>
       limit(async () => {
         const loaded = await kubeConfig();
-        const what = `Opening the watch of ${path} on ${cluster.name}`;
-        if (loaded.agent && !this.http1Only) {
+        const within = <H extends { abort(): void }>(opening: Promise<H>) =>
+          openWithin(
+            opening,
+            REQUEST_TIMEOUT_MS,
+            `Opening the watch of ${path} on ${cluster.name}`,
+          );
+        const { kubeConfig: kc, agent } = loaded;
+        if (agent && !this.http1Only) {
           try {
-            return await openWithin(
-              this.http2.watch(
-                loaded.kubeConfig,
-                loaded.agent,
-                path,
-                query,
-                onEvent,
-                onDone,
-              ),
-              REQUEST_TIMEOUT_MS,
-              what,
+            return await within(
+              this.http2.watch(kc, agent, path, query, onEvent, onDone),
             );
           } catch (error) {
             if (!(error instanceof Http2Unsupported)) throw error;
@@ -267,15 +264,8 @@ class WatchedCluster {
             );
           }
         }
-        return openWithin(
-          new Watch(overAgent(loaded.kubeConfig, loaded.agent)).watch(
-            path,
-            query,
-            onEvent,
-            onDone,
-          ),
-          REQUEST_TIMEOUT_MS,
-          what,
+        return within(
+          new Watch(overAgent(kc, agent)).watch(path, query, onEvent, onDone),
         );
       });
     const make = <T extends KubernetesObject>(

@@ -29,6 +29,8 @@ import {
   ms,
   percentile,
   processCpuSeconds,
+  threadCpuDelta,
+  threadCpuSeconds,
   startBackendProcess,
   startSimProcess,
   type SimProcess,
@@ -385,10 +387,12 @@ export async function benchDrift(options: {
         );
 
         // Steady state: no change.
+        const threads0 = await threadCpuSeconds(backend.pid);
         const cpu0 = await processCpuSeconds(backend.pid);
         const t0 = Date.now();
         await new Promise(r => setTimeout(r, options.steadySeconds * 1000));
         const cpu1 = await processCpuSeconds(backend.pid);
+        const threads1 = await threadCpuSeconds(backend.pid);
         const steadyWindowS = (Date.now() - t0) / 1000;
         const steadyCpuPct = ((cpu1 - cpu0) / steadyWindowS) * 100;
         // The machine's load at the window's end: the backend's CPU seconds are less sensitive to
@@ -400,6 +404,7 @@ export async function benchDrift(options: {
             1,
           )} % of one core (load average ${loadAverage()})`,
         );
+        log(`      by thread: ${threadCpuDelta(threads0, threads1)}`);
 
         // 100 changes at once.
         if (options.profileDir) {

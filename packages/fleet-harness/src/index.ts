@@ -45,6 +45,8 @@ export {
   percentile,
   processCpuSeconds,
   processMemory,
+  threadCpuDelta,
+  threadCpuSeconds,
   sleep,
   table,
 } from './stats';

@@ -79,6 +79,50 @@ export async function machineCpu(): Promise<{ busy: number; total: number }> {
   return { busy: total - idle, total };
 }
 
+/**
+ * CPU seconds (user + system) of each of a process's threads, summed by thread name, from
+ * /proc/<pid>/task/<tid>/stat: in Node, `node` is the main thread (JavaScript, TLS, HTTP/2),
+ * `V8 DefaultWorke…` the garbage collector's and compiler's helpers, `libuv-worker` the thread
+ * pool (file system, DNS, zlib). A thread that ended between two readings is not counted.
+ */
+export async function threadCpuSeconds(
+  pid: number,
+): Promise<Map<string, number>> {
+  const { readFile, readdir } = await import('node:fs/promises');
+  const byName = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = await readdir(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      byName.set(name, (byName.get(name) ?? 0) + seconds);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}
+
+/** What each thread name used between two `threadCpuSeconds` readings, as "name 1.23 s, …". */
+export function threadCpuDelta(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): string {
+  return [...after]
+    .map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const)
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, s]) => `${name} ${s.toFixed(2)} s`)
+    .join(', ');
+}
+
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks a second). */
 export async function processCpuSeconds(pid: number): Promise<number> {
   const { readFile } = await import('node:fs/promises');

@@ -1,6 +1,6 @@
 /*
  * Watches as HTTP/2 streams against the kube simulator: a connection the server is draining
- * (GOAWAY) and a watch the server never answers.
+ * (GOAWAY), a watch the server never answers, and pings only on a silent connection.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ServerHttp2Session } from 'node:http2';
@@ -96,6 +96,48 @@ describe('Http2Watches', () => {
         'held request closed',
         () => sim.heldRequestCount('h2') === 0,
       );
+    } finally {
+      watches.close();
+    }
+  });
+
+  it('pings a connection only once nothing was read from it for the idle time', async () => {
+    const { kubeConfig, agent } = client();
+    const watches = new Http2Watches(5_000, { idleMs: 400, timeoutMs: 2_000 });
+    const sessions = (sim as unknown as { sessions: Set<ServerHttp2Session> })
+      .sessions;
+    let pings = 0;
+    const counted = new WeakSet<ServerHttp2Session>();
+    const countPings = () => {
+      for (const session of sessions) {
+        if (counted.has(session)) continue;
+        counted.add(session);
+        session.on('ping', () => {
+          pings += 1;
+        });
+      }
+    };
+    try {
+      const watch = await watches.watch(
+        kubeConfig,
+        agent,
+        '/api/v1/services',
+        { timeoutSeconds: 60 },
+        () => undefined,
+        () => undefined,
+      );
+      countPings();
+      // Answers keep arriving every 100 ms: the connection is alive without a ping.
+      const busyUntil = Date.now() + 1_500;
+      while (Date.now() < busyUntil) {
+        await watches.get(kubeConfig, agent, '/api/v1/namespaces', 2_000);
+        await new Promise(r => setTimeout(r, 100));
+      }
+      expect(pings).toBe(0);
+      // Silent (the watch has nothing to say): pinged within the idle time and a check.
+      await until('a ping on the silent connection', () => pings > 0, 3_000);
+      expect(watches.usable(agent)).toBe(true); // the ping was answered
+      watch.abort();
     } finally {
       watches.close();
     }

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import type { SecureContext } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 
-/** How often an HTTP/2 connection with watches on it is pinged (client-go: ReadIdleTimeout 30 s). */
+/** How long an HTTP/2 connection may be silent before it is pinged (client-go: ReadIdleTimeout 30 s). */
 export const PING_INTERVAL_MS = 30_000;
 /** A ping unanswered this long means the connection is dead (client-go: PingTimeout 15 s). */
 export const PING_TIMEOUT_MS = 15_000;
@@ -67,7 +67,13 @@ export class Http2Watches {
   private sessionAgent: Agent | undefined;
   private closed = false;
 
-  constructor(private readonly connectTimeoutMs: number) {}
+  constructor(
+    private readonly connectTimeoutMs: number,
+    private readonly ping = {
+      idleMs: PING_INTERVAL_MS,
+      timeoutMs: PING_TIMEOUT_MS,
+    },
+  ) {}
 
   /** Opens a watch; resolves once the server answered 200 (or calls `onDone` with its error). */
   async watch(
@@ -336,19 +342,36 @@ export class Http2Watches {
       throw new Http2Unsupported(`${origin} did not agree to HTTP/2`);
     }
     session.unref();
+    // As client-go's ReadIdleTimeout: a connection is pinged only once nothing has been read
+    // from it for PING_INTERVAL_MS (`ping.idleMs`). Watches bring a bookmark a minute each, so a connection with
+    // watches on it is seldom pinged; a silent one (watches stalled, or none) is.
+    let lastBytes = session.socket.bytesRead;
+    let lastReadAt = Date.now();
+    let pinging = false;
     const pinger = setInterval(() => {
-      let answered = false;
+      const bytes = session.socket?.bytesRead ?? lastBytes;
+      const now = Date.now();
+      if (bytes !== lastBytes) {
+        lastBytes = bytes;
+        lastReadAt = now;
+      }
+      if (pinging || now - lastReadAt < this.ping.idleMs) return;
+      pinging = true;
       const deadline = setTimeout(() => {
-        if (!answered) session.destroy(new Error('HTTP/2 ping unanswered'));
-      }, PING_TIMEOUT_MS);
+        if (pinging) session.destroy(new Error('HTTP/2 ping unanswered'));
+      }, this.ping.timeoutMs);
       deadline.unref();
       const sent = session.ping(error => {
-        answered = true;
+        pinging = false;
+        lastReadAt = Date.now();
         clearTimeout(deadline);
         if (error) session.destroy(error);
       });
-      if (!sent) clearTimeout(deadline);
-    }, PING_INTERVAL_MS);
+      if (!sent) {
+        pinging = false;
+        clearTimeout(deadline);
+      }
+    }, this.ping.idleMs / 2);
     pinger.unref();
     session.once('close', () => clearInterval(pinger));
     return session;

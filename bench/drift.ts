@@ -56,6 +56,10 @@ export interface DriftModeResult {
   /** CPU over the quiet window, % of one core. */
   steadyCpuPct: number;
   steadyWindowS: number;
+  /** Seconds with no change before that window. */
+  settleS: number;
+  /** The window's CPU seconds by thread ('main', 'other threads', …). */
+  steadyThreads: Record<string, number>;
   /** Backend CPU seconds from 100 drifts until all were OUT_OF_SYNC. */
   hundredCpuS: number;
   hundredMs: number;
@@ -126,6 +130,11 @@ export async function benchDrift(options: {
   deploymentsPerCluster: number;
   latencySamples: number;
   steadySeconds: number;
+  /**
+   * Seconds with no change before the steady window: the changes just measured leave work
+   * behind them for a while (V8's memory reducer runs full collections once allocation slows).
+   */
+  settleSeconds?: number;
   modes: Array<'watch' | 'poll'>;
   /** Another installed checkout whose backend also runs each mode, on the same fleet. */
   baseline?: string;
@@ -386,7 +395,9 @@ export async function benchDrift(options: {
           } changes): p50 ${ms(p50)}, p95 ${ms(p95)}, max ${ms(max)}`,
         );
 
-        // Steady state: no change.
+        // Steady state: no change, once the changes above have settled.
+        const settle = options.settleSeconds ?? 60;
+        await new Promise(r => setTimeout(r, settle * 1000));
         const threads0 = await threadCpuSeconds(backend.pid);
         const cpu0 = await processCpuSeconds(backend.pid);
         const t0 = Date.now();
@@ -400,7 +411,7 @@ export async function benchDrift(options: {
         log(
           `    steady state, no change, ${steadyWindowS.toFixed(
             0,
-          )} s: backend CPU ${steadyCpuPct.toFixed(
+          )} s (after ${settle} s with none): backend CPU ${steadyCpuPct.toFixed(
             1,
           )} % of one core (load average ${loadAverage()})`,
         );
@@ -470,6 +481,13 @@ export async function benchDrift(options: {
           max,
           steadyCpuPct,
           steadyWindowS,
+          settleS: settle,
+          steadyThreads: Object.fromEntries(
+            [...threads1].map(([name, seconds]) => [
+              name,
+              Math.round((seconds - (threads0.get(name) ?? 0)) * 100) / 100,
+            ]),
+          ),
           hundredCpuS,
           hundredMs,
           openWatches,

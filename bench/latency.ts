@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import {
   createTempDatabase,
@@ -17,6 +18,8 @@ import {
   processCpuSeconds,
   processMemory,
   startBackendProcess,
+  threadCpuDelta,
+  threadCpuSeconds,
   startSimProcess,
 } from '@cnp/fleet-harness';
 import { seedFleetDeployments } from './lib/seedDeployments';
@@ -135,6 +138,8 @@ export async function benchLatency(options: {
   reconcile?: Record<string, unknown>;
   /** The simulator listens here and the backends (one after the other) on the next port. */
   basePort?: number;
+  /** Also profile the backend (V8 CPU profile) over one more measured run, written here. */
+  profileDir?: string;
   log: (line: string) => void;
 }): Promise<LatencyResult> {
   const { log } = options;
@@ -563,6 +568,24 @@ export async function benchLatency(options: {
           `run ${i + 1}/${options.runs}, ${options.clients} clients`,
           options.requestsPerRun,
         ),
+      );
+    }
+    if (options.profileDir) {
+      // One more run, not counted: profiled (the profiler costs CPU of its own), with the CPU of
+      // each of the backend's threads.
+      const file = path.join(
+        options.profileDir,
+        `card-${options.clusters}-${Date.now()}.cpuprofile`,
+      );
+      const threads0 = await threadCpuSeconds(backend.pid);
+      const profiling = await backend.profileStart();
+      await runLoad('profiled run (not counted)', options.requestsPerRun);
+      const written = profiling && (await backend.profileStop(file));
+      log(
+        `      by thread: ${threadCpuDelta(
+          threads0,
+          await threadCpuSeconds(backend.pid),
+        )}${written ? `; profile in ${file}` : '; no profile written'}`,
       );
     }
     await sample('entity-card load');

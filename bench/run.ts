@@ -33,6 +33,7 @@
  *                                     deployments, 10 per cluster; watches vs polling (today)
  *   --drift-samples 20                drifts timed one by one per size and mode
  *   --drift-steady 120                seconds of the no-change CPU window
+ *   --drift-settle 60                 seconds with no change before that window
  *   --drift-port 47200                first of the ports it uses (simulator, then backends)
  *   --drift-modes watch,poll          reconcile modes measured (watches, polling)
  *   --drift-baseline <dir>            also run each mode with the backend of another installed
@@ -40,6 +41,8 @@
  *                                     on the same fleet, before this code's
  *   --drift-profile <dir>             also take a V8 CPU profile of the backend over a second
  *                                     quiet window of each run, written to <dir>
+ *   --latency-profile <dir>           also take a V8 CPU profile of the backend over one more
+ *                                     measured run (not counted), written to <dir>
  *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
  *                                     ~25 min at 1,000 clusters): phases, heap, outside the heap,
  *                                     MiB per 1,000 idle clusters
@@ -156,6 +159,7 @@ function parseArgs(argv: string[]) {
       ? int('latency-reconcile-wait', 0)
       : undefined,
     latencyPort: args.has('latency-port') ? int('latency-port', 0) : undefined,
+    latencyProfile: args.get('latency-profile'),
     cold: int('cold', 64),
     releaseDatabases: list('release-databases', 'sqlite,postgres') as Array<
       'sqlite' | 'postgres'
@@ -168,6 +172,7 @@ function parseArgs(argv: string[]) {
     driftSizes: list('drift-sizes', quick ? '300' : '1000,10000').map(Number),
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
+    driftSettle: int('drift-settle', quick ? 5 : 60),
     driftPort: int('drift-port', 47200),
     driftModes: list('drift-modes', 'watch,poll').map(mode => {
       if (mode !== 'watch' && mode !== 'poll')
@@ -195,10 +200,10 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
   [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
-  [--latency-reconcile-wait 900] [--cold 64]
+  [--latency-reconcile-wait 900] [--latency-profile <dir>] [--cold 64]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
-  [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-port 47200]
+  [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-port 47200]
   [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
   [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
@@ -328,6 +333,7 @@ async function main(): Promise<number> {
             options.latencyReconcileWait === undefined
               ? undefined
               : options.latencyReconcileWait * 1000,
+          profileDir: options.latencyProfile,
           log,
         }),
       );
@@ -538,6 +544,7 @@ async function main(): Promise<number> {
           deploymentsPerCluster: 10,
           latencySamples: options.driftSamples,
           steadySeconds: options.driftSteady,
+          settleSeconds: options.driftSettle,
           modes: options.driftModes,
           baseline: options.driftBaseline,
           profileDir: options.driftProfile,

@@ -81,9 +81,10 @@ export async function machineCpu(): Promise<{ busy: number; total: number }> {
 
 /**
  * CPU seconds (user + system) of each of a process's threads, summed by thread name, from
- * /proc/<pid>/task/<tid>/stat: in Node, `node` is the main thread (JavaScript, TLS, HTTP/2),
- * `V8 DefaultWorke…` the garbage collector's and compiler's helpers, `libuv-worker` the thread
- * pool (file system, DNS, zlib). A thread that ended between two readings is not counted.
+ * /proc/<pid>/task/<tid>/stat: `main` is Node's main thread (JavaScript, TLS, HTTP/2, the
+ * garbage collector's own share); the others are the garbage collector's and compiler's helpers
+ * and libuv's thread pool (file system, DNS, zlib), named by the kernel when they have a name of
+ * their own. A thread that ended between two readings is not counted.
  */
 export async function threadCpuSeconds(
   pid: number,
@@ -99,7 +100,11 @@ export async function threadCpuSeconds(
   for (const tid of tids) {
     try {
       const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // Node leaves its helper threads named as the process: the main thread is the one whose
+      // id is the process's.
+      const name =
+        tid === String(pid) ? 'main' : comm === 'node' ? 'other threads' : comm;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
       byName.set(name, (byName.get(name) ?? 0) + seconds);

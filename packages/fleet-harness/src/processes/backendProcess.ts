@@ -72,8 +72,10 @@ export async function startBackendProcess(
   const child = forkTs(script, [], env, {
     logFile: options.logFile,
     // FLEET_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the backend, written when it stops.
+    // FLEET_BENCH_NODE_ARGS: more of Node's flags, space-separated (e.g. --trace-gc).
     execArgv: [
       '--expose-gc',
+      ...(process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...(process.env.FLEET_BENCH_CPU_PROF
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLEET_BENCH_CPU_PROF}`]
         : []),

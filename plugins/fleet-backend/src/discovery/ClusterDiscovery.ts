@@ -5,6 +5,7 @@ import {
   DiscoveryResult,
   DiscoverySources,
   type KubeconfigItem,
+  type KubeconfigReadCache,
 } from './discoverKubeconfigClusters';
 
 /** Kubeconfigs besides the files (hub Secrets, in-cluster config), listed once per discovery. */
@@ -23,6 +24,8 @@ export type DiscoveryClusterStore = Pick<
 export class ClusterDiscovery {
   /** The names the last discovery found, and when it started (see `discoveredNames`). */
   private last?: { at: number; names: Promise<Set<string>>; settled: boolean };
+  /** What the last discoveries read of each file: unchanged files are not parsed again. */
+  private readonly reads: KubeconfigReadCache = new Map();
 
   private constructor(
     private readonly clusters: DiscoveryClusterStore,
@@ -55,6 +58,7 @@ export class ClusterDiscovery {
       this.sources,
       stored,
       extra.items,
+      this.reads,
     );
     return {
       ...result,

@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { discoverKubeconfigClusters } from './discoverKubeconfigClusters';
+import {
+  discoverKubeconfigClusters,
+  type KubeconfigReadCache,
+} from './discoverKubeconfigClusters';
 
 function kubeconfig(contexts: Array<{ name: string; server: string }>) {
   return stringify({
@@ -126,6 +129,80 @@ describe('discoverKubeconfigClusters', () => {
     expect(result.warnings[0]).toContain(path.join(dir, 'leaky.yaml'));
     expect(result.warnings[0]).not.toContain('s3cr3t');
     expect(result.warnings[0]).not.toContain('\n');
+  });
+
+  it('does not read a file again while it is unchanged, and reads it again once rewritten or replaced', async () => {
+    const a = path.join(dir, 'a.yaml');
+    fs.writeFileSync(
+      a,
+      kubeconfig([{ name: 'prod', server: 'https://10.0.0.1:6443' }]),
+    );
+    const cache: KubeconfigReadCache = new Map();
+    const endpoints = async () =>
+      (
+        await discoverKubeconfigClusters({ kubeconfigDir: dir }, [], [], cache)
+      ).clusters.map(c => c.endpoint);
+    expect(await endpoints()).toEqual(['https://10.0.0.1:6443']);
+    // What the cache holds is what an unchanged file gives: marked, it shows it was not read.
+    const entry = cache.get(a)!;
+    if (entry.read.kind !== 'ok') throw new Error('expected a read');
+    entry.read.contexts[0].server = 'https://cached.example:6443';
+    expect(await endpoints()).toEqual(['https://cached.example:6443']);
+
+    // Rewritten in place (same size, same inode): its change time moves, it is read again.
+    fs.writeFileSync(
+      a,
+      kubeconfig([{ name: 'prod', server: 'https://10.0.0.9:6443' }]),
+    );
+    expect(await endpoints()).toEqual(['https://10.0.0.9:6443']);
+    // Replaced by a rename, as tools that write kubeconfigs atomically do.
+    const tmp = path.join(os.tmpdir(), `fleet-discovery-${process.pid}.yaml`);
+    fs.writeFileSync(
+      tmp,
+      kubeconfig([{ name: 'prod', server: 'https://10.0.0.8:6443' }]),
+    );
+    fs.renameSync(tmp, a);
+    expect(await endpoints()).toEqual(['https://10.0.0.8:6443']);
+    // A file gone is forgotten.
+    fs.rmSync(a);
+    expect(await endpoints()).toEqual([]);
+    expect(cache.size).toBe(0);
+  });
+
+  it('reads a kubeconfig that names a CA file each time: the CA may change alone', async () => {
+    const ca = path.join(dir, 'ca.crt');
+    fs.writeFileSync(ca, 'first CA');
+    const a = path.join(dir, 'a.yaml');
+    fs.writeFileSync(
+      a,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'c',
+            cluster: {
+              server: 'https://10.0.0.1:6443',
+              'certificate-authority': ca,
+            },
+          },
+        ],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'prod', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'prod',
+      }),
+    );
+    const cache: KubeconfigReadCache = new Map();
+    const ca1 = (
+      await discoverKubeconfigClusters({ kubeconfigPath: a }, [], [], cache)
+    ).clusters[0].identityCa;
+    fs.writeFileSync(ca, 'a rotated CA');
+    const ca2 = (
+      await discoverKubeconfigClusters({ kubeconfigPath: a }, [], [], cache)
+    ).clusters[0].identityCa;
+    expect(ca1).toMatch(/^sha256:/);
+    expect(ca2).toMatch(/^sha256:/);
+    expect(ca2).not.toBe(ca1);
   });
 
   it('gives a stable suffix to a name that collides across files, with a warning', async () => {

@@ -84,10 +84,14 @@ export interface KubeconfigItem {
 }
 
 /** Reads one kubeconfig's contexts, or says why it is skipped. */
-async function readKubeconfig(
-  item: KubeconfigItem,
-): Promise<
-  { kind: 'ok'; contexts: ContextSummary[] } | { kind: 'skip'; warning: string }
+async function readKubeconfig(item: KubeconfigItem): Promise<
+  | {
+      kind: 'ok';
+      contexts: ContextSummary[];
+      /** It names a CA file, whose fingerprint may change while the kubeconfig does not. */
+      namesCaFile: boolean;
+    }
+  | { kind: 'skip'; warning: string }
 > {
   let read;
   try {
@@ -108,6 +112,7 @@ async function readKubeconfig(
   const kubeConfig = read.kubeConfig;
   return {
     kind: 'ok',
+    namesCaFile: kubeConfig.getClusters().some(cluster => !!cluster.caFile),
     contexts: await Promise.all(
       kubeConfig.getContexts().map(async context => {
         const cluster = kubeConfig.getCluster(context.cluster);
@@ -120,6 +125,51 @@ async function readKubeconfig(
       }),
     ),
   };
+}
+
+type KubeconfigRead = Awaited<ReturnType<typeof readKubeconfig>>;
+
+/**
+ * What discovery read of each kubeconfig file, by path, with the file's identity then (device,
+ * inode, size, modification and change times): a file whose identity is unchanged is not read
+ * and parsed again. Rewritten in place, replaced by a rename (a new inode), or swapped behind a
+ * symlink (a mounted Secret's `..data`), a file has another identity and is read again. A
+ * kubeconfig that names a CA file is read each time (its CA's fingerprint is part of what
+ * discovery reads).
+ */
+export type KubeconfigReadCache = Map<
+  string,
+  { identity: string; read: KubeconfigRead }
+>;
+
+async function fileIdentity(file: string): Promise<string | undefined> {
+  try {
+    const stat = await fs.stat(file, { bigint: true });
+    if (!stat.isFile()) return undefined; // special files are read (and refused) each time
+    return [stat.dev, stat.ino, stat.size, stat.mtimeNs, stat.ctimeNs].join(
+      ':',
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/** `readKubeconfig`, or what it gave for the same file identity (see `KubeconfigReadCache`). */
+async function readKubeconfigCached(
+  item: KubeconfigItem,
+  file: boolean,
+  cache: KubeconfigReadCache | undefined,
+): Promise<KubeconfigRead> {
+  if (!cache || !file) return readKubeconfig(item);
+  // Identity first, then the read: a file changed in between is read again next time.
+  const identity = await fileIdentity(item.ref);
+  const cached = cache.get(item.ref);
+  if (identity && cached?.identity === identity) return cached.read;
+  const read = await readKubeconfig(item);
+  if (identity && !(read.kind === 'ok' && read.namesCaFile))
+    cache.set(item.ref, { identity, read });
+  else cache.delete(item.ref);
+  return read;
 }
 
 /** A stored cluster, as discovery sees it (`source` and `identityServer` default from it). */
@@ -153,6 +203,8 @@ export async function discoverKubeconfigClusters(
   sources: DiscoverySources,
   known: ReadonlyArray<KnownCluster> = [],
   extra: ReadonlyArray<KubeconfigItem> = [],
+  /** Kept by the caller from one discovery to the next: unchanged files are not read again. */
+  cache?: KubeconfigReadCache,
 ): Promise<DiscoveryResult> {
   const warnings: string[] = [];
   const clusters: DiscoveredCluster[] = [];
@@ -195,8 +247,9 @@ export async function discoverKubeconfigClusters(
 
   // Files are read and parsed a few at a time (a fleet directory holds hundreds of them), then
   // taken in file order, so names and collision suffixes do not depend on read timing.
+  const listed = await listKubeconfigFiles(sources, warnings);
   const items: KubeconfigItem[] = [
-    ...(await listKubeconfigFiles(sources, warnings)).map(file => ({
+    ...listed.map(file => ({
       ref: file,
       label: `kubeconfig file ${file}`,
       read: () => readKubeconfigFile(file),
@@ -206,9 +259,16 @@ export async function discoverKubeconfigClusters(
   const files = items.map(item => item.ref);
   const labels = items.map(item => item.label);
   const limit = pLimit(READ_CONCURRENCY);
+  // Files only: a hub Secret or in-cluster config is read each time.
   const loaded = await Promise.all(
-    items.map(item => limit(() => readKubeconfig(item))),
+    items.map((item, i) =>
+      limit(() => readKubeconfigCached(item, i < listed.length, cache)),
+    ),
   );
+  if (cache) {
+    const present = new Set(listed);
+    for (const file of cache.keys()) if (!present.has(file)) cache.delete(file);
+  }
   // The names of stored clusters still present (same file, context and API server) are theirs
   // before any other takes them; so are those of a file that is listed but unreadable now.
   for (const [i, file] of files.entries()) {

@@ -174,6 +174,78 @@ describe.each(databases.eachSupportedId())(
       }
     });
 
+    it('takes over every shard of a dead replica once its shard leases run out, though its presence, renewed later, still runs', async () => {
+      const knex = await databases.init(databaseId);
+      const b = await replica(knex);
+      await b.discovery.run();
+      expect(await b.worker.claimShards()).toEqual([0, 1, 2, 3]);
+      await b.worker.stop();
+      const bHolder = (
+        await b.stores.state.listLeases('health-cycle:shard-')
+      )[0].holder;
+      // b's last shard renewal came before its last presence renewal: its shard leases run out
+      // in 2 s, its presence in 10 s.
+      await knex('fleet_locks')
+        .where({ holder: bHolder })
+        .where('name', 'like', 'health-cycle:shard-%')
+        .update({ expires_at: new Date(Date.now() + 2_000) });
+      await knex('fleet_locks')
+        .where({ holder: bHolder })
+        .whereNot('name', 'like', 'health-cycle:shard-%')
+        .update({ expires_at: new Date(Date.now() + 10_000) });
+      const a = await replica(knex);
+      const probed: string[] = [];
+      const worker = HealthWorker.create({
+        stores: a.stores,
+        clients: {
+          probe: async (cluster, timeoutMs) => {
+            probed.push(cluster.name);
+            return a.clients.probe(cluster, timeoutMs);
+          },
+        },
+        logger: mockServices.logger.mock(),
+        health: a.health,
+        scheduler: mockServices.scheduler.mock(),
+      });
+      await worker.start();
+      try {
+        // Two replicas live: a takes its fair half, of which none is free yet.
+        expect(await worker.claimShards()).toEqual([]);
+        // Once b's shard leases have run out, b no longer counts as live: a takes all four,
+        // well before b's presence runs out.
+        const deadline = Date.now() + 6_000;
+        let held: number[] = [];
+        while (Date.now() < deadline && held.length < SHARDS) {
+          await new Promise(resolve => setTimeout(resolve, 100));
+          held = (await a.stores.state.listLeases('health-cycle:shard-'))
+            .filter(
+              l => Date.parse(l.expiresAt) > Date.now() && l.holder !== bHolder,
+            )
+            .map(l => Number(l.name.slice('health-cycle:shard-'.length)));
+        }
+        expect(held.sort()).toEqual([0, 1, 2, 3]);
+        // ... keeps them (b, whose presence still runs, is not counted live again once its
+        // shards are taken), and probes their clusters at once, not at its next interval.
+        const probedAll = Date.now() + 6_000;
+        while (
+          Date.now() < probedAll &&
+          new Set(probed).size < CLUSTERS.length
+        ) {
+          await new Promise(resolve => setTimeout(resolve, 100));
+        }
+        expect([...new Set(probed)].sort()).toEqual([...CLUSTERS].sort());
+        expect(await worker.claimShards()).toEqual([0, 1, 2, 3]);
+        const presence = await a.stores.state.listLeases('health-presence:');
+        expect(
+          presence.some(
+            l => l.holder === bHolder && Date.parse(l.expiresAt) > Date.now(),
+          ),
+        ).toBe(true);
+      } finally {
+        await worker.stop({ release: true });
+      }
+    });
+
     it('a mass outage spread over shards raises the guard fleet-wide and holds every cascade, though no shard alone crosses it', async () => {
       const { a, b } = await twoReplicas({
         failureThreshold: 1,

@@ -160,6 +160,10 @@ export class HealthWorker {
   private stopped = false;
   /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
   private cycling = false;
+  /** Replicas seen to let a shard lease run out, with their presence's expiry then. */
+  private readonly stalled = new Map<string, number>();
+  /** With shards: the cycle started for shards taken over while none ran (`probeTakenOver`). */
+  private takeoverRun: Promise<unknown> | undefined;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
 
@@ -339,11 +343,43 @@ export class HealthWorker {
         .catch(() => undefined);
     }, leaseMs / 3);
     try {
-      return await this.cycle({ kind: 'shards', shards, runs });
+      const summary = await this.cycle({ kind: 'shards', shards, runs });
+      // Shards taken over from a dead replica while this cycle ran are probed now, not at the
+      // next interval: their clusters would otherwise miss a second cycle.
+      const taken = new Map(
+        [...this.held].filter(([shard]) => !runs.has(shard)),
+      );
+      if (taken.size > 0) {
+        this.options.logger.info(
+          `Probing health shard(s) ${[...taken.keys()].join(
+            ', ',
+          )}, taken over during the cycle`,
+        );
+        await this.cycle({ kind: 'shards', shards, runs: taken });
+      }
+      return summary;
     } finally {
       clearInterval(renew);
       this.cycling = false;
     }
+  }
+
+  /**
+   * Once started, shards taken over from a replica that died are probed at once: by the cycle
+   * under way (see `shardedCycle`), or by a cycle started now when none is.
+   */
+  private probeTakenOver(): void {
+    if (!this.keepAlive || this.stopped || this.shardedRun) return;
+    this.takeoverRun = this.runCycle()
+      .catch(error =>
+        this.options.logger.warn(
+          'Health cycle over the shards taken over failed',
+          asError(error),
+        ),
+      )
+      .finally(() => {
+        this.takeoverRun = undefined;
+      });
   }
 
   /**
@@ -375,10 +411,34 @@ export class HealthWorker {
       PRESENCE_LEASE_PREFIX,
       new Date(now - leaseMs),
     );
-    const live = (await state.listLeases(PRESENCE_LEASE_PREFIX)).filter(
-      lease =>
-        lease.holder === this.replica || Date.parse(lease.expiresAt) > now,
-    ).length;
+    const shardLeases = await state.listLeases(SHARD_LEASE_PREFIX);
+    const presences = await state.listLeases(PRESENCE_LEASE_PREFIX);
+    // A replica that let a shard lease run out stopped renewing (it died or stalls). Its
+    // presence, renewed at other times, may outlive that lease by up to a third of one: counted
+    // live, it would keep the survivors' fair share, and so its shards, from them. It counts
+    // again once its presence is renewed.
+    for (const lease of shardLeases) {
+      if (lease.holder === this.replica || Date.parse(lease.expiresAt) > now)
+        continue;
+      const presence = presences.find(p => p.holder === lease.holder);
+      this.stalled.set(
+        lease.holder,
+        presence ? Date.parse(presence.expiresAt) : now,
+      );
+    }
+    const live = presences.filter(lease => {
+      if (lease.holder === this.replica) return true;
+      const expires = Date.parse(lease.expiresAt);
+      const stalledUntil = this.stalled.get(lease.holder);
+      return (
+        expires > now && (stalledUntil === undefined || expires > stalledUntil)
+      );
+    }).length;
+    for (const [holder, until] of this.stalled) {
+      const presence = presences.find(p => p.holder === holder);
+      if (!presence || Date.parse(presence.expiresAt) !== until)
+        this.stalled.delete(holder); // gone, or renewed: alive again
+    }
     const fairShare = Math.ceil(shards / Math.max(1, live));
     if (!this.cycling) {
       // Never in the middle of a cycle: its writes would be refused.
@@ -391,9 +451,8 @@ export class HealthWorker {
         await state.releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica);
       }
     }
-    const leases = new Map(
-      (await state.listLeases(SHARD_LEASE_PREFIX)).map(l => [l.name, l]),
-    );
+    const leases = new Map(shardLeases.map(l => [l.name, l]));
+    let tookOver = false;
     for (let shard = 0; shard < shards && this.held.size < fairShare; shard++) {
       if (this.held.has(shard)) continue;
       const name = `${SHARD_LEASE_PREFIX}${shard}`;
@@ -409,12 +468,14 @@ export class HealthWorker {
       if (!taken) continue;
       this.held.set(shard, { lease: taken, lost: false });
       if (current && current.holder !== this.replica) {
+        tookOver = true;
         this.options.logger.info(
           `Took over health shard ${shard} of ${shards} from ${current.holder}, whose lease had expired`,
           { shard, previousHolder: current.holder },
         );
       }
     }
+    if (tookOver) this.probeTakenOver();
     this.claimAtExpiry(
       [...leases.values()]
         .filter(lease => lease.holder !== this.replica)
@@ -473,6 +534,7 @@ export class HealthWorker {
     clearInterval(this.keepAlive);
     clearTimeout(this.expiryClaim);
     await this.claiming;
+    await this.takeoverRun;
     if (!opts.release) return;
     const { state } = this.options.stores;
     for (const shard of this.held.keys()) {

@@ -29,6 +29,7 @@ import {
   ms,
   percentile,
   processCpuSeconds,
+  threadCpuByGroup,
   threadCpuDelta,
   threadCpuSeconds,
   startBackendProcess,
@@ -483,9 +484,9 @@ export async function benchDrift(options: {
           steadyWindowS,
           settleS: settle,
           steadyThreads: Object.fromEntries(
-            [...threads1].map(([name, seconds]) => [
+            [...threadCpuByGroup(threads0, threads1)].map(([name, s]) => [
               name,
-              Math.round((seconds - (threads0.get(name) ?? 0)) * 100) / 100,
+              Math.round(s * 100) / 100,
             ]),
           ),
           hundredCpuS,

@@ -570,6 +570,7 @@ export async function benchLatency(options: {
         ),
       );
     }
+    await sample('entity-card load');
     if (options.profileDir) {
       // One more run, not counted: profiled (the profiler costs CPU of its own), with the CPU of
       // each of the backend's threads.
@@ -577,18 +578,17 @@ export async function benchLatency(options: {
         options.profileDir,
         `card-${options.clusters}-${Date.now()}.cpuprofile`,
       );
-      const threads0 = await threadCpuSeconds(backend.pid);
       const profiling = await backend.profileStart();
+      const threads0 = await threadCpuSeconds(backend.pid);
       await runLoad('profiled run (not counted)', options.requestsPerRun);
+      const threads1 = await threadCpuSeconds(backend.pid);
       const written = profiling && (await backend.profileStop(file));
       log(
-        `      by thread: ${threadCpuDelta(
-          threads0,
-          await threadCpuSeconds(backend.pid),
-        )}${written ? `; profile in ${file}` : '; no profile written'}`,
+        `      by thread: ${threadCpuDelta(threads0, threads1)}${
+          written ? `; profile in ${file}` : '; no profile written'
+        }`,
       );
     }
-    await sample('entity-card load');
     // Sensitivity to the load generator, which shares the machine's 2 cores with the backend and
     // PostgreSQL: the same load with Node's fetch (undici) instead of node:http.
     const fetchClientRun = await runLoad(

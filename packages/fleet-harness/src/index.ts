@@ -45,6 +45,7 @@ export {
   percentile,
   processCpuSeconds,
   processMemory,
+  threadCpuByGroup,
   threadCpuDelta,
   threadCpuSeconds,
   sleep,

@@ -80,49 +80,61 @@ export async function machineCpu(): Promise<{ busy: number; total: number }> {
 }
 
 /**
- * CPU seconds (user + system) of each of a process's threads, summed by thread name, from
- * /proc/<pid>/task/<tid>/stat: `main` is Node's main thread (JavaScript, TLS, HTTP/2, the
- * garbage collector's own share); the others are the garbage collector's and compiler's helpers
- * and libuv's thread pool (file system, DNS, zlib), named by the kernel when they have a name of
- * their own. A thread that ended between two readings is not counted.
+ * CPU seconds (user + system) of each of a process's threads, by thread id, with its name, from
+ * /proc/<pid>/task/<tid>/stat. `threadCpuDelta` groups them: `main` is Node's main thread
+ * (JavaScript, TLS, HTTP/2, the garbage collector's own share), the others are the garbage
+ * collector's and compiler's helpers and libuv's thread pool (file system, DNS, zlib), by the
+ * name the kernel has for them.
  */
 export async function threadCpuSeconds(
   pid: number,
-): Promise<Map<string, number>> {
+): Promise<Map<string, { name: string; seconds: number }>> {
   const { readFile, readdir } = await import('node:fs/promises');
-  const byName = new Map<string, number>();
+  const threads = new Map<string, { name: string; seconds: number }>();
   let tids: string[] = [];
   try {
     tids = await readdir(`/proc/${pid}/task`);
   } catch {
-    return byName;
+    return threads;
   }
   for (const tid of tids) {
     try {
       const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      // Node leaves its helper threads named as the process: the main thread is the one whose
-      // id is the process's.
-      const name =
-        tid === String(pid) ? 'main' : comm === 'node' ? 'other threads' : comm;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-      byName.set(name, (byName.get(name) ?? 0) + seconds);
+      threads.set(tid, {
+        name: tid === String(pid) ? 'main' : `other threads (${comm})`,
+        seconds: (Number(fields[11]) + Number(fields[12])) / 100,
+      });
     } catch {
       // the thread ended meanwhile
     }
   }
-  return byName;
+  return threads;
 }
 
-/** What each thread name used between two `threadCpuSeconds` readings, as "name 1.23 s, …". */
+/**
+ * What each group of threads used between two `threadCpuSeconds` readings: threads present in
+ * both, and those started in between (from 0); one that ended in between is not counted.
+ */
+export function threadCpuByGroup(
+  before: Map<string, { name: string; seconds: number }>,
+  after: Map<string, { name: string; seconds: number }>,
+): Map<string, number> {
+  const groups = new Map<string, number>();
+  for (const [tid, { name, seconds }] of after) {
+    const used = seconds - (before.get(tid)?.seconds ?? 0);
+    groups.set(name, (groups.get(name) ?? 0) + used);
+  }
+  return groups;
+}
+
+/** `threadCpuByGroup` as "main 1.23 s, other threads (node) 0.45 s". */
 export function threadCpuDelta(
-  before: Map<string, number>,
-  after: Map<string, number>,
+  before: Map<string, { name: string; seconds: number }>,
+  after: Map<string, { name: string; seconds: number }>,
 ): string {
-  return [...after]
-    .map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const)
-    .filter(([, s]) => s > 0)
+  return [...threadCpuByGroup(before, after)]
     .sort((a, b) => b[1] - a[1])
     .map(([name, s]) => `${name} ${s.toFixed(2)} s`)
     .join(', ');

@@ -137,6 +137,9 @@ describe('discoverKubeconfigClusters', () => {
       a,
       kubeconfig([{ name: 'prod', server: 'https://10.0.0.1:6443' }]),
     );
+    // A file changed within the last second is read again each time (it may change again
+    // within its timestamps' tick): older, it is kept.
+    await new Promise(resolve => setTimeout(resolve, 1_100));
     const cache: KubeconfigReadCache = new Map();
     const endpoints = async () =>
       (
@@ -192,6 +195,7 @@ describe('discoverKubeconfigClusters', () => {
         'current-context': 'prod',
       }),
     );
+    await new Promise(resolve => setTimeout(resolve, 1_100)); // old enough to be kept
     const cache: KubeconfigReadCache = new Map();
     const ca1 = (
       await discoverKubeconfigClusters({ kubeconfigPath: a }, [], [], cache)

@@ -135,20 +135,35 @@ type KubeconfigRead = Awaited<ReturnType<typeof readKubeconfig>>;
  * and parsed again. Rewritten in place, replaced by a rename (a new inode), or swapped behind a
  * symlink (a mounted Secret's `..data`), a file has another identity and is read again. A
  * kubeconfig that names a CA file is read each time (its CA's fingerprint is part of what
- * discovery reads).
+ * discovery reads), and so is one that could not be read, or changed within the last second.
  */
 export type KubeconfigReadCache = Map<
   string,
   { identity: string; read: KubeconfigRead }
 >;
 
-async function fileIdentity(file: string): Promise<string | undefined> {
+/**
+ * A file changed this recently may change again within the same tick of its timestamps (same
+ * size, same times): what is read of it now is not kept, as git does with "racily clean" files.
+ */
+const RACY_MS = 1_000;
+
+async function fileIdentity(
+  file: string,
+): Promise<{ identity: string; recent: boolean } | undefined> {
   try {
     const stat = await fs.stat(file, { bigint: true });
     if (!stat.isFile()) return undefined; // special files are read (and refused) each time
-    return [stat.dev, stat.ino, stat.size, stat.mtimeNs, stat.ctimeNs].join(
-      ':',
-    );
+    return {
+      identity: [
+        stat.dev,
+        stat.ino,
+        stat.size,
+        stat.mtimeNs,
+        stat.ctimeNs,
+      ].join(':'),
+      recent: Date.now() - Number(stat.ctimeMs) < RACY_MS,
+    };
   } catch {
     return undefined;
   }
@@ -162,12 +177,13 @@ async function readKubeconfigCached(
 ): Promise<KubeconfigRead> {
   if (!cache || !file) return readKubeconfig(item);
   // Identity first, then the read: a file changed in between is read again next time.
-  const identity = await fileIdentity(item.ref);
+  const stat = await fileIdentity(item.ref);
   const cached = cache.get(item.ref);
-  if (identity && cached?.identity === identity) return cached.read;
+  if (stat && cached?.identity === stat.identity) return cached.read;
   const read = await readKubeconfig(item);
-  if (identity && !(read.kind === 'ok' && read.namesCaFile))
-    cache.set(item.ref, { identity, read });
+  // Only what was read whole is kept: a skip may be a passing failure (too many open files).
+  if (stat && !stat.recent && read.kind === 'ok' && !read.namesCaFile)
+    cache.set(item.ref, { identity: stat.identity, read });
   else cache.delete(item.ref);
   return read;
 }

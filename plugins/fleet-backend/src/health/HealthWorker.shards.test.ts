@@ -184,7 +184,7 @@ describe.each(databases.eachSupportedId())(
         await b.stores.state.listLeases('health-cycle:shard-')
       )[0].holder;
       // b's last shard renewal came before its last presence renewal: its shard leases run out
-      // in 2 s, its presence in 10 s.
+      // in 2 s, its presence in 25 s (a lease period is 30 s).
       await knex('fleet_locks')
         .where({ holder: bHolder })
         .where('name', 'like', 'health-cycle:shard-%')
@@ -192,7 +192,7 @@ describe.each(databases.eachSupportedId())(
       await knex('fleet_locks')
         .where({ holder: bHolder })
         .whereNot('name', 'like', 'health-cycle:shard-%')
-        .update({ expires_at: new Date(Date.now() + 10_000) });
+        .update({ expires_at: new Date(Date.now() + 25_000) });
       const a = await replica(knex);
       const probed: string[] = [];
       const worker = HealthWorker.create({

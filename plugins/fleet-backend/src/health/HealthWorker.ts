@@ -160,9 +160,7 @@ export class HealthWorker {
   private stopped = false;
   /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
   private cycling = false;
-  /** Replicas seen to let a shard lease run out, with their presence's expiry then. */
-  private readonly stalled = new Map<string, number>();
-  /** With shards: the cycle started for shards taken over while none ran (`probeTakenOver`). */
+  /** With shards: the cycle over shards taken over while no cycle ran (`probeTakenOver`). */
   private takeoverRun: Promise<unknown> | undefined;
 
   private constructor(private readonly options: HealthWorkerOptions) {}
@@ -332,10 +330,23 @@ export class HealthWorker {
 
   /** With shards: claims shards, then runs a cycle over the clusters of those it holds. */
   private async shardedCycle(): Promise<HealthCycleSummary> {
-    const { shards, leaseMs } = this.options.health.sharding!;
+    // A cycle over shards just taken over finishes first: the two would probe them together.
+    await this.takeoverRun;
     await this.claimShards();
     // The shards held now are this cycle's; one lost meanwhile has its writes refused.
-    const runs = new Map(this.held);
+    return this.cycleWithTakeovers(new Map(this.held));
+  }
+
+  /**
+   * A cycle over the shards of `runs`; then, while this replica is running, over the shards it
+   * took over meanwhile from a replica that died (see `claimOnce`), so that their clusters do not
+   * wait for the next interval and miss a second cycle. A shard lost and taken again meanwhile
+   * counts as taken (the cycle's writes under its old lease were refused).
+   */
+  private async cycleWithTakeovers(
+    runs: Map<number, CycleRun>,
+  ): Promise<HealthCycleSummary> {
+    const { shards, leaseMs } = this.options.health.sharding!;
     this.cycling = true;
     const renew = setInterval(() => {
       this.claiming = this.claiming
@@ -344,18 +355,31 @@ export class HealthWorker {
     }, leaseMs / 3);
     try {
       const summary = await this.cycle({ kind: 'shards', shards, runs });
-      // Shards taken over from a dead replica while this cycle ran are probed now, not at the
-      // next interval: their clusters would otherwise miss a second cycle.
-      const taken = new Map(
-        [...this.held].filter(([shard]) => !runs.has(shard)),
-      );
-      if (taken.size > 0) {
+      const covered = new Map(runs);
+      // A few rounds at most: each is for shards taken during the one before.
+      for (
+        let round = 0;
+        round < 3 && this.keepAlive && !this.stopped;
+        round++
+      ) {
+        const taken = new Map(
+          [...this.held].filter(([shard, run]) => covered.get(shard) !== run),
+        );
+        if (taken.size === 0) break;
+        for (const [shard, run] of taken) covered.set(shard, run);
         this.options.logger.info(
           `Probing health shard(s) ${[...taken.keys()].join(
             ', ',
-          )}, taken over during the cycle`,
+          )}, taken over from a replica that stopped`,
         );
-        await this.cycle({ kind: 'shards', shards, runs: taken });
+        try {
+          await this.cycle({ kind: 'shards', shards, runs: taken });
+        } catch (error) {
+          this.options.logger.warn(
+            'Health cycle over the shards taken over failed',
+            asError(error),
+          );
+        }
       }
       return summary;
     } finally {
@@ -365,12 +389,20 @@ export class HealthWorker {
   }
 
   /**
-   * Once started, shards taken over from a replica that died are probed at once: by the cycle
-   * under way (see `shardedCycle`), or by a cycle started now when none is.
+   * Once started, shards just taken over from a replica that died are probed at once, by a cycle
+   * over them alone (the dead replica's cycle for them, not an extra one for the others); a cycle
+   * under way takes them in after its own (see `cycleWithTakeovers`).
    */
-  private probeTakenOver(): void {
-    if (!this.keepAlive || this.stopped || this.shardedRun) return;
-    this.takeoverRun = this.runCycle()
+  private probeTakenOver(taken: Map<number, CycleRun>): void {
+    if (
+      !this.keepAlive ||
+      this.stopped ||
+      this.cycling ||
+      this.shardedRun ||
+      this.takeoverRun
+    )
+      return;
+    this.takeoverRun = this.cycleWithTakeovers(taken)
       .catch(error =>
         this.options.logger.warn(
           'Health cycle over the shards taken over failed',
@@ -413,32 +445,29 @@ export class HealthWorker {
     );
     const shardLeases = await state.listLeases(SHARD_LEASE_PREFIX);
     const presences = await state.listLeases(PRESENCE_LEASE_PREFIX);
-    // A replica that let a shard lease run out stopped renewing (it died or stalls). Its
-    // presence, renewed at other times, may outlive that lease by up to a third of one: counted
-    // live, it would keep the survivors' fair share, and so its shards, from them. It counts
-    // again once its presence is renewed.
-    for (const lease of shardLeases) {
-      if (lease.holder === this.replica || Date.parse(lease.expiresAt) > now)
-        continue;
-      const presence = presences.find(p => p.holder === lease.holder);
-      this.stalled.set(
-        lease.holder,
-        presence ? Date.parse(presence.expiresAt) : now,
-      );
-    }
-    const live = presences.filter(lease => {
-      if (lease.holder === this.replica) return true;
+    // A replica that let a shard lease run out, and has not renewed its presence since, stopped
+    // renewing (it died or stalls). Its presence, renewed at other times, may outlive that lease
+    // by up to a third of one: counted live, it would keep the survivors' fair share, and so its
+    // shards, from them. A lease let go (`releaseLease`, expiry at the epoch) is not that.
+    const lapsed = (lease: { expiresAt: string }) => {
       const expires = Date.parse(lease.expiresAt);
-      const stalledUntil = this.stalled.get(lease.holder);
-      return (
-        expires > now && (stalledUntil === undefined || expires > stalledUntil)
-      );
-    }).length;
-    for (const [holder, until] of this.stalled) {
-      const presence = presences.find(p => p.holder === holder);
-      if (!presence || Date.parse(presence.expiresAt) !== until)
-        this.stalled.delete(holder); // gone, or renewed: alive again
-    }
+      return expires > 0 && expires <= now;
+    };
+    const stalled = (holder: string) =>
+      shardLeases.some(lease => {
+        if (lease.holder !== holder || !lapsed(lease)) return false;
+        const presence = presences.find(p => p.holder === holder);
+        return (
+          !presence ||
+          Date.parse(presence.expiresAt) - leaseMs <=
+            Date.parse(lease.expiresAt)
+        );
+      });
+    const live = presences.filter(
+      lease =>
+        lease.holder === this.replica ||
+        (Date.parse(lease.expiresAt) > now && !stalled(lease.holder)),
+    ).length;
     const fairShare = Math.ceil(shards / Math.max(1, live));
     if (!this.cycling) {
       // Never in the middle of a cycle: its writes would be refused.
@@ -452,7 +481,7 @@ export class HealthWorker {
       }
     }
     const leases = new Map(shardLeases.map(l => [l.name, l]));
-    let tookOver = false;
+    const tookOver = new Map<number, CycleRun>();
     for (let shard = 0; shard < shards && this.held.size < fairShare; shard++) {
       if (this.held.has(shard)) continue;
       const name = `${SHARD_LEASE_PREFIX}${shard}`;
@@ -466,16 +495,17 @@ export class HealthWorker {
       }
       const taken = await state.takeLease(name, this.replica, leaseMs);
       if (!taken) continue;
-      this.held.set(shard, { lease: taken, lost: false });
-      if (current && current.holder !== this.replica) {
-        tookOver = true;
+      const run = { lease: taken, lost: false };
+      this.held.set(shard, run);
+      if (current && current.holder !== this.replica && lapsed(current)) {
+        tookOver.set(shard, run);
         this.options.logger.info(
           `Took over health shard ${shard} of ${shards} from ${current.holder}, whose lease had expired`,
           { shard, previousHolder: current.holder },
         );
       }
     }
-    if (tookOver) this.probeTakenOver();
+    if (tookOver.size > 0) this.probeTakenOver(tookOver);
     this.claimAtExpiry(
       [...leases.values()]
         .filter(lease => lease.holder !== this.replica)
@@ -534,7 +564,11 @@ export class HealthWorker {
     clearInterval(this.keepAlive);
     clearTimeout(this.expiryClaim);
     await this.claiming;
-    await this.takeoverRun;
+    // A cycle over shards taken over ends after its probes: waited for, a few seconds at most.
+    await Promise.race([
+      this.takeoverRun,
+      new Promise(resolve => setTimeout(resolve, 10_000).unref()),
+    ]);
     if (!opts.release) return;
     const { state } = this.options.stores;
     for (const shard of this.held.keys()) {

@@ -103,7 +103,10 @@ describe('Http2Watches', () => {
 
   it('pings a connection only once nothing was read from it for the idle time', async () => {
     const { kubeConfig, agent } = client();
-    const watches = new Http2Watches(5_000, { idleMs: 400, timeoutMs: 2_000 });
+    const watches = new Http2Watches(5_000, {
+      idleMs: 1_000,
+      timeoutMs: 1_000,
+    });
     const sessions = (sim as unknown as { sessions: Set<ServerHttp2Session> })
       .sessions;
     let pings = 0;
@@ -128,7 +131,7 @@ describe('Http2Watches', () => {
       );
       countPings();
       // Answers keep arriving every 100 ms: the connection is alive without a ping.
-      const busyUntil = Date.now() + 1_500;
+      const busyUntil = Date.now() + 2_500;
       while (Date.now() < busyUntil) {
         await watches.get(kubeConfig, agent, '/api/v1/namespaces', 2_000);
         await new Promise(r => setTimeout(r, 100));
@@ -136,7 +139,9 @@ describe('Http2Watches', () => {
       expect(pings).toBe(0);
       // Silent (the watch has nothing to say): pinged within the idle time and a check.
       await until('a ping on the silent connection', () => pings > 0, 3_000);
-      expect(watches.usable(agent)).toBe(true); // the ping was answered
+      // Past the ping's deadline the connection is still open: the ping was answered.
+      await new Promise(r => setTimeout(r, 1_500));
+      expect(watches.usable(agent)).toBe(true);
       watch.abort();
     } finally {
       watches.close();

@@ -343,12 +343,14 @@ export class Http2Watches {
     }
     session.unref();
     // As client-go's ReadIdleTimeout: a connection is pinged only once nothing has been read
-    // from it for PING_INTERVAL_MS (`ping.idleMs`). Watches bring a bookmark a minute each, so a connection with
-    // watches on it is seldom pinged; a silent one (watches stalled, or none) is.
+    // from it for `ping.idleMs` (checked every quarter of it, so within 1.25 × idleMs). Each of
+    // a cluster's five watches brings a bookmark about once a minute, so a connection with watches
+    // on it is seldom silent that long; a silent one (watches stalled, or none) is pinged.
     let lastBytes = session.socket.bytesRead;
     let lastReadAt = Date.now();
     let pinging = false;
     const pinger = setInterval(() => {
+      if (session.destroyed || session.closed) return;
       const bytes = session.socket?.bytesRead ?? lastBytes;
       const now = Date.now();
       if (bytes !== lastBytes) {
@@ -371,7 +373,7 @@ export class Http2Watches {
         pinging = false;
         clearTimeout(deadline);
       }
-    }, this.ping.idleMs / 2);
+    }, this.ping.idleMs / 4);
     pinger.unref();
     session.once('close', () => clearInterval(pinger));
     return session;

@@ -111,13 +111,14 @@ describe('Http2Watches', () => {
       .sessions;
     let pings = 0;
     const counted = new WeakSet<ServerHttp2Session>();
+    const onPing = () => {
+      pings += 1;
+    };
     const countPings = () => {
       for (const session of sessions) {
         if (counted.has(session)) continue;
         counted.add(session);
-        session.on('ping', () => {
-          pings += 1;
-        });
+        session.on('ping', onPing);
       }
     };
     try {

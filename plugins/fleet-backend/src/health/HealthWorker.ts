@@ -160,6 +160,8 @@ export class HealthWorker {
   private stopped = false;
   /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
   private cycling = false;
+  /** With shards: the runs of shards taken from a replica that let them lapse (it died). */
+  private readonly lapsedTaken = new WeakSet<CycleRun>();
   /** With shards: the cycle over shards taken over while no cycle ran (`probeTakenOver`). */
   private takeoverRun: Promise<unknown> | undefined;
 
@@ -347,6 +349,9 @@ export class HealthWorker {
     runs: Map<number, CycleRun>,
   ): Promise<HealthCycleSummary> {
     const { shards, leaseMs } = this.options.health.sharding!;
+    // The shards held when it starts are covered: this cycle's, and, for a cycle over shards just
+    // taken over, the replica's own (its scheduled cycle probes them).
+    const covered = new Map([...this.held, ...runs]);
     this.cycling = true;
     const renew = setInterval(() => {
       this.claiming = this.claiming
@@ -355,15 +360,19 @@ export class HealthWorker {
     }, leaseMs / 3);
     try {
       const summary = await this.cycle({ kind: 'shards', shards, runs });
-      const covered = new Map(runs);
       // A few rounds at most: each is for shards taken during the one before.
       for (
         let round = 0;
         round < 3 && this.keepAlive && !this.stopped;
         round++
       ) {
+        // Only shards whose holder let them lapse (a shard let go by a live replica was probed
+        // by it).
         const taken = new Map(
-          [...this.held].filter(([shard, run]) => covered.get(shard) !== run),
+          [...this.held].filter(
+            ([shard, run]) =>
+              covered.get(shard) !== run && this.lapsedTaken.has(run),
+          ),
         );
         if (taken.size === 0) break;
         for (const [shard, run] of taken) covered.set(shard, run);
@@ -486,10 +495,12 @@ export class HealthWorker {
       if (this.held.has(shard)) continue;
       const name = `${SHARD_LEASE_PREFIX}${shard}`;
       const current = leases.get(name);
+      // The time now, not the claim's start: a lease may run out while the ones before it
+      // are taken (a dead replica's leases run out a few milliseconds apart).
       if (
         current &&
         current.holder !== this.replica &&
-        Date.parse(current.expiresAt) > now
+        Date.parse(current.expiresAt) > Date.now()
       ) {
         continue;
       }
@@ -499,6 +510,7 @@ export class HealthWorker {
       this.held.set(shard, run);
       if (current && current.holder !== this.replica && lapsed(current)) {
         tookOver.set(shard, run);
+        this.lapsedTaken.add(run);
         this.options.logger.info(
           `Took over health shard ${shard} of ${shards} from ${current.holder}, whose lease had expired`,
           { shard, previousHolder: current.holder },
@@ -508,8 +520,13 @@ export class HealthWorker {
     if (tookOver.size > 0) this.probeTakenOver(tookOver);
     this.claimAtExpiry(
       [...leases.values()]
-        .filter(lease => lease.holder !== this.replica)
+        .filter(
+          lease =>
+            lease.holder !== this.replica &&
+            !this.held.has(Number(lease.name.slice(SHARD_LEASE_PREFIX.length))),
+        )
         .map(lease => Date.parse(lease.expiresAt)),
+      this.held.size < fairShare,
     );
     return [...this.held.keys()].sort((a, b) => a - b);
   }
@@ -521,11 +538,16 @@ export class HealthWorker {
    * soon as the lease runs out, so its shards are taken one lease period after its last renewal
    * at most, not up to a third of one later at the next periodic claim.
    */
-  private claimAtExpiry(expiries: number[]): void {
+  private claimAtExpiry(expiries: number[], belowShare: boolean): void {
     const { leaseMs } = this.options.health.sharding!;
     if (!this.keepAlive || this.stopped || this.expiryClaim) return;
     const now = Date.now();
-    const soon = expiries.filter(t => t > now && t <= now + leaseMs / 3);
+    // Below its share, a lease that ran out during the claim (after its turn) is claimed at once.
+    const soon = expiries.filter(
+      t =>
+        t <= now + leaseMs / 3 &&
+        (t > now || (belowShare && t > now - leaseMs / 3)),
+    );
     if (soon.length === 0) return;
     this.expiryClaim = setTimeout(() => {
       this.expiryClaim = undefined;
@@ -535,7 +557,7 @@ export class HealthWorker {
           asError(error),
         ),
       );
-    }, Math.min(...soon) - now + EXPIRY_MARGIN_MS);
+    }, Math.max(0, Math.min(...soon) - now) + EXPIRY_MARGIN_MS);
     this.expiryClaim.unref?.();
   }
 

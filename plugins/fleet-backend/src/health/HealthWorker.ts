@@ -157,11 +157,14 @@ export class HealthWorker {
   private keepAlive?: NodeJS.Timeout;
   /** With shards: a claim set for when another replica's lease runs out (it stopped renewing). */
   private expiryClaim?: NodeJS.Timeout;
+  private expiryClaimAt = 0;
   private stopped = false;
   /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
   private cycling = false;
   /** With shards: the runs of shards taken from a replica that let them lapse (it died). */
   private readonly lapsedTaken = new WeakSet<CycleRun>();
+  /** With shards: when a takeover cycle probed a shard's run (see `shardedCycle`). */
+  private readonly takeoverProbedAt = new WeakMap<CycleRun, number>();
   /** With shards: the cycle over shards taken over while no cycle ran (`probeTakenOver`). */
   private takeoverRun: Promise<unknown> | undefined;
 
@@ -278,7 +281,7 @@ export class HealthWorker {
     if (this.options.health.sharding) {
       // Shards are held between cycles, not taken per run: a run asked while one is under way
       // in this process shares it.
-      this.shardedRun ??= this.shardedCycle().finally(() => {
+      this.shardedRun ??= this.shardedCycle(!opts.wait).finally(() => {
         this.shardedRun = undefined;
       });
       return this.shardedRun;
@@ -331,19 +334,28 @@ export class HealthWorker {
   }
 
   /** With shards: claims shards, then runs a cycle over the clusters of those it holds. */
-  private async shardedCycle(): Promise<HealthCycleSummary> {
+  private async shardedCycle(scheduled: boolean): Promise<HealthCycleSummary> {
     // A cycle over shards just taken over finishes first: the two would probe them together.
     await this.takeoverRun;
     await this.claimShards();
-    // The shards held now are this cycle's; one lost meanwhile has its writes refused.
-    return this.cycleWithTakeovers(new Map(this.held));
+    // The shards held now are this cycle's (one lost meanwhile has its writes refused); a
+    // scheduled cycle leaves out those a takeover cycle probed less than half an interval ago
+    // (that was their cycle), a manual run probes them all.
+    const now = Date.now();
+    const recent = scheduled ? this.options.health.intervalMs / 2 : 0;
+    return this.cycleWithTakeovers(
+      new Map(
+        [...this.held].filter(
+          ([, run]) => !(now - (this.takeoverProbedAt.get(run) ?? 0) < recent),
+        ),
+      ),
+    );
   }
 
   /**
    * A cycle over the shards of `runs`; then, while this replica is running, over the shards it
    * took over meanwhile from a replica that died (see `claimOnce`), so that their clusters do not
-   * wait for the next interval and miss a second cycle. A shard lost and taken again meanwhile
-   * counts as taken (the cycle's writes under its old lease were refused).
+   * wait for the next interval and miss a second cycle.
    */
   private async cycleWithTakeovers(
     runs: Map<number, CycleRun>,
@@ -360,10 +372,10 @@ export class HealthWorker {
     }, leaseMs / 3);
     try {
       const summary = await this.cycle({ kind: 'shards', shards, runs });
-      // A few rounds at most: each is for shards taken during the one before.
+      // Each round is for shards taken during the one before (bounded for safety).
       for (
         let round = 0;
-        round < 3 && this.keepAlive && !this.stopped;
+        round < 10 && this.keepAlive && !this.stopped;
         round++
       ) {
         // Only shards whose holder let them lapse (a shard let go by a live replica was probed
@@ -383,6 +395,8 @@ export class HealthWorker {
         );
         try {
           await this.cycle({ kind: 'shards', shards, runs: taken });
+          for (const run of taken.values())
+            this.takeoverProbedAt.set(run, Date.now());
         } catch (error) {
           this.options.logger.warn(
             'Health cycle over the shards taken over failed',
@@ -412,6 +426,11 @@ export class HealthWorker {
     )
       return;
     this.takeoverRun = this.cycleWithTakeovers(taken)
+      .then(summary => {
+        for (const run of taken.values())
+          this.takeoverProbedAt.set(run, Date.now());
+        return summary;
+      })
       .catch(error =>
         this.options.logger.warn(
           'Health cycle over the shards taken over failed',
@@ -454,28 +473,11 @@ export class HealthWorker {
     );
     const shardLeases = await state.listLeases(SHARD_LEASE_PREFIX);
     const presences = await state.listLeases(PRESENCE_LEASE_PREFIX);
-    // A replica that let a shard lease run out, and has not renewed its presence since, stopped
-    // renewing (it died or stalls). Its presence, renewed at other times, may outlive that lease
-    // by up to a third of one: counted live, it would keep the survivors' fair share, and so its
-    // shards, from them. A lease let go (`releaseLease`, expiry at the epoch) is not that.
-    const lapsed = (lease: { expiresAt: string }) => {
-      const expires = Date.parse(lease.expiresAt);
-      return expires > 0 && expires <= now;
-    };
-    const stalled = (holder: string) =>
-      shardLeases.some(lease => {
-        if (lease.holder !== holder || !lapsed(lease)) return false;
-        const presence = presences.find(p => p.holder === holder);
-        return (
-          !presence ||
-          Date.parse(presence.expiresAt) - leaseMs <=
-            Date.parse(lease.expiresAt)
-        );
-      });
+    // A replica renews its presence before its shards, so a dead one's presence runs out no
+    // later than its shard leases.
     const live = presences.filter(
       lease =>
-        lease.holder === this.replica ||
-        (Date.parse(lease.expiresAt) > now && !stalled(lease.holder)),
+        lease.holder === this.replica || Date.parse(lease.expiresAt) > now,
     ).length;
     const fairShare = Math.ceil(shards / Math.max(1, live));
     if (!this.cycling) {
@@ -508,7 +510,12 @@ export class HealthWorker {
       if (!taken) continue;
       const run = { lease: taken, lost: false };
       this.held.set(shard, run);
-      if (current && current.holder !== this.replica && lapsed(current)) {
+      // Another holder's row is taken only once run out: one not let go (epoch) had lapsed.
+      if (
+        current &&
+        current.holder !== this.replica &&
+        Date.parse(current.expiresAt) > 0
+      ) {
         tookOver.set(shard, run);
         this.lapsedTaken.add(run);
         this.options.logger.info(
@@ -540,7 +547,7 @@ export class HealthWorker {
    */
   private claimAtExpiry(expiries: number[], belowShare: boolean): void {
     const { leaseMs } = this.options.health.sharding!;
-    if (!this.keepAlive || this.stopped || this.expiryClaim) return;
+    if (!this.keepAlive || this.stopped) return;
     const now = Date.now();
     // Below its share, a lease that ran out during the claim (after its turn) is claimed at once.
     const soon = expiries.filter(
@@ -549,6 +556,11 @@ export class HealthWorker {
         (t > now || (belowShare && t > now - leaseMs / 3)),
     );
     if (soon.length === 0) return;
+    const due = Math.max(now, Math.min(...soon)) + EXPIRY_MARGIN_MS;
+    // One claim armed at a time, the earliest.
+    if (this.expiryClaim && this.expiryClaimAt <= due) return;
+    clearTimeout(this.expiryClaim);
+    this.expiryClaimAt = due;
     this.expiryClaim = setTimeout(() => {
       this.expiryClaim = undefined;
       this.claimShards().catch(error =>
@@ -557,7 +569,7 @@ export class HealthWorker {
           asError(error),
         ),
       );
-    }, Math.max(0, Math.min(...soon) - now) + EXPIRY_MARGIN_MS);
+    }, due - now);
     this.expiryClaim.unref?.();
   }
 
@@ -566,6 +578,7 @@ export class HealthWorker {
     const { state } = this.options.stores;
     const { leaseMs } = this.options.health.sharding!;
     for (const [shard, run] of [...this.held]) {
+      if (this.stopped) return; // stopped: nothing is renewed, released leases stay released
       const renewed = await state
         .takeLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica, leaseMs)
         .catch(() => undefined);
@@ -586,14 +599,17 @@ export class HealthWorker {
     clearInterval(this.keepAlive);
     clearTimeout(this.expiryClaim);
     await this.claiming;
-    // A cycle over shards taken over ends after its probes: waited for, a few seconds at most.
+    // A cycle over shards taken over is waited for 10 s at most; it may go on after that, its
+    // writes fenced by leases no longer renewed.
     await Promise.race([
       this.takeoverRun,
       new Promise(resolve => setTimeout(resolve, 10_000).unref()),
     ]);
+    await this.claiming;
     if (!opts.release) return;
     const { state } = this.options.stores;
-    for (const shard of this.held.keys()) {
+    for (const [shard, run] of this.held) {
+      run.lost = true;
       await state
         .releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica)
         .catch(() => undefined);

@@ -57,6 +57,28 @@ describe.each(databases.eachSupportedId())(
       return { ...fleet, probed };
     }
 
+    /**
+     * A replica's worker as the backend runs it: started (it claims every third of a lease, and
+     * at another's lease expiry), with the clusters it probes recorded.
+     */
+    async function started(a: Awaited<ReturnType<typeof replica>>) {
+      const probed: string[] = [];
+      const worker = HealthWorker.create({
+        stores: a.stores,
+        clients: {
+          probe: async (cluster, timeoutMs) => {
+            probed.push(cluster.name);
+            return a.clients.probe(cluster, timeoutMs);
+          },
+        },
+        logger: mockServices.logger.mock(),
+        health: a.health,
+        scheduler: mockServices.scheduler.mock(),
+      });
+      await worker.start();
+      return { worker, probed };
+    }
+
     /** Two replicas that have found each other and split the shards: a holds 0-1, b 2-3. */
     async function twoReplicas(health: Parameters<typeof replica>[1] = {}) {
       const knex = await databases.init(databaseId);
@@ -140,14 +162,7 @@ describe.each(databases.eachSupportedId())(
         .update({ expires_at: new Date(Date.now() + 2_000) });
       // a runs as the backend runs it: started, it claims every third of a lease (10 s here).
       const a = await replica(knex);
-      const worker = HealthWorker.create({
-        stores: a.stores,
-        clients: a.clients,
-        logger: mockServices.logger.mock(),
-        health: a.health,
-        scheduler: mockServices.scheduler.mock(),
-      });
-      await worker.start();
+      const { worker } = await started(a);
       try {
         // Its claim while b's leases still run finds no shard free ...
         expect(await worker.claimShards()).toEqual([]);
@@ -193,20 +208,7 @@ describe.each(databases.eachSupportedId())(
         .where('name', 'like', 'health-cycle:shard-%')
         .update({ expires_at: new Date(Date.now() + 2_050) });
       const a = await replica(knex);
-      const probed: string[] = [];
-      const worker = HealthWorker.create({
-        stores: a.stores,
-        clients: {
-          probe: async (cluster, timeoutMs) => {
-            probed.push(cluster.name);
-            return a.clients.probe(cluster, timeoutMs);
-          },
-        },
-        logger: mockServices.logger.mock(),
-        health: a.health,
-        scheduler: mockServices.scheduler.mock(),
-      });
-      await worker.start();
+      const { worker, probed } = await started(a);
       try {
         // Two replicas live: a takes its fair half, of which none is free yet.
         expect(await worker.claimShards()).toEqual([]);

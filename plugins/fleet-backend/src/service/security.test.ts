@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { initialProgress } from '../progressive/releaseMachine';
+import { eventually } from '../__testUtils__/listenerBackend';
 import {
   createTestDatabases,
   snapshotFleetTables,
@@ -425,6 +426,21 @@ describe.each(databases.eachSupportedId())(
       // and a deploy by hand to an application that exists (payments) keep its author's.
       const keepsGrant = new Set(['post /applications']);
       for (const route of writeRoutes(seed)) {
+        if (
+          route.method === 'delete' &&
+          route.path.startsWith('/applications/')
+        ) {
+          // An application is removed once its rollouts started (409 before): the deploy by
+          // hand and the release's steps above apply in the background.
+          await eventually(
+            'no deployment of the application still being applied',
+            () =>
+              stores.deployments.listDeployments({
+                applicationId: seed.applicationId,
+              }),
+            found => found.every(d => d.status !== 'PENDING'),
+          );
+        }
         permissions.authorize.mockClear();
         permissions.authorizeConditional.mockClear();
         const res = await call(

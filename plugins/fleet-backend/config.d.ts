@@ -95,8 +95,8 @@ export interface Config {
       };
       /**
        * Splits the clusters into this many shards (default 1: one replica probes every cluster
-       * each cycle). Above 1, each replica probes the clusters of the shards it holds, a fair
-       * share of them; the shards of a replica that stops are taken over within one
+       * each cycle). Above 1, each replica probes, reconciles and watches the clusters of the
+       * shards it holds, a fair share of them; the shards of a replica that stops are taken over within one
        * `shardLease`. Cascades of clusters newly OFFLINE then wait one cycle, for the
        * mass-outage guard counted over the whole fleet.
        */

@@ -223,8 +223,9 @@ export const fleetPlugin = createBackendPlugin({
               clients,
               applier,
               logger: logger.child({ task: 'fleet-watch' }),
-              // The reconcile task runs on one replica at a time: a replica it left stops
-              // watching after three intervals without a run, never before the task's timeout.
+              // Without shards the reconcile task runs on one replica at a time: a replica it
+              // left stops watching after three intervals without a run, never before the task's
+              // timeout. With shards every replica runs it over its own shards' clusters.
               staleAfterMs: Math.max(
                 3 * fleetConfig.reconcile.intervalMs,
                 10 * 60_000,
@@ -247,6 +248,8 @@ export const fleetPlugin = createBackendPlugin({
               fleetClusterPermissionResourceRef,
             ),
           ),
+          // With shards, each replica reconciles and watches the clusters of its own shards.
+          shards: health.shardOwnership(),
           listener: listeners,
         });
         if (liveState) {

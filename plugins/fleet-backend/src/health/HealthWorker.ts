@@ -229,6 +229,23 @@ export class HealthWorker {
   }
 
   /**
+   * With shards: the part of the fleet this replica holds now (the clusters of its shards, and
+   * the fleet-wide work with shard 0), for the reconcile and the watches to follow the same
+   * split. Undefined without shards.
+   */
+  shardOwnership():
+    | { holdsCluster(cluster: string): boolean; holdsFleet(): boolean }
+    | undefined {
+    const sharding = this.options.health.sharding;
+    if (!sharding) return undefined;
+    return {
+      holdsCluster: cluster =>
+        !this.stopped && this.held.has(shardOf(cluster, sharding.shards)),
+      holdsFleet: () => !this.stopped && this.held.has(0),
+    };
+  }
+
+  /**
    * A manual run (`POST /health/run`), at most one per `health.manualMinIntervalMs` across
    * replicas: callers during a run in this process share its result; a run asked less than
    * manualMinInterval after the last cycle finished (here or on another replica, or while it

@@ -114,6 +114,19 @@ export interface LiveState {
   ): Promise<LiveObjects>;
 }
 
+/**
+ * With health shards (`fleet.health.shards` > 1): the part of the fleet this replica holds now,
+ * as the health worker's shard leases say. Every replica then runs the reconcile over the
+ * clusters of its own shards, and watches only those; the fleet-wide part (placement, rollouts
+ * another replica left) is the holder's of shard 0, as discovery is.
+ */
+export interface ReconcileShards {
+  /** Whether this replica holds the shard of the cluster. */
+  holdsCluster(cluster: string): boolean;
+  /** Whether this replica holds the fleet-wide work (shard 0). */
+  holdsFleet(): boolean;
+}
+
 export interface ReconcileWorkerOptions {
   stores: ReconcileStores;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
@@ -155,6 +168,11 @@ export interface ReconcileWorkerOptions {
    * `reconcile.resyncIntervalMs`, instead of at every run.
    */
   liveState?: LiveState;
+  /**
+   * With health shards: each replica reconciles and watches the clusters of the shards it holds
+   * (the task runs on every replica), instead of one replica the whole fleet.
+   */
+  shards?: ReconcileShards;
   /** Hears each run once it ended. */
   listener?: Pick<
     FleetListener,
@@ -229,7 +247,8 @@ export class ReconcileWorker {
     if (!scheduler) throw new Error('ReconcileWorker.start needs a scheduler');
     await scheduler.scheduleTask({
       id: RECONCILE_TASK_ID,
-      scope: 'global',
+      // With shards every replica runs it, over its own shards' clusters.
+      scope: this.options.shards ? 'local' : 'global',
       frequency: { milliseconds: reconcile.intervalMs },
       timeout: { milliseconds: Math.max(reconcile.intervalMs, 10 * 60_000) },
       initialDelay: { seconds: 15 },
@@ -246,27 +265,33 @@ export class ReconcileWorker {
   async runOnce(): Promise<ReconcileSummary> {
     const started = Date.now();
     const summary = emptySummary(started);
-    const { stores, deployments: deployService } = this.options;
+    const { stores, deployments: deployService, shards } = this.options;
+    // With shards, the fleet-wide work is one replica's (shard 0's holder), the rest each
+    // replica's over the clusters it holds now.
+    const fleetWide = !shards || shards.holdsFleet();
+    const mine = (cluster: string) => !shards || shards.holdsCluster(cluster);
     // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
-    await deployService.adoptUnfinished();
-    const [applications, clusters] = await Promise.all([
+    if (fleetWide) await deployService.adoptUnfinished();
+    const [applications, fleet] = await Promise.all([
       stores.applications.listApplications(),
       stores.clusters.listClusters(),
     ]);
+    const clusters = shards ? fleet.filter(c => mine(c.name)) : fleet;
     const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
     const { liveState, reconcile } = this.options;
     // Clusters whose watches start now: their first list reports nothing, so this run compares
-    // their deployments.
+    // their deployments. With shards, the clusters of shards this replica no longer holds stop.
     const newlyWatched = new Set(liveState?.setClusters(clusters) ?? []);
     const full =
       !liveState ||
       this.lastFullAt === undefined ||
       started - this.lastFullAt >= (reconcile.resyncIntervalMs ?? 10 * 60_000);
-    await this.place(applications, clusters, summary, held);
+    if (fleetWide) await this.place(applications, fleet, summary, held);
 
     // What a run needs of every deployment is small (its status fields and its revision's
     // namespace); the current revisions in full are read for the deployments compared only.
-    const deployments = await stores.deployments.listDeploymentStates();
+    const all = await stores.deployments.listDeploymentStates();
+    const deployments = shards ? all.filter(d => mine(d.cluster)) : all;
     const apps = new Map(applications.map(a => [a.id, a]));
     const clustersByName = new Map(clusters.map(c => [c.name, c]));
     const byObject = new Map<string, string[]>();
@@ -326,7 +351,7 @@ export class ReconcileWorker {
       checked.length === 0
         ? []
         : await stores.revisions.listCurrentRevisions(
-            checked.length === deployments.length
+            checked.length === all.length
               ? {}
               : { deploymentIds: checked.map(d => d.id) },
           );

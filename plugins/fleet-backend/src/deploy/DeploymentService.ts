@@ -1062,7 +1062,8 @@ export class DeploymentService {
   /**
    * Follows the rollouts of deployments left PROGRESSING (by a restart, or by another replica
    * that stopped), and fails those left PENDING for longer than the progress deadline: their
-   * apply was interrupted. Runs at startup and on every reconcile.
+   * apply was interrupted. Runs at startup and on every reconcile (with health shards, on every
+   * placement run).
    */
   async adoptUnfinished(): Promise<number> {
     const { stores, deploy } = this.options;

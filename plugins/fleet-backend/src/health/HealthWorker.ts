@@ -229,19 +229,26 @@ export class HealthWorker {
   }
 
   /**
-   * With shards: the part of the fleet this replica holds now (the clusters of its shards, and
-   * the fleet-wide work with shard 0), for the reconcile and the watches to follow the same
-   * split. Undefined without shards.
+   * With shards: the clusters this replica holds (those of its shards whose lease it has not
+   * lost), for the reconcile and the watches to follow the same split. `current()` is a view
+   * of that moment. Undefined without shards.
    */
   shardOwnership():
-    | { holdsCluster(cluster: string): boolean; holdsFleet(): boolean }
+    | { current(): { holdsCluster(cluster: string): boolean } }
     | undefined {
     const sharding = this.options.health.sharding;
     if (!sharding) return undefined;
     return {
-      holdsCluster: cluster =>
-        !this.stopped && this.held.has(shardOf(cluster, sharding.shards)),
-      holdsFleet: () => !this.stopped && this.held.has(0),
+      current: () => {
+        const held = new Set(
+          this.stopped
+            ? []
+            : [...this.held].filter(([, run]) => !run.lost).map(([s]) => s),
+        );
+        return {
+          holdsCluster: cluster => held.has(shardOf(cluster, sharding.shards)),
+        };
+      },
     };
   }
 
@@ -689,7 +696,7 @@ export class HealthWorker {
       : [];
     const runOf = (i: number) => shardRun(clusters[i].name)!;
     // Clients of every registered cluster stay: sharded, the other shards' clusters are still
-    // this replica's to deploy to, reconcile and watch.
+    // this replica's to deploy to (a deploy goes through the replica that answers it).
     this.options.clients.retainOnly?.(fleet.map(c => c.name));
     const outcomes = await this.probeAll(clusters);
     const decisions = clusters.map((cluster, i) =>

@@ -383,8 +383,8 @@ export interface ClusterWatchesOptions {
   onChange?: (change: ObjectChange) => void;
   timings?: Partial<ReflectorTimings>;
   /**
-   * Every watch stops when `setClusters` has not been called for this long (the reconcile task
-   * moved to another replica); unset, never.
+   * Every watch stops when `setClusters` has not been called for this long (without health
+   * shards, the reconcile task moved to another replica); unset, never.
    */
   staleAfterMs?: number;
 }
@@ -429,8 +429,9 @@ export class ClusterWatches {
   /**
    * Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the
    * others. Answers the clusters whose watches start now. Without another call within
-   * `staleAfterMs`, every watch stops: the reconcile that calls this runs on one replica at a
-   * time, and a replica it left must not keep watching (and checking) the fleet for ever.
+   * `staleAfterMs`, every watch stops: without health shards the reconcile that calls this runs
+   * on one replica at a time, and a replica it left must not keep watching (and checking) the
+   * fleet for ever. With shards each replica calls it with the clusters of its own shards.
    */
   setClusters(clusters: ClusterRecord[]): string[] {
     this.armStaleness();

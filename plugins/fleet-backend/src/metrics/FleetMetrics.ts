@@ -89,7 +89,8 @@ export class FleetMetrics implements FleetListener {
     this.reconcileDuration = metrics.createHistogram(
       'fleet.reconcile.duration',
       {
-        description: 'Duration of one reconcile run over every deployment',
+        description:
+          'Duration of one reconcile run (over every deployment, or with health shards over those of the shards the replica holds)',
         unit: 's',
         advice: { explicitBucketBoundaries: RUN_BUCKETS },
       },

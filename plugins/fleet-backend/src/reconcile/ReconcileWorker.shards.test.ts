@@ -1,8 +1,9 @@
 /*
  * The reconcile and its watches split by the health worker's shards: two replicas over one
  * database, each reconciling and watching the clusters of the shards it holds, the fleet-wide
- * placement done by the holder of shard 0 only; when one replica dies, the other takes its
- * shards over and, at its next run, watches and reconciles their clusters too.
+ * placement in a task of its own; when one replica dies, the other takes its shards over and, at
+ * its next run, watches and reconciles their clusters too; when it lets them go again (a
+ * replica joined), it stops comparing them at once and watching them at its next run.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import {
@@ -17,6 +18,7 @@ import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
 import { shardOf } from '../health/HealthWorker';
 import { ClusterWatches } from '../livestate/ClusterWatches';
+import { DriftChecks } from '../livestate/DriftChecks';
 import { ReconcileWorker } from './ReconcileWorker';
 
 jest.setTimeout(90_000);
@@ -105,15 +107,36 @@ describe.each(databases.eachSupportedId())(
         liveState,
         shards: fleet.worker.shardOwnership(),
       });
+      // As the plugin wires them: a cluster's objects are compared once its watches listed.
+      const driftChecks = DriftChecks.create({
+        check: changes => reconciler.checkChanged(changes),
+        logger: fleet.logger,
+      });
+      liveState.listen(
+        change => driftChecks.changed(change),
+        cluster => {
+          for (const object of reconciler.objectsOn(cluster))
+            driftChecks.changed(object);
+        },
+      );
       stops.push(
         () => deployments.stop(),
+        () => driftChecks.stop(),
         () => liveState.stop(),
         () => fleet.worker.stop(),
       );
       return { ...fleet, reconciler, liveState, adopted, compared };
     }
 
-    it('each replica watches and reconciles the clusters of its own shards; only the holder of shard 0 places; a survivor takes over the rest', async () => {
+    const until = async (what: string, done: () => boolean) => {
+      const deadline = Date.now() + 20_000;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+        await new Promise(r => setTimeout(r, 25));
+      }
+    };
+
+    it('each replica watches and reconciles the clusters of its own shards, placement is one task, and shards moving move both', async () => {
       const knex = await databases.init(databaseId);
       const a = await replica(knex);
       const b = await replica(knex);
@@ -137,6 +160,12 @@ describe.each(databases.eachSupportedId())(
         );
         byCluster.set(cluster, d.id);
       }
+      const seededOn = (clusters: string[]) =>
+        clusters.map(c => byCluster.get(c)!).sort();
+      const seeded = (compared: string[]) =>
+        [...new Set(compared)]
+          .filter(id => [...byCluster.values()].includes(id))
+          .sort();
       // An application whose placement names a cluster it is not on: placing it is fleet-wide.
       await a.stores.applications.insertApplication({
         entityRef: `component:default/placed-${tag}`,
@@ -145,33 +174,32 @@ describe.each(databases.eachSupportedId())(
         placement: { clusters: ['juliet'] },
       });
 
+      // A sharded run places nothing and adopts nothing: that is the placement task's.
       const bRun = await b.reconciler.runOnce();
-      expect(bRun.placed).toEqual([]);
-      expect(b.adopted).not.toHaveBeenCalled();
       const aRun = await a.reconciler.runOnce();
-      expect(aRun.placed.map(p => p.cluster)).toEqual(['juliet']);
-      expect(a.adopted).toHaveBeenCalledTimes(1);
+      expect([...bRun.placed, ...aRun.placed]).toEqual([]);
+      expect(a.adopted).not.toHaveBeenCalled();
+      expect(b.adopted).not.toHaveBeenCalled();
+      expect([...bRun.errors, ...aRun.errors]).toEqual([]);
+      const placing = await b.reconciler.placeOnce();
+      expect(placing.placed.map(p => p.cluster)).toEqual(['juliet']);
+      expect(b.adopted).toHaveBeenCalledTimes(1);
 
       // Watches follow the shards: every cluster is watched once, by its shard's holder.
       expect(a.liveState.clusters().sort()).toEqual(inShards([0, 1]));
       expect(b.liveState.clusters().sort()).toEqual(inShards([2, 3]));
-      // So does the compare of each seeded deployment.
-      const seededOn = (clusters: string[]) =>
-        clusters.map(c => byCluster.get(c)!).sort();
-      expect(
-        [...new Set(a.compared)].filter(id =>
-          [...byCluster.values()].includes(id),
-        ),
-      ).toEqual(expect.arrayContaining(seededOn(inShards([0, 1]))));
-      expect(
-        a.compared.filter(id => seededOn(inShards([2, 3])).includes(id)),
-      ).toEqual([]);
-      expect([...new Set(b.compared)].sort()).toEqual(
-        seededOn(inShards([2, 3])),
+      // So does the compare of each seeded deployment (once the watches listed).
+      await until(
+        'each replica compared its own deployments',
+        () =>
+          seeded(a.compared).length === inShards([0, 1]).length &&
+          seeded(b.compared).length === inShards([2, 3]).length,
       );
+      expect(seeded(a.compared)).toEqual(seededOn(inShards([0, 1])));
+      expect(seeded(b.compared)).toEqual(seededOn(inShards([2, 3])));
 
       // b dies (no release); once its leases ran out, a holds every shard, and its next run
-      // watches and compares b's clusters too, while b's stale watches are gone with it.
+      // watches and compares b's clusters too.
       await b.worker.stop();
       b.liveState.stop();
       const bHolder = (
@@ -184,9 +212,28 @@ describe.each(databases.eachSupportedId())(
       a.compared.length = 0;
       await a.reconciler.runOnce();
       expect(a.liveState.clusters().sort()).toEqual([...CLUSTERS].sort());
-      expect(a.compared).toEqual(
-        expect.arrayContaining(seededOn(inShards([2, 3]))),
+      await until("a compared b's deployments", () =>
+        seededOn(inShards([2, 3])).every(id => a.compared.includes(id)),
       );
+
+      // A replica joins: a lets shards 2 and 3 go. Before its next run it still watches their
+      // clusters, but a change there is no longer its to compare; its next run stops watching.
+      const c = await replica(knex);
+      expect(await c.worker.claimShards()).toEqual([]);
+      expect(await a.worker.claimShards()).toEqual([0, 1]);
+      expect(await c.worker.claimShards()).toEqual([2, 3]);
+      a.compared.length = 0;
+      const juliet = await a.reconciler.checkChanged([
+        { cluster: 'juliet', namespace, name: `app-juliet-${tag}` },
+      ]);
+      expect(juliet.checked).toBe(0);
+      const echo = await a.reconciler.checkChanged([
+        { cluster: 'echo', namespace, name: `app-echo-${tag}` },
+      ]);
+      expect(echo.checked).toBe(1);
+      expect(seeded(a.compared)).toEqual([byCluster.get('echo')]);
+      await a.reconciler.runOnce();
+      expect(a.liveState.clusters().sort()).toEqual(inShards([0, 1]));
     });
   },
 );

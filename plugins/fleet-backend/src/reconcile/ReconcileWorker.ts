@@ -46,6 +46,8 @@ import type { PlacementGate } from './placementGate';
 import type { ObjectChange } from '../livestate/ClusterWatches';
 
 export const RECONCILE_TASK_ID = 'fleet-reconcile';
+/** With health shards: the fleet-wide part of the reconcile, on one replica at a time. */
+export const PLACEMENT_TASK_ID = 'fleet-placement';
 const ACTOR = 'fleet-reconcile';
 
 export interface ReconcileSummary {
@@ -115,16 +117,14 @@ export interface LiveState {
 }
 
 /**
- * With health shards (`fleet.health.shards` > 1): the part of the fleet this replica holds now,
- * as the health worker's shard leases say. Every replica then runs the reconcile over the
- * clusters of its own shards, and watches only those; the fleet-wide part (placement, rollouts
- * another replica left) is the holder's of shard 0, as discovery is.
+ * With health shards (`fleet.health.shards` > 1): the part of the fleet this replica holds, as
+ * the health worker's shard leases say. Every replica then runs the reconcile over the clusters
+ * of its own shards, and watches only those; the fleet-wide part (placement, rollouts left
+ * unfollowed) is a task of its own that one replica at a time runs (`placeOnce`).
  */
 export interface ReconcileShards {
-  /** Whether this replica holds the shard of the cluster. */
-  holdsCluster(cluster: string): boolean;
-  /** Whether this replica holds the fleet-wide work (shard 0). */
-  holdsFleet(): boolean;
+  /** The shards held now, as one view: a run judges all its clusters by the same one. */
+  current(): { holdsCluster(cluster: string): boolean };
 }
 
 export interface ReconcileWorkerOptions {
@@ -245,13 +245,16 @@ export class ReconcileWorker {
   async start(): Promise<void> {
     const { scheduler, reconcile } = this.options;
     if (!scheduler) throw new Error('ReconcileWorker.start needs a scheduler');
+    const timing = {
+      frequency: { milliseconds: reconcile.intervalMs },
+      timeout: { milliseconds: Math.max(reconcile.intervalMs, 10 * 60_000) },
+      initialDelay: { seconds: 15 },
+    };
     await scheduler.scheduleTask({
       id: RECONCILE_TASK_ID,
       // With shards every replica runs it, over its own shards' clusters.
       scope: this.options.shards ? 'local' : 'global',
-      frequency: { milliseconds: reconcile.intervalMs },
-      timeout: { milliseconds: Math.max(reconcile.intervalMs, 10 * 60_000) },
-      initialDelay: { seconds: 15 },
+      ...timing,
       fn: async () => {
         try {
           await this.runOnce();
@@ -260,18 +263,53 @@ export class ReconcileWorker {
         }
       },
     });
+    if (!this.options.shards) return;
+    // The fleet-wide part stays under the scheduler's global lock: two replicas never place at
+    // the same time.
+    await scheduler.scheduleTask({
+      id: PLACEMENT_TASK_ID,
+      scope: 'global',
+      ...timing,
+      fn: async () => {
+        try {
+          await this.placeOnce();
+        } catch (error) {
+          throw new ForwardedError('Fleet placement failed', error);
+        }
+      },
+    });
+  }
+
+  /**
+   * With health shards, the fleet-wide part of a run, which `runOnce` then leaves out: rollouts
+   * and applies no process follows are adopted, and applications are placed on the clusters
+   * their placement selects (whichever replica holds them).
+   */
+  async placeOnce(): Promise<ReconcileSummary> {
+    const started = Date.now();
+    const summary = emptySummary(started);
+    const { stores, deployments } = this.options;
+    await deployments.adoptUnfinished();
+    const [applications, clusters] = await Promise.all([
+      stores.applications.listApplications(),
+      stores.clusters.listClusters(),
+    ]);
+    const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
+    await this.place(applications, clusters, summary, held);
+    summary.durationMs = Date.now() - started;
+    return summary;
   }
 
   async runOnce(): Promise<ReconcileSummary> {
     const started = Date.now();
     const summary = emptySummary(started);
-    const { stores, deployments: deployService, shards } = this.options;
-    // With shards, the fleet-wide work is one replica's (shard 0's holder), the rest each
-    // replica's over the clusters it holds now.
-    const fleetWide = !shards || shards.holdsFleet();
+    const { stores, deployments: deployService } = this.options;
+    // With shards, the fleet-wide part is `placeOnce`'s, and a run is over the clusters this
+    // replica holds as the run starts (one view for the whole run: shards move meanwhile).
+    const shards = this.options.shards?.current();
     const mine = (cluster: string) => !shards || shards.holdsCluster(cluster);
     // Rollouts another replica (or a restart) left unfollowed, and applies left half-done.
-    if (fleetWide) await deployService.adoptUnfinished();
+    if (!shards) await deployService.adoptUnfinished();
     const [applications, fleet] = await Promise.all([
       stores.applications.listApplications(),
       stores.clusters.listClusters(),
@@ -286,7 +324,7 @@ export class ReconcileWorker {
       !liveState ||
       this.lastFullAt === undefined ||
       started - this.lastFullAt >= (reconcile.resyncIntervalMs ?? 10 * 60_000);
-    if (fleetWide) await this.place(applications, fleet, summary, held);
+    if (!shards) await this.place(applications, fleet, summary, held);
 
     // What a run needs of every deployment is small (its status fields and its revision's
     // namespace); the current revisions in full are read for the deployments compared only.
@@ -397,7 +435,13 @@ export class ReconcileWorker {
         .filter(id => !held.has(id))
         .map(id => read(() => stores.deployments.getDeployment(id))),
     );
-    const deployments = loaded.filter((d): d is Deployment => d !== undefined);
+    // With shards, a cluster whose shard moved to another replica since the last run is that
+    // one's to compare and heal, though this replica still watches it until its next run.
+    const shards = this.options.shards?.current();
+    const deployments = loaded.filter(
+      (d): d is Deployment =>
+        d !== undefined && (!shards || shards.holdsCluster(d.cluster)),
+    );
     const applicationIds = [...new Set(deployments.map(d => d.applicationId))];
     const apps = new Map<string, Application>();
     const [revisions] = await Promise.all([

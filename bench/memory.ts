@@ -110,7 +110,7 @@ function commitOf(dir: string): string {
  * /proc/<pid>/fd) matched with the kernel's connection table. Older code cannot count its own
  * pooled connections; this counts them for any code.
  */
-async function connectionsTo(
+export async function connectionsTo(
   pid: number,
   port: number,
 ): Promise<number | undefined> {

@@ -61,6 +61,8 @@
  *   --shards-concurrency 64           fleet.health.concurrency (probe timeout 2 s, as for cycle)
  *   --shards-cycles 2                 steady cycles measured before the kill
  *   --shards-port 47480               first of the ports it uses (simulator, then backends)
+ *   --shards-watch true|false         fleet.reconcile.watch of the replicas (default true, the
+ *                                     backend's default: each replica watches its shards' clusters)
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -192,6 +194,7 @@ function parseArgs(argv: string[]) {
     shardsConcurrency: int('shards-concurrency', 64),
     shardsCycles: int('shards-cycles', quick ? 1 : 2),
     shardsPort: int('shards-port', 47480),
+    shardsWatch: bool('shards-watch') ?? true,
     json: args.get('json'),
   };
 }
@@ -207,6 +210,7 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
   [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
+  [--shards-watch true|false]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
   --only memory: Fleet's memory against the backend without it (opt-in, not in the default run)
   --only drift: drift detection, watches vs polling (opt-in, not in the default run)
@@ -236,6 +240,17 @@ async function main(): Promise<number> {
   log(`Fleet benchmarks, ${startedAt.toISOString()}`);
   log(`machine: ${machineLine()}`);
   log(`code: ${codeVersion()}`);
+  // What changes the backends' processes from outside: their allocator and Node's flags.
+  const processEnv = [
+    'LD_PRELOAD',
+    'MALLOC_ARENA_MAX',
+    'NODE_OPTIONS',
+    'FLEET_BENCH_NODE_ARGS',
+  ]
+    .filter(name => process.env[name])
+    .map(name => `${name}=${process.env[name]}`);
+  if (processEnv.length > 0)
+    log(`environment of the processes: ${processEnv.join(' ')}`);
   const results: {
     startedAt: string;
     machine: string;
@@ -393,6 +408,7 @@ async function main(): Promise<number> {
       concurrency: options.shardsConcurrency,
       measuredPairs: options.shardsCycles,
       basePort: options.shardsPort,
+      watch: options.shardsWatch,
       log,
     });
   }

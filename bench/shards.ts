@@ -39,6 +39,7 @@ import {
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import { shardOf } from '@cnp/plugin-fleet-backend/testUtils';
 import { waitFor } from './lib/waitFor';
+import { connectionsTo } from './memory';
 
 const SHARD_PREFIX = 'health-cycle:shard-';
 /** How long the backend's cluster clients keep an idle connection. */
@@ -69,6 +70,8 @@ export interface ShardsPair {
   /** From the first replica's start to the last one's end: the cycle plus the schedules' offset. */
   spanMs: number;
   load: string;
+  /** Each replica's established connections to the simulated clusters after the cycles. */
+  connections?: Array<{ pid: number; connections: number }>;
 }
 
 export interface ShardsResult {
@@ -174,6 +177,11 @@ export async function benchShards(options: {
   measuredPairs: number;
   /** First port of this benchmark's range: the simulator, then one per replica (the next free). */
   basePort: number;
+  /**
+   * `fleet.reconcile.watch` of the replicas: with it (the default), each watches the clusters of
+   * its shards, and its probes go over those watches' connections.
+   */
+  watch: boolean;
   log: (line: string) => void;
 }): Promise<ShardsResult> {
   const { clusters: n, replicas, shards, intervalMs, log } = options;
@@ -201,12 +209,11 @@ export async function benchShards(options: {
     );
 
     // ---------------------------------------------------------- the replicas, started together
-    // The figure is the health cycle's: live state from watches is off, as in bench/cycle.ts
-    // where the prober runs alone. Watches are held by the replica that runs the reconcile
-    // task, and with them on, the one simulator process on the same cores would serve five
-    // streams for each of the 9,000 answering clusters besides the probes.
+    // With watches (the backend's default), each replica watches the clusters of the shards it
+    // holds, and probes them over those watches' connections; without, each cycle's probes
+    // open new connections (the interval is over the clients' 30 s idle timeout).
     const fleet = {
-      reconcile: { watch: false },
+      reconcile: { watch: options.watch },
       health: {
         interval: { milliseconds: intervalMs },
         probeTimeout: { milliseconds: options.probeTimeoutMs },
@@ -253,9 +260,9 @@ export async function benchShards(options: {
         ', ',
       )}) on one PostgreSQL database, started together in ${ms(
         Date.now() - started,
-      )}: fleet.health ${JSON.stringify(
-        fleet.health,
-      )}, fleet.reconcile.watch false; logs in ${tmp}`,
+      )}: fleet.health ${JSON.stringify(fleet.health)}, fleet.reconcile.watch ${
+        options.watch
+      }; logs in ${tmp}`,
     );
     const pidOf = (holder: string) =>
       pids.find(pid => holder.includes(`-${pid}-`));
@@ -442,7 +449,19 @@ export async function benchShards(options: {
           Math.min(...cyclesOf.map(c => c.start)),
         load: loadAverage(),
       };
+      // Each replica's connections to the clusters: with watches, one per cluster it watches.
+      pair.connections = await Promise.all(
+        pids.map(async pid => ({
+          pid,
+          connections: (await connectionsTo(pid, ports[0])) ?? -1,
+        })),
+      );
       pairs.push(pair);
+      log(
+        `  connections to the clusters: ${pair.connections
+          .map(c => `pid ${c.pid}: ${c.connections}`)
+          .join('; ')}`,
+      );
       log(
         `  steady cycle ${i + 1}: ${ms(
           pair.cycleMs,

@@ -1,10 +1,14 @@
 /*
  * Three backend processes on one PostgreSQL share the health work by shards. Each probes only
- * the clusters of the shards it holds; one is SIGKILLed in the middle of a cycle; its shards
- * are taken over by the two others once its leases run out, and every cluster is probed again.
+ * the clusters of the shards it holds, and watches only those (every cluster's watches are on
+ * one replica's connection); one is SIGKILLed in the middle of a cycle; its shards are taken
+ * over by the two others once its leases run out, every cluster is probed again, and its
+ * clusters are watched again, by the survivors.
  */
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { startSimulator } from '@cnp/fleet-harness';
+import { shardOf } from '@cnp/plugin-fleet-backend/testUtils';
 import {
   CHAOS_READY_DELAY_MS,
   startFleetBackend,
@@ -20,6 +24,26 @@ const CLUSTERS = 12;
 const NAMESPACES = '/api/v1/namespaces';
 /** The ports of this scenario's backends. */
 const PORTS = [47410, 47411, 47412];
+
+/** The local ports of a process's TCP sockets (from /proc): which process a connection is. */
+async function localPortsOf(pid: number): Promise<Set<number>> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const match = /^socket:\[(\d+)\]$/.exec(link);
+    if (match) inodes.add(match[1]);
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length >= 10 && inodes.has(f[9]))
+        ports.add(parseInt(f[1].split(':')[1], 16));
+    }
+  }
+  return ports;
+}
 
 interface Lease {
   name: string;
@@ -42,6 +66,8 @@ export const shards: Scenario = {
     });
     const knex = db.knex();
     const fleet = {
+      // Each replica's reconcile, with its watches, runs every 2 s (from 15 s after startup).
+      reconcile: { interval: { seconds: 2 } },
       health: {
         shards: SHARDS,
         shardLease: { milliseconds: LEASE_MS },
@@ -99,6 +125,49 @@ export const shards: Scenario = {
       split !== undefined,
       `the ${SHARDS} shards are held, ${SHARDS / 3} by each replica`,
       await heldBy([0, 1, 2]),
+    );
+
+    // 1b. Each cluster is watched by the replica that holds its shard, and by no other: its
+    // five watch streams on one connection, whose client port is that replica's.
+    const watchers = async (alive: number[]) => {
+      const portsOf = await Promise.all(alive.map(i => localPortsOf(pids[i])));
+      const leases = await shardLeases();
+      return names.map(name => {
+        const holder = leases.find(
+          l => l.name === `health-cycle:shard-${shardOf(name, SHARDS)}`,
+        )?.holder;
+        const by = sim
+          .watchPeerPorts(name)
+          .map(port => alive.find((_, k) => portsOf[k].has(port)) ?? -1);
+        return {
+          name,
+          streams: sim.openWatches(name),
+          by,
+          holder: holder === undefined ? -1 : ownerOf(holder),
+        };
+      });
+    };
+    const watchedByHolders = (seen: Awaited<ReturnType<typeof watchers>>) =>
+      seen.every(
+        w => w.streams === 5 && w.by.length === 1 && w.by[0] === w.holder,
+      );
+    const spread = await waitFor(
+      'every cluster watched by its shard holder',
+      async () => {
+        const seen = await watchers([0, 1, 2]);
+        return watchedByHolders(seen) ? seen : undefined;
+      },
+      60_000,
+    ).catch(() => undefined);
+    checks.ok(
+      spread !== undefined,
+      `each of the ${CLUSTERS} clusters is watched by the replica holding its shard, and only by it (one connection, 5 watch streams)`,
+      await watchers([0, 1, 2]),
+    );
+    checks.ok(
+      spread !== undefined && new Set(spread.map(w => w.by[0])).size === 3,
+      'the watches are spread over the 3 replicas',
+      spread?.map(w => `${w.name}: replica ${w.by[0] + 1}`),
     );
 
     // 2. A cycle on each: together they probe every cluster exactly once.
@@ -192,5 +261,20 @@ export const shards: Scenario = {
       .orWhereNull('last_probe_at')
       .pluck('name');
     checks.equal(stale, [], 'every cluster was probed after the kill');
+
+    // 5. The dead replica's clusters are watched again, each by the survivor holding its shard.
+    const rewatched = await waitFor(
+      "the dead replica's clusters watched again",
+      async () => {
+        const seen = await watchers([0, 1]);
+        return watchedByHolders(seen) ? seen : undefined;
+      },
+      30_000,
+    ).catch(() => undefined);
+    checks.ok(
+      rewatched !== undefined,
+      `after the kill, each of the ${CLUSTERS} clusters is watched again, by the survivor holding its shard`,
+      await watchers([0, 1]),
+    );
   },
 };

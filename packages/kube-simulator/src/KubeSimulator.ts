@@ -495,6 +495,22 @@ export class KubeSimulator {
   }
 
   /**
+   * The client ports of the connections a cluster's open watches go over (one per client over
+   * HTTP/2): with the client's address, which process watches the cluster.
+   */
+  watchPeerPorts(cluster: string): number[] {
+    const ports = new Set<number>();
+    for (const w of this.cluster(cluster).watches) {
+      const c = w.connection() as
+        | { socket?: { remotePort?: number }; remotePort?: number }
+        | undefined;
+      const port = c?.socket?.remotePort ?? c?.remotePort;
+      if (port !== undefined) ports.add(port);
+    }
+    return [...ports].sort((a, b) => a - b);
+  }
+
+  /**
    * Forgets a cluster's change history, as an etcd compaction does: a watch from any
    * resourceVersion before now (a client resuming where it was) gets a 410 Expired ERROR
    * event; open watches carry on. Returns the oldest resourceVersion still watchable.

@@ -1005,6 +1005,10 @@ describe('HTTP/2', () => {
         () => sim.openWatches('sim-1') === 4 || undefined,
       );
       expect(sim.watchConnections('sim-1')).toBe(2);
+      // each connection by its client's port: the HTTP/2 session's among them
+      const peers = sim.watchPeerPorts('sim-1');
+      expect(peers).toHaveLength(2);
+      expect(peers).toContain((session as any).socket.localPort);
       one.stop();
       // a change reaches the HTTP/2 watch as a MODIFIED event
       sim.drift('sim-1', {

@@ -49,7 +49,7 @@ describe.each(databases.eachSupportedId())(
       expect(locking).toHaveLength(databaseId.startsWith('POSTGRES') ? 2 : 0);
     });
 
-    it("reads the deployments' states as listDeployments reads them, with their current revision's namespace; filters by status and reads the revisions of given deployments", async () => {
+    it("reads the deployments' states as listDeployments reads them, with their current revision's namespace; filters by status and reads given deployments and their revisions", async () => {
       const knex = await databases.init(databaseId);
       const stores = await DatabaseFleetStores.create({
         database: mockServices.database({ knex, migrations: { skip: false } }),
@@ -182,6 +182,21 @@ describe.each(databases.eachSupportedId())(
       expect(
         await stores.revisions.listCurrentRevisions({ deploymentIds: [] }),
       ).toEqual([]);
+      // Deployments by id, over more ids than one statement binds, as listDeployments reads
+      // them and in its order; with another filter, both hold.
+      const byIds = await stores.deployments.listDeployments({
+        ids: [z2.id, ...others.slice(0, 700), a1.id, ...others.slice(700)],
+      });
+      expect(byIds).toEqual(full.filter(d => d.id !== z1.id));
+      expect(
+        (
+          await stores.deployments.listDeployments({
+            ids: [z2.id, a1.id, z1.id],
+            applicationId: zeta.id,
+          })
+        ).map(d => d.id),
+      ).toEqual([z1.id, z2.id]);
+      expect(await stores.deployments.listDeployments({ ids: [] })).toEqual([]);
     });
 
     it("reads an entity's deployments with one named prepared statement on PostgreSQL, unless told not to", async () => {

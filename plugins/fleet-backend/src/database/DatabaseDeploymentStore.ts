@@ -47,6 +47,9 @@ import type {
 } from './types';
 
 /** The knex implementation of {@link DeploymentStore}, on SQLite and PostgreSQL. */
+/** Ids bound per statement when reading deployments by id. */
+const ID_CHUNK = 500;
+
 export class DatabaseDeploymentStore implements DeploymentStore {
   private constructor(
     private readonly db: Knex,
@@ -70,6 +73,24 @@ export class DatabaseDeploymentStore implements DeploymentStore {
   }
 
   async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
+    if (filter?.ids) {
+      const { ids, ...rest } = filter;
+      if (rest.page) throw new Error('listDeployments: ids and page together');
+      // A bounded number of bound parameters per statement (SQLite's limit is the lowest).
+      const found: Deployment[] = [];
+      for (let i = 0; i < ids.length; i += ID_CHUNK) {
+        const chunk = ids.slice(i, i + ID_CHUNK);
+        const query = deploymentsQuery(this.db).whereIn('d.id', chunk);
+        if (rest.entityRef) query.where('a.entity_ref', rest.entityRef);
+        if (rest.cluster) query.where('d.cluster', rest.cluster);
+        if (rest.applicationId)
+          query.where('d.application_id', rest.applicationId);
+        if (rest.statuses) query.whereIn('d.status', rest.statuses);
+        for (const row of await query) found.push(toDeployment(row));
+      }
+      const byKey = (d: Deployment) => `${d.entityRef}\u0000${d.cluster}`;
+      return found.sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1));
+    }
     const query = deploymentsQuery(this.db).orderBy([
       { column: 'a.entity_ref' },
       { column: 'd.cluster' },

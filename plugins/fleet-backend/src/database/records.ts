@@ -185,6 +185,8 @@ export interface DeploymentFilter {
   applicationId?: string;
   /** Only deployments in one of these statuses. */
   statuses?: DeploymentStatus[];
+  /** Only these deployments (read a few hundred per statement); not with `page`. */
+  ids?: string[];
   /** One page, in (entity ref, cluster) order; the key is `[entityRef, cluster]`. */
   page?: PageRequest;
 }

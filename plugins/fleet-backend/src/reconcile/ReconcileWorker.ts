@@ -5,7 +5,6 @@ import {
   DeploymentReasons,
   FLEET_ANNOTATION_CLUSTER_SELECTOR,
   type Application,
-  type Deployment,
   type PlacementRefusal,
   type Revision,
   type SyncDifference,
@@ -87,6 +86,7 @@ export type ReconcileStores = {
     DeploymentStore,
     | 'listDeploymentStates'
     | 'getDeployment'
+    | 'listDeployments'
     | 'recordSync'
     | 'updateDeploymentStatus'
     | 'setPlaced'
@@ -428,19 +428,16 @@ export class ReconcileWorker {
     const held = (await this.options.heldDeployments?.()) ?? new Set<string>();
     const clusters = await stores.clusters.listClusters();
     // A batch can hold a whole cluster's objects, or many clusters' (their watches listed at
-    // once): reads go a few at a time, not all queued on the database pool together.
+    // once): read a few hundred per statement, not one statement per deployment.
     const read = pLimit(this.options.reconcile.concurrency);
-    const loaded = await Promise.all(
-      [...ids]
-        .filter(id => !held.has(id))
-        .map(id => read(() => stores.deployments.getDeployment(id))),
-    );
+    const loaded = await stores.deployments.listDeployments({
+      ids: [...ids].filter(id => !held.has(id)),
+    });
     // With shards, a cluster whose shard moved to another replica since the last run is that
     // one's to compare and heal, though this replica still watches it until its next run.
     const shards = this.options.shards?.current();
     const deployments = loaded.filter(
-      (d): d is Deployment =>
-        d !== undefined && (!shards || shards.holdsCluster(d.cluster)),
+      d => !shards || shards.holdsCluster(d.cluster),
     );
     const applicationIds = [...new Set(deployments.map(d => d.applicationId))];
     const apps = new Map<string, Application>();

@@ -173,6 +173,10 @@ export async function createRouter(
       validateRequests: false,
       validateResponses: false,
       validateSecurity: false,
+      // With nothing validated, the validator's route lookup is work for nothing: it compiles
+      // every spec path's pattern until one matches, on every request (measured: ~0.1 ms of
+      // the entity card's ~1.3 ms in the backend).
+      ignorePaths: () => true,
     },
   });
 

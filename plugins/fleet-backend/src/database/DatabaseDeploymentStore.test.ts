@@ -182,10 +182,17 @@ describe.each(databases.eachSupportedId())(
       expect(
         await stores.revisions.listCurrentRevisions({ deploymentIds: [] }),
       ).toEqual([]);
-      // Deployments by id, over more ids than one statement binds, as listDeployments reads
-      // them and in its order; with another filter, both hold.
+      // Deployments by id, over more ids than one statement binds (one given twice, in two
+      // chunks), as listDeployments reads them, by entity ref and cluster; with another filter,
+      // both hold.
       const byIds = await stores.deployments.listDeployments({
-        ids: [z2.id, ...others.slice(0, 700), a1.id, ...others.slice(700)],
+        ids: [
+          z2.id,
+          ...others.slice(0, 700),
+          a1.id,
+          ...others.slice(700),
+          z2.id,
+        ],
       });
       expect(byIds).toEqual(full.filter(d => d.id !== z1.id));
       expect(

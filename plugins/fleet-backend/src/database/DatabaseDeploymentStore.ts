@@ -46,10 +46,10 @@ import type {
   NewRevision,
 } from './types';
 
-/** The knex implementation of {@link DeploymentStore}, on SQLite and PostgreSQL. */
 /** Ids bound per statement when reading deployments by id. */
 const ID_CHUNK = 500;
 
+/** The knex implementation of {@link DeploymentStore}, on SQLite and PostgreSQL. */
 export class DatabaseDeploymentStore implements DeploymentStore {
   private constructor(
     private readonly db: Knex,
@@ -74,7 +74,8 @@ export class DatabaseDeploymentStore implements DeploymentStore {
 
   async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
     if (filter?.ids) {
-      const { ids, ...rest } = filter;
+      const { ids: given, ...rest } = filter;
+      const ids = [...new Set(given)];
       if (rest.page) throw new Error('listDeployments: ids and page together');
       // A bounded number of bound parameters per statement (SQLite's limit is the lowest).
       const found: Deployment[] = [];

@@ -185,7 +185,10 @@ export interface DeploymentFilter {
   applicationId?: string;
   /** Only deployments in one of these statuses. */
   statuses?: DeploymentStatus[];
-  /** Only these deployments (read a few hundred per statement); not with `page`. */
+  /**
+   * Only these deployments (read a few hundred per statement); not with `page`. Ordered by
+   * entity ref and cluster compared as strings (code units), not by the database's collation.
+   */
   ids?: string[];
   /** One page, in (entity ref, cluster) order; the key is `[entityRef, cluster]`. */
   page?: PageRequest;

@@ -58,7 +58,8 @@ export interface PlacementRefusalsChange {
 /**
  * Hears what Fleet committed, on the replica that committed it, exactly once: the status events
  * of clusters, deployments and releases (after their transaction), the health cycles and the
- * reconcile runs (each run by one replica at a time). Signals, notifications and metrics are
+ * reconcile runs (each run by one replica at a time, or with health shards by each replica over
+ * its own shards). Signals, notifications and metrics are
  * listeners; none of them can fail or slow the writer.
  */
 export interface FleetListener {

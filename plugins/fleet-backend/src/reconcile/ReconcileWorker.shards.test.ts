@@ -19,7 +19,7 @@ import { ManifestRemover } from '../deploy/ManifestRemover';
 import { shardOf } from '../health/HealthWorker';
 import { ClusterWatches } from '../livestate/ClusterWatches';
 import { DriftChecks } from '../livestate/DriftChecks';
-import { ReconcileWorker } from './ReconcileWorker';
+import { ReconcileWorker, type ReconcileShards } from './ReconcileWorker';
 
 jest.setTimeout(90_000);
 
@@ -237,3 +237,32 @@ describe.each(databases.eachSupportedId())(
     });
   },
 );
+
+describe('ReconcileWorker.start', () => {
+  it('schedules the reconcile on every replica and the placement on one at a time with shards; one global task without', async () => {
+    const scheduled = async (shards?: ReconcileShards) => {
+      const scheduler = mockServices.scheduler.mock();
+      await ReconcileWorker.create({
+        stores: {} as any,
+        applier: {} as any,
+        deployments: {} as any,
+        logger: mockServices.logger.mock(),
+        scheduler,
+        deploy: { namespace: 'apps' },
+        reconcile: { intervalMs: 60_000, concurrency: 1 },
+        shards,
+      }).start();
+      return scheduler.scheduleTask.mock.calls.map(([task]) => [
+        task.id,
+        task.scope,
+      ]);
+    };
+    expect(await scheduled()).toEqual([['fleet-reconcile', 'global']]);
+    expect(
+      await scheduled({ current: () => ({ holdsCluster: () => true }) }),
+    ).toEqual([
+      ['fleet-reconcile', 'local'],
+      ['fleet-placement', 'global'],
+    ]);
+  });
+});

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   createTempDatabase,
+  establishedConnections,
   ms,
   percentile,
   processMemory,
@@ -105,39 +106,12 @@ function commitOf(dir: string): string {
   }
 }
 
-/**
- * Established TCP connections of process `pid` to `port` on loopback: its sockets (from
- * /proc/<pid>/fd) matched with the kernel's connection table. Older code cannot count its own
- * pooled connections; this counts them for any code.
- */
-export async function connectionsTo(
+/** Established TCP connections of process `pid` to `port` on loopback. */
+async function connectionsTo(
   pid: number,
   port: number,
 ): Promise<number | undefined> {
-  try {
-    const { readdir, readlink, readFile } = await import('node:fs/promises');
-    const inodes = new Set<string>();
-    for (const fd of await readdir(`/proc/${pid}/fd`)) {
-      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-      const match = /^socket:\[(\d+)\]$/.exec(link);
-      if (match) inodes.add(match[1]);
-    }
-    let count = 0;
-    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      const text = await readFile(table, 'utf8').catch(() => '');
-      for (const line of text.split('\n').slice(1)) {
-        const f = line.trim().split(/\s+/);
-        if (f.length < 10) continue;
-        const remotePort = parseInt(f[2].split(':')[1], 16);
-        // State 01: ESTABLISHED.
-        if (remotePort === port && f[3] === '01' && inodes.has(f[9]))
-          count += 1;
-      }
-    }
-    return count;
-  } catch {
-    return undefined;
-  }
+  return (await establishedConnections(pid, [port]))?.length;
 }
 
 async function sampleOf(

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
+  establishedConnections,
   createFleet,
   createTempDatabase,
   loadAverage,
@@ -39,7 +40,6 @@ import {
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import { shardOf } from '@cnp/plugin-fleet-backend/testUtils';
 import { waitFor } from './lib/waitFor';
-import { connectionsTo } from './memory';
 
 const SHARD_PREFIX = 'health-cycle:shard-';
 /** How long the backend's cluster clients keep an idle connection. */
@@ -453,7 +453,8 @@ export async function benchShards(options: {
       pair.connections = await Promise.all(
         pids.map(async pid => ({
           pid,
-          connections: (await connectionsTo(pid, ports[0])) ?? -1,
+          connections:
+            (await establishedConnections(pid, [ports[0]]))?.length ?? -1,
         })),
       );
       pairs.push(pair);

@@ -5,9 +5,8 @@
  * over by the two others once its leases run out, every cluster is probed again, and its
  * clusters are watched again, by the survivors.
  */
-import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { startSimulator } from '@cnp/fleet-harness';
+import { establishedConnections, startSimulator } from '@cnp/fleet-harness';
 import { shardOf } from '@cnp/plugin-fleet-backend/testUtils';
 import {
   CHAOS_READY_DELAY_MS,
@@ -24,38 +23,6 @@ const CLUSTERS = 12;
 const NAMESPACES = '/api/v1/namespaces';
 /** The ports of this scenario's backends. */
 const PORTS = [47410, 47411, 47412];
-
-/**
- * The local ports of a process's established TCP connections to `remotePorts` (from /proc):
- * which process a connection the simulator sees is. (A local port alone is not a connection:
- * the kernel reuses one for connections to other destinations.)
- */
-async function localPortsOf(
-  pid: number,
-  remotePorts: Set<number>,
-): Promise<Set<number>> {
-  const inodes = new Set<string>();
-  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
-    const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-    const match = /^socket:\[(\d+)\]$/.exec(link);
-    if (match) inodes.add(match[1]);
-  }
-  const ports = new Set<number>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await readFile(table, 'utf8').catch(() => '');
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (
-        f.length >= 10 &&
-        inodes.has(f[9]) &&
-        f[3] === '01' &&
-        remotePorts.has(parseInt(f[2].split(':')[1], 16))
-      )
-        ports.add(parseInt(f[1].split(':')[1], 16));
-    }
-  }
-  return ports;
-}
 
 interface Lease {
   name: string;
@@ -146,7 +113,10 @@ export const shards: Scenario = {
         names.map(name => Number(new URL(sim.endpoint(name)).port)),
       );
       const portsOf = await Promise.all(
-        alive.map(i => localPortsOf(pids[i], simPorts)),
+        alive.map(
+          async i =>
+            new Set((await establishedConnections(pids[i], simPorts)) ?? []),
+        ),
       );
       const leases = await shardLeases();
       return names.map(name => {

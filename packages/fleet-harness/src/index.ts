@@ -41,6 +41,7 @@ export {
   machineCpu,
   machineLine,
   median,
+  establishedConnections,
   ms,
   percentile,
   processCpuSeconds,

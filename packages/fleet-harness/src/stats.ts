@@ -148,3 +148,45 @@ export async function processCpuSeconds(pid: number): Promise<number> {
   // fields[0] is field 3 (state): utime is field 14, stime field 15.
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/**
+ * The local ports of process `pid`'s established TCP connections to any of `remotePorts` on
+ * loopback: its sockets (from /proc/<pid>/fd) matched with the kernel's connection table. It
+ * counts any code's pooled connections, and tells which process a connection a server sees is
+ * (by its client port). Undefined when the process cannot be read.
+ */
+export async function establishedConnections(
+  pid: number,
+  remotePorts: Iterable<number>,
+): Promise<number[] | undefined> {
+  const { readdir, readlink, readFile } = await import('node:fs/promises');
+  const wanted = new Set(remotePorts);
+  let fds: string[];
+  try {
+    fds = await readdir(`/proc/${pid}/fd`);
+  } catch {
+    return undefined;
+  }
+  const inodes = new Set<string>();
+  for (const fd of fds) {
+    const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const match = /^socket:\[(\d+)\]$/.exec(link);
+    if (match) inodes.add(match[1]);
+  }
+  const ports: number[] = [];
+  for (const kernelTable of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(kernelTable, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // State 01: ESTABLISHED.
+      if (
+        f.length >= 10 &&
+        f[3] === '01' &&
+        inodes.has(f[9]) &&
+        wanted.has(parseInt(f[2].split(':')[1], 16))
+      )
+        ports.push(parseInt(f[1].split(':')[1], 16));
+    }
+  }
+  return ports;
+}

@@ -6,7 +6,12 @@ import {
   useSimulator,
 } from '@cnp/fleet-harness';
 import type { Knex } from 'knex';
-import { HealthWorker, shardOf } from './HealthWorker';
+import { HealthWorker } from './HealthWorker';
+import {
+  inShards,
+  SHARDED_CLUSTERS,
+  SHARDS,
+} from '../__testUtils__/shardedFleet';
 
 // Several replicas share the health work, shard by shard, over one database. Time is not
 // waited for: a lease period passing is its expiry written into `fleet_locks`.
@@ -14,23 +19,8 @@ import { HealthWorker, shardOf } from './HealthWorker';
 jest.setTimeout(60_000);
 
 const databases = createTestDatabases();
-// With 4 shards (FNV-1a of the name): echo, india, kilo in 0; charlie, delta in 1; juliet in 2;
-// alpha, bravo in 3.
-const CLUSTERS = [
-  'alpha',
-  'bravo',
-  'charlie',
-  'delta',
-  'echo',
-  'india',
-  'juliet',
-  'kilo',
-];
-const SHARDS = 4;
+const CLUSTERS = SHARDED_CLUSTERS;
 const sim = useSimulator({ clusters: CLUSTERS });
-
-const inShards = (shards: number[]) =>
-  CLUSTERS.filter(name => shards.includes(shardOf(name, SHARDS))).sort();
 
 describe.each(databases.eachSupportedId())(
   'HealthWorker with shards, two replicas over one database (%s)',

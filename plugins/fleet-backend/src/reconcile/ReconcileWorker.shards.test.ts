@@ -16,34 +16,23 @@ import type { Knex } from 'knex';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
-import { shardOf } from '../health/HealthWorker';
 import { ClusterWatches } from '../livestate/ClusterWatches';
 import { DriftChecks } from '../livestate/DriftChecks';
 import { ReconcileWorker, type ReconcileShards } from './ReconcileWorker';
+import {
+  inShards,
+  SHARDED_CLUSTERS,
+  SHARDS,
+} from '../__testUtils__/shardedFleet';
 
 jest.setTimeout(90_000);
 
 const databases = createTestDatabases();
-// With 4 shards (FNV-1a of the name): echo, india, kilo in 0; charlie, delta in 1; juliet in 2;
-// alpha, bravo in 3.
-const CLUSTERS = [
-  'alpha',
-  'bravo',
-  'charlie',
-  'delta',
-  'echo',
-  'india',
-  'juliet',
-  'kilo',
-];
-const SHARDS = 4;
+const CLUSTERS = SHARDED_CLUSTERS;
 const sim = useSimulator({
   clusters: CLUSTERS,
   watch: { controllerTickMs: 50 },
 });
-
-const inShards = (shards: number[]) =>
-  CLUSTERS.filter(name => shards.includes(shardOf(name, SHARDS))).sort();
 
 describe.each(databases.eachSupportedId())(
   'ReconcileWorker with health shards, two replicas over one database (%s)',

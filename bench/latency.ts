@@ -505,9 +505,14 @@ export async function benchLatency(options: {
           .groupBy('sync_status')
       ).map((r: any) => [r.sync_status as string, Number(r.n)]),
     );
-    // Seeded SYNCED: a deployment the run compared is OUT_OF_SYNC (its objects were never
-    // applied) or UNKNOWN (its cluster is OFFLINE).
-    const reconcileCompared = seeded.deployments - (syncCounts.SYNCED ?? 0);
+    // Seeded as synced an hour ago: a deployment the run compared has a newer sync time (its
+    // objects, applied by the seed, were found in sync), or is UNKNOWN (its cluster times out).
+    const compared = await knex('fleet_deployments')
+      .where('last_synced_at', '>=', new Date(backendStartedAt))
+      .orWhere('sync_status', '!=', 'SYNCED')
+      .count({ n: '*' })
+      .first();
+    const reconcileCompared = Number(compared?.n ?? 0);
     if (reconcileEnded) {
       log(
         `  the reconcile run over ${

@@ -297,6 +297,7 @@ async function measureFleet(options: {
   control?: boolean;
   /** 10 % of the clusters time out (probe timeout 2 s), as in the other benchmarks. */
   timingOut?: boolean;
+  heapSnapshotDir?: string;
   log: (line: string) => void;
 }): Promise<MemoryRun> {
   const { log } = options;
@@ -343,6 +344,19 @@ async function measureFleet(options: {
       log(`    after ${phase}: ${describe(s)}`);
     };
     await sample('startup');
+    const snapshot = async (phase: string) => {
+      if (!options.heapSnapshotDir) return;
+      const file = path.join(
+        path.resolve(options.heapSnapshotDir),
+        `${options.label}-${options.clusters}-${phase}.heapsnapshot`,
+      );
+      const written = await backend!.heapSnapshot(file);
+      log(
+        written
+          ? `    heap snapshot: ${file}`
+          : `    heap snapshot to ${file} failed`,
+      );
+    };
     const run: MemoryRun = {
       label: options.label,
       checkout,
@@ -355,6 +369,7 @@ async function measureFleet(options: {
       // No Fleet: nothing to wait for but the backend settling (its own startup tasks).
       await new Promise(r => setTimeout(r, 20_000));
       await sample('20 s idle');
+      await snapshot('idle');
     } else {
       const cycle = await waitFor(
         'the startup health cycle',
@@ -403,6 +418,7 @@ async function measureFleet(options: {
           : `    reconcile run: about ${ms(run.reconcileMs)}`,
       );
       await sample('reconcile run');
+      await snapshot('reconcile');
       if (options.applications > 0) {
         const load = {
           base: backend.base,
@@ -515,6 +531,8 @@ export async function benchMemory(options: {
   deploymentsPerCluster: number;
   requests: number;
   baseline?: string;
+  /** Also write a V8 heap snapshot of each backend after the reconcile run (control: idle), here. */
+  heapSnapshotDir?: string;
   log: (line: string) => void;
 }): Promise<MemoryResult> {
   const { log } = options;
@@ -524,6 +542,7 @@ export async function benchMemory(options: {
     applications,
     deploymentsPerApplication: options.deploymentsPerCluster,
     requests: options.requests,
+    heapSnapshotDir: options.heapSnapshotDir,
     log,
   };
   // Without the plugin the database and the simulator are never read: none is seeded.

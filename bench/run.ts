@@ -50,6 +50,9 @@
  *   --memory-requests 5000            entity-card requests of its card load
  *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
  *                                     git worktree of main after `yarn install`), in the same run
+ *   --memory-heap-snapshots <dir>     also write each backend's V8 heap snapshot there (Fleet after
+ *                                     its reconcile run, the control idle); summarize them with
+ *                                     bench/heapSummary.ts (its header says how)
  *   --only shards                     the health cycle shared by 2 backend processes (opt-in, ~7 min):
  *                                     10,000 clusters, 10 % timing out, fleet.health.shards; then
  *                                     one replica SIGKILLed mid-cycle (takeover, gaps between probes)
@@ -186,6 +189,7 @@ function parseArgs(argv: string[]) {
     memoryClusters: int('memory-clusters', quick ? 50 : 1000),
     memoryRequests: int('memory-requests', quick ? 1000 : 5000),
     memoryBaseline: args.get('memory-baseline'),
+    memorySnapshots: args.get('memory-heap-snapshots'),
     shardsClusters: int('shards-clusters', quick ? 1000 : 10_000),
     shardsReplicas: int('shards-replicas', 2),
     shardsCount: int('shards-count', 8),
@@ -205,7 +209,7 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
   [--latency-reconcile-wait 900] [--latency-profile <dir>] [--cold 64]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
-  [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--quick] [--json <file>]
+  [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--memory-heap-snapshots <dir>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-port 47200]
   [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
@@ -389,6 +393,7 @@ async function main(): Promise<number> {
       deploymentsPerCluster: 10,
       requests: options.memoryRequests,
       baseline: options.memoryBaseline,
+      heapSnapshotDir: options.memorySnapshots,
       log,
     });
   }

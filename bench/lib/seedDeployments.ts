@@ -3,11 +3,23 @@
  * starts, so that its startup work (health cycle, reconcile) sees the whole fleet: clusters by
  * discovery (a first health cycle of Fleet's HealthWorker registers them and records them
  * ONLINE, so that the backend's reconcile run really reads the live objects), then applications
- * (components) × clusters each, straight through SQL, each deployment with its history.
+ * (components) × clusters each, straight through SQL, each deployment with its history, and
+ * each deployment's objects applied to its cluster as Fleet's deploy applies them: a fleet at
+ * rest, deployed an hour ago, which the backend's first reconcile finds in sync. (Rows without
+ * objects made that reconcile find every Deployment missing and roll thousands back, a load no
+ * real fleet puts on the backend while its cards are read.)
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import pLimit from 'p-limit';
+import { ConfigReader } from '@backstage/config';
 import { createFleet } from '@cnp/fleet-harness';
+import {
+  DeploymentService,
+  ManifestApplier,
+  ManifestRemover,
+  readFleetConfig,
+} from './releaseParts';
 
 /** Revisions each seeded deployment has (its history), the last one current. */
 export const REVISIONS_PER_DEPLOYMENT = 5;
@@ -37,7 +49,8 @@ export async function seedFleetDeployments(options: {
     `  registered ${preCycle.probed} clusters (${preCycle.online} ONLINE, ${preCycle.unknown} UNKNOWN)`,
   );
   const seedStarted = performance.now();
-  const now = new Date();
+  // Deployed an hour ago: outside the automatic rollback's window (10 minutes after an apply).
+  const now = new Date(Date.now() - 60 * 60_000);
   const apps = Array.from({ length: options.applications }, (_, i) => ({
     id: randomUUID(),
     entity_ref: `component:default/service-${i + 1}`,
@@ -122,17 +135,79 @@ export async function seedFleetDeployments(options: {
     );
   }
   await knex.raw('ANALYZE');
+  const applied = await applyObjects(pre, log);
   const counts = await knex('fleet_deployments').count({ n: '*' }).first();
   log(
     `  seeded ${clusterNames.length} clusters, ${
       apps.length
     } applications and ${
       counts?.n
-    } deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each (${(
+    } deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each, the objects of ${applied} applied (on the ONLINE clusters) (${(
       (performance.now() - seedStarted) /
       1000
     ).toFixed(1)} s)`,
   );
 
   return { applications: apps.length, deployments: Number(counts?.n) };
+}
+
+/**
+ * Applies each deployment's current revision to its cluster, as Fleet's deploy does (the same
+ * manifests, the same server-side apply), on the clusters the registering cycle found ONLINE: a
+ * cluster that times out holds objects Fleet cannot read either way.
+ */
+async function applyObjects(
+  pre: Awaited<ReturnType<typeof createFleet>>,
+  log: (line: string) => void,
+): Promise<number> {
+  const started = performance.now();
+  const fleetConfig = readFleetConfig(new ConfigReader({}), {});
+  const applier = ManifestApplier.create({ clients: pre.clients });
+  const service = DeploymentService.create({
+    stores: pre.stores,
+    applier,
+    remover: ManifestRemover.create({ clients: pre.clients }),
+    logger: pre.logger,
+    deploy: fleetConfig.deploy,
+  });
+  const [applications, revisions, clusters] = await Promise.all([
+    pre.stores.applications.listApplications(),
+    pre.stores.revisions.listCurrentRevisions(),
+    pre.stores.clusters.listClusters(),
+  ]);
+  const appById = new Map(applications.map(a => [a.id, a]));
+  const online = new Map(
+    clusters.filter(c => c.status === 'ONLINE').map(c => [c.name, c]),
+  );
+  const limit = pLimit(32);
+  let applied = 0;
+  const failures: string[] = [];
+  await Promise.all(
+    revisions
+      .filter(r => online.has(r.cluster))
+      .map(r =>
+        limit(async () => {
+          const desired = service.desiredFor(appById.get(r.applicationId)!, r);
+          const result = await applier.apply(
+            online.get(r.cluster)!,
+            desired.namespace,
+            desired.manifests,
+          );
+          if (result.kind === 'applied') applied += 1;
+          else failures.push(`${r.cluster}: ${result.message}`);
+        }),
+      ),
+  );
+  if (failures.length) {
+    throw new Error(
+      `${failures.length} applies failed while seeding, e.g. ${failures[0]}`,
+    );
+  }
+  log(
+    `  applied the objects of ${applied} deployments in ${(
+      (performance.now() - started) /
+      1000
+    ).toFixed(1)} s`,
+  );
+  return applied;
 }

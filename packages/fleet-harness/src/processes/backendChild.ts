@@ -20,6 +20,7 @@ import knexFactory from 'knex';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createServer } from 'node:net';
+import { writeHeapSnapshot } from 'node:v8';
 // The harness wires the plugin's own parts: it exists to build the backend plugin.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import fleetPlugin from '@cnp/plugin-fleet-backend';
@@ -155,6 +156,18 @@ async function main() {
           id: message.id,
           usage: process.memoryUsage(),
         });
+      }
+      if (message?.op === 'heapSnapshot' && message.file) {
+        // What the heap holds, for Chrome DevTools' Memory panel (or bench/heapSummary.ts).
+        const file = message.file;
+        let done = false;
+        try {
+          writeHeapSnapshot(file);
+          done = true;
+        } catch (error) {
+          process.stderr.write(`heap snapshot to ${file}: ${error}\n`);
+        }
+        process.send!({ type: 'heapSnapshot', id: message.id, done });
       }
       if (message?.op === 'pool' && !process.env.FLEET_BENCH_NO_FLEET) {
         process.send!({ type: 'pool', id: message.id, stats: poolStats() });

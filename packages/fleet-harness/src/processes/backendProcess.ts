@@ -34,6 +34,8 @@ export interface BackendProcess {
   exited(): boolean;
   /** process.memoryUsage() of the backend after a full GC, in bytes. */
   liveMemory(): Promise<NodeJS.MemoryUsage | undefined>;
+  /** Writes a V8 heap snapshot of the child to `file` (a .heapsnapshot); false when it could not. */
+  heapSnapshot(file: string): Promise<boolean>;
   /**
    * What Fleet's cluster agents hold (secure contexts, agents, sockets) in the backend, when its
    * code can tell (older code cannot, nor a backend without Fleet).
@@ -173,6 +175,8 @@ export async function startBackendProcess(
     poolStats: () => ask<Record<string, number>>('pool', 'stats', 3_000),
     profileStart: async () =>
       (await ask<boolean>('profileStart', 'done', 10_000)) === true,
+    heapSnapshot: async (file: string) =>
+      (await ask<boolean>('heapSnapshot', 'done', 300_000, { file })) === true,
     profileStop: async (file: string) =>
       (await ask<boolean>('profileStop', 'done', 60_000, { file })) === true,
   };

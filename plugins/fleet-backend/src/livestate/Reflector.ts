@@ -160,6 +160,15 @@ export class Reflector<T extends KubernetesObject> {
   private async relist(): Promise<void> {
     if (this.state === 'stopped') return;
     const generation = ++this.generation;
+    // Listing is a step of its own, over before the watch opens: a suspended async function
+    // keeps its locals, and the list as the client returned it (class instances, Dates), several
+    // times the size of what the cache keeps, would otherwise stay in memory until the watch
+    // opened, which waits its turn behind the fleet's other lists when many clusters start.
+    if (await this.listInto(generation)) await this.rewatch(generation);
+  }
+
+  /** Lists the kind into the cache; true when the list succeeded and is still the current one. */
+  private async listInto(generation: number): Promise<boolean> {
     this.current?.abort();
     this.current = undefined;
     if (this.state !== 'forbidden') this.state = 'syncing';
@@ -169,7 +178,7 @@ export class Reflector<T extends KubernetesObject> {
       this.lists += 1;
       listed = await options.list();
     } catch (error) {
-      if (generation !== this.generation) return;
+      if (generation !== this.generation) return false;
       if (isKubeStatus(error, 403)) {
         if (this.state !== 'forbidden')
           options.logger.warn(
@@ -179,16 +188,16 @@ export class Reflector<T extends KubernetesObject> {
         this.items.clear();
         this.later(this.timings.forbiddenRetryMs, () => void this.relist());
         options.onListed?.();
-        return;
+        return false;
       }
       this.state = 'syncing';
       options.logger.debug(
         `List of ${options.name} failed: ${describeKubeError(error)}`,
       );
       this.later(this.backoff(), () => void this.relist());
-      return;
+      return false;
     }
-    if (generation !== this.generation) return;
+    if (generation !== this.generation) return false;
     const previous = new Map(this.items);
     this.items.clear();
     for (const item of listed.items) {
@@ -218,7 +227,7 @@ export class Reflector<T extends KubernetesObject> {
     for (const gone of first ? [] : previous.values())
       options.onChange(gone, undefined);
     options.onListed?.();
-    await this.rewatch(generation);
+    return true;
   }
 
   private async rewatch(generation: number): Promise<void> {

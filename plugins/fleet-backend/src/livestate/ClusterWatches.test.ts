@@ -150,11 +150,16 @@ describe('ClusterWatches', () => {
 
   it("opens a cluster's watches as streams on one HTTP/2 connection, and watches again when it breaks", async () => {
     const { w } = watches();
+    clients.closeIdleConnections();
+    const connectionsBefore = sim.connectionCount();
     w.setClusters(clusters);
     await until('west watched', () => w.watching('west'));
+    await until('east watched', () => w.watching('east'));
     // Five kinds: five watches, one connection, none of the pool's sockets held
     await until('five watches', () => sim.openWatches('west') === 5);
     expect(sim.watchConnections('west')).toBe(1);
+    // The lists went over that connection too: one TLS connection per cluster in all
+    expect(sim.connectionCount() - connectionsBefore).toBe(clusters.length);
     const loaded = await clients.kubeConfigFor(cluster('west'));
     if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no pool');
     expect(Object.values(loaded.agent.sockets).flat()).toHaveLength(0);

@@ -50,8 +50,8 @@ const noH2 = (error: { code?: string; message?: string }) =>
   /application protocol|ALPN/i.test(error.message ?? '');
 
 /**
- * A cluster's watches as streams over one HTTP/2 connection (and its probes, see `get`), as client-go keeps them: a watch
- * over HTTP/1.1 holds a TLS connection of its own for as long as it is open (about 80 KiB of
+ * A cluster's watches as streams over one HTTP/2 connection (and its lists, see `list`, and
+ * probes, see `get`), as client-go keeps them: a watch over HTTP/1.1 holds a TLS connection of its own for as long as it is open (about 80 KiB of
  * native memory each in Node, five per cluster), while streams on one connection cost a few
  * KiB each. The connection is made with the TLS context of the cluster's pooled agent (the
  * same CA, client certificate, server name and verification) and sends the kubeconfig's
@@ -125,9 +125,45 @@ export class Http2Watches {
     const session = this.open;
     if (!session || !this.usable(agent))
       throw new Error('The connection of the watches is closed');
+    return this.request(session, kubeConfig, path, {}, timeoutMs);
+  }
+
+  /**
+   * A list (a GET of a collection) on the cluster's connection, made now if there is none, as
+   * client-go lists and watches over one connection: the parsed JSON, plain objects as the
+   * server wrote them (client-node's list would build class instances and Dates, then the
+   * cache copies them back to plain JSON). Errors as `get`'s; `Http2Unsupported` when the
+   * server does not speak HTTP/2.
+   */
+  async list(
+    kubeConfig: KubeConfig,
+    agent: Agent,
+    path: string,
+    query: Query,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('No currently active cluster');
+    const session = await this.sessionFor(
+      new URL(cluster.server).origin,
+      agent,
+    );
+    return this.request(session, kubeConfig, path, query, timeoutMs);
+  }
+
+  private async request(
+    session: ClientHttp2Session,
+    kubeConfig: KubeConfig,
+    path: string,
+    query: Query,
+    timeoutMs: number,
+  ): Promise<unknown> {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('No currently active cluster');
     const url = new URL(cluster.server + path);
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
     const headers = await headersOf(kubeConfig);
     const stream = session.request({
       ...headers,

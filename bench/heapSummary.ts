@@ -49,7 +49,9 @@ const MiB = 2 ** 20;
 const args = process.argv.slice(2);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 30;
-const files = args.filter((a, i) => !a.startsWith('--') && i !== topAt + 1);
+const files = args.filter(
+  (a, i) => !a.startsWith('--') && (topAt < 0 || i !== topAt + 1),
+);
 if (files.length === 0) {
   process.stderr.write(
     'usage: heapSummary.ts <file.heapsnapshot> [<control.heapsnapshot>] [--top 30]\n',

@@ -344,8 +344,12 @@ async function measureFleet(options: {
       log(`    after ${phase}: ${describe(s)}`);
     };
     await sample('startup');
+    /**
+     * After the last sample: writing a snapshot takes memory of its own, which would count in the
+     * peaks measured after it. Only this checkout's backend answers the question.
+     */
     const snapshot = async (phase: string) => {
-      if (!options.heapSnapshotDir) return;
+      if (!options.heapSnapshotDir || options.checkout) return;
       const file = path.join(
         path.resolve(options.heapSnapshotDir),
         `${options.label}-${options.clusters}-${phase}.heapsnapshot`,
@@ -369,7 +373,6 @@ async function measureFleet(options: {
       // No Fleet: nothing to wait for but the backend settling (its own startup tasks).
       await new Promise(r => setTimeout(r, 20_000));
       await sample('20 s idle');
-      await snapshot('idle');
     } else {
       const cycle = await waitFor(
         'the startup health cycle',
@@ -418,7 +421,6 @@ async function measureFleet(options: {
           : `    reconcile run: about ${ms(run.reconcileMs)}`,
       );
       await sample('reconcile run');
-      await snapshot('reconcile');
       if (options.applications > 0) {
         const load = {
           base: backend.base,
@@ -443,6 +445,7 @@ async function measureFleet(options: {
       }
     }
     run.peakMiB = Math.max(...samples.map(s => s.peakMiB));
+    await snapshot('end');
     return run;
   } finally {
     await backend?.stop();

@@ -50,8 +50,8 @@
  *   --memory-requests 5000            entity-card requests of its card load
  *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
  *                                     git worktree of main after `yarn install`), in the same run
- *   --memory-heap-snapshots <dir>     also write each backend's V8 heap snapshot there (Fleet after
- *                                     its reconcile run, the control idle); summarize them with
+ *   --memory-heap-snapshots <dir>     also write each backend's V8 heap snapshot there, after its
+ *                                     last sample (this checkout's backends); summarize them with
  *                                     bench/heapSummary.ts (its header says how)
  *   --only shards                     the health cycle shared by 2 backend processes (opt-in, ~7 min):
  *                                     10,000 clusters, 10 % timing out, fleet.health.shards; then

@@ -377,27 +377,19 @@ export async function benchShards(options: {
     // With watches, every replica first lists and watches the clusters of its shards (five
     // lists and five watches each, 16 at a time per replica, all answered by the one simulator
     // process on the machine's 2 cores): a start-up storm a fleet goes through once, not what a
-    // health cycle costs. The steady cycles are measured once each replica holds a connection
-    // to every ONLINE cluster it watches, and their number has stopped growing.
+    // health cycle costs. The steady cycles are measured once the simulator serves the five
+    // watches of (nearly) every ONLINE cluster, and their number has stopped growing.
     let watchesSettledMs: number | undefined;
     let measuredFrom = settledAt;
     if (options.watch) {
       const online = n - downNames.length;
-      const total = async () =>
-        (
-          await Promise.all(
-            pids.map(
-              async pid =>
-                (await establishedConnections(pid, [ports[0]]))?.length ?? 0,
-            ),
-          )
-        ).reduce((a, b) => a + b, 0);
+      const wanted = 5 * online;
       let last = -1;
       const reached = await waitFor(
-        `a connection from a replica to each of the ${online} ONLINE clusters`,
+        `the simulator serving the ${wanted} watches of the ${online} ONLINE clusters`,
         async () => {
-          const now = await total();
-          const steady = now >= online * 0.98 && now <= last;
+          const now = await sim.openWatches();
+          const steady = now >= wanted * 0.98 && now <= last;
           last = now;
           return steady ? Date.now() : undefined;
         },
@@ -408,10 +400,10 @@ export async function benchShards(options: {
       if (reached) measuredFrom = reached;
       log(
         reached
-          ? `  watches open: ${last} connections to the ${online} ONLINE clusters, ${ms(
+          ? `  watches open: ${last} of the ${wanted} (five per ONLINE cluster), ${ms(
               watchesSettledMs!,
             )} after the start`
-          : `  watches not all open after 15 min (${last} connections to the ${online} ONLINE clusters): cycles measured anyway`,
+          : `  watches not all open after 15 min (${last} of the ${wanted}): cycles measured anyway`,
       );
     }
 
@@ -681,10 +673,13 @@ export async function benchShards(options: {
         takeoverMs,
         load,
         survivorCycle: survivorCycle ? observed(survivorCycle) : undefined,
+        // The survivor probes the clusters it took over before its reconcile watches them: on
+        // new connections when the interval is over the idle timeout, watches or not.
         survivorBoundMs:
           Math.ceil(downNames.length / options.concurrency) *
             options.probeTimeoutMs +
-          Math.ceil(n / options.concurrency) * rttMs,
+          Math.ceil(n / options.concurrency) *
+            (intervalMs > CLIENT_IDLE_MS ? median(coldRttSamples) : warmRttMs),
         phaseLagMs,
         maxGapMs,
         maxGapCycles: maxGapMs / intervalMs,

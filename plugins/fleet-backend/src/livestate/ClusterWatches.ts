@@ -296,10 +296,11 @@ class WatchedCluster {
                 )) as ListResult<T>;
               } catch (error) {
                 if (!(error instanceof Http2Unsupported)) throw error;
+                if (!this.http1Only)
+                  logger.info(
+                    `${cluster.name} does not offer HTTP/2: each of its watches holds a connection of its own`,
+                  );
                 this.http1Only = true;
-                logger.info(
-                  `${cluster.name} does not offer HTTP/2: each of its watches holds a connection of its own`,
-                );
               }
             }
             return spec.list(

@@ -187,6 +187,12 @@ export class Http2Watches {
         clearTimeout(timer);
         reject(error);
       });
+      // A stream reset or cut with its connection may close without an end: not left pending
+      // (a list holds one of the fleet's start slots while it is). After an end, this is a no-op.
+      stream.on('close', () => {
+        clearTimeout(timer);
+        reject(new Error(`HTTP/2 stream closed (code ${stream.rstCode})`));
+      });
       stream.on('end', () => {
         clearTimeout(timer);
         const body = Buffer.concat(chunks).toString('utf8');

@@ -167,9 +167,10 @@ export class Reflector<T extends KubernetesObject> {
     if (this.state === 'stopped') return;
     const generation = ++this.generation;
     // Listing is a step of its own, over before the watch opens: a suspended async function
-    // keeps its locals, and the list as the client returned it (class instances, Dates), several
-    // times the size of what the cache keeps, would otherwise stay in memory until the watch
-    // opened, which waits its turn behind the fleet's other lists when many clusters start.
+    // keeps its locals, and the list as the client returned it (over HTTP/1.1, class instances
+    // and Dates, several times the size of what the cache keeps; the cache's previous content
+    // too) would otherwise stay in memory until the watch opened, which waits its turn behind
+    // the fleet's other lists when many clusters start.
     if (await this.listInto(generation)) await this.rewatch(generation);
   }
 

@@ -1,6 +1,8 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { createTestDatabases } from '@cnp/fleet-harness';
 import { DatabaseFleetStores } from './DatabaseFleetStores';
+import { deploymentsQuery } from './deploymentRows';
+import { toDeployment } from './tables';
 
 // The deployment store: its reads, prepared statements included.
 
@@ -47,6 +49,56 @@ describe.each(databases.eachSupportedId())(
       );
       const locking = statements.filter(sql => /for update/i.test(sql));
       expect(locking).toHaveLength(databaseId.startsWith('POSTGRES') ? 2 : 0);
+    });
+
+    it('reads timestamps as ISO 8601 in UTC with milliseconds, whatever the time zone of the session', async () => {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://127.0.0.1:6443',
+        kubeconfigRef: '/k/c.yaml',
+        source: 'manual',
+      });
+      const app = await stores.applications.insertApplication({
+        entityRef: 'component:default/timed',
+        name: 'timed',
+        spec: { image: 'x:1' },
+      });
+      const deployment = await stores.deployments.insertDeployment(
+        { applicationId: app.id, cluster: 'c1', status: 'PENDING' },
+        'test',
+      );
+      // Written by the database itself, with microseconds (JS dates have milliseconds).
+      await knex('fleet_deployments')
+        .where({ id: deployment.id })
+        .update({
+          last_synced_at: databaseId.startsWith('POSTGRES')
+            ? knex.raw(`'2026-12-02 18:44:42.123987+00'::timestamptz`)
+            : '2026-12-02 18:44:42.123',
+          last_applied_at: null,
+        });
+      const [read] = await stores.deployments.listDeployments({
+        entityRef: 'component:default/timed',
+      });
+      expect(read.lastSyncedAt).toBe('2026-12-02T18:44:42.123Z');
+      expect(read.lastAppliedAt).toBeUndefined();
+      expect(read.createdAt).toBe(deployment.createdAt);
+      expect(read.updatedAt).toMatch(
+        /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+      );
+      if (databaseId.startsWith('POSTGRES')) {
+        // A session in another time zone reads the same instants.
+        await knex.transaction(async tx => {
+          await tx.raw(`SET LOCAL TIME ZONE 'Asia/Kolkata'`);
+          const row = await deploymentsQuery(tx)
+            .where('d.id', deployment.id)
+            .first();
+          expect(toDeployment(row!)).toEqual(read);
+        });
+      }
     });
 
     it("reads the deployments' states as listDeployments reads them, with their current revision's namespace; filters by status and reads given deployments and their revisions", async () => {

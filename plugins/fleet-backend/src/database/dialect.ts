@@ -90,10 +90,14 @@ export function isForeignKeyViolation(error: unknown): boolean {
   );
 }
 
+const ISO_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 /** Turns what a driver gives back for a timestamp column into ISO 8601. */
 export function toIso(value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
   if (value instanceof Date) return value.toISOString();
+  // Already as `toISOString` writes it (PostgreSQL's reads of deployments format it so).
+  if (typeof value === 'string' && ISO_UTC_MS.test(value)) return value;
   if (typeof value === 'number') return new Date(value).toISOString();
   const text = String(value);
   if (/^\d+$/.test(text)) return new Date(Number(text)).toISOString();

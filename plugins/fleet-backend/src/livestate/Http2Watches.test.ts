@@ -56,6 +56,7 @@ describe('Http2Watches', () => {
       await new Promise(r => setTimeout(r, 200));
       const second = await open();
       await until('two watches', () => sim.openWatches('h2') === 2);
+      expect(sim.openWatches('h2')).toBe(2);
       first.abort();
       second.abort();
     } finally {

@@ -5,6 +5,9 @@
  * "Summary" view shows as shallow sizes. With a second snapshot, the difference per name.
  *
  *   node -r @backstage/cli/config/nodeTransform.cjs bench/heapSummary.ts <file> [<control file>] [--top 30]
+ *
+ * Each file is read as one string: a snapshot over ~512 MiB (V8's longest string) cannot be
+ * read this way; those of a 1,000-cluster backend are ~150 MiB.
  */
 import { readFileSync } from 'node:fs';
 
@@ -67,7 +70,13 @@ process.stdout.write(
       : ''
   }\n`,
 );
-const rows = [...main.byName].map(([name, { size, count }]) => {
+// Names in either file: one the control alone holds shows as a negative difference.
+const names = new Set([
+  ...main.byName.keys(),
+  ...(control?.byName.keys() ?? []),
+]);
+const rows = [...names].map(name => {
+  const { size, count } = main.byName.get(name) ?? { size: 0, count: 0 };
   const other = control?.byName.get(name);
   return {
     name,

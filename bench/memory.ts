@@ -15,7 +15,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -354,7 +360,10 @@ async function measureFleet(options: {
         path.resolve(options.heapSnapshotDir),
         `${options.label}-${options.clusters}-${phase}.heapsnapshot`,
       );
+      mkdirSync(path.dirname(file), { recursive: true });
       const written = await backend!.heapSnapshot(file);
+      // A snapshot cut short (the backend did not answer in time) is no snapshot.
+      if (!written) rmSync(file, { force: true });
       log(
         written
           ? `    heap snapshot: ${file}`
@@ -534,7 +543,10 @@ export async function benchMemory(options: {
   deploymentsPerCluster: number;
   requests: number;
   baseline?: string;
-  /** Also write a V8 heap snapshot of each backend after the reconcile run (control: idle), here. */
+  /**
+   * Also write a V8 heap snapshot here of this checkout's Fleet backend and of the control, each
+   * after its last sample (not of the idle-cluster or baseline runs).
+   */
   heapSnapshotDir?: string;
   log: (line: string) => void;
 }): Promise<MemoryResult> {

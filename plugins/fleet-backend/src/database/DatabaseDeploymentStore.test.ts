@@ -1,7 +1,11 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { createTestDatabases } from '@cnp/fleet-harness';
 import { DatabaseFleetStores } from './DatabaseFleetStores';
-import { deploymentsQuery } from './deploymentRows';
+import {
+  DEPLOYMENT_COLUMNS,
+  deploymentsQuery,
+  TIMESTAMP_COLUMNS,
+} from './deploymentRows';
 import { toDeployment } from './tables';
 
 // The deployment store: its reads, prepared statements included.
@@ -49,6 +53,17 @@ describe.each(databases.eachSupportedId())(
       );
       const locking = statements.filter(sql => /for update/i.test(sql));
       expect(locking).toHaveLength(databaseId.startsWith('POSTGRES') ? 2 : 0);
+    });
+
+    it('names every column of fleet_deployments in the read PostgreSQL makes with its own column list (a column a migration adds is not left out)', async () => {
+      const knex = await databases.init(databaseId);
+      await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      const columns = Object.keys(await knex('fleet_deployments').columnInfo());
+      expect([...DEPLOYMENT_COLUMNS, ...TIMESTAMP_COLUMNS].sort()).toEqual(
+        columns.sort(),
+      );
     });
 
     it('reads timestamps as ISO 8601 in UTC with milliseconds, whatever the time zone of the session', async () => {

@@ -19,7 +19,7 @@ import type {
  */
 
 /** The columns of `fleet_deployments` other than its four timestamps. */
-const DEPLOYMENT_COLUMNS = [
+export const DEPLOYMENT_COLUMNS = [
   'id',
   'application_id',
   'cluster',
@@ -32,7 +32,7 @@ const DEPLOYMENT_COLUMNS = [
   'revision',
   'placed',
 ] as const;
-const TIMESTAMP_COLUMNS = [
+export const TIMESTAMP_COLUMNS = [
   'last_applied_at',
   'last_synced_at',
   'created_at',

@@ -64,6 +64,42 @@ describe('Http2Watches', () => {
     }
   });
 
+  it('lists over the connection with receive windows of 4 MiB a stream and 16 MiB in all, and refuses an answer that holds no list', async () => {
+    const { kubeConfig, agent } = client();
+    const watches = new Http2Watches(5_000);
+    try {
+      const listed = (await watches.list(
+        kubeConfig,
+        agent,
+        '/api/v1/namespaces/default/services',
+        {},
+        5_000,
+      )) as { items: unknown[] };
+      expect(Array.isArray(listed.items)).toBe(true);
+      const sessions = [
+        ...(sim as unknown as { sessions: Set<ServerHttp2Session> }).sessions,
+      ].filter(session => !session.closed && !session.destroyed);
+      expect(sessions.length).toBeGreaterThan(0);
+      for (const session of sessions) {
+        // What the client told the server it may send: Node's default is 65,535 bytes.
+        expect(session.remoteSettings.initialWindowSize).toBe(4 << 20);
+        expect(session.state.remoteWindowSize).toBeGreaterThan(8 << 20);
+      }
+      // A single object is JSON a 2xx holds, but no list.
+      await expect(
+        watches.list(
+          kubeConfig,
+          agent,
+          '/api/v1/namespaces/default',
+          {},
+          5_000,
+        ),
+      ).rejects.toThrow('is not a list');
+    } finally {
+      watches.close();
+    }
+  });
+
   it('closes the stream of a watch the server never answers', async () => {
     const { kubeConfig, agent } = client();
     const watches = new Http2Watches(500);

@@ -60,6 +60,10 @@ const noH2 = (error: { code?: string; message?: string }) =>
  * again); a rotated kubeconfig (another agent) gets a new connection, the old one closing once
  * its watches end. `Http2Unsupported` is thrown when the server does not speak HTTP/2.
  */
+/** Receive windows: client-go's 4 MiB a stream, and 16 MiB for the connection's streams. */
+const STREAM_WINDOW = 4 << 20;
+const CONNECTION_WINDOW = 16 << 20;
+
 export class Http2Watches {
   private session: Promise<ClientHttp2Session> | undefined;
   /** The connection once made (the one `session` resolved to), while it is the current one. */
@@ -144,11 +148,20 @@ export class Http2Watches {
   ): Promise<unknown> {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('No currently active cluster');
+    // One deadline for the connection and the answer, as client-node's list had.
+    const started = performance.now();
     const session = await this.sessionFor(
       new URL(cluster.server).origin,
       agent,
     );
-    return this.request(session, kubeConfig, path, query, timeoutMs);
+    const left = Math.max(1, timeoutMs - (performance.now() - started));
+    const body = await this.request(session, kubeConfig, path, query, left);
+    // Any JSON a 2xx answer holds is not a list: without items, the caller's cache would be
+    // emptied by an answer it cannot read. Such an answer fails as a list that failed does.
+    if (!Array.isArray((body as { items?: unknown } | null)?.items)) {
+      throw new Error(`The answer to GET ${path} is not a list (no items)`);
+    }
+    return body;
   }
 
   private async request(
@@ -354,6 +367,9 @@ export class Http2Watches {
   ): Promise<ClientHttp2Session> {
     const tlsOptions = (agent as unknown as { options: AgentTls }).options;
     const session = connect(origin, {
+      // Flow control as client-go's: Node's default 64 KiB a stream and a connection would let
+      // a remote cluster send 64 KiB a round trip, a large list's time out on a distant one.
+      settings: { initialWindowSize: STREAM_WINDOW },
       secureContext: tlsOptions.secureContext,
       ...(tlsOptions.rejectUnauthorized === undefined
         ? {}
@@ -370,6 +386,7 @@ export class Http2Watches {
       }, this.connectTimeoutMs);
       session.once('connect', () => {
         clearTimeout(timer);
+        session.setLocalWindowSize(CONNECTION_WINDOW);
         resolve();
       });
       session.once('error', error => {

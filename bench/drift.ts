@@ -36,13 +36,7 @@ import {
   startSimProcess,
   type SimProcess,
 } from '@cnp/fleet-harness';
-import { ConfigReader } from '@backstage/config';
-import {
-  DeploymentService,
-  ManifestApplier,
-  ManifestRemover,
-  readFleetConfig,
-} from './lib/releaseParts';
+import { revisionApplier } from './lib/seedDeployments';
 
 export interface DriftModeResult {
   mode: 'watch' | 'poll';
@@ -226,21 +220,7 @@ export async function benchDrift(options: {
   await knex.raw('ANALYZE');
 
   // Every deployment's objects, built and applied as Fleet's deploy does.
-  const fleetConfig = readFleetConfig(new ConfigReader({}), {});
-  const applier = ManifestApplier.create({ clients: pre.clients });
-  const service = DeploymentService.create({
-    stores: pre.stores,
-    applier,
-    remover: ManifestRemover.create({ clients: pre.clients }),
-    logger: pre.logger,
-    deploy: fleetConfig.deploy,
-  });
-  const [applications, revisions, clusters] = await Promise.all([
-    pre.stores.applications.listApplications(),
-    pre.stores.revisions.listCurrentRevisions(),
-    pre.stores.clusters.listClusters(),
-  ]);
-  const appById = new Map(applications.map(a => [a.id, a]));
+  const { revisions, clusters, apply } = await revisionApplier(pre);
   const clusterByName = new Map(clusters.map(c => [c.name, c]));
   const limit = pLimit(32);
   /** Applies the deployments' objects as Fleet's deploy does. */
@@ -249,12 +229,7 @@ export async function benchDrift(options: {
     await Promise.all(
       of.map(r =>
         limit(async () => {
-          const desired = service.desiredFor(appById.get(r.applicationId)!, r);
-          const result = await applier.apply(
-            clusterByName.get(r.cluster)!,
-            desired.namespace,
-            desired.manifests,
-          );
+          const result = await apply(r, clusterByName.get(r.cluster)!);
           if (result.kind !== 'applied') failed += 1;
         }),
       ),

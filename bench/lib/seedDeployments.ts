@@ -21,6 +21,15 @@ import {
   readFleetConfig,
 } from './releaseParts';
 
+type Fleet = Awaited<ReturnType<typeof createFleet>>;
+type CurrentRevision = Awaited<
+  ReturnType<Fleet['stores']['revisions']['listCurrentRevisions']>
+>[number];
+type FleetCluster = Awaited<
+  ReturnType<Fleet['stores']['clusters']['listClusters']>
+>[number];
+type ApplyResult = Awaited<ReturnType<ManifestApplier['apply']>>;
+
 /** Revisions each seeded deployment has (its history), the last one current. */
 export const REVISIONS_PER_DEPLOYMENT = 5;
 
@@ -162,15 +171,15 @@ export async function seedFleetDeployments(options: {
 }
 
 /**
- * Applies each deployment's current revision to its cluster, as Fleet's deploy does (the same
- * manifests, the same server-side apply), on the clusters the registering cycle found ONLINE: a
- * cluster that times out holds objects Fleet cannot read either way.
+ * Applies revisions' objects as Fleet's deploy does (the same manifests, the same server-side
+ * apply) through a registered fleet's clients: the fleet's current revisions and clusters, and
+ * `apply(revision, cluster)`.
  */
-async function applyObjects(
-  pre: Awaited<ReturnType<typeof createFleet>>,
-  log: (line: string) => void,
-): Promise<number> {
-  const started = performance.now();
+export async function revisionApplier(pre: Fleet): Promise<{
+  revisions: CurrentRevision[];
+  clusters: FleetCluster[];
+  apply(revision: CurrentRevision, cluster: FleetCluster): Promise<ApplyResult>;
+}> {
   const fleetConfig = readFleetConfig(new ConfigReader({}), {});
   const applier = ManifestApplier.create({ clients: pre.clients });
   const service = DeploymentService.create({
@@ -186,6 +195,27 @@ async function applyObjects(
     pre.stores.clusters.listClusters(),
   ]);
   const appById = new Map(applications.map(a => [a.id, a]));
+  const apply = (revision: CurrentRevision, cluster: FleetCluster) => {
+    const desired = service.desiredFor(
+      appById.get(revision.applicationId)!,
+      revision,
+    );
+    return applier.apply(cluster, desired.namespace, desired.manifests);
+  };
+  return { revisions, clusters, apply };
+}
+
+/**
+ * Applies each deployment's current revision to its cluster, as Fleet's deploy does (the same
+ * manifests, the same server-side apply), on the clusters the registering cycle found ONLINE: a
+ * cluster that times out holds objects Fleet cannot read either way.
+ */
+async function applyObjects(
+  pre: Awaited<ReturnType<typeof createFleet>>,
+  log: (line: string) => void,
+): Promise<number> {
+  const started = performance.now();
+  const { revisions, clusters, apply } = await revisionApplier(pre);
   const online = new Map(
     clusters.filter(c => c.status === 'ONLINE').map(c => [c.name, c]),
   );
@@ -197,12 +227,7 @@ async function applyObjects(
       .filter(r => online.has(r.cluster))
       .map(r =>
         limit(async () => {
-          const desired = service.desiredFor(appById.get(r.applicationId)!, r);
-          const result = await applier.apply(
-            online.get(r.cluster)!,
-            desired.namespace,
-            desired.manifests,
-          );
+          const result = await apply(r, online.get(r.cluster)!);
           if (result.kind === 'applied') applied += 1;
           else failures.push(`${r.cluster}: ${result.message}`);
         }),

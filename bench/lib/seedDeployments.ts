@@ -152,8 +152,8 @@ export async function seedFleetDeployments(options: {
     );
   }
   await knex.raw('ANALYZE');
-  const applied =
-    options.applyObjects === false ? 0 : await applyObjects(pre, log);
+  const withObjects = options.applyObjects !== false;
+  const applied = withObjects ? await applyObjects(pre, log) : 0;
   const counts = await knex('fleet_deployments').count({ n: '*' }).first();
   log(
     `  seeded ${clusterNames.length} clusters, ${
@@ -161,9 +161,7 @@ export async function seedFleetDeployments(options: {
     } applications and ${
       counts?.n
     } deployments, ${REVISIONS_PER_DEPLOYMENT} revisions each, ${
-      options.applyObjects === false
-        ? 'no objects applied'
-        : `the objects of ${applied} applied`
+      withObjects ? `the objects of ${applied} applied` : 'no objects applied'
     } (${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
   );
 
@@ -211,7 +209,7 @@ export async function revisionApplier(pre: Fleet): Promise<{
  * cluster that times out holds objects Fleet cannot read either way.
  */
 async function applyObjects(
-  pre: Awaited<ReturnType<typeof createFleet>>,
+  pre: Fleet,
   log: (line: string) => void,
 ): Promise<number> {
   const started = performance.now();

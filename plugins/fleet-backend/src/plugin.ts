@@ -15,6 +15,9 @@ import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { notificationService } from '@backstage/plugin-notifications-node';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
+import { createEntityOwnerReader } from './catalog/entityOwners';
+import { ProjectGuard } from './tenancy/ProjectGuard';
+import { createTenancyChecks } from './service/tenancyChecks';
 import { readFleetConfig } from './config/FleetConfig';
 import { DatabaseFleetStores } from './database/DatabaseFleetStores';
 import { ClusterDiscovery } from './discovery/ClusterDiscovery';
@@ -178,7 +181,18 @@ export const fleetPlugin = createBackendPlugin({
           auth,
           logger,
         });
-        const applier = ManifestApplier.create({ clients });
+        // Each component's project decides what its writes may touch (routes), where the
+        // reconcile may place it and which namespaces Fleet may create for it (applies).
+        const projects = ProjectGuard.create({
+          projects: fleetConfig.projects,
+          ownerOf: createEntityOwnerReader({ catalog, auth }),
+          deployNamespace: fleetConfig.deploy.namespace,
+          forbiddenNamespaces: fleetConfig.deploy.forbiddenNamespaces,
+        });
+        const applier = ManifestApplier.create({
+          clients,
+          mayCreateNamespace: request => projects.mayCreateNamespace(request),
+        });
         const deployments = DeploymentService.create({
           stores,
           applier,
@@ -248,6 +262,8 @@ export const fleetPlugin = createBackendPlugin({
               fleetClusterPermissionResourceRef,
             ),
           ),
+          projectGate: (entityRef, cluster) =>
+            projects.placementRefusal(entityRef, cluster),
           // With shards, each replica reconciles and watches the clusters of its own shards.
           shards: health.shardOwnership(),
           listener: listeners,
@@ -303,6 +319,7 @@ export const fleetPlugin = createBackendPlugin({
               ).has(name),
             clusterCa: cluster => clients.caFingerprintFor(cluster),
             maxManualClusters: fleetConfig.clusters.maxManual,
+            tenancy: createTenancyChecks({ guard: projects, stores }),
           }),
         );
       },

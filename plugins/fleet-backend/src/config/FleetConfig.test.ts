@@ -1,3 +1,4 @@
+import { defaultProject } from '../tenancy/projects';
 import { ConfigReader } from '@backstage/config';
 import type { JsonObject } from '@backstage/types';
 import { readFleetConfig } from './FleetConfig';
@@ -38,6 +39,7 @@ describe('readFleetConfig', () => {
         watch: true,
         resyncIntervalMs: 600_000,
       },
+      projects: [defaultProject('default')],
       deploy: {
         namespace: 'default',
         defaultReplicas: 3,

@@ -1,4 +1,5 @@
 import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import { readProjects, type FleetProject } from '../tenancy/projects';
 import {
   Config,
   ConfigReader,
@@ -75,6 +76,8 @@ export interface FleetConfig {
     /** With watches, how often a run still compares every deployment. */
     resyncIntervalMs: number;
   };
+  /** What each team's components may touch (the built-in `default` project when none is set). */
+  projects: FleetProject[];
   deploy: {
     namespace: string;
     defaultReplicas: number;
@@ -402,6 +405,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         { minutes: 10 },
       ),
     },
+    projects: readProjects(config, namespace),
     deploy: {
       namespace,
       defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, {

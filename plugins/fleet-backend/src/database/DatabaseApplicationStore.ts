@@ -66,6 +66,17 @@ export class DatabaseApplicationStore implements ApplicationStore {
     return (await query).map(toApplication);
   }
 
+  async listApplicationsByIngressHost(host: string): Promise<Application[]> {
+    // The spec is JSON text: a LIKE finds the candidates on both databases (`_` and `%` cannot
+    // be in a host name), the parsed spec decides.
+    const rows = await applicationsQuery(this.db).where(
+      'a.spec',
+      'like',
+      `%"host":${JSON.stringify(host)}%`,
+    );
+    return rows.map(toApplication).filter(a => a.spec.ingress?.host === host);
+  }
+
   async getApplication(id: string): Promise<Application | undefined> {
     const row = await applicationsQuery(this.db).where('a.id', id).first();
     return row ? toApplication(row) : undefined;

@@ -143,6 +143,8 @@ export interface ApplicationStore {
     page?: PageRequest;
   }): Promise<Application[]>;
   getApplication(id: string): Promise<Application | undefined>;
+  /** The applications whose spec puts an Ingress on this host (lower case, exact). */
+  listApplicationsByIngressHost(host: string): Promise<Application[]>;
   getApplicationByEntityRef(
     entityRef: string,
   ): Promise<Application | undefined>;

@@ -61,6 +61,13 @@ export type RolloutState =
   | { kind: 'unreachable'; message: string }
   | { kind: 'missing' };
 
+/** Whether Fleet may create the namespace an application (`entityRef`, `appName`) goes to. */
+export type NamespaceCreationPolicy = (request: {
+  entityRef: string;
+  appName: string;
+  namespace: string;
+}) => Promise<boolean>;
+
 /** An object with Fleet's name exists but belongs to someone else. */
 class ForeignObjectError extends Error {}
 
@@ -74,15 +81,22 @@ export class ManifestApplier {
   private constructor(
     private readonly clients: ClusterClients,
     private readonly requestTimeoutMs: number,
+    private readonly mayCreateNamespace: NamespaceCreationPolicy,
   ) {}
 
   static create(options: {
     clients: ClusterClients;
     requestTimeoutMs?: number;
+    /**
+     * Whether Fleet may create a missing namespace for the application (its project names it
+     * exactly); default: always.
+     */
+    mayCreateNamespace?: NamespaceCreationPolicy;
   }): ManifestApplier {
     return new ManifestApplier(
       options.clients,
       options.requestTimeoutMs ?? 15_000,
+      options.mayCreateNamespace ?? (async () => true),
     );
   }
 
@@ -129,22 +143,33 @@ export class ManifestApplier {
     };
 
     try {
-      // Create the namespace when missing; a namespace-scoped account may not read namespaces
-      // (403), and someone else may have created it meanwhile (409): both mean "go on".
-      try {
-        await core.createNamespace(
-          {
-            body: {
-              metadata: {
-                name: namespace,
-                labels: { 'app.kubernetes.io/managed-by': 'fleet' },
+      // Create the namespace when missing and the project names it exactly (a namespace
+      // matched by a pattern must exist already); a namespace-scoped account may not read
+      // namespaces (403), and someone else may have created it meanwhile (409): both mean "go on".
+      const creates =
+        entityRef !== undefined &&
+        (await this.mayCreateNamespace({
+          entityRef,
+          appName: manifests.deployment.metadata!.name!,
+          namespace,
+        }));
+      if (creates) {
+        try {
+          await core.createNamespace(
+            {
+              body: {
+                metadata: {
+                  name: namespace,
+                  labels: { 'app.kubernetes.io/managed-by': 'fleet' },
+                },
               },
             },
-          },
-          opts(),
-        );
-      } catch (error) {
-        if (!isKubeStatus(error, 409) && !isKubeStatus(error, 403)) throw error;
+            opts(),
+          );
+        } catch (error) {
+          if (!isKubeStatus(error, 409) && !isKubeStatus(error, 403))
+            throw error;
+        }
       }
 
       const { deployment, service, podDisruptionBudget } = manifests;

@@ -163,6 +163,14 @@ export interface ReconcileWorkerOptions {
    */
   placementGate?: PlacementGate;
   /**
+   * Why the component's project keeps it off a cluster (undefined: it may go there); such a
+   * cluster is refused like one the placement gate refuses.
+   */
+  projectGate?: (
+    entityRef: string,
+    cluster: ClusterRecord,
+  ) => Promise<string | undefined>;
+  /**
    * Live state from watches: with it, a deployment whose cluster is watched is compared when one
    * of its objects changes (`checkChanged`) and in a full compare every
    * `reconcile.resyncIntervalMs`, instead of at every run.
@@ -519,8 +527,14 @@ export class ReconcileWorker {
     summary: ReconcileSummary,
     held: Set<string>,
   ) {
-    const { stores, deployments, annotationsOf, logger, placementGate } =
-      this.options;
+    const {
+      stores,
+      deployments,
+      annotationsOf,
+      logger,
+      placementGate,
+      projectGate,
+    } = this.options;
     const excluded = await stores.applications.listExcludedClusters();
     const grants = placementGate
       ? await stores.applications.listPlacementGrants()
@@ -582,7 +596,9 @@ export class ReconcileWorker {
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
         if (existing.has(cluster) || target.status === 'OFFLINE') continue;
-        const reason = placementGate?.(grants.get(application.id), target);
+        const reason =
+          placementGate?.(grants.get(application.id), target) ??
+          (await projectGate?.(application.entityRef, target));
         if (reason) {
           refused.push({ cluster, reason });
           summary.refused.push({
@@ -629,7 +645,7 @@ export class ReconcileWorker {
       // A placement read whole says which clusters it was refused; one that could not be read
       // leaves the last word as it was.
       if (
-        placementGate &&
+        (placementGate || projectGate) &&
         evaluated &&
         JSON.stringify(refused) !==
           JSON.stringify(application.placementRefused ?? [])

@@ -1,3 +1,4 @@
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
 import {
   createTestDatabases,
@@ -47,7 +48,36 @@ describe.each(databases.eachSupportedId())(
   databaseId => {
     async function start() {
       const knex = await databases.init(databaseId);
-      return startFleetTestBackend({ knex, kubeconfigDir: sim.kubeconfigDir });
+      // An Ingress needs a project that names its host: payments' own.
+      return startFleetTestBackend({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        features: [
+          catalogServiceMock.factory({
+            entities: [
+              {
+                apiVersion: 'backstage.io/v1alpha1',
+                kind: 'Component',
+                metadata: { name: 'payments', namespace: 'default' },
+                spec: { type: 'service', owner: 'group:default/payments' },
+              },
+            ],
+          }),
+        ],
+        config: {
+          fleet: {
+            discovery: { kubeconfigDir: sim.kubeconfigDir },
+            projects: [
+              {
+                name: 'payments',
+                owners: ['group:default/payments'],
+                namespaces: ['default'],
+                ingressHosts: ['*.payments.example.com', 'pay.example.com'],
+              },
+            ],
+          },
+        },
+      });
     }
 
     it('stores affinity, tolerations and an Ingress as given', async () => {
@@ -65,7 +95,7 @@ describe.each(databases.eachSupportedId())(
             tolerationSeconds: 30,
           },
         ],
-        ingress: { host: '*.payments.example.com', className: 'nginx' },
+        ingress: { host: 'www.payments.example.com', className: 'nginx' },
       };
       const created = await request(server)
         .post('/api/fleet/applications')

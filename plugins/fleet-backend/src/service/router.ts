@@ -76,7 +76,9 @@ import {
   releaseSchema,
   rollbackSchema,
   undeployQuerySchema,
+  writeTargetSchema,
 } from './validation';
+import type { TenancyChecks } from './tenancyChecks';
 
 /** What the API reads, and the cluster writes it makes itself. */
 export type RouterStores = {
@@ -141,6 +143,8 @@ export interface RouterOptions {
   }) => Promise<string | undefined>;
   /** The most manual clusters `POST /clusters` registers (`fleet.clusters.maxManual`; default 1,000). */
   maxManualClusters?: number;
+  /** The component's project: what its writes may set and where they may go. */
+  tenancy: TenancyChecks;
 }
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
@@ -160,6 +164,7 @@ export async function createRouter(
     deployments,
     releases,
     auditor,
+    tenancy,
   } = options;
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
@@ -316,6 +321,24 @@ export async function createRouter(
     return deployment;
   };
 
+  /**
+   * The component a write names, read alone before the permission check (which needs it); the
+   * rest of the body is validated once the caller may write.
+   */
+  const writeTarget = (body: unknown, what: string) => {
+    const { entityRef } = parseOrThrow(writeTargetSchema, body ?? {}, what);
+    if (entityRef === undefined) {
+      throw new InputError(`Invalid ${what}: entityRef is required`);
+    }
+    return normalizeEntityRef(entityRef);
+  };
+
+  /** A body's text field for the audit record, before validation: short, or null. */
+  const textField = (body: unknown, key: string) => {
+    const value = (body as Record<string, unknown> | undefined)?.[key];
+    return typeof value === 'string' ? value.slice(0, 253) : null;
+  };
+
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const view = await viewOf(req);
@@ -338,13 +361,15 @@ export async function createRouter(
   });
 
   router.post('/clusters', async (req, res) => {
-    const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
     const cluster = await audited(
       req,
       'cluster-create',
-      { cluster: body.name },
+      { cluster: textField(req.body, 'name') },
       async () => {
         const credentials = await authorize(req, fleetClusterCreatePermission);
+        // Validated after the permission check: a caller who may not register gets 403, not a
+        // description of the schema.
+        const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
         const actor = actorOf(credentials);
         // One API server is one cluster: registering a known (server, CA) again is a 409
         // naming the cluster that holds it.
@@ -530,8 +555,7 @@ export async function createRouter(
   });
 
   router.post('/applications', async (req, res) => {
-    const body = parseOrThrow(createApplicationSchema, req.body, 'application');
-    const entityRef = normalizeEntityRef(body.entityRef);
+    const entityRef = writeTarget(req.body, 'application');
     const application = await audited(
       req,
       'application-register',
@@ -542,6 +566,16 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           entityRef,
         );
+        const body = parseOrThrow(
+          createApplicationSchema,
+          req.body,
+          'application',
+        );
+        await tenancy.application({
+          entityRef,
+          spec: body.spec,
+          placement: body.placement,
+        });
         await checkClusters(credentials, body.placement?.clusters ?? []);
         const registered = await deployments.registerApplication({
           ...body,
@@ -585,11 +619,6 @@ export async function createRouter(
 
   router.patch('/applications/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const body = parseOrThrow(
-      patchApplicationSchema,
-      req.body,
-      'application update',
-    );
     const ifMatch = ifMatchVersions(req.get('If-Match'));
     const updated = await audited(
       req,
@@ -602,6 +631,19 @@ export async function createRouter(
           fleetDeploymentCreatePermission,
           application.entityRef,
         );
+        const body = parseOrThrow(
+          patchApplicationSchema,
+          req.body,
+          'application update',
+        );
+        await tenancy.application({
+          entityRef: application.entityRef,
+          applicationId: id,
+          spec: body.spec
+            ? { ...application.spec, ...body.spec }
+            : application.spec,
+          placement: body.placement,
+        });
         // Only the clusters a placement adds: keeping a cluster it already named needs nothing.
         const before = new Set(application.placement.clusters ?? []);
         await checkClusters(
@@ -633,7 +675,6 @@ export async function createRouter(
 
   router.post('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const body = parseOrThrow(releaseSchema, req.body, 'release');
     const existing = await getApplicationOr404(id);
     const release = await audited(
       req,
@@ -645,11 +686,18 @@ export async function createRouter(
           fleetReleaseManagePermission,
           existing.entityRef,
         );
+        const body = parseOrThrow(releaseSchema, req.body, 'release');
         const targets =
           body.clusters ??
           (await stores.deployments.listDeployments({ applicationId: id }))
             .filter(d => d.placed && d.status !== 'REMOVING')
             .map(d => d.cluster);
+        await tenancy.workload({
+          entityRef: existing.entityRef,
+          clusters: targets,
+          spec: existing.spec,
+          env: body.env,
+        });
         await checkClusters(credentials, targets);
         return releases.release(id, body, actorOf(credentials));
       },
@@ -763,24 +811,34 @@ export async function createRouter(
   });
 
   router.post('/deployments', async (req, res) => {
-    const body = parseOrThrow(createDeploymentSchema, req.body, 'deployment');
-    const entityRef = normalizeEntityRef(body.entityRef);
+    const entityRef = writeTarget(req.body, 'deployment');
     const deployment = await audited(
       req,
       'deployment-create',
-      { entityRef, cluster: body.cluster },
+      { entityRef, cluster: textField(req.body, 'cluster') },
       async () => {
         const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
           entityRef,
         );
+        const body = parseOrThrow(
+          createDeploymentSchema,
+          req.body,
+          'deployment',
+        );
+        const application = await stores.applications.getApplicationByEntityRef(
+          entityRef,
+        );
+        await tenancy.workload({
+          entityRef,
+          clusters: [body.cluster],
+          spec: application?.spec,
+        });
         await checkClusters(credentials, [body.cluster]);
         // A deploy by hand to one cluster says nothing about the placement, unless it creates
         // the application (from the component's annotations): then its author decides.
-        const creates = !(await stores.applications.getApplicationByEntityRef(
-          entityRef,
-        ));
+        const creates = !application;
         const grant = creates
           ? await placementGrantOf(permissions, credentials)
           : undefined;
@@ -838,18 +896,25 @@ export async function createRouter(
 
   router.post('/deployments/:id/rollback', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
     const existing = await getDeploymentOr404(id);
     const deployment = await audited(
       req,
       'deployment-rollback',
-      { deploymentId: id, toRevision: body.toRevision ?? null },
+      { deploymentId: id },
       async () => {
         const credentials = await authorize(
           req,
           fleetDeploymentCreatePermission,
           existing.entityRef,
         );
+        const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
+        await tenancy.workload({
+          entityRef: existing.entityRef,
+          clusters: [existing.cluster],
+          spec: (
+            await stores.applications.getApplication(existing.applicationId)
+          )?.spec,
+        });
         await checkClusters(credentials, [existing.cluster]);
         return deployments.rollback(id, body.toRevision, actorOf(credentials));
       },

@@ -581,3 +581,12 @@ export const rollbackSchema = z
 export const eventListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),
 });
+
+/**
+ * The component a write is about, read before anything else of the body: the caller's
+ * permission on it is decided first, so that a caller who may not write learns nothing of the
+ * schema from a 400.
+ */
+export const writeTargetSchema = z
+  .object({ entityRef: entityRef.optional() })
+  .passthrough();

@@ -1,0 +1,309 @@
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import type { Entity } from '@backstage/catalog-model';
+import request from 'supertest';
+import {
+  createTestDatabases,
+  snapshotFleetTables,
+  startFleetTestBackend,
+  useSimulator,
+} from '@cnp/fleet-harness';
+
+/*
+ * Projects: what a team's components may make Fleet touch, with Fleet's own credentials, on
+ * clusters shared by many teams. A write outside the component's project is a 403 naming the
+ * project and the rule, and nothing is written, neither in Fleet's tables nor on a cluster.
+ */
+
+jest.setTimeout(90_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({ clusters: ['east', 'west'] });
+
+function component(name: string, owner: string): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name, namespace: 'default' },
+    spec: { type: 'service', lifecycle: 'production', owner },
+  };
+}
+
+const entities = [
+  component('payments', 'group:default/payments'),
+  component('payments-admin', 'payments'),
+  component('ledger', 'group:default/finance'),
+  component('stray', 'group:default/nobody'),
+];
+
+const projects = [
+  {
+    name: 'payments',
+    owners: ['group:default/payments'],
+    clusters: { names: ['east'] },
+    namespaces: ['payments', 'payments-*'],
+    secrets: ['payments-*'],
+    ingressHosts: ['*.payments.example.com'],
+  },
+  {
+    name: 'finance',
+    owners: ['finance'],
+    namespaces: ['finance'],
+    secrets: ['ledger-*'],
+    ingressHosts: ['*.finance.example.com'],
+  },
+];
+
+const PAYMENTS = 'component:default/payments';
+
+describe.each(databases.eachSupportedId())(
+  'projects over HTTP (%s)',
+  databaseId => {
+    async function start() {
+      const knex = await databases.init(databaseId);
+      const started = await startFleetTestBackend({
+        knex,
+        kubeconfigDir: sim.kubeconfigDir,
+        features: [catalogServiceMock.factory({ entities })],
+        config: {
+          fleet: {
+            discovery: { kubeconfigDir: sim.kubeconfigDir },
+            health: {
+              probeTimeout: { seconds: 2 },
+              minOutage: { seconds: 0 },
+              manualMinInterval: { seconds: 0 },
+            },
+            deploy: { pollInterval: { milliseconds: 100 } },
+            projects,
+          },
+        },
+      });
+      await request(started.server).post('/api/fleet/health/run').expect(200);
+      return { ...started, knex };
+    }
+
+    /** The request is refused with a 403 saying `rule`, and no row and no object changed. */
+    async function refusedUntouched(
+      started: Awaited<ReturnType<typeof start>>,
+      send: () => request.Test,
+      rule: string,
+      status = 403,
+    ) {
+      const before = await snapshotFleetTables(started.knex);
+      const objects = JSON.stringify([sim.objects('east'), sim.objects('west')]);
+      const res = await send();
+      expect({ status: res.status, message: res.body.error?.message }).toEqual({
+        status,
+        message: expect.stringContaining(rule),
+      });
+      expect(await snapshotFleetTables(started.knex)).toBe(before);
+      expect(JSON.stringify([sim.objects('east'), sim.objects('west')])).toBe(
+        objects,
+      );
+    }
+
+    it("refuses a namespace outside the component's project (argocd), naming the project, and creates nothing", async () => {
+      const started = await start();
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/applications')
+            .send({
+              entityRef: PAYMENTS,
+              spec: {
+                image: 'nginx:1.27',
+                namespace: 'argocd',
+                tolerations: [{ operator: 'Exists' }],
+              },
+              placement: { clusters: ['east'] },
+            }),
+        "namespace 'argocd' is not in project payments",
+      );
+      expect(
+        sim
+          .objects('east')
+          .filter(o => o.kind === 'Namespace' && o.metadata.name === 'argocd'),
+      ).toEqual([]);
+    });
+
+    it("refuses an env reference to a Secret outside the component's project (another team's admin Secret)", async () => {
+      const started = await start();
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/applications')
+            .send({
+              entityRef: PAYMENTS,
+              spec: {
+                image: 'nginx:1.27',
+                namespace: 'payments',
+                env: {
+                  PASSWORD: {
+                    valueFrom: {
+                      secretKeyRef: {
+                        name: 'argocd-initial-admin-secret',
+                        key: 'password',
+                      },
+                    },
+                  },
+                },
+              },
+            }),
+        "Secret of PASSWORD: 'argocd-initial-admin-secret' is not in project payments",
+      );
+    });
+
+    it('refuses a system namespace, and a namespace of another project on a change', async () => {
+      const started = await start();
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/applications')
+            .send({
+              entityRef: PAYMENTS,
+              spec: { image: 'nginx:1.27', namespace: 'kube-system' },
+            }),
+        "namespace 'kube-system' is a system namespace",
+      );
+      const created = await request(started.server)
+        .post('/api/fleet/applications')
+        .send({
+          entityRef: PAYMENTS,
+          spec: { image: 'nginx:1.27', namespace: 'payments' },
+        })
+        .expect(201);
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .patch(`/api/fleet/applications/${created.body.id}`)
+            .send({ spec: { namespace: 'finance' } }),
+        "namespace 'finance' is not in project payments",
+      );
+    });
+
+    it('refuses wildcard Ingress hosts, hosts and TLS Secrets outside the project, and a host another application holds (409 naming it)', async () => {
+      const started = await start();
+      const register = (entityRef: string, ingress: object) =>
+        request(started.server)
+          .post('/api/fleet/applications')
+          .send({
+            entityRef,
+            spec: { image: 'nginx:1.27', namespace: 'payments', ingress },
+          });
+      await refusedUntouched(
+        started,
+        () => register(PAYMENTS, { host: '*.example.com' }),
+        "Ingress host '*.example.com' is a wildcard",
+      );
+      await refusedUntouched(
+        started,
+        () => register(PAYMENTS, { host: 'books.finance.example.com' }),
+        "Ingress host 'books.finance.example.com' is not in project payments",
+      );
+      await refusedUntouched(
+        started,
+        () =>
+          register(PAYMENTS, {
+            host: 'shop.payments.example.com',
+            tls: { secretName: 'ledger-tls' },
+          }),
+        "TLS Secret 'ledger-tls' is not in project payments",
+      );
+      await register(PAYMENTS, {
+        host: 'shop.payments.example.com',
+        tls: { secretName: 'payments-tls' },
+      }).expect(201);
+      await refusedUntouched(
+        started,
+        () =>
+          register('component:default/payments-admin', {
+            host: 'shop.payments.example.com',
+          }),
+        "Ingress host 'shop.payments.example.com' is already used by component:default/payments",
+        409,
+      );
+    });
+
+    it("refuses clusters outside the project on a deploy and a placement, and components of no project", async () => {
+      const started = await start();
+      await request(started.server)
+        .post('/api/fleet/applications')
+        .send({
+          entityRef: PAYMENTS,
+          spec: { image: 'nginx:1.27', namespace: 'payments' },
+        })
+        .expect(201);
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/deployments')
+            .send({ entityRef: PAYMENTS, cluster: 'west', image: 'nginx:1.27' }),
+        "cluster 'west' is not in project payments",
+      );
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/applications')
+            .send({
+              entityRef: 'component:default/payments-admin',
+              spec: { image: 'nginx:1.27', namespace: 'payments' },
+              placement: { clusters: ['west'] },
+            }),
+        "cluster 'west' is not in project payments",
+      );
+      await refusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post('/api/fleet/applications')
+            .send({
+              entityRef: 'component:default/stray',
+              spec: { image: 'nginx:1.27' },
+            }),
+        'component:default/stray belongs to no Fleet project',
+      );
+    });
+
+    it('creates only a namespace the project names exactly, labelled as Fleet’s; a namespace matched by a pattern must exist', async () => {
+      const started = await start();
+      const deployIn = async (namespace: string) => {
+        const app = await request(started.server)
+          .post('/api/fleet/applications')
+          .send({
+            entityRef: PAYMENTS,
+            spec: { image: 'nginx:1.27', namespace, replicas: 1 },
+          })
+          .expect(201);
+        const deployed = await request(started.server)
+          .post('/api/fleet/deployments')
+          .send({ entityRef: PAYMENTS, cluster: 'east' })
+          .expect(201);
+        return { app: app.body, deployment: deployed.body };
+      };
+      const namespaces = () =>
+        sim.objects('east').filter(o => o.kind === 'Namespace');
+
+      const patterned = await deployIn('payments-blue');
+      expect(patterned.deployment.status).toBe('FAILED');
+      expect(namespaces().map(n => n.metadata.name)).not.toContain('payments-blue');
+      await request(started.server)
+        .delete(`/api/fleet/deployments/${patterned.deployment.id}?force=true`)
+        .expect(202);
+      await request(started.server)
+        .delete(`/api/fleet/applications/${patterned.app.id}`)
+        .expect(202);
+
+      const exact = await deployIn('payments');
+      expect(exact.deployment.status).not.toBe('FAILED');
+      const created = namespaces().find(n => n.metadata.name === 'payments');
+      expect(created?.metadata.labels).toMatchObject({
+        'app.kubernetes.io/managed-by': 'fleet',
+      });
+    });
+  },
+);

@@ -1,0 +1,198 @@
+import { ConfigReader } from '@backstage/config';
+import { matchesPattern, ProjectGuard } from './ProjectGuard';
+import { defaultProject, readProjects } from './projects';
+
+const owners: Record<string, string | undefined> = {
+  'component:default/payments': 'group:default/payments',
+  'component:default/ledger': 'group:default/finance',
+};
+
+function guard(projects: unknown[] | undefined) {
+  return ProjectGuard.create({
+    projects: readProjects(
+      new ConfigReader(projects ? { projects } : {}),
+      'default',
+    ),
+    ownerOf: async ref => owners[ref],
+    deployNamespace: 'default',
+  });
+}
+
+const teams = [
+  {
+    name: 'payments',
+    owners: ['payments'],
+    clusters: { selector: 'env in (staging, prod)', names: ['lab'] },
+    namespaces: ['payments', 'payments-*', '*'],
+    secrets: ['payments-*'],
+    ingressHosts: ['*.payments.example.com'],
+  },
+];
+
+describe('matchesPattern', () => {
+  it('matches * against any run of characters and nothing else as a wildcard', () => {
+    expect(matchesPattern('payments-blue', 'payments-*')).toBe(true);
+    expect(matchesPattern('payments', 'payments-*')).toBe(false);
+    expect(matchesPattern('paymentsXblue', 'payments.blue')).toBe(false);
+    expect(matchesPattern('a.payments.example.com', '*.payments.example.com')).toBe(true);
+    expect(matchesPattern('payments.example.com', '*.payments.example.com')).toBe(false);
+  });
+});
+
+describe('readProjects', () => {
+  it('gives the built-in default project without fleet.projects: the deploy namespace and Secrets named after the application', () => {
+    expect(readProjects(new ConfigReader({}), 'apps')).toEqual([
+      defaultProject('apps'),
+    ]);
+    expect(defaultProject('apps')).toMatchObject({
+      name: 'default',
+      namespaces: ['apps'],
+      secrets: ['{app}-*'],
+      ingressHosts: [],
+    });
+  });
+
+  it('reads owners as full group refs, and refuses a mistake naming the entry', () => {
+    expect(readProjects(new ConfigReader({ projects: teams }), 'default')[0])
+      .toMatchObject({ owners: ['group:default/payments'] });
+    const bad = (project: object) => () =>
+      readProjects(
+        new ConfigReader({ projects: [{ name: 'p', owners: ['p'], namespaces: ['p'], ...project }] }),
+        'default',
+      );
+    expect(bad({ name: 'Not A Name' })).toThrow(/fleet\.projects\[0\]\.name/);
+    expect(bad({ namespaces: [] })).toThrow(/at least one namespace/);
+    expect(bad({ namespaces: ['Bad_NS'] })).toThrow(/namespaces entry 'Bad_NS'/);
+    expect(bad({ clusters: { selector: 'env in (' } })).toThrow(
+      /clusters\.selector/,
+    );
+    expect(bad({ ingressHosts: ['*'] })).toThrow(/ingressHosts entry '\*'/);
+    expect(bad({ kinds: { deny: ['deployment'] } })).toThrow(/kinds\.deny/);
+  });
+});
+
+describe('ProjectGuard', () => {
+  it('holds every component in the built-in project without asking the catalog', async () => {
+    const asked: string[] = [];
+    const g = ProjectGuard.create({
+      projects: [defaultProject('default')],
+      ownerOf: async ref => {
+        asked.push(ref);
+        return undefined;
+      },
+      deployNamespace: 'default',
+    });
+    await expect(
+      g.checkWrite('component:default/anything', {
+        appName: 'anything',
+        spec: {
+          env: {
+            DB: { valueFrom: { secretKeyRef: { name: 'anything-db', key: 'p' } } },
+          },
+        },
+      }),
+    ).resolves.toMatchObject({ name: 'default' });
+    expect(asked).toEqual([]);
+    await expect(
+      g.checkWrite('component:default/anything', {
+        appName: 'anything',
+        spec: { namespace: 'argocd' },
+      }),
+    ).rejects.toThrow("namespace 'argocd' is not in project default");
+    await expect(
+      g.checkWrite('component:default/anything', {
+        appName: 'anything',
+        spec: {
+          env: {
+            DB: { valueFrom: { configMapKeyRef: { name: 'other-cfg', key: 'p' } } },
+          },
+        },
+      }),
+    ).rejects.toThrow(
+      "ConfigMap of DB: 'other-cfg' is not in project default (its secrets: anything-*)",
+    );
+    await expect(
+      g.checkWrite('component:default/anything', {
+        appName: 'anything',
+        spec: { ingress: { host: 'a.example.com' } },
+      }),
+    ).rejects.toThrow('it allows no Ingress host');
+  });
+
+  it('never allows a system namespace, even to a project whose pattern is *', async () => {
+    await expect(
+      guard(teams).checkWrite('component:default/payments', {
+        appName: 'payments',
+        spec: { namespace: 'kube-system' },
+      }),
+    ).rejects.toThrow("namespace 'kube-system' is a system namespace");
+  });
+
+  it('checks env references of placement overrides and of releases', async () => {
+    const secret = (name: string) => ({
+      X: { valueFrom: { secretKeyRef: { name, key: 'k' } } },
+    });
+    const g = guard(teams);
+    await expect(
+      g.checkWrite('component:default/payments', {
+        appName: 'payments',
+        spec: { namespace: 'payments' },
+        placement: { overrides: [{ clusters: ['lab'], env: secret('vault') }] },
+      }),
+    ).rejects.toThrow("Secret of X: 'vault' is not in project payments");
+    await expect(
+      g.checkWrite('component:default/payments', {
+        appName: 'payments',
+        spec: { namespace: 'payments' },
+        env: secret('ledger-db'),
+      }),
+    ).rejects.toThrow("Secret of X: 'ledger-db' is not in project payments");
+  });
+
+  it('lets a project use the clusters it names or selects, and no other', async () => {
+    const g = guard(teams);
+    const check = (name: string, labels: Record<string, string>) =>
+      g.checkClusters('component:default/payments', [{ name, labels }]);
+    await expect(check('prod-1', { env: 'prod' })).resolves.toBeDefined();
+    await expect(check('lab', {})).resolves.toBeDefined();
+    await expect(check('dev-1', { env: 'dev' })).rejects.toThrow(
+      "cluster 'dev-1' is not in project payments (its clusters: names: lab; selector: env in (staging, prod))",
+    );
+    expect(
+      await g.placementRefusal('component:default/payments', {
+        name: 'dev-1',
+        labels: {},
+      }),
+    ).toContain('is not in project payments');
+  });
+
+  it('refuses a component whose owner is in no project, and one the catalog does not know', async () => {
+    const g = guard(teams);
+    await expect(g.projectOf('component:default/ledger')).rejects.toThrow(
+      'its owner group:default/finance is not among the owners of any project',
+    );
+    await expect(g.projectOf('component:default/ghost')).rejects.toThrow(
+      'it has no owner in the catalog',
+    );
+  });
+
+  it('may create only a namespace the project names exactly, never through a pattern', async () => {
+    const g = guard(teams);
+    const may = (namespace: string) =>
+      g.mayCreateNamespace({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        namespace,
+      });
+    expect(await may('payments')).toBe(true);
+    expect(await may('payments-blue')).toBe(false);
+    expect(await may('anything')).toBe(false);
+    expect(
+      await g.mayCreateNamespace({
+        entityRef: 'component:default/ghost',
+        appName: 'ghost',
+        namespace: 'payments',
+      }),
+    ).toBe(false);
+  });
+});

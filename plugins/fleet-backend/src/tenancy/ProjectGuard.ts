@@ -1,0 +1,288 @@
+import { NotAllowedError } from '@backstage/errors';
+import type {
+  ApplicationPlacement,
+  ApplicationSpec,
+  EnvMap,
+} from '@cnp/plugin-fleet-common';
+import { matchesSelector } from '../kubernetes/labelSelector';
+import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
+
+/** The owner of a component in the catalog (a full, lower-case entity ref), or undefined. */
+export type EntityOwnerReader = (
+  entityRef: string,
+) => Promise<string | undefined>;
+
+/** A cluster as a project sees it. */
+export type ProjectCluster = { name: string; labels: Record<string, string> };
+
+/** What a write would set, as the project rules look at it. */
+export interface ProjectWrite {
+  /** The application's Kubernetes name (`{app}` in patterns). */
+  appName: string;
+  spec?: Pick<ApplicationSpec, 'namespace' | 'env' | 'ingress'>;
+  placement?: Pick<ApplicationPlacement, 'overrides'>;
+  /** Environment set by a release. */
+  env?: EnvMap;
+}
+
+/** `*` matches any run of characters (none included); anything else matches itself. */
+export function matchesPattern(value: string, pattern: string): boolean {
+  const source = pattern
+    .split('*')
+    .map(part => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`).test(value);
+}
+
+function expand(pattern: string, appName: string): string {
+  return pattern.split('{app}').join(appName);
+}
+
+/**
+ * Decides what a component's writes may touch, by the project its owner belongs to: a request
+ * outside the project is a 403 naming the project and the rule (`namespace 'argocd' is not in
+ * project payments`), thrown before anything is written.
+ */
+export class ProjectGuard {
+  static create(options: {
+    projects: FleetProject[];
+    /** Read only when projects are configured: the built-in project holds every component. */
+    ownerOf: EntityOwnerReader;
+    /** Where an application goes when its spec names no namespace (`fleet.deploy.namespace`). */
+    deployNamespace: string;
+    /** Namespaces no application may name besides the system ones. */
+    forbiddenNamespaces?: string[];
+  }): ProjectGuard {
+    return new ProjectGuard(
+      options.projects,
+      options.ownerOf,
+      options.deployNamespace,
+      new Set([...SYSTEM_NAMESPACES, ...(options.forbiddenNamespaces ?? [])]),
+    );
+  }
+
+  private constructor(
+    private readonly projects: FleetProject[],
+    private readonly ownerOf: EntityOwnerReader,
+    readonly deployNamespace: string,
+    private readonly forbidden: Set<string>,
+  ) {}
+
+  /** The project of a component: the first whose owners hold the component's owner. */
+  async projectOf(entityRef: string): Promise<FleetProject> {
+    const builtIn = this.projects.find(p => p.builtIn);
+    if (builtIn) return builtIn;
+    const owner = await this.ownerOf(entityRef);
+    const project = owner
+      ? this.projects.find(p => p.owners.includes(owner))
+      : undefined;
+    if (!project) {
+      throw new NotAllowedError(
+        `${entityRef} belongs to no Fleet project: ${
+          owner
+            ? `its owner ${owner} is`
+            : 'it has no owner in the catalog, and'
+        } not among the owners of any project in fleet.projects`,
+      );
+    }
+    return project;
+  }
+
+  /**
+   * Checks the namespace the application deploys to (its spec's, else the deploy namespace), its
+   * env references, its Ingress and its placement overrides: 403 on the first rule broken.
+   */
+  async checkWrite(
+    entityRef: string,
+    write: ProjectWrite,
+  ): Promise<FleetProject> {
+    const project = await this.projectOf(entityRef);
+    const refusal = this.writeRefusal(project, write);
+    if (refusal) throw new NotAllowedError(refusal);
+    return project;
+  }
+
+  /** The namespace the application's objects go to. */
+  namespaceOf(spec: ProjectWrite['spec']): string {
+    return spec?.namespace ?? this.deployNamespace;
+  }
+
+  /** The namespace Fleet deploys the application to when its spec names none. */
+  namespaceRefusal(
+    project: FleetProject,
+    namespace: string,
+    appName: string,
+  ): string | undefined {
+    if (this.forbidden.has(namespace)) {
+      return `namespace '${namespace}' is a system namespace Fleet does not deploy to`;
+    }
+    if (
+      !project.namespaces.some(p =>
+        matchesPattern(namespace, expand(p, appName)),
+      )
+    ) {
+      return `namespace '${namespace}' is not in project ${
+        project.name
+      } (its namespaces: ${project.namespaces.join(', ')})`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether Fleet may create the namespace an application goes to: only one its project names
+   * exactly (not through a pattern), and never when the project cannot be read.
+   */
+  async mayCreateNamespace(request: {
+    entityRef: string;
+    appName: string;
+    namespace: string;
+  }): Promise<boolean> {
+    let project: FleetProject;
+    try {
+      project = await this.projectOf(request.entityRef);
+    } catch {
+      return false;
+    }
+    return (
+      !this.forbidden.has(request.namespace) &&
+      project.namespaces.some(
+        p =>
+          !p.includes('*') && expand(p, request.appName) === request.namespace,
+      )
+    );
+  }
+
+  private secretRefusal(
+    project: FleetProject,
+    what: string,
+    name: string,
+    appName: string,
+  ): string | undefined {
+    if (project.secrets.some(p => matchesPattern(name, expand(p, appName)))) {
+      return undefined;
+    }
+    return `${what} '${name}' is not in project ${
+      project.name
+    } (its secrets: ${project.secrets
+      .map(p => expand(p, appName))
+      .join(', ')})`;
+  }
+
+  private envRefusal(
+    project: FleetProject,
+    env: EnvMap | undefined,
+    appName: string,
+  ): string | undefined {
+    for (const [variable, value] of Object.entries(env ?? {})) {
+      if (typeof value === 'string' || !value?.valueFrom) continue;
+      const from = value.valueFrom;
+      const ref =
+        'secretKeyRef' in from
+          ? { what: 'Secret', name: from.secretKeyRef.name }
+          : { what: 'ConfigMap', name: from.configMapKeyRef.name };
+      const refusal = this.secretRefusal(
+        project,
+        `${ref.what} of ${variable}:`,
+        ref.name,
+        appName,
+      );
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+
+  /** The first rule a write breaks, in words, or undefined. */
+  writeRefusal(project: FleetProject, write: ProjectWrite): string | undefined {
+    const { appName, spec } = write;
+    const namespaceRefusal = this.namespaceRefusal(
+      project,
+      this.namespaceOf(spec),
+      appName,
+    );
+    if (namespaceRefusal) return namespaceRefusal;
+    const envs = [
+      spec?.env,
+      write.env,
+      ...(write.placement?.overrides ?? []).map(o => o.env),
+    ];
+    for (const env of envs) {
+      const refusal = this.envRefusal(project, env, appName);
+      if (refusal) return refusal;
+    }
+    const ingress = spec?.ingress;
+    if (ingress) {
+      if (ingress.host.startsWith('*')) {
+        return `Ingress host '${ingress.host}' is a wildcard: Fleet applies Ingresses for one host only`;
+      }
+      if (!project.ingressHosts.some(p => matchesPattern(ingress.host, p))) {
+        return `Ingress host '${ingress.host}' is not in project ${
+          project.name
+        } (${
+          project.ingressHosts.length
+            ? `its hosts: ${project.ingressHosts.join(', ')}`
+            : 'it allows no Ingress host'
+        })`;
+      }
+      if (typeof ingress.tls === 'object') {
+        const refusal = this.secretRefusal(
+          project,
+          'TLS Secret',
+          ingress.tls.secretName,
+          appName,
+        );
+        if (refusal) return refusal;
+      }
+    }
+    return undefined;
+  }
+
+  /** Why the project may not use the cluster, or undefined when it may. */
+  clusterRefusal(
+    project: FleetProject,
+    cluster: ProjectCluster,
+  ): string | undefined {
+    const rule = project.clusters;
+    if (!rule) return undefined;
+    if (rule.names?.includes(cluster.name)) return undefined;
+    if (rule.selector && matchesSelector(cluster.labels, rule.selector)) {
+      return undefined;
+    }
+    const said = [
+      rule.names?.length ? `names: ${rule.names.join(', ')}` : undefined,
+      rule.text ? `selector: ${rule.text}` : undefined,
+    ].filter(Boolean);
+    return `cluster '${cluster.name}' is not in project ${project.name}${
+      said.length ? ` (its clusters: ${said.join('; ')})` : ''
+    }`;
+  }
+
+  /**
+   * Why the reconcile may not place the component on the cluster (outside its project, or its
+   * project cannot be read), or undefined when it may.
+   */
+  async placementRefusal(
+    entityRef: string,
+    cluster: ProjectCluster,
+  ): Promise<string | undefined> {
+    let project: FleetProject;
+    try {
+      project = await this.projectOf(entityRef);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return this.clusterRefusal(project, cluster);
+  }
+
+  /** Checks that every cluster is the component's project's; 403 on the first that is not. */
+  async checkClusters(
+    entityRef: string,
+    clusters: ProjectCluster[],
+  ): Promise<FleetProject> {
+    const project = await this.projectOf(entityRef);
+    for (const cluster of clusters) {
+      const refusal = this.clusterRefusal(project, cluster);
+      if (refusal) throw new NotAllowedError(refusal);
+    }
+    return project;
+  }
+}

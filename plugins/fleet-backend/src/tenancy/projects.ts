@@ -1,0 +1,202 @@
+import { type Config } from '@backstage/config';
+import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import type { ClusterSelector } from '@cnp/plugin-fleet-common';
+import { parseLabelSelector } from '../kubernetes/labelSelector';
+
+/**
+ * A project: what the components of some owners may make Fleet touch (after Argo CD's
+ * AppProjects). Fleet acts on clusters with its own credentials, so a team reaches only the
+ * clusters, namespaces, Secrets and Ingress hosts its project names.
+ */
+export interface FleetProject {
+  name: string;
+  /** Full entity refs of the owners whose components belong here (`group:default/payments`). */
+  owners: string[];
+  /** The clusters it may use: by name and/or by labels; undefined: every cluster. */
+  clusters?: { names?: string[]; selector?: ClusterSelector; text?: string };
+  /**
+   * Namespace patterns (`*` matches any run of characters). Only a namespace named exactly,
+   * without a `*`, may be created by Fleet. `{app}` stands for the application's name.
+   */
+  namespaces: string[];
+  /** Patterns of the Secret and ConfigMap names its env references and TLS may name. */
+  secrets: string[];
+  /** Patterns an Ingress host must match; empty: no Ingress. */
+  ingressHosts: string[];
+  /** The kinds of manifests it may apply (for manifests brought from repositories). */
+  kinds: { allow: string[]; deny: string[] };
+  /** The built-in project used when none is configured. */
+  builtIn?: boolean;
+}
+
+/** Namespaces no project may name, whatever its patterns say. */
+export const SYSTEM_NAMESPACES = [
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+];
+
+/** The kinds a project may apply when it names none: namespaced kinds only. */
+export const DEFAULT_PROJECT_KINDS = [
+  'Deployment',
+  'StatefulSet',
+  'Job',
+  'CronJob',
+  'Service',
+  'ConfigMap',
+  'Secret',
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'Ingress',
+  'PodDisruptionBudget',
+  'HorizontalPodAutoscaler',
+  'NetworkPolicy',
+  'PersistentVolumeClaim',
+  'Rollout',
+  'AnalysisTemplate',
+];
+
+/** The name of the project that holds every component when none is configured. */
+export const DEFAULT_PROJECT_NAME = 'default';
+
+/**
+ * Without `fleet.projects`, one project holds every component: the deploy namespace, Secrets
+ * and ConfigMaps named after the application (`<application name>-*`), no Ingress host, every
+ * cluster.
+ */
+export function defaultProject(deployNamespace: string): FleetProject {
+  return {
+    name: DEFAULT_PROJECT_NAME,
+    owners: [],
+    namespaces: [deployNamespace],
+    secrets: ['{app}-*'],
+    ingressHosts: [],
+    kinds: { allow: DEFAULT_PROJECT_KINDS, deny: [] },
+    builtIn: true,
+  };
+}
+
+const PROJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const NAMESPACE_PATTERN = /^[-a-z0-9*{}]+$/;
+const SECRET_PATTERN = /^[-.a-z0-9*{}]+$/;
+const HOST_PATTERN =
+  /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+
+function ownerRef(ref: string, key: string): string {
+  try {
+    return stringifyEntityRef(
+      parseEntityRef(ref, {
+        defaultKind: 'group',
+        defaultNamespace: 'default',
+      }),
+    ).toLocaleLowerCase('en-US');
+  } catch (error) {
+    throw new Error(
+      `Invalid ${key} entry '${ref}': ${(error as Error).message}`,
+    );
+  }
+}
+
+function patterns(
+  section: Config,
+  key: string,
+  at: string,
+  shape: RegExp,
+  fallback: string[],
+): string[] {
+  const values = section.getOptionalStringArray(key) ?? fallback;
+  for (const value of values) {
+    if (!shape.test(value)) {
+      throw new Error(
+        `Invalid config value ${at}.${key} entry '${value}': expected a name or a pattern with '*'`,
+      );
+    }
+  }
+  return values;
+}
+
+/**
+ * Reads `fleet.projects` (the `fleet` section given): each project's name, owners, clusters,
+ * namespaces, secrets, ingressHosts and kinds. Without it, the built-in `default` project. A
+ * mistake stops the backend naming the entry: a wrong project would open or close the wrong
+ * doors.
+ */
+export function readProjects(
+  fleet: Config,
+  deployNamespace: string,
+): FleetProject[] {
+  const sections = fleet.getOptionalConfigArray('projects');
+  if (!sections || sections.length === 0)
+    return [defaultProject(deployNamespace)];
+  const seen = new Set<string>();
+  return sections.map((section, index) => {
+    const at = `fleet.projects[${index}]`;
+    const name = section.getString('name');
+    if (!PROJECT_NAME.test(name) || name.length > 63) {
+      throw new Error(
+        `Invalid config value ${at}.name '${name}': expected a DNS-1123 label`,
+      );
+    }
+    if (seen.has(name)) {
+      throw new Error(
+        `Invalid config value ${at}.name: '${name}' is named twice`,
+      );
+    }
+    seen.add(name);
+    const owners = section
+      .getStringArray('owners')
+      .map(ref => ownerRef(ref, `${at}.owners`));
+    let clusters: FleetProject['clusters'];
+    const clusterSection = section.getOptionalConfig('clusters');
+    if (clusterSection) {
+      const names = clusterSection.getOptionalStringArray('names');
+      const text = clusterSection.getOptionalString('selector');
+      const selector =
+        text !== undefined ? parseLabelSelector(text) : undefined;
+      if (text !== undefined && !selector) {
+        throw new Error(
+          `Invalid config value ${at}.clusters.selector '${text}': expected a label selector such as 'env in (staging, prod)'`,
+        );
+      }
+      clusters = { names, selector, text };
+    }
+    const namespaces = patterns(
+      section,
+      'namespaces',
+      at,
+      NAMESPACE_PATTERN,
+      [],
+    );
+    if (namespaces.length === 0) {
+      throw new Error(
+        `Invalid config value ${at}.namespaces: a project needs at least one namespace`,
+      );
+    }
+    const kinds = section.getOptionalConfig('kinds');
+    const kindList = (key: 'allow' | 'deny') => {
+      const list = kinds?.getOptionalStringArray(key) ?? [];
+      for (const kind of list) {
+        if (!KIND.test(kind))
+          throw new Error(
+            `Invalid config value ${at}.kinds.${key} entry '${kind}': expected a kind such as Deployment`,
+          );
+      }
+      return list;
+    };
+    const allow = kindList('allow');
+    return {
+      name,
+      owners,
+      clusters,
+      namespaces,
+      secrets: patterns(section, 'secrets', at, SECRET_PATTERN, ['{app}-*']),
+      ingressHosts: patterns(section, 'ingressHosts', at, HOST_PATTERN, []),
+      kinds: {
+        allow: allow.length > 0 ? allow : DEFAULT_PROJECT_KINDS,
+        deny: kindList('deny'),
+      },
+    };
+  });
+}

@@ -93,6 +93,10 @@ fleet:
     minOutage: { seconds: 10 }
   reconcile:
     interval: { seconds: 15 }
+  # The demo only: the guest's group may manage clusters, run health cycles and use the Kubernetes
+  # tab's proxy (Fleet's own credentials). app-config.yaml names no cluster admin (fail closed).
+  permissions:
+    clusterAdmins: [group:default/guests]
 YAML
 
 echo "fleet: portal starting — frontend $frontend, API $backend/api/fleet (token in ${state#$root/}/dev-token); wait for \"fleet: ready\""

@@ -127,6 +127,30 @@ export interface Config {
       /** With `watch`, how often a run still compares every deployment (default 10 minutes). */
       resyncInterval?: HumanDuration | string;
     };
+    /**
+     * Projects: what each team's components may make Fleet touch. A component belongs to the
+     * first project whose `owners` holds its catalog owner; a component of no project may not be
+     * deployed. Without this list, one built-in project `default` holds every component: the
+     * namespace `deploy.namespace`, Secrets and ConfigMaps named `<application name>-*`, no
+     * Ingress host, every cluster. Patterns take `*` (any run of characters) and `{app}` (the
+     * application's name); system namespaces are never allowed.
+     */
+    projects?: Array<{
+      /** A DNS-1123 label, named in refusals (`namespace 'x' is not in project payments`). */
+      name: string;
+      /** Entity refs of owners; one without a kind is a group of the `default` namespace. */
+      owners: string[];
+      /** The clusters it may use, by name and/or label selector (default: every cluster). */
+      clusters?: { names?: string[]; selector?: string };
+      /** Namespace patterns; Fleet creates only a namespace named exactly (no `*`). */
+      namespaces: string[];
+      /** Secret and ConfigMap name patterns for env references and Ingress TLS (default `{app}-*`). */
+      secrets?: string[];
+      /** Ingress host patterns (`*.payments.example.com`); a host itself is never a wildcard. */
+      ingressHosts?: string[];
+      /** Kinds of manifests it may apply (default: Fleet's namespaced kinds). */
+      kinds?: { allow?: string[]; deny?: string[] };
+    }>;
     /** Deploying applications. */
     deploy?: {
       /** Target namespace (default `default`). Env: K8S_TARGET_NAMESPACE. */

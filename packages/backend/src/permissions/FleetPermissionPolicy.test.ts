@@ -1,4 +1,7 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
 import { ConfigReader } from '@backstage/config';
 import {
   AuthorizeResult,
@@ -121,6 +124,30 @@ describe('FleetPermissionPolicy', () => {
       conditions: owner(['user:default/mallory']),
     });
   });
+
+  it.each([
+    'fleet.cluster.create',
+    'fleet.cluster.update',
+    'fleet.health.run',
+    'kubernetes.proxy',
+  ])(
+    'refuses %s to the guest with the shipped app-config.yaml: it names no cluster admin (the demo grants it in its local config)',
+    async name => {
+      const shipped = parse(
+        fs.readFileSync(
+          path.resolve(__dirname, '../../../../app-config.yaml'),
+          'utf8',
+        ),
+      );
+      expect(shipped.fleet.permissions.clusterAdmins ?? []).toEqual([]);
+      expect(
+        await policy(shipped, guestGroups).handle(
+          { permission: byName(name) },
+          user(guest, guestGroups[guest]),
+        ),
+      ).toEqual({ result: AuthorizeResult.DENY });
+    },
+  );
 
   it.each([
     'fleet.cluster.create',

@@ -117,6 +117,8 @@ export async function startFleetBackend(options: {
   token?: string;
   /** The port to listen on (default: a free one). */
   port?: number;
+  /** A file of catalog entities: the backend runs Backstage's catalog reading it. */
+  catalogFile?: string;
 }): Promise<FleetHttp> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const guestToken = randomBytes(24).toString('hex');
@@ -129,6 +131,9 @@ export async function startFleetBackend(options: {
       FLEET_BENCH_FLEET: JSON.stringify(options.fleet ?? {}),
       LOG_LEVEL: process.env.FLEET_CHAOS_VERBOSE ? 'info' : 'warn',
       ...(options.port ? { FLEET_BENCH_PORT: String(options.port) } : {}),
+      ...(options.catalogFile
+        ? { FLEET_BENCH_CATALOG_FILE: options.catalogFile }
+        : {}),
     },
     { logFile: options.logFile },
   );

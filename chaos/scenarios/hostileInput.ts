@@ -4,7 +4,6 @@
  * references and entity refs. No crash, no 500, nothing lost, no secret in any answer.
  */
 import { randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import {
   copyFileSync,
   existsSync,
@@ -24,6 +23,8 @@ import {
 } from '../lib';
 import type { KubeSimulator } from '@cnp/kube-simulator';
 import type { Scenario } from '../lib';
+import { kubeRequest } from '../lib/kubeRequest';
+import { tenantCrossing } from './tenantCrossing';
 
 /** fleet.clusters.maxManual for this run: above what the corpus registers, reached at the end. */
 const MAX_MANUAL = 80;
@@ -212,35 +213,6 @@ function writeHostileKubeconfigs(dir: string, sim: KubeSimulator): string[] {
 
 /** The label of the Secrets on the hub that discovery reads kubeconfigs from. */
 const HUB_SECRET_LABEL = 'cnp.io/kubeconfig=true';
-
-/** One request to a simulated API server, as a client would send it (bearer token, its CA). */
-function kubeRequest(
-  sim: KubeSimulator,
-  cluster: string,
-  method: string,
-  apiPath: string,
-  body?: unknown,
-): Promise<number> {
-  return new Promise((done, fail) => {
-    const req = httpsRequest(
-      `${sim.endpoint(cluster)}${apiPath}`,
-      {
-        method,
-        ca: sim.caPem,
-        headers: {
-          authorization: `Bearer ${sim.token(cluster)}`,
-          'content-type': 'application/json',
-        },
-      },
-      res => {
-        res.resume();
-        res.on('end', () => done(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', fail);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 /**
  * Kubeconfigs held in Secrets of the hub cluster, hostile ones among them: malformed text around
@@ -439,8 +411,8 @@ export const hostileInput: Scenario = {
   id: 'hostile-input',
   title: 'Hostile-input corpus',
   tried:
-    'in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name, a manual kubeconfig running an exec plugin, endpoints carrying Markdown or credentials; bad page limits and forged cursors on every paged list, manual registrations racing past fleet.clusters.maxManual, every read as a caller who is not a cluster admin; kubeconfig Secrets on the hub cluster (malformed around a token-like marker, a CA file of /etc/passwd, an exec plugin, no kubeconfig key, a missing Secret, one deleted and restored), discovered by label and referenced by hand; then a restart with all of it in place',
-  timeoutMs: 300_000,
+    "in the discovery directory: malformed YAML, empty, binary, wrong types, an alias bomb, an 8 MB kubeconfig, 100 contexts, 15 odd Unicode context names (RTL override, zero-width, newline, 250 chars), context names of 300 characters and with NUL, a Unicode file name, symlinks to /etc/passwd and nowhere, namesake contexts on other API servers (in a file that sorts earlier; while the known file is unreadable); over HTTP (226 requests): 1 MB bodies on every write route, deeply nested JSON, odd Unicode and traversal names in bodies and paths, 14 path-traversal kubeconfigRefs, SQL-injection and oversized entity refs, bad auth headers, a manual registration of a discovered API server under a new name, a manual kubeconfig running an exec plugin, endpoints carrying Markdown or credentials; bad page limits and forged cursors on every paged list, manual registrations racing past fleet.clusters.maxManual, every read as a caller who is not a cluster admin; kubeconfig Secrets on the hub cluster (malformed around a token-like marker, a CA file of /etc/passwd, an exec plugin, no kubeconfig key, a missing Secret, one deleted and restored), discovered by label and referenced by hand; then a restart with all of it in place; then tenant crossing: 22 requests by a deployer of one project on another project's namespaces, Secrets, ConfigMaps, Ingress hosts, TLS Secrets and clusters, components of no project, and a deploy onto another tool's Deployment of the same name and into a namespace its project names only by a pattern",
+  timeoutMs: 420_000,
   async run({ checks, db, tmp, log }) {
     const dir = tempDir('fleet-chaos-kubeconfigs-');
     // The simulator's own kubeconfigs stay beside: only good-1..3 are put where discovery reads;
@@ -1307,5 +1279,9 @@ export const hostileInput: Scenario = {
         )}`,
       );
     }
+
+    // Tenant crossing: a deployer of one project against another's namespaces, Secrets, hosts,
+    // clusters and objects (its own simulator, database and backend, with projects and a catalog).
+    await tenantCrossing({ checks, log, tmp });
   },
 };

@@ -3,7 +3,7 @@ module.exports = require('@backstage/cli/config/eslint-factory')(__dirname, {
     // supertest's `request(server)...expect(status)` is an assertion too.
     'jest/expect-expect': [
       'warn',
-      { assertFunctionNames: ['expect', 'request.**.expect'] },
+      { assertFunctionNames: ['expect', 'expect*', 'request.**.expect'] },
     ],
   },
 });

@@ -8,7 +8,8 @@
  * Callers are authenticated with a static external-access token (FLEET_BENCH_TOKEN): the
  * backend's real auth and httpAuth services, no mocks. FLEET_BENCH_GUEST_TOKEN, when set, is a
  * second one whose access restrictions allow Fleet's deploy permissions only: a caller that is
- * not a cluster admin, decided by the real permissions service.
+ * not a cluster admin, decided by the real permissions service. FLEET_BENCH_CATALOG_FILE, when
+ * set, adds Backstage's catalog backend reading that file of entities (owners decide projects).
  */
 import { createBackend } from '@backstage/backend-defaults';
 import {
@@ -44,6 +45,7 @@ async function main() {
   const kubeconfigDir = process.env.FLEET_BENCH_KUBECONFIG_DIR!;
   const token = process.env.FLEET_BENCH_TOKEN!;
   const guestToken = process.env.FLEET_BENCH_GUEST_TOKEN;
+  const catalogFile = process.env.FLEET_BENCH_CATALOG_FILE;
   const health = JSON.parse(process.env.FLEET_BENCH_HEALTH ?? '{}');
   const fleet = JSON.parse(process.env.FLEET_BENCH_FLEET ?? '{}');
   const knex = knexFactory({
@@ -73,6 +75,8 @@ async function main() {
                       permission: [
                         'fleet.deployment.create',
                         'fleet.deployment.delete',
+                        'fleet.release.manage',
+                        'fleet.cluster.deploy',
                       ],
                     },
                   ],
@@ -82,6 +86,15 @@ async function main() {
         ],
       },
     },
+    ...(catalogFile
+      ? {
+          catalog: {
+            rules: [{ allow: ['Component', 'Group', 'User', 'System'] }],
+            locations: [{ type: 'file', target: catalogFile }],
+            processingInterval: { seconds: 1 },
+          },
+        }
+      : {}),
     fleet: {
       ...fleet,
       discovery: { kubeconfigDir, ...fleet.discovery },
@@ -103,16 +116,31 @@ async function main() {
       factory: () => config,
     }),
   );
-  // Every plugin's database is the benchmark's database (the scheduler's tables go there too).
+  // Fleet's database is the benchmark's database (the scheduler's tables go there too). Another
+  // plugin (the catalog) gets a schema of its own in it: two plugins migrating the same tables at
+  // once (each one's auth keys) would race.
   backend.add(
     createServiceFactory({
       service: coreServices.database,
-      deps: {},
-      factory: () => ({ getClient: async () => knex }),
+      deps: { plugin: coreServices.pluginMetadata },
+      factory: ({ plugin }) => ({
+        getClient: async () => {
+          if (plugin.getId() === 'fleet') return knex;
+          const schema = `plugin_${plugin.getId().replace(/[^a-z0-9]/g, '_')}`;
+          await knex.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+          return knexFactory({
+            client: 'pg',
+            connection,
+            searchPath: [schema],
+            pool: { min: 0, max: 5 },
+          });
+        },
+      }),
     }),
   );
   // FLEET_BENCH_NO_FLEET: the same backend without the plugin, to tell Fleet's memory apart.
   if (!process.env.FLEET_BENCH_NO_FLEET) backend.add(fleetPlugin);
+  if (catalogFile) backend.add(import('@backstage/plugin-catalog-backend'));
   const started = performance.now();
   await backend.start();
   process.send!({ type: 'ready', port, startMs: performance.now() - started });

@@ -82,7 +82,7 @@ describe.each(databases.eachSupportedId())(
     }
 
     /** The request is refused with a 403 saying `rule`, and no row and no object changed. */
-    async function refusedUntouched(
+    async function expectRefusedUntouched(
       started: Awaited<ReturnType<typeof start>>,
       send: () => request.Test,
       rule: string,
@@ -103,7 +103,7 @@ describe.each(databases.eachSupportedId())(
 
     it("refuses a namespace outside the component's project (argocd), naming the project, and creates nothing", async () => {
       const started = await start();
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -128,7 +128,7 @@ describe.each(databases.eachSupportedId())(
 
     it("refuses an env reference to a Secret outside the component's project (another team's admin Secret)", async () => {
       const started = await start();
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -156,7 +156,7 @@ describe.each(databases.eachSupportedId())(
 
     it('refuses a system namespace, and a namespace of another project on a change', async () => {
       const started = await start();
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -174,7 +174,7 @@ describe.each(databases.eachSupportedId())(
           spec: { image: 'nginx:1.27', namespace: 'payments' },
         })
         .expect(201);
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -193,17 +193,17 @@ describe.each(databases.eachSupportedId())(
             entityRef,
             spec: { image: 'nginx:1.27', namespace: 'payments', ingress },
           });
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () => register(PAYMENTS, { host: '*.example.com' }),
         "Ingress host '*.example.com' is a wildcard",
       );
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () => register(PAYMENTS, { host: 'books.finance.example.com' }),
         "Ingress host 'books.finance.example.com' is not in project payments",
       );
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           register(PAYMENTS, {
@@ -216,7 +216,7 @@ describe.each(databases.eachSupportedId())(
         host: 'shop.payments.example.com',
         tls: { secretName: 'payments-tls' },
       }).expect(201);
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           register('component:default/payments-admin', {
@@ -236,7 +236,7 @@ describe.each(databases.eachSupportedId())(
           spec: { image: 'nginx:1.27', namespace: 'payments' },
         })
         .expect(201);
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -244,7 +244,7 @@ describe.each(databases.eachSupportedId())(
             .send({ entityRef: PAYMENTS, cluster: 'west', image: 'nginx:1.27' }),
         "cluster 'west' is not in project payments",
       );
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)
@@ -256,7 +256,7 @@ describe.each(databases.eachSupportedId())(
             }),
         "cluster 'west' is not in project payments",
       );
-      await refusedUntouched(
+      await expectRefusedUntouched(
         started,
         () =>
           request(started.server)

@@ -166,6 +166,26 @@ describe('ProjectGuard', () => {
     ).toContain('is not in project payments');
   });
 
+  it('answers 503 when the catalog cannot be read, letting nobody in', async () => {
+    const g = ProjectGuard.create({
+      projects: readProjects(new ConfigReader({ projects: teams }), 'default'),
+      ownerOf: async () => {
+        throw new Error('ECONNREFUSED');
+      },
+      deployNamespace: 'default',
+    });
+    await expect(g.projectOf('component:default/payments')).rejects.toMatchObject({
+      name: 'ServiceUnavailableError',
+    });
+    expect(
+      await g.mayCreateNamespace({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        namespace: 'payments',
+      }),
+    ).toBe(false);
+  });
+
   it('refuses a component whose owner is in no project, and one the catalog does not know', async () => {
     const g = guard(teams);
     await expect(g.projectOf('component:default/ledger')).rejects.toThrow(

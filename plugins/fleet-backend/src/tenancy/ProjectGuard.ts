@@ -1,4 +1,4 @@
-import { NotAllowedError } from '@backstage/errors';
+import { NotAllowedError, ServiceUnavailableError } from '@backstage/errors';
 import type {
   ApplicationPlacement,
   ApplicationSpec,
@@ -72,7 +72,16 @@ export class ProjectGuard {
   async projectOf(entityRef: string): Promise<FleetProject> {
     const builtIn = this.projects.find(p => p.builtIn);
     if (builtIn) return builtIn;
-    const owner = await this.ownerOf(entityRef);
+    let owner: string | undefined;
+    try {
+      owner = await this.ownerOf(entityRef);
+    } catch (error) {
+      // Not the caller's doing: a 503, and nobody is let into a project on an outage.
+      throw new ServiceUnavailableError(
+        `The catalog could not be read to find the project of ${entityRef}; try again shortly`,
+        error as Error,
+      );
+    }
     const project = owner
       ? this.projects.find(p => p.owners.includes(owner))
       : undefined;

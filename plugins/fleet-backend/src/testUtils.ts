@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 export type { FleetConfig } from './config/FleetConfig';
+export type { FleetProject } from './tenancy/projects';
 export { DatabaseFleetStores } from './database/DatabaseFleetStores';
 export type * from './database/types';
 export { ClusterDiscovery } from './discovery/ClusterDiscovery';

@@ -1,3 +1,4 @@
+import type { JsonObject } from '@backstage/types';
 import { ConfigReader } from '@backstage/config';
 import { matchesPattern, ProjectGuard } from './ProjectGuard';
 import { defaultProject, readProjects } from './projects';
@@ -7,7 +8,7 @@ const owners: Record<string, string | undefined> = {
   'component:default/ledger': 'group:default/finance',
 };
 
-function guard(projects: unknown[] | undefined) {
+function guard(projects: JsonObject[] | undefined) {
   return ProjectGuard.create({
     projects: readProjects(
       new ConfigReader(projects ? { projects } : {}),

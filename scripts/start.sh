@@ -93,6 +93,10 @@ fleet:
     minOutage: { seconds: 10 }
   reconcile:
     interval: { seconds: 15 }
+  analysis:
+    prometheus:
+      # The simulator's Prometheus: the only one a release's analysis may query here.
+      allowedAddresses: [http://127.0.0.1:${prometheus_port}]
 YAML
 
 echo "fleet: portal starting — frontend $frontend, API $backend/api/fleet (token in ${state#$root/}/dev-token); wait for \"fleet: ready\""

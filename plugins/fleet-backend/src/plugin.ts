@@ -22,6 +22,7 @@ import { hubKubeconfigItems } from './discovery/hubKubeconfigItems';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
+import { measure } from './progressive/analysis';
 import { CanaryWorkloads } from './progressive/CanaryWorkloads';
 import {
   RELEASE_TASK_ID,
@@ -214,6 +215,13 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,
           namespace: fleetConfig.deploy.namespace,
+          // Only the platform's Prometheus servers, also for releases accepted before the list.
+          measure: (template, context, options) =>
+            measure(template, context, {
+              ...options,
+              allowedAddresses:
+                fleetConfig.analysis.prometheus.allowedAddresses,
+            }),
         });
         await orchestrator.start();
 
@@ -303,6 +311,8 @@ export const fleetPlugin = createBackendPlugin({
               ).has(name),
             clusterCa: cluster => clients.caFingerprintFor(cluster),
             maxManualClusters: fleetConfig.clusters.maxManual,
+            allowedPrometheusAddresses:
+              fleetConfig.analysis.prometheus.allowedAddresses,
           }),
         );
       },

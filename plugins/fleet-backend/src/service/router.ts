@@ -32,6 +32,7 @@ import type {
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import type { ReleaseService } from '../progressive/ReleaseService';
+import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
 import { asError } from '../util/errors';
 import {
   ADMIN_VIEW,
@@ -141,6 +142,11 @@ export interface RouterOptions {
   }) => Promise<string | undefined>;
   /** The most manual clusters `POST /clusters` registers (`fleet.clusters.maxManual`; default 1,000). */
   maxManualClusters?: number;
+  /**
+   * The Prometheus servers a release's analysis may query
+   * (`fleet.analysis.prometheus.allowedAddresses`, normalised); none: no analysis is accepted.
+   */
+  allowedPrometheusAddresses?: readonly string[];
 }
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
@@ -160,6 +166,7 @@ export async function createRouter(
     deployments,
     releases,
     auditor,
+    allowedPrometheusAddresses = [],
   } = options;
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
@@ -634,6 +641,7 @@ export async function createRouter(
   router.post('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const body = parseOrThrow(releaseSchema, req.body, 'release');
+    checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
     const existing = await getApplicationOr404(id);
     const release = await audited(
       req,

@@ -279,6 +279,50 @@ describe('FleetNotifier', () => {
     ]);
   });
 
+  it("a guest's notification for an unreadable kubeconfig carries no path and no system error", async () => {
+    const reason =
+      "kubeconfig file '/srv/fleet/kubeconfigs/prod-admin.yaml' is not readable (ENOENT)";
+    await notifier.eventsCommitted([
+      event({
+        from: 'PENDING',
+        to: 'FAILED',
+        reason: 'CLUSTER_NOT_CONFIGURED',
+        message: reason,
+      }),
+      event({
+        subjectKind: 'release',
+        subject: 'r-2',
+        from: 'ABORTING',
+        to: 'ROLLED_BACK',
+        reason: 'STEP_FAILED',
+        message: `east: cannot read what east serves: ${reason}`,
+        cluster: undefined,
+        actor: 'fleet-release',
+      }),
+    ]);
+    await notifier.healthCycleFinished({
+      summary: { massOutage: { active: false, clusters: [] } } as any,
+      transitions: [
+        {
+          cluster: 'east',
+          from: 'ONLINE',
+          to: 'OFFLINE',
+          reason: `NOT_PROBEABLE: ${reason}`,
+        },
+      ],
+      massOutageRaised: false,
+      probes: [],
+    });
+    expect(sent).toHaveLength(3);
+    const text = JSON.stringify(sent);
+    expect(text).not.toContain('/srv/fleet');
+    expect(text).not.toContain('prod-admin');
+    expect(text).not.toContain('ENOENT');
+    expect(sent[0].payload.description).toBe(
+      'PENDING → FAILED (CLUSTER_NOT_CONFIGURED): the details are shown to cluster admins',
+    );
+  });
+
   it('says nothing of what needs nobody', async () => {
     await notifier.eventsCommitted([
       event({ from: 'PENDING', to: 'PROGRESSING' }),

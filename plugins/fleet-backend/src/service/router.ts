@@ -53,9 +53,10 @@ import {
 } from './requirePermission';
 import {
   hideApplicationEnv,
-  hideReleaseEnv,
   hideRevisionEnv,
-  redactReleaseDetails,
+  releaseForCaller,
+  RESTRICTED_RELEASE_VIEW,
+  type ReleaseViewer,
 } from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
 import { applicationETag, ifMatchVersions } from './etags';
@@ -220,6 +221,21 @@ export async function createRouter(
   /** What the caller may see of kubeconfigs and host errors: asked once per request. */
   const viewOf = (req: express.Request) =>
     viewOfCaller({ httpAuth, permissions }, req);
+
+  /** What the caller may see of releases of these components (see releaseForCaller). */
+  async function releaseViewerOf(
+    req: express.Request,
+    entityRefs: string[],
+  ): Promise<ReleaseViewer> {
+    const [mayDeploy, view] = await Promise.all([
+      deployableBy(req, entityRefs),
+      viewOf(req),
+    ]);
+    return {
+      clusterAdmin: view.clusterAdmin,
+      mayDeploy: ref => mayDeploy.has(ref),
+    };
+  }
 
   /**
    * `fleet.cluster.deploy` on the named clusters that exist: an unknown name is left to the
@@ -662,7 +678,7 @@ export async function createRouter(
         return releases.release(id, body, actorOf(credentials));
       },
     );
-    res.status(201).json(release);
+    res.status(201).json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
   });
 
   router.get('/applications/:id/status', async (req, res) => {
@@ -677,32 +693,20 @@ export async function createRouter(
   router.get('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
     const items = await releases.listReleases(id);
-    const [mayDeploy, view] = await Promise.all([
-      deployableBy(
-        req,
-        items.map(r => r.entityRef),
-      ),
-      viewOf(req),
-    ]);
+    const viewer = await releaseViewerOf(
+      req,
+      items.map(r => r.entityRef),
+    );
     sendJson(req, res, {
-      items: items.map(r => {
-        const shown = mayDeploy.has(r.entityRef) ? r : hideReleaseEnv(r);
-        return view.clusterAdmin ? shown : redactReleaseDetails(shown);
-      }),
+      items: items.map(r => releaseForCaller(r, viewer)),
     });
   });
 
   router.get('/releases/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
     const release = await releases.getRelease(id);
-    const [mayDeploy, view] = await Promise.all([
-      deployableBy(req, [release.entityRef]),
-      viewOf(req),
-    ]);
-    const shown = mayDeploy.has(release.entityRef)
-      ? release
-      : hideReleaseEnv(release);
-    sendJson(req, res, view.clusterAdmin ? shown : redactReleaseDetails(shown));
+    const viewer = await releaseViewerOf(req, [release.entityRef]);
+    sendJson(req, res, releaseForCaller(release, viewer));
   });
 
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
@@ -722,7 +726,7 @@ export async function createRouter(
           return releases.steer(id, action, actorOf(credentials));
         },
       );
-      res.json(release);
+      res.json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
     });
   }
 

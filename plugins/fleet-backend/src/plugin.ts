@@ -313,6 +313,8 @@ export const fleetPlugin = createBackendPlugin({
             maxManualClusters: fleetConfig.clusters.maxManual,
             allowedPrometheusAddresses:
               fleetConfig.analysis.prometheus.allowedAddresses,
+            // One key for every replica: a cursor one handed out pages on at another.
+            cursorKey: await stores.state.cursorSigningKey(),
           }),
         );
       },

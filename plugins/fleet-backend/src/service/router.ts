@@ -20,6 +20,7 @@ import {
   type HealthCycleSummary,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
+import { randomBytes } from 'node:crypto';
 import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type {
@@ -43,7 +44,7 @@ import {
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
-import { pageAnswer, pageToRead } from './paging';
+import { PageCursors } from './paging';
 import {
   actorOf,
   placementGrantOf,
@@ -68,6 +69,7 @@ import {
   createDeploymentSchema,
   deploymentListQuerySchema,
   eventListQuerySchema,
+  pageQuerySchema,
   idSchema,
   patchApplicationSchema,
   clusterNameSchema,
@@ -148,6 +150,11 @@ export interface RouterOptions {
    * (`fleet.analysis.prometheus.allowedAddresses`, normalised); none: no analysis is accepted.
    */
   allowedPrometheusAddresses?: readonly string[];
+  /**
+   * The key list cursors are signed with, the same on every replica (the state store's); a
+   * random one when not given (cursors then hold for this router only).
+   */
+  cursorKey?: Buffer;
 }
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
@@ -169,6 +176,7 @@ export async function createRouter(
     auditor,
     allowedPrometheusAddresses = [],
   } = options;
+  const pages = PageCursors.create(options.cursorKey ?? randomBytes(32));
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
   // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
@@ -342,7 +350,7 @@ export async function createRouter(
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const view = await viewOf(req);
-    const page = pageToRead(query);
+    const page = pages.read('clusters', query);
     const clusters = await stores.clusters.listClusters({
       status: query.status,
       page,
@@ -350,7 +358,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'clusters',
         page,
         clusters,
@@ -527,7 +535,7 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    const page = pageToRead(query);
+    const page = pages.read('applications', query);
     const applications = await stores.applications.listApplications({
       entityRef,
       page,
@@ -539,7 +547,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'applications',
         page,
         applications,
@@ -692,14 +700,25 @@ export async function createRouter(
 
   router.get('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const items = await releases.listReleases(id);
+    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const page = pages.read('releases', query, id);
+    const items = await releases.listReleases(id, page);
     const viewer = await releaseViewerOf(
       req,
       items.map(r => r.entityRef),
     );
-    sendJson(req, res, {
-      items: items.map(r => releaseForCaller(r, viewer)),
-    });
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'releases',
+        page,
+        items,
+        r => [r.createdAt, r.id],
+        r => releaseForCaller(r, viewer),
+        id,
+      ),
+    );
   });
 
   router.get('/releases/:id', async (req, res) => {
@@ -755,7 +774,7 @@ export async function createRouter(
       ? normalizeEntityRef(query.entityRef)
       : undefined;
     const view = await viewOf(req);
-    const page = pageToRead(query);
+    const page = pages.read('deployments', query);
     const found = await stores.deployments.listDeployments({
       entityRef,
       cluster: query.cluster,
@@ -764,7 +783,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'deployments',
         page,
         found,
@@ -833,19 +852,30 @@ export async function createRouter(
 
   router.get('/deployments/:id/revisions', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const page = pages.read('revisions', query, id);
     const deployment = await getDeploymentOr404(id);
     const [view, mayDeploy] = await Promise.all([
       viewOf(req),
       deployableBy(req, [deployment.entityRef]),
     ]);
-    sendJson(req, res, {
-      items: (await stores.revisions.listRevisions(id)).map(r =>
-        toApiRevision(
-          mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
-          view,
-        ),
+    const revisions = await stores.revisions.listRevisions(id, page);
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'revisions',
+        page,
+        revisions,
+        r => [String(r.revision)],
+        r =>
+          toApiRevision(
+            mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
+            view,
+          ),
+        id,
       ),
-    });
+    );
   });
 
   router.post('/deployments/:id/rollback', async (req, res) => {

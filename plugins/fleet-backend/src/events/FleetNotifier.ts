@@ -213,7 +213,10 @@ export class FleetNotifier implements FleetListener {
         // Each part was redacted where it was written; this holds for any text added later.
         payload: {
           ...payload,
-          description: redactDetail(payload.description),
+          description:
+            payload.description === undefined
+              ? undefined
+              : redactDetail(payload.description),
         },
       });
     } catch (error) {

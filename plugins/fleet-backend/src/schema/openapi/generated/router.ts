@@ -13,7 +13,7 @@ export const spec = {
     title: 'fleet',
     version: '1',
     description:
-      'The Fleet API: clusters and their health, applications, deployments, revisions and fleet releases across Kubernetes clusters. Mounted at /api/fleet. Every route except GET /health needs an authenticated user or service. Errors answer Backstage\'s error body ({ "error": { "name", "message" }, "request", "response" }). Lists answer { "items": [...] }; GET /clusters, /applications, /deployments, /deployments/{id}/revisions and /applications/{id}/releases are paged (limit, cursor; nextCursor while more remain). Times are ISO 8601 strings. No answer ever contains kubeconfig contents, tokens, certificates or keys.',
+      'The Fleet API: clusters and their health, applications, deployments, revisions and fleet releases across Kubernetes clusters. Mounted at /api/fleet. Every route except GET /health needs an authenticated user or service. Errors answer Backstage\'s error body ({ "error": { "name", "message" }, "request", "response" }). Lists answer { "items": [...] }; GET /clusters, /applications, /deployments, /deployments/:id/revisions and /applications/:id/releases are paged (limit, cursor; nextCursor while more remain). Times are ISO 8601 strings. No answer ever contains kubeconfig contents, tokens, certificates or keys.',
     license: {
       name: 'Apache-2.0',
       url: 'http://www.apache.org/licenses/LICENSE-2.0.html',
@@ -193,7 +193,7 @@ export const spec = {
       },
       SteeredRelease: {
         description:
-          'The release after the step, without environment values or host details whoever asks (GET /releases/{id} shows each caller what they may see).',
+          'The release after the step, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see).',
         content: {
           'application/json': {
             schema: {
@@ -2947,7 +2947,7 @@ export const spec = {
         responses: {
           '201': {
             description:
-              'The release, without environment values or host details whoever asks (GET /releases/{id} shows each caller what they may see).',
+              'The release, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see).',
             content: {
               'application/json': {
                 schema: {

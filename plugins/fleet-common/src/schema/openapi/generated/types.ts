@@ -983,7 +983,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** The release after the step, without environment values or host details whoever asks (GET /releases/{id} shows each caller what they may see). */
+    /** The release after the step, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see). */
     SteeredRelease: {
       headers: {
         [name: string]: unknown;
@@ -1521,7 +1521,7 @@ export interface operations {
       };
     };
     responses: {
-      /** The release, without environment values or host details whoever asks (GET /releases/{id} shows each caller what they may see). */
+      /** The release, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see). */
       201: {
         headers: {
           [name: string]: unknown;

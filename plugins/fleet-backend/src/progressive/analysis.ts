@@ -42,6 +42,19 @@ function promNumber(value: unknown): number {
  */
 export type NoResult = 'error' | 'unreachable' | 'no data';
 
+const NO_RESULT: readonly string[] = ['error', 'unreachable', 'no data'];
+
+/**
+ * The word an inconclusive measurement's message is shown as: itself when it is one of the three,
+ * else (a measurement stored before the provider's text was kept out) the word it stood for.
+ */
+export function noResultWord(message: string): NoResult {
+  if (NO_RESULT.includes(message)) return message as NoResult;
+  if (/empty vector|NaN/.test(message)) return 'no data';
+  if (/unreachable/.test(message)) return 'unreachable';
+  return 'error';
+}
+
 type QueryResult =
   | { kind: 'values'; values: number[] }
   | { kind: 'inconclusive'; message: NoResult };

@@ -120,4 +120,44 @@ describe('what a release shows to whom', () => {
     expect(answer(true, false)).not.toContain('debug');
     expect(answer(false, false)).not.toMatch(/debug|secretKeyRef|ENOENT/);
   });
+
+  it("shows no provider's text in an analysis measurement, also one stored before it was kept out, to anyone", () => {
+    const stored = {
+      ...release,
+      progress: {
+        ...release.progress!,
+        analysis: [
+          {
+            template: 't',
+            cluster: 'east',
+            phase: 'Inconclusive' as const,
+            value: null,
+            condition: 'result[0] > 0',
+            message: 'Prometheus answered HTTP 200: internal-admin secret 4e1d',
+            at: '2026-12-01T00:00:01.000Z',
+          },
+          {
+            template: 'u',
+            cluster: 'east',
+            phase: 'Inconclusive' as const,
+            value: null,
+            condition: 'result[0] > 0',
+            message:
+              'Prometheus at http://10.0.0.9:9090 is unreachable: connect ECONNREFUSED',
+            at: '2026-12-01T00:00:01.000Z',
+          },
+        ],
+      },
+    };
+    for (const clusterAdmin of [true, false]) {
+      const shown = releaseForCaller(stored, {
+        clusterAdmin,
+        mayDeploy: () => true,
+      });
+      expect(shown.progress!.analysis.map(m => m.message)).toEqual([
+        'error',
+        'unreachable',
+      ]);
+    }
+  });
 });

@@ -4,6 +4,7 @@ import type {
   Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
+import { noResultWord } from '../progressive/analysis';
 import { redactDetail } from '../util/redactDetail';
 
 /*
@@ -100,8 +101,28 @@ export function releaseForCaller(
   release: Release,
   viewer: ReleaseViewer,
 ): Release {
-  const shown = viewer.mayDeploy(release.entityRef)
+  const withEnv = viewer.mayDeploy(release.entityRef)
     ? release
     : hideReleaseEnv(release);
+  const shown = withoutProviderText(withEnv);
   return viewer.clusterAdmin ? shown : redactReleaseDetails(shown);
+}
+
+/**
+ * A provider's text is shown to nobody: an inconclusive measurement says `error`, `unreachable`
+ * or `no data`, also one stored before measurements were written that way.
+ */
+function withoutProviderText(release: Release): Release {
+  if (!release.progress?.analysis.length) return release;
+  return {
+    ...release,
+    progress: {
+      ...release.progress,
+      analysis: release.progress.analysis.map(m =>
+        m.phase === 'Inconclusive' && m.message
+          ? { ...m, message: noResultWord(m.message) }
+          : m,
+      ),
+    },
+  };
 }

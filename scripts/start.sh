@@ -6,8 +6,9 @@
 # Rollouts (its canary is a Rollout), the others do not (a `<app>-canary` Deployment sized by
 # replicas); no cluster serves Istio (its canary would need a VirtualService to exist). The
 # simulator's Prometheus endpoint answers release analyses, and starts with one rule making every
-# app healthy (0.999), so releases in the demo pass their analysis; change its answers with
-# `POST https://127.0.0.1:6550/_sim/prometheus/rules` (see packages/kube-simulator/README.md).
+# app healthy (0.999), so releases in the demo pass their analysis (the generated local config lists
+# it in fleet.analysis.prometheus.allowedAddresses, the only address analyses may query); change its
+# answers with `POST https://127.0.0.1:6550/_sim/prometheus/rules` (see packages/kube-simulator/README.md).
 #   FLEET_SIM_CLUSTERS (default 3)  FLEET_SIM_PORT (default 6550)
 #   FLEET_PROMETHEUS_PORT (default 9091: http://127.0.0.1:9091, the `address` for analyses)
 #   FLEET_STATE_DIR (default .fleet: kubeconfigs, SQLite, dev token; the e2e test uses its own)
@@ -97,6 +98,10 @@ fleet:
   # tab's proxy (Fleet's own credentials). app-config.yaml names no cluster admin (fail closed).
   permissions:
     clusterAdmins: [group:default/guests]
+  analysis:
+    prometheus:
+      # The simulator's Prometheus: the only one a release's analysis may query here.
+      allowedAddresses: [http://127.0.0.1:${prometheus_port}]
 YAML
 
 echo "fleet: portal starting — frontend $frontend, API $backend/api/fleet (token in ${state#$root/}/dev-token); wait for \"fleet: ready\""

@@ -205,6 +205,19 @@ export interface Config {
        */
       enabled?: boolean;
     };
+    /** The providers a release's analysis may use: they are the platform's, not the caller's. */
+    analysis?: {
+      prometheus?: {
+        /**
+         * The Prometheus servers (base URLs such as `http://prometheus.monitoring.svc:9090`) a
+         * strategy's `provider.prometheus.address` may name; any other address is a 400. Compared
+         * exactly after normalisation (scheme and host case, default port, trailing `/`), so a
+         * path below a listed address is another address. Empty or unset (the default): no
+         * release with an analysis is accepted.
+         */
+        allowedAddresses?: string[];
+      };
+    };
     /** Backstage notifications about failures, rollbacks, prunes and outages. */
     notifications?: {
       /**

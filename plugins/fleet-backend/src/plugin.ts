@@ -25,6 +25,7 @@ import { hubKubeconfigItems } from './discovery/hubKubeconfigItems';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
+import { measure } from './progressive/analysis';
 import { CanaryWorkloads } from './progressive/CanaryWorkloads';
 import {
   RELEASE_TASK_ID,
@@ -228,6 +229,13 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,
           namespace: fleetConfig.deploy.namespace,
+          // Only the platform's Prometheus servers, also for releases accepted before the list.
+          measure: (template, context, options) =>
+            measure(template, context, {
+              ...options,
+              allowedAddresses:
+                fleetConfig.analysis.prometheus.allowedAddresses,
+            }),
         });
         await orchestrator.start();
 
@@ -320,6 +328,10 @@ export const fleetPlugin = createBackendPlugin({
             clusterCa: cluster => clients.caFingerprintFor(cluster),
             maxManualClusters: fleetConfig.clusters.maxManual,
             tenancy: createTenancyChecks({ guard: projects, stores }),
+            allowedPrometheusAddresses:
+              fleetConfig.analysis.prometheus.allowedAddresses,
+            // One key for every replica: a cursor one handed out pages on at another.
+            cursorKey: await stores.state.cursorSigningKey(),
           }),
         );
       },

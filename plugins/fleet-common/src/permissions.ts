@@ -63,11 +63,22 @@ export const fleetReleaseManagePermission = createPermission({
 export const FLEET_CLUSTER_PERMISSION_RESOURCE_TYPE = 'fleet-cluster';
 
 /**
- * The cluster label naming the groups whose members may deploy to the cluster: group names of
- * the `default` namespace, separated by dots (`team-a.payments`). A cluster without it is open
- * to every deployer. @public
+ * The cluster label naming ONE group whose members may deploy to the cluster: a group name of the
+ * `default` namespace, as a whole (`payments.platform` is the group of that name; dots belong to
+ * the name). For more groups, use one {@link FLEET_CLUSTER_ALLOWED_GROUP_LABEL_PREFIX} label
+ * each. A cluster with neither is open to every deployer. @public
  */
 export const FLEET_CLUSTER_ALLOWED_GROUPS_LABEL = 'cnp.io/allowed-groups';
+
+/**
+ * The prefix of the cluster labels that each admit one group: the prefix, then the name of a
+ * group of the `default` namespace, set to `true` (e.g. `allowed-groups.cnp.io/payments: true`).
+ * A group's name is a valid label key name (the same characters, at most 63), so no separator is
+ * needed and none can be mistaken for part of a name. A value other than `true` (or empty) admits
+ * nobody, but the cluster is still kept to the groups its labels admit. @public
+ */
+export const FLEET_CLUSTER_ALLOWED_GROUP_LABEL_PREFIX =
+  'allowed-groups.cnp.io/';
 
 /**
  * Putting workloads on a cluster: a resource permission on the cluster (its `resourceRef` is
@@ -85,18 +96,34 @@ export const fleetClusterDeployPermission = createPermission({
 });
 
 /**
- * The group refs a cluster's `cnp.io/allowed-groups` label names, or undefined when the cluster
- * has no such label (open to every deployer). @public
+ * The group refs a cluster admits: the group its `cnp.io/allowed-groups` label names (the whole
+ * value, one group), and the group each label with the prefix `allowed-groups.cnp.io/` names
+ * after it, when set to `true` (or empty). Undefined when the cluster has none of these labels (open to every deployer); an empty
+ * list when it has some but they admit no group (kept to the cluster admins). @public
  */
 export function clusterAllowedGroups(
   labels: Record<string, string> | undefined,
 ): string[] | undefined {
-  const value = labels?.[FLEET_CLUSTER_ALLOWED_GROUPS_LABEL]?.trim();
-  if (value === undefined) return undefined;
-  return value
-    .split('.')
-    .filter(Boolean)
-    .map(name => `group:default/${name.toLocaleLowerCase('en-US')}`);
+  if (!labels) return undefined;
+  let restricted = false;
+  const names: string[] = [];
+  for (const [key, raw] of Object.entries(labels)) {
+    const value = raw.trim();
+    if (key === FLEET_CLUSTER_ALLOWED_GROUPS_LABEL) {
+      restricted = true;
+      if (value) names.push(value);
+    } else if (key.startsWith(FLEET_CLUSTER_ALLOWED_GROUP_LABEL_PREFIX)) {
+      restricted = true;
+      const name = key.slice(FLEET_CLUSTER_ALLOWED_GROUP_LABEL_PREFIX.length);
+      if (name && (value === 'true' || value === '')) names.push(name);
+    }
+  }
+  if (!restricted) return undefined;
+  return [
+    ...new Set(
+      names.map(name => `group:default/${name.toLocaleLowerCase('en-US')}`),
+    ),
+  ];
 }
 
 /** Running a health cycle now (`POST /health/run`). @public */

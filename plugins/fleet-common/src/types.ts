@@ -58,8 +58,8 @@ export interface EnvVarSource {
 
 /**
  * An environment variable's value: plain text, or a reference to a Secret or ConfigMap key on
- * the cluster. In answers, a plain value is `null` for a caller who may not deploy the
- * component: they see the variable's name only.
+ * the cluster. In answers, a value (plain or a reference) is `null` for a caller who may not
+ * deploy the component: they see the variable's name only.
  *
  * @public
  */

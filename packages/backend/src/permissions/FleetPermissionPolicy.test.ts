@@ -10,6 +10,7 @@ import {
 import type { PolicyQueryUser } from '@backstage/plugin-permission-node';
 import { kubernetesProxyPermission } from '@backstage/plugin-kubernetes-common';
 import { fleetPermissions } from '@cnp/plugin-fleet-common';
+import { fleetClusterPermissionRules } from '@cnp/plugin-fleet-node';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { CatalogGroupResolver } from './CatalogGroupResolver';
 import { FleetPermissionPolicy } from './FleetPermissionPolicy';
@@ -213,6 +214,53 @@ describe('FleetPermissionPolicy', () => {
       result: AuthorizeResult.ALLOW,
     });
     expect(await p.handle(request)).toEqual({ result: AuthorizeResult.DENY });
+  });
+
+  it('lets a group name with dots admit that group only: payments.platform admits neither payments nor platform', async () => {
+    const members = {
+      'user:default/pia': ['user:default/pia', 'group:default/payments'],
+      'user:default/pam': [
+        'user:default/pam',
+        'group:default/payments.platform',
+      ],
+    };
+    const p = policy({}, members);
+    const request = { permission: byName('fleet.cluster.deploy') };
+    /** Whether the policy's decision lets the user deploy to a cluster with these labels. */
+    const mayDeploy = async (who: string, labels: Record<string, string>) => {
+      const decision = await p.handle(
+        request,
+        user(who, members[who as keyof typeof members]),
+      );
+      if (decision.result !== AuthorizeResult.CONDITIONAL)
+        return decision.result === AuthorizeResult.ALLOW;
+      const { rule, params } = decision.conditions as unknown as {
+        rule: string;
+        params: { claims: string[] };
+      };
+      expect(rule).toBe('ALLOWS_GROUP');
+      return fleetClusterPermissionRules.allowsGroup.apply(
+        { name: 'prod', labels },
+        params,
+      );
+    };
+    for (const labels of [
+      { 'cnp.io/allowed-groups': 'payments.platform' } as Record<
+        string,
+        string
+      >,
+      { 'allowed-groups.cnp.io/payments.platform': 'true' },
+    ]) {
+      expect(await mayDeploy('user:default/pia', labels)).toBe(false);
+      expect(await mayDeploy('user:default/pam', labels)).toBe(true);
+    }
+    // Two groups: one label each.
+    const both = {
+      'allowed-groups.cnp.io/payments': 'true',
+      'allowed-groups.cnp.io/payments.platform': 'true',
+    };
+    expect(await mayDeploy('user:default/pia', both)).toBe(true);
+    expect(await mayDeploy('user:default/pam', both)).toBe(true);
   });
 
   it('allows everything that is not Fleet’s', async () => {

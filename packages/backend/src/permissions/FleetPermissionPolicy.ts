@@ -87,7 +87,8 @@ function normalizeRefs(refs: string[] | undefined, key: string): string[] {
  *   every user's to change);
  * - `fleet.cluster.deploy` (putting workloads on a cluster, checked besides the component's
  *   permission) is allowed to the cluster admins, and otherwise conditional: allowed on a cluster
- *   without a `cnp.io/allowed-groups` label, or when the user is in a group it names;
+ *   without a `cnp.io/allowed-groups` or `allowed-groups.cnp.io/<group>` label, or when the user
+ *   is in a group they admit (one a label: dots belong to a group's name);
  * - everything else is allowed.
  *
  * Who is in which group is read from the catalog when the decision is made

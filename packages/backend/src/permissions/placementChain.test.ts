@@ -230,7 +230,11 @@ describe.each(databases.eachSupportedId())(
         .patch('/api/fleet/clusters/east')
         .set('Authorization', alice)
         .send({
-          labels: { env: 'prod', 'cnp.io/allowed-groups': 'team-a.team-b' },
+          labels: {
+            env: 'prod',
+            'allowed-groups.cnp.io/team-a': 'true',
+            'allowed-groups.cnp.io/team-b': 'true',
+          },
         })
         .expect(200);
       await reconcileUntil(

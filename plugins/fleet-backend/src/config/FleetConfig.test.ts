@@ -53,12 +53,33 @@ describe('readFleetConfig', () => {
       events: { retentionMs: 90 * 24 * 3600_000 },
       database: { preparedStatements: true },
       signals: { enabled: true },
+      analysis: { prometheus: { allowedAddresses: [] } },
       notifications: {
         enabled: true,
         clusterAdmins: [],
         clusterNamespace: 'default',
       },
     });
+  });
+
+  it('reads the allowed Prometheus addresses normalised, and stops at one that is not an http(s) base URL', () => {
+    const read = (allowedAddresses: string[]) =>
+      readFleetConfig(
+        new ConfigReader({
+          fleet: { analysis: { prometheus: { allowedAddresses } } },
+        }),
+        {},
+      ).analysis.prometheus.allowedAddresses;
+    expect(
+      read([
+        'HTTP://Prometheus.Monitoring.svc:9090/',
+        'https://p.example:443/x/',
+      ]),
+    ).toEqual(['http://prometheus.monitoring.svc:9090', 'https://p.example/x']);
+    expect(() => read(['ftp://p:21'])).toThrow(
+      "Invalid config value fleet.analysis.prometheus.allowedAddresses[0]='ftp://p:21'",
+    );
+    expect(() => read(['http://p:9090/?x=1'])).toThrow(/without query/);
   });
 
   it('tells the policy’s cluster admins unless notifications name others, refs without a kind being groups', () => {

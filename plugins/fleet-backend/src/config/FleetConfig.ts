@@ -7,6 +7,7 @@ import {
 } from '@backstage/config';
 import { durationToMilliseconds, HumanDuration } from '@backstage/types';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
+import { readAllowedAddresses } from '../progressive/prometheusAddress';
 import { asError } from '../util/errors';
 
 /**
@@ -106,6 +107,15 @@ export interface FleetConfig {
   signals: {
     /** Whether status changes are published as Backstage signals (default true). */
     enabled: boolean;
+  };
+  analysis: {
+    prometheus: {
+      /**
+       * The Prometheus servers a release's analysis may query, normalised base URLs. Empty (the
+       * default): no release with an analysis is accepted.
+       */
+      allowedAddresses: string[];
+    };
   };
   notifications: {
     /** Whether Fleet sends Backstage notifications (default true). */
@@ -439,6 +449,15 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
     },
     signals: {
       enabled: config.getOptionalBoolean('signals.enabled') ?? true,
+    },
+    analysis: {
+      prometheus: {
+        allowedAddresses: readAllowedAddresses(
+          config.getOptionalStringArray(
+            'analysis.prometheus.allowedAddresses',
+          ) ?? [],
+        ),
+      },
     },
     notifications: {
       enabled: config.getOptionalBoolean('notifications.enabled') ?? true,

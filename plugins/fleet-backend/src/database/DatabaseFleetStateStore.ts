@@ -2,6 +2,7 @@ import type {
   HealthCycleSummary,
   MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { isUniqueViolation, toIso } from './dialect';
 import { parseJson, type LockRow, type StateRow } from './tables';
@@ -11,6 +12,7 @@ import type { FleetStateStore, LeaseFence, LeaseRecord } from './types';
 /** The keys of `fleet_state`: known to this store only. */
 const MASS_OUTAGE_KEY = 'massOutage';
 const LAST_CYCLE_KEY = 'lastCycle';
+const CURSOR_KEY = 'cursorSigningKey';
 
 /** The knex implementation of {@link FleetStateStore}, on SQLite and PostgreSQL. */
 export class DatabaseFleetStateStore implements FleetStateStore {
@@ -34,6 +36,22 @@ export class DatabaseFleetStateStore implements FleetStateStore {
 
   setLastCycle(summary: HealthCycleSummary, fence?: LeaseFence): Promise<void> {
     return this.set(LAST_CYCLE_KEY, summary, fence);
+  }
+
+  async cursorSigningKey(): Promise<Buffer> {
+    const stored = await this.get<string>(CURSOR_KEY);
+    if (stored) return Buffer.from(stored, 'base64');
+    // The first replica's key wins: a concurrent insert of another is ignored, and both read
+    // back the one that was written.
+    await this.db<StateRow>('fleet_state')
+      .insert({
+        key: CURSOR_KEY,
+        value: JSON.stringify(randomBytes(32).toString('base64')),
+        updated_at: new Date(),
+      })
+      .onConflict('key')
+      .ignore();
+    return Buffer.from((await this.get<string>(CURSOR_KEY))!, 'base64');
   }
 
   async tryAcquireLease(

@@ -1,9 +1,14 @@
 import type { Knex } from 'knex';
-import { toIso } from './dialect';
+import { afterSortKey, toIso } from './dialect';
 import { EventLog } from './eventLog';
 import { parseJson } from './tables';
 import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
-import type { NewEvent, ReleaseRecord, ReleaseStore } from './types';
+import type {
+  NewEvent,
+  PageRequest,
+  ReleaseRecord,
+  ReleaseStore,
+} from './types';
 
 interface ReleaseRow {
   id: string;
@@ -88,12 +93,26 @@ export class DatabaseReleaseStore implements ReleaseStore {
     return row ? toRelease(row) : undefined;
   }
 
-  async listReleases(applicationId: string): Promise<ReleaseRecord[]> {
-    const rows = await this.db<ReleaseRow>('fleet_releases')
+  async listReleases(
+    applicationId: string,
+    page?: PageRequest,
+  ): Promise<ReleaseRecord[]> {
+    const query = this.db<ReleaseRow>('fleet_releases')
       .where({ application_id: applicationId })
       .orderBy('created_at', 'desc')
       .orderBy('id');
-    return rows.map(toRelease);
+    if (page) {
+      // The key is the release's createdAt (ISO, as answered) and id.
+      afterSortKey(
+        query,
+        [
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'asc' },
+        ],
+        page.after && [new Date(page.after[0]), page.after[1]],
+      ).limit(page.limit);
+    }
+    return (await query).map(toRelease);
   }
 
   async listActiveReleases(): Promise<ReleaseRecord[]> {

@@ -1,7 +1,8 @@
 import type { Revision } from '@cnp/plugin-fleet-common';
 import type { Knex } from 'knex';
+import { afterSortKey } from './dialect';
 import { toRevision, type RevisionRow } from './tables';
-import type { NewRevision, RevisionStore } from './types';
+import type { NewRevision, PageRequest, RevisionStore } from './types';
 
 /** Deployment ids per statement in a read of given deployments' revisions. */
 const ID_CHUNK = 500;
@@ -41,11 +42,21 @@ export class DatabaseRevisionStore implements RevisionStore {
     return new DatabaseRevisionStore(db);
   }
 
-  async listRevisions(deploymentId: string): Promise<Revision[]> {
-    const rows = await this.db<RevisionRow>('fleet_revisions')
+  async listRevisions(
+    deploymentId: string,
+    page?: PageRequest,
+  ): Promise<Revision[]> {
+    const query = this.db<RevisionRow>('fleet_revisions')
       .where({ deployment_id: deploymentId })
       .orderBy('revision', 'desc');
-    return rows.map(toRevision);
+    if (page) {
+      afterSortKey(
+        query,
+        [{ column: 'revision', order: 'desc' }],
+        page.after?.map(Number),
+      ).limit(page.limit);
+    }
+    return (await query).map(toRevision);
   }
 
   async getRevision(

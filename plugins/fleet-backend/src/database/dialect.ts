@@ -61,6 +61,37 @@ export function afterKey<T extends Knex.QueryBuilder>(
   }) as T;
 }
 
+/**
+ * Keeps the rows after `after` in the order of `columns`, each ascending or descending, which
+ * together are unique (keyset paging): (c1 beyond v1) or (c1 = v1 and c2 beyond v2) or ...
+ * Values are bound as given (a number for a number column, a Date for a timestamp).
+ */
+export function afterSortKey<T extends Knex.QueryBuilder>(
+  query: T,
+  columns: Array<{ column: string; order: 'asc' | 'desc' }>,
+  after: unknown[] | undefined,
+): T {
+  if (!after) return query;
+  if (after.length !== columns.length) {
+    throw new Error(
+      `A page key has ${columns.length} part(s), not ${after.length}`,
+    );
+  }
+  return query.where(outer => {
+    columns.forEach(({ column, order }, i) => {
+      outer.orWhere(inner => {
+        for (let j = 0; j < i; j++)
+          inner.where(columns[j].column, after[j] as Knex.Value);
+        inner.where(
+          column,
+          order === 'asc' ? '>' : '<',
+          after[i] as Knex.Value,
+        );
+      });
+    });
+  }) as T;
+}
+
 interface DriverError {
   code?: string;
   message?: string;

@@ -283,8 +283,8 @@ export interface DeploymentStore {
 
 /** Every deployment's revisions: what it ran and should run, with the outcome of each. */
 export interface RevisionStore {
-  /** One deployment's revisions, newest first. */
-  listRevisions(deploymentId: string): Promise<Revision[]>;
+  /** One deployment's revisions, newest first; with a page, those after its key (`[revision]`). */
+  listRevisions(deploymentId: string, page?: PageRequest): Promise<Revision[]>;
   getRevision(
     deploymentId: string,
     revision: number,
@@ -302,7 +302,11 @@ export interface ReleaseStore {
     release: Omit<ReleaseRecord, 'createdAt' | 'version'>,
   ): Promise<ReleaseRecord>;
   getRelease(id: string): Promise<ReleaseRecord | undefined>;
-  listReleases(applicationId: string): Promise<ReleaseRecord[]>;
+  /** Newest first; with a page, the releases after its key (`[createdAt, id]`). */
+  listReleases(
+    applicationId: string,
+    page?: PageRequest,
+  ): Promise<ReleaseRecord[]>;
   /** Releases with a strategy still running: PROGRESSING, PAUSED or ABORTING. */
   listActiveReleases(): Promise<ReleaseRecord[]>;
   /** How many releases stand in each phase; a release without a strategy counts as `IMMEDIATE`. */
@@ -344,6 +348,11 @@ export interface EventStore {
 
 /** Fleet-level state shared by every replica: the health cycle's outputs and the leases. */
 export interface FleetStateStore {
+  /**
+   * The key the API signs its list cursors with: 32 random bytes made by the first replica that
+   * asks, then the same for every replica (and across restarts).
+   */
+  cursorSigningKey(): Promise<Buffer>;
   /** The mass-outage warning as the last health cycle left it, if one was ever raised. */
   getMassOutage(): Promise<MassOutageWarning | undefined>;
   /** With a `fence`, only while that lease is held as it was taken (`LeaseLostError`). */

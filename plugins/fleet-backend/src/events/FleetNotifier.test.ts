@@ -1,4 +1,7 @@
 import notificationsPlugin from '@backstage/plugin-notifications-backend';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
 import {
@@ -149,6 +152,44 @@ describe.each(databases.eachSupportedId())(
       expect(await titles('alice')).toEqual([]);
     });
 
+    it("a guest's notification for an unreadable kubeconfig carries no path: the owners of a deploy that failed for it read what the API tells them", async () => {
+      const dir = realpathSync(
+        mkdtempSync(path.join(os.tmpdir(), 'fleet-notify-')),
+      );
+      const missing = path.join(dir, 'prod-admin.yaml');
+      const { server, listed } = await start({
+        discovery: {
+          kubeconfigDir: sim.kubeconfigDir,
+          allowedKubeconfigDirs: [dir],
+        },
+      });
+      await request(server)
+        .post('/api/fleet/clusters')
+        .send({
+          name: 'prod',
+          endpoint: 'https://prod.example:6443',
+          kubeconfigRef: missing,
+        })
+        .expect(201);
+      await request(server).post('/api/fleet/health/run').expect(200);
+      const deployed = await request(server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef, cluster: 'prod', image: 'payments:1.0.0' })
+        .expect(201);
+      expect(deployed.body.status).toBe('FAILED');
+      const alice = await eventually(
+        "the owners' notification",
+        () => listed('alice'),
+        n =>
+          n.some(x => x.payload.title === 'Fleet: payments is FAILED on prod'),
+      );
+      const text = JSON.stringify(alice);
+      expect(text).not.toContain(dir);
+      expect(text).not.toContain('prod-admin');
+      expect(text).not.toMatch(/\bE(NOENT|ACCES)\b/);
+      expect(text).toContain('the details are shown to cluster admins');
+    });
+
     it('tells the owners when a revision fails and is rolled back automatically, and of a rollback by hand all but the one who did it', async () => {
       const { server, titles, listed } = await start({
         deploy: {
@@ -277,6 +318,50 @@ describe('FleetNotifier', () => {
         }),
       },
     ]);
+  });
+
+  it("a guest's notification for an unreadable kubeconfig carries no path and no system error", async () => {
+    const reason =
+      "kubeconfig file '/srv/fleet/kubeconfigs/prod-admin.yaml' is not readable (ENOENT)";
+    await notifier.eventsCommitted([
+      event({
+        from: 'PENDING',
+        to: 'FAILED',
+        reason: 'CLUSTER_NOT_CONFIGURED',
+        message: reason,
+      }),
+      event({
+        subjectKind: 'release',
+        subject: 'r-2',
+        from: 'ABORTING',
+        to: 'ROLLED_BACK',
+        reason: 'STEP_FAILED',
+        message: `east: cannot read what east serves: ${reason}`,
+        cluster: undefined,
+        actor: 'fleet-release',
+      }),
+    ]);
+    await notifier.healthCycleFinished({
+      summary: { massOutage: { active: false, clusters: [] } } as any,
+      transitions: [
+        {
+          cluster: 'east',
+          from: 'ONLINE',
+          to: 'OFFLINE',
+          reason: `NOT_PROBEABLE: ${reason}`,
+        },
+      ],
+      massOutageRaised: false,
+      probes: [],
+    });
+    expect(sent).toHaveLength(3);
+    const text = JSON.stringify(sent);
+    expect(text).not.toContain('/srv/fleet');
+    expect(text).not.toContain('prod-admin');
+    expect(text).not.toContain('ENOENT');
+    expect(sent[0].payload.description).toBe(
+      'PENDING → FAILED (CLUSTER_NOT_CONFIGURED): the details are shown to cluster admins',
+    );
   });
 
   it('says nothing of what needs nobody', async () => {

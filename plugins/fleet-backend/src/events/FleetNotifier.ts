@@ -5,6 +5,7 @@ import type {
   NotificationService,
 } from '@backstage/plugin-notifications-node';
 import { asError } from '../util/errors';
+import { redactDetail } from '../util/redactDetail';
 import type {
   CommittedEvent,
   FleetListener,
@@ -42,6 +43,11 @@ export function entityPath(entityRef: string): string {
  *   ROLLED_BACK;
  * - to the cluster admins when a cluster goes OFFLINE, or, instead of one per cluster, once when
  *   the mass-outage guard rises.
+ *
+ * No notification carries a kubeconfig path or a system error: its recipients are a component's
+ * owners, or the groups named to hear of clusters, not the cluster admins of the API, so its text
+ * is redacted as the API redacts it for those who are not (the details stay on the cluster's
+ * and the deployment's pages, for the admins).
  *
  * One notification per transition, each with a link to the entity. Repeats of the same news
  * about the same deployment, cluster or release (a cluster flapping OFFLINE again) share a
@@ -96,7 +102,7 @@ export class FleetNotifier implements FleetListener {
             { entityRef: clusterAdmins },
             {
               title: `Fleet: cluster ${t.cluster} is OFFLINE`,
-              description: `${t.from} → OFFLINE: ${t.reason}.${
+              description: `${t.from} → OFFLINE: ${redactDetail(t.reason)}.${
                 t.from === 'ONLINE'
                   ? ' Its DEPLOYED deployments are now DEGRADED.'
                   : ''
@@ -126,7 +132,7 @@ export class FleetNotifier implements FleetListener {
         : {}),
     };
     const base = { link, topic: FLEET_NOTIFICATION_TOPIC };
-    const detail = event.message ? `: ${event.message}` : '';
+    const detail = event.message ? `: ${redactDetail(event.message)}` : '';
     if (event.subjectKind === 'release') {
       if (event.to !== 'ROLLED_BACK' || event.from === 'ROLLED_BACK')
         return undefined;
@@ -204,7 +210,14 @@ export class FleetNotifier implements FleetListener {
     try {
       await this.options.notifications.send({
         recipients: { type: 'entity', ...recipients },
-        payload,
+        // Each part was redacted where it was written; this holds for any text added later.
+        payload: {
+          ...payload,
+          description:
+            payload.description === undefined
+              ? undefined
+              : redactDetail(payload.description),
+        },
       });
     } catch (error) {
       // A backend without the notifications plugin fails every send: one warning a minute.

@@ -15,6 +15,7 @@ import type {
   ClusterRecord,
   ClusterStore,
   DeploymentStore,
+  PageRequest,
   ReleaseRecord,
   ReleaseStore,
   RevisionStore,
@@ -299,12 +300,15 @@ export class ReleaseService {
     return this.view(record);
   }
 
-  async listReleases(applicationId: string): Promise<Release[]> {
+  async listReleases(
+    applicationId: string,
+    page?: PageRequest,
+  ): Promise<Release[]> {
     const { stores } = this.options;
     const application = await stores.applications.getApplication(applicationId);
     if (!application)
       throw new NotFoundError(`Application '${applicationId}' not found`);
-    const records = await stores.releases.listReleases(applicationId);
+    const records = await stores.releases.listReleases(applicationId, page);
     return Promise.all(records.map(r => this.view(r, application)));
   }
 

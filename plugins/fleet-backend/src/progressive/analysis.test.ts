@@ -77,7 +77,7 @@ describe('Prometheus analysis', () => {
     answer = { status: 200, body: vector() };
     expect(await measure(template(), context)).toMatchObject({
       phase: 'Inconclusive',
-      message: 'the query returned an empty vector',
+      message: 'no data',
     });
     answer = {
       status: 422,
@@ -89,7 +89,7 @@ describe('Prometheus analysis', () => {
     };
     expect(await measure(template(), context)).toMatchObject({
       phase: 'Inconclusive',
-      message: 'Prometheus answered execution: boom',
+      message: 'error',
     });
     answer = { status: 200, body: vector('NaN') };
     expect(await measure(template(), context)).toMatchObject({
@@ -108,7 +108,79 @@ describe('Prometheus analysis', () => {
       context,
     );
     expect(down.phase).toBe('Inconclusive');
-    expect(down.message).toContain('unreachable');
+    expect(down.message).toBe('unreachable');
+  });
+
+  describe("a provider's text is never passed on: only error, unreachable or no data", () => {
+    const SECRET = 'internal-admin-secret-4e1d';
+    it.each([
+      [
+        'an error answer',
+        {
+          status: 422,
+          body: JSON.stringify({
+            status: 'error',
+            errorType: SECRET,
+            error: SECRET,
+          }),
+        },
+        'error',
+      ],
+      [
+        'an answer that is not JSON',
+        { status: 200, body: `<html>${SECRET}</html>` },
+        'error',
+      ],
+      ['an HTTP error', { status: 500, body: SECRET }, 'error'],
+      [
+        'JSON of another service',
+        {
+          status: 200,
+          body: JSON.stringify({
+            status: 'success',
+            data: { resultType: SECRET, admin: SECRET },
+          }),
+        },
+        'error',
+      ],
+      ['an empty vector', { status: 200, body: vector() }, 'no data'],
+      ['NaN', { status: 200, body: vector('NaN') }, 'no data'],
+    ])('%s is %s', async (_, given, word) => {
+      answer = given;
+      const m = await measure(template(), context);
+      expect(m).toMatchObject({ phase: 'Inconclusive', message: word });
+      expect(JSON.stringify(m)).not.toContain(SECRET);
+    });
+
+    it('an unreachable server is unreachable, without the system error or the host', async () => {
+      const m = await measure(
+        template({
+          provider: {
+            prometheus: { address: 'http://127.0.0.1:1', query: 'up' },
+          },
+        }),
+        context,
+      );
+      expect(m.message).toBe('unreachable');
+      expect(JSON.stringify(m)).not.toMatch(/ECONNREFUSED|fetch failed/);
+    });
+  });
+
+  it('does not query an address that is not allowed (a release accepted before the list)', async () => {
+    const before = queries.length;
+    answer = { status: 200, body: vector('0.999') };
+    const m = await measure(template(), context, {
+      allowedAddresses: ['http://prometheus.monitoring.svc:9090'],
+    });
+    expect(m).toMatchObject({ phase: 'Inconclusive', message: 'error' });
+    expect(queries.length).toBe(before);
+    // Listed, in another spelling: queried.
+    expect(
+      await measure(template(), context, {
+        allowedAddresses: [`${address.replace('http', 'HTTP')}/`],
+      }),
+    ).toMatchObject({ phase: 'Successful' });
+    expect(queries.length).toBe(before + 1);
   });
 
   it('evaluates the condition with jexl over every value, never with eval', async () => {

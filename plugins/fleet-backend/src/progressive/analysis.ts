@@ -3,6 +3,10 @@ import type {
   AnalysisTemplate,
 } from '@cnp/plugin-fleet-common';
 import jexl from 'jexl';
+import {
+  isAllowedAddress,
+  normalizePrometheusAddress,
+} from './prometheusAddress';
 
 /** What a query's placeholders are filled with, for one cluster. */
 export interface AnalysisContext {
@@ -32,56 +36,69 @@ function promNumber(value: unknown): number {
   return Number(value);
 }
 
+/**
+ * Why a measurement has no value, in the only words Fleet shows: a provider's own text (its error
+ * message, an HTTP status, whatever answered at that address) is never passed on, to anyone.
+ */
+export type NoResult = 'error' | 'unreachable' | 'no data';
+
+const NO_RESULT: readonly string[] = ['error', 'unreachable', 'no data'];
+
+/**
+ * The word an inconclusive measurement's message is shown as: itself when it is one of the three,
+ * else (a measurement stored before the provider's text was kept out) the word it stood for.
+ */
+export function noResultWord(message: string): NoResult {
+  if (NO_RESULT.includes(message)) return message as NoResult;
+  if (/empty vector|NaN/.test(message)) return 'no data';
+  if (/unreachable/.test(message)) return 'unreachable';
+  return 'error';
+}
+
 type QueryResult =
   | { kind: 'values'; values: number[] }
-  | { kind: 'inconclusive'; message: string }
-  | { kind: 'error'; message: string };
+  | { kind: 'inconclusive'; message: NoResult };
 
 /**
  * Reads a Prometheus answer (`GET /api/v1/query`): a vector's sample values in order, a scalar's
- * value; an error answer or a shape it does not know is an error.
+ * value; an error answer or a shape it does not know is an error, an empty vector no data.
  */
 function readAnswer(body: any): QueryResult {
-  if (body?.status !== 'success') {
-    return {
-      kind: 'error',
-      message: `Prometheus answered ${String(
-        body?.errorType ?? 'an error',
-      ).slice(0, 64)}: ${String(body?.error ?? 'no message').slice(0, 300)}`,
-    };
-  }
+  if (body?.status !== 'success')
+    return { kind: 'inconclusive', message: 'error' };
   const data = body.data ?? {};
   if (data.resultType === 'scalar') {
     return { kind: 'values', values: [promNumber(data.result?.[1])] };
   }
   if (data.resultType === 'vector' && Array.isArray(data.result)) {
     if (data.result.length === 0) {
-      return {
-        kind: 'inconclusive',
-        message: 'the query returned an empty vector',
-      };
+      return { kind: 'inconclusive', message: 'no data' };
     }
     return {
       kind: 'values',
       values: data.result.map((sample: any) => promNumber(sample?.value?.[1])),
     };
   }
-  return {
-    kind: 'error',
-    message: `unsupported Prometheus result type '${data.resultType}'`,
-  };
+  return { kind: 'inconclusive', message: 'error' };
 }
 
 /**
  * One measurement of one analysis template on one cluster, with Argo Rollouts' semantics: the
  * success condition true is `Successful`, false is `Failed`; an unreachable Prometheus, an error
  * answer or an empty vector is `Inconclusive` (never a success). The condition is evaluated by
- * jexl over `result` (the vector's values), never by `eval`.
+ * jexl over `result` (the vector's values), never by `eval`. Its message is `error`,
+ * `unreachable` or `no data`: nothing the provider said. With `allowedAddresses`, an address not
+ * among them is not queried at all (`error`): a release stored before the list was set, or since
+ * taken off it, measures nothing there.
  */
 export async function measure(
   template: AnalysisTemplate,
   context: AnalysisContext,
-  options: { timeoutMs?: number; fetchImpl?: typeof fetch } = {},
+  options: {
+    timeoutMs?: number;
+    fetchImpl?: typeof fetch;
+    allowedAddresses?: readonly string[];
+  } = {},
 ): Promise<AnalysisMeasurement> {
   const at = new Date().toISOString();
   const base = {
@@ -91,9 +108,15 @@ export async function measure(
     at,
   };
   const { address, query } = template.provider.prometheus;
+  if (
+    options.allowedAddresses &&
+    !isAllowedAddress(address, options.allowedAddresses)
+  ) {
+    return { ...base, phase: 'Inconclusive', value: null, message: 'error' };
+  }
   const url = new URL(
     'api/v1/query',
-    address.endsWith('/') ? address : `${address}/`,
+    `${normalizePrometheusAddress(address) ?? address}/`,
   );
   url.searchParams.set('query', fillQuery(query, context));
   let answer: QueryResult;
@@ -113,17 +136,10 @@ export async function measure(
     }
     answer = body
       ? readAnswer(body)
-      : {
-          kind: 'error',
-          message: `Prometheus answered HTTP ${response.status} without JSON`,
-        };
-  } catch (error) {
-    answer = {
-      kind: 'error',
-      message: `Prometheus at ${address} is unreachable: ${
-        (error as Error).message
-      }`,
-    };
+      : { kind: 'inconclusive', message: 'error' };
+  } catch {
+    // Refused, timed out, redirected: the reason stays here (it names hosts and system errors).
+    answer = { kind: 'inconclusive', message: 'unreachable' };
   }
   if (answer.kind !== 'values') {
     return {
@@ -139,7 +155,7 @@ export async function measure(
       ...base,
       phase: 'Inconclusive',
       value: Number.isNaN(value) ? null : value,
-      message: 'the query returned NaN',
+      message: 'no data',
     };
   }
   try {

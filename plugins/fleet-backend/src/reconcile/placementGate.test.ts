@@ -50,7 +50,10 @@ describe('createPlacementGate', () => {
     expect(
       gate(grant, {
         ...east,
-        labels: { 'cnp.io/allowed-groups': 'team-a.team-b' },
+        labels: {
+          'allowed-groups.cnp.io/team-a': 'true',
+          'allowed-groups.cnp.io/team-b': 'true',
+        },
       }),
     ).toBe(undefined);
   });

@@ -282,7 +282,7 @@ describe.each(databases.eachSupportedId())(
           new RegExp(`^Invalid query: ${parameter}: `),
         );
       }
-      // A well-formed cursor of the right list pages on from its key, whatever it names.
+      // A well-formed key of the right list is no cursor either: only a list's own (signed) are.
       const forged = await request(server)
         .get(
           `/api/fleet/deployments?cursor=${forge({
@@ -290,8 +290,10 @@ describe.each(databases.eachSupportedId())(
             k: ["' OR 1=1 --", 'east'],
           })}`,
         )
-        .expect(200);
-      expect(forged.body).toEqual({ items: [] });
+        .expect(400);
+      expect(forged.body.error.message).toMatch(
+        /^Invalid query: cursor: invalid cursor/,
+      );
       expect(await snapshotFleetTables(knex)).toBe(before);
     });
 

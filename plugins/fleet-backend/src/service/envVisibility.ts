@@ -4,22 +4,19 @@ import type {
   Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
+import { noResultWord } from '../progressive/analysis';
 import { redactDetail } from '../util/redactDetail';
 
 /*
  * Environment values are readable only by those allowed to deploy the component: others see each
- * variable's name, its plain value as null. References to a Secret's or ConfigMap's key are not
- * values (Fleet never holds those), so they stay.
+ * variable's name, its value as null. That holds for references to a Secret's or a ConfigMap's
+ * key too: their names and keys say which secrets an application reads, which is its team's
+ * business only.
  */
 
 export function hideEnvValues(env: EnvMap | null | undefined) {
   if (!env) return env;
-  return Object.fromEntries(
-    Object.entries(env).map(([name, value]) => [
-      name,
-      typeof value === 'string' ? null : value,
-    ]),
-  );
+  return Object.fromEntries(Object.keys(env).map(name => [name, null]));
 }
 
 export function hideApplicationEnv(application: Application): Application {
@@ -76,4 +73,56 @@ export function redactReleaseDetails(release: Release): Release {
 
 export function hideReleaseEnv(release: Release): Release {
   return { ...release, env: hideEnvValues(release.env) ?? null };
+}
+
+/** What a caller may see of one component's releases. */
+export interface ReleaseViewer {
+  /** A cluster admin sees kubeconfig paths and host errors. */
+  clusterAdmin: boolean;
+  /** Whether the caller may deploy the release's component (then they see its env values). */
+  mayDeploy: (entityRef: string) => boolean;
+}
+
+/**
+ * The view of the answers to writes that carry a release (a new release, promote, pause, resume,
+ * abort), as for the other writes: no host details and no environment values, whoever asks
+ * (`GET /releases/:id` shows each caller what they may see). It costs no permission decision.
+ */
+export const RESTRICTED_RELEASE_VIEW: ReleaseViewer = {
+  clusterAdmin: false,
+  mayDeploy: () => false,
+};
+
+/**
+ * A release as one caller may see it: every answer that carries a release (lists, reads, the
+ * answer of a new release, of promote, pause, resume and abort) goes through here.
+ */
+export function releaseForCaller(
+  release: Release,
+  viewer: ReleaseViewer,
+): Release {
+  const withEnv = viewer.mayDeploy(release.entityRef)
+    ? release
+    : hideReleaseEnv(release);
+  const shown = withoutProviderText(withEnv);
+  return viewer.clusterAdmin ? shown : redactReleaseDetails(shown);
+}
+
+/**
+ * A provider's text is shown to nobody: an inconclusive measurement says `error`, `unreachable`
+ * or `no data`, also one stored before measurements were written that way.
+ */
+function withoutProviderText(release: Release): Release {
+  if (!release.progress?.analysis.length) return release;
+  return {
+    ...release,
+    progress: {
+      ...release.progress,
+      analysis: release.progress.analysis.map(m =>
+        m.phase === 'Inconclusive' && m.message
+          ? { ...m, message: noResultWord(m.message) }
+          : m,
+      ),
+    },
+  };
 }

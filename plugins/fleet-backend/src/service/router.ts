@@ -20,6 +20,7 @@ import {
   type HealthCycleSummary,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
+import { randomBytes } from 'node:crypto';
 import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type {
@@ -32,6 +33,7 @@ import type {
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import type { ReleaseService } from '../progressive/ReleaseService';
+import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
 import { asError } from '../util/errors';
 import {
   ADMIN_VIEW,
@@ -42,7 +44,7 @@ import {
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
-import { pageAnswer, pageToRead } from './paging';
+import { PageCursors } from './paging';
 import {
   actorOf,
   placementGrantOf,
@@ -52,9 +54,10 @@ import {
 } from './requirePermission';
 import {
   hideApplicationEnv,
-  hideReleaseEnv,
   hideRevisionEnv,
-  redactReleaseDetails,
+  releaseForCaller,
+  RESTRICTED_RELEASE_VIEW,
+  type ReleaseViewer,
 } from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
 import { applicationETag, ifMatchVersions } from './etags';
@@ -66,6 +69,7 @@ import {
   createDeploymentSchema,
   deploymentListQuerySchema,
   eventListQuerySchema,
+  pageQuerySchema,
   idSchema,
   patchApplicationSchema,
   clusterNameSchema,
@@ -145,6 +149,16 @@ export interface RouterOptions {
   maxManualClusters?: number;
   /** The component's project: what its writes may set and where they may go. */
   tenancy: TenancyChecks;
+  /**
+   * The Prometheus servers a release's analysis may query
+   * (`fleet.analysis.prometheus.allowedAddresses`, normalised); none: no analysis is accepted.
+   */
+  allowedPrometheusAddresses?: readonly string[];
+  /**
+   * The key list cursors are signed with, the same on every replica (the state store's); a
+   * random one when not given (cursors then hold for this router only).
+   */
+  cursorKey?: Buffer;
 }
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
@@ -165,7 +179,9 @@ export async function createRouter(
     releases,
     auditor,
     tenancy,
+    allowedPrometheusAddresses = [],
   } = options;
+  const pages = PageCursors.create(options.cursorKey ?? randomBytes(32));
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
   // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
@@ -218,6 +234,21 @@ export async function createRouter(
   /** What the caller may see of kubeconfigs and host errors: asked once per request. */
   const viewOf = (req: express.Request) =>
     viewOfCaller({ httpAuth, permissions }, req);
+
+  /** What the caller may see of releases of these components (see releaseForCaller). */
+  async function releaseViewerOf(
+    req: express.Request,
+    entityRefs: string[],
+  ): Promise<ReleaseViewer> {
+    const [mayDeploy, view] = await Promise.all([
+      deployableBy(req, entityRefs),
+      viewOf(req),
+    ]);
+    return {
+      clusterAdmin: view.clusterAdmin,
+      mayDeploy: ref => mayDeploy.has(ref),
+    };
+  }
 
   /**
    * `fleet.cluster.deploy` on the named clusters that exist: an unknown name is left to the
@@ -342,7 +373,7 @@ export async function createRouter(
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const view = await viewOf(req);
-    const page = pageToRead(query);
+    const page = pages.read('clusters', query);
     const clusters = await stores.clusters.listClusters({
       status: query.status,
       page,
@@ -350,7 +381,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'clusters',
         page,
         clusters,
@@ -529,7 +560,7 @@ export async function createRouter(
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
-    const page = pageToRead(query);
+    const page = pages.read('applications', query);
     const applications = await stores.applications.listApplications({
       entityRef,
       page,
@@ -541,7 +572,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'applications',
         page,
         applications,
@@ -687,6 +718,7 @@ export async function createRouter(
           existing.entityRef,
         );
         const body = parseOrThrow(releaseSchema, req.body, 'release');
+        checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
         const targets =
           body.clusters ??
           (await stores.deployments.listDeployments({ applicationId: id }))
@@ -702,7 +734,7 @@ export async function createRouter(
         return releases.release(id, body, actorOf(credentials));
       },
     );
-    res.status(201).json(release);
+    res.status(201).json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
   });
 
   router.get('/applications/:id/status', async (req, res) => {
@@ -716,33 +748,32 @@ export async function createRouter(
 
   router.get('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const items = await releases.listReleases(id);
-    const [mayDeploy, view] = await Promise.all([
-      deployableBy(
-        req,
-        items.map(r => r.entityRef),
+    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const page = pages.read('releases', query, id);
+    const items = await releases.listReleases(id, page);
+    const viewer = await releaseViewerOf(
+      req,
+      items.map(r => r.entityRef),
+    );
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'releases',
+        page,
+        items,
+        r => [r.createdAt, r.id],
+        r => releaseForCaller(r, viewer),
+        id,
       ),
-      viewOf(req),
-    ]);
-    sendJson(req, res, {
-      items: items.map(r => {
-        const shown = mayDeploy.has(r.entityRef) ? r : hideReleaseEnv(r);
-        return view.clusterAdmin ? shown : redactReleaseDetails(shown);
-      }),
-    });
+    );
   });
 
   router.get('/releases/:id', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
     const release = await releases.getRelease(id);
-    const [mayDeploy, view] = await Promise.all([
-      deployableBy(req, [release.entityRef]),
-      viewOf(req),
-    ]);
-    const shown = mayDeploy.has(release.entityRef)
-      ? release
-      : hideReleaseEnv(release);
-    sendJson(req, res, view.clusterAdmin ? shown : redactReleaseDetails(shown));
+    const viewer = await releaseViewerOf(req, [release.entityRef]);
+    sendJson(req, res, releaseForCaller(release, viewer));
   });
 
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
@@ -762,7 +793,7 @@ export async function createRouter(
           return releases.steer(id, action, actorOf(credentials));
         },
       );
-      res.json(release);
+      res.json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
     });
   }
 
@@ -791,7 +822,7 @@ export async function createRouter(
       ? normalizeEntityRef(query.entityRef)
       : undefined;
     const view = await viewOf(req);
-    const page = pageToRead(query);
+    const page = pages.read('deployments', query);
     const found = await stores.deployments.listDeployments({
       entityRef,
       cluster: query.cluster,
@@ -800,7 +831,7 @@ export async function createRouter(
     sendJson(
       req,
       res,
-      pageAnswer(
+      pages.answer(
         'deployments',
         page,
         found,
@@ -879,19 +910,30 @@ export async function createRouter(
 
   router.get('/deployments/:id/revisions', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const page = pages.read('revisions', query, id);
     const deployment = await getDeploymentOr404(id);
     const [view, mayDeploy] = await Promise.all([
       viewOf(req),
       deployableBy(req, [deployment.entityRef]),
     ]);
-    sendJson(req, res, {
-      items: (await stores.revisions.listRevisions(id)).map(r =>
-        toApiRevision(
-          mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
-          view,
-        ),
+    const revisions = await stores.revisions.listRevisions(id, page);
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'revisions',
+        page,
+        revisions,
+        r => [String(r.revision)],
+        r =>
+          toApiRevision(
+            mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
+            view,
+          ),
+        id,
       ),
-    });
+    );
   });
 
   router.post('/deployments/:id/rollback', async (req, res) => {

@@ -118,7 +118,7 @@ export const patchClusterSchema = z
 
 export const clusterListQuerySchema = z.object({
   status: z.enum(CLUSTER_STATUSES).optional(),
-  ...pageQueryShape('clusters'),
+  ...pageQueryShape(),
 });
 
 export const clusterNameSchema = dns1123Label;
@@ -533,14 +533,17 @@ export const patchApplicationSchema = z
 
 export const applicationListQuerySchema = z.object({
   entityRef: entityRef.optional(),
-  ...pageQueryShape('applications'),
+  ...pageQueryShape(),
 });
 
 export const deploymentListQuerySchema = z.object({
   entityRef: entityRef.optional(),
   cluster: dns1123Label.optional(),
-  ...pageQueryShape('deployments'),
+  ...pageQueryShape(),
 });
+
+/** The query of the lists of one deployment or application (revisions, releases). */
+export const pageQuerySchema = z.object(pageQueryShape());
 
 export const createDeploymentSchema = z
   .object({

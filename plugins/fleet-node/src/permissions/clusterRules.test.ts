@@ -4,15 +4,29 @@ const cluster = (labels: Record<string, string>) => ({ name: 'east', labels });
 const { allowsGroup, hasLabel } = fleetClusterPermissionRules;
 
 describe('fleet.cluster.deploy rules', () => {
-  it('ALLOWS_GROUP: open without the label, else only the groups it names (case-insensitive)', () => {
+  it('ALLOWS_GROUP: open without the labels, else only the groups they name (case-insensitive)', () => {
     const claims = ['user:default/ann', 'group:default/Team-A'];
     expect(allowsGroup.apply(cluster({}), { claims })).toBe(true);
     expect(
+      allowsGroup.apply(cluster({ 'cnp.io/allowed-groups': 'team-a' }), {
+        claims,
+      }),
+    ).toBe(true);
+    // Dots belong to a group's name: this is one group, not team-a and payments.
+    expect(
       allowsGroup.apply(
         cluster({ 'cnp.io/allowed-groups': 'team-a.payments' }),
-        {
-          claims,
-        },
+        { claims },
+      ),
+    ).toBe(false);
+    // More groups: one allowed-groups.cnp.io/<name> label each.
+    expect(
+      allowsGroup.apply(
+        cluster({
+          'allowed-groups.cnp.io/payments': 'true',
+          'allowed-groups.cnp.io/team-a': 'true',
+        }),
+        { claims },
       ),
     ).toBe(true);
     expect(

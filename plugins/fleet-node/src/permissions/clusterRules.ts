@@ -27,7 +27,7 @@ export const fleetClusterPermissionResourceRef = createPermissionResourceRef<
 const allowsGroup = createPermissionRule({
   name: 'ALLOWS_GROUP',
   description:
-    'The cluster has no cnp.io/allowed-groups label, or the label names one of the given groups (the caller’s ownership claims)',
+    'The cluster has no cnp.io/allowed-groups nor allowed-groups.cnp.io/<group> label, or they admit one of the given groups (the caller’s ownership claims)',
   resourceRef: fleetClusterPermissionResourceRef,
   paramsSchema: z.object({
     claims: z

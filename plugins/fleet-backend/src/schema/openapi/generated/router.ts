@@ -13,7 +13,7 @@ export const spec = {
     title: 'fleet',
     version: '1',
     description:
-      'The Fleet API: clusters and their health, applications, deployments, revisions and fleet releases across Kubernetes clusters. Mounted at /api/fleet. Every route except GET /health needs an authenticated user or service. Errors answer Backstage\'s error body ({ "error": { "name", "message" }, "request", "response" }). Lists answer { "items": [...] }; GET /clusters, /applications and /deployments are paged (limit, cursor; nextCursor while more remain). Times are ISO 8601 strings. No answer ever contains kubeconfig contents, tokens, certificates or keys.',
+      'The Fleet API: clusters and their health, applications, deployments, revisions and fleet releases across Kubernetes clusters. Mounted at /api/fleet. Every route except GET /health needs an authenticated user or service. Errors answer Backstage\'s error body ({ "error": { "name", "message" }, "request", "response" }). Lists answer { "items": [...] }; GET /clusters, /applications, /deployments, /deployments/:id/revisions and /applications/:id/releases are paged (limit, cursor; nextCursor while more remain). Times are ISO 8601 strings. No answer ever contains kubeconfig contents, tokens, certificates or keys.',
     license: {
       name: 'Apache-2.0',
       url: 'http://www.apache.org/licenses/LICENSE-2.0.html',
@@ -110,7 +110,7 @@ export const spec = {
         allowReserved: true,
         required: false,
         description:
-          'The nextCursor of the previous page, as it was handed out.',
+          'The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor).',
         schema: {
           type: 'string',
           maxLength: 4096,
@@ -192,7 +192,8 @@ export const spec = {
         },
       },
       SteeredRelease: {
-        description: 'The release after the step.',
+        description:
+          'The release after the step, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see).',
         content: {
           'application/json': {
             schema: {
@@ -481,7 +482,7 @@ export const spec = {
       },
       EnvValue: {
         description:
-          "Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a plain value is null for a caller who may not deploy the component.",
+          "Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a value, plain or a reference, is null for a caller who may not deploy the component.",
         oneOf: [
           {
             type: 'string',
@@ -1291,6 +1292,9 @@ export const spec = {
             items: {
               $ref: '#/components/schemas/Revision',
             },
+          },
+          nextCursor: {
+            type: 'string',
           },
         },
         required: ['items'],
@@ -2219,6 +2223,9 @@ export const spec = {
               $ref: '#/components/schemas/Release',
             },
           },
+          nextCursor: {
+            type: 'string',
+          },
         },
         required: ['items'],
       },
@@ -2885,10 +2892,16 @@ export const spec = {
           {
             $ref: '#/components/parameters/applicationId',
           },
+          {
+            $ref: '#/components/parameters/limit',
+          },
+          {
+            $ref: '#/components/parameters/cursor',
+          },
         ],
         responses: {
           '200': {
-            description: "The application's releases, newest first.",
+            description: "The application's releases, newest first, one page.",
             content: {
               'application/json': {
                 schema: {
@@ -2896,6 +2909,9 @@ export const spec = {
                 },
               },
             },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
           },
           '401': {
             $ref: '#/components/responses/Unauthorized',
@@ -2930,7 +2946,8 @@ export const spec = {
         },
         responses: {
           '201': {
-            description: 'The release.',
+            description:
+              'The release, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see).',
             content: {
               'application/json': {
                 schema: {
@@ -3335,10 +3352,16 @@ export const spec = {
           {
             $ref: '#/components/parameters/deploymentId',
           },
+          {
+            $ref: '#/components/parameters/limit',
+          },
+          {
+            $ref: '#/components/parameters/cursor',
+          },
         ],
         responses: {
           '200': {
-            description: "The deployment's revisions, newest first.",
+            description: "The deployment's revisions, newest first, one page.",
             content: {
               'application/json': {
                 schema: {
@@ -3346,6 +3369,9 @@ export const spec = {
                 },
               },
             },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
           },
           '401': {
             $ref: '#/components/responses/Unauthorized',

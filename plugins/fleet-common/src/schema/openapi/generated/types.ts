@@ -455,7 +455,7 @@ export interface components {
             configMapKeyRef: components['schemas']['KeyRef'];
           };
     };
-    /** Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a plain value is null for a caller who may not deploy the component. */
+    /** Plain text, or a reference to a Secret's or ConfigMap's key on the cluster. In answers a value, plain or a reference, is null for a caller who may not deploy the component. */
     EnvValue: string | components['schemas']['EnvVarSource'] | null;
     EnvMap: {
       [key: string]: components['schemas']['EnvValue'];
@@ -666,6 +666,7 @@ export interface components {
     };
     RevisionList: {
       items: components['schemas']['Revision'][];
+      nextCursor?: string;
     };
     FleetEvent: {
       id: string;
@@ -917,6 +918,7 @@ export interface components {
     };
     ReleaseList: {
       items: components['schemas']['Release'][];
+      nextCursor?: string;
     };
     CreateReleaseRequest: {
       image?: string;
@@ -981,7 +983,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** The release after the step. */
+    /** The release after the step, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see). */
     SteeredRelease: {
       headers: {
         [name: string]: unknown;
@@ -1011,7 +1013,7 @@ export interface components {
     releaseId: string;
     /** Items per page, an integer from 1 to 1000 (default 100). */
     limit: string;
-    /** The nextCursor of the previous page, as it was handed out. */
+    /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
     cursor: string;
     /** Only those of this catalog entity (e.g. component:default/payments). */
     entityRef: string;
@@ -1123,7 +1125,7 @@ export interface operations {
         status?: components['schemas']['ClusterStatus'];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1293,7 +1295,7 @@ export interface operations {
         entityRef?: components['parameters']['entityRef'];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1473,7 +1475,12 @@ export interface operations {
   };
   ListReleases: {
     parameters: {
-      query?: never;
+      query?: {
+        /** Items per page, an integer from 1 to 1000 (default 100). */
+        limit?: components['parameters']['limit'];
+        /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
+        cursor?: components['parameters']['cursor'];
+      };
       header?: never;
       path: {
         /** An application id returned by the API. */
@@ -1483,7 +1490,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** The application's releases, newest first. */
+      /** The application's releases, newest first, one page. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1492,6 +1499,7 @@ export interface operations {
           'application/json': components['schemas']['ReleaseList'];
         };
       };
+      400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       default: components['responses']['ErrorResponse'];
@@ -1513,7 +1521,7 @@ export interface operations {
       };
     };
     responses: {
-      /** The release. */
+      /** The release, without environment values or host details whoever asks (GET /releases/:id shows each caller what they may see). */
       201: {
         headers: {
           [name: string]: unknown;
@@ -1644,7 +1652,7 @@ export interface operations {
         cluster?: string;
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
-        /** The nextCursor of the previous page, as it was handed out. */
+        /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
         cursor?: components['parameters']['cursor'];
       };
       header?: never;
@@ -1783,7 +1791,12 @@ export interface operations {
   };
   ListRevisions: {
     parameters: {
-      query?: never;
+      query?: {
+        /** Items per page, an integer from 1 to 1000 (default 100). */
+        limit?: components['parameters']['limit'];
+        /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
+        cursor?: components['parameters']['cursor'];
+      };
       header?: never;
       path: {
         /** A deployment id returned by the API. */
@@ -1793,7 +1806,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** The deployment's revisions, newest first. */
+      /** The deployment's revisions, newest first, one page. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1802,6 +1815,7 @@ export interface operations {
           'application/json': components['schemas']['RevisionList'];
         };
       };
+      400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       default: components['responses']['ErrorResponse'];

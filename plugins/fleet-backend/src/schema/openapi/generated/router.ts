@@ -2026,7 +2026,13 @@ export const spec = {
         properties: {
           reason: {
             type: 'string',
-            enum: ['ANALYSIS_FAILED', 'STEP_TIMEOUT', 'ABORTED', 'STEP_FAILED'],
+            enum: [
+              'ANALYSIS_FAILED',
+              'STEP_TIMEOUT',
+              'ABORTED',
+              'STEP_FAILED',
+              'OWNERSHIP_CONFLICT',
+            ],
           },
           message: {
             type: 'string',

@@ -872,7 +872,12 @@ export interface components {
       at: string;
     };
     ReleaseAbortReason: {
-      reason: 'ANALYSIS_FAILED' | 'STEP_TIMEOUT' | 'ABORTED' | 'STEP_FAILED';
+      reason:
+        | 'ANALYSIS_FAILED'
+        | 'STEP_TIMEOUT'
+        | 'ABORTED'
+        | 'STEP_FAILED'
+        | 'OWNERSHIP_CONFLICT';
       message: string;
       cluster?: string;
       metric?: string;

@@ -105,6 +105,11 @@ interface RouteCase {
   resourceRef?: string;
   /** The clusters it checks fleet.cluster.deploy on, after the entity's permission. */
   clusters?: string[];
+  /**
+   * Allowed, then refused with a 409 naming the seeded release: it would supersede that running
+   * release with a strategy.
+   */
+  supersedesRelease?: boolean;
 }
 
 /** Every route of the Fleet API, with a valid request for each, against the seeded state. */
@@ -197,6 +202,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
       clusters: ['east'],
+      supersedesRelease: true,
     },
     {
       method: 'post',
@@ -205,6 +211,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.release.manage',
       resourceRef: 'component:default/payments',
       clusters: ['east', 'west'],
+      supersedesRelease: true,
     },
     ...(['promote', 'pause', 'resume', 'abort'] as const).map(action => ({
       method: 'post' as const,
@@ -444,13 +451,25 @@ describe.each(databases.eachSupportedId())(
           retries += 1;
           await new Promise(resolve => setTimeout(resolve, 100));
         }
-        expect({
-          route: `${route.method} ${route.path}`,
-          ok: res.status < 300,
-        }).toEqual({
-          route: `${route.method} ${route.path}`,
-          ok: true,
-        });
+        if (route.supersedesRelease) {
+          expect({
+            route: `${route.method} ${route.path}`,
+            status: res.status,
+            names: String(res.body.error?.message).includes(seed.releaseId),
+          }).toEqual({
+            route: `${route.method} ${route.path}`,
+            status: 409,
+            names: true,
+          });
+        } else {
+          expect({
+            route: `${route.method} ${route.path}`,
+            ok: res.status < 300,
+          }).toEqual({
+            route: `${route.method} ${route.path}`,
+            ok: true,
+          });
+        }
         // The component's permission, then fleet.cluster.deploy on each cluster it puts work on.
         expect(permissions.authorize).toHaveBeenCalledTimes(
           route.clusters ? 2 : 1,

@@ -465,6 +465,86 @@ describe.each(databases.eachSupportedId())(
       ).toEqual([]);
     });
 
+    it.each([
+      ['rollout', 'Rollout', 'argoproj.io', 'v1alpha1', 'rollouts', 'checkout'],
+      [
+        'replicas',
+        'Deployment',
+        'apps',
+        'v1',
+        'deployments',
+        'checkout-canary',
+      ],
+    ] as const)(
+      'in %s mode, a %s another owner takes over mid-release is not changed again, nor on the rollback',
+      async (mode, kind, group, version, plural, name) => {
+        const ctx = await setup();
+        const cluster = CLUSTERS[mode];
+        const started = await ctx.releases.release(
+          ctx.application.id,
+          {
+            image: NEW,
+            clusters: [cluster],
+            strategy: strategy([
+              { setWeight: 20 },
+              { pause: {} },
+              { setWeight: 60 },
+              { setWeight: 100 },
+            ]),
+          },
+          'user:default/ada',
+        );
+        await runUntil(
+          ctx,
+          started.id,
+          r => !!r.progress?.clusters[0].awaitingPromote,
+        );
+        // Another owner takes the object over: its own managed-by, no entity-ref of ours.
+        const { custom } = client(cluster);
+        await custom.patchNamespacedCustomObject(
+          {
+            group,
+            version,
+            namespace,
+            plural,
+            name,
+            body: [
+              {
+                op: 'replace',
+                path: '/metadata/labels/app.kubernetes.io~1managed-by',
+                value: 'helm',
+              },
+              {
+                op: 'add',
+                path: '/metadata/labels/team',
+                value: 'legacy',
+              },
+              {
+                op: 'replace',
+                path: '/metadata/annotations/cnp.io~1entity-ref',
+                value: OTHER,
+              },
+            ],
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+        const before = await settledSnapshot(cluster);
+        expect(foreignCount(cluster)).toBe(1);
+        await ctx.releases.steer(started.id, 'promote', 'user:default/ada');
+        const release = await runUntil(ctx, started.id, ended);
+        expect(release.status).toBe('ROLLED_BACK');
+        expect(release.progress!.abort).toMatchObject({
+          reason: 'OWNERSHIP_CONFLICT',
+          cluster,
+        });
+        expect(release.progress!.abort!.message).toContain(
+          `${kind} ${namespace}/${name}`,
+        );
+        expect(release.progress!.clusters[0].state).toBe('ROLLED_BACK');
+        expect(await settledSnapshot(cluster)).toBe(before);
+      },
+    );
+
     describe('nothing silently supersedes a running release', () => {
       async function running() {
         const ctx = await setup();

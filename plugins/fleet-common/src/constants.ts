@@ -68,6 +68,12 @@ export type RevisionCause = (typeof REVISION_CAUSES)[number];
 export const DeploymentReasons = {
   CLUSTER_OFFLINE: 'CLUSTER_OFFLINE',
   APPLY_FAILED: 'APPLY_FAILED',
+  /**
+   * An object of the same name that is not Fleet's for this component (no
+   * `app.kubernetes.io/managed-by: fleet` label or another `cnp.io/entity-ref`) is in the way:
+   * it is left untouched.
+   */
+  OWNERSHIP_CONFLICT: 'OWNERSHIP_CONFLICT',
   CLUSTER_NOT_CONFIGURED: 'CLUSTER_NOT_CONFIGURED',
   WORKLOAD_UNHEALTHY: 'WORKLOAD_UNHEALTHY',
   PROGRESS_DEADLINE_EXCEEDED: 'PROGRESS_DEADLINE_EXCEEDED',

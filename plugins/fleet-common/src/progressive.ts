@@ -184,7 +184,12 @@ export type ProgressivePhase = (typeof PROGRESSIVE_PHASES)[number];
  * @public
  */
 export interface ReleaseAbortReason {
-  reason: 'ANALYSIS_FAILED' | 'STEP_TIMEOUT' | 'ABORTED' | 'STEP_FAILED';
+  reason:
+    | 'ANALYSIS_FAILED'
+    | 'STEP_TIMEOUT'
+    | 'ABORTED'
+    | 'STEP_FAILED'
+    | 'OWNERSHIP_CONFLICT';
   message: string;
   cluster?: string;
   metric?: string;

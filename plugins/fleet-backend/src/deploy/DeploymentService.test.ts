@@ -1030,7 +1030,7 @@ describe.each(databases.eachSupportedId())(
       expect(names.filter(n => n.startsWith('team-b-web-'))).toHaveLength(1);
     });
 
-    it("never patches an object of the same name that is not Fleet's: FAILED / APPLY_FAILED", async () => {
+    it("never patches an object of the same name that is not Fleet's: FAILED / OWNERSHIP_CONFLICT", async () => {
       const { deployments, namespace } = await setup();
       const kc = new KubeConfig();
       kc.loadFromFile(sim.kubeconfigPath('charlie'));
@@ -1064,9 +1064,11 @@ describe.each(databases.eachSupportedId())(
       );
       expect(d).toMatchObject({
         status: 'FAILED',
-        statusReason: 'APPLY_FAILED',
+        statusReason: 'OWNERSHIP_CONFLICT',
       });
-      expect(d.message).toMatch(/already exists and is not Fleet's object/);
+      expect(d.message).toContain(
+        `Deployment ${namespace}/${squatter} is not Fleet's to change`,
+      );
       expect(
         (liveObject('charlie', 'Deployment', squatter) as any).spec.template
           .spec.containers[0].image,

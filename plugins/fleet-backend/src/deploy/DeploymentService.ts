@@ -28,6 +28,7 @@ import type {
   DeploymentStore,
   NewRevision,
   PlacementGrantInput,
+  ReleaseStore,
   RevisionSpec,
   RevisionStore,
 } from '../database/types';
@@ -48,6 +49,7 @@ import { imageReferenceProblem } from '../kubernetes/imageReference';
 import { matchesSelector } from '../kubernetes/labelSelector';
 import { PreconditionFailedError } from '../database/conflicts';
 import { asError } from '../util/errors';
+import { assertNoRunningRelease } from '../progressive/runningRelease';
 
 export interface DeployRequest {
   entityRef: string;
@@ -90,6 +92,8 @@ export type DeploymentServiceStores = {
     | 'deleteDeployment'
   >;
   revisions: Pick<RevisionStore, 'getRevision' | 'listRevisions'>;
+  /** Running releases: a deploy or rollback by hand on one of their clusters is a 409. */
+  releases?: Pick<ReleaseStore, 'listReleases'>;
 };
 
 /** What a deployment should have on its cluster, and where. */
@@ -457,6 +461,15 @@ export class DeploymentService {
       // A deploy by hand puts the cluster back in the placement's reach.
       await stores.applications.includeCluster(application.id, cluster.name);
     }
+    if ((request.cause ?? 'deploy') === 'deploy') {
+      // A running release owns its clusters: its completion or its rollback would undo this.
+      await assertNoRunningRelease(
+        stores.releases,
+        application,
+        'a deploy',
+        cluster.name,
+      );
+    }
     const existing = await stores.deployments.getDeploymentFor(
       application.id,
       cluster.name,
@@ -488,6 +501,10 @@ export class DeploymentService {
     deploymentId: string,
     toRevision: number | undefined,
     actor: string,
+    options: {
+      /** The rollback of a release's own abort: the running release is the one asking. */
+      byRelease?: boolean;
+    } = {},
   ): Promise<Deployment> {
     const { stores } = this.options;
     const deployment = await this.deploymentOr404(deploymentId);
@@ -519,6 +536,14 @@ export class DeploymentService {
       );
     }
     assertClusterAcceptsDeployments(cluster);
+    if (!options.byRelease) {
+      await assertNoRunningRelease(
+        stores.releases,
+        application,
+        'a rollback',
+        cluster.name,
+      );
+    }
     return this.applyRevision(
       application,
       cluster,
@@ -584,7 +609,10 @@ export class DeploymentService {
         deployment.id,
         {
           status: 'FAILED',
-          statusReason: DeploymentReasons.APPLY_FAILED,
+          statusReason:
+            result.reason === 'OWNERSHIP_CONFLICT'
+              ? DeploymentReasons.OWNERSHIP_CONFLICT
+              : DeploymentReasons.APPLY_FAILED,
           message: result.message,
         },
         actor,

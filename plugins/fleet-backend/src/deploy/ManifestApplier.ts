@@ -20,11 +20,21 @@ import type {
 import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
 import { diffObject } from '../kubernetes/diffObject';
 import { ENTITY_REF_ANNOTATION, type Manifests } from './manifests';
+import {
+  assertFleetOwned,
+  deleteIfFleetOwned,
+  OwnershipConflictError,
+} from './ownership';
 
 export type ApplyResult =
   | { kind: 'applied'; generation?: number }
   | { kind: 'not-configured'; message: string }
-  | { kind: 'failed'; message: string };
+  | {
+      kind: 'failed';
+      message: string;
+      /** `OWNERSHIP_CONFLICT`: a foreign object stands where one of Fleet's would go. */
+      reason?: 'OWNERSHIP_CONFLICT';
+    };
 
 /** The live counterparts of an application's objects on one cluster. */
 /** HPA-targeted Deployment names per cluster and namespace, for one reconcile run. */
@@ -67,9 +77,6 @@ export type NamespaceCreationPolicy = (request: {
   appName: string;
   namespace: string;
 }) => Promise<boolean>;
-
-/** An object with Fleet's name exists but belongs to someone else. */
-class ForeignObjectError extends Error {}
 
 /**
  * Applies an application's objects to one cluster through that cluster's own client,
@@ -125,22 +132,27 @@ export class ManifestApplier {
 
     const entityRef =
       manifests.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
-    /** On a 409, the object there must be ours: never patch or replace someone else's. */
+    /**
+     * On a 409, the object there must be Fleet's for this entity (its `managed-by` label and
+     * entity-ref annotation): never patch or replace someone else's.
+     */
     const assertOurs = (
       kind: string,
-      live: { metadata?: { annotations?: Record<string, string> } },
-    ) => {
-      const owner = live.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
-      if (owner !== entityRef) {
-        throw new ForeignObjectError(
-          `${kind} ${namespace}/${
-            manifests.deployment.metadata!.name
-          } already exists and is not Fleet's object for ${entityRef}${
-            owner ? ` (it belongs to ${owner})` : ''
-          }`,
-        );
-      }
-    };
+      live: {
+        metadata?: {
+          name?: string;
+          labels?: Record<string, string>;
+          annotations?: Record<string, string>;
+        };
+      },
+    ) =>
+      assertFleetOwned(
+        kind,
+        namespace,
+        live.metadata?.name ?? manifests.deployment.metadata!.name!,
+        live,
+        entityRef,
+      );
 
     try {
       // Create the namespace when missing and the project names it exactly (a namespace
@@ -280,22 +292,19 @@ export class ManifestApplier {
         }
       } else {
         // Fewer than 2 replicas: a PDB of ours from an earlier spec must go, never someone else's.
-        try {
-          const live = await policy.readNamespacedPodDisruptionBudget(
-            { name, namespace },
-            opts(),
-          );
-          if (
-            live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef
-          ) {
-            await policy.deleteNamespacedPodDisruptionBudget(
+        await deleteIfFleetOwned(
+          entityRef,
+          () =>
+            policy.readNamespacedPodDisruptionBudget(
               { name, namespace },
               opts(),
-            );
-          }
-        } catch (error) {
-          if (!isKubeStatus(error, 404)) throw error;
-        }
+            ),
+          body =>
+            policy.deleteNamespacedPodDisruptionBudget(
+              { name, namespace, body },
+              opts(),
+            ),
+        );
       }
       await this.applyIngress(kc, namespace, name, manifests.ingress, {
         entityRef,
@@ -305,8 +314,12 @@ export class ManifestApplier {
       });
       return { kind: 'applied', generation: applied.metadata?.generation };
     } catch (error) {
-      if (error instanceof ForeignObjectError)
-        return { kind: 'failed', message: error.message };
+      if (error instanceof OwnershipConflictError)
+        return {
+          kind: 'failed',
+          message: error.message,
+          reason: 'OWNERSHIP_CONFLICT',
+        };
       return {
         kind: 'failed',
         message: describeKubeError(error, this.requestTimeoutMs),
@@ -329,7 +342,13 @@ export class ManifestApplier {
       mergePatch: () => ConfigurationOptions;
       assertOurs: (
         kind: string,
-        live: { metadata?: { annotations?: Record<string, string> } },
+        live: {
+          metadata?: {
+            name?: string;
+            labels?: Record<string, string>;
+            annotations?: Record<string, string>;
+          };
+        },
       ) => void;
     },
   ): Promise<void> {
@@ -363,13 +382,12 @@ export class ManifestApplier {
       return;
     }
     try {
-      const live = await networking.readNamespacedIngress(
-        { name, namespace },
-        opts(),
+      await deleteIfFleetOwned(
+        entityRef,
+        () => networking.readNamespacedIngress({ name, namespace }, opts()),
+        body =>
+          networking.deleteNamespacedIngress({ name, namespace, body }, opts()),
       );
-      if (live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef) {
-        await networking.deleteNamespacedIngress({ name, namespace }, opts());
-      }
     } catch (error) {
       // 404: none; 403: no right to read Ingresses, and then Fleet never made one there.
       if (!isKubeStatus(error, 404) && !isKubeStatus(error, 403)) throw error;

@@ -3,6 +3,7 @@ import {
   CoreV1Api,
   NetworkingV1Api,
   PolicyV1Api,
+  type V1DeleteOptions,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import type {
@@ -10,11 +11,8 @@ import type {
   ClusterClients,
 } from '../kubernetes/ClusterClients';
 import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
-import {
-  ENTITY_REF_ANNOTATION,
-  MANAGED_BY_LABEL,
-  serviceNameFor,
-} from './manifests';
+import { serviceNameFor } from './manifests';
+import { deleteIfFleetOwned } from './ownership';
 
 export type RemoveResult =
   | { kind: 'removed'; removed: string[]; kept: string[] }
@@ -25,7 +23,8 @@ export type RemoveResult =
  * Undeploys an application from one cluster: deletes the Deployment, Service,
  * PodDisruptionBudget and Ingress Fleet applied for it, and only those: an object of the same name that does
  * not carry Fleet's `managed-by` label and this entity's annotation is someone else's and stays.
- * An object already gone counts as removed.
+ * An object already gone counts as removed. Each delete is conditional on the object read (its
+ * uid and resourceVersion), so an object someone else makes under that name meanwhile stays.
  */
 export class ManifestRemover {
   private constructor(
@@ -61,14 +60,14 @@ export class ManifestRemover {
       kind: string;
       name: string;
       read: () => Promise<{ metadata?: V1ObjectMeta }>;
-      remove: () => Promise<unknown>;
+      remove: (options: V1DeleteOptions) => Promise<unknown>;
     }> = [
       {
         kind: 'Deployment',
         name,
         read: () => apps.readNamespacedDeployment({ name, namespace }, opts()),
-        remove: () =>
-          apps.deleteNamespacedDeployment({ name, namespace }, opts()),
+        remove: body =>
+          apps.deleteNamespacedDeployment({ name, namespace, body }, opts()),
       },
       {
         kind: 'Service',
@@ -78,9 +77,9 @@ export class ManifestRemover {
             { name: serviceNameFor(name), namespace },
             opts(),
           ),
-        remove: () =>
+        remove: body =>
           core.deleteNamespacedService(
-            { name: serviceNameFor(name), namespace },
+            { name: serviceNameFor(name), namespace, body },
             opts(),
           ),
       },
@@ -89,9 +88,9 @@ export class ManifestRemover {
         name,
         read: () =>
           policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts()),
-        remove: () =>
+        remove: body =>
           policy.deleteNamespacedPodDisruptionBudget(
-            { name, namespace },
+            { name, namespace, body },
             opts(),
           ),
       },
@@ -100,36 +99,29 @@ export class ManifestRemover {
         name,
         read: () =>
           networking.readNamespacedIngress({ name, namespace }, opts()),
-        remove: () =>
-          networking.deleteNamespacedIngress({ name, namespace }, opts()),
+        remove: body =>
+          networking.deleteNamespacedIngress({ name, namespace, body }, opts()),
       },
     ];
     const removed: string[] = [];
     const kept: string[] = [];
     try {
       for (const object of objects) {
-        let live: { metadata?: V1ObjectMeta };
+        let outcome;
         try {
-          live = await object.read();
+          outcome = await deleteIfFleetOwned(
+            entityRef,
+            object.read,
+            object.remove,
+          );
         } catch (error) {
-          if (isKubeStatus(error, 404)) continue; // already gone
           // No right to read Ingresses there: Fleet could not have made one either.
           if (object.kind === 'Ingress' && isKubeStatus(error, 403)) continue;
           throw error;
         }
-        const ours =
-          live.metadata?.labels?.[MANAGED_BY_LABEL] === 'fleet' &&
-          live.metadata?.annotations?.[ENTITY_REF_ANNOTATION] === entityRef;
-        if (!ours) {
-          kept.push(`${object.kind}/${object.name}`);
-          continue;
-        }
-        try {
-          await object.remove();
-        } catch (error) {
-          if (!isKubeStatus(error, 404)) throw error;
-        }
-        removed.push(`${object.kind}/${object.name}`);
+        if (outcome === 'foreign') kept.push(`${object.kind}/${object.name}`);
+        else if (outcome === 'deleted')
+          removed.push(`${object.kind}/${object.name}`);
       }
     } catch (error) {
       return {

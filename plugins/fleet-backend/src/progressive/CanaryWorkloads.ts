@@ -23,6 +23,14 @@ import {
   serviceNameFor,
   type Manifests,
 } from '../deploy/manifests';
+import {
+  assertFleetOwned,
+  deleteIfFleetOwned,
+  isFleetOwned,
+  isSteerableBy,
+  OwnershipConflictError,
+  ownershipConflict,
+} from '../deploy/ownership';
 import { fillQuery, type AnalysisContext } from './analysis';
 
 /** The label that tells a canary's pods from the stable ones. */
@@ -61,7 +69,12 @@ export interface CanaryTarget {
 export type StepOutcome =
   | { kind: 'reached'; message: string }
   | { kind: 'waiting'; message: string }
-  | { kind: 'failed'; message: string };
+  | {
+      kind: 'failed';
+      message: string;
+      /** `OWNERSHIP_CONFLICT`: a foreign object is in the way; it was left untouched. */
+      reason?: 'OWNERSHIP_CONFLICT';
+    };
 
 interface Session {
   apps: AppsV1Api;
@@ -74,6 +87,14 @@ interface Session {
 }
 
 export const canaryName = (name: string) => `${name}-canary`;
+
+/** The component a canary is for: its objects carry this entity ref. */
+export function entityRefOf(target: CanaryTarget): string | undefined {
+  return (
+    target.canary.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION] ??
+    target.stable.deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION]
+  );
+}
 
 /** The canary's Deployment: the new revision's, named `<name>-canary`, its pods tracked `canary`. */
 export function canaryDeployment(
@@ -223,12 +244,143 @@ export class CanaryWorkloads {
     );
   }
 
-  private async readDeployment(s: Session, namespace: string, name: string) {
+  /**
+   * Reads one of the canary's Deployments (the stable or the canary) for change: a Deployment of
+   * that name that is not Fleet's for this component is an ownership conflict, never changed.
+   */
+  private async readDeployment(s: Session, target: CanaryTarget, name: string) {
+    const { namespace } = target;
+    let live: V1Deployment;
     try {
-      return await s.apps.readNamespacedDeployment(
+      live = await s.apps.readNamespacedDeployment(
         { namespace, name },
         s.opts(),
       );
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+    assertFleetOwned('Deployment', namespace, name, live, entityRefOf(target));
+    return live;
+  }
+
+  /** Reads a custom object for change; a foreign one is an ownership conflict. */
+  private async readCustomOwned(
+    s: Session,
+    target: CanaryTarget,
+    kind: string,
+    plural: string,
+    name: string,
+  ): Promise<any | undefined> {
+    let live: any;
+    try {
+      live = await s.custom.getNamespacedCustomObject(
+        { ...ROLLOUTS, namespace: target.namespace, plural, name },
+        s.opts(),
+      );
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+    assertFleetOwned(kind, target.namespace, name, live, entityRefOf(target));
+    return live;
+  }
+
+  /** Reads the VirtualService Fleet steers; its owner must have annotated it for this component. */
+  private async readSteerableVirtualService(
+    s: Session,
+    target: CanaryTarget,
+  ): Promise<any | undefined> {
+    const name = target.istio!.virtualService;
+    let vs: any;
+    try {
+      vs = await s.custom.getNamespacedCustomObject(
+        {
+          group: ISTIO_GROUP,
+          version: 'v1beta1',
+          namespace: target.namespace,
+          plural: 'virtualservices',
+          name,
+        },
+        s.opts(),
+      );
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+    const entityRef = entityRefOf(target);
+    if (!isSteerableBy(vs, entityRef)) {
+      throw ownershipConflict(
+        'VirtualService',
+        target.namespace,
+        name,
+        vs,
+        entityRef,
+        'steered',
+      );
+    }
+    return vs;
+  }
+
+  /**
+   * Before a canary starts on a cluster: every object it would change that already exists must
+   * be Fleet's for this component (the canary Deployment and Service, the Rollout and its
+   * AnalysisTemplates), and the VirtualService it would steer must carry the component's
+   * entity-ref. Answers the conflict, or undefined; reads only.
+   */
+  async ownershipConflict(
+    target: CanaryTarget,
+    mode: CanaryMode,
+  ): Promise<string | undefined> {
+    const s = await this.session(target.cluster);
+    try {
+      await this.readDeployment(s, target, target.name);
+      if (mode === 'rollout') {
+        await this.readCustomOwned(
+          s,
+          target,
+          'Rollout',
+          'rollouts',
+          target.name,
+        );
+        for (const template of target.analysis?.templates ?? []) {
+          await this.readCustomOwned(
+            s,
+            target,
+            'AnalysisTemplate',
+            'analysistemplates',
+            analysisTemplateName(target, template),
+          );
+        }
+        return undefined;
+      }
+      await this.readDeployment(s, target, canaryName(target.name));
+      if (mode === 'istio') {
+        await this.readOwnedService(s, target);
+        await this.readSteerableVirtualService(s, target);
+      }
+      return undefined;
+    } catch (error) {
+      if (error instanceof OwnershipConflictError) return error.message;
+      throw error;
+    }
+  }
+
+  private async readOwnedService(s: Session, target: CanaryTarget) {
+    const name = canaryName(serviceNameFor(target.name));
+    try {
+      const live = await s.core.readNamespacedService(
+        { namespace: target.namespace, name },
+        s.opts(),
+      );
+      assertFleetOwned(
+        'Service',
+        target.namespace,
+        name,
+        live,
+        entityRefOf(target),
+      );
+      return live;
     } catch (error) {
       if (isKubeStatus(error, 404)) return undefined;
       throw error;
@@ -254,7 +406,7 @@ export class CanaryWorkloads {
     initial: number,
   ) {
     const name = canaryName(target.name);
-    const live = await this.readDeployment(s, target.namespace, name);
+    const live = await this.readDeployment(s, target, name);
     if (live) {
       const wanted = canaryDeployment(target, live.spec?.replicas ?? initial);
       // A canary left by an earlier release runs another revision: it takes this one's.
@@ -305,11 +457,7 @@ export class CanaryWorkloads {
         total - wantCanary,
         weight < 100 && total > 1 ? 1 : 0,
       );
-      const stable = await this.readDeployment(
-        s,
-        target.namespace,
-        target.name,
-      );
+      const stable = await this.readDeployment(s, target, target.name);
       if (!stable)
         return {
           kind: 'failed',
@@ -396,6 +544,8 @@ export class CanaryWorkloads {
         );
       } catch (error) {
         if (!isKubeStatus(error, 409)) throw error;
+        // One of the same name is there: it must be Fleet's canary Service for this component.
+        await this.readOwnedService(s, target);
       }
       const available = canary.status?.availableReplicas ?? 0;
       if (
@@ -424,17 +574,12 @@ export class CanaryWorkloads {
       plural: 'virtualservices',
       name: vsName,
     };
-    let vs: any;
-    try {
-      vs = await s.custom.getNamespacedCustomObject(ref, s.opts());
-    } catch (error) {
-      if (isKubeStatus(error, 404)) {
-        return {
-          kind: 'failed',
-          message: `VirtualService ${target.namespace}/${vsName} not found`,
-        };
-      }
-      throw error;
+    const vs = await this.readSteerableVirtualService(s, target);
+    if (!vs) {
+      return {
+        kind: 'failed',
+        message: `VirtualService ${target.namespace}/${vsName} not found`,
+      };
     }
     const host = serviceNameFor(target.name);
     const canaryHost = canaryName(host);
@@ -466,6 +611,8 @@ export class CanaryWorkloads {
       }
     }
     if (changed) {
+      // The body keeps the resourceVersion read: a change meanwhile makes this a 409, not an
+      // overwrite.
       await s.custom.replaceNamespacedCustomObject(
         { ...ref, body: vs },
         s.opts(),
@@ -497,11 +644,14 @@ export class CanaryWorkloads {
         plural: 'rollouts',
         name: target.name,
       };
-      let rollout: any;
-      try {
-        rollout = await s.custom.getNamespacedCustomObject(ref, s.opts());
-      } catch (error) {
-        if (!isKubeStatus(error, 404)) throw error;
+      const rollout: any = await this.readCustomOwned(
+        s,
+        target,
+        'Rollout',
+        'rollouts',
+        target.name,
+      );
+      if (!rollout) {
         await this.ensureAnalysisTemplates(s, target);
         await s.custom.createNamespacedCustomObject(
           {
@@ -533,11 +683,7 @@ export class CanaryWorkloads {
             } on the stable revision`,
           };
         }
-        const deployment = await this.readDeployment(
-          s,
-          target.namespace,
-          target.name,
-        );
+        const deployment = await this.readDeployment(s, target, target.name);
         if (deployment && (deployment.spec?.replicas ?? 0) > 0) {
           await this.scale(s, target.namespace, target.name, 0);
         }
@@ -747,6 +893,14 @@ export class CanaryWorkloads {
         );
       } catch (error) {
         if (!isKubeStatus(error, 409)) throw error;
+        // One of that name is there: the Rollout would run it, so it must be Fleet's.
+        await this.readCustomOwned(
+          s,
+          target,
+          'AnalysisTemplate',
+          'analysistemplates',
+          body.metadata.name,
+        );
       }
     }
   }
@@ -762,7 +916,14 @@ export class CanaryWorkloads {
     return this.guard(async () => {
       const s = await this.session(target.cluster);
       if (mode === 'istio') {
-        const outcome = await this.setRouteWeights(s, target, 0);
+        let outcome: StepOutcome;
+        try {
+          outcome = await this.setRouteWeights(s, target, 0);
+        } catch (error) {
+          // One Fleet may not steer was never steered: it sends nothing to the canary.
+          if (!(error instanceof OwnershipConflictError)) throw error;
+          outcome = { kind: 'failed', message: error.message };
+        }
         // A VirtualService that is gone carries no traffic to the canary.
         return outcome.kind === 'failed'
           ? { kind: 'reached', message: outcome.message }
@@ -775,11 +936,14 @@ export class CanaryWorkloads {
           plural: 'rollouts',
           name: target.name,
         };
+        let rollout: any;
         try {
-          const rollout: any = await s.custom.getNamespacedCustomObject(
-            ref,
-            s.opts(),
-          );
+          rollout = await s.custom.getNamespacedCustomObject(ref, s.opts());
+        } catch (error) {
+          if (!isKubeStatus(error, 404)) throw error;
+        }
+        // Someone else's Rollout of that name is never aborted: Fleet's canary is not in it.
+        if (rollout && isFleetOwned(rollout, entityRefOf(target))) {
           if (
             !rollout.status?.abort &&
             rollout.status?.stableRS !== rollout.status?.currentPodHash
@@ -789,61 +953,81 @@ export class CanaryWorkloads {
               s.mergePatch(),
             );
           }
-        } catch (error) {
-          if (!isKubeStatus(error, 404)) throw error;
         }
       }
       return { kind: 'reached', message: 'traffic is on the stable revision' };
     });
   }
 
-  /** Deletes the canary's objects (Deployment, Service, Rollout, AnalysisTemplates); gone is fine. */
+  /**
+   * Deletes the canary's objects (Deployment, Service, Rollout, AnalysisTemplates) that are
+   * Fleet's for this component, each conditionally on the object read; gone is fine, and an
+   * object of the same name that is someone else's stays as it is.
+   */
   async removeCanary(target: CanaryTarget): Promise<StepOutcome> {
     return this.guard(async () => {
       const s = await this.session(target.cluster);
-      const ignore404 = (error: unknown) => {
-        if (!isKubeStatus(error, 404)) throw error;
-      };
       const { namespace } = target;
-      await s.apps
-        .deleteNamespacedDeployment(
-          { namespace, name: canaryName(target.name) },
-          s.opts(),
-        )
-        .catch(ignore404);
-      await s.core
-        .deleteNamespacedService(
-          { namespace, name: canaryName(serviceNameFor(target.name)) },
-          s.opts(),
-        )
-        .catch(ignore404);
+      const entityRef = entityRefOf(target);
+      const kept: string[] = [];
+      const note = (kind: string, name: string) => (result: string) => {
+        if (result === 'foreign') kept.push(`${kind} ${namespace}/${name}`);
+      };
+      const deployment = canaryName(target.name);
+      await deleteIfFleetOwned(
+        entityRef,
+        () =>
+          s.apps.readNamespacedDeployment(
+            { namespace, name: deployment },
+            s.opts(),
+          ),
+        body =>
+          s.apps.deleteNamespacedDeployment(
+            { namespace, name: deployment, body },
+            s.opts(),
+          ),
+      ).then(note('Deployment', deployment));
+      const service = canaryName(serviceNameFor(target.name));
+      await deleteIfFleetOwned(
+        entityRef,
+        () =>
+          s.core.readNamespacedService({ namespace, name: service }, s.opts()),
+        body =>
+          s.core.deleteNamespacedService(
+            { namespace, name: service, body },
+            s.opts(),
+          ),
+      ).then(note('Service', service));
       const served = new Set(
         (await s.apis.getAPIVersions(undefined, s.opts())).groups.map(
           g => g.name,
         ),
       );
       if (served.has(ROLLOUTS.group)) {
-        await s.custom
-          .deleteNamespacedCustomObject(
-            { ...ROLLOUTS, namespace, plural: 'rollouts', name: target.name },
-            s.opts(),
-          )
-          .catch(ignore404);
+        const custom = async (kind: string, plural: string, name: string) => {
+          const ref = { ...ROLLOUTS, namespace, plural, name };
+          await deleteIfFleetOwned(
+            entityRef,
+            () => s.custom.getNamespacedCustomObject(ref, s.opts()),
+            body =>
+              s.custom.deleteNamespacedCustomObject({ ...ref, body }, s.opts()),
+          ).then(note(kind, name));
+        };
+        await custom('Rollout', 'rollouts', target.name);
         for (const template of target.analysis?.templates ?? []) {
-          await s.custom
-            .deleteNamespacedCustomObject(
-              {
-                ...ROLLOUTS,
-                namespace,
-                plural: 'analysistemplates',
-                name: analysisTemplateName(target, template),
-              },
-              s.opts(),
-            )
-            .catch(ignore404);
+          await custom(
+            'AnalysisTemplate',
+            'analysistemplates',
+            analysisTemplateName(target, template),
+          );
         }
       }
-      return { kind: 'reached', message: 'canary removed' };
+      return {
+        kind: 'reached',
+        message: kept.length
+          ? `canary removed; left someone else's ${kept.join(', ')}`
+          : 'canary removed',
+      };
     });
   }
 
@@ -852,6 +1036,14 @@ export class CanaryWorkloads {
     try {
       return await fn();
     } catch (error) {
+      // A foreign object in the way does not go away by waiting: the step fails, untouched.
+      if (error instanceof OwnershipConflictError) {
+        return {
+          kind: 'failed',
+          message: error.message,
+          reason: 'OWNERSHIP_CONFLICT',
+        };
+      }
       return {
         kind: 'waiting',
         message: describeKubeError(error, this.timeoutMs),

@@ -167,6 +167,7 @@ function world(progress: ReleaseProgress) {
       istioStep: async () => ({ kind: 'reached', message: 'ok' }),
       rolloutStep: async () => ({ kind: 'reached', message: 'ok' }),
       trafficToStable: async () => ({ kind: 'reached', message: 'ok' }),
+      ownershipConflict: async () => undefined,
       removeCanary: async (target: any) => {
         calls.push(`remove ${target.cluster.name}`);
         return { kind: 'reached', message: 'ok' };

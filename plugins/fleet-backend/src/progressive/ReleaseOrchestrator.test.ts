@@ -172,7 +172,12 @@ describe.each(databases.eachSupportedId())(
         body: {
           apiVersion: 'networking.istio.io/v1beta1',
           kind: 'VirtualService',
-          metadata: { name: 'payments-vs', namespace },
+          // Its owner lets Fleet steer it for this component.
+          metadata: {
+            name: 'payments-vs',
+            namespace,
+            annotations: { 'cnp.io/entity-ref': ENTITY },
+          },
           spec: {
             hosts: ['payments.example.com'],
             http: [

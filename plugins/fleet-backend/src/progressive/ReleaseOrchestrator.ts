@@ -76,6 +76,7 @@ export interface ReleaseOrchestratorOptions {
     | 'rolloutStep'
     | 'trafficToStable'
     | 'removeCanary'
+    | 'ownershipConflict'
   >;
   logger: LoggerService;
   scheduler?: SchedulerService;
@@ -275,6 +276,12 @@ export class ReleaseOrchestrator {
   private async progressWave(tick: Tick) {
     const { t } = tick;
     const p = t.progress;
+    if (
+      p.currentWave === 0 &&
+      p.clusters.every(c => c.state === 'WAITING') &&
+      !(await this.preflight(tick))
+    )
+      return;
     const wave = p.clusters.filter(c => c.wave === p.currentWave);
     const limit = pLimit(this.options.concurrency ?? 16);
     await Promise.all(
@@ -311,6 +318,66 @@ export class ReleaseOrchestrator {
         await this.progressWave(tick);
       }
     }
+  }
+
+  /**
+   * Before the first step on any cluster: on every target that is ONLINE, each object the canary
+   * would change must be Fleet's for this component, and the VirtualService it would steer must
+   * carry the component's entity-ref. A foreign one ends the release with OWNERSHIP_CONFLICT,
+   * nothing changed on any cluster. A cluster that cannot be read now is checked as it starts.
+   */
+  private async preflight(tick: Tick): Promise<boolean> {
+    const { t, application, strategy } = tick;
+    const limit = pLimit(this.options.concurrency ?? 16);
+    const conflicts = await Promise.all(
+      t.progress.clusters.map(c =>
+        limit(async () => {
+          const cluster = tick.clusters.get(c.cluster);
+          if (cluster?.status !== 'ONLINE') return undefined;
+          try {
+            const deployment = await this.deploymentOn(application, c.cluster);
+            if (!deployment) return undefined;
+            const mode = await this.options.workloads.detectMode(
+              cluster,
+              !!strategy.canary.trafficRouting?.istio,
+            );
+            const target = await this.targetFor(tick, {
+              ...c,
+              deploymentId: deployment.id,
+              previousRevision: deployment.revision,
+            });
+            if (!target) return undefined;
+            const conflict = await this.options.workloads.ownershipConflict(
+              target,
+              mode,
+            );
+            return conflict ? { cluster: c.cluster, conflict } : undefined;
+          } catch (error) {
+            this.options.logger.warn(
+              `Release ${tick.record.id}: could not check ${
+                c.cluster
+              } before the first step: ${asError(error).message}`,
+            );
+            return undefined;
+          }
+        }),
+      ),
+    );
+    const found = conflicts.find(x => x !== undefined);
+    if (!found) return true;
+    // Nothing was changed anywhere: the release ends, whether rollback is enabled or not.
+    abortRelease(
+      t,
+      {
+        reason: 'OWNERSHIP_CONFLICT',
+        message: `${found.cluster}: ${found.conflict}`,
+        cluster: found.cluster,
+      },
+      this.isOnline(tick),
+    );
+    const c = t.progress.clusters.find(x => x.cluster === found.cluster)!;
+    c.message = found.conflict;
+    return false;
   }
 
   private async advanceCluster(
@@ -480,6 +547,24 @@ export class ReleaseOrchestrator {
         });
         return;
       }
+    }
+    const target = await this.targetFor(tick, {
+      ...c,
+      deploymentId: deployment.id,
+      previousRevision: deployment.revision,
+    });
+    const conflict =
+      target &&
+      (await this.options.workloads.ownershipConflict(target, c.mode));
+    if (conflict) {
+      c.message = conflict;
+      t.changed = true;
+      this.fail(tick, {
+        reason: 'OWNERSHIP_CONFLICT',
+        message: `${c.cluster}: ${conflict}`,
+        cluster: c.cluster,
+      });
+      return;
     }
     c.deploymentId = deployment.id;
     c.previousRevision = deployment.revision;
@@ -653,7 +738,7 @@ export class ReleaseOrchestrator {
     const outcome = await this.stepOn(c, target, weight, weightIndex);
     if (outcome.kind === 'failed') {
       this.fail(tick, {
-        reason: 'STEP_FAILED',
+        reason: outcome.reason ?? 'STEP_FAILED',
         message: `${c.cluster}: ${outcome.message}`,
         cluster: c.cluster,
       });
@@ -723,7 +808,7 @@ export class ReleaseOrchestrator {
         if (outcome.kind !== 'reached') {
           if (outcome.kind === 'failed')
             this.fail(tick, {
-              reason: 'STEP_FAILED',
+              reason: outcome.reason ?? 'STEP_FAILED',
               message: `${c.cluster}: ${outcome.message}`,
               cluster: c.cluster,
             });
@@ -989,6 +1074,7 @@ export class ReleaseOrchestrator {
           c.deploymentId!,
           c.previousRevision!,
           ACTOR,
+          { byRelease: true },
         );
         c.revision = made.revision;
       }

@@ -8,6 +8,7 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import { applySteering } from './steering';
+import { assertNoRunningRelease } from './runningRelease';
 import { initialProgress, Transition } from './releaseMachine';
 import { resolveWaves } from './strategy';
 import type {
@@ -97,6 +98,12 @@ export class ReleaseService {
     if (request.strategy) {
       return this.startProgressive(application, clusters, request, actor);
     }
+    // An immediate release would overwrite what a running canary is doing on every cluster.
+    await assertNoRunningRelease(
+      stores.releases,
+      application,
+      'an immediate release',
+    );
     const targets: ReleaseRecord['targets'] = [];
     const skipped: ReleaseRecord['skipped'] = [];
     for (const cluster of clusters) {

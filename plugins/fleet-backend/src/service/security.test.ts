@@ -105,6 +105,11 @@ interface RouteCase {
   resourceRef?: string;
   /** The clusters it checks fleet.cluster.deploy on, after the entity's permission. */
   clusters?: string[];
+  /**
+   * Allowed, then refused with a 409 naming the seeded release: it would supersede that running
+   * release with a strategy.
+   */
+  supersedesRelease?: boolean;
 }
 
 /** Every route of the Fleet API, with a valid request for each, against the seeded state. */
@@ -197,6 +202,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.deployment.create',
       resourceRef: 'component:default/payments',
       clusters: ['east'],
+      supersedesRelease: true,
     },
     {
       method: 'post',
@@ -205,6 +211,7 @@ function writeRoutes(seed: Seed): RouteCase[] {
       permission: 'fleet.release.manage',
       resourceRef: 'component:default/payments',
       clusters: ['east', 'west'],
+      supersedesRelease: true,
     },
     ...(['promote', 'pause', 'resume', 'abort'] as const).map(action => ({
       method: 'post' as const,
@@ -444,9 +451,13 @@ describe.each(databases.eachSupportedId())(
           retries += 1;
           await new Promise(resolve => setTimeout(resolve, 100));
         }
+        // A route that would supersede the seeded running release is allowed, then a 409.
         expect({
           route: `${route.method} ${route.path}`,
-          ok: res.status < 300,
+          ok: route.supersedesRelease
+            ? res.status === 409 &&
+              String(res.body.error?.message).includes(seed.releaseId)
+            : res.status < 300,
         }).toEqual({
           route: `${route.method} ${route.path}`,
           ok: true,

@@ -9,6 +9,7 @@ const WORDS: Record<string, string> = {
   // deployments
   CLUSTER_OFFLINE: 'Cluster offline',
   APPLY_FAILED: 'Kubernetes refused the apply',
+  OWNERSHIP_CONFLICT: "Another owner's object is in the way (left untouched)",
   CLUSTER_NOT_CONFIGURED: 'Cluster has no usable kubeconfig',
   WORKLOAD_UNHEALTHY: 'Fewer replicas available than desired',
   PROGRESS_DEADLINE_EXCEEDED: 'Rollout missed its deadline',

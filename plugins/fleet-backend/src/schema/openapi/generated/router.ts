@@ -2030,7 +2030,13 @@ export const spec = {
         properties: {
           reason: {
             type: 'string',
-            enum: ['ANALYSIS_FAILED', 'STEP_TIMEOUT', 'ABORTED', 'STEP_FAILED'],
+            enum: [
+              'ANALYSIS_FAILED',
+              'STEP_TIMEOUT',
+              'ABORTED',
+              'STEP_FAILED',
+              'OWNERSHIP_CONFLICT',
+            ],
           },
           message: {
             type: 'string',
@@ -2928,7 +2934,7 @@ export const spec = {
         operationId: 'CreateRelease',
         tags: ['Releases'],
         description:
-          'A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage).',
+          'A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage). 409 while a release with a strategy of the application runs (abort it first).',
         parameters: [
           {
             $ref: '#/components/parameters/applicationId',
@@ -3183,7 +3189,7 @@ export const spec = {
         operationId: 'CreateDeployment',
         tags: ['Deployments'],
         description:
-          'Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster).',
+          'Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster). 409 while a running release with a strategy holds that cluster (abort it first).',
         requestBody: {
           required: true,
           content: {
@@ -3390,7 +3396,7 @@ export const spec = {
         operationId: 'RollbackDeployment',
         tags: ['Deployments'],
         description:
-          'Rolls back to toRevision, or to the last DEPLOYED revision before the current one.',
+          "Rolls back to toRevision, or to the last DEPLOYED revision before the current one. 409 while a running release with a strategy holds the deployment's cluster (abort it first).",
         parameters: [
           {
             $ref: '#/components/parameters/deploymentId',

@@ -187,7 +187,7 @@ export interface paths {
     };
     get: operations['ListReleases'];
     put?: never;
-    /** A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage). */
+    /** A fleet release - one new revision on every cluster the application is placed on, or on the named ones, progressive when a strategy is given (fleet.release.manage). 409 while a release with a strategy of the application runs (abort it first). */
     post: operations['CreateRelease'];
     delete?: never;
     options?: never;
@@ -284,7 +284,7 @@ export interface paths {
     };
     get: operations['ListDeployments'];
     put?: never;
-    /** Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster). */
+    /** Deploys an entity to a cluster now, registering its application first (origin imported) when it has none (fleet.deployment.create on the entity, fleet.cluster.deploy on the cluster). 409 while a running release with a strategy holds that cluster (abort it first). */
     post: operations['CreateDeployment'];
     delete?: never;
     options?: never;
@@ -350,7 +350,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Rolls back to toRevision, or to the last DEPLOYED revision before the current one. */
+    /** Rolls back to toRevision, or to the last DEPLOYED revision before the current one. 409 while a running release with a strategy holds the deployment's cluster (abort it first). */
     post: operations['RollbackDeployment'];
     delete?: never;
     options?: never;
@@ -873,7 +873,12 @@ export interface components {
       at: string;
     };
     ReleaseAbortReason: {
-      reason: 'ANALYSIS_FAILED' | 'STEP_TIMEOUT' | 'ABORTED' | 'STEP_FAILED';
+      reason:
+        | 'ANALYSIS_FAILED'
+        | 'STEP_TIMEOUT'
+        | 'ABORTED'
+        | 'STEP_FAILED'
+        | 'OWNERSHIP_CONFLICT';
       message: string;
       cluster?: string;
       metric?: string;

@@ -17,6 +17,7 @@ import { Checks, tempDir, type Scenario } from './lib';
 import { databaseError } from './scenarios/databaseError';
 import { flapping } from './scenarios/flapping';
 import { hostileInput } from './scenarios/hostileInput';
+import { kubeconfigTokens } from './scenarios/kubeconfigTokens';
 import { networkCut } from './scenarios/networkCut';
 import { restartMidOutage } from './scenarios/restart';
 import { shards } from './scenarios/shards';
@@ -32,6 +33,7 @@ const SCENARIOS: Scenario[] = [
   hostileInput,
   shards, // issue 16: replicas sharing the health work, one killed mid-cycle
   specialFiles, // beyond the issue's list: finding F2 of docs/benchmarks.md, fixed, kept as a check
+  kubeconfigTokens, // Secret kubeconfigs naming host files; manual refs to unlabelled Secrets
 ];
 /** Beyond the issue's list: known findings not fixed yet, run with --findings (none now). */
 const FINDINGS: Scenario[] = [];

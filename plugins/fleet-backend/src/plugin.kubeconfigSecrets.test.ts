@@ -128,11 +128,21 @@ describe.each(databases.eachSupportedId())(
         // The backend's own token, as a pod's service account token or a dev token file is.
         const tokenFile = path.join(tmp, 'token');
         fs.writeFileSync(tokenFile, 'backend-own-token-7f3a');
+        // Each its own server URL on the listener (one API server is one cluster).
         const kubeconfig = (context: string) =>
           JSON.stringify({
             apiVersion: 'v1',
             kind: 'Config',
-            clusters: [{ name: 'l', cluster: { server: listener.url } }],
+            clusters: [
+              {
+                name: 'l',
+                // Plain HTTP: client-node sends to it only without TLS verification.
+                cluster: {
+                  server: `${listener.url}/${context}`,
+                  'insecure-skip-tls-verify': true,
+                },
+              },
+            ],
             users: [{ name: 'u', user: { 'token-file': tokenFile } }],
             contexts: [{ name: context, context: { cluster: 'l', user: 'u' } }],
             'current-context': context,
@@ -157,7 +167,7 @@ describe.each(databases.eachSupportedId())(
           .post('/api/fleet/clusters')
           .send({
             name: 'manual-listener',
-            endpoint: listener.url,
+            endpoint: `${listener.url}/manual-listener`,
             kubeconfigRef: 'secret:fleet-system/manual-listener',
           })
           .expect(201);

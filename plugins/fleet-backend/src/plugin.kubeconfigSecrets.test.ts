@@ -89,7 +89,7 @@ describe.each(databases.eachSupportedId())(
     });
     afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    async function start(discovery: Record<string, unknown>) {
+    async function start(discovery: { [key: string]: string }) {
       const knex = await databases.init(databaseId);
       const backend = await startTestBackend({
         features: [

@@ -18,6 +18,7 @@ import { databaseError } from './scenarios/databaseError';
 import { flapping } from './scenarios/flapping';
 import { foreignObjects } from './scenarios/foreignObjects';
 import { hostileInput } from './scenarios/hostileInput';
+import { kubeconfigTokens } from './scenarios/kubeconfigTokens';
 import { networkCut } from './scenarios/networkCut';
 import { restartMidOutage } from './scenarios/restart';
 import { shards } from './scenarios/shards';
@@ -34,6 +35,7 @@ const SCENARIOS: Scenario[] = [
   shards, // issue 16: replicas sharing the health work, one killed mid-cycle
   specialFiles, // beyond the issue's list: finding F2 of docs/benchmarks.md, fixed, kept as a check
   foreignObjects, // another team's Rollout, canary Deployment and VirtualService stay untouched
+  kubeconfigTokens, // Secret kubeconfigs naming host files; manual refs to unlabelled Secrets
 ];
 /** Beyond the issue's list: known findings not fixed yet, run with --findings (none now). */
 const FINDINGS: Scenario[] = [];

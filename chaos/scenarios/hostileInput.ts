@@ -284,9 +284,11 @@ async function hostileSecrets(options: {
   };
   const created = [
     await put('secret-good', good, labels),
+    // Labelled: a manual reference is read only for a Secret discovery would read.
     await put(
       'secret-manual',
       readFileSync(sim.kubeconfigPath('secret-manual'), 'utf8'),
+      labels,
     ),
     await put('secret-nokey', good, labels, 'other'),
     ...(await Promise.all(
@@ -345,15 +347,18 @@ async function hostileSecrets(options: {
     'by-missing-secret',
     'by-malformed-secret',
     'by-nokey-secret',
-    'secret-exec',
   ].map(name => byName[name]);
   out.push([
     unprobeable.every(
       c =>
         c?.status === 'UNKNOWN' &&
         /kubeconfig Secret 'fleet-system\//.test(c.statusReason ?? ''),
-    ) && !existsSync(execMarker),
-    'Secrets that are missing, malformed, without the key or running an exec plugin leave their clusters UNKNOWN with a reason naming the Secret (never OFFLINE), and the plugin never runs',
+    ) &&
+      // A kubeconfig Secret running a plugin is refused when read: never a usable cluster.
+      (byName['secret-exec']?.name === undefined ||
+        byName['secret-exec'].status === 'UNKNOWN') &&
+      !existsSync(execMarker),
+    'Secrets that are missing, malformed, without the key or running an exec plugin leave their clusters UNKNOWN with a reason naming the Secret, or undiscovered (never OFFLINE), and the plugin never runs',
     unprobeable.map(
       c => `${c?.name}:${c?.status}:${short(c?.statusReason, 80)}`,
     ),
@@ -377,6 +382,7 @@ async function hostileSecrets(options: {
   await put(
     'secret-manual',
     readFileSync(sim.kubeconfigPath('secret-manual'), 'utf8'),
+    labels,
   );
   await cycle();
   const restored = await cluster('by-secret');

@@ -27,10 +27,17 @@ export interface Config {
       /**
        * A label selector (e.g. `cnp.io/kubeconfig=true`): every Secret of the hub cluster with
        * these labels holds a kubeconfig (key `kubeconfig`, else `value`) whose contexts are
-       * discovered as clusters, with `kubeconfigRef: secret:<namespace>/<name>[#key]`.
+       * discovered as clusters, with `kubeconfigRef: secret:<namespace>/<name>[#key]`. A manual
+       * `secret:` reference is read only for a Secret with these labels (in `secretNamespace`
+       * when set); without a selector, no Secret reference is read. A Secret's kubeconfig may
+       * name no file (token-file, client-certificate, client-key, certificate-authority) and run
+       * no exec or auth-provider plugin.
        */
       secretSelector?: string;
-      /** The namespace those Secrets are listed in (default: every namespace). */
+      /**
+       * The namespace those Secrets are listed in, and the only one a manual `secret:` reference
+       * may name (default: every namespace).
+       */
       secretNamespace?: string;
     };
     /**

@@ -45,22 +45,44 @@ async function ensureNamespace(name: string) {
     .catch(() => undefined);
 }
 
+/** The labels that mark a kubeconfig Secret for Fleet (fleet.discovery.secretSelector). */
+const KUBECONFIG_LABELS = { 'cnp.io/kubeconfig': 'true' };
+const SECRET_SELECTOR = 'cnp.io/kubeconfig=true';
+
 async function putKubeconfigSecret(
   name: string,
   content: string,
-  options: { key?: string; labels?: Record<string, string> } = {},
+  options: {
+    key?: string;
+    labels?: Record<string, string>;
+    namespace?: string;
+  } = {},
 ) {
-  await ensureNamespace('fleet-system');
+  const namespace = options.namespace ?? 'fleet-system';
+  await ensureNamespace(namespace);
   await hubCore()
-    .deleteNamespacedSecret({ name, namespace: 'fleet-system' })
+    .deleteNamespacedSecret({ name, namespace })
     .catch(() => undefined);
   await hubCore().createNamespacedSecret({
-    namespace: 'fleet-system',
+    namespace,
     body: {
-      metadata: { name, labels: options.labels },
+      metadata: { name, labels: options.labels ?? KUBECONFIG_LABELS },
       stringData: { [options.key ?? 'kubeconfig']: content },
     },
   });
+}
+
+/** Each test starts with no kubeconfig Secret on the hub (discovery would find the last one's). */
+async function deleteKubeconfigSecrets() {
+  const secrets = await hubCore().listSecretForAllNamespaces();
+  for (const secret of secrets.items) {
+    await hubCore()
+      .deleteNamespacedSecret({
+        name: secret.metadata!.name!,
+        namespace: secret.metadata!.namespace!,
+      })
+      .catch(() => undefined);
+  }
 }
 
 const kubeconfigOf = (cluster: string) =>
@@ -87,6 +109,8 @@ function expectNoSecretIn(body: unknown) {
 describe.each(databases.eachSupportedId())(
   'the hub cluster (%s)',
   databaseId => {
+    beforeEach(deleteKubeconfigSecrets);
+
     async function start(fleet: Record<string, unknown>) {
       const knex = await databases.init(databaseId);
       const backend = await startTestBackend({
@@ -102,6 +126,7 @@ describe.each(databases.eachSupportedId())(
                   manualMinInterval: { seconds: 0 },
                 },
                 deploy: { pollInterval: { milliseconds: 100 } },
+                discovery: { secretSelector: SECRET_SELECTOR },
                 ...fleet,
               },
             },
@@ -117,10 +142,11 @@ describe.each(databases.eachSupportedId())(
     }
 
     it('probes a Secret-referenced cluster: ONLINE, UNKNOWN while its Secret is gone, ONLINE when it is back, with no deployment degraded', async () => {
-      await putKubeconfigSecret('edge-kubeconfig', kubeconfigOf('edge'));
       const { server } = await start({
         hub: { kubeconfigPath: sim.kubeconfigPath('hub') },
       });
+      // Put after startup's discovery: registered by hand first, the cluster stays manual.
+      await putKubeconfigSecret('edge-kubeconfig', kubeconfigOf('edge'));
       const registered = await request(server)
         .post('/api/fleet/clusters')
         .send({
@@ -216,10 +242,10 @@ describe.each(databases.eachSupportedId())(
     it('picks up a rotated Secret at the next cycle', async () => {
       // The Secret first names the wrong API server's kubeconfig: the cluster stays UNKNOWN
       // (Fleet never sends a kubeconfig's credentials to another server), then is fixed.
-      await putKubeconfigSecret('near-kubeconfig', kubeconfigOf('far'));
       const { server } = await start({
         hub: { kubeconfigPath: sim.kubeconfigPath('hub') },
       });
+      await putKubeconfigSecret('near-kubeconfig', kubeconfigOf('far'));
       await request(server)
         .post('/api/fleet/clusters')
         .send({
@@ -253,14 +279,15 @@ describe.each(databases.eachSupportedId())(
       await putKubeconfigSecret('far-kubeconfig', kubeconfigOf('far'), {
         labels: { 'cnp.io/kubeconfig': 'true' },
       });
-      await putKubeconfigSecret('unlabelled', kubeconfigOf('edge'));
+      await putKubeconfigSecret('unlabelled', kubeconfigOf('edge'), {
+        labels: {},
+      });
       await putKubeconfigSecret('capi-style', kubeconfigOf('near'), {
         key: 'value',
         labels: { 'cnp.io/kubeconfig': 'true' },
       });
       const { server } = await start({
         hub: { kubeconfigPath: sim.kubeconfigPath('hub') },
-        discovery: { secretSelector: 'cnp.io/kubeconfig=true' },
       });
       const list = await request(server).get('/api/fleet/clusters').expect(200);
       const byName = new Map<string, any>(

@@ -138,6 +138,10 @@ export const fleetPlugin = createBackendPlugin({
           policy,
           allowExecForManual: fleetConfig.discovery.allowExecForManual,
           hub,
+          secretRules: {
+            selector: fleetConfig.discovery.secretSelector,
+            namespace: fleetConfig.discovery.secretNamespace,
+          },
         });
         const discovery = ClusterDiscovery.create({
           clusters: stores.clusters,

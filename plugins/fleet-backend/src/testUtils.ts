@@ -24,6 +24,7 @@ export {
 export {
   ClusterClients,
   type ProbeOutcome,
+  type SecretRules,
   type SharedConnection,
 } from './kubernetes/ClusterClients';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';

@@ -150,6 +150,50 @@ describe.each(databases.eachSupportedId())(
       ).rejects.toMatchObject({ name: 'ConflictError' });
     });
 
+    it('refuses a manual cluster whose endpoint is a known API server written another way: 409 naming it', async () => {
+      const { stores } = await createStore();
+      await stores.clusters.insertCluster({
+        name: 'sim-1',
+        endpoint: 'https://127.0.0.1:6550/clusters/sim-1',
+        kubeconfigRef: '/k/sim-1.yaml',
+        source: 'manual',
+        identityCa: 'sha256:aa',
+      });
+      for (const alias of [
+        'https://localhost:6550/clusters/sim-1',
+        'https://[::ffff:127.0.0.1]:6550/clusters/sim-1',
+        'https://[::1]:6550/clusters/sim-1',
+        'https://127.0.0.1:6550//clusters/sim-1',
+        'https://127.0.0.1:6550/clusters/sim-1/',
+        'https://LOCALHOST.:6550/clusters/./sim-1',
+        'https://127.0.0.1:6550/clusters/sim%2D1',
+      ]) {
+        await expect(
+          stores.clusters.insertCluster({
+            name: 'sim-1-twin',
+            endpoint: alias,
+            kubeconfigRef: 'vault:twin',
+            source: 'manual',
+          }),
+        ).rejects.toMatchObject({
+          name: 'ConflictError',
+          message: expect.stringContaining(
+            "is already registered as cluster 'sim-1'",
+          ),
+        });
+      }
+      expect(await stores.clusters.getCluster('sim-1-twin')).toBeUndefined();
+      // Another path on the same host is another cluster (paths are case-sensitive).
+      await expect(
+        stores.clusters.insertCluster({
+          name: 'sim-1-upper',
+          endpoint: 'https://127.0.0.1:6550/clusters/SIM-1',
+          kubeconfigRef: 'vault:upper',
+          source: 'manual',
+        }),
+      ).resolves.toMatchObject({ name: 'sim-1-upper' });
+    });
+
     it('never re-points a discovered cluster at another API server', async () => {
       const { stores } = await createStore();
       const prod = {

@@ -215,7 +215,8 @@ export class DatabaseClusterStore implements ClusterStore {
       kubeconfigRef: row.kubeconfig_ref,
       context: row.context ?? undefined,
       source: row.source,
-      identityServer: row.identity_server ?? normalizeServer(row.endpoint),
+      // Normalized again: a row that kept an earlier spelling is compared as its server.
+      identityServer: normalizeServer(row.identity_server ?? row.endpoint),
       identityCa: row.identity_ca ?? undefined,
     }));
   }

@@ -58,7 +58,7 @@ describe.each(databases.eachSupportedId())(
       expect(await stores.state.listLeases('nothing-')).toEqual([]);
     });
 
-    it('deletes the leases of a prefix that expired before a time, and only those', async () => {
+    it('deletes the leases of a prefix that expired a given time ago by the database clock, and only those', async () => {
       const { stores } = await createStore();
       await stores.state.takeLease('health-presence:gone', 'gone', 60_000);
       await stores.state.releaseLease('health-presence:gone', 'gone');
@@ -66,14 +66,92 @@ describe.each(databases.eachSupportedId())(
       await stores.state.takeLease('health-cycle:shard-0', 'x', 60_000);
       await stores.state.releaseLease('health-cycle:shard-0', 'x');
       expect(
-        await stores.state.deleteExpiredLeases('health-presence:', new Date()),
+        await stores.state.deleteExpiredLeases('health-presence:', 0),
       ).toBe(1);
       expect(
         (await stores.state.listLeases('health-')).map(l => l.name),
       ).toEqual(['health-cycle:shard-0', 'health-presence:live']);
       expect(
-        await stores.state.deleteExpiredLeases('health-presence:', new Date()),
+        await stores.state.deleteExpiredLeases('health-presence:', 0),
       ).toBe(0);
+    });
+
+    describe('with a replica whose clock is off', () => {
+      const HOUR = 3_600_000;
+      /** This process's Date reads `offsetMs` off the real time (timers stay real). */
+      const skewClock = (offsetMs: number) =>
+        jest.useFakeTimers({
+          now: Date.now() + offsetMs,
+          doNotFake: [
+            'hrtime',
+            'nextTick',
+            'performance',
+            'queueMicrotask',
+            'setImmediate',
+            'clearImmediate',
+            'setInterval',
+            'clearInterval',
+            'setTimeout',
+            'clearTimeout',
+          ],
+        });
+      afterEach(() => jest.useRealTimers());
+
+      it('a replica whose clock runs ahead never takes a lease its holder still holds', async () => {
+        const { stores } = await createStore();
+        const a = await stores.state.takeLease('cycle', 'a', 60_000);
+        expect(a).toBeDefined();
+        skewClock(2 * HOUR);
+        expect(await stores.state.takeLease('cycle', 'b', 60_000)).toBe(
+          undefined,
+        );
+        const [lease] = await stores.state.listLeases('cycle');
+        expect(lease).toMatchObject({ holder: 'a' });
+        expect(lease.remainingMs).toBeGreaterThan(50_000);
+        jest.useRealTimers();
+        // The holder's fenced writes still go through.
+        await stores.state.setLastCycle(
+          { finishedAt: new Date().toISOString() } as any,
+          a,
+        );
+      });
+
+      it('a lease taken by a replica whose clock runs behind lasts its whole time', async () => {
+        const { stores } = await createStore();
+        skewClock(-2 * HOUR);
+        const a = await stores.state.takeLease('cycle', 'a', 60_000);
+        jest.useRealTimers();
+        expect(a).toBeDefined();
+        expect(await stores.state.takeLease('cycle', 'b', 60_000)).toBe(
+          undefined,
+        );
+        await stores.state.setLastCycle(
+          { finishedAt: new Date().toISOString() } as any,
+          a,
+        );
+      });
+
+      it('a replica whose clock runs behind does not keep writing under a lease that has run out', async () => {
+        const { stores } = await createStore();
+        const a = await stores.state.takeLease('cycle', 'a', 100);
+        await new Promise(r => setTimeout(r, 250));
+        skewClock(-2 * HOUR);
+        await expect(
+          stores.state.setLastCycle(
+            { finishedAt: new Date().toISOString() } as any,
+            a,
+          ),
+        ).rejects.toMatchObject({ name: 'LeaseLostError' });
+        const [lease] = await stores.state.listLeases('cycle');
+        expect(lease.remainingMs).toBeLessThan(0);
+        jest.useRealTimers();
+        // Another replica takes it over, with the token moved on.
+        expect(await stores.state.takeLease('cycle', 'b', 60_000)).toEqual({
+          name: 'cycle',
+          holder: 'b',
+          token: a!.token + 1,
+        });
+      });
     });
 
     it('hands a lease to one holder at a time and lets it expire', async () => {

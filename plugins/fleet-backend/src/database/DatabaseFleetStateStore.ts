@@ -7,6 +7,11 @@ import type { Knex } from 'knex';
 import { isUniqueViolation, toIso } from './dialect';
 import { parseJson, type LockRow, type StateRow } from './tables';
 import { fenced } from './leaseFence';
+import {
+  databaseNow,
+  databaseNowPlus,
+  millisecondsUntil,
+} from './databaseClock';
 import type { FleetStateStore, LeaseFence, LeaseRecord } from './types';
 
 /** The keys of `fleet_state`: known to this store only. */
@@ -67,8 +72,9 @@ export class DatabaseFleetStateStore implements FleetStateStore {
     holder: string,
     ttlMs: number,
   ): Promise<LeaseFence | undefined> {
-    const now = new Date();
-    const expiresAt = new Date(now.getTime() + ttlMs);
+    // The database's clock, not this replica's: see `databaseClock.ts`.
+    const now = databaseNow(this.db);
+    const expiresAt = databaseNowPlus(this.db, ttlMs);
     // Take over an expired lease, moving its token on, or renew our own, keeping it ...
     const taken = await this.db<LockRow>('fleet_locks')
       .where({ name })
@@ -109,9 +115,12 @@ export class DatabaseFleetStateStore implements FleetStateStore {
       .update({ expires_at: new Date(0) });
   }
 
-  async deleteExpiredLeases(prefix: string, before: Date): Promise<number> {
+  async deleteExpiredLeases(
+    prefix: string,
+    expiredForMs: number,
+  ): Promise<number> {
     const expired = (await this.listLeases(prefix)).filter(
-      lease => Date.parse(lease.expiresAt) < before.getTime(),
+      lease => lease.remainingMs < -expiredForMs,
     );
     if (expired.length === 0) return 0;
     // Each row only while it is still expired: a holder that renewed it meanwhile keeps it.
@@ -120,14 +129,21 @@ export class DatabaseFleetStateStore implements FleetStateStore {
         'name',
         expired.map(lease => lease.name),
       )
-      .andWhere('expires_at', '<', before)
+      .andWhere('expires_at', '<', databaseNowPlus(this.db, -expiredForMs))
       .delete();
   }
 
   async listLeases(prefix: string): Promise<LeaseRecord[]> {
-    const rows = await this.db<LockRow>('fleet_locks')
-      .where('name', 'like', `${prefix}%`)
-      .orderBy('name');
+    const rows: Array<LockRow & { remaining_ms: number | string }> =
+      await this.db<LockRow>('fleet_locks')
+        .where('name', 'like', `${prefix}%`)
+        .select(
+          '*',
+          this.db.raw('? as remaining_ms', [
+            millisecondsUntil(this.db, 'expires_at'),
+          ]),
+        )
+        .orderBy('name');
     // LIKE's wildcards (`_`, `%`) in the prefix match more than it: only names that start with it.
     return rows
       .filter(row => row.name.startsWith(prefix))
@@ -136,6 +152,7 @@ export class DatabaseFleetStateStore implements FleetStateStore {
         holder: row.holder,
         token: Number(row.token),
         expiresAt: toIso(row.expires_at) ?? new Date(0).toISOString(),
+        remainingMs: Math.round(Number(row.remaining_ms)),
       }));
   }
 

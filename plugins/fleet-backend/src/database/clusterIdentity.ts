@@ -18,14 +18,46 @@ export interface ClusterIdentity {
 /** The kubeconfig names no CA of its own. */
 export const NO_CA = 'none';
 
+/** Host names that are this host's loopback address, however they are written. */
+const LOOPBACK_ALIASES = new Set(['localhost', '[::1]', '127.0.0.1']);
+
+/** `[::ffff:7f00:1]` (an IPv4-mapped IPv6 address, as WHATWG URL writes it) as `127.0.0.1`. */
+function unmapIpv4(hostname: string): string {
+  const m = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(hostname);
+  if (!m) return hostname;
+  const high = parseInt(m[1], 16);
+  const low = parseInt(m[2], 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/** Percent-escapes of unreserved characters decoded, the others' hex upper-cased (RFC 3986). */
+function normalizePercent(path: string): string {
+  return path.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+}
+
 /**
- * The server URL as one API server has one: scheme and host lower-cased, the default port and
- * trailing slashes dropped; the path is kept (one host may serve several clusters by path).
+ * The server URL as one API server has one, so that another spelling of a known server is that
+ * server (WHATWG URL parsing, then): scheme and host lower-case, a host name's trailing dot
+ * dropped, an IPv4-mapped IPv6 address as IPv4, `localhost` and `[::1]` as `127.0.0.1` (one
+ * loopback), the default port dropped, `.` and `..` segments resolved, repeated slashes
+ * collapsed, percent-escapes of unreserved characters decoded and trailing slashes dropped. The
+ * path keeps its case: one host may serve several clusters by path, and paths are
+ * case-sensitive behind a proxy as on the API server. Credentials, query and fragment are not
+ * part of it.
  */
 export function normalizeServer(server: string): string {
   try {
     const url = new URL(server.trim());
-    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+    let hostname = unmapIpv4(url.hostname.replace(/\.$/, ''));
+    if (LOOPBACK_ALIASES.has(hostname)) hostname = '127.0.0.1';
+    const host = url.port ? `${hostname}:${url.port}` : hostname;
+    const path = normalizePercent(url.pathname)
+      .replace(/\/{2,}/g, '/')
+      .replace(/\/+$/, '');
+    return `${url.protocol}//${host}${path}`;
   } catch {
     return server.trim().replace(/\/+$/, '');
   }

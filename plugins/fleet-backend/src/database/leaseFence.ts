@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { LeaseLostError } from './conflicts';
-import { forUpdate, toIso } from './dialect';
+import { forUpdate } from './dialect';
+import { millisecondsUntil } from './databaseClock';
 import type { LockRow } from './tables';
 import type { LeaseFence } from './types';
 
@@ -13,16 +14,23 @@ export async function assertLeaseHeld(
   tx: Knex.Transaction,
   fence: LeaseFence,
 ): Promise<void> {
-  const row: LockRow | undefined = await forUpdate(
-    tx<LockRow>('fleet_locks').where({ name: fence.name }),
-    tx,
-  ).first();
-  const expiresAt = row ? Date.parse(toIso(row.expires_at) ?? '') : NaN;
+  // Expired or not by the database's clock, never this replica's (see `databaseClock.ts`).
+  const [row]: Array<LockRow & { remaining_ms: number | string }> =
+    await forUpdate(
+      tx<LockRow>('fleet_locks')
+        .where({ name: fence.name })
+        .select(
+          '*',
+          tx.raw('? as remaining_ms', [millisecondsUntil(tx, 'expires_at')]),
+        )
+        .limit(1),
+      tx,
+    );
   if (
     !row ||
     row.holder !== fence.holder ||
     Number(row.token) !== fence.token ||
-    !(expiresAt > Date.now())
+    !(Number(row.remaining_ms) > 0)
   ) {
     throw new LeaseLostError(
       `The '${fence.name}' lease (token ${fence.token}) is no longer held by ${

@@ -92,5 +92,65 @@ describe.each(databases.eachSupportedId())(
         'fleet_clusters_identity_uniq',
       );
     });
+    it('20261206000000_cluster_identity_aliases.js writes stored identities in the form that takes host aliases as one server, leaving a twin registered before it as it was', async () => {
+      const knex = await databases.init(databaseId);
+      const name = '20261206000000_cluster_identity_aliases.js';
+      await migrateUntilBefore(knex, name);
+      const at = new Date('2026-12-01T10:00:00.000Z');
+      const cluster = (row: Record<string, unknown>) => ({
+        kubeconfig_ref: '/k/c.yaml',
+        source: 'manual',
+        labels: '{}',
+        status: 'ONLINE',
+        consecutive_failures: 0,
+        consecutive_successes: 0,
+        created_at: at,
+        updated_at: at,
+        ...row,
+      });
+      await knex('fleet_clusters').insert([
+        cluster({
+          name: 'a-local',
+          endpoint: 'https://localhost:6550//clusters/sim-1',
+          identity_server: 'https://localhost:6550//clusters/sim-1',
+          identity_ca: 'sha256:aa',
+        }),
+        cluster({
+          name: 'b-loopback',
+          endpoint: 'https://127.0.0.1:6550/clusters/sim-1',
+          identity_server: 'https://127.0.0.1:6550/clusters/sim-1',
+          identity_ca: 'sha256:aa',
+        }),
+        cluster({
+          name: 'c-mapped',
+          endpoint: 'https://[::ffff:127.0.0.1]:6550/clusters/sim-2',
+          identity_server: 'https://[::ffff:7f00:1]:6550/clusters/sim-2',
+          identity_ca: null,
+        }),
+      ]);
+      await knex.migrate.up({ directory: migrationsDir, name });
+      const rows = await knex('fleet_clusters')
+        .select('name', 'identity_server')
+        .orderBy('name');
+      expect(rows).toEqual([
+        // Its new form is b-loopback's (server, CA): it keeps the old one.
+        {
+          name: 'a-local',
+          identity_server: 'https://localhost:6550//clusters/sim-1',
+        },
+        {
+          name: 'b-loopback',
+          identity_server: 'https://127.0.0.1:6550/clusters/sim-1',
+        },
+        {
+          name: 'c-mapped',
+          identity_server: 'https://127.0.0.1:6550/clusters/sim-2',
+        },
+      ]);
+      await knex.migrate.down({ directory: migrationsDir });
+      expect(
+        await knex('fleet_clusters').select('name').orderBy('name'),
+      ).toHaveLength(3);
+    });
   },
 );

@@ -272,6 +272,11 @@ export interface LeaseRecord {
   name: string;
   holder: string;
   token: number;
-  /** ISO time; a lease is held until then. */
+  /** ISO time; a lease is held until then (by the database's clock). */
   expiresAt: string;
+  /**
+   * How long the lease still ran when listed, by the database's clock (negative: it had run out
+   * that long before). A replica compares this, never `expiresAt` with its own clock.
+   */
+  remainingMs: number;
 }

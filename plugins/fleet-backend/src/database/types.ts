@@ -382,11 +382,11 @@ export interface FleetStateStore {
   /** Every lease whose name starts with `prefix`, expired ones too, by name. */
   listLeases(prefix: string): Promise<LeaseRecord[]>;
   /**
-   * Deletes the leases whose name starts with `prefix` that expired before `before`; answers how
-   * many. Only for leases whose token fences nothing (a replica's presence): a deleted lease's
-   * token starts again.
+   * Deletes the leases whose name starts with `prefix` that expired more than `expiredForMs`
+   * ago by the database's clock; answers how many. Only for leases whose token fences nothing
+   * (a replica's presence): a deleted lease's token starts again.
    */
-  deleteExpiredLeases(prefix: string, before: Date): Promise<number>;
+  deleteExpiredLeases(prefix: string, expiredForMs: number): Promise<number>;
 }
 
 /** Every store of Fleet, over one database. */

@@ -488,20 +488,21 @@ export class HealthWorker {
       leaseMs,
     );
     await this.renewHeld();
-    const now = Date.now();
     // Each process has a presence of its own: those of replicas gone for a lease period and more
     // are deleted, so restarts and rolling deploys do not pile rows up.
-    await state.deleteExpiredLeases(
-      PRESENCE_LEASE_PREFIX,
-      new Date(now - leaseMs),
+    await state.deleteExpiredLeases(PRESENCE_LEASE_PREFIX, leaseMs);
+    // Whether a lease has run out is the database's word (its `remainingMs`), never a
+    // comparison with this replica's clock, which may be off; this clock only measures the time
+    // since the listing, to know when each lease runs out from here.
+    const listedAt = Date.now();
+    const shardLeases = (await state.listLeases(SHARD_LEASE_PREFIX)).map(
+      lease => ({ ...lease, runsOutAt: listedAt + lease.remainingMs }),
     );
-    const shardLeases = await state.listLeases(SHARD_LEASE_PREFIX);
     const presences = await state.listLeases(PRESENCE_LEASE_PREFIX);
     // A replica renews its presence before its shards, so a dead one's presence runs out no
     // later than its shard leases.
     const live = presences.filter(
-      lease =>
-        lease.holder === this.replica || Date.parse(lease.expiresAt) > now,
+      lease => lease.holder === this.replica || lease.remainingMs > 0,
     ).length;
     const fairShare = Math.ceil(shards / Math.max(1, live));
     if (!this.cycling) {
@@ -526,7 +527,7 @@ export class HealthWorker {
       if (
         current &&
         current.holder !== this.replica &&
-        Date.parse(current.expiresAt) > Date.now()
+        current.runsOutAt > Date.now()
       ) {
         continue;
       }
@@ -556,7 +557,7 @@ export class HealthWorker {
             lease.holder !== this.replica &&
             !this.held.has(Number(lease.name.slice(SHARD_LEASE_PREFIX.length))),
         )
-        .map(lease => Date.parse(lease.expiresAt)),
+        .map(lease => lease.runsOutAt),
       this.held.size < fairShare,
     );
     return [...this.held.keys()].sort((a, b) => a - b);

@@ -16,6 +16,7 @@ import {
   kubeconfigFromSecret,
   parseSecretRef,
 } from './kubeconfigRefs';
+import { matchesSelector, parseLabelSelector } from './labelSelector';
 import { describeKubeError, withTimeout } from './requestOptions';
 import { clusterAgentFor } from './secureContexts';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
@@ -31,6 +32,17 @@ export interface ClusterAccess {
   serverVersion?: string | null;
   /** The CA it was registered with (see `clusterIdentity.ts`); unknown when left out. */
   identityCa?: string | null;
+}
+
+/**
+ * The Secrets a `secret:` reference may name, as discovery reads them: those with the labels of
+ * `selector` (`fleet.discovery.secretSelector`), in `namespace` when one is set
+ * (`fleet.discovery.secretNamespace`). Whoever registers a cluster could otherwise make Fleet
+ * read, and use, any Secret of any namespace of the hub (another team's admin kubeconfig).
+ */
+export interface SecretRules {
+  selector?: string;
+  namespace?: string;
 }
 
 /** What one probe of a cluster found. */
@@ -193,6 +205,7 @@ export class ClusterClients {
     private readonly policy: KubeconfigAccessPolicy,
     private readonly allowExecForManual: boolean,
     private readonly hub: HubCluster | undefined,
+    private readonly secretRules: SecretRules,
   ) {}
 
   static create(options: {
@@ -201,11 +214,17 @@ export class ClusterClients {
     allowExecForManual?: boolean;
     /** Where `secret:` references are read, and the `in-cluster` cluster is reached. */
     hub?: HubCluster;
+    /**
+     * Which Secrets a `secret:` reference may name: those discovery would read (see
+     * `SecretRules`). Without a selector, no Secret reference is read.
+     */
+    secretRules?: SecretRules;
   }): ClusterClients {
     return new ClusterClients(
       options.policy,
       options.allowExecForManual ?? false,
       options.hub,
+      options.secretRules ?? {},
     );
   }
 
@@ -259,6 +278,20 @@ export class ClusterClients {
       };
     }
     const label = describeSecretRef(parsed);
+    const { selector, namespace } = this.secretRules;
+    const labels = selector ? parseLabelSelector(selector) : undefined;
+    if (!selector || !labels) {
+      return {
+        kind: 'unusable',
+        reason: `${label} is not read: Fleet reads kubeconfig Secrets only with the labels of fleet.discovery.secretSelector, and none is configured`,
+      };
+    }
+    if (namespace && parsed.namespace !== namespace) {
+      return {
+        kind: 'unusable',
+        reason: `${label} is not read: kubeconfig Secrets are read only in namespace '${namespace}' (fleet.discovery.secretNamespace)`,
+      };
+    }
     if (!this.hub) {
       return {
         kind: 'unusable',
@@ -288,6 +321,12 @@ export class ClusterClients {
       };
     }
     const meta = read.secret.metadata;
+    if (!matchesSelector(meta?.labels ?? {}, labels)) {
+      return {
+        kind: 'unusable',
+        reason: `${label} is not used: it does not carry the labels '${selector}' (fleet.discovery.secretSelector) that mark a Secret as a kubeconfig for Fleet`,
+      };
+    }
     return {
       kind: 'source',
       version: `${ref}|${meta?.uid ?? ''}|${meta?.resourceVersion ?? ''}`,
@@ -450,21 +489,23 @@ export class ClusterClients {
     }
     const user = kubeConfig.getCurrentUser();
     if (
-      (cluster.source === 'manual' || source.untrusted) &&
       (user?.exec || user?.authProvider) &&
-      !this.allowExecForManual
+      (source.untrusted ||
+        (cluster.source === 'manual' && !this.allowExecForManual))
     ) {
       // An exec plugin runs a program on this host, and so do client-node's auth providers
       // (gcp, azure run their cmd-path through a shell): whoever registers a manual cluster, or
       // may write a Secret of the hub, would choose it. Discovered kubeconfig files are the
-      // operator's own.
+      // operator's own. (A Secret's kubeconfig is refused before this, when it is read.)
       return {
         kind: 'unusable',
         reason: `${label} runs ${
           user.exec ? 'an exec credential plugin' : 'an auth-provider'
         }, which Fleet runs only for discovered kubeconfig${
-          source.untrusted ? ' files, not for kubeconfigs held in Secrets' : 's'
-        } (set fleet.discovery.allowExecForManual to allow it)`,
+          source.untrusted
+            ? ' files, never for kubeconfigs held in Secrets'
+            : 's (set fleet.discovery.allowExecForManual to allow it)'
+        }`,
       };
     }
     const tlsFiles = [current.caFile, user?.certFile, user?.keyFile].filter(

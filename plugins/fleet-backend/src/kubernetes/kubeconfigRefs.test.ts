@@ -93,7 +93,7 @@ describe('Secret references', () => {
     );
     expect(byPath).toMatchObject({
       kind: 'unusable',
-      problem: expect.stringContaining('names certificate or key files'),
+      problem: expect.stringContaining("sets 'certificate-authority'"),
     });
     expect(JSON.stringify(byPath)).not.toContain('s3cr3t-2');
   });

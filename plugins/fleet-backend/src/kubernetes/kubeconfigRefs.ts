@@ -3,6 +3,7 @@ import {
   MAX_KUBECONFIG_BYTES,
   parseErrorSummary,
 } from '@cnp/plugin-fleet-node';
+import { checkUntrustedKubeconfig } from './untrustedKubeconfig';
 
 /** The `kubeconfigRef` of the cluster the backend runs in, reached with in-cluster config. */
 export const IN_CLUSTER_REF = 'in-cluster';
@@ -52,10 +53,11 @@ export type SecretKubeconfig =
   | { kind: 'unusable'; problem: string };
 
 /**
- * Parses the kubeconfig a Secret holds under `ref.key`, with client-node. A missing key, an
- * oversized value or a kubeconfig that does not parse is a problem that quotes nothing of the
- * value (a parse error keeps its first line only, which never carries the parser's excerpt of
- * the text).
+ * Parses the kubeconfig a Secret holds under `ref.key`: checked first (see
+ * `untrustedKubeconfig.ts`: no file paths, no exec or auth-provider, in any entry), then read by
+ * client-node. A missing key, an oversized value, a refused field or a kubeconfig that does not
+ * parse is a problem that quotes nothing of the value (a parse error keeps its first line only,
+ * which never carries the parser's excerpt of the text).
  */
 export function kubeconfigFromSecret(
   secret: V1Secret,
@@ -72,9 +74,14 @@ export function kubeconfigFromSecret(
       problem: `is larger than ${MAX_KUBECONFIG_BYTES} bytes`,
     };
   }
+  // Checked before client-node sees it: its parse alone would read a `token-file`.
+  const checked = checkUntrustedKubeconfig(bytes.toString('utf8'));
+  if (checked.kind === 'refused') {
+    return { kind: 'unusable', problem: checked.problem };
+  }
   const kubeConfig = new KubeConfig();
   try {
-    kubeConfig.loadFromString(bytes.toString('utf8'));
+    kubeConfig.loadFromString(checked.text);
   } catch (error) {
     return {
       kind: 'unusable',
@@ -85,16 +92,6 @@ export function kubeconfigFromSecret(
     return {
       kind: 'unusable',
       problem: 'is not a valid kubeconfig: it has no contexts',
-    };
-  }
-  // Certificates named by path would be files of the backend's host, not of the Secret.
-  const byPath =
-    kubeConfig.clusters.some(c => c.caFile) ||
-    kubeConfig.users.some(u => u.certFile || u.keyFile);
-  if (byPath) {
-    return {
-      kind: 'unusable',
-      problem: `names certificate or key files; a kubeconfig in a Secret must carry them inline (certificate-authority-data, client-certificate-data, client-key-data)`,
     };
   }
   return { kind: 'ok', kubeConfig };

@@ -644,6 +644,10 @@ describe.each(databases.eachSupportedId())(
         // PostgreSQL cannot store a NUL: it must be refused before it gets there.
         [{ ...cluster, endpoint: 'https://10.0.0.1:6443/\u0000x' }, 400],
         [{ ...cluster, context: 'a\u0000b' }, 400],
+        // Bidirectional and zero-width characters would show one text and store another.
+        [{ ...cluster, endpoint: 'https://10.0.0.1:6443/\u202emoc.live' }, 400],
+        [{ ...cluster, endpoint: 'https://10.0.\u200b0.1:6443' }, 400],
+        [{ ...cluster, kubeconfigRef: 'vault:\u202ex' }, 400],
         [`{"name": "${TOKEN_MARKER}`, 400],
       ];
       for (const [body, status] of cases) {

@@ -37,11 +37,28 @@ export const labelsSchema = z
 // eslint-disable-next-line no-control-regex
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
+/**
+ * Characters that change how text around them is shown without being seen: bidirectional
+ * controls (U+202E turns `moc.evil` into `live.com`), zero-width characters and the other
+ * Unicode format characters, line and paragraph separators, C1 controls.
+ */
+const INVISIBLE_CHARACTERS = /[\p{Cf}\p{Zl}\p{Zp}\u0080-\u009f]/u;
+const NO_INVISIBLE_MESSAGE =
+  'must not contain invisible or bidirectional control characters (such as U+202E or U+200B)';
+const visibleText = (value: string) => !INVISIBLE_CHARACTERS.test(value);
+
 const endpoint = z
   .string()
   .max(2048)
   // new URL() percent-encodes a NUL in a path, but the raw text is what would be stored.
   .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
+  .refine(visibleText, NO_INVISIBLE_MESSAGE)
+  // One spelling per server: an internationalized host in its xn-- form, a path percent-encoded
+  // (a look-alike letter from another script would name another host that reads the same).
+  .refine(
+    value => /^[\x21-\x7e]*$/.test(value),
+    'must be ASCII: write an internationalized host name in its xn-- form and percent-encode the path',
+  )
   .refine(value => {
     try {
       const url = new URL(value);
@@ -93,14 +110,18 @@ export const createClusterSchema = z
      * A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret
      * name) that Fleet stores and never opens. Never the kubeconfig itself.
      */
-    kubeconfigRef: singleLine(1024).refine(
-      ref =>
-        !/apiVersion|current-context|certificate-authority-data|client-(key|certificate)-data|-----BEGIN/i.test(
-          ref,
-        ),
-      'give a reference to a kubeconfig (a file path or a Secret name), not its contents',
-    ),
-    context: singleLine(253).optional(),
+    kubeconfigRef: singleLine(1024)
+      .refine(visibleText, NO_INVISIBLE_MESSAGE)
+      .refine(
+        ref =>
+          !/apiVersion|current-context|certificate-authority-data|client-(key|certificate)-data|-----BEGIN/i.test(
+            ref,
+          ),
+        'give a reference to a kubeconfig (a file path or a Secret name), not its contents',
+      ),
+    context: singleLine(253)
+      .refine(visibleText, NO_INVISIBLE_MESSAGE)
+      .optional(),
     labels: labelsSchema.optional(),
   })
   .strict();

@@ -564,9 +564,11 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
   it('applies environment variables from a Secret or ConfigMap key as references (never values), and refuses a malformed reference', async () => {
     const { server } = await start();
     await request(server).post('/api/fleet/health/run').expect(200);
-    const entityRef = `component:default/env-ref-${databaseId
-      .toLowerCase()
-      .replace(/_/g, '-')}`;
+    const appName = `env-ref-${databaseId.toLowerCase().replace(/_/g, '-')}`;
+    const entityRef = `component:default/${appName}`;
+    // The built-in project's Secrets and ConfigMaps are those named after the application.
+    const db = `${appName}-db`;
+    const site = `${appName}-site`;
     const bad = await request(server)
       .post('/api/fleet/applications')
       .send({
@@ -593,12 +595,12 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
           env: {
             LOG_LEVEL: 'info',
             DB_PASSWORD: {
-              valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+              valueFrom: { secretKeyRef: { name: db, key: 'password' } },
             },
             REGION: {
               valueFrom: {
                 configMapKeyRef: {
-                  name: 'site',
+                  name: site,
                   key: 'region',
                   optional: true,
                 },
@@ -623,13 +625,13 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     expect(live.spec.template.spec.containers[0].env).toEqual([
       {
         name: 'DB_PASSWORD',
-        valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+        valueFrom: { secretKeyRef: { name: db, key: 'password' } },
       },
       { name: 'LOG_LEVEL', value: 'info' },
       {
         name: 'REGION',
         valueFrom: {
-          configMapKeyRef: { name: 'site', key: 'region', optional: true },
+          configMapKeyRef: { name: site, key: 'region', optional: true },
         },
       },
     ]);

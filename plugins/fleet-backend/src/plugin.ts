@@ -205,6 +205,7 @@ export const fleetPlugin = createBackendPlugin({
           logger: logger.child({ task: 'fleet-deploy' }),
           deploy: fleetConfig.deploy,
           annotationsOf,
+          revisionRefusal: request => projects.revisionRefusal(request),
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -274,8 +275,8 @@ export const fleetPlugin = createBackendPlugin({
               fleetClusterPermissionResourceRef,
             ),
           ),
-          projectGate: (entityRef, cluster) =>
-            projects.placementRefusal(entityRef, cluster),
+          projectGate: (application, cluster) =>
+            projects.placementRefusal(application, cluster),
           // With shards, each replica reconciles and watches the clusters of its own shards.
           shards: health.shardOwnership(),
           listener: listeners,

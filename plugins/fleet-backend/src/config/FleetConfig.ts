@@ -1,5 +1,9 @@
 import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
-import { readProjects, type FleetProject } from '../tenancy/projects';
+import {
+  readProjects,
+  SYSTEM_NAMESPACES,
+  type FleetProject,
+} from '../tenancy/projects';
 import {
   Config,
   ConfigReader,
@@ -432,9 +436,9 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       rollbackWindowMs: durationMsFromConfig(config, 'deploy.rollbackWindow', {
         minutes: 10,
       }),
-      forbiddenNamespaces: config.getOptionalStringArray(
-        'deploy.forbiddenNamespaces',
-      ) ?? ['kube-system', 'kube-public', 'kube-node-lease'],
+      forbiddenNamespaces:
+        config.getOptionalStringArray('deploy.forbiddenNamespaces') ??
+        SYSTEM_NAMESPACES,
       defaultResources: readDefaultResources(config),
       preStopSleepSeconds: preStopSleepMs / 1000,
     },

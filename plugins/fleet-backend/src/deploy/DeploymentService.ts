@@ -4,6 +4,7 @@ import {
   ConflictError,
   InputError,
   isErrorWithName,
+  NotAllowedError,
   NotFoundError,
 } from '@backstage/errors';
 import {
@@ -50,6 +51,7 @@ import { matchesSelector } from '../kubernetes/labelSelector';
 import { PreconditionFailedError } from '../database/conflicts';
 import { asError } from '../util/errors';
 import { assertNoRunningRelease } from '../progressive/runningRelease';
+import { SYSTEM_NAMESPACES } from '../tenancy/projects';
 
 export interface DeployRequest {
   entityRef: string;
@@ -122,6 +124,16 @@ export interface DeploymentServiceOptions {
    * application that has none yet.
    */
   annotationsOf?: EntityAnnotationReader;
+  /**
+   * Why the component's project refuses an earlier revision a rollback would apply again (its
+   * namespace and env references); undefined when it may. Throws when it cannot be decided.
+   */
+  revisionRefusal?: (request: {
+    entityRef: string;
+    appName: string;
+    namespace?: string;
+    env?: EnvMap;
+  }) => Promise<string | undefined>;
 }
 
 /**
@@ -220,11 +232,8 @@ export class DeploymentService {
 
   /** A namespace an application may not name: the system ones (configurable). */
   private checkNamespace(namespace: string | undefined) {
-    const forbidden = this.options.deploy.forbiddenNamespaces ?? [
-      'kube-system',
-      'kube-public',
-      'kube-node-lease',
-    ];
+    const forbidden =
+      this.options.deploy.forbiddenNamespaces ?? SYSTEM_NAMESPACES;
     if (namespace && forbidden.includes(namespace)) {
       throw new InputError(
         `Invalid application: spec.namespace '${namespace}' is a system namespace Fleet does not deploy to (${forbidden.join(
@@ -536,6 +545,13 @@ export class DeploymentService {
       );
     }
     assertClusterAcceptsDeployments(cluster);
+    const refused = await this.options.revisionRefusal?.({
+      entityRef: application.entityRef,
+      appName: application.name,
+      namespace: target.namespace ?? undefined,
+      env: target.env ?? undefined,
+    });
+    if (refused) throw new NotAllowedError(refused);
     if (!options.byRelease) {
       await assertNoRunningRelease(
         stores.releases,
@@ -1072,6 +1088,25 @@ export class DeploymentService {
     if (predecessor?.outcome !== 'DEPLOYED') return;
     const cluster = await stores.clusters.getCluster(failed.cluster);
     if (!cluster || cluster.status === 'OFFLINE') return;
+    // An earlier revision outside the component's project now (or a project that cannot be
+    // read) is not applied again: the failed revision stays, for its owner to act on.
+    let refused: string | undefined;
+    try {
+      refused = await this.options.revisionRefusal?.({
+        entityRef: application.entityRef,
+        appName: application.name,
+        namespace: predecessor.namespace ?? undefined,
+        env: predecessor.env ?? undefined,
+      });
+    } catch (error) {
+      refused = asError(error).message;
+    }
+    if (refused) {
+      this.options.logger.warn(
+        `No automatic rollback of ${application.entityRef} on ${cluster.name} to revision ${predecessor.revision}: ${refused}`,
+      );
+      return;
+    }
     await this.applyRevision(
       application,
       cluster,

@@ -74,6 +74,16 @@ describe('Prometheus addresses of analyses', () => {
     ).not.toThrow();
   });
 
+  it('never shows the credentials an allowed address carries', () => {
+    expect(() =>
+      checkAnalysisAddresses(strategyWith('http://other:9090'), [
+        'http://reader:s3cret@prometheus.monitoring.svc:9090',
+      ]),
+    ).toThrow(
+      'is not one of fleet.analysis.prometheus.allowedAddresses (http://prometheus.monitoring.svc:9090)',
+    );
+  });
+
   it('accepts no analysis at all while the list is empty (fail closed), and any strategy without one', () => {
     expect(() =>
       checkAnalysisAddresses(

@@ -68,7 +68,8 @@ export function checkAnalysisAddresses(
     throw new InputError(
       `Invalid release: strategy.analysis.templates.${index}.provider.prometheus.address: '${address}' is not one of ${ALLOWED_ADDRESSES_SETTING} (${
         allowed.length
-          ? allowed.join(', ')
+          ? // Credentials an entry may carry are the platform's, never shown.
+            allowed.map(a => a.replace(/\/\/[^/@]*@/, '//')).join(', ')
           : 'it lists no address: analyses are off until the platform lists its Prometheus servers there'
       })`,
     );

@@ -164,10 +164,11 @@ export interface ReconcileWorkerOptions {
   placementGate?: PlacementGate;
   /**
    * Why the component's project keeps it off a cluster (undefined: it may go there); such a
-   * cluster is refused like one the placement gate refuses.
+   * cluster is refused like one the placement gate refuses. Throws when the project cannot be
+   * read: nothing is placed then, and the refusals shown are left as they were.
    */
   projectGate?: (
-    entityRef: string,
+    application: Application,
     cluster: ClusterRecord,
   ) => Promise<string | undefined>;
   /**
@@ -596,9 +597,22 @@ export class ReconcileWorker {
       for (const cluster of targets) {
         const target = clusters.find(c => c.name === cluster)!;
         if (existing.has(cluster) || target.status === 'OFFLINE') continue;
-        const reason =
-          placementGate?.(grants.get(application.id), target) ??
-          (await projectGate?.(application.entityRef, target));
+        let reason = placementGate?.(grants.get(application.id), target);
+        if (!reason && projectGate) {
+          try {
+            reason = await projectGate(application, target);
+          } catch (error) {
+            // The project cannot be read now (a catalog outage): nothing is placed, and the
+            // refusals shown stay as they were.
+            evaluated = false;
+            summary.errors.push({
+              entityRef: application.entityRef,
+              cluster,
+              message: asError(error).message,
+            });
+            continue;
+          }
+        }
         if (reason) {
           refused.push({ cluster, reason });
           summary.refused.push({

@@ -65,9 +65,7 @@ describe.each(databases.eachSupportedId())(
         ],
       });
       try {
-        await request(backend.server)
-          .post('/api/fleet/health/run')
-          .expect(200);
+        await request(backend.server).post('/api/fleet/health/run').expect(200);
         const created = await request(backend.server)
           .post('/api/fleet/applications')
           .send({

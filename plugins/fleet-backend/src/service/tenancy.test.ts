@@ -89,7 +89,10 @@ describe.each(databases.eachSupportedId())(
       status = 403,
     ) {
       const before = await snapshotFleetTables(started.knex);
-      const objects = JSON.stringify([sim.objects('east'), sim.objects('west')]);
+      const objects = JSON.stringify([
+        sim.objects('east'),
+        sim.objects('west'),
+      ]);
       const res = await send();
       expect({ status: res.status, message: res.body.error?.message }).toEqual({
         status,
@@ -227,7 +230,7 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
-    it("refuses clusters outside the project on a deploy and a placement, and components of no project", async () => {
+    it('refuses clusters outside the project on a deploy and a placement, and components of no project', async () => {
       const started = await start();
       await request(started.server)
         .post('/api/fleet/applications')
@@ -239,9 +242,11 @@ describe.each(databases.eachSupportedId())(
       await expectRefusedUntouched(
         started,
         () =>
-          request(started.server)
-            .post('/api/fleet/deployments')
-            .send({ entityRef: PAYMENTS, cluster: 'west', image: 'nginx:1.27' }),
+          request(started.server).post('/api/fleet/deployments').send({
+            entityRef: PAYMENTS,
+            cluster: 'west',
+            image: 'nginx:1.27',
+          }),
         "cluster 'west' is not in project payments",
       );
       await expectRefusedUntouched(
@@ -269,6 +274,50 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
+    it("refuses a rollback to a revision recorded with another project's Secret, and writes nothing", async () => {
+      const started = await start();
+      await request(started.server)
+        .post('/api/fleet/applications')
+        .send({
+          entityRef: PAYMENTS,
+          spec: { image: 'nginx:1.27', namespace: 'payments', replicas: 1 },
+        })
+        .expect(201);
+      const first = await request(started.server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef: PAYMENTS, cluster: 'east' })
+        .expect(201);
+      // A revision recorded before the project existed (or under another owner) reading
+      // finance's Secret; then a deploy within the project.
+      await started.stores.deployments.startRevision(
+        first.body.id,
+        {
+          image: 'nginx:1.26',
+          namespace: 'payments',
+          env: {
+            DB: {
+              valueFrom: { secretKeyRef: { name: 'ledger-db', key: 'p' } },
+            },
+          },
+          cause: 'deploy',
+          createdBy: 'test',
+        },
+        'seeded',
+      );
+      await request(started.server)
+        .post('/api/fleet/deployments')
+        .send({ entityRef: PAYMENTS, cluster: 'east', image: 'nginx:1.28' })
+        .expect(201);
+      await expectRefusedUntouched(
+        started,
+        () =>
+          request(started.server)
+            .post(`/api/fleet/deployments/${first.body.id}/rollback`)
+            .send({ toRevision: 2 }),
+        "revision refused: Secret of DB: 'ledger-db' is not in project payments",
+      );
+    });
+
     it('creates only a namespace the project names exactly, labelled as Fleet’s; a namespace matched by a pattern must exist', async () => {
       const started = await start();
       const deployIn = async (namespace: string) => {
@@ -290,7 +339,9 @@ describe.each(databases.eachSupportedId())(
 
       const patterned = await deployIn('payments-blue');
       expect(patterned.deployment.status).toBe('FAILED');
-      expect(namespaces().map(n => n.metadata.name)).not.toContain('payments-blue');
+      expect(namespaces().map(n => n.metadata.name)).not.toContain(
+        'payments-blue',
+      );
       await request(started.server)
         .delete(`/api/fleet/deployments/${patterned.deployment.id}?force=true`)
         .expect(202);

@@ -6,7 +6,7 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import type { ApplicationStore, ClusterStore } from '../database/types';
 import { applicationNameFor } from '../deploy/DeploymentService';
-import type { ProjectGuard } from '../tenancy/ProjectGuard';
+import type { ProjectGuard, ProjectWrite } from '../tenancy/ProjectGuard';
 
 /** What the router checks against the component's project before a write. */
 export interface TenancyChecks {
@@ -25,12 +25,14 @@ export interface TenancyChecks {
   }): Promise<void>;
   /**
    * A deploy, release or rollback: the clusters (those that exist; an unknown name is the
-   * service's 404), the namespace the application deploys to and a release's env references.
+   * service's 404), and the application's spec as stored (the namespace it deploys to, its env
+   * references and Ingress; undefined for an application a deploy creates, which goes to the
+   * deploy namespace) with a release's env references.
    */
   workload(request: {
     entityRef: string;
     clusters: string[];
-    spec?: Pick<ApplicationSpec, 'namespace'>;
+    spec: ProjectWrite['spec'];
     env?: EnvMap;
   }): Promise<void>;
 }

@@ -35,8 +35,12 @@ describe('matchesPattern', () => {
     expect(matchesPattern('payments-blue', 'payments-*')).toBe(true);
     expect(matchesPattern('payments', 'payments-*')).toBe(false);
     expect(matchesPattern('paymentsXblue', 'payments.blue')).toBe(false);
-    expect(matchesPattern('a.payments.example.com', '*.payments.example.com')).toBe(true);
-    expect(matchesPattern('payments.example.com', '*.payments.example.com')).toBe(false);
+    expect(
+      matchesPattern('a.payments.example.com', '*.payments.example.com'),
+    ).toBe(true);
+    expect(
+      matchesPattern('payments.example.com', '*.payments.example.com'),
+    ).toBe(false);
   });
 });
 
@@ -54,16 +58,23 @@ describe('readProjects', () => {
   });
 
   it('reads owners as full group refs, and refuses a mistake naming the entry', () => {
-    expect(readProjects(new ConfigReader({ projects: teams }), 'default')[0])
-      .toMatchObject({ owners: ['group:default/payments'] });
+    expect(
+      readProjects(new ConfigReader({ projects: teams }), 'default')[0],
+    ).toMatchObject({ owners: ['group:default/payments'] });
     const bad = (project: object) => () =>
       readProjects(
-        new ConfigReader({ projects: [{ name: 'p', owners: ['p'], namespaces: ['p'], ...project }] }),
+        new ConfigReader({
+          projects: [
+            { name: 'p', owners: ['p'], namespaces: ['p'], ...project },
+          ],
+        }),
         'default',
       );
     expect(bad({ name: 'Not A Name' })).toThrow(/fleet\.projects\[0\]\.name/);
     expect(bad({ namespaces: [] })).toThrow(/at least one namespace/);
-    expect(bad({ namespaces: ['Bad_NS'] })).toThrow(/namespaces entry 'Bad_NS'/);
+    expect(bad({ namespaces: ['Bad_NS'] })).toThrow(
+      /namespaces entry 'Bad_NS'/,
+    );
     expect(bad({ clusters: { selector: 'env in (' } })).toThrow(
       /clusters\.selector/,
     );
@@ -88,7 +99,9 @@ describe('ProjectGuard', () => {
         appName: 'anything',
         spec: {
           env: {
-            DB: { valueFrom: { secretKeyRef: { name: 'anything-db', key: 'p' } } },
+            DB: {
+              valueFrom: { secretKeyRef: { name: 'anything-db', key: 'p' } },
+            },
           },
         },
       }),
@@ -105,7 +118,9 @@ describe('ProjectGuard', () => {
         appName: 'anything',
         spec: {
           env: {
-            DB: { valueFrom: { configMapKeyRef: { name: 'other-cfg', key: 'p' } } },
+            DB: {
+              valueFrom: { configMapKeyRef: { name: 'other-cfg', key: 'p' } },
+            },
           },
         },
       }),
@@ -159,12 +174,33 @@ describe('ProjectGuard', () => {
     await expect(check('dev-1', { env: 'dev' })).rejects.toThrow(
       "cluster 'dev-1' is not in project payments (its clusters: names: lab; selector: env in (staging, prod))",
     );
+    const payments = {
+      entityRef: 'component:default/payments',
+      name: 'payments',
+      spec: { namespace: 'payments' },
+    };
     expect(
-      await g.placementRefusal('component:default/payments', {
-        name: 'dev-1',
-        labels: {},
-      }),
-    ).toContain('is not in project payments');
+      await g.placementRefusal(payments, { name: 'dev-1', labels: {} }),
+    ).toContain("cluster 'dev-1' is not in project payments");
+    expect(
+      await g.placementRefusal(payments, { name: 'lab', labels: {} }),
+    ).toBeUndefined();
+    // A stored spec the project no longer allows is placed nowhere new.
+    expect(
+      await g.placementRefusal(
+        {
+          ...payments,
+          spec: {
+            env: {
+              DB: {
+                valueFrom: { secretKeyRef: { name: 'ledger-db', key: 'p' } },
+              },
+            },
+          },
+        },
+        { name: 'lab', labels: {} },
+      ),
+    ).toContain("'ledger-db' is not in project payments");
   });
 
   it('answers 503 when the catalog cannot be read, letting nobody in', async () => {
@@ -175,7 +211,9 @@ describe('ProjectGuard', () => {
       },
       deployNamespace: 'default',
     });
-    await expect(g.projectOf('component:default/payments')).rejects.toMatchObject({
+    await expect(
+      g.projectOf('component:default/payments'),
+    ).rejects.toMatchObject({
       name: 'ServiceUnavailableError',
     });
     expect(
@@ -185,6 +223,24 @@ describe('ProjectGuard', () => {
         namespace: 'payments',
       }),
     ).toBe(false);
+  });
+
+  it('refuses a rollback to a revision whose namespace or Secret is outside the project now', async () => {
+    const g = guard(teams);
+    const revision = (namespace: string | undefined, secret?: string) =>
+      g.revisionRefusal({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        namespace,
+        env: secret
+          ? { DB: { valueFrom: { secretKeyRef: { name: secret, key: 'p' } } } }
+          : undefined,
+      });
+    expect(await revision('payments', 'payments-db')).toBeUndefined();
+    expect(await revision('payments', 'ledger-db')).toBe(
+      "revision refused: Secret of DB: 'ledger-db' is not in project payments (its secrets: payments-*)",
+    );
+    expect(await revision('kube-system')).toContain('system namespace');
   });
 
   it('refuses a component whose owner is in no project, and one the catalog does not know', async () => {

@@ -5,6 +5,7 @@ import type {
   EnvMap,
 } from '@cnp/plugin-fleet-common';
 import { matchesSelector } from '../kubernetes/labelSelector';
+import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
 import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
 
 /** The owner of a component in the catalog (a full, lower-case entity ref), or undefined. */
@@ -232,11 +233,14 @@ export class ProjectGuard {
             : 'it allows no Ingress host'
         })`;
       }
-      if (typeof ingress.tls === 'object') {
+      if (ingress.tls) {
+        // `tls: true` reads the certificate of `<app>-tls`: a Secret all the same.
         const refusal = this.secretRefusal(
           project,
           'TLS Secret',
-          ingress.tls.secretName,
+          typeof ingress.tls === 'object'
+            ? ingress.tls.secretName
+            : sanitizeK8sName(`${appName}-tls`),
           appName,
         );
         if (refusal) return refusal;
@@ -266,20 +270,46 @@ export class ProjectGuard {
   }
 
   /**
-   * Why the reconcile may not place the component on the cluster (outside its project, or its
-   * project cannot be read), or undefined when it may.
+   * Why an earlier revision (its namespace and env, recorded maybe before the project existed or
+   * under another owner) may not be applied again by a rollback; undefined when it may. Throws
+   * when the project cannot be read.
+   */
+  async revisionRefusal(request: {
+    entityRef: string;
+    appName: string;
+    namespace?: string;
+    env?: EnvMap;
+  }): Promise<string | undefined> {
+    const project = await this.projectOf(request.entityRef);
+    const refusal = this.writeRefusal(project, {
+      appName: request.appName,
+      spec: { namespace: request.namespace, env: request.env },
+    });
+    return refusal && `revision refused: ${refusal}`;
+  }
+
+  /**
+   * Why the reconcile may not place the application on the cluster: the cluster is outside its
+   * project, or its stored spec (namespace, env references, Ingress) is, after the project was
+   * narrowed or the component changed owner. Undefined when it may. Throws when the project
+   * cannot be read (a catalog outage is no refusal: the placement is left as it was).
    */
   async placementRefusal(
-    entityRef: string,
+    application: {
+      entityRef: string;
+      name: string;
+      spec: ProjectWrite['spec'];
+    },
     cluster: ProjectCluster,
   ): Promise<string | undefined> {
-    let project: FleetProject;
-    try {
-      project = await this.projectOf(entityRef);
-    } catch (error) {
-      return (error as Error).message;
-    }
-    return this.clusterRefusal(project, cluster);
+    const project = await this.projectOf(application.entityRef);
+    return (
+      this.clusterRefusal(project, cluster) ??
+      this.writeRefusal(project, {
+        appName: application.name,
+        spec: application.spec,
+      })
+    );
   }
 
   /** Checks that every cluster is the component's project's; 403 on the first that is not. */

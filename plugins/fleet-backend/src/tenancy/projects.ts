@@ -29,8 +29,8 @@ export interface FleetProject {
   builtIn?: boolean;
 }
 
-/** Namespaces no project may name, whatever its patterns say. */
-export const SYSTEM_NAMESPACES = [
+/** Namespaces no project may name, whatever its patterns say (and the default forbidden ones). */
+export const SYSTEM_NAMESPACES: string[] = [
   'kube-system',
   'kube-public',
   'kube-node-lease',

@@ -11,7 +11,7 @@ import {
 } from '@backstage/config';
 import { durationToMilliseconds, HumanDuration } from '@backstage/types';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
-import { readAllowedAddresses } from '../progressive/prometheusAddress';
+import { readAllowedAddresses } from './prometheusAddresses';
 import { asError } from '../util/errors';
 
 /**

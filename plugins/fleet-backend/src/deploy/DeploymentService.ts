@@ -50,7 +50,7 @@ import { imageReferenceProblem } from '../kubernetes/imageReference';
 import { matchesSelector } from '../kubernetes/labelSelector';
 import { PreconditionFailedError } from '../database/conflicts';
 import { asError } from '../util/errors';
-import { assertNoRunningRelease } from '../progressive/runningRelease';
+import { assertNoRunningRelease } from './runningRelease';
 import { SYSTEM_NAMESPACES } from '../tenancy/projects';
 
 export interface DeployRequest {

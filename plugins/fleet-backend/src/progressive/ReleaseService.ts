@@ -8,7 +8,7 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import { applySteering } from './steering';
-import { assertNoRunningRelease } from './runningRelease';
+import { assertNoRunningRelease } from '../deploy/runningRelease';
 import { initialProgress, Transition } from './releaseMachine';
 import { resolveWaves } from './strategy';
 import type {

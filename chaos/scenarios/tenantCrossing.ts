@@ -440,16 +440,19 @@ async function run(
   // Objects: the deployer's component in a namespace its pattern allows, where another tool's
   // Deployment of the same name runs. Fleet's deploy fails naming it; the object is untouched,
   // and so it stays through an undeploy.
-  const foreignBefore = JSON.stringify(
-    sim
-      .objects('shop-1')
-      .find(
-        o =>
-          o.kind === 'Deployment' &&
-          o.metadata.namespace === 'payments-legacy' &&
-          o.metadata.name === 'payments',
-      ),
-  );
+  /** The other tool's Deployment as the cluster holds it, every field. */
+  const foreignDeployment = () =>
+    JSON.stringify(
+      sim
+        .objects('shop-1')
+        .find(
+          o =>
+            o.kind === 'Deployment' &&
+            o.metadata.namespace === 'payments-legacy' &&
+            o.metadata.name === 'payments',
+        ),
+    );
+  const foreignBefore = foreignDeployment();
   // payments moves there (forgotten first: a namespace change needs no deployments).
   const existing = await call(
     'GET',
@@ -465,17 +468,6 @@ async function run(
     entityRef: PAYMENTS,
     cluster: 'shop-1',
   });
-  const foreignAfter = () =>
-    JSON.stringify(
-      sim
-        .objects('shop-1')
-        .find(
-          o =>
-            o.kind === 'Deployment' &&
-            o.metadata.namespace === 'payments-legacy' &&
-            o.metadata.name === 'payments',
-        ),
-    );
   const ended = deployed.json?.id
     ? await waitFor(
         'the deploy onto the foreign Deployment to end',
@@ -491,7 +483,7 @@ async function run(
   checks.ok(
     patched.status === 200 &&
       ended?.status === 'FAILED' &&
-      foreignAfter() === foreignBefore,
+      foreignDeployment() === foreignBefore,
     "a deploy onto another tool's Deployment of the same name (in a namespace the project's pattern allows) ends FAILED, and the Deployment comes out byte-identical",
     [patched.status, ended?.status, ended?.statusReason, ended?.message],
   );
@@ -500,7 +492,7 @@ async function run(
     await new Promise(r => setTimeout(r, 2_000));
   }
   checks.ok(
-    foreignAfter() === foreignBefore,
+    foreignDeployment() === foreignBefore,
     "undeploying that deployment leaves the other tool's Deployment byte-identical",
   );
 

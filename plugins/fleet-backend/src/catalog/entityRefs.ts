@@ -37,3 +37,20 @@ export function normalizeEntityRef(ref: string): string {
   }
   return stringifyEntityRef(parsed);
 }
+
+/**
+ * A full group entity ref from config (`payments` is `group:default/payments`; any kind and
+ * namespace may be given); a ref that does not parse stops the backend naming the setting.
+ */
+export function configGroupRef(ref: string, key: string): string {
+  try {
+    return stringifyEntityRef(
+      parseEntityRef(ref, {
+        defaultKind: 'group',
+        defaultNamespace: 'default',
+      }),
+    );
+  } catch (error) {
+    throw new Error(`Invalid ${key} entry '${ref}': ${asError(error).message}`);
+  }
+}

@@ -1,4 +1,4 @@
-import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import { configGroupRef } from '../catalog/entityRefs';
 import {
   readProjects,
   SYSTEM_NAMESPACES,
@@ -469,7 +469,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         config.getOptionalStringArray('notifications.clusterAdmins') ??
         config.getOptionalStringArray('permissions.clusterAdmins') ??
         []
-      ).map(ref => groupRef(ref, 'fleet.notifications.clusterAdmins')),
+      ).map(ref => configGroupRef(ref, 'fleet.notifications.clusterAdmins')),
       clusterNamespace:
         config.getOptionalString('catalog.namespace') ?? 'default',
     },
@@ -536,20 +536,4 @@ const SUFFIX: Record<string, number> = {
 function quantityValue(quantity: string): number {
   const m = quantity.match(QUANTITY)!;
   return parseFloat(quantity) * SUFFIX[m[2] ?? ''];
-}
-
-/** A full entity ref; one without a kind is a group, without a namespace in `default`. */
-function groupRef(ref: string, key: string): string {
-  try {
-    return stringifyEntityRef(
-      parseEntityRef(ref, {
-        defaultKind: 'group',
-        defaultNamespace: 'default',
-      }),
-    );
-  } catch (error) {
-    throw new Error(
-      `Invalid ${key} entry '${ref}': ${(error as Error).message}`,
-    );
-  }
 }

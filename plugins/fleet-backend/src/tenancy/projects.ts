@@ -1,5 +1,5 @@
 import { type Config } from '@backstage/config';
-import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import { configGroupRef } from '../catalog/entityRefs';
 import type { ClusterSelector } from '@cnp/plugin-fleet-common';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 
@@ -84,21 +84,6 @@ const HOST_PATTERN =
   /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
-function ownerRef(ref: string, key: string): string {
-  try {
-    return stringifyEntityRef(
-      parseEntityRef(ref, {
-        defaultKind: 'group',
-        defaultNamespace: 'default',
-      }),
-    ).toLocaleLowerCase('en-US');
-  } catch (error) {
-    throw new Error(
-      `Invalid ${key} entry '${ref}': ${(error as Error).message}`,
-    );
-  }
-}
-
 function patterns(
   section: Config,
   key: string,
@@ -147,7 +132,9 @@ export function readProjects(
     seen.add(name);
     const owners = section
       .getStringArray('owners')
-      .map(ref => ownerRef(ref, `${at}.owners`));
+      .map(ref =>
+        configGroupRef(ref, `${at}.owners`).toLocaleLowerCase('en-US'),
+      );
     let clusters: FleetProject['clusters'];
     const clusterSection = section.getOptionalConfig('clusters');
     if (clusterSection) {

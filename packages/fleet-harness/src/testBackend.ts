@@ -73,6 +73,7 @@ export async function snapshotFleetTables(knex: Knex): Promise<string> {
     fleet_revisions: 'id',
     fleet_application_removals: 'application_id',
     fleet_placement_exclusions: 'application_id',
+    fleet_ingress_hosts: 'host',
     fleet_events: 'id',
     fleet_state: 'key',
     fleet_locks: 'name',

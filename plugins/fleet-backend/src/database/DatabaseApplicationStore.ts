@@ -27,6 +27,33 @@ function applicationsQuery(db: Knex) {
     );
 }
 
+/** Another application holds the Ingress host a write asks for. */
+class IngressHostTaken extends Error {
+  constructor(readonly host: string) {
+    super(`Ingress host '${host}' is taken`);
+  }
+}
+
+/**
+ * Claims the application's Ingress host (none: lets its host go), in the transaction that writes
+ * its spec: the host's row is unique, so of two writes racing for a host one is refused.
+ */
+async function claimIngressHost(
+  tx: Knex.Transaction,
+  id: string,
+  spec: Application['spec'],
+): Promise<void> {
+  await tx('fleet_ingress_hosts').where({ application_id: id }).delete();
+  const host = spec.ingress?.host;
+  if (!host) return;
+  try {
+    await tx('fleet_ingress_hosts').insert({ host, application_id: id });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new IngressHostTaken(host);
+    throw error;
+  }
+}
+
 /** Writes (or replaces) an application's placement grant, keeping what the reconcile refused. */
 async function writePlacementGrant(
   db: Knex | Knex.Transaction,
@@ -64,6 +91,19 @@ export class DatabaseApplicationStore implements ApplicationStore {
       );
     }
     return (await query).map(toApplication);
+  }
+
+  /** The 409 of a write that lost an Ingress host to another application, naming it. */
+  private async hostConflict(host: string): Promise<ConflictError> {
+    const holder = await this.db('fleet_ingress_hosts as h')
+      .join('fleet_applications as a', 'a.id', 'h.application_id')
+      .where('h.host', host)
+      .first('a.entity_ref');
+    return new ConflictError(
+      `Ingress host '${host}' is already used by ${
+        holder?.entity_ref ?? 'another application'
+      }: each host belongs to one application`,
+    );
   }
 
   async listApplicationsByIngressHost(host: string): Promise<Application[]> {
@@ -111,8 +151,12 @@ export class DatabaseApplicationStore implements ApplicationStore {
         if (application.placementGrant) {
           await writePlacementGrant(tx, id, application.placementGrant);
         }
+        await claimIngressHost(tx, id, application.spec);
       });
     } catch (error) {
+      if (error instanceof IngressHostTaken) {
+        throw await this.hostConflict(error.host);
+      }
       if (isUniqueViolation(error)) {
         throw new ConflictError(
           `An application for '${application.entityRef}' already exists`,
@@ -138,19 +182,30 @@ export class DatabaseApplicationStore implements ApplicationStore {
       patch.placement = JSON.stringify(update.placement);
     // A new placement and its author's decision land together: the reconcile never places the
     // new selector with the previous author's decision.
-    const count = await this.db.transaction(async tx => {
-      const query = tx<ApplicationRow>('fleet_applications').where({ id });
-      if (expectedVersion !== undefined)
-        query.andWhere('version', expectedVersion);
-      const updated = await query.update({
-        ...patch,
-        version: tx.raw('version + 1'),
+    let count: number;
+    try {
+      count = await this.db.transaction(async tx => {
+        const query = tx<ApplicationRow>('fleet_applications').where({ id });
+        if (expectedVersion !== undefined)
+          query.andWhere('version', expectedVersion);
+        const updated = await query.update({
+          ...patch,
+          version: tx.raw('version + 1'),
+        });
+        if (updated > 0 && update.placementGrant) {
+          await writePlacementGrant(tx, id, update.placementGrant);
+        }
+        if (updated > 0 && update.spec !== undefined) {
+          await claimIngressHost(tx, id, update.spec);
+        }
+        return updated;
       });
-      if (updated > 0 && update.placementGrant) {
-        await writePlacementGrant(tx, id, update.placementGrant);
+    } catch (error) {
+      if (error instanceof IngressHostTaken) {
+        throw await this.hostConflict(error.host);
       }
-      return updated;
-    });
+      throw error;
+    }
     if (count > 0) return this.getApplication(id);
     const current = await this.getApplication(id);
     if (!current) return undefined;
@@ -222,6 +277,9 @@ export class DatabaseApplicationStore implements ApplicationStore {
         .where({ application_id: id })
         .delete();
       await this.db('fleet_placement_grants')
+        .where({ application_id: id })
+        .delete();
+      await this.db('fleet_ingress_hosts')
         .where({ application_id: id })
         .delete();
     }

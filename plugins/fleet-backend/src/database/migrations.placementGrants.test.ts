@@ -1,6 +1,11 @@
 import { createTestDatabases } from '@cnp/fleet-harness';
 import { DatabaseApplicationStore } from './DatabaseApplicationStore';
-import { migrateUntilBefore, migrationsDir } from './migrationSteps';
+import {
+  migrateAfter,
+  migrateUntilBefore,
+  migrationsDir,
+  undoAfter,
+} from './migrationSteps';
 import { PreconditionFailedError } from './conflicts';
 
 jest.setTimeout(60_000);
@@ -26,6 +31,8 @@ describe.each(databases.eachSupportedId())(
       });
 
       await knex.migrate.up({ directory: migrationsDir, name });
+      // The store writes today's tables: the later migrations run too, and go back down first.
+      await migrateAfter(knex, name);
       const store = DatabaseApplicationStore.create(knex);
       // An application from before has no decision: the reconcile places it nowhere new.
       expect(await store.listPlacementGrants()).toEqual(new Map());
@@ -88,7 +95,8 @@ describe.each(databases.eachSupportedId())(
         decision: { result: 'ALLOW' as any },
         by: 'user:default/ann',
       });
-      await knex.migrate.down({ directory: migrationsDir });
+      await undoAfter(knex, name);
+      await knex.migrate.down({ directory: migrationsDir, name });
       expect(await knex.schema.hasTable('fleet_placement_grants')).toBe(false);
       expect(await knex('fleet_applications').select('id')).toEqual([
         { id: 'a2' },

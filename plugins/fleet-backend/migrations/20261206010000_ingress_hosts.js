@@ -9,7 +9,9 @@
  */
 exports.up = async function up(knex) {
   await knex.schema.createTable('fleet_ingress_hosts', table => {
-    table.comment('The Ingress host of each application: one application per host');
+    table.comment(
+      'The Ingress host of each application: one application per host',
+    );
     table.string('host', 253).primary();
     table
       .string('application_id', 36)

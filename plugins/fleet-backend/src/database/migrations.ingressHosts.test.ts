@@ -15,7 +15,10 @@ describe.each(databases.eachSupportedId())('Ingress hosts (%s)', databaseId => {
       id,
       entity_ref: `component:default/${id}`,
       name: id,
-      spec: JSON.stringify({ image: 'web:1', ...(host ? { ingress: { host } } : {}) }),
+      spec: JSON.stringify({
+        image: 'web:1',
+        ...(host ? { ingress: { host } } : {}),
+      }),
       placement: '{}',
       created_at: new Date(Date.UTC(2026, 11, 1, 10, minute)),
       updated_at: new Date(Date.UTC(2026, 11, 1, 10, minute)),
@@ -29,7 +32,9 @@ describe.each(databases.eachSupportedId())('Ingress hosts (%s)', databaseId => {
 
     await knex.migrate.up({ directory: migrationsDir, name });
     expect(
-      await knex('fleet_ingress_hosts').orderBy('host').select('host', 'application_id'),
+      await knex('fleet_ingress_hosts')
+        .orderBy('host')
+        .select('host', 'application_id'),
     ).toEqual([
       { host: 'books.example.com', application_id: 'other' },
       { host: 'shop.example.com', application_id: 'first' },

@@ -80,6 +80,10 @@ describe('readProjects', () => {
     );
     expect(bad({ ingressHosts: ['*'] })).toThrow(/ingressHosts entry '\*'/);
     expect(bad({ kinds: { deny: ['deployment'] } })).toThrow(/kinds\.deny/);
+    expect(bad({ clusters: {} })).toThrow(/give names and\/or a selector/);
+    expect(bad({ secrets: ['{name}-*'] })).toThrow(
+      /secrets entry '\{name\}-\*'/,
+    );
   });
 });
 

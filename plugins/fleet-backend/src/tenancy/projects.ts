@@ -93,7 +93,8 @@ function patterns(
 ): string[] {
   const values = section.getOptionalStringArray(key) ?? fallback;
   for (const value of values) {
-    if (!shape.test(value)) {
+    // `{app}` is the one placeholder; any other brace would never match.
+    if (!shape.test(value) || /[{}]/.test(value.split('{app}').join(''))) {
       throw new Error(
         `Invalid config value ${at}.${key} entry '${value}': expected a name or a pattern with '*'`,
       );
@@ -145,6 +146,11 @@ export function readProjects(
       if (text !== undefined && !selector) {
         throw new Error(
           `Invalid config value ${at}.clusters.selector '${text}': expected a label selector such as 'env in (staging, prod)'`,
+        );
+      }
+      if (!names && text === undefined) {
+        throw new Error(
+          `Invalid config value ${at}.clusters: give names and/or a selector (leave clusters out for every cluster)`,
         );
       }
       clusters = { names, selector, text };

@@ -894,7 +894,8 @@ export const hostileInput: Scenario = {
           )}, expected 400 naming ${parameter}`,
         );
     }
-    // A well-formed cursor of the right list, naming anything, only pages on from there.
+    // A cursor made by hand (the right list, a key carrying SQL) is not one Fleet signed: a 400,
+    // and the key never reaches a query.
     const injected = await call(
       'GET',
       `/deployments?cursor=${forge({
@@ -902,9 +903,12 @@ export const hostileInput: Scenario = {
         k: ["'; DROP TABLE fleet_deployments; --", 'good-1'],
       })}`,
     );
-    if (injected.status !== 200)
+    if (
+      injected.status !== 400 ||
+      !String(injected.json?.error?.message ?? '').includes('cursor')
+    )
       failures.push(
-        `GET /deployments with an injected cursor key → ${injected.status}`,
+        `GET /deployments with an injected cursor key → ${injected.status}, expected 400 naming the cursor`,
       );
     log(`paging corpus: ${pagingCases.length + 1} requests`);
 

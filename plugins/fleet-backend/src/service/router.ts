@@ -1,13 +1,4 @@
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import {
-  AuditorService,
-  BackstageCredentials,
-  HttpAuthService,
-  LoggerService,
-  PermissionsService,
-} from '@backstage/backend-plugin-api';
-import type { JsonObject } from '@backstage/types';
-import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import { InputError, NotFoundError, ConflictError } from '@backstage/errors';
 import {
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,
@@ -17,24 +8,11 @@ import {
   fleetReleaseManagePermission,
   fleetHealthRunPermission,
   type FleetSummary,
-  type HealthCycleSummary,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
-import { randomBytes } from 'node:crypto';
 import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
-import type {
-  ApplicationStore,
-  ClusterStore,
-  DeploymentStore,
-  EventStore,
-  FleetStateStore,
-  RevisionStore,
-} from '../database/types';
-import type { DeploymentService } from '../deploy/DeploymentService';
-import type { ReleaseService } from '../progressive/ReleaseService';
 import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
-import { asError } from '../util/errors';
 import {
   ADMIN_VIEW,
   RESTRICTED_VIEW,
@@ -44,20 +22,12 @@ import {
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
-import { PageCursors } from './paging';
-import {
-  actorOf,
-  placementGrantOf,
-  requireClusterPermission,
-  requirePermission,
-  viewOfCaller,
-} from './requirePermission';
+import { actorOf, placementGrantOf } from './requirePermission';
 import {
   hideApplicationEnv,
   hideRevisionEnv,
   releaseForCaller,
   RESTRICTED_RELEASE_VIEW,
-  type ReleaseViewer,
 } from './envVisibility';
 import { applicationFleetStatus } from './applicationStatus';
 import { applicationETag, ifMatchVersions } from './etags';
@@ -72,7 +42,6 @@ import {
   pageQuerySchema,
   idSchema,
   patchApplicationSchema,
-  clusterNameSchema,
   createClusterSchema,
   parseOrThrow,
   parsePathNameOr404,
@@ -80,86 +49,11 @@ import {
   releaseSchema,
   rollbackSchema,
   undeployQuerySchema,
-  writeTargetSchema,
 } from './validation';
-import type { TenancyChecks } from './tenancyChecks';
+import { createRouteContext } from './routeContext';
+import type { RouterOptions } from './routerOptions';
 
-/** What the API reads, and the cluster writes it makes itself. */
-export type RouterStores = {
-  clusters: Omit<
-    ClusterStore,
-    | 'listClusterOrigins'
-    | 'upsertDiscoveredClusters'
-    | 'inClusterTransaction'
-    | 'updateClustersHealth'
-  >;
-  applications: Pick<
-    ApplicationStore,
-    'listApplications' | 'getApplication' | 'getApplicationByEntityRef'
-  >;
-  deployments: Pick<
-    DeploymentStore,
-    'listDeployments' | 'getDeployment' | 'countDeploymentsByStatus'
-  >;
-  revisions: Pick<RevisionStore, 'listRevisions'>;
-  events: Pick<EventStore, 'listEvents' | 'listRecentEvents'>;
-  state: Pick<FleetStateStore, 'getMassOutage' | 'getLastCycle'>;
-};
-
-export interface RouterOptions {
-  logger: LoggerService;
-  /** Records every write (who, what, outcome); optional so that focused tests can leave it out. */
-  auditor?: AuditorService;
-  httpAuth: HttpAuthService;
-  permissions: PermissionsService;
-  stores: RouterStores;
-  /**
-   * A manual health run: shares a run under way, answers the last cycle (marked `reused`) when
-   * it is less than manualMinInterval old, else runs one after any running cycle.
-   */
-  runHealthCycle: () => Promise<HealthCycleSummary>;
-  deployments: Pick<
-    DeploymentService,
-    | 'deploy'
-    | 'registerApplication'
-    | 'updateApplication'
-    | 'rollback'
-    | 'undeploy'
-    | 'removeApplication'
-  >;
-  releases: Pick<
-    ReleaseService,
-    'release' | 'getRelease' | 'listReleases' | 'steer'
-  >;
-  /**
-   * Whether discovery still finds a cluster of this name in the kubeconfig sources (from a
-   * recent discovery, shared: not one discovery per call).
-   */
-  isDiscovered?: (name: string) => Promise<boolean>;
-  /**
-   * The fingerprint of the CA a manual cluster's kubeconfig trusts for its endpoint, undefined
-   * when it cannot be read: with the endpoint, the identity a registration may not reuse.
-   */
-  clusterCa?: (cluster: {
-    endpoint: string;
-    kubeconfigRef: string;
-    context?: string;
-  }) => Promise<string | undefined>;
-  /** The most manual clusters `POST /clusters` registers (`fleet.clusters.maxManual`; default 1,000). */
-  maxManualClusters?: number;
-  /** The component's project: what its writes may set and where they may go. */
-  tenancy: TenancyChecks;
-  /**
-   * The Prometheus servers a release's analysis may query
-   * (`fleet.analysis.prometheus.allowedAddresses`, normalised); none: no analysis is accepted.
-   */
-  allowedPrometheusAddresses?: readonly string[];
-  /**
-   * The key list cursors are signed with, the same on every replica (the state store's); a
-   * random one when not given (cursors then hold for this router only).
-   */
-  cursorKey?: Buffer;
-}
+export type { RouterOptions, RouterStores } from './routerOptions';
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
 
@@ -177,11 +71,24 @@ export async function createRouter(
     logger,
     deployments,
     releases,
-    auditor,
     tenancy,
     allowedPrometheusAddresses = [],
   } = options;
-  const pages = PageCursors.create(options.cursorKey ?? randomBytes(32));
+  const ctx = createRouteContext(options);
+  const {
+    pages,
+    authorize,
+    deployableBy,
+    viewOf,
+    releaseViewerOf,
+    checkClusters,
+    audited,
+    getClusterOr404,
+    getApplicationOr404,
+    getDeploymentOr404,
+    writeTarget,
+    textField,
+  } = ctx;
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
   // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
@@ -200,99 +107,6 @@ export async function createRouter(
       ignorePaths: () => true,
     },
   });
-
-  /** Authenticates the caller and checks one permission (on `resourceRef` for an entity's). */
-  const authorize = (
-    req: express.Request,
-    permission: Parameters<typeof requirePermission>[2],
-    resourceRef?: string,
-  ) =>
-    requirePermission({ httpAuth, permissions }, req, permission, resourceRef);
-
-  /**
-   * The entities among `entityRefs` the caller may deploy (`fleet.deployment.create`, one
-   * batched decision): only they see plain environment values.
-   */
-  async function deployableBy(
-    req: express.Request,
-    entityRefs: string[],
-  ): Promise<Set<string>> {
-    const refs = [...new Set(entityRefs)];
-    if (refs.length === 0) return new Set();
-    const credentials = await httpAuth.credentials(req);
-    const decisions = await permissions.authorize(
-      refs.map(resourceRef => ({
-        permission: fleetDeploymentCreatePermission,
-        resourceRef,
-      })),
-      { credentials },
-    );
-    return new Set(
-      refs.filter((_, i) => decisions[i]?.result === AuthorizeResult.ALLOW),
-    );
-  }
-  /** What the caller may see of kubeconfigs and host errors: asked once per request. */
-  const viewOf = (req: express.Request) =>
-    viewOfCaller({ httpAuth, permissions }, req);
-
-  /** What the caller may see of releases of these components (see releaseForCaller). */
-  async function releaseViewerOf(
-    req: express.Request,
-    entityRefs: string[],
-  ): Promise<ReleaseViewer> {
-    const [mayDeploy, view] = await Promise.all([
-      deployableBy(req, entityRefs),
-      viewOf(req),
-    ]);
-    return {
-      clusterAdmin: view.clusterAdmin,
-      mayDeploy: ref => mayDeploy.has(ref),
-    };
-  }
-
-  /**
-   * `fleet.cluster.deploy` on the named clusters that exist: an unknown name is left to the
-   * service's own 404 or 400 (the caller's mistake, not a refusal that would tell which names
-   * exist).
-   */
-  async function checkClusters(
-    credentials: BackstageCredentials,
-    names: string[],
-  ): Promise<void> {
-    const known = await Promise.all(
-      [...new Set(names)].map(async name =>
-        (await stores.clusters.getCluster(name)) ? name : undefined,
-      ),
-    );
-    await requireClusterPermission(
-      permissions,
-      credentials,
-      known.filter((name): name is string => name !== undefined),
-    );
-  }
-
-  /** Runs a write as an audit event: who (from the request's credentials), what, and the outcome. */
-  async function audited<T>(
-    req: express.Request,
-    eventId: string,
-    meta: JsonObject,
-    fn: () => Promise<T>,
-  ): Promise<T> {
-    const event = await auditor?.createEvent({
-      eventId,
-      severityLevel: 'medium',
-      request: req,
-      meta,
-    });
-    try {
-      const result = await fn();
-      await event?.success();
-      return result;
-    } catch (error) {
-      await event?.fail({ error: asError(error) });
-      throw error;
-    }
-  }
 
   // Liveness answers without credentials (see the auth policy in plugin.ts), like Backstage's
   // own plugins; it says nothing about the fleet.
@@ -332,43 +146,6 @@ export async function createRouter(
       }
     },
   );
-
-  const getClusterOr404 = async (rawName: string) => {
-    const name = parsePathNameOr404(clusterNameSchema, rawName, 'Cluster');
-    const cluster = await stores.clusters.getCluster(name);
-    if (!cluster) throw new NotFoundError(`Cluster '${name}' not found`);
-    return cluster;
-  };
-
-  const getApplicationOr404 = async (id: string) => {
-    const application = await stores.applications.getApplication(id);
-    if (!application) throw new NotFoundError(`Application '${id}' not found`);
-    return application;
-  };
-
-  const getDeploymentOr404 = async (id: string) => {
-    const deployment = await stores.deployments.getDeployment(id);
-    if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);
-    return deployment;
-  };
-
-  /**
-   * The component a write names, read alone before the permission check (which needs it); the
-   * rest of the body is validated once the caller may write.
-   */
-  const writeTarget = (body: unknown, what: string) => {
-    const { entityRef } = parseOrThrow(writeTargetSchema, body ?? {}, what);
-    if (entityRef === undefined) {
-      throw new InputError(`Invalid ${what}: entityRef is required`);
-    }
-    return normalizeEntityRef(entityRef);
-  };
-
-  /** A body's text field for the audit record, before validation: short, or null. */
-  const textField = (body: unknown, key: string) => {
-    const value = (body as Record<string, unknown> | undefined)?.[key];
-    return typeof value === 'string' ? value.slice(0, 253) : null;
-  };
 
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');

@@ -1,8 +1,5 @@
-import { InputError, NotFoundError, ConflictError } from '@backstage/errors';
+import { InputError } from '@backstage/errors';
 import {
-  fleetClusterCreatePermission,
-  fleetClusterDeletePermission,
-  fleetClusterUpdatePermission,
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
   fleetReleaseManagePermission,
@@ -14,10 +11,8 @@ import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
 import {
-  ADMIN_VIEW,
   RESTRICTED_VIEW,
   toApiApplication,
-  toApiCluster,
   toApiDeployment,
   toApiEvent,
   toApiRevision,
@@ -34,7 +29,6 @@ import { applicationETag, ifMatchVersions } from './etags';
 import { sendJson } from './sendJson';
 import {
   applicationListQuerySchema,
-  clusterListQuerySchema,
   createApplicationSchema,
   createDeploymentSchema,
   deploymentListQuerySchema,
@@ -42,20 +36,17 @@ import {
   pageQuerySchema,
   idSchema,
   patchApplicationSchema,
-  createClusterSchema,
   parseOrThrow,
   parsePathNameOr404,
-  patchClusterSchema,
   releaseSchema,
   rollbackSchema,
   undeployQuerySchema,
 } from './validation';
 import { createRouteContext } from './routeContext';
 import type { RouterOptions } from './routerOptions';
+import { registerClusterRoutes } from './routes/clusters';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
-
-const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
 const MAX_BODY_KB = 64;
@@ -83,7 +74,6 @@ export async function createRouter(
     releaseViewerOf,
     checkClusters,
     audited,
-    getClusterOr404,
     getApplicationOr404,
     getDeploymentOr404,
     writeTarget,
@@ -147,148 +137,7 @@ export async function createRouter(
     },
   );
 
-  router.get('/clusters', async (req, res) => {
-    const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
-    const view = await viewOf(req);
-    const page = pages.read('clusters', query);
-    const clusters = await stores.clusters.listClusters({
-      status: query.status,
-      page,
-    });
-    sendJson(
-      req,
-      res,
-      pages.answer(
-        'clusters',
-        page,
-        clusters,
-        c => [c.name],
-        c => toApiCluster(c, view),
-      ),
-    );
-  });
-
-  router.post('/clusters', async (req, res) => {
-    const cluster = await audited(
-      req,
-      'cluster-create',
-      { cluster: textField(req.body, 'name') },
-      async () => {
-        const credentials = await authorize(req, fleetClusterCreatePermission);
-        // Validated after the permission check: a caller who may not register gets 403, not a
-        // description of the schema.
-        const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
-        const actor = actorOf(credentials);
-        // One API server is one cluster: registering a known (server, CA) again is a 409
-        // naming the cluster that holds it.
-        const identityCa = await options.clusterCa?.(body);
-        const created = await stores.clusters.insertCluster(
-          { ...body, source: 'manual', identityCa, actor },
-          {
-            maxManual: options.maxManualClusters ?? DEFAULT_MAX_MANUAL_CLUSTERS,
-          },
-        );
-        logger.info(
-          `Cluster '${created.name}' registered manually by ${actor}`,
-          { cluster: created.name, actor },
-        );
-        return created;
-      },
-    );
-    // The registrar gave the kubeconfigRef; clusters are theirs to administer.
-    res.status(201).json(toApiCluster(cluster, ADMIN_VIEW));
-  });
-
-  router.get('/clusters/:name', async (req, res) => {
-    const cluster = await getClusterOr404(req.params.name);
-    sendJson(req, res, toApiCluster(cluster, await viewOf(req)));
-  });
-
-  router.patch('/clusters/:name', async (req, res) => {
-    const updated = await audited(
-      req,
-      'cluster-update',
-      { cluster: req.params.name },
-      async () => {
-        const credentials = await authorize(req, fleetClusterUpdatePermission);
-        // Validated after the permission check: a caller who may not update gets 403, not a
-        // description of the schema.
-        const body = parseOrThrow(
-          patchClusterSchema,
-          req.body,
-          'cluster update',
-        );
-        const cluster = await getClusterOr404(req.params.name);
-        const result = await stores.clusters.updateClusterSettings(
-          cluster.name,
-          body,
-          actorOf(credentials),
-        );
-        if (!result)
-          throw new NotFoundError(`Cluster '${cluster.name}' not found`);
-        return result;
-      },
-    );
-    res.json(toApiCluster(updated, ADMIN_VIEW)); // allowed fleet.cluster.update: an admin
-  });
-
-  router.delete('/clusters/:name', async (req, res) => {
-    await audited(
-      req,
-      'cluster-delete',
-      { cluster: req.params.name },
-      async () => {
-        const credentials = await authorize(req, fleetClusterDeletePermission);
-        const cluster = await getClusterOr404(req.params.name);
-        // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
-        // would only bring it back.
-        if (
-          cluster.source !== 'manual' &&
-          (!options.isDiscovered || (await options.isDiscovered(cluster.name)))
-        ) {
-          throw new ConflictError(
-            `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
-          );
-        }
-        const left = await stores.deployments.listDeployments({
-          cluster: cluster.name,
-        });
-        if (left.length > 0) {
-          const named = left
-            .slice(0, 10)
-            .map(d => `${d.entityRef} (${d.id})`)
-            .join(', ');
-          throw new ConflictError(
-            `Cluster '${cluster.name}' still has ${
-              left.length
-            } deployment(s): ${named}${
-              left.length > 10 ? ', …' : ''
-            }; undeploy them first`,
-          );
-        }
-        const actor = actorOf(credentials);
-        await stores.clusters.deleteCluster(cluster.name, actor);
-        logger.info(`Cluster '${cluster.name}' deleted by ${actor}`, {
-          cluster: cluster.name,
-          actor,
-        });
-      },
-    );
-    res.status(204).end();
-  });
-
-  router.get('/clusters/:name/events', async (req, res) => {
-    const cluster = await getClusterOr404(req.params.name);
-    const view = await viewOf(req);
-    sendJson(req, res, {
-      items: (
-        await stores.events.listEvents({
-          subjectKind: 'cluster',
-          subject: cluster.name,
-        })
-      ).map(e => toApiEvent(e, view)),
-    });
-  });
+  registerClusterRoutes(router, ctx);
 
   router.post('/health/run', async (req, res) => {
     const summary = await audited(req, 'health-run', {}, async () => {

@@ -3,8 +3,6 @@ import {
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
   fleetReleaseManagePermission,
-  fleetHealthRunPermission,
-  type FleetSummary,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
 import { createOpenApiRouter } from '../schema/openapi';
@@ -32,7 +30,6 @@ import {
   createApplicationSchema,
   createDeploymentSchema,
   deploymentListQuerySchema,
-  eventListQuerySchema,
   pageQuerySchema,
   idSchema,
   patchApplicationSchema,
@@ -45,6 +42,7 @@ import {
 import { createRouteContext } from './routeContext';
 import type { RouterOptions } from './routerOptions';
 import { registerClusterRoutes } from './routes/clusters';
+import { registerHealthRoutes } from './routes/health';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
 
@@ -58,7 +56,6 @@ export async function createRouter(
     httpAuth,
     permissions,
     stores,
-    runHealthCycle,
     logger,
     deployments,
     releases,
@@ -138,48 +135,7 @@ export async function createRouter(
   );
 
   registerClusterRoutes(router, ctx);
-
-  router.post('/health/run', async (req, res) => {
-    const summary = await audited(req, 'health-run', {}, async () => {
-      await authorize(req, fleetHealthRunPermission);
-      return runHealthCycle();
-    });
-    res.json(summary);
-  });
-
-  router.get('/summary', async (req, res) => {
-    const clusters = await stores.clusters.countClustersByStatus();
-    const deploymentCounts =
-      await stores.deployments.countDeploymentsByStatus();
-    const massOutage = (await stores.state.getMassOutage()) ?? {
-      active: false,
-      clusters: [],
-    };
-    const lastCycle = await stores.state.getLastCycle();
-    const sum = (values: Record<string, number>) =>
-      Object.values(values).reduce((a, b) => a + b, 0);
-    const summary: FleetSummary = {
-      clusters: { total: sum(clusters), ...clusters },
-      deployments: {
-        total: sum(deploymentCounts.byStatus),
-        byStatus: deploymentCounts.byStatus, // the store counts every status, zeros included
-        bySyncStatus: deploymentCounts.bySyncStatus,
-      },
-      massOutage,
-      lastCycleAt: lastCycle?.finishedAt ?? null,
-    };
-    sendJson(req, res, summary);
-  });
-
-  router.get('/events', async (req, res) => {
-    const { limit } = parseOrThrow(eventListQuerySchema, req.query, 'query');
-    const view = await viewOf(req);
-    sendJson(req, res, {
-      items: (await stores.events.listRecentEvents(limit ?? 50)).map(e =>
-        toApiEvent(e, view),
-      ),
-    });
-  });
+  registerHealthRoutes(router, ctx);
 
   router.get('/applications', async (req, res) => {
     const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');

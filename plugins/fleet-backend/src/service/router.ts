@@ -10,29 +10,22 @@ import { normalizeEntityRef } from '../catalog/entityRefs';
 import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
 import {
   RESTRICTED_VIEW,
-  toApiApplication,
   toApiDeployment,
   toApiEvent,
   toApiRevision,
 } from './apiShapes';
 import { actorOf, placementGrantOf } from './requirePermission';
 import {
-  hideApplicationEnv,
   hideRevisionEnv,
   releaseForCaller,
   RESTRICTED_RELEASE_VIEW,
 } from './envVisibility';
-import { applicationFleetStatus } from './applicationStatus';
-import { applicationETag, ifMatchVersions } from './etags';
 import { sendJson } from './sendJson';
 import {
-  applicationListQuerySchema,
-  createApplicationSchema,
   createDeploymentSchema,
   deploymentListQuerySchema,
   pageQuerySchema,
   idSchema,
-  patchApplicationSchema,
   parseOrThrow,
   parsePathNameOr404,
   releaseSchema,
@@ -43,6 +36,7 @@ import { createRouteContext } from './routeContext';
 import type { RouterOptions } from './routerOptions';
 import { registerClusterRoutes } from './routes/clusters';
 import { registerHealthRoutes } from './routes/health';
+import { registerApplicationRoutes } from './routes/applications';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
 
@@ -56,7 +50,6 @@ export async function createRouter(
     httpAuth,
     permissions,
     stores,
-    logger,
     deployments,
     releases,
     tenancy,
@@ -136,155 +129,7 @@ export async function createRouter(
 
   registerClusterRoutes(router, ctx);
   registerHealthRoutes(router, ctx);
-
-  router.get('/applications', async (req, res) => {
-    const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
-    const entityRef = query.entityRef
-      ? normalizeEntityRef(query.entityRef)
-      : undefined;
-    const page = pages.read('applications', query);
-    const applications = await stores.applications.listApplications({
-      entityRef,
-      page,
-    });
-    const mayDeploy = await deployableBy(
-      req,
-      applications.map(a => a.entityRef),
-    );
-    sendJson(
-      req,
-      res,
-      pages.answer(
-        'applications',
-        page,
-        applications,
-        a => [a.entityRef],
-        a =>
-          toApiApplication(
-            mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
-          ),
-      ),
-    );
-  });
-
-  router.post('/applications', async (req, res) => {
-    const entityRef = writeTarget(req.body, 'application');
-    const application = await audited(
-      req,
-      'application-register',
-      { entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          entityRef,
-        );
-        const body = parseOrThrow(
-          createApplicationSchema,
-          req.body,
-          'application',
-        );
-        await tenancy.application({
-          entityRef,
-          spec: body.spec,
-          placement: body.placement,
-        });
-        await checkClusters(credentials, body.placement?.clusters ?? []);
-        const registered = await deployments.registerApplication({
-          ...body,
-          entityRef,
-          placementGrant: await placementGrantOf(permissions, credentials),
-        });
-        const actor = actorOf(credentials);
-        logger.info(
-          `Application ${registered.id} registered for ${entityRef} (${
-            registered.origin ?? 'no origin'
-          }) by ${actor}`,
-          { application: registered.id, entityRef, actor },
-        );
-        return registered;
-      },
-    );
-    res.status(201).json(toApiApplication(application));
-  });
-
-  router.get('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const application = await getApplicationOr404(id);
-    const mayDeploy = await deployableBy(req, [application.entityRef]);
-    res.set('ETag', applicationETag(application));
-    // The ETag is the version, for If-Match; the answer also holds what changes without a new
-    // version (the clusters the reconcile refused, whether it is being removed, which
-    // environment values the caller may read), so it is never answered with a 304.
-    res.set('Cache-Control', 'no-cache');
-    delete req.headers['if-none-match'];
-    delete req.headers['if-modified-since'];
-    sendJson(
-      req,
-      res,
-      toApiApplication(
-        mayDeploy.has(application.entityRef)
-          ? application
-          : hideApplicationEnv(application),
-      ),
-    );
-  });
-
-  router.patch('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const ifMatch = ifMatchVersions(req.get('If-Match'));
-    const updated = await audited(
-      req,
-      'application-update',
-      { applicationId: id },
-      async () => {
-        const application = await getApplicationOr404(id);
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          application.entityRef,
-        );
-        const body = parseOrThrow(
-          patchApplicationSchema,
-          req.body,
-          'application update',
-        );
-        await tenancy.application({
-          entityRef: application.entityRef,
-          applicationId: id,
-          spec: body.spec
-            ? { ...application.spec, ...body.spec }
-            : application.spec,
-          placement: body.placement,
-        });
-        // Only the clusters a placement adds: keeping a cluster it already named needs nothing.
-        const before = new Set(application.placement.clusters ?? []);
-        await checkClusters(
-          credentials,
-          (body.placement?.clusters ?? []).filter(name => !before.has(name)),
-        );
-        // Whoever sets the placement decides where the reconcile may take it: a change of the
-        // spec alone keeps the placement's author and their decision.
-        const grant =
-          body.placement !== undefined
-            ? await placementGrantOf(permissions, credentials)
-            : undefined;
-        const result = await deployments.updateApplication(
-          id,
-          { ...body, placementGrant: grant },
-          ifMatch,
-        );
-        const actor = actorOf(credentials);
-        logger.info(
-          `Application ${id} of ${application.entityRef} updated by ${actor}`,
-          { application: id, entityRef: application.entityRef, actor },
-        );
-        return result;
-      },
-    );
-    res.set('ETag', applicationETag(updated));
-    res.json(toApiApplication(updated));
-  });
+  registerApplicationRoutes(router, ctx);
 
   router.post('/applications/:id/releases', async (req, res) => {
     const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
@@ -317,15 +162,6 @@ export async function createRouter(
       },
     );
     res.status(201).json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
-  });
-
-  router.get('/applications/:id/status', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const application = await getApplicationOr404(id);
-    const current = await stores.deployments.listDeployments({
-      applicationId: id,
-    });
-    sendJson(req, res, applicationFleetStatus(application, current));
   });
 
   router.get('/applications/:id/releases', async (req, res) => {
@@ -378,25 +214,6 @@ export async function createRouter(
       res.json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
     });
   }
-
-  router.delete('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const existing = await getApplicationOr404(id);
-    const application = await audited(
-      req,
-      'application-delete',
-      { applicationId: id, entityRef: existing.entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentDeletePermission,
-          existing.entityRef,
-        );
-        return deployments.removeApplication(id, actorOf(credentials));
-      },
-    );
-    res.status(202).json(toApiApplication(application));
-  });
 
   router.get('/deployments', async (req, res) => {
     const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');

@@ -2,12 +2,10 @@ import { InputError } from '@backstage/errors';
 import {
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
-  fleetReleaseManagePermission,
 } from '@cnp/plugin-fleet-common';
 import express from 'express';
 import { createOpenApiRouter } from '../schema/openapi';
 import { normalizeEntityRef } from '../catalog/entityRefs';
-import { checkAnalysisAddresses } from '../progressive/prometheusAddress';
 import {
   RESTRICTED_VIEW,
   toApiDeployment,
@@ -15,11 +13,7 @@ import {
   toApiRevision,
 } from './apiShapes';
 import { actorOf, placementGrantOf } from './requirePermission';
-import {
-  hideRevisionEnv,
-  releaseForCaller,
-  RESTRICTED_RELEASE_VIEW,
-} from './envVisibility';
+import { hideRevisionEnv } from './envVisibility';
 import { sendJson } from './sendJson';
 import {
   createDeploymentSchema,
@@ -28,7 +22,6 @@ import {
   idSchema,
   parseOrThrow,
   parsePathNameOr404,
-  releaseSchema,
   rollbackSchema,
   undeployQuerySchema,
 } from './validation';
@@ -37,6 +30,7 @@ import type { RouterOptions } from './routerOptions';
 import { registerClusterRoutes } from './routes/clusters';
 import { registerHealthRoutes } from './routes/health';
 import { registerApplicationRoutes } from './routes/applications';
+import { registerReleaseRoutes } from './routes/releases';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
 
@@ -46,25 +40,15 @@ const MAX_BODY_KB = 64;
 export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
-  const {
-    httpAuth,
-    permissions,
-    stores,
-    deployments,
-    releases,
-    tenancy,
-    allowedPrometheusAddresses = [],
-  } = options;
+  const { httpAuth, permissions, stores, deployments, tenancy } = options;
   const ctx = createRouteContext(options);
   const {
     pages,
     authorize,
     deployableBy,
     viewOf,
-    releaseViewerOf,
     checkClusters,
     audited,
-    getApplicationOr404,
     getDeploymentOr404,
     writeTarget,
     textField,
@@ -130,90 +114,7 @@ export async function createRouter(
   registerClusterRoutes(router, ctx);
   registerHealthRoutes(router, ctx);
   registerApplicationRoutes(router, ctx);
-
-  router.post('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const existing = await getApplicationOr404(id);
-    const release = await audited(
-      req,
-      'release-create',
-      { applicationId: id, entityRef: existing.entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetReleaseManagePermission,
-          existing.entityRef,
-        );
-        const body = parseOrThrow(releaseSchema, req.body, 'release');
-        checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
-        const targets =
-          body.clusters ??
-          (await stores.deployments.listDeployments({ applicationId: id }))
-            .filter(d => d.placed && d.status !== 'REMOVING')
-            .map(d => d.cluster);
-        await tenancy.workload({
-          entityRef: existing.entityRef,
-          clusters: targets,
-          spec: existing.spec,
-          env: body.env,
-        });
-        await checkClusters(credentials, targets);
-        return releases.release(id, body, actorOf(credentials));
-      },
-    );
-    res.status(201).json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
-  });
-
-  router.get('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
-    const page = pages.read('releases', query, id);
-    const items = await releases.listReleases(id, page);
-    const viewer = await releaseViewerOf(
-      req,
-      items.map(r => r.entityRef),
-    );
-    sendJson(
-      req,
-      res,
-      pages.answer(
-        'releases',
-        page,
-        items,
-        r => [r.createdAt, r.id],
-        r => releaseForCaller(r, viewer),
-        id,
-      ),
-    );
-  });
-
-  router.get('/releases/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
-    const release = await releases.getRelease(id);
-    const viewer = await releaseViewerOf(req, [release.entityRef]);
-    sendJson(req, res, releaseForCaller(release, viewer));
-  });
-
-  for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
-    router.post(`/releases/:id/${action}`, async (req, res) => {
-      const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
-      const existing = await releases.getRelease(id);
-      const release = await audited(
-        req,
-        `release-${action}`,
-        { releaseId: id, entityRef: existing.entityRef },
-        async () => {
-          const credentials = await authorize(
-            req,
-            fleetReleaseManagePermission,
-            existing.entityRef,
-          );
-          return releases.steer(id, action, actorOf(credentials));
-        },
-      );
-      res.json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
-    });
-  }
+  registerReleaseRoutes(router, ctx);
 
   router.get('/deployments', async (req, res) => {
     const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');

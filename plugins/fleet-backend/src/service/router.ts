@@ -1,58 +1,28 @@
 import { InputError } from '@backstage/errors';
-import {
-  fleetDeploymentCreatePermission,
-  fleetDeploymentDeletePermission,
-} from '@cnp/plugin-fleet-common';
 import express from 'express';
 import { createOpenApiRouter } from '../schema/openapi';
-import { normalizeEntityRef } from '../catalog/entityRefs';
-import {
-  RESTRICTED_VIEW,
-  toApiDeployment,
-  toApiEvent,
-  toApiRevision,
-} from './apiShapes';
-import { actorOf, placementGrantOf } from './requirePermission';
-import { hideRevisionEnv } from './envVisibility';
-import { sendJson } from './sendJson';
-import {
-  createDeploymentSchema,
-  deploymentListQuerySchema,
-  pageQuerySchema,
-  idSchema,
-  parseOrThrow,
-  parsePathNameOr404,
-  rollbackSchema,
-  undeployQuerySchema,
-} from './validation';
 import { createRouteContext } from './routeContext';
 import type { RouterOptions } from './routerOptions';
 import { registerClusterRoutes } from './routes/clusters';
 import { registerHealthRoutes } from './routes/health';
 import { registerApplicationRoutes } from './routes/applications';
 import { registerReleaseRoutes } from './routes/releases';
+import { registerDeploymentRoutes } from './routes/deployments';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
 
 /** Request bodies are small JSON documents; anything bigger is refused with 413. */
 const MAX_BODY_KB = 64;
 
+/**
+ * The Fleet API: the auth and body middleware, then every resource's routes. Everything it
+ * needs comes through its options.
+ */
 export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
-  const { httpAuth, permissions, stores, deployments, tenancy } = options;
+  const { httpAuth } = options;
   const ctx = createRouteContext(options);
-  const {
-    pages,
-    authorize,
-    deployableBy,
-    viewOf,
-    checkClusters,
-    audited,
-    getDeploymentOr404,
-    writeTarget,
-    textField,
-  } = ctx;
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
   // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
@@ -111,172 +81,14 @@ export async function createRouter(
     },
   );
 
+  // The routes, one file a resource (./routes), all sharing one context: the options and the
+  // helpers made from them once. Express matches in registration order; no two of these paths
+  // overlap, and each path's methods keep their order.
   registerClusterRoutes(router, ctx);
   registerHealthRoutes(router, ctx);
   registerApplicationRoutes(router, ctx);
   registerReleaseRoutes(router, ctx);
-
-  router.get('/deployments', async (req, res) => {
-    const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
-    const entityRef = query.entityRef
-      ? normalizeEntityRef(query.entityRef)
-      : undefined;
-    const view = await viewOf(req);
-    const page = pages.read('deployments', query);
-    const found = await stores.deployments.listDeployments({
-      entityRef,
-      cluster: query.cluster,
-      page,
-    });
-    sendJson(
-      req,
-      res,
-      pages.answer(
-        'deployments',
-        page,
-        found,
-        d => [d.entityRef, d.cluster],
-        d => toApiDeployment(d, view),
-      ),
-    );
-  });
-
-  router.post('/deployments', async (req, res) => {
-    const entityRef = writeTarget(req.body, 'deployment');
-    const deployment = await audited(
-      req,
-      'deployment-create',
-      { entityRef, cluster: textField(req.body, 'cluster') },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          entityRef,
-        );
-        const body = parseOrThrow(
-          createDeploymentSchema,
-          req.body,
-          'deployment',
-        );
-        const application = await stores.applications.getApplicationByEntityRef(
-          entityRef,
-        );
-        await tenancy.workload({
-          entityRef,
-          clusters: [body.cluster],
-          spec: application?.spec,
-        });
-        await checkClusters(credentials, [body.cluster]);
-        // A deploy by hand to one cluster says nothing about the placement, unless it creates
-        // the application (from the component's annotations): then its author decides.
-        const creates = !application;
-        const grant = creates
-          ? await placementGrantOf(permissions, credentials)
-          : undefined;
-        return deployments.deploy(
-          { ...body, entityRef, placementGrant: grant },
-          actorOf(credentials),
-        );
-      },
-    );
-    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
-  });
-
-  router.get('/deployments/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const deployment = await getDeploymentOr404(id);
-    sendJson(req, res, toApiDeployment(deployment, await viewOf(req)));
-  });
-
-  router.delete('/deployments/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const { force } = parseOrThrow(undeployQuerySchema, req.query, 'query');
-    const existing = await getDeploymentOr404(id);
-    const deployment = await audited(
-      req,
-      'deployment-delete',
-      { deploymentId: id, force: force ?? false },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentDeletePermission,
-          existing.entityRef,
-        );
-        return deployments.undeploy(id, { force }, actorOf(credentials));
-      },
-    );
-    res.status(202).json(toApiDeployment(deployment, RESTRICTED_VIEW));
-  });
-
-  router.get('/deployments/:id/revisions', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
-    const page = pages.read('revisions', query, id);
-    const deployment = await getDeploymentOr404(id);
-    const [view, mayDeploy] = await Promise.all([
-      viewOf(req),
-      deployableBy(req, [deployment.entityRef]),
-    ]);
-    const revisions = await stores.revisions.listRevisions(id, page);
-    sendJson(
-      req,
-      res,
-      pages.answer(
-        'revisions',
-        page,
-        revisions,
-        r => [String(r.revision)],
-        r =>
-          toApiRevision(
-            mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
-            view,
-          ),
-        id,
-      ),
-    );
-  });
-
-  router.post('/deployments/:id/rollback', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const existing = await getDeploymentOr404(id);
-    const deployment = await audited(
-      req,
-      'deployment-rollback',
-      { deploymentId: id },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          existing.entityRef,
-        );
-        const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
-        await tenancy.workload({
-          entityRef: existing.entityRef,
-          clusters: [existing.cluster],
-          spec: (
-            await stores.applications.getApplication(existing.applicationId)
-          )?.spec,
-        });
-        await checkClusters(credentials, [existing.cluster]);
-        return deployments.rollback(id, body.toRevision, actorOf(credentials));
-      },
-    );
-    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
-  });
-
-  router.get('/deployments/:id/events', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    await getDeploymentOr404(id);
-    const view = await viewOf(req);
-    sendJson(req, res, {
-      items: (
-        await stores.events.listEvents({
-          subjectKind: 'deployment',
-          subject: id,
-        })
-      ).map(e => toApiEvent(e, view)),
-    });
-  });
+  registerDeploymentRoutes(router, ctx);
 
   return router;
 }

@@ -1,0 +1,239 @@
+import {
+  fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
+} from '@cnp/plugin-fleet-common';
+import { normalizeEntityRef } from '../../catalog/entityRefs';
+import { toApiApplication } from '../apiShapes';
+import { actorOf, placementGrantOf } from '../requirePermission';
+import { hideApplicationEnv } from '../envVisibility';
+import { applicationFleetStatus } from '../applicationStatus';
+import { applicationETag, ifMatchVersions } from '../etags';
+import { sendJson } from '../sendJson';
+import {
+  applicationListQuerySchema,
+  createApplicationSchema,
+  idSchema,
+  patchApplicationSchema,
+  parseOrThrow,
+  parsePathNameOr404,
+} from '../validation';
+import type { FleetRouter, RouteContext } from '../routeContext';
+
+/** The applications: list, registration, reads, updates, their fleet status and removal. */
+export function registerApplicationRoutes(
+  router: FleetRouter,
+  ctx: RouteContext,
+): void {
+  listApplications(router, ctx);
+  registerApplication(router, ctx);
+  getApplication(router, ctx);
+  updateApplication(router, ctx);
+  getApplicationStatus(router, ctx);
+  removeApplication(router, ctx);
+}
+
+/** `GET /applications`: paged; environment values plain only where the caller may deploy. */
+function listApplications(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { pages, deployableBy } = ctx;
+  router.get('/applications', async (req, res) => {
+    const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
+    const entityRef = query.entityRef
+      ? normalizeEntityRef(query.entityRef)
+      : undefined;
+    const page = pages.read('applications', query);
+    const applications = await stores.applications.listApplications({
+      entityRef,
+      page,
+    });
+    const mayDeploy = await deployableBy(
+      req,
+      applications.map(a => a.entityRef),
+    );
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'applications',
+        page,
+        applications,
+        a => [a.entityRef],
+        a =>
+          toApiApplication(
+            mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
+          ),
+      ),
+    );
+  });
+}
+
+/** `POST /applications` (`fleet.deployment.create` on the component). */
+function registerApplication(router: FleetRouter, ctx: RouteContext) {
+  const { permissions, logger, deployments, tenancy } = ctx.options;
+  const { authorize, checkClusters, audited, writeTarget } = ctx;
+  router.post('/applications', async (req, res) => {
+    const entityRef = writeTarget(req.body, 'application');
+    const application = await audited(
+      req,
+      'application-register',
+      { entityRef },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentCreatePermission,
+          entityRef,
+        );
+        const body = parseOrThrow(
+          createApplicationSchema,
+          req.body,
+          'application',
+        );
+        await tenancy.application({
+          entityRef,
+          spec: body.spec,
+          placement: body.placement,
+        });
+        await checkClusters(credentials, body.placement?.clusters ?? []);
+        const registered = await deployments.registerApplication({
+          ...body,
+          entityRef,
+          placementGrant: await placementGrantOf(permissions, credentials),
+        });
+        const actor = actorOf(credentials);
+        logger.info(
+          `Application ${registered.id} registered for ${entityRef} (${
+            registered.origin ?? 'no origin'
+          }) by ${actor}`,
+          { application: registered.id, entityRef, actor },
+        );
+        return registered;
+      },
+    );
+    res.status(201).json(toApiApplication(application));
+  });
+}
+
+/** `GET /applications/:id`, with its version as ETag. */
+function getApplication(router: FleetRouter, ctx: RouteContext) {
+  const { deployableBy, getApplicationOr404 } = ctx;
+  router.get('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const application = await getApplicationOr404(id);
+    const mayDeploy = await deployableBy(req, [application.entityRef]);
+    res.set('ETag', applicationETag(application));
+    // The ETag is the version, for If-Match; the answer also holds what changes without a new
+    // version (the clusters the reconcile refused, whether it is being removed, which
+    // environment values the caller may read), so it is never answered with a 304.
+    res.set('Cache-Control', 'no-cache');
+    delete req.headers['if-none-match'];
+    delete req.headers['if-modified-since'];
+    sendJson(
+      req,
+      res,
+      toApiApplication(
+        mayDeploy.has(application.entityRef)
+          ? application
+          : hideApplicationEnv(application),
+      ),
+    );
+  });
+}
+
+/** `PATCH /applications/:id`, If-Match on its version. */
+function updateApplication(router: FleetRouter, ctx: RouteContext) {
+  const { permissions, logger, deployments, tenancy } = ctx.options;
+  const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
+  router.patch('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const ifMatch = ifMatchVersions(req.get('If-Match'));
+    const updated = await audited(
+      req,
+      'application-update',
+      { applicationId: id },
+      async () => {
+        const application = await getApplicationOr404(id);
+        const credentials = await authorize(
+          req,
+          fleetDeploymentCreatePermission,
+          application.entityRef,
+        );
+        const body = parseOrThrow(
+          patchApplicationSchema,
+          req.body,
+          'application update',
+        );
+        await tenancy.application({
+          entityRef: application.entityRef,
+          applicationId: id,
+          spec: body.spec
+            ? { ...application.spec, ...body.spec }
+            : application.spec,
+          placement: body.placement,
+        });
+        // Only the clusters a placement adds: keeping a cluster it already named needs nothing.
+        const before = new Set(application.placement.clusters ?? []);
+        await checkClusters(
+          credentials,
+          (body.placement?.clusters ?? []).filter(name => !before.has(name)),
+        );
+        // Whoever sets the placement decides where the reconcile may take it: a change of the
+        // spec alone keeps the placement's author and their decision.
+        const grant =
+          body.placement !== undefined
+            ? await placementGrantOf(permissions, credentials)
+            : undefined;
+        const result = await deployments.updateApplication(
+          id,
+          { ...body, placementGrant: grant },
+          ifMatch,
+        );
+        const actor = actorOf(credentials);
+        logger.info(
+          `Application ${id} of ${application.entityRef} updated by ${actor}`,
+          { application: id, entityRef: application.entityRef, actor },
+        );
+        return result;
+      },
+    );
+    res.set('ETag', applicationETag(updated));
+    res.json(toApiApplication(updated));
+  });
+}
+
+/** `GET /applications/:id/status`: where the application runs across the fleet. */
+function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { getApplicationOr404 } = ctx;
+  router.get('/applications/:id/status', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const application = await getApplicationOr404(id);
+    const current = await stores.deployments.listDeployments({
+      applicationId: id,
+    });
+    sendJson(req, res, applicationFleetStatus(application, current));
+  });
+}
+
+/** `DELETE /applications/:id` (`fleet.deployment.delete`). */
+function removeApplication(router: FleetRouter, ctx: RouteContext) {
+  const { deployments } = ctx.options;
+  const { authorize, audited, getApplicationOr404 } = ctx;
+  router.delete('/applications/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const existing = await getApplicationOr404(id);
+    const application = await audited(
+      req,
+      'application-delete',
+      { applicationId: id, entityRef: existing.entityRef },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentDeletePermission,
+          existing.entityRef,
+        );
+        return deployments.removeApplication(id, actorOf(credentials));
+      },
+    );
+    res.status(202).json(toApiApplication(application));
+  });
+}

@@ -1,0 +1,203 @@
+import { NotFoundError, ConflictError } from '@backstage/errors';
+import {
+  fleetClusterCreatePermission,
+  fleetClusterDeletePermission,
+  fleetClusterUpdatePermission,
+} from '@cnp/plugin-fleet-common';
+import { ADMIN_VIEW, toApiCluster, toApiEvent } from '../apiShapes';
+import { actorOf } from '../requirePermission';
+import { sendJson } from '../sendJson';
+import {
+  clusterListQuerySchema,
+  createClusterSchema,
+  parseOrThrow,
+  patchClusterSchema,
+} from '../validation';
+import type { FleetRouter, RouteContext } from '../routeContext';
+
+const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
+
+/** The clusters: list, manual registration, settings, removal and each cluster's events. */
+export function registerClusterRoutes(
+  router: FleetRouter,
+  ctx: RouteContext,
+): void {
+  listClusters(router, ctx);
+  registerCluster(router, ctx);
+  getCluster(router, ctx);
+  updateCluster(router, ctx);
+  deleteCluster(router, ctx);
+  listClusterEvents(router, ctx);
+}
+
+/** `GET /clusters`: paged, kubeconfigRefs shown to cluster admins only. */
+function listClusters(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { pages, viewOf } = ctx;
+  router.get('/clusters', async (req, res) => {
+    const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
+    const view = await viewOf(req);
+    const page = pages.read('clusters', query);
+    const clusters = await stores.clusters.listClusters({
+      status: query.status,
+      page,
+    });
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'clusters',
+        page,
+        clusters,
+        c => [c.name],
+        c => toApiCluster(c, view),
+      ),
+    );
+  });
+}
+
+/** `POST /clusters`: a manual registration (`fleet.cluster.create`). */
+function registerCluster(router: FleetRouter, ctx: RouteContext) {
+  const { options, authorize, audited, textField } = ctx;
+  const { stores, logger } = options;
+  router.post('/clusters', async (req, res) => {
+    const cluster = await audited(
+      req,
+      'cluster-create',
+      { cluster: textField(req.body, 'name') },
+      async () => {
+        const credentials = await authorize(req, fleetClusterCreatePermission);
+        // Validated after the permission check: a caller who may not register gets 403, not a
+        // description of the schema.
+        const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
+        const actor = actorOf(credentials);
+        // One API server is one cluster: registering a known (server, CA) again is a 409
+        // naming the cluster that holds it.
+        const identityCa = await options.clusterCa?.(body);
+        const created = await stores.clusters.insertCluster(
+          { ...body, source: 'manual', identityCa, actor },
+          {
+            maxManual: options.maxManualClusters ?? DEFAULT_MAX_MANUAL_CLUSTERS,
+          },
+        );
+        logger.info(
+          `Cluster '${created.name}' registered manually by ${actor}`,
+          { cluster: created.name, actor },
+        );
+        return created;
+      },
+    );
+    // The registrar gave the kubeconfigRef; clusters are theirs to administer.
+    res.status(201).json(toApiCluster(cluster, ADMIN_VIEW));
+  });
+}
+
+/** `GET /clusters/:name`. */
+function getCluster(router: FleetRouter, ctx: RouteContext) {
+  const { viewOf, getClusterOr404 } = ctx;
+  router.get('/clusters/:name', async (req, res) => {
+    const cluster = await getClusterOr404(req.params.name);
+    sendJson(req, res, toApiCluster(cluster, await viewOf(req)));
+  });
+}
+
+/** `PATCH /clusters/:name`: a cluster's settings (`fleet.cluster.update`). */
+function updateCluster(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { authorize, audited, getClusterOr404 } = ctx;
+  router.patch('/clusters/:name', async (req, res) => {
+    const updated = await audited(
+      req,
+      'cluster-update',
+      { cluster: req.params.name },
+      async () => {
+        const credentials = await authorize(req, fleetClusterUpdatePermission);
+        // Validated after the permission check: a caller who may not update gets 403, not a
+        // description of the schema.
+        const body = parseOrThrow(
+          patchClusterSchema,
+          req.body,
+          'cluster update',
+        );
+        const cluster = await getClusterOr404(req.params.name);
+        const result = await stores.clusters.updateClusterSettings(
+          cluster.name,
+          body,
+          actorOf(credentials),
+        );
+        if (!result)
+          throw new NotFoundError(`Cluster '${cluster.name}' not found`);
+        return result;
+      },
+    );
+    res.json(toApiCluster(updated, ADMIN_VIEW)); // allowed fleet.cluster.update: an admin
+  });
+}
+
+/** `DELETE /clusters/:name`: a manual cluster, or a discovered one its kubeconfig no longer names, without deployments. */
+function deleteCluster(router: FleetRouter, ctx: RouteContext) {
+  const { options, authorize, audited, getClusterOr404 } = ctx;
+  const { stores, logger } = options;
+  router.delete('/clusters/:name', async (req, res) => {
+    await audited(
+      req,
+      'cluster-delete',
+      { cluster: req.params.name },
+      async () => {
+        const credentials = await authorize(req, fleetClusterDeletePermission);
+        const cluster = await getClusterOr404(req.params.name);
+        // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
+        // would only bring it back.
+        if (
+          cluster.source !== 'manual' &&
+          (!options.isDiscovered || (await options.isDiscovered(cluster.name)))
+        ) {
+          throw new ConflictError(
+            `Cluster '${cluster.name}' is discovered from ${cluster.kubeconfigRef}; remove it from the kubeconfig first`,
+          );
+        }
+        const left = await stores.deployments.listDeployments({
+          cluster: cluster.name,
+        });
+        if (left.length > 0) {
+          const named = left
+            .slice(0, 10)
+            .map(d => `${d.entityRef} (${d.id})`)
+            .join(', ');
+          throw new ConflictError(
+            `Cluster '${cluster.name}' still has ${
+              left.length
+            } deployment(s): ${named}${
+              left.length > 10 ? ', …' : ''
+            }; undeploy them first`,
+          );
+        }
+        const actor = actorOf(credentials);
+        await stores.clusters.deleteCluster(cluster.name, actor);
+        logger.info(`Cluster '${cluster.name}' deleted by ${actor}`, {
+          cluster: cluster.name,
+          actor,
+        });
+      },
+    );
+    res.status(204).end();
+  });
+}
+
+/** `GET /clusters/:name/events`. */
+function listClusterEvents(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { viewOf, getClusterOr404 } = ctx;
+  router.get('/clusters/:name/events', async (req, res) => {
+    const cluster = await getClusterOr404(req.params.name);
+    const view = await viewOf(req);
+    sendJson(req, res, {
+      items: (
+        await stores.events.listEvents({
+          subjectKind: 'cluster',
+          subject: cluster.name,
+        })
+      ).map(e => toApiEvent(e, view)),
+    });
+  });
+}

@@ -1,0 +1,237 @@
+import {
+  fleetDeploymentCreatePermission,
+  fleetDeploymentDeletePermission,
+} from '@cnp/plugin-fleet-common';
+import { normalizeEntityRef } from '../../catalog/entityRefs';
+import {
+  RESTRICTED_VIEW,
+  toApiDeployment,
+  toApiEvent,
+  toApiRevision,
+} from '../apiShapes';
+import { actorOf, placementGrantOf } from '../requirePermission';
+import { hideRevisionEnv } from '../envVisibility';
+import { sendJson } from '../sendJson';
+import {
+  createDeploymentSchema,
+  deploymentListQuerySchema,
+  pageQuerySchema,
+  idSchema,
+  parseOrThrow,
+  parsePathNameOr404,
+  rollbackSchema,
+  undeployQuerySchema,
+} from '../validation';
+import type { FleetRouter, RouteContext } from '../routeContext';
+
+/** The deployments: list, deploy by hand, read, undeploy, revisions, rollback and events. */
+export function registerDeploymentRoutes(
+  router: FleetRouter,
+  ctx: RouteContext,
+): void {
+  listDeployments(router, ctx);
+  createDeployment(router, ctx);
+  getDeployment(router, ctx);
+  undeploy(router, ctx);
+  listRevisions(router, ctx);
+  rollback(router, ctx);
+  listDeploymentEvents(router, ctx);
+}
+
+/** `GET /deployments`: paged, by component or cluster. */
+function listDeployments(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { pages, viewOf } = ctx;
+  router.get('/deployments', async (req, res) => {
+    const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
+    const entityRef = query.entityRef
+      ? normalizeEntityRef(query.entityRef)
+      : undefined;
+    const view = await viewOf(req);
+    const page = pages.read('deployments', query);
+    const found = await stores.deployments.listDeployments({
+      entityRef,
+      cluster: query.cluster,
+      page,
+    });
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'deployments',
+        page,
+        found,
+        d => [d.entityRef, d.cluster],
+        d => toApiDeployment(d, view),
+      ),
+    );
+  });
+}
+
+/** `POST /deployments`: a deploy by hand to one cluster (`fleet.deployment.create`). */
+function createDeployment(router: FleetRouter, ctx: RouteContext) {
+  const { permissions, stores, deployments, tenancy } = ctx.options;
+  const { authorize, checkClusters, audited, writeTarget, textField } = ctx;
+  router.post('/deployments', async (req, res) => {
+    const entityRef = writeTarget(req.body, 'deployment');
+    const deployment = await audited(
+      req,
+      'deployment-create',
+      { entityRef, cluster: textField(req.body, 'cluster') },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentCreatePermission,
+          entityRef,
+        );
+        const body = parseOrThrow(
+          createDeploymentSchema,
+          req.body,
+          'deployment',
+        );
+        const application = await stores.applications.getApplicationByEntityRef(
+          entityRef,
+        );
+        await tenancy.workload({
+          entityRef,
+          clusters: [body.cluster],
+          spec: application?.spec,
+        });
+        await checkClusters(credentials, [body.cluster]);
+        // A deploy by hand to one cluster says nothing about the placement, unless it creates
+        // the application (from the component's annotations): then its author decides.
+        const creates = !application;
+        const grant = creates
+          ? await placementGrantOf(permissions, credentials)
+          : undefined;
+        return deployments.deploy(
+          { ...body, entityRef, placementGrant: grant },
+          actorOf(credentials),
+        );
+      },
+    );
+    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+  });
+}
+
+/** `GET /deployments/:id`. */
+function getDeployment(router: FleetRouter, ctx: RouteContext) {
+  const { viewOf, getDeploymentOr404 } = ctx;
+  router.get('/deployments/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const deployment = await getDeploymentOr404(id);
+    sendJson(req, res, toApiDeployment(deployment, await viewOf(req)));
+  });
+}
+
+/** `DELETE /deployments/:id` (`fleet.deployment.delete`). */
+function undeploy(router: FleetRouter, ctx: RouteContext) {
+  const { deployments } = ctx.options;
+  const { authorize, audited, getDeploymentOr404 } = ctx;
+  router.delete('/deployments/:id', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const { force } = parseOrThrow(undeployQuerySchema, req.query, 'query');
+    const existing = await getDeploymentOr404(id);
+    const deployment = await audited(
+      req,
+      'deployment-delete',
+      { deploymentId: id, force: force ?? false },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentDeletePermission,
+          existing.entityRef,
+        );
+        return deployments.undeploy(id, { force }, actorOf(credentials));
+      },
+    );
+    res.status(202).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+  });
+}
+
+/** `GET /deployments/:id/revisions`: paged; environment values plain only where the caller may deploy. */
+function listRevisions(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { pages, deployableBy, viewOf, getDeploymentOr404 } = ctx;
+  router.get('/deployments/:id/revisions', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const page = pages.read('revisions', query, id);
+    const deployment = await getDeploymentOr404(id);
+    const [view, mayDeploy] = await Promise.all([
+      viewOf(req),
+      deployableBy(req, [deployment.entityRef]),
+    ]);
+    const revisions = await stores.revisions.listRevisions(id, page);
+    sendJson(
+      req,
+      res,
+      pages.answer(
+        'revisions',
+        page,
+        revisions,
+        r => [String(r.revision)],
+        r =>
+          toApiRevision(
+            mayDeploy.has(deployment.entityRef) ? r : hideRevisionEnv(r),
+            view,
+          ),
+        id,
+      ),
+    );
+  });
+}
+
+/** `POST /deployments/:id/rollback` (`fleet.deployment.create`). */
+function rollback(router: FleetRouter, ctx: RouteContext) {
+  const { stores, deployments, tenancy } = ctx.options;
+  const { authorize, checkClusters, audited, getDeploymentOr404 } = ctx;
+  router.post('/deployments/:id/rollback', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const existing = await getDeploymentOr404(id);
+    const deployment = await audited(
+      req,
+      'deployment-rollback',
+      { deploymentId: id },
+      async () => {
+        const credentials = await authorize(
+          req,
+          fleetDeploymentCreatePermission,
+          existing.entityRef,
+        );
+        const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
+        await tenancy.workload({
+          entityRef: existing.entityRef,
+          clusters: [existing.cluster],
+          spec: (
+            await stores.applications.getApplication(existing.applicationId)
+          )?.spec,
+        });
+        await checkClusters(credentials, [existing.cluster]);
+        return deployments.rollback(id, body.toRevision, actorOf(credentials));
+      },
+    );
+    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+  });
+}
+
+/** `GET /deployments/:id/events`. */
+function listDeploymentEvents(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  const { viewOf, getDeploymentOr404 } = ctx;
+  router.get('/deployments/:id/events', async (req, res) => {
+    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    await getDeploymentOr404(id);
+    const view = await viewOf(req);
+    sendJson(req, res, {
+      items: (
+        await stores.events.listEvents({
+          subjectKind: 'deployment',
+          subject: id,
+        })
+      ).map(e => toApiEvent(e, view)),
+    });
+  });
+
+  return router;
+}

@@ -4,10 +4,16 @@
  *
  * @packageDocumentation
  */
-export type { FleetConfig } from './config/FleetConfig';
+export { readFleetConfig, type FleetConfig } from './config/FleetConfig';
 export type { FleetProject } from './tenancy/projects';
 export { DatabaseFleetStores } from './database/DatabaseFleetStores';
 export type * from './database/types';
+export {
+  DeploymentService,
+  type DeploymentServiceOptions,
+} from './deploy/DeploymentService';
+export { ManifestApplier } from './deploy/ManifestApplier';
+export { ManifestRemover } from './deploy/ManifestRemover';
 export { ClusterDiscovery } from './discovery/ClusterDiscovery';
 export {
   discoverKubeconfigClusters,
@@ -28,4 +34,13 @@ export {
   type SharedConnection,
 } from './kubernetes/ClusterClients';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
+export { CanaryWorkloads } from './progressive/CanaryWorkloads';
+export {
+  ReleaseOrchestrator,
+  type ReleaseOrchestratorOptions,
+} from './progressive/ReleaseOrchestrator';
+export {
+  ReleaseService,
+  type ReleaseServiceOptions,
+} from './progressive/ReleaseService';
 export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';

@@ -1,6 +1,8 @@
 /**
  * Fleet's parts, for the harness that wires them without the backend's scheduler: tests, the
- * benchmarks and the chaos suite build Fleet from these, as `plugin.ts` does.
+ * benchmarks and the chaos suite build Fleet from these, as `plugin.ts` does. With them, the
+ * builders of the plugin's own tests (Fleet wired on a test database, the test backend with the
+ * real plugin), which `@cnp/fleet-harness` passes on, so the plugin needs nothing of the harness.
  *
  * @packageDocumentation
  */
@@ -44,3 +46,21 @@ export {
   type ReleaseServiceOptions,
 } from './progressive/ReleaseService';
 export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
+export { startFleetTestBackend } from './testBackend';
+export {
+  createTestDatabases,
+  createTestStores,
+  snapshotFleetTables,
+} from './testing/databases';
+export {
+  classifyStatement,
+  createFleet,
+  formatLogRecord,
+  harnessHealthConfig,
+  recordingLogger,
+  seedDeployment,
+  seedDeployments,
+  statementCounter,
+  type LogRecord,
+  type ProbeFn,
+} from './testing/fleet';

@@ -5,19 +5,27 @@
  * @packageDocumentation
  */
 export { onCleanup, runCleanup, runMain, runScoped } from './cleanup';
-export { createTestDatabases, createTestStores } from './databases';
+// Fleet wired from its parts, the test databases and the test backend live with the plugin
+// (its own tests use them); the harness passes them on to the benchmarks, the chaos suite and
+// the other packages' tests.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
 export {
   classifyStatement,
   createFleet,
+  createTestDatabases,
+  createTestStores,
   formatLogRecord,
   harnessHealthConfig,
   recordingLogger,
   seedDeployment,
   seedDeployments,
+  snapshotFleetTables,
+  startFleetTestBackend,
   statementCounter,
   type LogRecord,
   type ProbeFn,
-} from './fleet';
+} from '@cnp/plugin-fleet-backend/testUtils';
+export { useSimulator } from '@cnp/kube-simulator';
 export {
   createTempDatabase,
   PG_URL,
@@ -35,7 +43,7 @@ export {
   startSimProcess,
   type SimProcess,
 } from './processes/simProcess';
-export { startSimulator, useSimulator } from './simulator';
+export { startSimulator } from './simulator';
 export {
   loadAverage,
   machineCpu,
@@ -52,4 +60,3 @@ export {
   sleep,
   table,
 } from './stats';
-export { snapshotFleetTables, startFleetTestBackend } from './testBackend';

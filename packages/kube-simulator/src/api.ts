@@ -6,15 +6,14 @@
 import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from './errors';
 import { PATCH_TYPES, PatchType } from './patch';
+import { apiVersionOf, ResourceDef } from './resourceDef';
 import {
-  apiVersionOf,
   apiGroupDoc,
   apiGroupListDoc,
   apiResourceListDoc,
   apiVersionsDoc,
   findResource,
   isServed,
-  ResourceDef,
   SERVER_VERSION,
   storageDef,
 } from './resources';

@@ -6,7 +6,7 @@
  * values are the real ones, so "what I sent" differs from "what is stored"
  * exactly where it would on a real cluster.
  */
-import { ResourceDef } from './resources';
+import { ResourceDef } from './resourceDef';
 import { defaultSecret } from './secretsAndIngresses';
 import { asArray, ensureObject, isPlainObject, JsonObject } from './util';
 

@@ -22,3 +22,4 @@ export type {
   PrometheusValue,
 } from './prometheus';
 export { KNOWN_CRDS } from './resources';
+export { useSimulator } from './useSimulator';

@@ -3,7 +3,7 @@
  * plugin reads, and the field selectors the API server supports on them beyond
  * `metadata.name` / `metadata.namespace`.
  */
-import type { ResourceDef } from './resources';
+import type { ResourceDef } from './resourceDef';
 
 const builtin = {
   builtin: true,

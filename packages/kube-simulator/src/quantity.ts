@@ -17,7 +17,7 @@
  * - text that the parser's fast path finds canonical is kept as written, quirks
  *   included ("+1Ki", "1.500" and "01" come back unchanged).
  */
-import { ResourceDef } from './resources';
+import { ResourceDef } from './resourceDef';
 import { asArray, asObject, JsonObject } from './util';
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';

@@ -1,37 +1,10 @@
-import { POD_RESOURCES } from './podResources';
-
 /**
  * The resource kinds the simulator serves, and the discovery documents
  * (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`) built from them.
  */
+import { POD_RESOURCES } from './podResources';
+import type { ResourceDef } from './resourceDef';
 import { SECRET_AND_INGRESS_RESOURCES } from './secretsAndIngresses';
-
-export interface ResourceDef {
-  group: string; // '' for the core group
-  version: string;
-  plural: string;
-  singular: string;
-  kind: string;
-  namespaced: boolean;
-  shortNames: string[];
-  categories: string[];
-  /** Built-in types: list items carry no kind/apiVersion; PUT without resourceVersion is allowed. */
-  builtin: boolean;
-  /** Whether metadata.generation is maintained (bumped on spec changes). */
-  hasGeneration: boolean;
-  /** PUT on a missing object creates it (true for Services, false for most kinds). */
-  allowCreateOnUpdate: boolean;
-  /** DELETE answers with the deleted object (Services) rather than a Success Status. */
-  returnsDeletedObject?: boolean;
-  /** How metadata.name is validated. */
-  nameFormat: 'dns1123-label' | 'dns1123-subdomain' | 'dns1035-label';
-  /** Defined by a CustomResourceDefinition that a cluster may not have installed. */
-  crd?: string;
-}
-
-export function apiVersionOf(def: ResourceDef): string {
-  return def.group ? `${def.group}/${def.version}` : def.version;
-}
 
 const common = { categories: [] as string[], builtin: true, crd: undefined };
 

@@ -7,7 +7,7 @@
  * subdomains (a leading `*.` allowed).
  */
 import { cause, StatusCause } from './errors';
-import type { ResourceDef } from './resources';
+import type { ResourceDef } from './resourceDef';
 import {
   asArray,
   asObject,

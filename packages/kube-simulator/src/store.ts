@@ -15,12 +15,8 @@ import { ApiError, cause, errors, StatusCause } from './errors';
 import { applyPatch, PatchType } from './patch';
 import { canonicalizeQuantities } from './quantity';
 import { initialStatusOf, secretDecodeProblem } from './secretsAndIngresses';
-import {
-  apiVersionOf,
-  RESOURCES,
-  ResourceDef,
-  resourceForKind,
-} from './resources';
+import { apiVersionOf, ResourceDef } from './resourceDef';
+import { RESOURCES, resourceForKind } from './resources';
 import {
   matches,
   matchesFields,

@@ -12,7 +12,7 @@ import {
   parseQuantity,
   Quantity,
 } from './quantity';
-import { ResourceDef } from './resources';
+import { ResourceDef } from './resourceDef';
 import { matches, requirementsOf } from './selectors';
 import { validateIngress, validateSecret } from './secretsAndIngresses';
 import {

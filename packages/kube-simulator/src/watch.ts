@@ -23,7 +23,7 @@ import { ChangeEvent, selectionOf, Selection } from './changeLog';
 import { connectionOf, resetResponse } from './connections';
 import { cause, errors, failureStatus, KubeStatus } from './errors';
 import { KIND_FIELD_SELECTORS } from './podResources';
-import { apiVersionOf, ResourceDef } from './resources';
+import { apiVersionOf, ResourceDef } from './resourceDef';
 import {
   FieldRequirement,
   matches,

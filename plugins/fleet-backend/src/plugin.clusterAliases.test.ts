@@ -5,7 +5,7 @@
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from './testing/databases';
 import { fleetPlugin } from './plugin';
 
 jest.setTimeout(60_000);

@@ -2,11 +2,9 @@ import { promises as fs } from 'node:fs';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  seedDeployment,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from './testing/databases';
+import { seedDeployment } from './testing/fleet';
 import { DatabaseFleetStores } from './database/DatabaseFleetStores';
 import { fleetPlugin } from './plugin';
 

@@ -15,7 +15,8 @@ import {
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from './testing/databases';
 import { fleetPlugin } from './plugin';
 
 jest.setTimeout(60_000);

@@ -9,8 +9,8 @@ import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
 import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import { fleetPlugin } from './plugin';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
-import { KubeSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from './testing/databases';
+import { KubeSimulator, useSimulator } from '@cnp/kube-simulator';
 import path from 'node:path';
 
 jest.setTimeout(60_000);

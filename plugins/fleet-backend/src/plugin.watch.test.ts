@@ -6,7 +6,8 @@ import type {
 import type { JsonObject } from '@backstage/types';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from './testing/databases';
 import { fleetPlugin } from './plugin';
 import { RECONCILE_TASK_ID } from './reconcile/ReconcileWorker';
 

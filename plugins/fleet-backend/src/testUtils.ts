@@ -1,13 +1,21 @@
 /**
  * Fleet's parts, for the harness that wires them without the backend's scheduler: tests, the
- * benchmarks and the chaos suite build Fleet from these, as `plugin.ts` does.
+ * benchmarks and the chaos suite build Fleet from these, as `plugin.ts` does. With them, the
+ * builders of the plugin's own tests (Fleet wired on a test database, the test backend with the
+ * real plugin), which `@cnp/fleet-harness` passes on, so the plugin needs nothing of the harness.
  *
  * @packageDocumentation
  */
-export type { FleetConfig } from './config/FleetConfig';
+export { readFleetConfig, type FleetConfig } from './config/FleetConfig';
 export type { FleetProject } from './tenancy/projects';
 export { DatabaseFleetStores } from './database/DatabaseFleetStores';
 export type * from './database/types';
+export {
+  DeploymentService,
+  type DeploymentServiceOptions,
+} from './deploy/DeploymentService';
+export { ManifestApplier } from './deploy/ManifestApplier';
+export { ManifestRemover } from './deploy/ManifestRemover';
 export { ClusterDiscovery } from './discovery/ClusterDiscovery';
 export {
   discoverKubeconfigClusters,
@@ -28,4 +36,31 @@ export {
   type SharedConnection,
 } from './kubernetes/ClusterClients';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
+export { CanaryWorkloads } from './progressive/CanaryWorkloads';
+export {
+  ReleaseOrchestrator,
+  type ReleaseOrchestratorOptions,
+} from './progressive/ReleaseOrchestrator';
+export {
+  ReleaseService,
+  type ReleaseServiceOptions,
+} from './progressive/ReleaseService';
 export { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
+export { startFleetTestBackend } from './testBackend';
+export {
+  createTestDatabases,
+  createTestStores,
+  snapshotFleetTables,
+} from './testing/databases';
+export {
+  classifyStatement,
+  createFleet,
+  formatLogRecord,
+  harnessHealthConfig,
+  recordingLogger,
+  seedDeployment,
+  seedDeployments,
+  statementCounter,
+  type LogRecord,
+  type ProbeFn,
+} from './testing/fleet';

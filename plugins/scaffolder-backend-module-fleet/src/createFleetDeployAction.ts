@@ -3,6 +3,7 @@ import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
 import { entityRefInput } from './inputs';
 import { toError } from '@backstage/errors';
+import { examples } from './createFleetDeployAction.examples';
 
 const IN_PROGRESS = ['PENDING', 'PROGRESSING'];
 
@@ -27,19 +28,7 @@ export function createFleetDeployAction(options: {
     description:
       'Deploys a component to a cluster with Fleet and reports the deployment status',
     supportsDryRun: true,
-    examples: [
-      {
-        description: 'Deploy the new component to sim-1',
-        example: [
-          'steps:',
-          '  - id: fleet-deploy',
-          '    action: fleet:deploy',
-          '    input:',
-          '      entityRef: component:default/${{ parameters.name }}',
-          '      cluster: sim-1',
-        ].join('\n'),
-      },
-    ],
+    examples,
     schema: {
       input: {
         entityRef: z => entityRefInput(z),

@@ -2,6 +2,7 @@ import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
 import { entityRefInput } from './inputs';
 import { toError } from '@backstage/errors';
+import { examples } from './createFleetRegisterApplicationAction.examples';
 
 /**
  * `fleet:application:register`: records a component as a Fleet application with origin
@@ -19,20 +20,7 @@ export function createFleetRegisterApplicationAction(options: {
     description:
       'Registers a catalog component with Fleet as a scaffolded application (image, replicas, port, placement)',
     supportsDryRun: true,
-    examples: [
-      {
-        description: 'Register the new component, to run 2 replicas on sim-1',
-        example: [
-          'steps:',
-          '  - id: fleet-register',
-          '    action: fleet:application:register',
-          '    input:',
-          '      entityRef: component:default/${{ parameters.name }}',
-          '      spec: { image: ${{ parameters.image }}, replicas: 2, port: 8000 }',
-          '      placement: { clusters: [sim-1] }',
-        ].join('\n'),
-      },
-    ],
+    examples,
     schema: {
       input: {
         entityRef: z => entityRefInput(z),

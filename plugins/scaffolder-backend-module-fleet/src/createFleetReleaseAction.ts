@@ -3,6 +3,7 @@ import type { ReleaseStrategy } from '@cnp/plugin-fleet-common';
 import type { FleetService } from '@cnp/plugin-fleet-node';
 import { toError } from '@backstage/errors';
 import { entityRefInput } from './inputs';
+import { examples } from './createFleetReleaseAction.examples';
 
 /**
  * `fleet:release`: releases a component to every cluster its Fleet application is placed on (or
@@ -23,41 +24,7 @@ export function createFleetReleaseAction(options: {
     description:
       'Releases a new image of a component to every cluster it runs on with Fleet',
     supportsDryRun: true,
-    examples: [
-      {
-        description: 'Release version 1.4.2 everywhere the component runs',
-        example: [
-          'steps:',
-          '  - id: fleet-release',
-          '    action: fleet:release',
-          '    input:',
-          '      entityRef: component:default/${{ parameters.name }}',
-          '      image: ghcr.io/acme/payments:1.4.2',
-        ].join('\n'),
-      },
-      {
-        description:
-          'Release progressively: one cluster first, then the rest, 20 % then 100 % of the traffic',
-        example: [
-          'steps:',
-          '  - id: fleet-release',
-          '    action: fleet:release',
-          '    input:',
-          '      entityRef: component:default/${{ parameters.name }}',
-          '      image: ghcr.io/acme/payments:1.5.0',
-          '      strategy:',
-          '        waves:',
-          '          - clusters: [sim-1]',
-          '          - percent: 100',
-          '        canary:',
-          '          steps:',
-          '            - setWeight: 20',
-          '            - pause: { duration: 1m }',
-          '            - setWeight: 100',
-          '        rollback: { enabled: true, timeout: 15m }',
-        ].join('\n'),
-      },
-    ],
+    examples,
     schema: {
       input: {
         entityRef: z => entityRefInput(z),

@@ -1,4 +1,4 @@
-import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
+import { createTestDatabases, createTestStores } from '../testing/databases';
 
 // The cluster store: registration, discovery upserts, settings and removal.
 

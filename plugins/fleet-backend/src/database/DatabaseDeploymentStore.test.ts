@@ -1,5 +1,5 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { DatabaseFleetStores } from './DatabaseFleetStores';
 import {
   DEPLOYMENT_COLUMNS,

@@ -1,4 +1,4 @@
-import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
+import { createTestDatabases, createTestStores } from '../testing/databases';
 
 // The fleet state store: leases, the mass-outage warning, the last cycle, the counts.
 

@@ -1,4 +1,4 @@
-import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
+import { createTestDatabases, createTestStores } from '../testing/databases';
 
 // The cluster store's health writes: the per-cluster transaction, its cascade, the batched write.
 

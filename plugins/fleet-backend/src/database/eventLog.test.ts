@@ -1,5 +1,6 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases, seedDeployment } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
+import { seedDeployment } from '../testing/fleet';
 import { DatabaseFleetStores } from './DatabaseFleetStores';
 import type { LoggedEvent } from './eventLog';
 

@@ -1,4 +1,4 @@
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { migrateUntilBefore, migrationsDir } from './migrationSteps';
 
 jest.setTimeout(60_000);

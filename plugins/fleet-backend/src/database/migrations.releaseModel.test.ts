@@ -1,4 +1,4 @@
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { migrateUntilBefore, migrationsDir } from './migrationSteps';
 
 // The migrations of the release model after revisions: placement, releases, ports, exclusions.

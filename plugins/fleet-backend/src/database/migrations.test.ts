@@ -1,4 +1,4 @@
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import {
   indexNames,
   migrateUntilBefore,

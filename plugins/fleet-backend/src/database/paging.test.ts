@@ -1,4 +1,4 @@
-import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
+import { createTestDatabases, createTestStores } from '../testing/databases';
 import type { PageRequest } from './types';
 
 // Keyset paging of the lists the API pages, and the cap on manual clusters.

@@ -3,12 +3,9 @@ import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { SimObject } from '@cnp/kube-simulator';
 import type { Deployment, DeploymentStatus } from '@cnp/plugin-fleet-common';
 import type { FleetStores } from '../database/types';
-import {
-  createFleet,
-  createTestDatabases,
-  seedDeployment,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet, seedDeployment } from '../testing/fleet';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';

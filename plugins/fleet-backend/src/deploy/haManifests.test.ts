@@ -8,11 +8,9 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
 import type { ApplicationSpec, Deployment } from '@cnp/plugin-fleet-common';
 import type { FleetStores } from '../database/types';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import { ReconcileWorker } from '../reconcile/ReconcileWorker';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';

@@ -1,11 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Deployment } from '@cnp/plugin-fleet-common';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import type { FleetStores } from '../database/types';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
 import { ClusterDiscovery } from './ClusterDiscovery';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { ClusterDiscovery } from './ClusterDiscovery';
 
 jest.setTimeout(60_000);

@@ -1,7 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { Knex } from 'knex';
 import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
-import { createTestDatabases } from '@cnp/fleet-harness';
+import { createTestDatabases } from '../testing/databases';
 import { EVENT_RETENTION_TASK_ID, EventRetention } from './EventRetention';
 
 jest.setTimeout(60_000);

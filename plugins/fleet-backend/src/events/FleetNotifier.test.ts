@@ -3,7 +3,8 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
 import {
   eventually,
   notificationsOf,

@@ -12,7 +12,8 @@ import {
   fleetSignalChannels,
   type FleetSignalMessage,
 } from '@cnp/plugin-fleet-common';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
 import request from 'supertest';
 import {
   eventually,

@@ -1,9 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import type { ProbeOutcome } from '../kubernetes/ClusterClients';
 
 jest.setTimeout(60_000);

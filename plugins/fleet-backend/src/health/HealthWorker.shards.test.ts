@@ -1,10 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import {
-  createFleet,
-  createTestDatabases,
-  seedDeployment,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet, seedDeployment } from '../testing/fleet';
 import type { Knex } from 'knex';
 import { HealthWorker } from './HealthWorker';
 import {

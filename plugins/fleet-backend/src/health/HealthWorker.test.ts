@@ -3,12 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ClusterStore, FleetStores } from '../database/types';
-import {
-  createFleet,
-  createTestDatabases,
-  seedDeployment,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet, seedDeployment } from '../testing/fleet';
 
 jest.setTimeout(60_000);
 

@@ -1,4 +1,4 @@
-import { useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-import { useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
 import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import tls from 'node:tls';

@@ -9,11 +9,9 @@ import {
   CoreV1Api,
   KubeConfig,
 } from '@kubernetes/client-node';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import type { ClusterRecord } from '../database/types';
 import { buildManifests, type Manifests } from '../deploy/manifests';
 import { ManifestApplier } from '../deploy/ManifestApplier';

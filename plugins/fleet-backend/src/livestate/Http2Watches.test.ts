@@ -4,7 +4,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ServerHttp2Session } from 'node:http2';
-import { useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
 import { clusterAgentFor } from '../kubernetes/secureContexts';
 import { openWithin } from './ClusterWatches';
 import { Http2Watches } from './Http2Watches';

@@ -8,7 +8,8 @@ import {
   type SchedulerService,
 } from '@backstage/backend-plugin-api';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
 import net from 'node:net';
 import request from 'supertest';
 import { fleetPlugin } from '../plugin';

@@ -5,11 +5,9 @@ import type {
   Release,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import type { FleetStores } from '../database/types';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';

@@ -7,11 +7,9 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import type { Release, ReleaseStrategy } from '@cnp/plugin-fleet-common';
-import {
-  createFleet,
-  createTestDatabases,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet } from '../testing/fleet';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';

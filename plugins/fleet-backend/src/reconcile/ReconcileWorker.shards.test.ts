@@ -6,12 +6,9 @@
  * replica joined), it stops comparing them at once and watching them at its next run.
  */
 import { mockServices } from '@backstage/backend-test-utils';
-import {
-  createFleet,
-  createTestDatabases,
-  seedDeployment,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { createFleet, seedDeployment } from '../testing/fleet';
 import type { Knex } from 'knex';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';

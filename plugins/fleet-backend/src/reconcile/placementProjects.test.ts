@@ -5,7 +5,8 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import { createTestDatabases, useSimulator } from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
 import { fleetPlugin } from '../plugin';
 import { RECONCILE_TASK_ID } from './ReconcileWorker';
 

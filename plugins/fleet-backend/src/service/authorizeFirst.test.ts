@@ -1,11 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases } from '../testing/databases';
 
 /*
  * A caller who may not write is refused before the body is read: a 403, never a 400 that would

@@ -4,12 +4,9 @@ import { promises as fs, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  snapshotFleetTables,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
 
 // Bounds and leaks: every list answers a page at a time, manual clusters are capped, and only
 // cluster admins see where kubeconfigs are and the host's error codes.

@@ -1,9 +1,7 @@
 import request from 'supertest';
-import {
-  createTestDatabases,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases } from '../testing/databases';
 import { PageCursors } from './paging';
 
 // Every list is paged, a deployment's revisions and an application's releases included, and

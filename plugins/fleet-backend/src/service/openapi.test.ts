@@ -1,9 +1,7 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
-import {
-  createTestDatabases,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases } from '../testing/databases';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import Ajv2020 from 'ajv/dist/2020';
 import type { Router } from 'express';

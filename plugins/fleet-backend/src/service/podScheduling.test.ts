@@ -1,10 +1,8 @@
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases } from '../testing/databases';
 
 // An application's affinity, tolerations and Ingress over HTTP: stored and answered as given,
 // and a mistake is a 400 that names the field.

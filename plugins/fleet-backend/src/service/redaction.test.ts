@@ -1,12 +1,9 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  snapshotFleetTables,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
 import { initialProgress } from '../progressive/releaseMachine';
 
 // Nothing is shown to a caller who may not see it: the answers of writes that carry a release

@@ -6,12 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { initialProgress } from '../progressive/releaseMachine';
-import {
-  createTestDatabases,
-  snapshotFleetTables,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
 
 jest.setTimeout(60_000);
 

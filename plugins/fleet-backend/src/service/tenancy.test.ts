@@ -1,12 +1,9 @@
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import type { Entity } from '@backstage/catalog-model';
 import request from 'supertest';
-import {
-  createTestDatabases,
-  snapshotFleetTables,
-  startFleetTestBackend,
-  useSimulator,
-} from '@cnp/fleet-harness';
+import { useSimulator } from '@cnp/kube-simulator';
+import { startFleetTestBackend } from '../testBackend';
+import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
 
 /*
  * Projects: what a team's components may make Fleet touch, with Fleet's own credentials, on

@@ -4,16 +4,10 @@ import {
   startTestBackend,
   TestBackend,
 } from '@backstage/backend-test-utils';
-// A test harness starts the real plugin: that is its job, not a mix of plugin code.
-// eslint-disable-next-line @backstage/no-mixed-plugin-imports
-import fleetPlugin from '@cnp/plugin-fleet-backend';
-// The harness wires the plugin's own parts: it exists to build the backend plugin.
-// eslint-disable-next-line @backstage/no-mixed-plugin-imports
-import {
-  DatabaseFleetStores,
-  type FleetStores,
-} from '@cnp/plugin-fleet-backend/testUtils';
 import { Knex } from 'knex';
+import { DatabaseFleetStores } from './database/DatabaseFleetStores';
+import type { FleetStores } from './database/types';
+import { fleetPlugin } from './plugin';
 
 /**
  * Starts a test backend with the real fleet plugin on `knex`, discovering `kubeconfigDir`, and
@@ -62,25 +56,4 @@ export async function startFleetTestBackend(options: {
     server: backend.server,
     stores: DatabaseFleetStores.fromKnex(options.knex),
   };
-}
-
-/** Every row of every Fleet table, to prove that a refused request changed nothing. */
-export async function snapshotFleetTables(knex: Knex): Promise<string> {
-  const tables: Record<string, string> = {
-    fleet_clusters: 'name',
-    fleet_applications: 'id',
-    fleet_deployments: 'id',
-    fleet_revisions: 'id',
-    fleet_application_removals: 'application_id',
-    fleet_placement_exclusions: 'application_id',
-    fleet_ingress_hosts: 'host',
-    fleet_events: 'id',
-    fleet_state: 'key',
-    fleet_locks: 'name',
-  };
-  const snapshot: Record<string, unknown[]> = {};
-  for (const [table, key] of Object.entries(tables)) {
-    snapshot[table] = await knex(table).select().orderBy(key);
-  }
-  return JSON.stringify(snapshot);
 }

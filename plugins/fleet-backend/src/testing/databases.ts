@@ -3,10 +3,8 @@ import {
   TestDatabases,
   type TestDatabaseId,
 } from '@backstage/backend-test-utils';
-// The harness wires the plugin's own parts: it exists to build the backend plugin.
-// eslint-disable-next-line @backstage/no-mixed-plugin-imports
-import { DatabaseFleetStores } from '@cnp/plugin-fleet-backend/testUtils';
 import type { Knex } from 'knex';
+import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
 
 /** What a pooled SQLite connection is, for better-sqlite3 (`pragma`) and sqlite3 (`run`). */
 interface SqliteConnection {
@@ -67,4 +65,25 @@ export async function createTestStores(
     database: mockServices.database({ knex, migrations: { skip: false } }),
   });
   return { knex, stores };
+}
+
+/** Every row of every Fleet table, to prove that a refused request changed nothing. */
+export async function snapshotFleetTables(knex: Knex): Promise<string> {
+  const tables: Record<string, string> = {
+    fleet_clusters: 'name',
+    fleet_applications: 'id',
+    fleet_deployments: 'id',
+    fleet_revisions: 'id',
+    fleet_application_removals: 'application_id',
+    fleet_placement_exclusions: 'application_id',
+    fleet_ingress_hosts: 'host',
+    fleet_events: 'id',
+    fleet_state: 'key',
+    fleet_locks: 'name',
+  };
+  const snapshot: Record<string, unknown[]> = {};
+  for (const [table, key] of Object.entries(tables)) {
+    snapshot[table] = await knex(table).select().orderBy(key);
+  }
+  return JSON.stringify(snapshot);
 }

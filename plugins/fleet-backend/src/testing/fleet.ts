@@ -1,18 +1,16 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { DeploymentStatus } from '@cnp/plugin-fleet-common';
-// The harness wires the plugin's own parts: it exists to build the backend plugin.
-// eslint-disable-next-line @backstage/no-mixed-plugin-imports
-import {
-  ClusterClients,
-  ClusterDiscovery,
-  DatabaseFleetStores,
-  HealthWorker,
-  KubeconfigAccessPolicy,
-  type ApplicationStore,
-  type ClusterStore,
-  type DeploymentStore,
-  type FleetConfig,
-} from '@cnp/plugin-fleet-backend/testUtils';
+import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
+import type { FleetConfig } from '../config/FleetConfig';
+import { DatabaseFleetStores } from '../database/DatabaseFleetStores';
+import type {
+  ApplicationStore,
+  ClusterStore,
+  DeploymentStore,
+} from '../database/types';
+import { ClusterDiscovery } from '../discovery/ClusterDiscovery';
+import { HealthWorker } from '../health/HealthWorker';
+import { ClusterClients } from '../kubernetes/ClusterClients';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 

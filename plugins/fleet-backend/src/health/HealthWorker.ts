@@ -7,18 +7,15 @@ import {
 import type {
   ClusterStatus,
   HealthCycleSummary,
-  MassOutageWarning,
 } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
-  ClusterHealthUpdate,
   ClusterRecord,
   ClusterStore,
   FleetStateStore,
-  LeaseFence,
 } from '../database/types';
 import type {
   ClusterClients,
@@ -30,37 +27,16 @@ import { asError } from '../util/errors';
 import { ShardedCycles } from '../sharding/ShardedCycles';
 import { shardOf } from '../sharding/shardOf';
 import type { LeaseRun, ShardOwnership } from '../sharding/types';
+import { decideClusterHealth, isMassOutage } from './clusterHealthRules';
 import {
-  decideClusterHealth,
-  HealthDecision,
-  isMassOutage,
-} from './clusterHealthRules';
+  applyHealthDecision,
+  healthUpdateOf,
+  updateMassOutageWarning,
+} from './healthWrites';
+
+export { healthUpdateOf } from './healthWrites';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
-
-/** The cluster row a probe outcome and its decision make. */
-export function healthUpdateOf(
-  decision: HealthDecision,
-  outcome: ProbeOutcome,
-  now: Date,
-): ClusterHealthUpdate {
-  return {
-    status: decision.status,
-    statusReason: decision.statusReason,
-    consecutiveFailures: decision.consecutiveFailures,
-    consecutiveSuccesses: decision.consecutiveSuccesses,
-    firstFailureAt: decision.firstFailureAt
-      ? new Date(decision.firstFailureAt)
-      : null,
-    lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
-    lastSuccessAt: outcome.kind === 'success' ? now : undefined,
-    lastTransitionAt: decision.transition ? now : undefined,
-    probeLatencyMs:
-      outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
-    serverVersion:
-      outcome.kind === 'success' ? outcome.serverVersion : undefined,
-  };
-}
 
 function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
   if (status === 'ONLINE') return 'online';
@@ -69,7 +45,6 @@ function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
 }
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
-const ACTOR = 'fleet-health';
 /** Clusters written per batched statement. */
 const BATCH_SIZE = 500;
 const LEASE_LOST = 'skipped: the health-cycle lease was lost';
@@ -487,15 +462,15 @@ export class HealthWorker {
       try {
         counted(
           i,
-          await this.applyDecision(
-            clusters[i],
-            outcomes[i],
-            decisions[i],
+          await applyHealthDecision(stores.clusters, {
+            cluster: clusters[i],
+            outcome: outcomes[i],
+            decision: decisions[i],
             guard,
-            started,
-            runOf(i).lease,
-            sharded,
-          ),
+            now: started,
+            lease: runOf(i).lease,
+            holdNew: sharded,
+          }),
         );
       } catch (error) {
         if (isErrorWithName(error, 'LeaseLostError')) {
@@ -582,13 +557,16 @@ export class HealthWorker {
     let massOutageRaised = false;
     try {
       if (fleetRun && !fleetRun.lost) {
-        const outage = await this.updateMassOutageWarning(
+        const outage = await updateMassOutageWarning({
+          state: stores.state,
+          logger,
+          health,
           guard,
           newlyOffline,
           probeable,
-          started,
-          fleetRun.lease,
-        );
+          now: started,
+          lease: fleetRun.lease,
+        });
         summary.massOutage = outage.warning;
         massOutageRaised = outage.raised;
       }
@@ -619,123 +597,5 @@ export class HealthWorker {
       ),
     });
     return summary;
-  }
-
-  private async applyDecision(
-    cluster: ClusterRecord,
-    outcome: ProbeOutcome,
-    decision: HealthDecision,
-    guard: boolean,
-    now: Date,
-    lease: LeaseFence,
-    holdNew: boolean,
-  ): Promise<{ degraded: number; restored: number }> {
-    return this.options.stores.clusters.inClusterTransaction(async tx => {
-      let degraded = 0;
-      let restored = 0;
-      await tx.updateClusterHealth(
-        cluster.name,
-        healthUpdateOf(decision, outcome, now),
-      );
-      if (decision.transition) {
-        await tx.insertEvent({
-          subjectKind: 'cluster',
-          subject: cluster.name,
-          actor: ACTOR,
-          from: decision.transition.from,
-          to: decision.transition.to,
-          reason: decision.statusReason.split(':')[0],
-          message: decision.statusReason,
-        });
-      }
-      const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${decision.statusReason}`;
-      if (decision.cascade === 'degrade') {
-        // Sharded, a cluster newly OFFLINE always has its cascade held: the next cycle applies
-        // it once the fleet-wide count, which then holds every shard's, stays below the guard.
-        if (guard || holdNew) {
-          await tx.setCascadeHeld(cluster.name, true);
-        } else {
-          degraded += await tx.degradeDeploymentsOnCluster(
-            cluster.name,
-            ACTOR,
-            offlineMessage,
-          );
-        }
-      } else if (decision.cascade === 'restore') {
-        restored += await tx.restoreDeploymentsOnCluster(
-          cluster.name,
-          ACTOR,
-          `Cluster '${cluster.name}' is back ONLINE`,
-        );
-      }
-      // A cascade held by an earlier guard cycle: applied once the guard is off and the cluster
-      // is still OFFLINE, dropped as soon as the cluster is no longer OFFLINE.
-      if (cluster.cascadeHeldAt && decision.cascade !== 'degrade') {
-        // Dropped only once the cluster is back ONLINE; a cluster that became UNKNOWN keeps its
-        // hold, since UNKNOWN -> OFFLINE would never cascade again.
-        if (decision.status === 'ONLINE') {
-          await tx.setCascadeHeld(cluster.name, false);
-        } else if (!guard && decision.status === 'OFFLINE') {
-          degraded += await tx.degradeDeploymentsOnCluster(
-            cluster.name,
-            ACTOR,
-            `${offlineMessage} (cascade held by the mass-outage guard since ${cluster.cascadeHeldAt}, applied now)`,
-          );
-          await tx.setCascadeHeld(cluster.name, false);
-        }
-      }
-      return { degraded, restored };
-    }, lease);
-  }
-
-  private async updateMassOutageWarning(
-    guard: boolean,
-    newlyOffline: ClusterRecord[],
-    probeable: number,
-    now: Date,
-    lease: LeaseFence,
-  ): Promise<{ warning: MassOutageWarning; raised: boolean }> {
-    const { stores, logger, health } = this.options;
-    const previous = await stores.state.getMassOutage();
-    if (guard) {
-      const warning: MassOutageWarning = {
-        active: true,
-        raisedAt: previous?.active ? previous.raisedAt : now.toISOString(),
-        clusters: [
-          ...new Set([
-            ...(previous?.active ? previous.clusters : []),
-            ...newlyOffline.map(c => c.name),
-          ]),
-        ],
-        message: `Mass outage suspected: ${
-          newlyOffline.length
-        } of ${probeable} probeable clusters went OFFLINE in this cycle or are still OFFLINE with a held cascade (threshold: ${
-          health.massOutage.minClusters
-        } clusters and ${Math.round(
-          health.massOutage.fraction * 100,
-        )}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
-      };
-      logger.warn(warning.message!, {
-        clusters: warning.clusters.join(','),
-      });
-      await stores.state.setMassOutage(warning, lease);
-      return { warning, raised: !previous?.active };
-    }
-    if (previous?.active) {
-      logger.info(
-        'Mass-outage guard lifted: held cascades are applied to clusters still OFFLINE',
-      );
-      const lifted: MassOutageWarning = {
-        active: false,
-        clusters: [],
-        message: undefined,
-      };
-      await stores.state.setMassOutage(lifted, lease);
-      return { warning: lifted, raised: false };
-    }
-    return {
-      warning: previous ?? { active: false, clusters: [] },
-      raised: false,
-    };
   }
 }

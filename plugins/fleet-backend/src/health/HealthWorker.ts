@@ -4,10 +4,7 @@ import {
   ForwardedError,
   isErrorWithName,
 } from '@backstage/errors';
-import type {
-  ClusterStatus,
-  HealthCycleSummary,
-} from '@cnp/plugin-fleet-common';
+import type { HealthCycleSummary } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
@@ -28,26 +25,15 @@ import { ShardedCycles } from '../sharding/ShardedCycles';
 import { shardOf } from '../sharding/shardOf';
 import type { LeaseRun, ShardOwnership } from '../sharding/types';
 import { decideClusterHealth, isMassOutage } from './clusterHealthRules';
-import {
-  applyHealthDecision,
-  healthUpdateOf,
-  updateMassOutageWarning,
-} from './healthWrites';
+import { countKey, CycleWrites, type CycleDecisions } from './cycleWrites';
+import { updateMassOutageWarning } from './healthWrites';
 
 export { healthUpdateOf } from './healthWrites';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
 
-function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
-  if (status === 'ONLINE') return 'online';
-  if (status === 'OFFLINE') return 'offline';
-  return 'unknown';
-}
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
-/** Clusters written per batched statement. */
-const BATCH_SIZE = 500;
-const LEASE_LOST = 'skipped: the health-cycle lease was lost';
 
 /** What the health cycle reads and writes: the clusters' health, the fleet state, the lease. */
 export type HealthStores = {
@@ -93,6 +79,16 @@ type CycleRun = LeaseRun;
 type CycleScope =
   | { kind: 'fleet'; run: CycleRun }
   | { kind: 'shards'; shards: number; runs: Map<number, CycleRun> };
+
+/** A cycle's decisions, and what the mass-outage guard counted over the whole fleet. */
+interface CycleAssessment {
+  cycle: CycleDecisions;
+  /** Sharded, the clusters of the shards other replicas hold (none without shards). */
+  others: ClusterRecord[];
+  newlyOffline: ClusterRecord[];
+  probeable: number;
+  guard: boolean;
+}
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
@@ -323,14 +319,9 @@ export class HealthWorker {
   }
 
   private async cycle(scope: CycleScope): Promise<HealthCycleSummary> {
-    const { stores, logger, health, discover } = this.options;
+    const { stores, logger, discover } = this.options;
     const started = new Date();
     const sharded = scope.kind === 'shards';
-    // The lease a cluster's writes go under: its shard's, or the cycle's.
-    const shardRun = (name: string) =>
-      scope.kind === 'shards'
-        ? scope.runs.get(shardOf(name, scope.shards))
-        : scope.run;
     // The fleet-wide outputs are written under the cycle's lease, or shard 0's.
     const fleetRun = scope.kind === 'shards' ? scope.runs.get(0) : scope.run;
     if (discover && (!sharded || fleetRun)) {
@@ -343,6 +334,54 @@ export class HealthWorker {
         );
       }
     }
+    const assessed = await this.probeAndDecide(scope, started);
+    const { cycle, others, guard } = assessed;
+    const summary: HealthCycleSummary = {
+      startedAt: started.toISOString(),
+      finishedAt: '',
+      durationMs: 0,
+      probed: cycle.clusters.length,
+      online: 0,
+      offline: 0,
+      unknown: 0,
+      transitions: [],
+      degradedDeployments: 0,
+      restoredDeployments: 0,
+      errors: [],
+      massOutage: { active: guard, clusters: [] },
+    };
+    // The counts are the fleet's: the other shards' clusters as their replicas left them.
+    for (const cluster of others) {
+      summary.probed += 1;
+      summary[countKey(cluster.status)] += 1;
+    }
+    await CycleWrites.write({
+      clusters: stores.clusters,
+      logger,
+      cycle,
+      summary,
+      guard,
+      started,
+      sharded,
+    });
+    return this.finishCycle({ ...assessed, summary, started, fleetRun });
+  }
+
+  /**
+   * Lists the fleet, probes the clusters of the scope (sharded, those of the shards held) and
+   * decides each one's health; the mass-outage guard counts over the whole fleet.
+   */
+  private async probeAndDecide(
+    scope: CycleScope,
+    started: Date,
+  ): Promise<CycleAssessment> {
+    const { stores, health } = this.options;
+    const sharded = scope.kind === 'shards';
+    // The lease a cluster's writes go under: its shard's, or the cycle's.
+    const shardRun = (name: string) =>
+      scope.kind === 'shards'
+        ? scope.runs.get(shardOf(name, scope.shards))
+        : scope.run;
     const fleet = await stores.clusters.listClusters();
     // Sharded, only the clusters of the shards this replica holds are probed.
     const clusters = sharded
@@ -352,7 +391,6 @@ export class HealthWorker {
     const others = sharded
       ? fleet.filter(cluster => shardRun(cluster.name) === undefined)
       : [];
-    const runOf = (i: number) => shardRun(clusters[i].name)!;
     // Clients of every registered cluster stay: sharded, the other shards' clusters are still
     // this replica's to deploy to (a deploy goes through the replica that answers it).
     this.options.clients.retainOnly?.(fleet.map(c => c.name));
@@ -399,161 +437,34 @@ export class HealthWorker {
       probeable,
       health.massOutage,
     );
-
-    const summary: HealthCycleSummary = {
-      startedAt: started.toISOString(),
-      finishedAt: '',
-      durationMs: 0,
-      probed: clusters.length,
-      online: 0,
-      offline: 0,
-      unknown: 0,
-      transitions: [],
-      degradedDeployments: 0,
-      restoredDeployments: 0,
-      errors: [],
-      massOutage: { active: guard, clusters: [] },
+    return {
+      cycle: {
+        clusters,
+        outcomes,
+        decisions,
+        runOf: i => shardRun(clusters[i].name)!,
+      },
+      others,
+      newlyOffline,
+      probeable,
+      guard,
     };
-    // The counts are the fleet's: the other shards' clusters as their replicas left them.
-    for (const cluster of others) {
-      summary.probed += 1;
-      summary[countKey(cluster.status)] += 1;
-    }
+  }
 
-    const counted = (
-      i: number,
-      moved?: { degraded: number; restored: number },
-    ) => {
-      const cluster = clusters[i];
-      const decision = decisions[i];
-      summary.degradedDeployments += moved?.degraded ?? 0;
-      summary.restoredDeployments += moved?.restored ?? 0;
-      if (decision.transition) {
-        summary.transitions.push({
-          cluster: cluster.name,
-          ...decision.transition,
-        });
-        logger.info(
-          `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
-          {
-            cluster: cluster.name,
-            from: decision.transition.from,
-            to: decision.transition.to,
-            reason: decision.statusReason,
-          },
-        );
-      }
-      if (
-        outcomes[i].kind === 'not-probeable' &&
-        cluster.statusReason !== decision.statusReason
-      ) {
-        logger.warn(
-          `Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`,
-          { cluster: cluster.name, reason: decision.statusReason },
-        );
-      }
-      summary[countKey(decision.status)] += 1;
-    };
-    const failed = (i: number, message: string) => {
-      summary.errors.push({ cluster: clusters[i].name, message });
-      summary[countKey(clusters[i].status)] += 1;
-    };
-    const applyAlone = async (i: number) => {
-      try {
-        counted(
-          i,
-          await applyHealthDecision(stores.clusters, {
-            cluster: clusters[i],
-            outcome: outcomes[i],
-            decision: decisions[i],
-            guard,
-            now: started,
-            lease: runOf(i).lease,
-            holdNew: sharded,
-          }),
-        );
-      } catch (error) {
-        if (isErrorWithName(error, 'LeaseLostError')) {
-          runOf(i).lost = true;
-          failed(i, LEASE_LOST);
-          return;
-        }
-        // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
-        const cause = asError(error);
-        failed(i, cause.message);
-        logger
-          .child({ cluster: clusters[i].name })
-          .error(
-            `Health update of cluster '${clusters[i].name}' failed and was rolled back`,
-            cause,
-          );
-      }
-    };
-
-    // Clusters whose status stays and that have nothing to cascade (most of them, most cycles)
-    // are written in batches, one statement each (per lease: sharded, one per shard); the
-    // others get a transaction of their own.
-    const plainByRun = new Map<CycleRun, number[]>();
-    const changing: number[] = [];
-    clusters.forEach((cluster, i) => {
-      const quiet =
-        !decisions[i].transition &&
-        decisions[i].cascade === 'none' &&
-        !cluster.cascadeHeldAt;
-      if (!quiet) {
-        changing.push(i);
-        return;
-      }
-      const group = plainByRun.get(runOf(i));
-      if (group) group.push(i);
-      else plainByRun.set(runOf(i), [i]);
-    });
-    for (const [run, plain] of plainByRun) {
-      for (let at = 0; at < plain.length; at += BATCH_SIZE) {
-        const batch = plain.slice(at, at + BATCH_SIZE);
-        if (run.lost) {
-          batch.forEach(i => failed(i, LEASE_LOST));
-          continue;
-        }
-        try {
-          await stores.clusters.updateClustersHealth(
-            batch.map(i => ({
-              name: clusters[i].name,
-              update: healthUpdateOf(decisions[i], outcomes[i], started),
-            })),
-            run.lease,
-          );
-          batch.forEach(i => counted(i));
-        } catch (error) {
-          if (isErrorWithName(error, 'LeaseLostError')) {
-            run.lost = true;
-            batch.forEach(i => failed(i, LEASE_LOST));
-            continue;
-          }
-          // The batch rolled back whole; one transaction per cluster finds the one that fails.
-          logger.warn(
-            `Batched health update failed, writing its ${batch.length} clusters one by one`,
-            asError(error),
-          );
-          for (const i of batch) {
-            if (run.lost) failed(i, LEASE_LOST);
-            else await applyAlone(i);
-          }
-        }
-      }
-    }
-    for (const i of changing) {
-      if (runOf(i).lost) {
-        // Another replica may have taken over: writing decisions made from this cycle's reads
-        // could undo its work, so the rest of this cycle is dropped.
-        failed(i, LEASE_LOST);
-        continue;
-      }
-      await applyAlone(i);
-    }
-
-    // The fleet-wide outputs are the current holder's to write: a run that lost its lease
-    // leaves them to the one that took over. Sharded, they are the holder of shard 0's.
+  /**
+   * Writes the fleet-wide outputs (the mass-outage warning, the last cycle's summary) and tells
+   * the listener. They are the current holder's to write: a run that lost its lease leaves them
+   * to the one that took over. Sharded, they are the holder of shard 0's.
+   */
+  private async finishCycle(
+    opts: CycleAssessment & {
+      summary: HealthCycleSummary;
+      started: Date;
+      fleetRun: CycleRun | undefined;
+    },
+  ): Promise<HealthCycleSummary> {
+    const { stores, logger, health } = this.options;
+    const { cycle, summary, started, fleetRun } = opts;
     let massOutageRaised = false;
     try {
       if (fleetRun && !fleetRun.lost) {
@@ -561,9 +472,9 @@ export class HealthWorker {
           state: stores.state,
           logger,
           health,
-          guard,
-          newlyOffline,
-          probeable,
+          guard: opts.guard,
+          newlyOffline: opts.newlyOffline,
+          probeable: opts.probeable,
           now: started,
           lease: fleetRun.lease,
         });
@@ -582,7 +493,10 @@ export class HealthWorker {
     }
     // Its transitions are those committed (a failed cluster is in `errors` instead).
     const reasons = new Map(
-      clusters.map((cluster, i) => [cluster.name, decisions[i].statusReason]),
+      cycle.clusters.map((cluster, i) => [
+        cluster.name,
+        cycle.decisions[i].statusReason,
+      ]),
     );
     this.options.listener?.healthCycleFinished?.({
       summary,
@@ -591,7 +505,7 @@ export class HealthWorker {
         reason: reasons.get(t.cluster) ?? '',
       })),
       massOutageRaised,
-      probes: outcomes.filter(
+      probes: cycle.outcomes.filter(
         (o): o is Exclude<ProbeOutcome, { kind: 'not-probeable' }> =>
           o.kind !== 'not-probeable',
       ),

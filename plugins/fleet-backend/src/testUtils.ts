@@ -26,9 +26,10 @@ export { decideClusterHealth } from './health/clusterHealthRules';
 export {
   HealthWorker,
   healthUpdateOf,
-  shardOf,
   type HealthStores,
 } from './health/HealthWorker';
+export { shardOf } from './sharding/shardOf';
+export type { ShardOwnership } from './sharding/types';
 export {
   ClusterClients,
   type ProbeOutcome,

@@ -1,4 +1,4 @@
-import { shardOf } from '../health/HealthWorker';
+import { shardOf } from '../sharding/shardOf';
 
 /** The shards the sharded tests split their fleet into. */
 export const SHARDS = 4;

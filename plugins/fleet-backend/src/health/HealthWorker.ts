@@ -4,21 +4,15 @@ import {
   ForwardedError,
   isErrorWithName,
 } from '@backstage/errors';
-import type {
-  ClusterStatus,
-  HealthCycleSummary,
-  MassOutageWarning,
-} from '@cnp/plugin-fleet-common';
+import type { HealthCycleSummary } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
-  ClusterHealthUpdate,
   ClusterRecord,
   ClusterStore,
   FleetStateStore,
-  LeaseFence,
 } from '../database/types';
 import type {
   ClusterClients,
@@ -27,55 +21,19 @@ import type {
 import { describeKubeError } from '../kubernetes/requestOptions';
 import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
-import {
-  decideClusterHealth,
-  HealthDecision,
-  isMassOutage,
-} from './clusterHealthRules';
+import { ShardedCycles } from '../sharding/ShardedCycles';
+import { shardOf } from '../sharding/shardOf';
+import type { LeaseRun, ShardOwnership } from '../sharding/types';
+import { decideClusterHealth, isMassOutage } from './clusterHealthRules';
+import { countKey, CycleWrites, type CycleDecisions } from './cycleWrites';
+import { updateMassOutageWarning } from './healthWrites';
+
+export { healthUpdateOf } from './healthWrites';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
 
-/** The cluster row a probe outcome and its decision make. */
-export function healthUpdateOf(
-  decision: HealthDecision,
-  outcome: ProbeOutcome,
-  now: Date,
-): ClusterHealthUpdate {
-  return {
-    status: decision.status,
-    statusReason: decision.statusReason,
-    consecutiveFailures: decision.consecutiveFailures,
-    consecutiveSuccesses: decision.consecutiveSuccesses,
-    firstFailureAt: decision.firstFailureAt
-      ? new Date(decision.firstFailureAt)
-      : null,
-    lastProbeAt: outcome.kind === 'not-probeable' ? undefined : now,
-    lastSuccessAt: outcome.kind === 'success' ? now : undefined,
-    lastTransitionAt: decision.transition ? now : undefined,
-    probeLatencyMs:
-      outcome.kind === 'not-probeable' ? undefined : outcome.latencyMs,
-    serverVersion:
-      outcome.kind === 'success' ? outcome.serverVersion : undefined,
-  };
-}
-
-function countKey(status: ClusterStatus): 'online' | 'offline' | 'unknown' {
-  if (status === 'ONLINE') return 'online';
-  if (status === 'OFFLINE') return 'offline';
-  return 'unknown';
-}
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
-/** With shards, each shard is a lease of its own: `health-cycle:shard-<i>`. */
-const SHARD_LEASE_PREFIX = `${LEASE_NAME}:shard-`;
-/** With shards, each replica holds one of these while it runs, so replicas count each other. */
-const PRESENCE_LEASE_PREFIX = 'health-presence:';
-const ACTOR = 'fleet-health';
-/** Clusters written per batched statement. */
-const BATCH_SIZE = 500;
-const LEASE_LOST = 'skipped: the health-cycle lease was lost';
-/** A claim meant for a lease's expiry runs this long after it (`takeLease` wants it past). */
-const EXPIRY_MARGIN_MS = 25;
 
 /** What the health cycle reads and writes: the clusters' health, the fleet state, the lease. */
 export type HealthStores = {
@@ -115,25 +73,22 @@ export interface HealthWorkerOptions {
  * One run of the cycle: the lease it took (its fencing token goes with every write) and whether it
  * lost it, after which it writes nothing more.
  */
-interface CycleRun {
-  lease: LeaseFence;
-  lost: boolean;
-}
-
-/** The shard of a cluster: the FNV-1a hash (32 bits) of its name, mod `shards`. */
-export function shardOf(name: string, shards: number): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(name, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
-}
+type CycleRun = LeaseRun;
 
 /** Which clusters a cycle probes, under which lease each one's writes go. */
 type CycleScope =
   | { kind: 'fleet'; run: CycleRun }
   | { kind: 'shards'; shards: number; runs: Map<number, CycleRun> };
+
+/** A cycle's decisions, and what the mass-outage guard counted over the whole fleet. */
+interface CycleAssessment {
+  cycle: CycleDecisions;
+  /** Sharded, the clusters of the shards other replicas hold (none without shards). */
+  others: ClusterRecord[];
+  newlyOffline: ClusterRecord[];
+  probeable: number;
+  guard: boolean;
+}
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
@@ -146,29 +101,22 @@ export class HealthWorker {
   private readonly instance = `${os.hostname()}-${process.pid}`;
   /** The manual run under way in this process: callers asking meanwhile share its result. */
   private manualRun?: Promise<HealthCycleSummary>;
-  /** With shards: the holder of this replica's shard and presence leases, for its lifetime. */
-  private readonly replica = `${this.instance}-${randomUUID().slice(0, 8)}`;
-  /** With shards: the shards this replica holds, each with its lease. */
-  private readonly held = new Map<number, CycleRun>();
-  /** With shards: the cycle under way in this process, which other callers share. */
-  private shardedRun?: Promise<HealthCycleSummary>;
-  /** With shards: claims run one at a time (the keep-alive timer and a cycle's own claim). */
-  private claiming: Promise<unknown> = Promise.resolve();
-  private keepAlive?: NodeJS.Timeout;
-  /** With shards: a claim set for when another replica's lease runs out (it stopped renewing). */
-  private expiryClaim?: NodeJS.Timeout;
-  private expiryClaimAt = 0;
-  private stopped = false;
-  /** With shards: a cycle is writing under the shards it claimed; none is let go meanwhile. */
-  private cycling = false;
-  /** With shards: the runs of shards taken from a replica that let them lapse (it died). */
-  private readonly lapsedTaken = new WeakSet<CycleRun>();
-  /** With shards: when a takeover cycle probed a shard's run (see `shardedCycle`). */
-  private readonly takeoverProbedAt = new WeakMap<CycleRun, number>();
-  /** With shards: the cycle over shards taken over while no cycle ran (`probeTakenOver`). */
-  private takeoverRun: Promise<unknown> | undefined;
+  /** With shards: the shard leases and when this replica's cycles run over them. */
+  private readonly sharded?: ShardedCycles;
 
-  private constructor(private readonly options: HealthWorkerOptions) {}
+  private constructor(private readonly options: HealthWorkerOptions) {
+    const { sharding, intervalMs } = options.health;
+    if (sharding) {
+      this.sharded = ShardedCycles.create({
+        state: options.stores.state,
+        sharding,
+        logger: options.logger,
+        intervalMs,
+        cycle: runs =>
+          this.cycle({ kind: 'shards', shards: sharding.shards, runs }),
+      });
+    }
+  }
 
   static create(options: HealthWorkerOptions): HealthWorker {
     return new HealthWorker(options);
@@ -182,14 +130,8 @@ export class HealthWorker {
   async start(): Promise<void> {
     const { scheduler, health, logger } = this.options;
     if (!scheduler) throw new Error('HealthWorker.start needs a scheduler');
-    const sharding = health.sharding;
-    if (sharding) {
-      this.keepAlive = setInterval(() => {
-        this.claimShards().catch(error =>
-          logger.warn('Claiming health shards failed', asError(error)),
-        );
-      }, sharding.leaseMs / 3);
-      this.keepAlive.unref?.();
+    if (this.sharded) {
+      this.sharded.start();
       await scheduler.scheduleTask({
         id: HEALTH_TASK_ID,
         scope: 'local',
@@ -233,23 +175,8 @@ export class HealthWorker {
    * lost), for the reconcile and the watches to follow the same split. `current()` is a view
    * of that moment. Undefined without shards.
    */
-  shardOwnership():
-    | { current(): { holdsCluster(cluster: string): boolean } }
-    | undefined {
-    const sharding = this.options.health.sharding;
-    if (!sharding) return undefined;
-    return {
-      current: () => {
-        const held = new Set(
-          this.stopped
-            ? []
-            : [...this.held].filter(([, run]) => !run.lost).map(([s]) => s),
-        );
-        return {
-          holdsCluster: cluster => held.has(shardOf(cluster, sharding.shards)),
-        };
-      },
-    };
+  shardOwnership(): ShardOwnership | undefined {
+    return this.sharded?.ownership();
   }
 
   /**
@@ -302,13 +229,10 @@ export class HealthWorker {
   async runCycle(
     opts: { wait?: boolean; reuseRecent?: boolean } = {},
   ): Promise<HealthCycleSummary> {
-    if (this.options.health.sharding) {
+    if (this.sharded) {
       // Shards are held between cycles, not taken per run: a run asked while one is under way
       // in this process shares it.
-      this.shardedRun ??= this.shardedCycle(!opts.wait).finally(() => {
-        this.shardedRun = undefined;
-      });
-      return this.shardedRun;
+      return this.sharded.runCycle({ scheduled: !opts.wait });
     }
     const { state } = this.options.stores;
     const deadline =
@@ -357,261 +281,13 @@ export class HealthWorker {
     }
   }
 
-  /** With shards: claims shards, then runs a cycle over the clusters of those it holds. */
-  private async shardedCycle(scheduled: boolean): Promise<HealthCycleSummary> {
-    // A cycle over shards just taken over finishes first: the two would probe them together.
-    await this.takeoverRun;
-    await this.claimShards();
-    // The shards held now are this cycle's (one lost meanwhile has its writes refused); a
-    // scheduled cycle leaves out those a takeover cycle probed less than half an interval ago
-    // (that was their cycle), a manual run probes them all.
-    const now = Date.now();
-    const recent = scheduled ? this.options.health.intervalMs / 2 : 0;
-    return this.cycleWithTakeovers(
-      new Map(
-        [...this.held].filter(
-          ([, run]) => !(now - (this.takeoverProbedAt.get(run) ?? 0) < recent),
-        ),
-      ),
-    );
-  }
-
-  /**
-   * A cycle over the shards of `runs`; then, while this replica is running, over the shards it
-   * took over meanwhile from a replica that died (see `claimOnce`), so that their clusters do not
-   * wait for the next interval and miss a second cycle.
-   */
-  private async cycleWithTakeovers(
-    runs: Map<number, CycleRun>,
-  ): Promise<HealthCycleSummary> {
-    const { shards, leaseMs } = this.options.health.sharding!;
-    // The shards held when it starts are covered: this cycle's, and, for a cycle over shards just
-    // taken over, the replica's own (its scheduled cycle probes them).
-    const covered = new Map([...this.held, ...runs]);
-    this.cycling = true;
-    const renew = setInterval(() => {
-      this.claiming = this.claiming
-        .then(() => this.renewHeld())
-        .catch(() => undefined);
-    }, leaseMs / 3);
-    try {
-      const summary = await this.cycle({ kind: 'shards', shards, runs });
-      // Each round is for shards taken during the one before (bounded for safety).
-      for (
-        let round = 0;
-        round < 10 && this.keepAlive && !this.stopped;
-        round++
-      ) {
-        // Only shards whose holder let them lapse (a shard let go by a live replica was probed
-        // by it).
-        const taken = new Map(
-          [...this.held].filter(
-            ([shard, run]) =>
-              covered.get(shard) !== run && this.lapsedTaken.has(run),
-          ),
-        );
-        if (taken.size === 0) break;
-        for (const [shard, run] of taken) covered.set(shard, run);
-        this.options.logger.info(
-          `Probing health shard(s) ${[...taken.keys()].join(
-            ', ',
-          )}, taken over from a replica that stopped`,
-        );
-        try {
-          await this.cycle({ kind: 'shards', shards, runs: taken });
-          for (const run of taken.values())
-            this.takeoverProbedAt.set(run, Date.now());
-        } catch (error) {
-          this.options.logger.warn(
-            'Health cycle over the shards taken over failed',
-            asError(error),
-          );
-        }
-      }
-      return summary;
-    } finally {
-      clearInterval(renew);
-      this.cycling = false;
-    }
-  }
-
-  /**
-   * Once started, shards just taken over from a replica that died are probed at once, by a cycle
-   * over them alone (the dead replica's cycle for them, not an extra one for the others); a cycle
-   * under way takes them in after its own (see `cycleWithTakeovers`).
-   */
-  private probeTakenOver(taken: Map<number, CycleRun>): void {
-    if (
-      !this.keepAlive ||
-      this.stopped ||
-      this.cycling ||
-      this.shardedRun ||
-      this.takeoverRun
-    )
-      return;
-    this.takeoverRun = this.cycleWithTakeovers(taken)
-      .then(summary => {
-        for (const run of taken.values())
-          this.takeoverProbedAt.set(run, Date.now());
-        return summary;
-      })
-      .catch(error =>
-        this.options.logger.warn(
-          'Health cycle over the shards taken over failed',
-          asError(error),
-        ),
-      )
-      .finally(() => {
-        this.takeoverRun = undefined;
-      });
-  }
-
   /**
    * With shards: renews this replica's presence and its shards, then takes free or expired
    * shards up to its fair share, ceil(shards / live replicas); with more than its share (a
    * replica joined), it lets the extra ones go for the others to take. Answers the shards held.
    */
   async claimShards(): Promise<number[]> {
-    const claim = this.claiming.then(() => this.claimOnce());
-    this.claiming = claim.catch(() => undefined);
-    return claim;
-  }
-
-  private async claimOnce(): Promise<number[]> {
-    const { state } = this.options.stores;
-    const sharding = this.options.health.sharding;
-    if (!sharding || this.stopped) return [...this.held.keys()];
-    const { shards, leaseMs } = sharding;
-    await state.takeLease(
-      `${PRESENCE_LEASE_PREFIX}${this.replica}`,
-      this.replica,
-      leaseMs,
-    );
-    await this.renewHeld();
-    // Each process has a presence of its own: those of replicas gone for a lease period and more
-    // are deleted, so restarts and rolling deploys do not pile rows up.
-    await state.deleteExpiredLeases(PRESENCE_LEASE_PREFIX, leaseMs);
-    // Whether a lease has run out is the database's word (its `remainingMs`), never a
-    // comparison with this replica's clock, which may be off; this clock only measures the time
-    // since the listing, to know when each lease runs out from here.
-    const listedAt = Date.now();
-    const shardLeases = (await state.listLeases(SHARD_LEASE_PREFIX)).map(
-      lease => ({ ...lease, runsOutAt: listedAt + lease.remainingMs }),
-    );
-    const presences = await state.listLeases(PRESENCE_LEASE_PREFIX);
-    // A replica renews its presence before its shards, so a dead one's presence runs out no
-    // later than its shard leases.
-    const live = presences.filter(
-      lease => lease.holder === this.replica || lease.remainingMs > 0,
-    ).length;
-    const fairShare = Math.ceil(shards / Math.max(1, live));
-    if (!this.cycling) {
-      // Never in the middle of a cycle: its writes would be refused.
-      const extra = [...this.held.keys()]
-        .sort((a, b) => b - a)
-        .slice(0, Math.max(0, this.held.size - fairShare));
-      for (const shard of extra) {
-        this.held.get(shard)!.lost = true;
-        this.held.delete(shard);
-        await state.releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica);
-      }
-    }
-    const leases = new Map(shardLeases.map(l => [l.name, l]));
-    const tookOver = new Map<number, CycleRun>();
-    for (let shard = 0; shard < shards && this.held.size < fairShare; shard++) {
-      if (this.held.has(shard)) continue;
-      const name = `${SHARD_LEASE_PREFIX}${shard}`;
-      const current = leases.get(name);
-      // The time now, not the claim's start: a lease may run out while the ones before it
-      // are taken (a dead replica's leases run out a few milliseconds apart).
-      if (
-        current &&
-        current.holder !== this.replica &&
-        current.runsOutAt > Date.now()
-      ) {
-        continue;
-      }
-      const taken = await state.takeLease(name, this.replica, leaseMs);
-      if (!taken) continue;
-      const run = { lease: taken, lost: false };
-      this.held.set(shard, run);
-      // Another holder's row is taken only once run out: one not let go (epoch) had lapsed.
-      if (
-        current &&
-        current.holder !== this.replica &&
-        Date.parse(current.expiresAt) > 0
-      ) {
-        tookOver.set(shard, run);
-        this.lapsedTaken.add(run);
-        this.options.logger.info(
-          `Took over health shard ${shard} of ${shards} from ${current.holder}, whose lease had expired`,
-          { shard, previousHolder: current.holder },
-        );
-      }
-    }
-    if (tookOver.size > 0) this.probeTakenOver(tookOver);
-    this.claimAtExpiry(
-      [...leases.values()]
-        .filter(
-          lease =>
-            lease.holder !== this.replica &&
-            !this.held.has(Number(lease.name.slice(SHARD_LEASE_PREFIX.length))),
-        )
-        .map(lease => lease.runsOutAt),
-      this.held.size < fairShare,
-    );
-    return [...this.held.keys()].sort((a, b) => a - b);
-  }
-
-  /**
-   * With shards, once started: when another replica's shard lease runs out before this one's
-   * next claim, that replica stopped renewing (a live one renews every third of a lease, so its
-   * leases always run a third of one past the next claim): it died or stalls. Claims again as
-   * soon as the lease runs out, so its shards are taken one lease period after its last renewal
-   * at most, not up to a third of one later at the next periodic claim.
-   */
-  private claimAtExpiry(expiries: number[], belowShare: boolean): void {
-    const { leaseMs } = this.options.health.sharding!;
-    if (!this.keepAlive || this.stopped) return;
-    const now = Date.now();
-    // Below its share, a lease that ran out during the claim (after its turn) is claimed at once.
-    const soon = expiries.filter(
-      t =>
-        t <= now + leaseMs / 3 &&
-        (t > now || (belowShare && t > now - leaseMs / 3)),
-    );
-    if (soon.length === 0) return;
-    const due = Math.max(now, Math.min(...soon)) + EXPIRY_MARGIN_MS;
-    // One claim armed at a time, the earliest.
-    if (this.expiryClaim && this.expiryClaimAt <= due) return;
-    clearTimeout(this.expiryClaim);
-    this.expiryClaimAt = due;
-    this.expiryClaim = setTimeout(() => {
-      this.expiryClaim = undefined;
-      this.claimShards().catch(error =>
-        this.options.logger.warn(
-          'Claiming health shards failed',
-          asError(error),
-        ),
-      );
-    }, due - now);
-    this.expiryClaim.unref?.();
-  }
-
-  /** Renews the shards held; one refused (taken over) or that failed to renew is lost. */
-  private async renewHeld(): Promise<void> {
-    const { state } = this.options.stores;
-    const { leaseMs } = this.options.health.sharding!;
-    for (const [shard, run] of [...this.held]) {
-      if (this.stopped) return; // stopped: nothing is renewed, released leases stay released
-      const renewed = await state
-        .takeLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica, leaseMs)
-        .catch(() => undefined);
-      if (renewed?.token !== run.lease.token) {
-        run.lost = true;
-        this.held.delete(shard);
-      }
-    }
+    return this.sharded?.claimShards() ?? [];
   }
 
   /**
@@ -619,30 +295,7 @@ export class HealthWorker {
    * go at once (a clean shutdown); without, they expire after one shard lease.
    */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
-    if (!this.options.health.sharding) return;
-    this.stopped = true;
-    clearInterval(this.keepAlive);
-    clearTimeout(this.expiryClaim);
-    await this.claiming;
-    // A cycle over shards taken over is waited for 10 s at most; it may go on after that, its
-    // writes fenced by leases no longer renewed.
-    await Promise.race([
-      this.takeoverRun,
-      new Promise(resolve => setTimeout(resolve, 10_000).unref()),
-    ]);
-    await this.claiming;
-    if (!opts.release) return;
-    const { state } = this.options.stores;
-    for (const [shard, run] of this.held) {
-      run.lost = true;
-      await state
-        .releaseLease(`${SHARD_LEASE_PREFIX}${shard}`, this.replica)
-        .catch(() => undefined);
-    }
-    this.held.clear();
-    await state
-      .releaseLease(`${PRESENCE_LEASE_PREFIX}${this.replica}`, this.replica)
-      .catch(() => undefined);
+    await this.sharded?.stop(opts);
   }
 
   private async probeAll(clusters: ClusterRecord[]): Promise<ProbeOutcome[]> {
@@ -666,14 +319,9 @@ export class HealthWorker {
   }
 
   private async cycle(scope: CycleScope): Promise<HealthCycleSummary> {
-    const { stores, logger, health, discover } = this.options;
+    const { stores, logger, discover } = this.options;
     const started = new Date();
     const sharded = scope.kind === 'shards';
-    // The lease a cluster's writes go under: its shard's, or the cycle's.
-    const shardRun = (name: string) =>
-      scope.kind === 'shards'
-        ? scope.runs.get(shardOf(name, scope.shards))
-        : scope.run;
     // The fleet-wide outputs are written under the cycle's lease, or shard 0's.
     const fleetRun = scope.kind === 'shards' ? scope.runs.get(0) : scope.run;
     if (discover && (!sharded || fleetRun)) {
@@ -686,6 +334,54 @@ export class HealthWorker {
         );
       }
     }
+    const assessed = await this.probeAndDecide(scope, started);
+    const { cycle, others, guard } = assessed;
+    const summary: HealthCycleSummary = {
+      startedAt: started.toISOString(),
+      finishedAt: '',
+      durationMs: 0,
+      probed: cycle.clusters.length,
+      online: 0,
+      offline: 0,
+      unknown: 0,
+      transitions: [],
+      degradedDeployments: 0,
+      restoredDeployments: 0,
+      errors: [],
+      massOutage: { active: guard, clusters: [] },
+    };
+    // The counts are the fleet's: the other shards' clusters as their replicas left them.
+    for (const cluster of others) {
+      summary.probed += 1;
+      summary[countKey(cluster.status)] += 1;
+    }
+    await CycleWrites.write({
+      clusters: stores.clusters,
+      logger,
+      cycle,
+      summary,
+      guard,
+      started,
+      sharded,
+    });
+    return this.finishCycle({ ...assessed, summary, started, fleetRun });
+  }
+
+  /**
+   * Lists the fleet, probes the clusters of the scope (sharded, those of the shards held) and
+   * decides each one's health; the mass-outage guard counts over the whole fleet.
+   */
+  private async probeAndDecide(
+    scope: CycleScope,
+    started: Date,
+  ): Promise<CycleAssessment> {
+    const { stores, health } = this.options;
+    const sharded = scope.kind === 'shards';
+    // The lease a cluster's writes go under: its shard's, or the cycle's.
+    const shardRun = (name: string) =>
+      scope.kind === 'shards'
+        ? scope.runs.get(shardOf(name, scope.shards))
+        : scope.run;
     const fleet = await stores.clusters.listClusters();
     // Sharded, only the clusters of the shards this replica holds are probed.
     const clusters = sharded
@@ -695,7 +391,6 @@ export class HealthWorker {
     const others = sharded
       ? fleet.filter(cluster => shardRun(cluster.name) === undefined)
       : [];
-    const runOf = (i: number) => shardRun(clusters[i].name)!;
     // Clients of every registered cluster stay: sharded, the other shards' clusters are still
     // this replica's to deploy to (a deploy goes through the replica that answers it).
     this.options.clients.retainOnly?.(fleet.map(c => c.name));
@@ -742,171 +437,47 @@ export class HealthWorker {
       probeable,
       health.massOutage,
     );
-
-    const summary: HealthCycleSummary = {
-      startedAt: started.toISOString(),
-      finishedAt: '',
-      durationMs: 0,
-      probed: clusters.length,
-      online: 0,
-      offline: 0,
-      unknown: 0,
-      transitions: [],
-      degradedDeployments: 0,
-      restoredDeployments: 0,
-      errors: [],
-      massOutage: { active: guard, clusters: [] },
+    return {
+      cycle: {
+        clusters,
+        outcomes,
+        decisions,
+        runOf: i => shardRun(clusters[i].name)!,
+      },
+      others,
+      newlyOffline,
+      probeable,
+      guard,
     };
-    // The counts are the fleet's: the other shards' clusters as their replicas left them.
-    for (const cluster of others) {
-      summary.probed += 1;
-      summary[countKey(cluster.status)] += 1;
-    }
+  }
 
-    const counted = (
-      i: number,
-      moved?: { degraded: number; restored: number },
-    ) => {
-      const cluster = clusters[i];
-      const decision = decisions[i];
-      summary.degradedDeployments += moved?.degraded ?? 0;
-      summary.restoredDeployments += moved?.restored ?? 0;
-      if (decision.transition) {
-        summary.transitions.push({
-          cluster: cluster.name,
-          ...decision.transition,
-        });
-        logger.info(
-          `Cluster '${cluster.name}' ${decision.transition.from} -> ${decision.transition.to}: ${decision.statusReason}`,
-          {
-            cluster: cluster.name,
-            from: decision.transition.from,
-            to: decision.transition.to,
-            reason: decision.statusReason,
-          },
-        );
-      }
-      if (
-        outcomes[i].kind === 'not-probeable' &&
-        cluster.statusReason !== decision.statusReason
-      ) {
-        logger.warn(
-          `Cluster '${cluster.name}' is not probeable and stays UNKNOWN: ${decision.statusReason}`,
-          { cluster: cluster.name, reason: decision.statusReason },
-        );
-      }
-      summary[countKey(decision.status)] += 1;
-    };
-    const failed = (i: number, message: string) => {
-      summary.errors.push({ cluster: clusters[i].name, message });
-      summary[countKey(clusters[i].status)] += 1;
-    };
-    const applyAlone = async (i: number) => {
-      try {
-        counted(
-          i,
-          await this.applyDecision(
-            clusters[i],
-            outcomes[i],
-            decisions[i],
-            guard,
-            started,
-            runOf(i).lease,
-            sharded,
-          ),
-        );
-      } catch (error) {
-        if (isErrorWithName(error, 'LeaseLostError')) {
-          runOf(i).lost = true;
-          failed(i, LEASE_LOST);
-          return;
-        }
-        // Rule 4: this cluster's transaction rolled back; the others stand and the cycle goes on.
-        const cause = asError(error);
-        failed(i, cause.message);
-        logger
-          .child({ cluster: clusters[i].name })
-          .error(
-            `Health update of cluster '${clusters[i].name}' failed and was rolled back`,
-            cause,
-          );
-      }
-    };
-
-    // Clusters whose status stays and that have nothing to cascade (most of them, most cycles)
-    // are written in batches, one statement each (per lease: sharded, one per shard); the
-    // others get a transaction of their own.
-    const plainByRun = new Map<CycleRun, number[]>();
-    const changing: number[] = [];
-    clusters.forEach((cluster, i) => {
-      const quiet =
-        !decisions[i].transition &&
-        decisions[i].cascade === 'none' &&
-        !cluster.cascadeHeldAt;
-      if (!quiet) {
-        changing.push(i);
-        return;
-      }
-      const group = plainByRun.get(runOf(i));
-      if (group) group.push(i);
-      else plainByRun.set(runOf(i), [i]);
-    });
-    for (const [run, plain] of plainByRun) {
-      for (let at = 0; at < plain.length; at += BATCH_SIZE) {
-        const batch = plain.slice(at, at + BATCH_SIZE);
-        if (run.lost) {
-          batch.forEach(i => failed(i, LEASE_LOST));
-          continue;
-        }
-        try {
-          await stores.clusters.updateClustersHealth(
-            batch.map(i => ({
-              name: clusters[i].name,
-              update: healthUpdateOf(decisions[i], outcomes[i], started),
-            })),
-            run.lease,
-          );
-          batch.forEach(i => counted(i));
-        } catch (error) {
-          if (isErrorWithName(error, 'LeaseLostError')) {
-            run.lost = true;
-            batch.forEach(i => failed(i, LEASE_LOST));
-            continue;
-          }
-          // The batch rolled back whole; one transaction per cluster finds the one that fails.
-          logger.warn(
-            `Batched health update failed, writing its ${batch.length} clusters one by one`,
-            asError(error),
-          );
-          for (const i of batch) {
-            if (run.lost) failed(i, LEASE_LOST);
-            else await applyAlone(i);
-          }
-        }
-      }
-    }
-    for (const i of changing) {
-      if (runOf(i).lost) {
-        // Another replica may have taken over: writing decisions made from this cycle's reads
-        // could undo its work, so the rest of this cycle is dropped.
-        failed(i, LEASE_LOST);
-        continue;
-      }
-      await applyAlone(i);
-    }
-
-    // The fleet-wide outputs are the current holder's to write: a run that lost its lease
-    // leaves them to the one that took over. Sharded, they are the holder of shard 0's.
+  /**
+   * Writes the fleet-wide outputs (the mass-outage warning, the last cycle's summary) and tells
+   * the listener. They are the current holder's to write: a run that lost its lease leaves them
+   * to the one that took over. Sharded, they are the holder of shard 0's.
+   */
+  private async finishCycle(
+    opts: CycleAssessment & {
+      summary: HealthCycleSummary;
+      started: Date;
+      fleetRun: CycleRun | undefined;
+    },
+  ): Promise<HealthCycleSummary> {
+    const { stores, logger, health } = this.options;
+    const { cycle, summary, started, fleetRun } = opts;
     let massOutageRaised = false;
     try {
       if (fleetRun && !fleetRun.lost) {
-        const outage = await this.updateMassOutageWarning(
-          guard,
-          newlyOffline,
-          probeable,
-          started,
-          fleetRun.lease,
-        );
+        const outage = await updateMassOutageWarning({
+          state: stores.state,
+          logger,
+          health,
+          guard: opts.guard,
+          newlyOffline: opts.newlyOffline,
+          probeable: opts.probeable,
+          now: started,
+          lease: fleetRun.lease,
+        });
         summary.massOutage = outage.warning;
         massOutageRaised = outage.raised;
       }
@@ -922,7 +493,10 @@ export class HealthWorker {
     }
     // Its transitions are those committed (a failed cluster is in `errors` instead).
     const reasons = new Map(
-      clusters.map((cluster, i) => [cluster.name, decisions[i].statusReason]),
+      cycle.clusters.map((cluster, i) => [
+        cluster.name,
+        cycle.decisions[i].statusReason,
+      ]),
     );
     this.options.listener?.healthCycleFinished?.({
       summary,
@@ -931,129 +505,11 @@ export class HealthWorker {
         reason: reasons.get(t.cluster) ?? '',
       })),
       massOutageRaised,
-      probes: outcomes.filter(
+      probes: cycle.outcomes.filter(
         (o): o is Exclude<ProbeOutcome, { kind: 'not-probeable' }> =>
           o.kind !== 'not-probeable',
       ),
     });
     return summary;
-  }
-
-  private async applyDecision(
-    cluster: ClusterRecord,
-    outcome: ProbeOutcome,
-    decision: HealthDecision,
-    guard: boolean,
-    now: Date,
-    lease: LeaseFence,
-    holdNew: boolean,
-  ): Promise<{ degraded: number; restored: number }> {
-    return this.options.stores.clusters.inClusterTransaction(async tx => {
-      let degraded = 0;
-      let restored = 0;
-      await tx.updateClusterHealth(
-        cluster.name,
-        healthUpdateOf(decision, outcome, now),
-      );
-      if (decision.transition) {
-        await tx.insertEvent({
-          subjectKind: 'cluster',
-          subject: cluster.name,
-          actor: ACTOR,
-          from: decision.transition.from,
-          to: decision.transition.to,
-          reason: decision.statusReason.split(':')[0],
-          message: decision.statusReason,
-        });
-      }
-      const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${decision.statusReason}`;
-      if (decision.cascade === 'degrade') {
-        // Sharded, a cluster newly OFFLINE always has its cascade held: the next cycle applies
-        // it once the fleet-wide count, which then holds every shard's, stays below the guard.
-        if (guard || holdNew) {
-          await tx.setCascadeHeld(cluster.name, true);
-        } else {
-          degraded += await tx.degradeDeploymentsOnCluster(
-            cluster.name,
-            ACTOR,
-            offlineMessage,
-          );
-        }
-      } else if (decision.cascade === 'restore') {
-        restored += await tx.restoreDeploymentsOnCluster(
-          cluster.name,
-          ACTOR,
-          `Cluster '${cluster.name}' is back ONLINE`,
-        );
-      }
-      // A cascade held by an earlier guard cycle: applied once the guard is off and the cluster
-      // is still OFFLINE, dropped as soon as the cluster is no longer OFFLINE.
-      if (cluster.cascadeHeldAt && decision.cascade !== 'degrade') {
-        // Dropped only once the cluster is back ONLINE; a cluster that became UNKNOWN keeps its
-        // hold, since UNKNOWN -> OFFLINE would never cascade again.
-        if (decision.status === 'ONLINE') {
-          await tx.setCascadeHeld(cluster.name, false);
-        } else if (!guard && decision.status === 'OFFLINE') {
-          degraded += await tx.degradeDeploymentsOnCluster(
-            cluster.name,
-            ACTOR,
-            `${offlineMessage} (cascade held by the mass-outage guard since ${cluster.cascadeHeldAt}, applied now)`,
-          );
-          await tx.setCascadeHeld(cluster.name, false);
-        }
-      }
-      return { degraded, restored };
-    }, lease);
-  }
-
-  private async updateMassOutageWarning(
-    guard: boolean,
-    newlyOffline: ClusterRecord[],
-    probeable: number,
-    now: Date,
-    lease: LeaseFence,
-  ): Promise<{ warning: MassOutageWarning; raised: boolean }> {
-    const { stores, logger, health } = this.options;
-    const previous = await stores.state.getMassOutage();
-    if (guard) {
-      const warning: MassOutageWarning = {
-        active: true,
-        raisedAt: previous?.active ? previous.raisedAt : now.toISOString(),
-        clusters: [
-          ...new Set([
-            ...(previous?.active ? previous.clusters : []),
-            ...newlyOffline.map(c => c.name),
-          ]),
-        ],
-        message: `Mass outage suspected: ${
-          newlyOffline.length
-        } of ${probeable} probeable clusters went OFFLINE in this cycle or are still OFFLINE with a held cascade (threshold: ${
-          health.massOutage.minClusters
-        } clusters and ${Math.round(
-          health.massOutage.fraction * 100,
-        )}%). The likely fault is the prober's own network; cluster statuses are honest but deployment cascades are held.`,
-      };
-      logger.warn(warning.message!, {
-        clusters: warning.clusters.join(','),
-      });
-      await stores.state.setMassOutage(warning, lease);
-      return { warning, raised: !previous?.active };
-    }
-    if (previous?.active) {
-      logger.info(
-        'Mass-outage guard lifted: held cascades are applied to clusters still OFFLINE',
-      );
-      const lifted: MassOutageWarning = {
-        active: false,
-        clusters: [],
-        message: undefined,
-      };
-      await stores.state.setMassOutage(lifted, lease);
-      return { warning: lifted, raised: false };
-    }
-    return {
-      warning: previous ?? { active: false, clusters: [] },
-      raised: false,
-    };
   }
 }

@@ -31,6 +31,7 @@ import type {
 import { diffObject } from '../kubernetes/diffObject';
 import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
+import type { ShardOwnership } from '../sharding/types';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import {
   isEmptySelector,
@@ -122,10 +123,7 @@ export interface LiveState {
  * of its own shards, and watches only those; the fleet-wide part (placement, rollouts left
  * unfollowed) is a task of its own that one replica at a time runs (`placeOnce`).
  */
-export interface ReconcileShards {
-  /** The shards held now, as one view: a run judges all its clusters by the same one. */
-  current(): { holdsCluster(cluster: string): boolean };
-}
+export type ReconcileShards = ShardOwnership;
 
 export interface ReconcileWorkerOptions {
   stores: ReconcileStores;

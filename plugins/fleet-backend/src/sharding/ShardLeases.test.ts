@@ -1,5 +1,5 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { createTestDatabases, createTestStores } from '@cnp/fleet-harness';
+import { createTestDatabases, createTestStores } from '../testing/databases';
 import { ShardLeases } from './ShardLeases';
 import { shardOf } from './shardOf';
 

@@ -11,6 +11,7 @@ export * from './permissions';
 export * from './versions';
 export * from './signals';
 export * from './client/fleetApiRequest';
+export * from './client/listAllPages';
 export type {
   paths as FleetApiPaths,
   components as FleetApiComponents,

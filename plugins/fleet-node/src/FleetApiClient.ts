@@ -13,6 +13,7 @@ import {
 import {
   FLEET_LIST_LIMITS,
   fleetApiRequest,
+  listAllPages,
   type FleetApiAnswer,
   type FleetApiMethod,
   type FleetApiPath,
@@ -21,7 +22,6 @@ import {
   type Cluster,
   type ClusterStatus,
   type Deployment,
-  type ListResponse,
   type Release,
 } from '@cnp/plugin-fleet-common';
 import type {
@@ -72,7 +72,7 @@ export class FleetApiClient implements FleetService {
     filter: { status?: ClusterStatus } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Cluster[]> {
-    return this.listAll(cursor =>
+    return listAllPages(cursor =>
       this.call(
         'get',
         '/clusters',
@@ -86,7 +86,7 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string; cluster?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Deployment[]> {
-    return this.listAll(cursor =>
+    return listAllPages(cursor =>
       this.call(
         'get',
         '/deployments',
@@ -121,7 +121,7 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Application[]> {
-    return this.listAll(cursor =>
+    return listAllPages(cursor =>
       this.call(
         'get',
         '/applications',
@@ -154,27 +154,6 @@ export class FleetApiClient implements FleetService {
       { path: { id: releaseId } },
       options,
     );
-  }
-
-  /**
-   * Every item of a paged list: pages of the largest size, each asked with the cursor the one
-   * before gave, until none is given.
-   */
-  private async listAll<T>(
-    page: (cursor: string | undefined) => Promise<ListResponse<T>>,
-  ): Promise<T[]> {
-    const items: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const answer = await page(cursor);
-      items.push(...answer.items);
-      cursor = answer.nextCursor;
-      // A cursor seen before would only loop.
-      if (cursor && seen.has(cursor)) break;
-      if (cursor) seen.add(cursor);
-    } while (cursor);
-    return items;
   }
 
   /** One operation of the Fleet API, typed by its OpenAPI spec, with a plugin request token. */

@@ -3,6 +3,7 @@ import { ResponseError } from '@backstage/errors';
 import {
   FLEET_LIST_LIMITS,
   fleetApiRequest,
+  listAllPages,
   type FleetApiAnswer,
   type FleetApiMethod,
   type FleetApiPath,
@@ -15,7 +16,6 @@ import {
   type FleetEvent,
   type FleetSummary,
   type HealthCycleSummary,
-  type ListResponse,
   type Release,
   type Revision,
 } from '@cnp/plugin-fleet-common';
@@ -61,30 +61,8 @@ export class FleetClient implements FleetApi {
     });
   }
 
-  /**
-   * Every item of a list: the paged lists (clusters, applications, deployments, asked for pages
-   * of the largest size, so that a card's poll stays one request) answer a page at a time, and
-   * the next page is asked with the cursor the last one gave, until none is given.
-   */
-  private async list<T>(
-    page: (cursor: string | undefined) => Promise<ListResponse<T>>,
-  ): Promise<T[]> {
-    const items: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const answer = await page(cursor);
-      items.push(...answer.items);
-      cursor = answer.nextCursor;
-      // A cursor seen before would only loop.
-      if (cursor && seen.has(cursor)) break;
-      if (cursor) seen.add(cursor);
-    } while (cursor);
-    return items;
-  }
-
   listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
-    return this.list(cursor =>
+    return listAllPages(cursor =>
       this.call('get', '/clusters', {
         query: { status: options?.status, limit: MAX_PAGE, cursor },
       }),
@@ -116,7 +94,7 @@ export class FleetClient implements FleetApi {
   }
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
-    return this.list(cursor =>
+    return listAllPages(cursor =>
       this.call('get', '/applications', {
         query: { entityRef: options?.entityRef, limit: MAX_PAGE, cursor },
       }),
@@ -171,7 +149,7 @@ export class FleetClient implements FleetApi {
     entityRef?: string;
     cluster?: string;
   }): Promise<Deployment[]> {
-    return this.list(cursor =>
+    return listAllPages(cursor =>
       this.call('get', '/deployments', {
         query: {
           entityRef: options?.entityRef,

@@ -10,7 +10,8 @@ import MenuItem from '@material-ui/core/MenuItem';
 import TextField from '@material-ui/core/TextField';
 import Alert from '@material-ui/lab/Alert';
 import { FormEvent, useEffect, useMemo, useState } from 'react';
-import { apiErrorMessage, fleetApiRef } from '../../api';
+import { fleetApiRef } from '../../api';
+import { useSubmission } from '../../hooks/useSubmission';
 import { DialogButtons } from '../ConfirmDialog';
 import {
   ReleaseOptions,
@@ -92,8 +93,7 @@ export function DeployDialog(props: DeployDialogProps) {
   const [cluster, setCluster] = useState('');
   const [image, setImage] = useState(props.defaultImage ?? '');
   const [replicas, setReplicas] = useState('');
-  const [submitting, setSubmitting] = useState(false);
-  const [error, setError] = useState<string | undefined>();
+  const { submitting, error, setError, run } = useSubmission();
   const [target, setTarget] = useState<DeployTarget>('cluster');
   const [chosen, setChosen] = useState<string[]>([]);
   const [released, setReleased] = useState<Release>();
@@ -139,9 +139,7 @@ export function DeployDialog(props: DeployDialogProps) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (replicasInvalid || imageInvalid || clusterInvalid) return;
-    setSubmitting(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       if (releasing && lookup.application) {
         await release(lookup.application.id);
         return;
@@ -154,11 +152,7 @@ export function DeployDialog(props: DeployDialogProps) {
       });
       onDeployed(deployment);
       onClose();
-    } catch (e) {
-      setError(apiErrorMessage(e));
-    } finally {
-      setSubmitting(false);
-    }
+    });
   };
 
   return (

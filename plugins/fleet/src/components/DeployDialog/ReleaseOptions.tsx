@@ -7,10 +7,8 @@ import {
   type Cluster,
   type Release,
 } from '@cnp/plugin-fleet-common';
-import Checkbox from '@material-ui/core/Checkbox';
 import FormControl from '@material-ui/core/FormControl';
 import FormControlLabel from '@material-ui/core/FormControlLabel';
-import FormGroup from '@material-ui/core/FormGroup';
 import FormHelperText from '@material-ui/core/FormHelperText';
 import FormLabel from '@material-ui/core/FormLabel';
 import Radio from '@material-ui/core/Radio';
@@ -19,6 +17,7 @@ import Tooltip from '@material-ui/core/Tooltip';
 import Alert from '@material-ui/lab/Alert';
 import { useEffect, useState } from 'react';
 import { apiErrorMessage, fleetApiRef } from '../../api';
+import { ClusterChoice } from '../ClusterChoice';
 
 /**
  * Where the dialog deploys: one cluster (a deployment), or a fleet release to every cluster the
@@ -137,27 +136,11 @@ export function ReleaseOptions(props: {
       </RadioGroup>
       {!denied && unavailable && <FormHelperText>{unavailable}</FormHelperText>}
       {target === 'several' && (
-        <FormGroup role="group" aria-label="Clusters to release to">
-          {props.clusters.map(c => (
-            <FormControlLabel
-              key={c.name}
-              label={`${c.name} — ${c.status}`}
-              disabled={c.status === 'OFFLINE'}
-              control={
-                <Checkbox
-                  checked={chosen.includes(c.name)}
-                  onChange={e =>
-                    onChosenChange(
-                      e.target.checked
-                        ? [...chosen, c.name]
-                        : chosen.filter(n => n !== c.name),
-                    )
-                  }
-                />
-              }
-            />
-          ))}
-        </FormGroup>
+        <ClusterChoice
+          clusters={props.clusters}
+          chosen={chosen}
+          onChange={onChosenChange}
+        />
       )}
     </FormControl>
   );

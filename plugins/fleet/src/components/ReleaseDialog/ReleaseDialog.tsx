@@ -1,11 +1,9 @@
 import type { Cluster, Release } from '@cnp/plugin-fleet-common';
-import Checkbox from '@material-ui/core/Checkbox';
 import Dialog from '@material-ui/core/Dialog';
 import DialogContent from '@material-ui/core/DialogContent';
 import DialogTitle from '@material-ui/core/DialogTitle';
 import FormControl from '@material-ui/core/FormControl';
 import FormControlLabel from '@material-ui/core/FormControlLabel';
-import FormGroup from '@material-ui/core/FormGroup';
 import FormHelperText from '@material-ui/core/FormHelperText';
 import FormLabel from '@material-ui/core/FormLabel';
 import Switch from '@material-ui/core/Switch';
@@ -13,7 +11,9 @@ import TextField from '@material-ui/core/TextField';
 import Alert from '@material-ui/lab/Alert';
 import { useApi } from '@backstage/core-plugin-api';
 import { FormEvent, useEffect, useState } from 'react';
-import { apiErrorMessage, fleetApiRef } from '../../api';
+import { fleetApiRef } from '../../api';
+import { useSubmission } from '../../hooks/useSubmission';
+import { ClusterChoice } from '../ClusterChoice';
 import { DialogButtons } from '../ConfirmDialog';
 import { exampleStrategy } from './exampleStrategy';
 import { parseStrategy } from './parseStrategy';
@@ -47,8 +47,7 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
   const [chosen, setChosen] = useState<string[]>([]);
   const [progressive, setProgressive] = useState(false);
   const [yamlText, setYamlText] = useState('');
-  const [submitting, setSubmitting] = useState(false);
-  const [error, setError] = useState<string>();
+  const { submitting, error, setError, run } = useSubmission();
 
   useEffect(() => {
     if (open) {
@@ -75,9 +74,7 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (imageInvalid || parsed.error) return;
-    setSubmitting(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const release = await api.createRelease(applicationId, {
         image: image.trim(),
         ...(chosen.length > 0 && { clusters: chosen }),
@@ -85,11 +82,7 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
       });
       props.onReleased(release);
       onClose();
-    } catch (e) {
-      setError(apiErrorMessage(e));
-    } finally {
-      setSubmitting(false);
-    }
+    });
   };
 
   return (
@@ -128,27 +121,12 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
           />
           <FormControl component="fieldset" margin="normal" fullWidth>
             <FormLabel component="legend">Clusters (optional)</FormLabel>
-            <FormGroup row role="group" aria-label="Clusters to release to">
-              {clusters.map(c => (
-                <FormControlLabel
-                  key={c.name}
-                  label={`${c.name} — ${c.status}`}
-                  disabled={c.status === 'OFFLINE'}
-                  control={
-                    <Checkbox
-                      checked={chosen.includes(c.name)}
-                      onChange={e =>
-                        setChosen(
-                          e.target.checked
-                            ? [...chosen, c.name]
-                            : chosen.filter(n => n !== c.name),
-                        )
-                      }
-                    />
-                  }
-                />
-              ))}
-            </FormGroup>
+            <ClusterChoice
+              row
+              clusters={clusters}
+              chosen={chosen}
+              onChange={setChosen}
+            />
             <FormHelperText>
               None picked: every cluster the application is placed on
             </FormHelperText>

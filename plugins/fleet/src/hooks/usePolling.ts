@@ -91,17 +91,17 @@ export function usePolling<T>(
     let signalPending = false;
     const hidden = () =>
       typeof document !== 'undefined' && document.visibilityState === 'hidden';
+    /** Not now: hidden (fetch when shown again) or running (fetch again once it is done). */
+    const deferred = () => {
+      if (hidden()) missedWhileHidden = true;
+      else if (running) again = true;
+      else return false;
+      return true;
+    };
     const run = async () => {
       timer = undefined;
       signalPending = false;
-      if (hidden()) {
-        missedWhileHidden = true;
-        return;
-      }
-      if (running) {
-        again = true;
-        return;
-      }
+      if (deferred()) return;
       running = true;
       try {
         const value = await fetchRef.current();
@@ -145,14 +145,7 @@ export function usePolling<T>(
       }
     };
     const changed = () => {
-      if (hidden()) {
-        missedWhileHidden = true;
-        return;
-      }
-      if (running) {
-        again = true;
-        return;
-      }
+      if (deferred()) return;
       // Coalesced: the first signal of a burst sets the fetch a moment later, the others join it.
       if (signalPending) return;
       signalPending = true;

@@ -44,21 +44,11 @@ export function afterKey<T extends Knex.QueryBuilder>(
   columns: string[],
   after: string[] | undefined,
 ): T {
-  if (!after) return query;
-  if (after.length !== columns.length) {
-    throw new Error(
-      `A page key has ${columns.length} part(s), not ${after.length}`,
-    );
-  }
-  // (c1 > v1) or (c1 = v1 and c2 > v2) or ...
-  return query.where(outer => {
-    columns.forEach((column, i) => {
-      outer.orWhere(inner => {
-        for (let j = 0; j < i; j++) inner.where(columns[j], after[j]);
-        inner.where(column, '>', after[i]);
-      });
-    });
-  }) as T;
+  return afterSortKey(
+    query,
+    columns.map(column => ({ column, order: 'asc' as const })),
+    after,
+  );
 }
 
 /**

@@ -3,8 +3,8 @@ import { eventRow, type EventRow } from './tables';
 import type { NewEvent } from './types';
 
 /**
- * An event as it was committed, with its component and cluster resolved (see
- * `events/FleetListener`'s `CommittedEvent`, which this matches).
+ * An event as it was committed, with its component (deployments and releases, when the
+ * application still exists) and a deployment's cluster resolved.
  */
 export interface LoggedEvent extends NewEvent {
   createdAt: string;

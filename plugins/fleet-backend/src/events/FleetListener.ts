@@ -1,30 +1,18 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type {
-  FleetEvent,
   HealthCycleSummary,
   PlacementRefusal,
 } from '@cnp/plugin-fleet-common';
+import type { LoggedEvent } from '../database/eventLog';
 import type { ProbeOutcome } from '../kubernetes/ClusterClients';
 import { asError } from '../util/errors';
 
 /**
  * An event of `fleet_events` once its transaction committed, with what a listener needs to route
- * it: the component of a deployment or a release, and a deployment's cluster.
+ * it: the component of a deployment or a release (when its application still exists), and a
+ * deployment's cluster. The event log hands these over as it commits them.
  */
-export interface CommittedEvent {
-  subjectKind: FleetEvent['subjectKind'];
-  subject: string;
-  actor: string;
-  from?: string;
-  to: string;
-  reason?: string;
-  message?: string;
-  createdAt: string;
-  /** The component (deployments and releases), when its application still exists. */
-  entityRef?: string;
-  /** The deployment's cluster (deployments). */
-  cluster?: string;
-}
+export type CommittedEvent = LoggedEvent;
 
 /** What one health cycle did, once its writes were committed. */
 export interface HealthCycleReport {

@@ -346,6 +346,13 @@ export async function discoverKubeconfigClusters(
         identityCa: context.ca,
       };
 
+      const skip = (why: string) =>
+        warnings.push(
+          `Skipping context '${context.name}' of ${
+            labels[i]
+          }: its API server ${describeIdentity(identity)} ${why}`,
+        );
+
       // An API server Fleet knows is that cluster, whatever its context is called now.
       const same = (storedByServer.get(identity.server) ?? []).filter(c =>
         sameIdentity(c.identity, identity),
@@ -360,29 +367,11 @@ export async function discoverKubeconfigClusters(
         if (twin) {
           // Two stored clusters of one API server (stored before identities were): the first
           // found keeps it; the other is left as it is.
-          warnings.push(
-            `Skipping context '${context.name}' of ${
-              labels[i]
-            }: its API server ${describeIdentity(identity)} is cluster '${
-              twin.name
-            }' already`,
-          );
+          skip(`is cluster '${twin.name}' already`);
         } else if (mine.source !== 'discovered') {
-          warnings.push(
-            `Skipping context '${context.name}' of ${
-              labels[i]
-            }: its API server ${describeIdentity(
-              identity,
-            )} is registered manually as cluster '${mine.name}'`,
-          );
+          skip(`is registered manually as cluster '${mine.name}'`);
         } else if (holder !== undefined && holder !== origin) {
-          warnings.push(
-            `Skipping context '${context.name}' of ${
-              labels[i]
-            }: its API server ${describeIdentity(identity)} is cluster '${
-              mine.name
-            }' (${holder})`,
-          );
+          skip(`is cluster '${mine.name}' (${holder})`);
         } else {
           taken.set(mine.name, origin);
           byServer(found, { name: mine.name, identity });
@@ -392,13 +381,7 @@ export async function discoverKubeconfigClusters(
       }
       const twin = foundTwin('', identity);
       if (twin) {
-        warnings.push(
-          `Skipping context '${context.name}' of ${
-            labels[i]
-          }: its API server ${describeIdentity(identity)} is cluster '${
-            twin.name
-          }' already`,
-        );
+        skip(`is cluster '${twin.name}' already`);
         continue;
       }
 

@@ -15,7 +15,9 @@ beforeAll(async () => {
 
 describe('FleetApiClient', () => {
   it('returns every cluster of a fleet larger than one page, following nextCursor', async () => {
-    const before = (await client.listClusters()).length;
+    // Inserted before the client's first call: a pooled connection left idle while a slow
+    // machine inserts could be closed by the server under the client's feet.
+    const before = (await fleet.stores.clusters.listClusters()).length;
     for (let i = 0; i < 1001; i++) {
       await fleet.stores.clusters.insertCluster({
         name: `paged-${String(i).padStart(4, '0')}`,

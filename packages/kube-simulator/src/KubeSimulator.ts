@@ -85,7 +85,7 @@ import {
   WriteVerb,
 } from './store';
 import { isPlainObject } from './util';
-import { isDns1123Label } from './validation';
+import { isDns1123Label } from './metaValidation';
 import {
   DEFAULT_WATCH_SETTINGS,
   parseWatchQuery,

@@ -33,7 +33,8 @@ import {
   JsonObject,
   rfc3339,
 } from './util';
-import { validateName, validateObject } from './validation';
+import { validateName } from './metaValidation';
+import { validateObject } from './validation';
 import {
   deploymentStatus,
   hpaDesiredReplicas,

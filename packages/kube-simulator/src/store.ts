@@ -45,14 +45,13 @@ import {
 } from './workloads';
 import { PodControllerHost, reconcilePods } from './podController';
 import { KIND_FIELD_SELECTORS } from './podResources';
+import { advanceRollout, applyRolloutStatusWrite } from './rollouts';
 import {
-  advanceRollout,
-  applyRolloutStatusWrite,
   cloneRolloutState,
   newRolloutState,
   RolloutState,
-  rolloutStatusOf,
-} from './rollouts';
+} from './rolloutState';
+import { rolloutStatusOf } from './rolloutStatus';
 
 /** What kind of write a history entry records. */
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete' | 'status';

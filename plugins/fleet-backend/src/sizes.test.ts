@@ -97,8 +97,6 @@ const ALLOWED: Record<string, string> = {
   'packages/kube-simulator/src/podController.ts: reconcileReplicaSetPods':
     NOT_YET,
   'packages/kube-simulator/src/podLogs.ts: podLog': NOT_YET,
-  'packages/kube-simulator/src/rollouts.ts': NOT_YET,
-  'packages/kube-simulator/src/rollouts.ts: rolloutStatusOf': NOT_YET,
   'packages/kube-simulator/src/store.ts': NOT_YET,
 };
 

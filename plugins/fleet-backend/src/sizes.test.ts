@@ -92,10 +92,6 @@ const ALLOWED: Record<string, string> = {
   'packages/kube-simulator/src/KubeSimulator.ts: KubeSimulator.control':
     NOT_YET,
   'packages/kube-simulator/src/cli.ts: parseArgs': NOT_YET,
-  'packages/kube-simulator/src/podController.ts': NOT_YET,
-  'packages/kube-simulator/src/podController.ts: reconcilePods': NOT_YET,
-  'packages/kube-simulator/src/podController.ts: reconcileReplicaSetPods':
-    NOT_YET,
   'packages/kube-simulator/src/podLogs.ts: podLog': NOT_YET,
   'packages/kube-simulator/src/store.ts': NOT_YET,
 };

@@ -85,12 +85,6 @@ const ALLOWED: Record<string, string> = {
   'packages/fleet-harness/src/processes/backendChild.ts: main': NOT_YET,
   'packages/fleet-harness/src/processes/backendProcess.ts: startBackendProcess':
     NOT_YET,
-  'packages/kube-simulator/src/KubeSimulator.ts': NOT_YET,
-  'packages/kube-simulator/src/KubeSimulator.ts: KubeSimulator.start': NOT_YET,
-  'packages/kube-simulator/src/KubeSimulator.ts: KubeSimulator.onRequest':
-    NOT_YET,
-  'packages/kube-simulator/src/KubeSimulator.ts: KubeSimulator.control':
-    NOT_YET,
   'packages/kube-simulator/src/cli.ts: parseArgs': NOT_YET,
   'packages/kube-simulator/src/podLogs.ts: podLog': NOT_YET,
 };

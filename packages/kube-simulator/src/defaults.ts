@@ -7,7 +7,7 @@
  * exactly where it would on a real cluster.
  */
 import { ResourceDef } from './resourceDef';
-import { defaultSecret } from './secretsAndIngresses';
+import { defaultSecret, initialStatusOf } from './secretsAndIngresses';
 import { asArray, ensureObject, isPlainObject, JsonObject } from './util';
 
 function setIfMissing(obj: JsonObject, key: string, value: unknown) {
@@ -142,5 +142,31 @@ export function applyDefaults(def: ResourceDef, obj: JsonObject): void {
       break;
     default:
       break;
+  }
+}
+
+/** The status a created object starts with (before any controller writes one). */
+export function initialStatus(def: ResourceDef, obj: JsonObject) {
+  if (initialStatusOf(def, obj)) return;
+  switch (def.kind) {
+    case 'Namespace':
+      obj.status = { phase: 'Active' };
+      break;
+    case 'Service':
+      obj.status = { loadBalancer: {} };
+      break;
+    case 'PodDisruptionBudget':
+      obj.status = {
+        disruptionsAllowed: 0,
+        currentHealthy: 0,
+        desiredHealthy: 0,
+        expectedPods: 0,
+      };
+      break;
+    case 'HorizontalPodAutoscaler':
+      obj.status = { desiredReplicas: 0 };
+      break;
+    default:
+      obj.status = {};
   }
 }

@@ -4,7 +4,7 @@
  */
 import { PATCH_TYPES } from './patch';
 import { resourceForKind } from './resources';
-import { pauseDurationSeconds } from './rollouts';
+import { pauseDurationSeconds } from './rolloutSpec';
 import { ClusterStore } from './store';
 import { rfc3339 } from './util';
 

@@ -66,8 +66,6 @@ const ALLOWED: Record<string, string> = {
   'plugins/fleet/src/hooks/usePolling.ts: usePolling': NOT_YET,
   'plugins/fleet/src/hooks/usePolling.ts: usePolling > useEffect callback':
     NOT_YET,
-  'plugins/fleet-backend/src/config/FleetConfig.ts': NOT_YET,
-  'plugins/fleet-backend/src/config/FleetConfig.ts: readFleetSection': NOT_YET,
   'plugins/fleet-backend/src/database/DatabaseDeploymentStore.ts': NOT_YET,
   'plugins/fleet-backend/src/discovery/discoverKubeconfigClusters.ts: discoverKubeconfigClusters':
     NOT_YET,

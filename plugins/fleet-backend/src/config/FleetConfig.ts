@@ -4,15 +4,17 @@ import {
   SYSTEM_NAMESPACES,
   type FleetProject,
 } from '../tenancy/projects';
-import {
-  Config,
-  ConfigReader,
-  readDurationFromConfig,
-} from '@backstage/config';
-import { durationToMilliseconds, HumanDuration } from '@backstage/types';
+import { Config, ConfigReader } from '@backstage/config';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { readAllowedAddresses } from './prometheusAddresses';
-import { asError } from '../util/errors';
+import { readDefaultResources } from './defaultResources';
+import {
+  DNS1123_LABEL,
+  durationMsFromConfig,
+  integerFromConfig,
+  nonEmpty,
+  positiveIntegerFromEnv,
+} from './configValues';
 
 /**
  * Fleet's settings, read once at startup from `fleet.*` config and the environment variables
@@ -131,73 +133,6 @@ export interface FleetConfig {
   };
 }
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-function positiveIntegerFromEnv(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  { min = 1, max = Number.MAX_SAFE_INTEGER } = {},
-): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const trimmed = raw.trim();
-  const value = Number(trimmed);
-  if (
-    !/^\d+$/.test(trimmed) ||
-    !Number.isSafeInteger(value) ||
-    value < min ||
-    value > max
-  ) {
-    throw new Error(
-      `Invalid environment variable ${name}='${raw}': expected an integer between ${min} and ${max}`,
-    );
-  }
-  return value;
-}
-
-function integerFromConfig(
-  config: Config,
-  key: string,
-  fallback: number,
-  { min = 1, max = Number.MAX_SAFE_INTEGER } = {},
-): number {
-  const value = config.getOptionalNumber(key);
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(
-      `Invalid config value fleet.${key}=${value}: expected an integer between ${min} and ${max}`,
-    );
-  }
-  return value;
-}
-
-function durationMsFromConfig(
-  config: Config,
-  key: string,
-  fallback: HumanDuration,
-  { allowZero = false } = {},
-): number {
-  let duration: HumanDuration;
-  try {
-    duration = config.has(key)
-      ? readDurationFromConfig(config, { key })
-      : fallback;
-  } catch (error) {
-    throw new Error(
-      `Invalid config value fleet.${key}: ${asError(error).message}`,
-    );
-  }
-  const ms = durationToMilliseconds(duration);
-  if (allowZero ? !(ms >= 0) : !(ms > 0)) {
-    throw new Error(
-      `Invalid config value fleet.${key}: the duration must be ${
-        allowZero ? 'zero or more' : 'positive'
-      }`,
-    );
-  }
-  return ms;
-}
-
 /**
  * Reads and validates Fleet's configuration. A nonsense value stops the backend at startup with
  * a message naming the variable, instead of running with it.
@@ -211,18 +146,6 @@ export function readFleetConfig(
 }
 
 function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
-  const intervalSeconds = positiveIntegerFromEnv(
-    env,
-    'CLUSTER_HEALTH_INTERVAL',
-    {
-      max: 7 * 24 * 3600,
-    },
-  );
-  const failureThreshold =
-    positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_FAILURE_THRESHOLD', {
-      max: 100,
-    }) ?? integerFromConfig(config, 'health.failureThreshold', 2, { max: 100 });
-
   const envNamespace = env.K8S_TARGET_NAMESPACE?.trim();
   if (
     envNamespace !== undefined &&
@@ -241,170 +164,17 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
     );
   }
 
-  const fraction =
-    config.getOptionalNumber('health.massOutage.fraction') ?? 0.55;
-  if (!(fraction > 0 && fraction <= 1)) {
-    throw new Error(
-      `Invalid config value fleet.health.massOutage.fraction=${fraction}: expected a number in (0, 1]`,
-    );
-  }
-
-  const nonEmpty = (value: string | undefined) =>
-    value !== undefined && value.trim() !== '' ? value.trim() : undefined;
-
-  const discovery = {
-    kubeconfigPath:
-      nonEmpty(env.KUBECONFIG_PATH) ??
-      nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
-    kubeconfigDir:
-      nonEmpty(env.KUBECONFIG_DIR) ??
-      nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
-    allowedKubeconfigDirs:
-      config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
-    allowExecForManual:
-      config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
-    secretSelector: nonEmpty(
-      config.getOptionalString('discovery.secretSelector'),
-    ),
-    secretNamespace: nonEmpty(
-      config.getOptionalString('discovery.secretNamespace'),
-    ),
-  };
-  if (
-    discovery.secretSelector &&
-    !parseLabelSelector(discovery.secretSelector)
-  ) {
-    throw new Error(
-      `Invalid config value fleet.discovery.secretSelector='${discovery.secretSelector}': expected a label selector such as cnp.io/kubeconfig=true`,
-    );
-  }
-  if (
-    discovery.secretNamespace &&
-    !DNS1123_LABEL.test(discovery.secretNamespace)
-  ) {
-    throw new Error(
-      `Invalid config value fleet.discovery.secretNamespace='${discovery.secretNamespace}': expected a DNS-1123 label`,
-    );
-  }
-
-  const hubKubeconfigPath = nonEmpty(
-    config.getOptionalString('hub.kubeconfigPath'),
-  );
-  // In a pod, with no kubeconfig configured at all, the backend's own cluster is the hub.
-  const inCluster =
-    config.getOptionalBoolean('hub.inCluster') ??
-    (!!nonEmpty(env.KUBERNETES_SERVICE_HOST) &&
-      !hubKubeconfigPath &&
-      !discovery.kubeconfigPath &&
-      !discovery.kubeconfigDir);
-  if (inCluster && hubKubeconfigPath) {
-    throw new Error(
-      'Invalid config: fleet.hub.inCluster is true and fleet.hub.kubeconfigPath is set; give one of them',
-    );
-  }
-  if (
-    inCluster &&
-    (!nonEmpty(env.KUBERNETES_SERVICE_HOST) ||
-      !nonEmpty(env.KUBERNETES_SERVICE_PORT))
-  ) {
-    throw new Error(
-      'Invalid config: fleet.hub.inCluster is true but KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set (they are in a pod)',
-    );
-  }
-  const inClusterName =
-    config.getOptionalString('hub.inClusterName') ?? 'in-cluster';
-  if (!DNS1123_LABEL.test(inClusterName) || inClusterName.length > 63) {
-    throw new Error(
-      `Invalid config value fleet.hub.inClusterName='${inClusterName}': expected a DNS-1123 label`,
-    );
-  }
-  const hub = {
-    kubeconfigPath: hubKubeconfigPath,
-    context: nonEmpty(config.getOptionalString('hub.context')),
-    inCluster,
-    inClusterName,
-    registerInCluster:
-      config.getOptionalBoolean('hub.registerInCluster') ?? true,
-    serviceAccountPathPrefix:
-      config.getOptionalString('hub.serviceAccountPathPrefix') ?? '',
-  };
-
-  const preStopSleepMs = durationMsFromConfig(
-    config,
-    'deploy.preStopSleep',
-    { seconds: 5 },
-    { allowZero: true },
-  );
-  if (preStopSleepMs % 1000 !== 0 || preStopSleepMs > 300_000) {
-    throw new Error(
-      'Invalid config value fleet.deploy.preStopSleep: expected whole seconds, at most 5 minutes',
-    );
-  }
-
-  const healthIntervalMs =
-    intervalSeconds !== undefined
-      ? intervalSeconds * 1000
-      : durationMsFromConfig(config, 'health.interval', { seconds: 300 });
-
-  const shards = integerFromConfig(config, 'health.shards', 1, { max: 1024 });
-  const shardLeaseMs = durationMsFromConfig(config, 'health.shardLease', {
-    seconds: 30,
-  });
-  // Each replica renews its shards every third of a lease: below a second, that is a stream of
-  // database writes.
-  if (shardLeaseMs < 1000) {
-    throw new Error(
-      'Invalid config value fleet.health.shardLease: at least 1 second',
-    );
-  }
-
+  const discovery = readDiscovery(config, env);
   return {
     discovery,
-    hub,
+    hub: readHub(config, env, discovery),
     clusters: {
       maxManual: integerFromConfig(config, 'clusters.maxManual', 1000, {
         min: 0,
         max: 1_000_000,
       }),
     },
-    health: {
-      intervalMs: healthIntervalMs,
-      failureThreshold,
-      minOutageMs: durationMsFromConfig(
-        config,
-        'health.minOutage',
-        { milliseconds: healthIntervalMs },
-        { allowZero: true },
-      ),
-      manualMinIntervalMs: durationMsFromConfig(
-        config,
-        'health.manualMinInterval',
-        { seconds: 10 },
-        { allowZero: true },
-      ),
-      recoveryThreshold: integerFromConfig(
-        config,
-        'health.recoveryThreshold',
-        1,
-        { max: 100 },
-      ),
-      probeTimeoutMs: durationMsFromConfig(config, 'health.probeTimeout', {
-        seconds: 5,
-      }),
-      concurrency: integerFromConfig(config, 'health.concurrency', 16, {
-        max: 1000,
-      }),
-      massOutage: {
-        minClusters: integerFromConfig(
-          config,
-          'health.massOutage.minClusters',
-          3,
-          { max: 100000 },
-        ),
-        fraction,
-      },
-      sharding: shards > 1 ? { shards, leaseMs: shardLeaseMs } : undefined,
-    },
+    health: readHealth(config, env),
     reconcile: {
       intervalMs: durationMsFromConfig(config, 'reconcile.interval', {
         seconds: 60,
@@ -420,28 +190,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
       ),
     },
     projects: readProjects(config, namespace),
-    deploy: {
-      namespace,
-      defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, {
-        max: 1000,
-      }),
-      progressDeadlineMs: durationMsFromConfig(
-        config,
-        'deploy.progressDeadline',
-        { seconds: 600 },
-      ),
-      pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', {
-        seconds: 2,
-      }),
-      rollbackWindowMs: durationMsFromConfig(config, 'deploy.rollbackWindow', {
-        minutes: 10,
-      }),
-      forbiddenNamespaces:
-        config.getOptionalStringArray('deploy.forbiddenNamespaces') ??
-        SYSTEM_NAMESPACES,
-      defaultResources: readDefaultResources(config),
-      preStopSleepSeconds: preStopSleepMs / 1000,
-    },
+    deploy: readDeploy(config, namespace),
     events: {
       retentionMs: durationMsFromConfig(config, 'events.retention', {
         days: 90,
@@ -476,64 +225,210 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
   };
 }
 
-const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
-
-/** `fleet.deploy.defaultResources`: cpu and memory quantities, each request at most its limit. */
-function readDefaultResources(
+function readHealth(
   config: Config,
-): FleetConfig['deploy']['defaultResources'] {
-  const section = config.getOptionalConfig('deploy.defaultResources');
-  if (!section) return undefined;
-  const out: {
-    requests?: Record<string, string>;
-    limits?: Record<string, string>;
-  } = {};
-  for (const kind of ['requests', 'limits'] as const) {
-    const values = section.getOptionalConfig(kind);
-    if (!values) continue;
-    const entries: Record<string, string> = {};
-    for (const resource of values.keys()) {
-      if (resource !== 'cpu' && resource !== 'memory') {
-        throw new Error(
-          `Invalid config value fleet.deploy.defaultResources.${kind}.${resource}: only cpu and memory are supported`,
-        );
-      }
-      const value = String(values.get(resource));
-      if (!QUANTITY.test(value)) {
-        throw new Error(
-          `Invalid config value fleet.deploy.defaultResources.${kind}.${resource}='${value}': expected a Kubernetes quantity such as 250m or 512Mi`,
-        );
-      }
-      entries[resource] = value;
-    }
-    out[kind] = entries;
+  env: NodeJS.ProcessEnv,
+): FleetConfig['health'] {
+  const intervalSeconds = positiveIntegerFromEnv(
+    env,
+    'CLUSTER_HEALTH_INTERVAL',
+    {
+      max: 7 * 24 * 3600,
+    },
+  );
+  const failureThreshold =
+    positiveIntegerFromEnv(env, 'CLUSTER_HEALTH_FAILURE_THRESHOLD', {
+      max: 100,
+    }) ?? integerFromConfig(config, 'health.failureThreshold', 2, { max: 100 });
+
+  const fraction =
+    config.getOptionalNumber('health.massOutage.fraction') ?? 0.55;
+  if (!(fraction > 0 && fraction <= 1)) {
+    throw new Error(
+      `Invalid config value fleet.health.massOutage.fraction=${fraction}: expected a number in (0, 1]`,
+    );
   }
-  for (const resource of ['cpu', 'memory']) {
-    const request = out.requests?.[resource];
-    const limit = out.limits?.[resource];
-    if (request && limit && quantityValue(request) > quantityValue(limit)) {
-      throw new Error(
-        `Invalid config value fleet.deploy.defaultResources: the ${resource} request ${request} is above its limit ${limit}`,
-      );
-    }
+
+  const healthIntervalMs =
+    intervalSeconds !== undefined
+      ? intervalSeconds * 1000
+      : durationMsFromConfig(config, 'health.interval', { seconds: 300 });
+
+  const shards = integerFromConfig(config, 'health.shards', 1, { max: 1024 });
+  const shardLeaseMs = durationMsFromConfig(config, 'health.shardLease', {
+    seconds: 30,
+  });
+  // Each replica renews its shards every third of a lease: below a second, that is a stream of
+  // database writes.
+  if (shardLeaseMs < 1000) {
+    throw new Error(
+      'Invalid config value fleet.health.shardLease: at least 1 second',
+    );
   }
-  return out;
+
+  return {
+    intervalMs: healthIntervalMs,
+    failureThreshold,
+    minOutageMs: durationMsFromConfig(
+      config,
+      'health.minOutage',
+      { milliseconds: healthIntervalMs },
+      { allowZero: true },
+    ),
+    manualMinIntervalMs: durationMsFromConfig(
+      config,
+      'health.manualMinInterval',
+      { seconds: 10 },
+      { allowZero: true },
+    ),
+    recoveryThreshold: integerFromConfig(
+      config,
+      'health.recoveryThreshold',
+      1,
+      { max: 100 },
+    ),
+    probeTimeoutMs: durationMsFromConfig(config, 'health.probeTimeout', {
+      seconds: 5,
+    }),
+    concurrency: integerFromConfig(config, 'health.concurrency', 16, {
+      max: 1000,
+    }),
+    massOutage: {
+      minClusters: integerFromConfig(
+        config,
+        'health.massOutage.minClusters',
+        3,
+        { max: 100000 },
+      ),
+      fraction,
+    },
+    sharding: shards > 1 ? { shards, leaseMs: shardLeaseMs } : undefined,
+  };
 }
 
-const SUFFIX: Record<string, number> = {
-  '': 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-};
+function readDeploy(config: Config, namespace: string): FleetConfig['deploy'] {
+  const preStopSleepMs = durationMsFromConfig(
+    config,
+    'deploy.preStopSleep',
+    { seconds: 5 },
+    { allowZero: true },
+  );
+  if (preStopSleepMs % 1000 !== 0 || preStopSleepMs > 300_000) {
+    throw new Error(
+      'Invalid config value fleet.deploy.preStopSleep: expected whole seconds, at most 5 minutes',
+    );
+  }
 
-function quantityValue(quantity: string): number {
-  const m = quantity.match(QUANTITY)!;
-  return parseFloat(quantity) * SUFFIX[m[2] ?? ''];
+  return {
+    namespace,
+    defaultReplicas: integerFromConfig(config, 'deploy.defaultReplicas', 3, {
+      max: 1000,
+    }),
+    progressDeadlineMs: durationMsFromConfig(
+      config,
+      'deploy.progressDeadline',
+      { seconds: 600 },
+    ),
+    pollIntervalMs: durationMsFromConfig(config, 'deploy.pollInterval', {
+      seconds: 2,
+    }),
+    rollbackWindowMs: durationMsFromConfig(config, 'deploy.rollbackWindow', {
+      minutes: 10,
+    }),
+    forbiddenNamespaces:
+      config.getOptionalStringArray('deploy.forbiddenNamespaces') ??
+      SYSTEM_NAMESPACES,
+    defaultResources: readDefaultResources(config),
+    preStopSleepSeconds: preStopSleepMs / 1000,
+  };
+}
+
+function readDiscovery(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+): FleetConfig['discovery'] {
+  const discovery: FleetConfig['discovery'] = {
+    kubeconfigPath:
+      nonEmpty(env.KUBECONFIG_PATH) ??
+      nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
+    kubeconfigDir:
+      nonEmpty(env.KUBECONFIG_DIR) ??
+      nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
+    allowedKubeconfigDirs:
+      config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
+    allowExecForManual:
+      config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
+    secretSelector: nonEmpty(
+      config.getOptionalString('discovery.secretSelector'),
+    ),
+    secretNamespace: nonEmpty(
+      config.getOptionalString('discovery.secretNamespace'),
+    ),
+  };
+  if (
+    discovery.secretSelector &&
+    !parseLabelSelector(discovery.secretSelector)
+  ) {
+    throw new Error(
+      `Invalid config value fleet.discovery.secretSelector='${discovery.secretSelector}': expected a label selector such as cnp.io/kubeconfig=true`,
+    );
+  }
+  if (
+    discovery.secretNamespace &&
+    !DNS1123_LABEL.test(discovery.secretNamespace)
+  ) {
+    throw new Error(
+      `Invalid config value fleet.discovery.secretNamespace='${discovery.secretNamespace}': expected a DNS-1123 label`,
+    );
+  }
+
+  return discovery;
+}
+
+function readHub(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  discovery: FleetConfig['discovery'],
+): FleetConfig['hub'] {
+  const hubKubeconfigPath = nonEmpty(
+    config.getOptionalString('hub.kubeconfigPath'),
+  );
+  // In a pod, with no kubeconfig configured at all, the backend's own cluster is the hub.
+  const inCluster =
+    config.getOptionalBoolean('hub.inCluster') ??
+    (!!nonEmpty(env.KUBERNETES_SERVICE_HOST) &&
+      !hubKubeconfigPath &&
+      !discovery.kubeconfigPath &&
+      !discovery.kubeconfigDir);
+  if (inCluster && hubKubeconfigPath) {
+    throw new Error(
+      'Invalid config: fleet.hub.inCluster is true and fleet.hub.kubeconfigPath is set; give one of them',
+    );
+  }
+  if (
+    inCluster &&
+    (!nonEmpty(env.KUBERNETES_SERVICE_HOST) ||
+      !nonEmpty(env.KUBERNETES_SERVICE_PORT))
+  ) {
+    throw new Error(
+      'Invalid config: fleet.hub.inCluster is true but KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set (they are in a pod)',
+    );
+  }
+  const inClusterName =
+    config.getOptionalString('hub.inClusterName') ?? 'in-cluster';
+  if (!DNS1123_LABEL.test(inClusterName) || inClusterName.length > 63) {
+    throw new Error(
+      `Invalid config value fleet.hub.inClusterName='${inClusterName}': expected a DNS-1123 label`,
+    );
+  }
+  return {
+    kubeconfigPath: hubKubeconfigPath,
+    context: nonEmpty(config.getOptionalString('hub.context')),
+    inCluster,
+    inClusterName,
+    registerInCluster:
+      config.getOptionalBoolean('hub.registerInCluster') ?? true,
+    serviceAccountPathPrefix:
+      config.getOptionalString('hub.serviceAccountPathPrefix') ?? '',
+  };
 }

@@ -39,6 +39,20 @@ function integer(
 }
 
 export function parseArgs(argv: string[]): KubeSimulatorOptions {
+  const values = readFlags(argv);
+  const out = values.get('--out');
+  if (!out)
+    throw new UsageError('--out: required (directory for the kubeconfigs)');
+  const clusters = clustersOf(values);
+  const options: KubeSimulatorOptions = { clusters, outDir: out };
+  readNumbers(values, options);
+  const crds = crdsOf(values, clusters);
+  if (crds) options.crds = crds;
+  return options;
+}
+
+/** Each flag's value (`--flag value` or `--flag=value`), each flag known and given once. */
+function readFlags(argv: string[]): Map<string, string> {
   const values = new Map<string, string>();
   const known = [
     '--clusters',
@@ -64,12 +78,13 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
     if (values.has(flag)) throw new UsageError(`${flag}: given more than once`);
     values.set(flag, value);
   }
-  const out = values.get('--out');
-  if (!out)
-    throw new UsageError('--out: required (directory for the kubeconfigs)');
+  return values;
+}
+
+/** `--names`, or `--clusters` (a count): the clusters to simulate. */
+function clustersOf(values: Map<string, string>): number | string[] {
   const namesArg = values.get('--names');
   const countArg = values.get('--clusters');
-  let clusters: number | string[];
   if (namesArg !== undefined) {
     const names = namesArg.split(',').map(s => s.trim());
     const bad = names.find(
@@ -89,13 +104,17 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
         `--clusters: ${countArg} does not match the ${names.length} names of --names`,
       );
     }
-    clusters = names;
-  } else if (countArg !== undefined) {
-    clusters = integer('--clusters', countArg, 1, 10000);
-  } else {
-    throw new UsageError('--clusters: required (or --names)');
+    return names;
   }
-  const options: KubeSimulatorOptions = { clusters, outDir: out };
+  if (countArg !== undefined) return integer('--clusters', countArg, 1, 10000);
+  throw new UsageError('--clusters: required (or --names)');
+}
+
+/** The numeric flags: port, readiness delay, Prometheus port, watch settings. */
+function readNumbers(
+  values: Map<string, string>,
+  options: KubeSimulatorOptions,
+) {
   if (values.has('--port'))
     options.port = integer('--port', values.get('--port'), 0, 65535);
   if (values.has('--ready-delay-ms')) {
@@ -131,6 +150,13 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
         3_600_000,
       );
   }
+}
+
+/** `--rollouts` and `--istio`: each cluster's CRDs, when either is given. */
+function crdsOf(
+  values: Map<string, string>,
+  clusters: number | string[],
+): Record<string, string[]> | undefined {
   const all =
     typeof clusters === 'number'
       ? Array.from({ length: clusters }, (_, i) => `sim-${i + 1}`)
@@ -160,9 +186,9 @@ export function parseArgs(argv: string[]): KubeSimulatorOptions {
         list.push('virtualservices.networking.istio.io');
       crds[name] = list;
     }
-    options.crds = crds;
+    return crds;
   }
-  return options;
+  return undefined;
 }
 
 export async function main(argv: string[]): Promise<number> {

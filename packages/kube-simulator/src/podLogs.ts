@@ -114,8 +114,36 @@ export function podLog(
   query: URLSearchParams,
   now: number,
 ): string {
-  const name = pod.metadata.name;
   const containers = asArray(pod.spec?.containers).map(c => asObject(c) ?? {});
+  const containerName = selectedContainer(pod, containers, query);
+  const container = containers.find(
+    c => String(c.name ?? '') === containerName,
+  )!;
+  const previous = queryBool(query, 'previous');
+  const timestamps = queryBool(query, 'timestamps');
+  const tailLines = queryInt(query, 'tailLines', 0);
+  const limitBytes = queryInt(query, 'limitBytes', 1);
+  const since = sinceOf(query, now);
+  let lines = containerLines(pod, container, containerName, previous, now);
+  if (since !== undefined) lines = lines.filter(l => l.at >= since!);
+  if (tailLines !== undefined)
+    lines = tailLines === 0 ? [] : lines.slice(-tailLines);
+  let text = lines
+    .map(l => `${timestamps ? `${rfc3339Nano(l.at)} ` : ''}${l.text}\n`)
+    .join('');
+  if (limitBytes !== undefined) {
+    text = Buffer.from(text, 'utf8').subarray(0, limitBytes).toString('utf8');
+  }
+  return text;
+}
+
+/** The container the query names (`container`), or the pod's only one. */
+function selectedContainer(
+  pod: SimObject,
+  containers: JsonObject[],
+  query: URLSearchParams,
+): string {
+  const name = pod.metadata.name;
   const names = containers.map(c => String(c.name ?? ''));
   let containerName = query.get('container') ?? '';
   if (!containerName) {
@@ -134,10 +162,11 @@ export function podLog(
       `container ${containerName} is not valid for pod ${name}`,
     );
   }
-  const previous = queryBool(query, 'previous');
-  const timestamps = queryBool(query, 'timestamps');
-  const tailLines = queryInt(query, 'tailLines', 0);
-  const limitBytes = queryInt(query, 'limitBytes', 1);
+  return containerName;
+}
+
+/** The time from which lines are wanted (`sinceSeconds` or `sinceTime`), if any. */
+function sinceOf(query: URLSearchParams, now: number): number | undefined {
   const sinceSeconds = queryInt(query, 'sinceSeconds', 1);
   const sinceTimeRaw = query.get('sinceTime');
   if (sinceSeconds !== undefined && sinceTimeRaw !== null) {
@@ -155,7 +184,18 @@ export function podLog(
       );
     }
   }
+  return since;
+}
 
+/** The lines of the container's current run, or of its last one (`previous`, or in back-off). */
+function containerLines(
+  pod: SimObject,
+  container: JsonObject,
+  containerName: string,
+  previous: boolean,
+  now: number,
+): Line[] {
+  const name = pod.metadata.name;
   const status = asArray(pod.status?.containerStatuses)
     .map(c => asObject(c) ?? {})
     .find(c => c.name === containerName);
@@ -180,7 +220,7 @@ export function podLog(
     const startedAt = Date.parse(String(lastTerminated.startedAt));
     lines = runLines({
       pod,
-      container: containers[index],
+      container: container,
       startedAt,
       endedAt: Date.parse(String(lastTerminated.finishedAt)),
       ready: false,
@@ -190,7 +230,7 @@ export function podLog(
     // A container in back-off has no current run: the kubelet serves the last one.
     lines = runLines({
       pod,
-      container: containers[index],
+      container: container,
       startedAt: Date.parse(String(lastTerminated.startedAt)),
       endedAt: Date.parse(String(lastTerminated.finishedAt)),
       ready: false,
@@ -206,21 +246,12 @@ export function podLog(
     );
     lines = runLines({
       pod,
-      container: containers[index],
+      container: container,
       startedAt,
       endedAt: now,
       ready: status.ready === true,
       crashed: false,
     });
   }
-  if (since !== undefined) lines = lines.filter(l => l.at >= since!);
-  if (tailLines !== undefined)
-    lines = tailLines === 0 ? [] : lines.slice(-tailLines);
-  let text = lines
-    .map(l => `${timestamps ? `${rfc3339Nano(l.at)} ` : ''}${l.text}\n`)
-    .join('');
-  if (limitBytes !== undefined) {
-    text = Buffer.from(text, 'utf8').subarray(0, limitBytes).toString('utf8');
-  }
-  return text;
+  return lines;
 }

@@ -83,8 +83,6 @@ const ALLOWED: Record<string, string> = {
   'packages/fleet-harness/src/processes/backendChild.ts: main': NOT_YET,
   'packages/fleet-harness/src/processes/backendProcess.ts: startBackendProcess':
     NOT_YET,
-  'packages/kube-simulator/src/cli.ts: parseArgs': NOT_YET,
-  'packages/kube-simulator/src/podLogs.ts: podLog': NOT_YET,
 };
 
 function sourceFiles(dir: string): string[] {

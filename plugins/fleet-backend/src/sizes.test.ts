@@ -70,8 +70,6 @@ const ALLOWED: Record<string, string> = {
   'plugins/fleet-backend/src/discovery/discoverKubeconfigClusters.ts: discoverKubeconfigClusters':
     NOT_YET,
   'plugins/fleet-backend/src/health/HealthWorker.ts': NOT_YET,
-  'plugins/fleet-backend/src/health/clusterHealthRules.ts: decideClusterHealth':
-    NOT_YET,
   'plugins/fleet-backend/src/plugin.ts: register': NOT_YET,
   'plugins/fleet-backend/src/plugin.ts: register > init': NOT_YET,
   'plugins/scaffolder-backend-module-fleet/src/createFleetDeployAction.ts: createFleetDeployAction':

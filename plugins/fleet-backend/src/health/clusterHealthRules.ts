@@ -57,26 +57,10 @@ export function decideClusterHealth(
   /** When the probe ran. */
   now: Date,
 ): HealthDecision {
-  const from = current.status;
-  const decide = (
-    to: ClusterStatus,
-    statusReason: string,
-    counts: Pick<
-      ClusterHealthState,
-      'consecutiveFailures' | 'consecutiveSuccesses' | 'firstFailureAt'
-    >,
-    cascade: Cascade = 'none',
-  ): HealthDecision => ({
-    status: to,
-    statusReason,
-    ...counts,
-    transition: to !== from ? { from, to } : undefined,
-    cascade: to !== from ? cascade : 'none',
-  });
-
   switch (outcome.kind) {
     case 'not-probeable':
       return decide(
+        current.status,
         'UNKNOWN',
         `${ClusterReasons.NOT_PROBEABLE}: ${outcome.message}`,
         {
@@ -85,84 +69,122 @@ export function decideClusterHealth(
           firstFailureAt: current.firstFailureAt,
         },
       );
-
-    case 'success': {
-      const successes = current.consecutiveSuccesses + 1;
-      // An outage is over only after recoveryThreshold successes, also when the cluster went
-      // UNKNOWN meanwhile (rule 5 keeps its failure count, which is how it is told apart): a
-      // kubeconfig unreadable for a moment must not shortcut the recovery.
-      const inOutage =
-        from === 'OFFLINE' ||
-        (from === 'UNKNOWN' &&
-          current.consecutiveFailures >= thresholds.failureThreshold);
-      if (inOutage && successes < thresholds.recoveryThreshold) {
-        // The failure count stays until the outage is over, so an UNKNOWN cycle in the middle
-        // of a recovery does not forget it.
-        return decide(
-          from,
-          `RECOVERING: ${successes}/${thresholds.recoveryThreshold} consecutive successful probes`,
-          {
-            consecutiveFailures: current.consecutiveFailures,
-            consecutiveSuccesses: successes,
-            firstFailureAt: current.firstFailureAt,
-          },
-        );
-      }
-      return decide(
-        'ONLINE',
-        ClusterReasons.PROBE_SUCCEEDED,
-        { consecutiveFailures: 0, consecutiveSuccesses: successes },
-        'restore',
-      );
-    }
-
-    case 'failure': {
-      // A failure count without its first failure's time (a row older than that column) starts
-      // the clock now: the time rule is never skipped.
-      const firstFailureAt =
-        current.consecutiveFailures > 0 && current.firstFailureAt
-          ? current.firstFailureAt
-          : now.toISOString();
-      const counts = {
-        consecutiveFailures: current.consecutiveFailures + 1,
-        consecutiveSuccesses: 0,
-        firstFailureAt,
-      };
-      const failingMs = Math.max(
-        0,
-        now.getTime() - new Date(firstFailureAt).getTime(),
-      );
-      const lasted =
-        failingMs >=
-        thresholds.minOutageMs - minOutageSlackMs(thresholds.minOutageMs);
-      const tally = `${counts.consecutiveFailures}/${
-        thresholds.failureThreshold
-      } consecutive probes failed${
-        thresholds.minOutageMs > 0
-          ? ` over ${seconds(
-              failingMs,
-            )} (an outage is confirmed after ${seconds(
-              thresholds.minOutageMs,
-            )})`
-          : ''
-      }: ${outcome.message}`;
-      if (counts.consecutiveFailures >= thresholds.failureThreshold && lasted) {
-        return decide(
-          'OFFLINE',
-          `${ClusterReasons.FAILURE_THRESHOLD_REACHED}: ${tally}`,
-          counts,
-          from === 'ONLINE' ? 'degrade' : 'none',
-        );
-      }
-      return decide(from, `${ClusterReasons.PROBE_FAILED}: ${tally}`, counts);
-    }
-
+    case 'success':
+      return afterSuccess(current, thresholds);
+    case 'failure':
+      return afterFailure(current, outcome.message, thresholds, now);
     default: {
       // Exhaustive: a new ProbeOutcome kind fails type checking here until it has a rule.
       const unhandled: never = outcome;
       throw new Error(`Unknown probe outcome: ${JSON.stringify(unhandled)}`);
     }
   }
+}
+
+type Counts = Pick<
+  ClusterHealthState,
+  'consecutiveFailures' | 'consecutiveSuccesses' | 'firstFailureAt'
+>;
+
+/** The decision to go from `from` to `to`: a transition and its cascade only on a change. */
+function decide(
+  from: ClusterStatus,
+  to: ClusterStatus,
+  statusReason: string,
+  counts: Counts,
+  cascade: Cascade = 'none',
+): HealthDecision {
+  return {
+    status: to,
+    statusReason,
+    ...counts,
+    transition: to !== from ? { from, to } : undefined,
+    cascade: to !== from ? cascade : 'none',
+  };
+}
+
+/** Rules 1 and 3 for a successful probe. */
+function afterSuccess(
+  current: ClusterHealthState,
+  thresholds: HealthThresholds,
+): HealthDecision {
+  const from = current.status;
+  const successes = current.consecutiveSuccesses + 1;
+  // An outage is over only after recoveryThreshold successes, also when the cluster went
+  // UNKNOWN meanwhile (rule 5 keeps its failure count, which is how it is told apart): a
+  // kubeconfig unreadable for a moment must not shortcut the recovery.
+  const inOutage =
+    from === 'OFFLINE' ||
+    (from === 'UNKNOWN' &&
+      current.consecutiveFailures >= thresholds.failureThreshold);
+  if (inOutage && successes < thresholds.recoveryThreshold) {
+    // The failure count stays until the outage is over, so an UNKNOWN cycle in the middle
+    // of a recovery does not forget it.
+    return decide(
+      from,
+      from,
+      `RECOVERING: ${successes}/${thresholds.recoveryThreshold} consecutive successful probes`,
+      {
+        consecutiveFailures: current.consecutiveFailures,
+        consecutiveSuccesses: successes,
+        firstFailureAt: current.firstFailureAt,
+      },
+    );
+  }
+  return decide(
+    from,
+    'ONLINE',
+    ClusterReasons.PROBE_SUCCEEDED,
+    { consecutiveFailures: 0, consecutiveSuccesses: successes },
+    'restore',
+  );
+}
+
+/** Rules 1 and 2 for a failed probe. */
+function afterFailure(
+  current: ClusterHealthState,
+  message: string,
+  thresholds: HealthThresholds,
+  now: Date,
+): HealthDecision {
+  const from = current.status;
+  // A failure count without its first failure's time (a row older than that column) starts
+  // the clock now: the time rule is never skipped.
+  const firstFailureAt =
+    current.consecutiveFailures > 0 && current.firstFailureAt
+      ? current.firstFailureAt
+      : now.toISOString();
+  const counts = {
+    consecutiveFailures: current.consecutiveFailures + 1,
+    consecutiveSuccesses: 0,
+    firstFailureAt,
+  };
+  const failingMs = Math.max(
+    0,
+    now.getTime() - new Date(firstFailureAt).getTime(),
+  );
+  const lasted =
+    failingMs >=
+    thresholds.minOutageMs - minOutageSlackMs(thresholds.minOutageMs);
+  const tally = `${counts.consecutiveFailures}/${
+    thresholds.failureThreshold
+  } consecutive probes failed${
+    thresholds.minOutageMs > 0
+      ? ` over ${seconds(failingMs)} (an outage is confirmed after ${seconds(
+          thresholds.minOutageMs,
+        )})`
+      : ''
+  }: ${message}`;
+  if (counts.consecutiveFailures >= thresholds.failureThreshold && lasted) {
+    return decide(
+      from,
+      'OFFLINE',
+      `${ClusterReasons.FAILURE_THRESHOLD_REACHED}: ${tally}`,
+      counts,
+      from === 'ONLINE' ? 'degrade' : 'none',
+    );
+  }
+  return decide(from, from, `${ClusterReasons.PROBE_FAILED}: ${tally}`, counts);
 }
 
 /**

@@ -1,4 +1,3 @@
-import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
 import {
   ConflictError,
   ForwardedError,
@@ -8,18 +7,9 @@ import type { HealthCycleSummary } from '@cnp/plugin-fleet-common';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pLimit from 'p-limit';
-import type { FleetConfig } from '../config/FleetConfig';
-import type {
-  ClusterRecord,
-  ClusterStore,
-  FleetStateStore,
-} from '../database/types';
-import type {
-  ClusterClients,
-  ProbeOutcome,
-} from '../kubernetes/ClusterClients';
+import type { ClusterRecord } from '../database/types';
+import type { ProbeOutcome } from '../kubernetes/ClusterClients';
 import { describeKubeError } from '../kubernetes/requestOptions';
-import type { FleetListener } from '../events/FleetListener';
 import { asError } from '../util/errors';
 import { ShardedCycles } from '../sharding/ShardedCycles';
 import { shardOf } from '../sharding/shardOf';
@@ -27,47 +17,15 @@ import type { LeaseRun, ShardOwnership } from '../sharding/types';
 import { decideClusterHealth, isMassOutage } from './clusterHealthRules';
 import { countKey, CycleWrites, type CycleDecisions } from './cycleWrites';
 import { updateMassOutageWarning } from './healthWrites';
+import type { HealthWorkerOptions } from './healthWorkerOptions';
 
 export { healthUpdateOf } from './healthWrites';
+export type { HealthStores, HealthWorkerOptions } from './healthWorkerOptions';
 
 export const HEALTH_TASK_ID = 'fleet-health-cycle';
 
 const LEASE_NAME = 'health-cycle';
 const LEASE_TTL_MS = 60_000;
-
-/** What the health cycle reads and writes: the clusters' health, the fleet state, the lease. */
-export type HealthStores = {
-  clusters: Pick<
-    ClusterStore,
-    'listClusters' | 'updateClustersHealth' | 'inClusterTransaction'
-  >;
-  state: Pick<
-    FleetStateStore,
-    | 'getMassOutage'
-    | 'setMassOutage'
-    | 'setLastCycle'
-    | 'getLastCycle'
-    | 'takeLease'
-    | 'releaseLease'
-    | 'listLeases'
-    | 'deleteExpiredLeases'
-  >;
-};
-
-export interface HealthWorkerOptions {
-  stores: HealthStores;
-  clients: Pick<ClusterClients, 'probe'> &
-    Partial<Pick<ClusterClients, 'retainOnly'>>;
-  logger: LoggerService;
-  scheduler?: SchedulerService;
-  health: FleetConfig['health'];
-  /** Runs discovery; called at the start of every cycle. */
-  discover?: () => Promise<void>;
-  /** How long a manual run waits for a running cycle to finish (default 2 minutes). */
-  manualWaitMs?: number;
-  /** Hears each cycle this process ran, once its writes are committed. */
-  listener?: Pick<FleetListener, 'healthCycleFinished'>;
-}
 
 /**
  * One run of the cycle: the lease it took (its fencing token goes with every write) and whether it

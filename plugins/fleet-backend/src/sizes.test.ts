@@ -66,10 +66,8 @@ const ALLOWED: Record<string, string> = {
   'plugins/fleet/src/hooks/usePolling.ts: usePolling': NOT_YET,
   'plugins/fleet/src/hooks/usePolling.ts: usePolling > useEffect callback':
     NOT_YET,
-  'plugins/fleet-backend/src/database/DatabaseDeploymentStore.ts': NOT_YET,
   'plugins/fleet-backend/src/discovery/discoverKubeconfigClusters.ts: discoverKubeconfigClusters':
     NOT_YET,
-  'plugins/fleet-backend/src/health/HealthWorker.ts': NOT_YET,
   'plugins/fleet-backend/src/plugin.ts: register': NOT_YET,
   'plugins/fleet-backend/src/plugin.ts: register > init': NOT_YET,
   'plugins/scaffolder-backend-module-fleet/src/createFleetDeployAction.ts: createFleetDeployAction':

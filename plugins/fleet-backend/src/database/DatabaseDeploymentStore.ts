@@ -19,6 +19,7 @@ import {
 import { revisionRow } from './DatabaseRevisionStore';
 import { EventLog } from './eventLog';
 import {
+  deploymentsByIds,
   deploymentsQuery,
   insertDeploymentEvent,
   lockDeployment,
@@ -26,6 +27,7 @@ import {
   readDeployment,
   recordOutcome,
   statusPatch,
+  whereFilter,
 } from './deploymentRows';
 import {
   toDeployment,
@@ -45,9 +47,6 @@ import type {
   NewDeployment,
   NewRevision,
 } from './types';
-
-/** Ids bound per statement when reading deployments by id. */
-const ID_CHUNK = 500;
 
 /** The knex implementation of {@link DeploymentStore}, on SQLite and PostgreSQL. */
 export class DatabaseDeploymentStore implements DeploymentStore {
@@ -74,33 +73,15 @@ export class DatabaseDeploymentStore implements DeploymentStore {
 
   async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
     if (filter?.ids) {
-      const { ids: given, ...rest } = filter;
-      const ids = [...new Set(given)];
+      const { ids, ...rest } = filter;
       if (rest.page) throw new Error('listDeployments: ids and page together');
-      // A bounded number of bound parameters per statement (SQLite's limit is the lowest).
-      const found: Deployment[] = [];
-      for (let i = 0; i < ids.length; i += ID_CHUNK) {
-        const chunk = ids.slice(i, i + ID_CHUNK);
-        const query = deploymentsQuery(this.db).whereIn('d.id', chunk);
-        if (rest.entityRef) query.where('a.entity_ref', rest.entityRef);
-        if (rest.cluster) query.where('d.cluster', rest.cluster);
-        if (rest.applicationId)
-          query.where('d.application_id', rest.applicationId);
-        if (rest.statuses) query.whereIn('d.status', rest.statuses);
-        for (const row of await query) found.push(toDeployment(row));
-      }
-      const byKey = (d: Deployment) => `${d.entityRef}\u0000${d.cluster}`;
-      return found.sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1));
+      return deploymentsByIds(this.db, ids, rest);
     }
     const query = deploymentsQuery(this.db).orderBy([
       { column: 'a.entity_ref' },
       { column: 'd.cluster' },
     ]);
-    if (filter?.entityRef) query.where('a.entity_ref', filter.entityRef);
-    if (filter?.cluster) query.where('d.cluster', filter.cluster);
-    if (filter?.applicationId)
-      query.where('d.application_id', filter.applicationId);
-    if (filter?.statuses) query.whereIn('d.status', filter.statuses);
+    whereFilter(query, filter ?? {});
     if (filter?.page) {
       // (entity ref, cluster) is unique: an entity has one application, which has one
       // deployment per cluster.

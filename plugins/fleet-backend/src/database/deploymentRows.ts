@@ -8,6 +8,7 @@ import {
   type DeploymentViewRow,
 } from './tables';
 import type {
+  DeploymentFilter,
   DeploymentStatusUpdate,
   DeploymentUpdateCondition,
   NewEvent,
@@ -159,4 +160,40 @@ export async function insertDeploymentEvent(
     [{ subjectKind: 'deployment', subject: id, ...event }],
     now,
   );
+}
+
+/** Narrows a deployments query to the filter's entity, cluster, application and statuses. */
+export function whereFilter(
+  query: Knex.QueryBuilder,
+  filter: Omit<DeploymentFilter, 'ids' | 'page'>,
+): void {
+  if (filter.entityRef) query.where('a.entity_ref', filter.entityRef);
+  if (filter.cluster) query.where('d.cluster', filter.cluster);
+  if (filter.applicationId)
+    query.where('d.application_id', filter.applicationId);
+  if (filter.statuses) query.whereIn('d.status', filter.statuses);
+}
+
+/** Ids bound per statement when reading deployments by id. */
+const ID_CHUNK = 500;
+
+/** The deployments of the given ids the filter selects, by entity ref and cluster. */
+export async function deploymentsByIds(
+  db: Knex,
+  given: string[],
+  filter: Omit<DeploymentFilter, 'ids' | 'page'>,
+): Promise<Deployment[]> {
+  const ids = [...new Set(given)];
+  // A bounded number of bound parameters per statement (SQLite's limit is the lowest).
+  const found: Deployment[] = [];
+  for (let i = 0; i < ids.length; i += ID_CHUNK) {
+    const query = deploymentsQuery(db).whereIn(
+      'd.id',
+      ids.slice(i, i + ID_CHUNK),
+    );
+    whereFilter(query, filter);
+    for (const row of await query) found.push(toDeployment(row));
+  }
+  const byKey = (d: Deployment) => `${d.entityRef}\u0000${d.cluster}`;
+  return found.sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1));
 }

@@ -73,8 +73,6 @@ const ALLOWED: Record<string, string> = {
   'packages/backend/src/scaffolder/publishLocal.ts: createPublishLocalAction':
     ACTION,
   // Not split yet: each is one piece of work in order, left for a change of its own.
-  'plugins/fleet/src/hooks/usePolling.ts: usePolling':
-    'not split yet: one hook, its polling effect sharing its timers and flags',
   'plugins/fleet-backend/src/discovery/discoverKubeconfigClusters.ts: discoverKubeconfigClusters':
     'not split yet: one pass over the kubeconfig files and contexts',
   'plugins/fleet-backend/src/plugin.ts: register':

@@ -8,6 +8,7 @@ import {
   useRef,
   useState,
 } from 'react';
+import { PollSchedule } from './pollSchedule';
 
 export interface PollingState<T> {
   value?: T;
@@ -19,8 +20,6 @@ export interface PollingState<T> {
 
 /** Polling when nothing else refreshes: the slow fallback behind the signals. */
 export const DEFAULT_POLL_INTERVAL_MS = 60_000;
-/** Signals that arrive together (a cascade, a release's steps) make one fetch. */
-const SIGNAL_COALESCE_MS = 150;
 
 /** The Backstage signals that make the data stale. */
 export interface SignalSubscription {
@@ -80,77 +79,19 @@ export function usePolling<T>(
   }
 
   useEffect(() => {
-    let cancelled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let delay = intervalMs;
-    let running = false;
-    /** Asked again while a fetch ran: its answer may predate the change. */
-    let again = false;
-    let missedWhileHidden = false;
-    /** A signal's fetch is set: the next signals of the burst join it. */
-    let signalPending = false;
-    const hidden = () =>
-      typeof document !== 'undefined' && document.visibilityState === 'hidden';
-    /** Not now: hidden (fetch when shown again) or running (fetch again once it is done). */
-    const deferred = () => {
-      if (hidden()) missedWhileHidden = true;
-      else if (running) again = true;
-      else return false;
-      return true;
-    };
-    const run = async () => {
-      timer = undefined;
-      signalPending = false;
-      if (deferred()) return;
-      running = true;
-      try {
-        const value = await fetchRef.current();
-        if (cancelled) return;
-        setState({ value, loading: false });
-        delay = intervalMs;
-      } catch (error) {
-        if (cancelled) return;
+    const schedule = new PollSchedule<T>({
+      fetch: () => fetchRef.current(),
+      onValue: value => setState({ value, loading: false }),
+      onError: error =>
         setState(previous => ({
           value: previous.value,
-          error: error as Error,
+          error,
           loading: false,
-        }));
-        delay = Math.min(Math.max(delay, 1_000) * 2, maxIntervalMs);
-        if (intervalMs <= 0) {
-          // No polling: retry a failure anyway, backing off, so that it does not stick.
-          schedule(delay);
-          return;
-        }
-      } finally {
-        running = false;
-      }
-      if (again) {
-        again = false;
-        schedule(SIGNAL_COALESCE_MS);
-      } else {
-        schedule(delay);
-      }
-    };
-    function schedule(ms: number) {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      if (cancelled) return;
-      if (ms > 0) timer = setTimeout(run, ms);
-    }
-    const onVisible = () => {
-      if (!hidden() && missedWhileHidden) {
-        missedWhileHidden = false;
-        schedule(0);
-        run();
-      }
-    };
-    const changed = () => {
-      if (deferred()) return;
-      // Coalesced: the first signal of a burst sets the fetch a moment later, the others join it.
-      if (signalPending) return;
-      signalPending = true;
-      schedule(SIGNAL_COALESCE_MS);
-    };
+        })),
+      intervalMs,
+      maxIntervalMs,
+    });
+    const onVisible = () => schedule.visibilityChanged();
     const subscriptions = signalApi
       ? channelsKey
           .split('\n')
@@ -158,18 +99,16 @@ export function usePolling<T>(
           .map(channel =>
             signalApi.subscribe<FleetSignalMessage>(channel, message => {
               if (acceptsRef.current && !acceptsRef.current(message)) return;
-              changed();
+              schedule.changed();
             }),
           )
       : [];
     if (typeof document !== 'undefined') {
       document.addEventListener('visibilitychange', onVisible);
     }
-    if (hidden()) missedWhileHidden = true;
-    else run();
+    schedule.start();
     return () => {
-      cancelled = true;
-      if (timer) clearTimeout(timer);
+      schedule.stop();
       subscriptions.forEach(s => s.unsubscribe());
       if (typeof document !== 'undefined') {
         document.removeEventListener('visibilitychange', onVisible);

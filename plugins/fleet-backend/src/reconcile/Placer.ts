@@ -245,7 +245,8 @@ export class Placer {
    * Deployments on clusters the placement no longer selects: undeployed (`PRUNED`) when the
    * placement says `prune`, else kept as no longer placed (never healed again); placed again
    * when it selects them anew. Only on ONLINE clusters: nothing is pruned or marked because a
-   * cluster is OFFLINE or UNKNOWN. A deployment a running release holds is left alone.
+   * cluster is OFFLINE or UNKNOWN. A deployment a running release holds is left alone; which
+   * ones are held is read only when a deployment would change.
    */
   private async unplace(
     application: Application,

@@ -122,7 +122,6 @@ export class ReconcileWorker {
       stores.clusters.listClusters(),
     ]);
     const held = heldOnce(this.options.heldDeployments);
-    await held();
     await this.placer.place(applications, clusters, summary, held);
     summary.durationMs = Date.now() - started;
     return summary;
@@ -143,8 +142,8 @@ export class ReconcileWorker {
       stores.clusters.listClusters(),
     ]);
     const clusters = shards ? fleet.filter(c => mine(c.name)) : fleet;
+    // Which deployments running releases hold: read once for the run, when it first matters.
     const held = heldOnce(this.options.heldDeployments);
-    const heldNow = await held();
     const { liveState, reconcile } = this.options;
     // Clusters whose watches start now: their first list reports nothing, so this run compares
     // their deployments. With shards, the clusters of shards this replica no longer holds stop.
@@ -165,6 +164,7 @@ export class ReconcileWorker {
     this.checker.recheck.clear();
     this.checker.forgetHealsBefore(started);
     this.seen = seen;
+    const heldNow = due.length > 0 ? await held() : new Set<string>();
     const checked = due.filter(d => !heldNow.has(d.id));
     // Each deployment is compared with its own current revision, never with the application's
     // newer defaults: a deploy to one cluster changes nothing on another.

@@ -180,10 +180,14 @@ export function emptySummary(started: number): ReconcileSummary {
   };
 }
 
-/** The deployments running releases hold, read once per pass. */
+/** The deployments running releases hold, read at most once by whoever asks for them first. */
 export type HeldDeployments = () => Promise<Set<string>>;
 
-/** One pass's reader of the deployments running releases hold: one read, shared. */
+/**
+ * One pass's reader of the deployments running releases hold: the read (the release store's
+ * active releases) is made when a pass first has a deployment to leave alone or not, and shared
+ * by the rest of the pass; a pass with nothing to decide reads nothing.
+ */
 export function heldOnce(read?: () => Promise<Set<string>>): HeldDeployments {
   let held: Promise<Set<string>> | undefined;
   return () => (held ??= read ? read() : Promise.resolve(new Set<string>()));

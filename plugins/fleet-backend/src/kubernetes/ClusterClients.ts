@@ -9,6 +9,7 @@ import {
 } from '@cnp/plugin-fleet-node';
 import type { HubCluster, HubSecretRead } from './HubCluster';
 import { caFingerprint } from './caFingerprint';
+import { Http2Watches } from './Http2Watches';
 import {
   describeSecretRef,
   IN_CLUSTER_REF,
@@ -63,9 +64,8 @@ export type KubeConfigResult =
   | { kind: 'unusable'; reason: string };
 
 /**
- * A connection a cluster's watches hold open (an HTTP/2 connection, see
- * `livestate/Http2Watches.ts`), which a probe may use too: the probe then costs a stream on it,
- * not a TLS connection of its own held idle afterwards.
+ * What a probe needs of a cluster's HTTP/2 connection (`Http2Watches`, see `http2For`): the
+ * probe then costs a stream on it, not a TLS connection of its own held idle afterwards.
  */
 export interface SharedConnection {
   /** Open, and made with this agent (the kubeconfig has not changed since). */
@@ -81,6 +81,8 @@ export interface SharedConnection {
 
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
+/** How long an HTTP/2 connection (and a stream's first answer) may take: a watch's or list's request timeout. */
+const HTTP2_CONNECT_TIMEOUT_MS = 30_000;
 /**
  * How long a kubeconfig Secret read from the hub serves deploys and reconciles; a probe always
  * reads it again, so a rotated or deleted Secret shows at the next health cycle.
@@ -192,8 +194,8 @@ export class ClusterClients {
     { key: string; result: Promise<KubeConfigResult> }
   >();
 
-  /** Connections the clusters' watches hold, by cluster name (see `shareConnection`). */
-  private readonly shared = new Map<string, SharedConnection>();
+  /** Each watched cluster's HTTP/2 connection, by cluster name (see `http2For`). */
+  private readonly http2 = new Map<string, Http2Watches>();
 
   /** Secret reads from the hub, shared for a few seconds (see SECRET_READ_TTL_MS). */
   private readonly secretReads = new Map<
@@ -572,12 +574,23 @@ export class ClusterClients {
   }
 
   /**
-   * The connection a cluster's watches hold, for its probes to use while it is open (undefined:
-   * no longer). Probes of a watched cluster then open no connection of their own.
+   * The cluster's one HTTP/2 connection, for its watches and lists (`livestate/`), made on the
+   * first ask (it connects with its first stream) and kept until `closeHttp2`. While it is open,
+   * the cluster's probes use it too, and open no connection of their own.
    */
-  shareConnection(cluster: string, connection: SharedConnection | undefined) {
-    if (connection) this.shared.set(cluster, connection);
-    else this.shared.delete(cluster);
+  http2For(cluster: string): Http2Watches {
+    let connection = this.http2.get(cluster);
+    if (!connection) {
+      connection = new Http2Watches(HTTP2_CONNECT_TIMEOUT_MS);
+      this.http2.set(cluster, connection);
+    }
+    return connection;
+  }
+
+  /** Closes the cluster's HTTP/2 connection (its streams end) and forgets it. */
+  closeHttp2(cluster: string): void {
+    this.http2.get(cluster)?.close();
+    this.http2.delete(cluster);
   }
 
   /**
@@ -608,7 +621,7 @@ export class ClusterClients {
           .getCode({}, loaded.requestOptions(timeoutMs)),
     };
     const { agent } = loaded;
-    const shared = this.shared.get(cluster.name);
+    const shared: SharedConnection | undefined = this.http2.get(cluster.name);
     const connection = agent && shared?.usable(agent) ? shared : undefined;
     const ask = connection
       ? {

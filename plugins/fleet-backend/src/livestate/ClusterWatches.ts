@@ -24,7 +24,10 @@ import type {
 import { MANAGED_BY_LABEL, type Manifests } from '../deploy/manifests';
 import type { ClusterClients } from '../kubernetes/ClusterClients';
 import type { HealthCycleReport } from '../events/FleetListener';
-import { Http2Unsupported, Http2Watches } from './Http2Watches';
+import {
+  Http2Unsupported,
+  type Http2Watches,
+} from '../kubernetes/Http2Watches';
 import {
   Reflector,
   type ListResult,
@@ -215,8 +218,11 @@ const hpaTarget = (hpa: V1HorizontalPodAutoscaler | undefined) =>
 class WatchedCluster {
   readonly reflectors: Record<Kind, Reflector<KubernetesObject>>;
   readonly hpas: Reflector<V1HorizontalPodAutoscaler>;
-  /** The watches' streams, over one HTTP/2 connection (direct HTTPS with static credentials). */
-  readonly http2 = new Http2Watches(REQUEST_TIMEOUT_MS);
+  /**
+   * The watches' streams, over the cluster's one HTTP/2 connection (direct HTTPS with static
+   * credentials), which `ClusterClients` makes, owns and closes.
+   */
+  readonly http2: Http2Watches;
   /** The server refused HTTP/2: watches over HTTP/1.1, a connection each. */
   private http1Only = false;
   private readonly startedAt = Date.now();
@@ -226,14 +232,14 @@ class WatchedCluster {
   constructor(
     readonly key: string,
     readonly cluster: ClusterRecord,
-    private readonly clients: Pick<ClusterClients, 'kubeConfigFor'> &
-      Partial<Pick<ClusterClients, 'shareConnection'>>,
+    private readonly clients: WatchClients,
     onChange: (change: ObjectChange) => void,
     logger: LoggerService,
     timings: Partial<ReflectorTimings> | undefined,
     limit: ReturnType<typeof pLimit>,
     onListed: () => void,
   ) {
+    this.http2 = clients.http2For(cluster.name);
     // Each list and watch loads the cluster's client again: a rotated kubeconfig or
     // certificate is used from the next one on (the clients are cached while unchanged).
     const kubeConfig = async () => {
@@ -349,15 +355,13 @@ class WatchedCluster {
   start() {
     for (const r of Object.values(this.reflectors)) r.start();
     this.hpas.start();
-    // The cluster's probes go over the watches' connection while it is open.
-    this.clients.shareConnection?.(this.cluster.name, this.http2);
   }
 
   stop() {
-    this.clients.shareConnection?.(this.cluster.name, undefined);
     for (const r of Object.values(this.reflectors)) r.stop();
     this.hpas.stop();
-    this.http2.close();
+    // Its streams end with it; the cluster's probes go back to their own connections.
+    this.clients.closeHttp2(this.cluster.name);
   }
 
   private all(): Reflector<KubernetesObject>[] {
@@ -388,13 +392,18 @@ class WatchedCluster {
   }
 }
 
+/** What the watches need of `ClusterClients`: each cluster's client and its HTTP/2 connection. */
+export type WatchClients = Pick<
+  ClusterClients,
+  'kubeConfigFor' | 'http2For' | 'closeHttp2'
+>;
+
 const identityOf = (c: ClusterRecord) =>
   [c.endpoint, c.kubeconfigRef, c.context ?? '', c.identityCa ?? ''].join('|');
 
 export interface ClusterWatchesOptions {
-  /** With `shareConnection`, the clusters' probes use the watches' connections. */
-  clients: Pick<ClusterClients, 'kubeConfigFor'> &
-    Partial<Pick<ClusterClients, 'shareConnection'>>;
+  /** The clusters' clients, and their HTTP/2 connections (which the probes use too). */
+  clients: WatchClients;
   applier: Pick<ManifestApplier, 'readLive'>;
   logger: LoggerService;
   /**

@@ -46,6 +46,19 @@ type PlacementPass = {
   grants: Map<string, PlacementGrant>;
 };
 
+/** What unplacing does to a deployment, if anything. */
+function placementChange(
+  selected: boolean,
+  online: boolean,
+  placed: boolean,
+  prune: boolean | undefined,
+): 'place' | 'prune' | 'unplace' | undefined {
+  if (selected) return placed ? undefined : 'place';
+  if (!online) return undefined;
+  if (prune) return 'prune';
+  return placed ? 'unplace' : undefined;
+}
+
 /**
  * Placement: gives every application a deployment on each ONLINE/UNKNOWN cluster its placement
  * (or its entity's `cnp.io/clusters` / `cnp.io/cluster-selector`) selects, unless a gate refuses
@@ -267,14 +280,12 @@ export class Placer {
       const online =
         pass.clusters.find(c => c.name === deployment.cluster)?.status ===
         'ONLINE';
-      const change =
-        selected && !deployment.placed
-          ? 'place'
-          : !selected && online && application.placement.prune
-          ? 'prune'
-          : !selected && online && deployment.placed
-          ? 'unplace'
-          : undefined;
+      const change = placementChange(
+        selected,
+        online,
+        deployment.placed,
+        application.placement.prune,
+      );
       if (!change || (await pass.held()).has(deployment.id)) continue;
       if (change === 'place') {
         await stores.deployments.setPlaced(deployment.id, true, ACTOR);

@@ -22,6 +22,11 @@ import {
   threadCpuSeconds,
   startSimProcess,
 } from '@cnp/fleet-harness';
+import {
+  cardBytesLines,
+  measureCardLoadBytes,
+  type CardBytesResult,
+} from './lib/cardLoadBytes';
 import { seedFleetDeployments } from './lib/seedDeployments';
 import { waitFor } from './lib/waitFor';
 
@@ -86,6 +91,8 @@ export interface LatencyResult {
   peakMiB: number;
   /** RSS of the same backend process without the Fleet plugin. */
   controlMiB: number;
+  /** The bytes one load of a card downloads, with the card's old request set and its new one. */
+  cardBytes: CardBytesResult;
 }
 
 /** The most deployments whose objects the seed applies to the one simulator process. */
@@ -279,6 +286,13 @@ export async function benchLatency(options: {
         `GET /deployments?entityRef= answered ${one.status} with ${items?.length} items`,
       );
     }
+
+    const cardBytes = await measureCardLoadBytes({
+      base,
+      token,
+      entityRef: refOf(0),
+    });
+    for (const line of cardBytesLines(cardBytes)) log(line);
 
     // The lighter load generator: node:http over keep-alive connections, asking for gzip and
     // inflating the answer like a browser does. With `etag`, it revalidates like a browser's HTTP
@@ -716,6 +730,7 @@ export async function benchLatency(options: {
       memory,
       peakMiB,
       controlMiB: controlMemory.rssMiB,
+      cardBytes,
     };
   } finally {
     await backend.stop();

@@ -41,6 +41,9 @@
  *                                     on the same fleet, before this code's
  *   --drift-profile <dir>             also take a V8 CPU profile of the backend over a second
  *                                     quiet window of each run, written to <dir>
+ *   --card-bytes-clusters 1000        fleet sizes of the bytes-per-card-load figure (`--only
+ *                                     card-bytes`, opt-in: the card's old request set and its new
+ *                                     one; --card-bytes-port 47600 its simulator port)
  *   --latency-profile <dir>           also take a V8 CPU profile of the backend over one more
  *                                     measured run (not counted), written to <dir>
  *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
@@ -83,6 +86,7 @@ import {
   table,
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
+import { benchCardBytes, type CardBytesRun } from './cardBytes';
 import { benchDrift, type DriftSizeResult } from './drift';
 import { benchShards, shardsSummary, type ShardsResult } from './shards';
 import { benchMemory, memorySummary, type MemoryResult } from './memory';
@@ -165,6 +169,10 @@ function parseArgs(argv: string[]) {
       : undefined,
     latencyPort: args.has('latency-port') ? int('latency-port', 0) : undefined,
     latencyProfile: args.get('latency-profile'),
+    cardBytesClusters: list('card-bytes-clusters', quick ? '200' : '1000').map(
+      checkedInt('card-bytes-clusters'),
+    ),
+    cardBytesPort: int('card-bytes-port', 47600),
     cold: int('cold', 64),
     releaseDatabases: list('release-databases', 'sqlite,postgres') as Array<
       'sqlite' | 'postgres'
@@ -208,6 +216,7 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--siz
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
   [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
   [--latency-reconcile-wait 900] [--latency-profile <dir>] [--cold 64]
+  [--card-bytes-clusters 1000,10000] [--card-bytes-port 47600]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--memory-heap-snapshots <dir>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-port 47200]
@@ -228,9 +237,15 @@ async function main(): Promise<number> {
   }
   const options = parseArgs(process.argv.slice(2));
   const needsPostgres =
-    ['cycle', 'statements', 'latency', 'memory', 'drift', 'shards'].some(p =>
-      options.only.has(p),
-    ) ||
+    [
+      'cycle',
+      'statements',
+      'latency',
+      'card-bytes',
+      'memory',
+      'drift',
+      'shards',
+    ].some(p => options.only.has(p)) ||
     (options.only.has('release') &&
       options.releaseDatabases.includes('postgres'));
   if (needsPostgres && !(await postgresAnswers())) {
@@ -262,6 +277,7 @@ async function main(): Promise<number> {
     cycle: CycleSizeResult[];
     statements: StatementsResult[];
     latency: LatencyResult[];
+    cardBytes: CardBytesRun[];
     release: ReleaseRunResult[];
     drift: DriftSizeResult[];
     memory?: MemoryResult;
@@ -273,6 +289,7 @@ async function main(): Promise<number> {
     cycle: [],
     statements: [],
     latency: [],
+    cardBytes: [],
     release: [],
     drift: [],
   };
@@ -353,6 +370,24 @@ async function main(): Promise<number> {
               ? undefined
               : options.latencyReconcileWait * 1000,
           profileDir: options.latencyProfile,
+          log,
+        }),
+      );
+    }
+  }
+
+  if (options.only.has('card-bytes')) {
+    for (const clusters of options.cardBytesClusters) {
+      log(
+        `\n== bytes per entity-card load (PostgreSQL), ${clusters} clusters, 10 applications × 10 deployments`,
+      );
+      results.cardBytes.push(
+        await benchCardBytes({
+          clusters,
+          // The answers' size depends on the clusters, not on other applications' deployments.
+          applications: 10,
+          cards: 3,
+          basePort: options.cardBytesPort,
           log,
         }),
       );

@@ -36,6 +36,7 @@ export {
   type SecretRules,
   type SharedConnection,
 } from './kubernetes/ClusterClients';
+export type { Http2Watches } from './kubernetes/Http2Watches';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
 export { CanaryWorkloads } from './progressive/CanaryWorkloads';
 export {

@@ -123,3 +123,11 @@ export const FLEET_CLUSTER_RESOURCE_TYPE = 'kubernetes-cluster';
  * @public
  */
 export const FLEET_LIST_LIMITS = { max: 1000, default: 100 } as const;
+
+/**
+ * `GET /clusters?name=a&name=b`: the most cluster names one request may ask for; a client asking
+ * for more splits them over several requests.
+ *
+ * @public
+ */
+export const FLEET_CLUSTER_NAMES_MAX = 100;

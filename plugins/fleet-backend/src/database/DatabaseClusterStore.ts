@@ -70,10 +70,12 @@ export class DatabaseClusterStore implements ClusterStore {
 
   async listClusters(filter?: {
     status?: ClusterStatus;
+    names?: string[];
     page?: PageRequest;
   }): Promise<ClusterRecord[]> {
     const query = this.db<ClusterRow>('fleet_clusters').orderBy('name');
     if (filter?.status) query.where({ status: filter.status });
+    if (filter?.names) query.whereIn('name', filter.names);
     if (filter?.page) {
       afterKey(query, ['name'], filter.page.after).limit(filter.page.limit);
     }

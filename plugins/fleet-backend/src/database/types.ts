@@ -71,9 +71,13 @@ export interface ClusterHealthTransaction {
 
 /** The clusters: registration, discovery, settings and their health writes. */
 export interface ClusterStore {
-  /** In name order; a `page` reads only part of them (its key is `[name]`). */
+  /**
+   * In name order; a `page` reads only part of them (its key is `[name]`); `names` keeps only
+   * the clusters of those names (an empty list keeps none).
+   */
   listClusters(filter?: {
     status?: ClusterStatus;
+    names?: string[];
     page?: PageRequest;
   }): Promise<ClusterRecord[]>;
   /**

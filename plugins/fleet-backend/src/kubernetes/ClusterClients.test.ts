@@ -79,6 +79,39 @@ describe('ClusterClients', () => {
     }
   });
 
+  it("owns each cluster's HTTP/2 connection until closeHttp2, and probes go over it while it is open", async () => {
+    const clients = clientsFor();
+    try {
+      const h2 = clients.http2For('alpha');
+      expect(clients.http2For('alpha')).toBe(h2);
+      expect(clients.http2For('bravo')).not.toBe(h2);
+      const loaded = await clients.kubeConfigFor(access('alpha'));
+      if (loaded.kind !== 'ok' || !loaded.agent) throw new Error('no client');
+      // A list (as the watches make) opens it.
+      await h2.list(
+        loaded.kubeConfig,
+        loaded.agent,
+        '/api/v1/namespaces',
+        {},
+        5_000,
+      );
+      expect(h2.usable(loaded.agent)).toBe(true);
+      const connections = sim.connectionCount();
+      const requests = sim.requestCount('alpha');
+      expect((await clients.probe(known('alpha'), 2_000)).kind).toBe('success');
+      // On that connection (namespaces and a first /version), no connection of its own.
+      expect(sim.requestCount('alpha') - requests).toBe(2);
+      expect(sim.connectionCount()).toBe(connections);
+      clients.closeHttp2('alpha');
+      expect(h2.usable(loaded.agent)).toBe(false);
+      expect(clients.http2For('alpha')).not.toBe(h2);
+    } finally {
+      clients.closeHttp2('alpha');
+      clients.closeHttp2('bravo');
+      clients.dispose();
+    }
+  });
+
   it('opens a new connection after closeIdleConnections, and keeps clusters on their own pools', async () => {
     const clients = clientsFor();
     try {

@@ -4,22 +4,17 @@ import type https from 'node:https';
 import {
   KubeconfigAccessPolicy,
   parseErrorSummary,
-  readKubeconfigFile,
   sameKubernetesServer as sameServer,
 } from '@cnp/plugin-fleet-node';
-import type { HubCluster, HubSecretRead } from './HubCluster';
+import type { HubCluster } from './HubCluster';
 import { caFingerprint } from './caFingerprint';
-import {
-  describeSecretRef,
-  IN_CLUSTER_REF,
-  isSecretRef,
-  kubeconfigFromSecret,
-  parseSecretRef,
-} from './kubeconfigRefs';
-import { matchesSelector, parseLabelSelector } from './labelSelector';
+import { Http2Watches } from './Http2Watches';
+import { KubeconfigSources, type KubeconfigSource } from './kubeconfigSources';
 import { describeKubeError, withTimeout } from './requestOptions';
 import { clusterAgentFor } from './secureContexts';
 import type { ConfigurationOptions } from '@kubernetes/client-node';
+
+export { inClusterKubeConfig } from './kubeconfigSources';
 
 /** The cluster fields needed to reach it. */
 export interface ClusterAccess {
@@ -63,9 +58,8 @@ export type KubeConfigResult =
   | { kind: 'unusable'; reason: string };
 
 /**
- * A connection a cluster's watches hold open (an HTTP/2 connection, see
- * `livestate/Http2Watches.ts`), which a probe may use too: the probe then costs a stream on it,
- * not a TLS connection of its own held idle afterwards.
+ * What a probe needs of a cluster's HTTP/2 connection (`Http2Watches`, see `http2For`): the
+ * probe then costs a stream on it, not a TLS connection of its own held idle afterwards.
  */
 export interface SharedConnection {
   /** Open, and made with this agent (the kubeconfig has not changed since). */
@@ -81,48 +75,8 @@ export interface SharedConnection {
 
 /** How long a cluster's server version is trusted before a probe asks `/version` again. */
 const VERSION_REFRESH_MS = 10 * 60_000;
-/**
- * How long a kubeconfig Secret read from the hub serves deploys and reconciles; a probe always
- * reads it again, so a rotated or deleted Secret shows at the next health cycle.
- */
-const SECRET_READ_TTL_MS = 5_000;
-
-/** Where a cluster's kubeconfig comes from, once found: how to load it, and a key of its version. */
-type KubeconfigSource =
-  | { kind: 'unusable'; reason: string }
-  | {
-      kind: 'source';
-      /** Changes when the kubeconfig may have changed (file stat, Secret resourceVersion). */
-      version: string;
-      /** How reasons name it: the file or the Secret, never its contents. */
-      label: string;
-      /** Held where others can write it (a Secret): it may not run programs on this host. */
-      untrusted: boolean;
-      load: () => Promise<
-        | { kind: 'ok'; kubeConfig: KubeConfig }
-        | { kind: 'unusable'; reason: string }
-      >;
-    };
-
-/**
- * client-node's in-cluster config (service account token file and CA), with its context named
- * `contextName`: the cluster the backend runs in, as Fleet registers it.
- */
-export async function inClusterKubeConfig(
-  hub: HubCluster,
-  contextName: string,
-): Promise<KubeConfig> {
-  const base = await hub.kubeConfig();
-  const context = base.getContextObject(base.getCurrentContext())!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: base.clusters,
-    users: base.users,
-    contexts: [{ ...context, name: contextName }],
-    currentContext: contextName,
-  });
-  return kc;
-}
+/** How long an HTTP/2 connection (and a stream's first answer) may take: a watch's or list's request timeout. */
+const HTTP2_CONNECT_TIMEOUT_MS = 30_000;
 
 /**
  * One keep-alive HTTPS agent for a cluster, over a TLS context built once (and shared by the
@@ -192,21 +146,20 @@ export class ClusterClients {
     { key: string; result: Promise<KubeConfigResult> }
   >();
 
-  /** Connections the clusters' watches hold, by cluster name (see `shareConnection`). */
-  private readonly shared = new Map<string, SharedConnection>();
+  /** Each watched cluster's HTTP/2 connection, by cluster name (see `http2For`). */
+  private readonly http2 = new Map<string, Http2Watches>();
 
-  /** Secret reads from the hub, shared for a few seconds (see SECRET_READ_TTL_MS). */
-  private readonly secretReads = new Map<
-    string,
-    { at: number; read: Promise<HubSecretRead> }
-  >();
+  /** Where each cluster's kubeconfig is, and how to load it. */
+  private readonly sources: KubeconfigSources;
 
   private constructor(
-    private readonly policy: KubeconfigAccessPolicy,
+    policy: KubeconfigAccessPolicy,
     private readonly allowExecForManual: boolean,
-    private readonly hub: HubCluster | undefined,
-    private readonly secretRules: SecretRules,
-  ) {}
+    hub: HubCluster | undefined,
+    secretRules: SecretRules,
+  ) {
+    this.sources = new KubeconfigSources({ policy, hub, secretRules });
+  }
 
   static create(options: {
     policy: KubeconfigAccessPolicy;
@@ -228,162 +181,15 @@ export class ClusterClients {
     );
   }
 
-  /**
-   * Where a reference's kubeconfig is: a file inside the allowed directories, a Secret of the
-   * hub cluster (`secret:<namespace>/<name>[#key]`), or in-cluster config (`in-cluster`).
-   * With `fresh`, a Secret is read again rather than taken from a read of the last seconds.
-   */
-  private async sourceFor(
-    cluster: Pick<ClusterAccess, 'kubeconfigRef' | 'context'>,
-    fresh: boolean,
-  ): Promise<KubeconfigSource> {
-    const ref = cluster.kubeconfigRef;
-    if (ref === IN_CLUSTER_REF) return this.inClusterSource(cluster);
-    if (isSecretRef(ref)) return this.secretSource(ref, fresh);
-    const resolved = await this.policy.resolve(ref);
-    if (resolved.kind === 'unusable') return resolved;
-    const label = `kubeconfig file '${ref}'`;
-    return {
-      kind: 'source',
-      // The policy's stat of the real path: the file is statted once per call.
-      version: `${resolved.path}|${resolved.stat.mtimeMs}|${resolved.stat.size}`,
-      label,
-      untrusted: false,
-      load: async () => {
-        try {
-          const read = await readKubeconfigFile(resolved.path, resolved.stat);
-          if (read.kind === 'skipped') {
-            return { kind: 'unusable', reason: `${label} is ${read.reason}` };
-          }
-          return read;
-        } catch (error) {
-          return {
-            kind: 'unusable',
-            reason: `${label} is malformed: ${parseErrorSummary(error)}`,
-          };
-        }
-      },
-    };
-  }
-
-  private async secretSource(
-    ref: string,
-    fresh: boolean,
-  ): Promise<KubeconfigSource> {
-    const parsed = parseSecretRef(ref);
-    if (!parsed) {
-      return {
-        kind: 'unusable',
-        reason: `kubeconfigRef '${ref}' is not a Secret reference Fleet can read: expected secret:<namespace>/<name>[#key]`,
-      };
-    }
-    const label = describeSecretRef(parsed);
-    const { selector, namespace } = this.secretRules;
-    const labels = selector ? parseLabelSelector(selector) : undefined;
-    if (!selector || !labels) {
-      return {
-        kind: 'unusable',
-        reason: `${label} is not read: Fleet reads kubeconfig Secrets only with the labels of fleet.discovery.secretSelector, and none is configured`,
-      };
-    }
-    if (namespace && parsed.namespace !== namespace) {
-      return {
-        kind: 'unusable',
-        reason: `${label} is not read: kubeconfig Secrets are read only in namespace '${namespace}' (fleet.discovery.secretNamespace)`,
-      };
-    }
-    if (!this.hub) {
-      return {
-        kind: 'unusable',
-        reason: `${label} cannot be read: no hub cluster is configured (fleet.hub.kubeconfigPath, or in-cluster config when the backend runs in a pod)`,
-      };
-    }
-    const id = `${parsed.namespace}/${parsed.name}`;
-    let cached = this.secretReads.get(id);
-    if (fresh || !cached || Date.now() - cached.at > SECRET_READ_TTL_MS) {
-      cached = {
-        at: Date.now(),
-        read: this.hub.readSecret(parsed.namespace, parsed.name),
-      };
-      this.secretReads.set(id, cached);
-    }
-    const read = await cached.read;
-    if (read.kind === 'not-found') {
-      return {
-        kind: 'unusable',
-        reason: `${label} was not found on the hub cluster`,
-      };
-    }
-    if (read.kind === 'failed') {
-      return {
-        kind: 'unusable',
-        reason: `${label} could not be read from the hub cluster: ${read.reason}`,
-      };
-    }
-    const meta = read.secret.metadata;
-    if (!matchesSelector(meta?.labels ?? {}, labels)) {
-      return {
-        kind: 'unusable',
-        reason: `${label} is not used: it does not carry the labels '${selector}' (fleet.discovery.secretSelector) that mark a Secret as a kubeconfig for Fleet`,
-      };
-    }
-    return {
-      kind: 'source',
-      version: `${ref}|${meta?.uid ?? ''}|${meta?.resourceVersion ?? ''}`,
-      label,
-      untrusted: true,
-      load: async () => {
-        const loaded = kubeconfigFromSecret(read.secret, parsed);
-        return loaded.kind === 'ok'
-          ? loaded
-          : { kind: 'unusable', reason: `${label} ${loaded.problem}` };
-      },
-    };
-  }
-
-  private async inClusterSource(
-    cluster: Pick<ClusterAccess, 'context'>,
-  ): Promise<KubeconfigSource> {
-    const hub = this.hub;
-    if (!hub?.inCluster) {
-      return {
-        kind: 'unusable',
-        reason:
-          'in-cluster config is not in use: the backend does not run in a pod (KUBERNETES_SERVICE_HOST), or fleet.hub says otherwise',
-      };
-    }
-    return {
-      kind: 'source',
-      version: IN_CLUSTER_REF,
-      label: 'in-cluster config',
-      untrusted: false,
-      load: async () => {
-        try {
-          return {
-            kind: 'ok',
-            kubeConfig: await inClusterKubeConfig(
-              hub,
-              cluster.context ?? IN_CLUSTER_REF,
-            ),
-          };
-        } catch (error) {
-          return {
-            kind: 'unusable',
-            reason: `in-cluster config is not usable: ${parseErrorSummary(
-              error,
-            )}`,
-          };
-        }
-      },
-    };
-  }
-
   /** Loads the cluster's KubeConfig, or says why it cannot be used. */
   async kubeConfigFor(
     cluster: ClusterAccess,
     options: { fresh?: boolean } = {},
   ): Promise<KubeConfigResult> {
-    const source = await this.sourceFor(cluster, options.fresh ?? false);
+    const source = await this.sources.sourceFor(
+      cluster,
+      options.fresh ?? false,
+    );
     if (source.kind === 'unusable') return source;
     const key = [
       source.version,
@@ -422,7 +228,7 @@ export class ClusterClients {
   async caFingerprintFor(
     cluster: Pick<ClusterAccess, 'endpoint' | 'kubeconfigRef' | 'context'>,
   ): Promise<string | undefined> {
-    const source = await this.sourceFor(cluster, true);
+    const source = await this.sources.sourceFor(cluster, true);
     if (source.kind === 'unusable') return undefined;
     try {
       const read = await source.load();
@@ -572,12 +378,23 @@ export class ClusterClients {
   }
 
   /**
-   * The connection a cluster's watches hold, for its probes to use while it is open (undefined:
-   * no longer). Probes of a watched cluster then open no connection of their own.
+   * The cluster's one HTTP/2 connection, for its watches and lists (`livestate/`), made on the
+   * first ask (it connects with its first stream) and kept until `closeHttp2`. While it is open,
+   * the cluster's probes use it too, and open no connection of their own.
    */
-  shareConnection(cluster: string, connection: SharedConnection | undefined) {
-    if (connection) this.shared.set(cluster, connection);
-    else this.shared.delete(cluster);
+  http2For(cluster: string): Http2Watches {
+    let connection = this.http2.get(cluster);
+    if (!connection) {
+      connection = new Http2Watches(HTTP2_CONNECT_TIMEOUT_MS);
+      this.http2.set(cluster, connection);
+    }
+    return connection;
+  }
+
+  /** Closes the cluster's HTTP/2 connection (its streams end) and forgets it. */
+  closeHttp2(cluster: string): void {
+    this.http2.get(cluster)?.close();
+    this.http2.delete(cluster);
   }
 
   /**
@@ -608,7 +425,7 @@ export class ClusterClients {
           .getCode({}, loaded.requestOptions(timeoutMs)),
     };
     const { agent } = loaded;
-    const shared = this.shared.get(cluster.name);
+    const shared: SharedConnection | undefined = this.http2.get(cluster.name);
     const connection = agent && shared?.usable(agent) ? shared : undefined;
     const ask = connection
       ? {

@@ -78,6 +78,8 @@ describe.each(databases.eachSupportedId())(
         timings: { backoffMs: 50, maxBackoffMs: 200 },
       });
       const reads = jest.spyOn(applier, 'readLive');
+      // No release holds anything; when the reconcile asks is what is looked at.
+      const heldDeployments = jest.fn(async () => new Set<string>());
       const reconciler = ReconcileWorker.create({
         stores: harness.stores,
         applier,
@@ -90,6 +92,7 @@ describe.each(databases.eachSupportedId())(
           resyncIntervalMs: 600_000,
         },
         liveState,
+        heldDeployments,
       });
       const driftChecks = DriftChecks.create({
         check: changes => reconciler.checkChanged(changes),
@@ -115,6 +118,7 @@ describe.each(databases.eachSupportedId())(
         liveState,
         reads,
         driftChecks,
+        heldDeployments,
       };
     }
 
@@ -262,9 +266,12 @@ describe.each(databases.eachSupportedId())(
         h.stores.revisions,
         'listCurrentRevisions',
       );
+      h.heldDeployments.mockClear();
       const second = await h.reconciler.runOnce();
       expect(second.checked).toBe(0);
       expect(h.reads).not.toHaveBeenCalled();
+      // Nothing to compare nor to unplace: which deployments releases hold is not read.
+      expect(h.heldDeployments).not.toHaveBeenCalled();
       // Nothing to compare: no deployment is read in full but those in flight, and no revision.
       expect(listDeployments.mock.calls).toEqual([
         [{ statuses: ['PROGRESSING', 'PENDING'] }],
@@ -284,6 +291,8 @@ describe.each(databases.eachSupportedId())(
       await h.driftChecks.idle();
       listRevisions.mockClear();
       const third = await h.reconciler.runOnce();
+      // One to compare: read, once for the run (a late event of the rollout may read it too).
+      expect(h.heldDeployments).toHaveBeenCalled();
       expect(third.checked).toBe(1);
       expect(third.synced).toBe(1);
       // The revision of the one compared, not the other's (a late event of the rollout may

@@ -88,6 +88,21 @@ describe('fleetApiRequest', () => {
     expect(seen[1].url).toBe('/api/fleet/clusters/we%2Fst/events');
   });
 
+  it('repeats an array query parameter once per value', async () => {
+    answer = { status: 200, body: { items: [] } };
+    await fleetApiRequest({
+      baseUrl,
+      fetch,
+      method: 'get',
+      path: '/clusters',
+      parts: { query: { name: ['east', 'west'], limit: '1000' } },
+      onError,
+    });
+    expect(seen[0].url).toBe(
+      '/api/fleet/clusters?name=east&name=west&limit=1000',
+    );
+  });
+
   it('sends a body as JSON with the given headers', async () => {
     answer = { status: 201, body: { id: 'd1' } };
     await fleetApiRequest({

@@ -111,7 +111,11 @@ export async function fleetApiRequest<
   for (const [key, value] of Object.entries(
     (parts.query ?? {}) as Record<string, unknown>,
   )) {
-    if (value !== undefined && value !== '') query.set(key, String(value));
+    // An array is the parameter repeated (`?name=a&name=b`, the spec's form style).
+    const values = Array.isArray(value) ? value : [value];
+    for (const one of values) {
+      if (one !== undefined && one !== '') query.append(key, String(one));
+    }
   }
   const url = `${options.baseUrl}${resolved}${query.size ? `?${query}` : ''}`;
   const hasBody = parts.body !== undefined;

@@ -44,7 +44,14 @@ export interface CreateReleaseRequest {
  * @public
  */
 export interface FleetApi {
-  listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]>;
+  /**
+   * The clusters, or with `names` only those of these names (names of no registered cluster are
+   * left out; an empty list asks for none).
+   */
+  listClusters(options?: {
+    status?: ClusterStatus;
+    names?: string[];
+  }): Promise<Cluster[]>;
   getCluster(name: string): Promise<Cluster>;
   listClusterEvents(name: string): Promise<FleetEvent[]>;
   listRecentEvents(options?: { limit?: number }): Promise<FleetEvent[]>;

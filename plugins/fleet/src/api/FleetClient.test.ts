@@ -57,6 +57,34 @@ describe('FleetClient', () => {
     ]);
   });
 
+  it('lists clusters by name with the name parameter repeated, at most 100 a request', async () => {
+    const asked: string[][] = [];
+    server.use(
+      http.get(`${base}/clusters`, ({ request }) => {
+        const names = new URL(request.url).searchParams.getAll('name');
+        asked.push(names);
+        return HttpResponse.json({
+          items: names.map(name => cluster(name, 'ONLINE')),
+        });
+      }),
+    );
+    expect(
+      (await client.listClusters({ names: ['sim-2', 'sim-1', 'sim-2'] })).map(
+        c => c.name,
+      ),
+    ).toEqual(['sim-1', 'sim-2']);
+    expect(asked).toEqual([['sim-2', 'sim-1']]);
+
+    asked.length = 0;
+    const many = Array.from(
+      { length: 150 },
+      (_, i) => `c-${String(i).padStart(3, '0')}`,
+    );
+    const answer = await client.listClusters({ names: many });
+    expect(asked.map(names => names.length)).toEqual([100, 50]);
+    expect(answer.map(c => c.name)).toEqual(many);
+  });
+
   it('follows nextCursor through every page of a paged list, keeping the filter', async () => {
     const pages: Record<string, { items: unknown[]; nextCursor?: string }> = {
       '': { items: [deployment('sim-1', 'DEPLOYED')], nextCursor: 'c1' },

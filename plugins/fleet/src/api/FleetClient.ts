@@ -1,6 +1,7 @@
 import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
 import {
+  FLEET_CLUSTER_NAMES_MAX,
   FLEET_LIST_LIMITS,
   fleetApiRequest,
   listAllPages,
@@ -61,12 +62,34 @@ export class FleetClient implements FleetApi {
     });
   }
 
-  listClusters(options?: { status?: ClusterStatus }): Promise<Cluster[]> {
-    return listAllPages(cursor =>
-      this.call('get', '/clusters', {
-        query: { status: options?.status, limit: MAX_PAGE, cursor },
-      }),
+  async listClusters(options?: {
+    status?: ClusterStatus;
+    names?: string[];
+  }): Promise<Cluster[]> {
+    const status = options?.status;
+    if (!options?.names) {
+      return listAllPages(cursor =>
+        this.call('get', '/clusters', {
+          query: { status, limit: MAX_PAGE, cursor },
+        }),
+      );
+    }
+    // By name: at most FLEET_CLUSTER_NAMES_MAX names a request, each request one page.
+    const names = [...new Set(options.names)];
+    const chunks: string[][] = [];
+    for (let i = 0; i < names.length; i += FLEET_CLUSTER_NAMES_MAX) {
+      chunks.push(names.slice(i, i + FLEET_CLUSTER_NAMES_MAX));
+    }
+    const answers = await Promise.all(
+      chunks.map(name =>
+        listAllPages(cursor =>
+          this.call('get', '/clusters', {
+            query: { status, name, limit: MAX_PAGE, cursor },
+          }),
+        ),
+      ),
     );
+    return answers.flat().sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   getCluster(name: string): Promise<Cluster> {

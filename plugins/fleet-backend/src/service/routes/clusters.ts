@@ -1,5 +1,6 @@
-import { NotFoundError, ConflictError } from '@backstage/errors';
+import { NotFoundError, ConflictError, InputError } from '@backstage/errors';
 import {
+  FLEET_CLUSTER_NAMES_MAX,
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
@@ -7,8 +8,10 @@ import {
 import { ADMIN_VIEW, toApiCluster, toApiEvent } from '../apiShapes';
 import { actorOf } from '../requirePermission';
 import { sendJson } from '../sendJson';
+import { z } from 'zod';
 import {
   clusterListQuerySchema,
+  clusterNameSchema,
   createClusterSchema,
   parseOrThrow,
   patchClusterSchema,
@@ -30,16 +33,53 @@ export function registerClusterRoutes(
   listClusterEvents(router, ctx);
 }
 
-/** `GET /clusters`: paged, kubeconfigRefs shown to cluster admins only. */
+const clusterNamesSchema = z.object({
+  name: z
+    .array(clusterNameSchema)
+    .max(
+      FLEET_CLUSTER_NAMES_MAX,
+      `at most ${FLEET_CLUSTER_NAMES_MAX} names; ask for more in several requests`,
+    ),
+});
+
+/**
+ * The clusters `?name=a&name=b` asks for, or undefined without `name`. Read from the URL itself:
+ * Express's query parser turns more than 20 repeats into an object, and `name[]=` or `name[x]=`
+ * into other shapes, which are refused rather than read as no filter.
+ */
+function clusterNamesOf(req: {
+  originalUrl: string;
+  query: { name?: unknown };
+}): string[] | undefined {
+  const names = new URL(
+    req.originalUrl,
+    'http://fleet.invalid',
+  ).searchParams.getAll('name');
+  if (names.length === 0) {
+    if (req.query.name === undefined) return undefined;
+    throw new InputError(
+      'Invalid query: name: give each cluster as its own name=<cluster> parameter',
+    );
+  }
+  return parseOrThrow(clusterNamesSchema, { name: names }, 'query').name;
+}
+
+/**
+ * `GET /clusters`: paged, kubeconfigRefs shown to cluster admins only; `?name=` (repeated, at
+ * most {@link FLEET_CLUSTER_NAMES_MAX}) keeps only the clusters of those names, so that a card
+ * reads the clusters it shows rather than the fleet.
+ */
 function listClusters(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, viewOf } = ctx;
   router.get('/clusters', async (req, res) => {
     const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
+    const names = clusterNamesOf(req);
     const view = await viewOf(req);
     const page = pages.read('clusters', query);
     const clusters = await stores.clusters.listClusters({
       status: query.status,
+      names,
       page,
     });
     sendJson(

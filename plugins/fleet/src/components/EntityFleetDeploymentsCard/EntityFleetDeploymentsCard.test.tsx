@@ -132,6 +132,29 @@ describe('EntityFleetDeploymentsCard', () => {
     ).toBeInTheDocument();
   });
 
+  it('asks for the clusters it shows by name, not the fleet, which it reads only when a dialog opens', async () => {
+    const listClusters = jest.fn(async () => [cluster('sim-1', 'ONLINE')]);
+    await renderCard(
+      mockFleetApi({
+        listClusters,
+        listDeployments: jest
+          .fn()
+          .mockResolvedValue([deployment('sim-4', 'DEPLOYED')]),
+      }),
+    );
+    await screen.findByRole('table', { name: 'Deployments' });
+    // The annotation's clusters, then the one it is deployed to.
+    expect(listClusters.mock.calls).toEqual([
+      [{ names: ['sim-1', 'sim-2', 'sim-3', 'sim-4'] }],
+    ]);
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Deploy' }),
+    );
+    await screen.findByRole('dialog');
+    expect(listClusters).toHaveBeenCalledTimes(2);
+    expect(listClusters).toHaveBeenLastCalledWith();
+  });
+
   it('shows the API error when loading fails', async () => {
     await renderCard(
       mockFleetApi({

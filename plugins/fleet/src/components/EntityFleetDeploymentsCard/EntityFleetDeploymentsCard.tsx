@@ -40,7 +40,7 @@ import {
 import { DeployDialog } from '../DeployDialog';
 import { useTableStyles } from '../tables';
 import { ReleaseDialog } from '../ReleaseDialog';
-import { loadReleases, ReleasePanel } from '../ReleasePanel';
+import { ReleasePanel } from '../ReleasePanel';
 import { RelativeTime } from '../RelativeTime';
 import {
   ClusterStatusChip,
@@ -50,10 +50,16 @@ import {
 } from '../StatusChip';
 import { ClusterLink } from '../ClusterLink';
 import { fleetView } from './fleetView';
+import { loadDeploymentsCard } from './loadDeploymentsCard';
+import { useEveryCluster } from './useEveryCluster';
 
 /** The clusters named by the entity's cnp.io/clusters annotation (the common reading). */
 export { annotatedClusters };
 
+/**
+ * A chip per cluster the entity names (`cnp.io/clusters`); when it names none, per cluster it is
+ * deployed to.
+ */
 function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   const known = new Map(props.clusters.map(c => [c.name, c]));
   const shown =
@@ -61,7 +67,8 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   if (shown.length === 0)
     return (
       <Typography variant="body2">
-        No clusters are registered in Fleet yet.
+        No target clusters: the component names none (cnp.io/clusters) and is
+        deployed to none.
       </Typography>
     );
   return (
@@ -240,22 +247,18 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
     permission: fleetReleaseManagePermission,
     resourceRef: entityRef,
   });
+  const named = annotatedClusters(entity.metadata.annotations);
+  const namedKey = named.join(',');
   const { value, error, loading, refresh } = usePolling(
-    async () => {
-      const [deployments, clusters] = await Promise.all([
-        api.listDeployments({ entityRef }),
-        api.listClusters(),
-      ]);
-      return {
-        deployments,
-        clusters,
-        ...(await loadReleases(api, entityRef, deployments)),
-      };
-    },
-    [api, entityRef],
+    () =>
+      loadDeploymentsCard(api, {
+        entityRef,
+        named: namedKey ? namedKey.split(',') : [],
+      }),
+    [api, entityRef, namedKey],
     {
       intervalMs: props.pollIntervalMs,
-      // Its deployments and releases, and the clusters' chips.
+      // Its deployments and releases, and its clusters' chips.
       signals: {
         channels: [
           fleetSignalChannels.deploymentsOf(entityRef),
@@ -265,7 +268,9 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
       },
     },
   );
-  const named = annotatedClusters(entity.metadata.annotations);
+  // The dialogs offer every cluster: read when one opens, not on every poll.
+  const everyCluster = useEveryCluster(api, dialogOpen || releaseOpen);
+  const pickable = everyCluster.clusters;
 
   let content;
   if (loading && !value) {
@@ -287,6 +292,12 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           </Typography>
         )}
         <ClusterChips clusters={value.clusters} named={named} />
+        {everyCluster.error && (
+          <Typography variant="caption" color="error" display="block">
+            Could not read the clusters to deploy to (
+            {everyCluster.error.message}).
+          </Typography>
+        )}
         {(value.placementRefused ?? []).map(refusal => (
           <Typography
             key={refusal.cluster}
@@ -360,11 +371,11 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
       }
     >
       {content}
-      {value && (
+      {value && pickable && (
         <DeployDialog
           open={dialogOpen}
           entityRef={entityRef}
-          clusters={value.clusters}
+          clusters={pickable}
           preferredClusters={named}
           defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
           onClose={() => setDialogOpen(false)}
@@ -372,12 +383,12 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           onReleased={refresh}
         />
       )}
-      {value?.applicationId && (
+      {value?.applicationId && pickable && (
         <ReleaseDialog
           open={releaseOpen}
           componentName={entity.metadata.name}
           applicationId={value.applicationId}
-          clusters={value.clusters}
+          clusters={pickable}
           placedClusters={value.deployments
             .filter(d => d.placed)
             .map(d => d.cluster)}

@@ -2406,6 +2406,23 @@ export const spec = {
             },
           },
           {
+            name: 'name',
+            in: 'query',
+            allowReserved: true,
+            required: false,
+            description:
+              'Only the clusters of these names: the parameter repeated once per cluster (`?name=a&name=b`), at most 100 times, each a DNS-1123 label. Names of no registered cluster are left out of the answer.',
+            style: 'form',
+            explode: true,
+            schema: {
+              type: 'array',
+              maxItems: 100,
+              items: {
+                type: 'string',
+              },
+            },
+          },
+          {
             $ref: '#/components/parameters/limit',
           },
           {

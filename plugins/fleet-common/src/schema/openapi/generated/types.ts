@@ -1128,6 +1128,8 @@ export interface operations {
     parameters: {
       query?: {
         status?: components['schemas']['ClusterStatus'];
+        /** Only the clusters of these names: the parameter repeated once per cluster (`?name=a&name=b`), at most 100 times, each a DNS-1123 label. Names of no registered cluster are left out of the answer. */
+        name?: string[];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
         /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */

@@ -5,8 +5,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ServerHttp2Session } from 'node:http2';
 import { useSimulator } from '@cnp/kube-simulator';
-import { clusterAgentFor } from '../kubernetes/secureContexts';
-import { openWithin } from './ClusterWatches';
+import { clusterAgentFor } from './secureContexts';
+import { openWithin } from '../livestate/ClusterWatches';
 import { Http2Watches } from './Http2Watches';
 
 jest.setTimeout(30_000);

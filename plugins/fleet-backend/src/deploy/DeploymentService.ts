@@ -884,12 +884,12 @@ export class DeploymentService {
     };
     if (options.force) {
       await exclude();
-      await stores.deployments.deleteDeployment(
-        deploymentId,
+      await stores.deployments.deleteDeployment({
+        id: deploymentId,
         actor,
-        'FORGOTTEN',
-        `Forgotten without deleting its objects (force): they may remain on ${deployment.cluster}`,
-      );
+        reason: 'FORGOTTEN',
+        message: `Forgotten without deleting its objects (force): they may remain on ${deployment.cluster}`,
+      });
       const application = await stores.applications.getApplication(
         deployment.applicationId,
       );
@@ -965,12 +965,12 @@ export class DeploymentService {
       deployment.applicationId,
     );
     if (!application) return false;
-    const result = await remover.remove(
+    const result = await remover.remove({
       cluster,
-      await this.namespaceOf(deployment),
-      application.name,
-      application.entityRef,
-    );
+      namespace: await this.namespaceOf(deployment),
+      name: application.name,
+      entityRef: application.entityRef,
+    });
     if (result.kind !== 'removed') {
       await stores.deployments.updateDeploymentStatus(
         deploymentId,
@@ -988,15 +988,15 @@ export class DeploymentService {
           application.entityRef
         })`
       : '';
-    const gone = await stores.deployments.deleteDeployment(
-      deploymentId,
-      'fleet-undeploy',
-      deployment.statusReason === 'PRUNED' ? 'PRUNED' : 'UNDEPLOYED',
-      `Removed from ${cluster.name}: ${
+    const gone = await stores.deployments.deleteDeployment({
+      id: deploymentId,
+      actor: 'fleet-undeploy',
+      reason: deployment.statusReason === 'PRUNED' ? 'PRUNED' : 'UNDEPLOYED',
+      message: `Removed from ${cluster.name}: ${
         result.removed.join(', ') || 'nothing was left'
       }${left}`,
-      { status: 'REMOVING', revision: deployment.revision },
-    );
+      condition: { status: 'REMOVING', revision: deployment.revision },
+    });
     if (application.removing) {
       await stores.applications.deleteIfEmpty(application.id);
     }

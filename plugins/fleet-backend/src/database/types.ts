@@ -195,10 +195,13 @@ export interface PlacementGrant {
 
 /** What forgets a deployment, and why (its last event). */
 export interface DeleteDeploymentRequest {
+  /** The deployment's id. */
   id: string;
+  /** Who forgets it, for its event. */
   actor: string;
   /** The reason of the last event (`UNDEPLOYED`, `PRUNED`, `FORGOTTEN`). */
   reason: string;
+  /** The message of the last event. */
   message: string;
   /** Only while the deployment is still as the caller last saw it. */
   condition?: DeploymentUpdateCondition;

@@ -13,13 +13,16 @@ import {
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type { ClusterRecord, NewRevision } from '../database/types';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
+import { asError } from '../util/errors';
 import { applicationNameFor, ignoresReplicas } from './applicationNames';
 import type {
   DeploymentServiceOptions,
   DeployRequest,
+  DesiredState,
 } from './deploymentTypes';
 import type { DesiredStates } from './DesiredStates';
 import type { ApplyResult } from './ManifestApplier';
+import { OwnershipConflictError } from './ownership';
 import type { RolloutFollower } from './RolloutFollower';
 import { assertNoRunningRelease } from './runningRelease';
 
@@ -50,8 +53,8 @@ interface PendingRequest {
 /**
  * The deploy flow: record PENDING, apply through the cluster's own client, move to
  * PROGRESSING and hand the rollout to the follower. A cluster without a usable kubeconfig gives
- * FAILED / CLUSTER_NOT_CONFIGURED and a Kubernetes API error FAILED / APPLY_FAILED with the
- * API's message: a result, never an HTTP 500.
+ * FAILED / CLUSTER_NOT_CONFIGURED, a Kubernetes API error (or objects its manifest source could
+ * not render) FAILED / APPLY_FAILED with the message: a result, never an HTTP 500.
  */
 export class Deployer {
   constructor(
@@ -156,18 +159,35 @@ export class Deployer {
       eventReason: request.eventReason,
     });
     const revision = deployment.revision;
-    const desired = this.options.desired.desiredFor(application, spec);
-    const result = await this.options.applier.apply(
-      cluster,
-      desired.namespace,
-      desired.manifests,
-      { ignoreReplicas: ignoresReplicas(application) },
-    );
+    let desired: DesiredState | undefined;
+    let result: ApplyResult;
+    try {
+      desired = await this.options.desired.desiredFor({
+        application,
+        revision: spec,
+        cluster,
+      });
+      result = await this.options.applier.apply(
+        cluster,
+        desired.namespace,
+        desired.manifests,
+        { ignoreReplicas: ignoresReplicas(application) },
+      );
+    } catch (error) {
+      // The application's manifest source rendered nothing Fleet may apply.
+      result = {
+        kind: 'failed',
+        message: asError(error).message,
+        ...(error instanceof OwnershipConflictError
+          ? { reason: 'OWNERSHIP_CONFLICT' as const }
+          : {}),
+      };
+    }
     const outcome = await this.recordOutcome({
       request,
       deployment,
       result,
-      namespace: desired.namespace,
+      namespace: desired?.namespace,
     });
     if (!outcome) await this.reapplyOvertaken(deployment.id, revision, cluster);
     const latest =
@@ -188,7 +208,7 @@ export class Deployer {
     request: ApplyRevisionRequest;
     deployment: Deployment;
     result: ApplyResult;
-    namespace: string;
+    namespace: string | undefined;
   }): Promise<Deployment | undefined> {
     const { stores, logger, follower } = this.options;
     const { request, deployment, result } = applied;
@@ -269,13 +289,18 @@ export class Deployer {
         stores.revisions.getRevision(latest.id, latest.revision),
       ]);
       if (!application || !current) return;
-      const desired = this.options.desired.desiredFor(application, current);
-      const result = await applier.apply(
-        cluster,
-        desired.namespace,
-        desired.manifests,
-        { ignoreReplicas: ignoresReplicas(application) },
-      );
+      const result = await this.options.desired
+        .desiredFor({ application, revision: current, cluster })
+        .then(
+          desired =>
+            applier.apply(cluster, desired.namespace, desired.manifests, {
+              ignoreReplicas: ignoresReplicas(application),
+            }),
+          (error): ApplyResult => ({
+            kind: 'failed',
+            message: asError(error).message,
+          }),
+        );
       if (result.kind !== 'applied') {
         // The drift check of the reconcile finds and heals what this leaves behind.
         logger

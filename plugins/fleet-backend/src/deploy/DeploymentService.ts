@@ -12,7 +12,9 @@ import type {
   DesiredState,
   RegisterApplicationRequest,
 } from './deploymentTypes';
-import { DesiredStates, type RevisionSettings } from './DesiredStates';
+import { DesiredStates, type DesiredStateRequest } from './DesiredStates';
+import { generatedWorkloadSource } from './generatedWorkload';
+import { ManifestSources } from './manifestSources';
 import { Rollbacks, type RollbackOptions } from './Rollbacks';
 import { RolloutFollower } from './RolloutFollower';
 import { Undeployer, type UndeployOptions } from './Undeployer';
@@ -26,7 +28,7 @@ export type {
   RegisterApplicationRequest,
 } from './deploymentTypes';
 export type { ApplicationUpdate } from './ApplicationWriter';
-export type { RevisionSettings } from './DesiredStates';
+export type { DesiredStateRequest, RevisionSettings } from './DesiredStates';
 export type { RollbackOptions } from './Rollbacks';
 export type { UndeployOptions } from './Undeployer';
 
@@ -35,9 +37,11 @@ export type { UndeployOptions } from './Undeployer';
  * changing applications (`ApplicationWriter`), deploying (`Deployer`: record PENDING, apply
  * through the cluster's own client, move to PROGRESSING), following rollouts until DEPLOYED or
  * FAILED with PROGRESS_DEADLINE_EXCEEDED (`RolloutFollower`), rolling back (`Rollbacks`) and
- * undeploying (`Undeployer`); what a revision runs comes from `DesiredStates`. A cluster
- * without a usable kubeconfig gives FAILED / CLUSTER_NOT_CONFIGURED and a Kubernetes API error
- * FAILED / APPLY_FAILED with the API's message: a result, never an HTTP 500.
+ * undeploying (`Undeployer`). The objects of a revision come from the application's manifest
+ * source (`DesiredStates`): the first source a module added that applies to it, else Fleet's
+ * generated workload. A cluster without a usable kubeconfig gives FAILED /
+ * CLUSTER_NOT_CONFIGURED and a Kubernetes API error FAILED / APPLY_FAILED with the API's
+ * message: a result, never an HTTP 500.
  */
 export class DeploymentService {
   private readonly applications: ApplicationWriter;
@@ -49,7 +53,13 @@ export class DeploymentService {
 
   private constructor(options: DeploymentServiceOptions) {
     this.applications = new ApplicationWriter(options);
-    this.desired = new DesiredStates(options);
+    this.desired = new DesiredStates({
+      ...options,
+      sources: ManifestSources.create({
+        added: options.manifestSources,
+        builtIn: generatedWorkloadSource(options.deploy),
+      }),
+    });
     this.follower = new RolloutFollower({
       ...options,
       onRolloutFailed: rollout => this.rollbacks.rollBackAutomatically(rollout),
@@ -89,15 +99,13 @@ export class DeploymentService {
   }
 
   /**
-   * What a deployment should run: its revision (image, replicas, env, resources, namespace) on
-   * the application's own settings (port, probes). Without a revision (a deployment recorded
-   * before revisions existed), the application's defaults.
+   * What a deployment should run on its cluster: its revision (image, replicas, env, resources,
+   * namespace) on the application's own settings (port, probes), as the application's manifest
+   * source renders it. Without a revision (a deployment recorded before revisions existed), the
+   * application's defaults.
    */
-  desiredFor(
-    application: Application,
-    revision?: RevisionSettings,
-  ): DesiredState {
-    return this.desired.desiredFor(application, revision);
+  async desiredFor(request: DesiredStateRequest): Promise<DesiredState> {
+    return this.desired.desiredFor(request);
   }
 
   /**

@@ -15,13 +15,22 @@ import type {
   DeploymentServiceOptions,
   DesiredState,
 } from './deploymentTypes';
-import { buildManifests, DEFAULT_CONTAINER_PORT } from './manifests';
+import { DEFAULT_CONTAINER_PORT } from './manifests';
+import { workloadFromObjects, type ManifestSources } from './manifestSources';
 
 /** A revision's settings, as a deployment's revision or a new one records them. */
 export type RevisionSettings = Pick<
   Revision,
   'image' | 'replicas' | 'env' | 'resources' | 'namespace' | 'port'
 >;
+
+/** What `desiredFor` renders: one revision of an application on one cluster. */
+export interface DesiredStateRequest {
+  application: Application;
+  /** Without one (a deployment recorded before revisions existed), the application's defaults. */
+  revision?: RevisionSettings | RevisionSpec;
+  cluster: Pick<ClusterRecord, 'name' | 'labels'>;
+}
 
 /**
  * What the placement's overrides set for one cluster, merged in order: `replicas` of the last
@@ -58,27 +67,25 @@ export function copyOf(revision: Revision): RevisionSpec {
 
 /**
  * What deploys make: the revision a deploy to one cluster records, and the objects a revision
- * asks that cluster to run.
+ * asks that cluster to run (from the application's manifest source).
  */
 export class DesiredStates {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
       'deploy' | 'annotationsOf'
-    >,
+    > & { sources: ManifestSources },
   ) {}
 
   /**
    * What a deployment should run: its revision (image, replicas, env, resources, namespace) on
-   * the application's own settings (port, probes). Without a revision (a deployment recorded
-   * before revisions existed), the application's defaults.
+   * the application's own settings (port, probes), rendered by the application's manifest
+   * source for the cluster. Without a revision (a deployment recorded before revisions existed),
+   * the application's defaults.
    */
-  desiredFor(
-    application: Application,
-    revision?: RevisionSettings | RevisionSpec,
-  ): DesiredState {
-    const { deploy } = this.options;
-    const namespace = revision?.namespace ?? deploy.namespace;
+  async desiredFor(request: DesiredStateRequest): Promise<DesiredState> {
+    const { application, revision, cluster } = request;
+    const namespace = revision?.namespace ?? this.options.deploy.namespace;
     const spec: ApplicationSpec = revision
       ? {
           ...application.spec,
@@ -89,20 +96,28 @@ export class DesiredStates {
           port: revision.port ?? application.spec.port,
         }
       : application.spec;
+    const source = this.options.sources.sourceFor(application);
+    const objects = await source.render({
+      application,
+      spec,
+      revision: revision && {
+        image: revision.image,
+        replicas: revision.replicas ?? undefined,
+        env: revision.env ?? undefined,
+        resources: revision.resources ?? undefined,
+        namespace: revision.namespace ?? undefined,
+        port: revision.port ?? undefined,
+      },
+      cluster: { name: cluster.name, labels: cluster.labels },
+      namespace,
+    });
     return {
       namespace,
-      manifests: buildManifests({
+      manifests: workloadFromObjects(objects, {
+        sourceId: source.id,
         name: application.name,
         entityRef: application.entityRef,
         namespace,
-        spec,
-        defaultReplicas: deploy.defaultReplicas,
-        defaultResources: deploy.defaultResources,
-        preStopSleepSeconds: deploy.preStopSleepSeconds,
-        progressDeadlineSeconds: Math.max(
-          1,
-          Math.ceil(deploy.progressDeadlineMs / 1000),
-        ),
       }),
     };
   }

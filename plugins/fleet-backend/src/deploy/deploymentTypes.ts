@@ -6,6 +6,7 @@ import type {
   EnvMap,
   RevisionCause,
 } from '@cnp/plugin-fleet-common';
+import type { FleetManifestSource } from '@cnp/plugin-fleet-node';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
@@ -106,4 +107,10 @@ export interface DeploymentServiceOptions {
    */
   annotationsOf?: EntityAnnotationReader;
   revisionRefusal?: RevisionRefusal;
+  /**
+   * Manifest sources added by modules (`fleetManifestSourcesExtensionPoint`), in the order they
+   * were added: an application's objects come from the first that applies to it, else from
+   * Fleet's generated workload.
+   */
+  manifestSources?: FleetManifestSource[];
 }

@@ -756,10 +756,11 @@ export class ReconcileWorker {
       );
       return;
     }
-    const { manifests, namespace } = deployments.desiredFor(
+    const { manifests, namespace } = await deployments.desiredFor({
       application,
       revision,
-    );
+      cluster,
+    });
     const live = await (this.options.liveState ?? applier).readLive(
       cluster,
       namespace,

@@ -17,6 +17,7 @@ export {
   type DeploymentServiceStores,
   type DeployRequest,
   type DesiredState,
+  type DesiredStateRequest,
   type RegisterApplicationRequest,
   type RevisionSettings,
   type RollbackOptions,

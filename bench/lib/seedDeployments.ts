@@ -193,11 +193,12 @@ export async function revisionApplier(pre: Fleet): Promise<{
     pre.stores.clusters.listClusters(),
   ]);
   const appById = new Map(applications.map(a => [a.id, a]));
-  const apply = (revision: CurrentRevision, cluster: FleetCluster) => {
-    const desired = service.desiredFor(
-      appById.get(revision.applicationId)!,
+  const apply = async (revision: CurrentRevision, cluster: FleetCluster) => {
+    const desired = await service.desiredFor({
+      application: appById.get(revision.applicationId)!,
       revision,
-    );
+      cluster,
+    });
     return applier.apply(cluster, desired.namespace, desired.manifests);
   };
   return { revisions, clusters, apply };

@@ -43,7 +43,11 @@ import { HealthWorker } from './health/HealthWorker';
 import { FleetMetrics } from './metrics/FleetMetrics';
 import { ClusterClients } from './kubernetes/ClusterClients';
 import { HubCluster } from './kubernetes/HubCluster';
-import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
+import {
+  fleetManifestSourcesExtensionPoint,
+  KubeconfigAccessPolicy,
+  type FleetManifestSource,
+} from '@cnp/plugin-fleet-node';
 import { ReconcileWorker } from './reconcile/ReconcileWorker';
 import { ClusterWatches } from './livestate/ClusterWatches';
 import { DriftChecks } from './livestate/DriftChecks';
@@ -59,6 +63,13 @@ import { asError } from './util/errors';
 export const fleetPlugin = createBackendPlugin({
   pluginId: 'fleet',
   register(env) {
+    // The manifest sources modules add, in order; Fleet's generated workload comes after them.
+    const manifestSources: FleetManifestSource[] = [];
+    env.registerExtensionPoint(fleetManifestSourcesExtensionPoint, {
+      addManifestSource(...sources) {
+        manifestSources.push(...sources);
+      },
+    });
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
@@ -206,6 +217,7 @@ export const fleetPlugin = createBackendPlugin({
           deploy: fleetConfig.deploy,
           annotationsOf,
           revisionRefusal: request => projects.revisionRefusal(request),
+          manifestSources,
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();

@@ -12,10 +12,24 @@ export { DatabaseFleetStores } from './database/DatabaseFleetStores';
 export type * from './database/types';
 export {
   DeploymentService,
+  type ApplicationUpdate,
   type DeploymentServiceOptions,
+  type DeploymentServiceStores,
+  type DeployRequest,
+  type DesiredState,
+  type DesiredStateRequest,
+  type RegisterApplicationRequest,
+  type RevisionSettings,
+  type RollbackOptions,
+  type UndeployOptions,
 } from './deploy/DeploymentService';
+export type { DeploySettings, RevisionRefusal } from './deploy/deploymentTypes';
 export { ManifestApplier } from './deploy/ManifestApplier';
-export { ManifestRemover } from './deploy/ManifestRemover';
+export {
+  ManifestRemover,
+  type RemoveRequest,
+  type RemoveResult,
+} from './deploy/ManifestRemover';
 export { ClusterDiscovery } from './discovery/ClusterDiscovery';
 export {
   discoverKubeconfigClusters,

@@ -1,6 +1,7 @@
 /**
- * Node library of the Fleet plugin: the Fleet API client and its service ref, and the rules for
- * reading a cluster's kubeconfig, for other backend plugins and modules.
+ * Node library of the Fleet plugin: the Fleet API client and its service ref, the rules for
+ * reading a cluster's kubeconfig, and the extension points of the Fleet backend, for other
+ * backend plugins and modules.
  *
  * @packageDocumentation
  */
@@ -13,6 +14,13 @@ export type {
   FleetService,
 } from './FleetService';
 export { fleetServiceRef } from './fleetServiceRef';
+export {
+  fleetManifestSourcesExtensionPoint,
+  type FleetManifestRenderRequest,
+  type FleetManifestRevision,
+  type FleetManifestSource,
+  type FleetManifestSourcesExtensionPoint,
+} from './extensions/manifestSources';
 export {
   KubeconfigAccessPolicy,
   type KubeconfigResolution,

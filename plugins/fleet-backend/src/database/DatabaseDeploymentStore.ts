@@ -43,6 +43,7 @@ import type {
   DeploymentStatusUpdate,
   DeploymentStore,
   DeploymentSyncUpdate,
+  DeleteDeploymentRequest,
   DeploymentUpdateCondition,
   NewDeployment,
   NewRevision,
@@ -409,13 +410,8 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     });
   }
 
-  async deleteDeployment(
-    id: string,
-    actor: string,
-    reason: string,
-    message: string,
-    condition?: DeploymentUpdateCondition,
-  ): Promise<boolean> {
+  async deleteDeployment(request: DeleteDeploymentRequest): Promise<boolean> {
+    const { id, actor, reason, message, condition } = request;
     return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return false;
       // The event first: its component is read from the row, inside this transaction.

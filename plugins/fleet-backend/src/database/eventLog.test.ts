@@ -124,12 +124,12 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
 
     heard.length = 0;
     expect(
-      await stores.deployments.deleteDeployment(
-        deployment.id,
-        'fleet-reconcile',
-        'PRUNED',
-        'no longer placed',
-      ),
+      await stores.deployments.deleteDeployment({
+        id: deployment.id,
+        actor: 'fleet-reconcile',
+        reason: 'PRUNED',
+        message: 'no longer placed',
+      }),
     ).toBe(true);
     expect(heard).toEqual([
       [

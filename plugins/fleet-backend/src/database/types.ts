@@ -197,6 +197,20 @@ export interface PlacementGrant {
   by: string;
 }
 
+/** What forgets a deployment, and why (its last event). */
+export interface DeleteDeploymentRequest {
+  /** The deployment's id. */
+  id: string;
+  /** Who forgets it, for its event. */
+  actor: string;
+  /** The reason of the last event (`UNDEPLOYED`, `PRUNED`, `FORGOTTEN`). */
+  reason: string;
+  /** The message of the last event. */
+  message: string;
+  /** Only while the deployment is still as the caller last saw it. */
+  condition?: DeploymentUpdateCondition;
+}
+
 /** The deployments: one application on one cluster, its status and its sync status. */
 export interface DeploymentStore {
   listDeployments(filter?: DeploymentFilter): Promise<Deployment[]>;
@@ -265,14 +279,7 @@ export interface DeploymentStore {
    * Forgets a deployment: its row goes, with a last event (`to`: `REMOVED`) saying why; its
    * revisions and events stay. False when it was already gone.
    */
-  deleteDeployment(
-    id: string,
-    actor: string,
-    reason: string,
-    message: string,
-    /** Only while the deployment is still as the caller last saw it. */
-    condition?: DeploymentUpdateCondition,
-  ): Promise<boolean>;
+  deleteDeployment(request: DeleteDeploymentRequest): Promise<boolean>;
   /** Marks whether the placement still selects the deployment's cluster, with an event on change. */
   setPlaced(
     id: string,

@@ -19,6 +19,15 @@ export type RemoveResult =
   | { kind: 'not-configured'; message: string }
   | { kind: 'failed'; message: string };
 
+/** The application whose objects go: its name and entity ref, on one cluster and namespace. */
+export interface RemoveRequest {
+  cluster: ClusterAccess;
+  namespace: string;
+  /** The application's Kubernetes name (`Application.name`). */
+  name: string;
+  entityRef: string;
+}
+
 /**
  * Undeploys an application from one cluster: deletes the Deployment, Service,
  * PodDisruptionBudget and Ingress Fleet applied for it, and only those: an object of the same name that does
@@ -42,12 +51,8 @@ export class ManifestRemover {
     );
   }
 
-  async remove(
-    cluster: ClusterAccess,
-    namespace: string,
-    name: string,
-    entityRef: string,
-  ): Promise<RemoveResult> {
+  async remove(request: RemoveRequest): Promise<RemoveResult> {
+    const { cluster, namespace, name, entityRef } = request;
     const loaded = await this.clients.kubeConfigFor(cluster);
     if (loaded.kind === 'unusable')
       return { kind: 'not-configured', message: loaded.reason };

@@ -3,7 +3,9 @@ import type {
   V1Deployment,
   V1EnvVar,
   V1Ingress,
+  V1ObjectMeta,
   V1PodDisruptionBudget,
+  V1PodSpec,
   V1ResourceRequirements,
   V1Service,
   V1Toleration,
@@ -108,8 +110,6 @@ export function buildManifests(input: ManifestInput): Manifests {
   if (!spec.image) throw new Error(`Application '${name}' has no image`);
   const replicas = spec.replicas ?? input.defaultReplicas;
   const port = spec.port ?? DEFAULT_CONTAINER_PORT;
-  const preStopSleep =
-    input.preStopSleepSeconds ?? DEFAULT_PRE_STOP_SLEEP_SECONDS;
   const selector = { [NAME_LABEL]: name };
   const labels = {
     [NAME_LABEL]: name,
@@ -118,14 +118,6 @@ export function buildManifests(input: ManifestInput): Manifests {
   };
   const annotations = { [ENTITY_REF_ANNOTATION]: entityRef };
   const metadata = { name, namespace, labels, annotations };
-  const probe = (initialDelaySeconds: number) => ({
-    httpGet: { path: '/health', port },
-    initialDelaySeconds,
-    periodSeconds: 10,
-    timeoutSeconds: 2,
-    failureThreshold: 3,
-  });
-
   const deployment: V1Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -136,57 +128,7 @@ export function buildManifests(input: ManifestInput): Manifests {
       progressDeadlineSeconds: input.progressDeadlineSeconds,
       template: {
         metadata: { labels, annotations },
-        spec: {
-          containers: [
-            {
-              name,
-              image: spec.image,
-              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-              // Empty lists and maps are left out: an API server drops them (omitempty), and a
-              // field that is never there would look like drift forever.
-              env: nonEmpty(
-                Object.entries(spec.env ?? {})
-                  .sort(([a], [b]) => a.localeCompare(b))
-                  .flatMap(([envName, value]): V1EnvVar[] => {
-                    // A reference is applied as it is; a plain value Fleet was not given
-                    // (null) is left out rather than set empty.
-                    if (value === null || value === undefined) return [];
-                    if (typeof value === 'string')
-                      return [{ name: envName, value }];
-                    return [{ name: envName, valueFrom: value.valueFrom }];
-                  }),
-              ),
-              resources: resourcesWithDefaults(
-                spec.resources,
-                input.defaultResources,
-              ),
-              readinessProbe: probe(2),
-              livenessProbe: probe(10),
-              // Endpoints and Ingress controllers learn of a stopping pod asynchronously: the
-              // sleep keeps it serving until they have stopped sending it traffic.
-              lifecycle:
-                preStopSleep > 0
-                  ? { preStop: { sleep: { seconds: preStopSleep } } }
-                  : undefined,
-            },
-          ],
-          // The kubelet kills a container this long after it starts stopping, preStop included.
-          terminationGracePeriodSeconds:
-            preStopSleep > 20 ? preStopSleep + 30 : undefined,
-          affinity: nonEmpty(spec.affinity as V1Affinity | undefined),
-          tolerations: nonEmpty(spec.tolerations as V1Toleration[] | undefined),
-          // Spread over nodes and, where nodes carry a zone label, over zones; ScheduleAnyway:
-          // a cluster with one zone (or a full node) still runs every replica.
-          topologySpreadConstraints:
-            replicas >= 2
-              ? [HOSTNAME_TOPOLOGY_KEY, ZONE_TOPOLOGY_KEY].map(topologyKey => ({
-                  maxSkew: 1,
-                  topologyKey,
-                  whenUnsatisfiable: 'ScheduleAnyway',
-                  labelSelector: { matchLabels: selector },
-                }))
-              : undefined,
-        },
+        spec: podSpecFor(input, { replicas, port, selector }),
       },
     },
   };
@@ -219,45 +161,8 @@ export function buildManifests(input: ManifestInput): Manifests {
         }
       : undefined;
 
-  const ingress: V1Ingress | undefined = spec.ingress
-    ? {
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'Ingress',
-        metadata,
-        spec: {
-          ingressClassName: spec.ingress.className,
-          rules: [
-            {
-              host: spec.ingress.host,
-              http: {
-                paths: [
-                  {
-                    path: spec.ingress.path ?? '/',
-                    pathType: 'Prefix',
-                    backend: {
-                      service: {
-                        name: serviceNameFor(name),
-                        port: { number: SERVICE_PORT },
-                      },
-                    },
-                  },
-                ],
-              },
-            },
-          ],
-          tls: spec.ingress.tls
-            ? [
-                {
-                  hosts: [spec.ingress.host],
-                  secretName:
-                    typeof spec.ingress.tls === 'object'
-                      ? spec.ingress.tls.secretName
-                      : tlsSecretNameFor(name),
-                },
-              ]
-            : undefined,
-        },
-      }
+  const ingress = spec.ingress
+    ? ingressFor(name, metadata, spec.ingress)
     : undefined;
 
   return {
@@ -266,6 +171,133 @@ export function buildManifests(input: ManifestInput): Manifests {
     podDisruptionBudget:
       podDisruptionBudget && stripUndefined(podDisruptionBudget),
     ingress: ingress && stripUndefined(ingress),
+  };
+}
+
+/**
+ * The pod of an application's Deployment: one container (its image, port, env, requests and
+ * limits, probes on GET /health, a preStop sleep), the application's affinity and tolerations,
+ * and from two replicas a topology spread over nodes and zones.
+ */
+function podSpecFor(
+  input: ManifestInput,
+  workload: {
+    replicas: number;
+    port: number;
+    selector: Record<string, string>;
+  },
+): V1PodSpec {
+  const { name, spec } = input;
+  const { replicas, port, selector } = workload;
+  const preStopSleep =
+    input.preStopSleepSeconds ?? DEFAULT_PRE_STOP_SLEEP_SECONDS;
+  const probe = (initialDelaySeconds: number) => ({
+    httpGet: { path: '/health', port },
+    initialDelaySeconds,
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+    failureThreshold: 3,
+  });
+  return {
+    containers: [
+      {
+        name,
+        image: spec.image,
+        ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+        // Empty lists and maps are left out: an API server drops them (omitempty), and a
+        // field that is never there would look like drift forever.
+        env: envOf(spec.env),
+        resources: resourcesWithDefaults(
+          spec.resources,
+          input.defaultResources,
+        ),
+        readinessProbe: probe(2),
+        livenessProbe: probe(10),
+        // Endpoints and Ingress controllers learn of a stopping pod asynchronously: the
+        // sleep keeps it serving until they have stopped sending it traffic.
+        lifecycle:
+          preStopSleep > 0
+            ? { preStop: { sleep: { seconds: preStopSleep } } }
+            : undefined,
+      },
+    ],
+    // The kubelet kills a container this long after it starts stopping, preStop included.
+    terminationGracePeriodSeconds:
+      preStopSleep > 20 ? preStopSleep + 30 : undefined,
+    affinity: nonEmpty(spec.affinity as V1Affinity | undefined),
+    tolerations: nonEmpty(spec.tolerations as V1Toleration[] | undefined),
+    // Spread over nodes and, where nodes carry a zone label, over zones; ScheduleAnyway:
+    // a cluster with one zone (or a full node) still runs every replica.
+    topologySpreadConstraints:
+      replicas >= 2
+        ? [HOSTNAME_TOPOLOGY_KEY, ZONE_TOPOLOGY_KEY].map(topologyKey => ({
+            maxSkew: 1,
+            topologyKey,
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: selector },
+          }))
+        : undefined,
+  };
+}
+
+/** The container's env, sorted by name; empty, left out. */
+function envOf(env: ApplicationSpec['env']): V1EnvVar[] | undefined {
+  return nonEmpty(
+    Object.entries(env ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([envName, value]): V1EnvVar[] => {
+        // A reference is applied as it is; a plain value Fleet was not given
+        // (null) is left out rather than set empty.
+        if (value === null || value === undefined) return [];
+        if (typeof value === 'string') return [{ name: envName, value }];
+        return [{ name: envName, valueFrom: value.valueFrom }];
+      }),
+  );
+}
+
+/** The Ingress an application asks for: its host and path to the Service, with TLS if asked. */
+function ingressFor(
+  name: string,
+  metadata: V1ObjectMeta,
+  ingress: NonNullable<ApplicationSpec['ingress']>,
+): V1Ingress {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata,
+    spec: {
+      ingressClassName: ingress.className,
+      rules: [
+        {
+          host: ingress.host,
+          http: {
+            paths: [
+              {
+                path: ingress.path ?? '/',
+                pathType: 'Prefix',
+                backend: {
+                  service: {
+                    name: serviceNameFor(name),
+                    port: { number: SERVICE_PORT },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      ],
+      tls: ingress.tls
+        ? [
+            {
+              hosts: [ingress.host],
+              secretName:
+                typeof ingress.tls === 'object'
+                  ? ingress.tls.secretName
+                  : tlsSecretNameFor(name),
+            },
+          ]
+        : undefined,
+    },
   };
 }
 

@@ -621,8 +621,16 @@ export class ReleaseOrchestrator {
       previous,
       cluster,
     );
-    const stable = deployments.desiredFor(application, previous);
-    const canary = deployments.desiredFor(application, next);
+    const stable = await deployments.desiredFor({
+      application,
+      revision: previous,
+      cluster,
+    });
+    const canary = await deployments.desiredFor({
+      application,
+      revision: next,
+      cluster,
+    });
     const replicas =
       next.replicas ??
       previous.replicas ??

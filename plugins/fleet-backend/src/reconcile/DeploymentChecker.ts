@@ -48,7 +48,7 @@ type Compared = {
   live: Extract<LiveObjects, { kind: 'read' }>;
   differences: SyncDifference[];
   described: string;
-  desired: ReturnType<CheckerOptions['deployments']['desiredFor']>;
+  desired: Awaited<ReturnType<CheckerOptions['deployments']['desiredFor']>>;
 };
 
 /**
@@ -160,7 +160,11 @@ export class DeploymentChecker {
   private async compare(one: CheckOne): Promise<Compared | undefined> {
     const { stores, applier, deployments, liveState } = this.options;
     const { deployment, application, summary } = one;
-    const desired = deployments.desiredFor(application, one.revision);
+    const desired = await deployments.desiredFor({
+      application,
+      revision: one.revision,
+      cluster: one.cluster,
+    });
     const { manifests, namespace } = desired;
     const live = await (liveState ?? applier).readLive(
       one.cluster,

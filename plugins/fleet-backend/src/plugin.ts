@@ -9,6 +9,8 @@ import {
 import {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
+  fleetTrafficProvidersExtensionPoint,
+  type FleetTrafficProvider,
 } from '@cnp/plugin-fleet-node';
 import { metricsServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
@@ -26,7 +28,10 @@ import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
 import { measure } from './progressive/analysis';
-import { CanaryWorkloads } from './progressive/CanaryWorkloads';
+import {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './progressive/traffic/TrafficProviders';
 import {
   RELEASE_TASK_ID,
   ReleaseOrchestrator,
@@ -59,6 +64,13 @@ import { asError } from './util/errors';
 export const fleetPlugin = createBackendPlugin({
   pluginId: 'fleet',
   register(env) {
+    // Traffic providers backend modules add are asked before Fleet's own.
+    const addedTrafficProviders: FleetTrafficProvider[] = [];
+    env.registerExtensionPoint(fleetTrafficProvidersExtensionPoint, {
+      addTrafficProvider(...providers) {
+        addedTrafficProviders.push(...providers);
+      },
+    });
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
@@ -229,7 +241,10 @@ export const fleetPlugin = createBackendPlugin({
         const orchestrator = ReleaseOrchestrator.create({
           stores,
           deployments,
-          workloads: CanaryWorkloads.create({ clients }),
+          traffic: TrafficProviders.create({
+            clients,
+            providers: [...addedTrafficProviders, ...builtInTrafficProviders()],
+          }),
           logger: logger.child({ task: RELEASE_TASK_ID }),
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,

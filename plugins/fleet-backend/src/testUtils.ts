@@ -37,7 +37,10 @@ export {
   type SharedConnection,
 } from './kubernetes/ClusterClients';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
-export { CanaryWorkloads } from './progressive/CanaryWorkloads';
+export {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './progressive/traffic/TrafficProviders';
 export {
   ReleaseOrchestrator,
   type ReleaseOrchestratorOptions,

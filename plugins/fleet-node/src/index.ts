@@ -1,6 +1,7 @@
 /**
- * Node library of the Fleet plugin: the Fleet API client and its service ref, and the rules for
- * reading a cluster's kubeconfig, for other backend plugins and modules.
+ * Node library of the Fleet plugin: the Fleet API client and its service ref, the rules for
+ * reading a cluster's kubeconfig, and the extension points backend modules add to Fleet with
+ * (traffic providers for progressive releases), for other backend plugins and modules.
  *
  * @packageDocumentation
  */
@@ -30,3 +31,14 @@ export {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
 } from './permissions/clusterRules';
+export {
+  fleetTrafficProvidersExtensionPoint,
+  type FleetAnalysisContext,
+  type FleetClusterConnection,
+  type FleetRevisionObjects,
+  type FleetTrafficCluster,
+  type FleetTrafficProvider,
+  type FleetTrafficProvidersExtensionPoint,
+  type FleetTrafficStepOutcome,
+  type FleetTrafficTarget,
+} from './extensions/trafficProviders';

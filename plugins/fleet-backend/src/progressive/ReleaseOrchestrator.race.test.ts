@@ -2,6 +2,7 @@ import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ReleaseRecord } from '../database/types';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
+import { TrafficProviders } from './traffic/TrafficProviders';
 import { initialProgress } from './releaseMachine';
 import { applySteering } from './steering';
 import { Transition } from './releaseMachine';
@@ -156,23 +157,28 @@ function world(progress: ReleaseProgress) {
       desiredFor: () => ({ namespace: 'apps', manifests: {} }),
       revisionFor: async () => ({ image: 'img:2', replicas: 4 }),
     } as any,
-    workloads: {
-      detectMode: async () => 'replicas',
-      autoscaled: async () => false,
-      replicasStep: async (target: any) => {
-        calls.push(`step ${target.cluster.name}`);
-        await hooks.duringStep?.(target.cluster.name);
-        return { kind: 'reached', message: 'ok' };
-      },
-      istioStep: async () => ({ kind: 'reached', message: 'ok' }),
-      rolloutStep: async () => ({ kind: 'reached', message: 'ok' }),
-      trafficToStable: async () => ({ kind: 'reached', message: 'ok' }),
-      ownershipConflict: async () => undefined,
-      removeCanary: async (target: any) => {
-        calls.push(`remove ${target.cluster.name}`);
-        return { kind: 'reached', message: 'ok' };
-      },
-    } as any,
+    traffic: TrafficProviders.create({
+      clients: { kubeConfigFor: async () => ({}) } as any,
+      providers: [
+        {
+          id: 'replicas',
+          description: 'a canary Deployment',
+          detect: async () => true,
+          startRefusal: async () => undefined,
+          step: async (target: any) => {
+            calls.push(`step ${target.cluster.name}`);
+            await hooks.duringStep?.(target.cluster.name);
+            return { kind: 'reached', message: 'ok' };
+          },
+          trafficToStable: async () => ({ kind: 'reached', message: 'ok' }),
+          ownershipConflict: async () => undefined,
+          removeCanary: async (target: any) => {
+            calls.push(`remove ${target.cluster.name}`);
+            return { kind: 'reached', message: 'ok' };
+          },
+        },
+      ],
+    }),
     logger: mockServices.logger.mock(),
     defaultReplicas: 4,
     namespace: 'apps',

@@ -7,10 +7,10 @@ import type {
   AnalysisMeasurement,
   AnalysisTemplate,
   CanaryClusterProgress,
-  CanaryMode,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 import { imageVersion } from '@cnp/plugin-fleet-common';
+import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
 import pLimit from 'p-limit';
 import type {
   ApplicationStore,
@@ -24,11 +24,8 @@ import type {
 import type { DeploymentService } from '../deploy/DeploymentService';
 import { asError } from '../util/errors';
 import { measure as measurePrometheus, type AnalysisContext } from './analysis';
-import type {
-  CanaryTarget,
-  CanaryWorkloads,
-  StepOutcome,
-} from './CanaryWorkloads';
+import type { CanaryTarget } from './traffic/canaryObjects';
+import type { TrafficProviders } from './traffic/TrafficProviders';
 import {
   abortRelease,
   freezePauses,
@@ -45,11 +42,6 @@ import { resolveIntOrPercent } from './strategy';
 export const RELEASE_TASK_ID = 'fleet-releases';
 /** How long a rollback whose revision failed waits before it is tried again. */
 const ROLLBACK_RETRY_MS = 30_000;
-const MODE_WORDS: Record<CanaryMode, string> = {
-  rollout: 'an Argo Rollout',
-  istio: 'Istio route weights',
-  replicas: 'a canary Deployment',
-};
 const ACTOR = 'fleet-release';
 
 export interface ReleaseOrchestratorOptions {
@@ -67,17 +59,8 @@ export interface ReleaseOrchestratorOptions {
     DeploymentService,
     'deploy' | 'rollback' | 'desiredFor' | 'revisionFor' | 'checkRollout'
   >;
-  workloads: Pick<
-    CanaryWorkloads,
-    | 'detectMode'
-    | 'autoscaled'
-    | 'replicasStep'
-    | 'istioStep'
-    | 'rolloutStep'
-    | 'trafficToStable'
-    | 'removeCanary'
-    | 'ownershipConflict'
-  >;
+  /** The traffic providers, asked in order for each cluster whose canary starts. */
+  traffic: Pick<TrafficProviders, 'cluster' | 'detect' | 'byId'>;
   logger: LoggerService;
   scheduler?: SchedulerService;
   /** The namespace of revisions that name none (`fleet.deploy.namespace`). */
@@ -337,9 +320,10 @@ export class ReleaseOrchestrator {
           try {
             const deployment = await this.deploymentOn(application, c.cluster);
             if (!deployment) return undefined;
-            const mode = await this.options.workloads.detectMode(
-              cluster,
-              !!strategy.canary.trafficRouting?.istio,
+            const { traffic } = this.options;
+            const provider = await traffic.detect(
+              traffic.cluster(cluster),
+              strategy,
             );
             const target = await this.targetFor(tick, {
               ...c,
@@ -347,10 +331,7 @@ export class ReleaseOrchestrator {
               previousRevision: deployment.revision,
             });
             if (!target) return undefined;
-            const conflict = await this.options.workloads.ownershipConflict(
-              target,
-              mode,
-            );
+            const conflict = await provider.ownershipConflict(target);
             return conflict ? { cluster: c.cluster, conflict } : undefined;
           } catch (error) {
             this.options.logger.warn(
@@ -503,11 +484,11 @@ export class ReleaseOrchestrator {
       });
       return;
     }
+    const { traffic } = this.options;
+    let provider: FleetTrafficProvider;
     try {
-      c.mode = await this.options.workloads.detectMode(
-        cluster,
-        !!strategy.canary.trafficRouting?.istio,
-      );
+      provider = await traffic.detect(traffic.cluster(cluster), strategy);
+      c.mode = provider.id;
     } catch (error) {
       c.message = `cannot read what ${c.cluster} serves: ${
         asError(error).message
@@ -525,24 +506,20 @@ export class ReleaseOrchestrator {
       t.changed = true;
       return;
     }
-    if (c.mode !== 'istio') {
+    if (provider.startRefusal) {
       const revision = await this.options.stores.revisions.getRevision(
         deployment.id,
         deployment.revision,
       );
-      const autoscaled = await this.options.workloads.autoscaled(
-        cluster,
-        revision?.namespace ?? this.options.namespace,
-        application.name,
-      );
-      if (autoscaled) {
+      const refusal = await provider.startRefusal({
+        cluster: traffic.cluster(cluster),
+        namespace: revision?.namespace ?? this.options.namespace,
+        name: application.name,
+      });
+      if (refusal) {
         this.fail(tick, {
           reason: 'STEP_FAILED',
-          message: `${c.cluster}: a HorizontalPodAutoscaler scales ${
-            application.name
-          }; a canary sized by replicas${
-            c.mode === 'rollout' ? ' (or a Rollout beside it)' : ''
-          } would fight it`,
+          message: `${c.cluster}: ${refusal}`,
           cluster: c.cluster,
         });
         return;
@@ -553,9 +530,7 @@ export class ReleaseOrchestrator {
       deploymentId: deployment.id,
       previousRevision: deployment.revision,
     });
-    const conflict =
-      target &&
-      (await this.options.workloads.ownershipConflict(target, c.mode));
+    const conflict = target && (await provider.ownershipConflict(target));
     if (conflict) {
       c.message = conflict;
       t.changed = true;
@@ -574,9 +549,7 @@ export class ReleaseOrchestrator {
     c.message = `canary started (${c.mode})`;
     t.event(
       'CLUSTER_STARTED',
-      `${c.cluster}: canary started through ${
-        MODE_WORDS[c.mode]
-      }, from revision ${deployment.revision}`,
+      `${c.cluster}: canary started through ${provider.description}, from revision ${deployment.revision}`,
       { reason: 'CLUSTER_STARTED' },
     );
   }
@@ -650,7 +623,7 @@ export class ReleaseOrchestrator {
       version,
     };
     return {
-      cluster,
+      cluster: this.options.traffic.cluster(cluster),
       namespace: stable.namespace,
       name: application.name,
       stable: stable.manifests,
@@ -728,14 +701,15 @@ export class ReleaseOrchestrator {
       return;
     }
     const weight = step.setWeight;
-    if (weight >= 100 && c.mode !== 'rollout') {
+    const provider = this.options.traffic.byId(c.mode);
+    if (weight >= 100 && !provider.stepsToFull) {
       await this.toCompletion(tick, c);
       return;
     }
     const target = await this.targetFor(tick, c);
     if (!target) return;
     const weightIndex = target.weights.indexOf(weight);
-    const outcome = await this.stepOn(c, target, weight, weightIndex);
+    const outcome = await provider.step(target, { weight, weightIndex });
     if (outcome.kind === 'failed') {
       this.fail(tick, {
         reason: outcome.reason ?? 'STEP_FAILED',
@@ -765,18 +739,6 @@ export class ReleaseOrchestrator {
     await this.runStep(tick, c);
   }
 
-  private stepOn(
-    c: CanaryClusterProgress,
-    target: CanaryTarget,
-    weight: number,
-    weightIndex: number,
-  ): Promise<StepOutcome> {
-    const { workloads } = this.options;
-    if (c.mode === 'rollout') return workloads.rolloutStep(target, weightIndex);
-    if (c.mode === 'istio') return workloads.istioStep(target, weight);
-    return workloads.replicasStep(target, weight);
-  }
-
   /** Past the last step: analysis must have passed; then the stable workload takes the revision. */
   private async toCompletion(tick: Tick, c: CanaryClusterProgress) {
     const { t, strategy } = tick;
@@ -795,16 +757,18 @@ export class ReleaseOrchestrator {
       if (c.weight > 0) await this.analyse(tick, c);
       return;
     }
-    if (c.mode === 'rollout' && c.stepIndex >= strategy.canary.steps.length) {
-      // The Rollout finishes its last steps itself once promoted past its last pause.
+    const provider = this.options.traffic.byId(c.mode);
+    if (provider.stepsToFull && c.stepIndex >= strategy.canary.steps.length) {
+      // A provider that carries the traffic to 100 % itself (a Rollout, once promoted past its
+      // last pause) finishes its last steps.
       const target = await this.targetFor(tick, c);
       if (!target) return;
       const weights = target.weights;
       if (weights[weights.length - 1] < 100) {
-        const outcome = await this.options.workloads.rolloutStep(
-          target,
-          weights.length,
-        );
+        const outcome = await provider.step(target, {
+          weight: 100,
+          weightIndex: weights.length,
+        });
         if (outcome.kind !== 'reached') {
           if (outcome.kind === 'failed')
             this.fail(tick, {
@@ -910,12 +874,12 @@ export class ReleaseOrchestrator {
     if (c.stage === 'cleanup') {
       const target = await this.targetFor(tick, c);
       if (!target) return;
-      const traffic = await this.options.workloads.trafficToStable(
-        target,
-        c.mode === 'istio' ? 'istio' : 'replicas',
-      );
+      const provider = this.options.traffic.byId(c.mode);
+      const traffic = await provider.trafficToStable(target, {
+        cause: 'completion',
+      });
       if (traffic.kind !== 'reached') return;
-      const removed = await this.options.workloads.removeCanary(target);
+      const removed = await provider.removeCanary(target);
       if (removed.kind !== 'reached') return;
       c.state = 'DONE';
       c.stage = null;
@@ -1002,7 +966,8 @@ export class ReleaseOrchestrator {
 
   private async rollBackCluster(tick: Tick, c: CanaryClusterProgress) {
     const { t } = tick;
-    const { deployments, stores, workloads } = this.options;
+    const { deployments, stores, traffic } = this.options;
+    const provider = traffic.byId(c.mode);
     const cluster = tick.clusters.get(c.cluster);
     if (!cluster) {
       // Removed from Fleet meanwhile: there is no cluster left to go back on.
@@ -1039,10 +1004,9 @@ export class ReleaseOrchestrator {
       return;
     }
     if (c.stage === 'traffic') {
-      const outcome = await workloads.trafficToStable(
-        target,
-        c.mode ?? 'replicas',
-      );
+      const outcome = await provider.trafficToStable(target, {
+        cause: 'rollback',
+      });
       if (outcome.kind !== 'reached') return;
       c.stage = 'rollback';
       t.changed = true;
@@ -1110,7 +1074,7 @@ export class ReleaseOrchestrator {
       t.changed = true;
     }
     if (c.stage === 'cleanup') {
-      const removed = await workloads.removeCanary(target);
+      const removed = await provider.removeCanary(target);
       if (removed.kind !== 'reached') return;
       c.state = 'ROLLED_BACK';
       c.stage = null;

@@ -9,7 +9,9 @@ import {
 import {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
+  fleetAnalysisProvidersExtensionPoint,
   fleetTrafficProvidersExtensionPoint,
+  type FleetAnalysisProvider,
   type FleetTrafficProvider,
 } from '@cnp/plugin-fleet-node';
 import { metricsServiceRef } from '@backstage/backend-plugin-api/alpha';
@@ -27,7 +29,10 @@ import { hubKubeconfigItems } from './discovery/hubKubeconfigItems';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
-import { measure } from './progressive/analysis';
+import {
+  AnalysisProviders,
+  createPrometheusAnalysisProvider,
+} from './progressive/AnalysisProviders';
 import {
   builtInTrafficProviders,
   TrafficProviders,
@@ -69,6 +74,13 @@ export const fleetPlugin = createBackendPlugin({
     env.registerExtensionPoint(fleetTrafficProvidersExtensionPoint, {
       addTrafficProvider(...providers) {
         addedTrafficProviders.push(...providers);
+      },
+    });
+    // Analysis providers backend modules add measure the templates whose provider is their type.
+    const addedAnalysisProviders: FleetAnalysisProvider[] = [];
+    env.registerExtensionPoint(fleetAnalysisProvidersExtensionPoint, {
+      addAnalysisProvider(...providers) {
+        addedAnalysisProviders.push(...providers);
       },
     });
     env.registerInit({
@@ -238,6 +250,16 @@ export const fleetPlugin = createBackendPlugin({
         });
 
         const releases = ReleaseService.create({ stores, deployments });
+        const analysis = AnalysisProviders.create({
+          providers: [
+            ...addedAnalysisProviders,
+            // Only the platform's Prometheus servers, also for releases accepted before the list.
+            createPrometheusAnalysisProvider({
+              allowedAddresses:
+                fleetConfig.analysis.prometheus.allowedAddresses,
+            }),
+          ],
+        });
         const orchestrator = ReleaseOrchestrator.create({
           stores,
           deployments,
@@ -249,13 +271,8 @@ export const fleetPlugin = createBackendPlugin({
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,
           namespace: fleetConfig.deploy.namespace,
-          // Only the platform's Prometheus servers, also for releases accepted before the list.
           measure: (template, context, options) =>
-            measure(template, context, {
-              ...options,
-              allowedAddresses:
-                fleetConfig.analysis.prometheus.allowedAddresses,
-            }),
+            analysis.measure(template, context, options),
         });
         await orchestrator.start();
 

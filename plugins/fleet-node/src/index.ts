@@ -1,7 +1,7 @@
 /**
  * Node library of the Fleet plugin: the Fleet API client and its service ref, the rules for
  * reading a cluster's kubeconfig, and the extension points backend modules add to Fleet with
- * (traffic providers for progressive releases), for other backend plugins and modules.
+ * (traffic and analysis providers for progressive releases), for other backend plugins and modules.
  *
  * @packageDocumentation
  */
@@ -32,8 +32,13 @@ export {
   fleetClusterPermissionRules,
 } from './permissions/clusterRules';
 export {
-  fleetTrafficProvidersExtensionPoint,
+  fleetAnalysisProvidersExtensionPoint,
   type FleetAnalysisContext,
+  type FleetAnalysisProvider,
+  type FleetAnalysisProvidersExtensionPoint,
+} from './extensions/analysisProviders';
+export {
+  fleetTrafficProvidersExtensionPoint,
   type FleetClusterConnection,
   type FleetRevisionObjects,
   type FleetTrafficCluster,

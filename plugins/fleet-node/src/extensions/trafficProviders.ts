@@ -3,6 +3,7 @@ import type {
   AnalysisTemplate,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
+import type { FleetAnalysisContext } from './analysisProviders';
 import type {
   ConfigurationOptions,
   KubeConfig,
@@ -34,22 +35,6 @@ export interface FleetTrafficCluster {
   name: string;
   /** Connects to the cluster; rejects when its kubeconfig cannot be used now. */
   connect(): Promise<FleetClusterConnection>;
-}
-
-/**
- * What an analysis query's placeholders (`{{cluster}}`, `{{app}}`, `{{namespace}}`,
- * `{{revision}}`, `{{version}}`) are filled with, for one cluster.
- *
- * @public
- */
-export interface FleetAnalysisContext {
-  cluster: string;
-  app: string;
-  namespace: string;
-  /** The revision the canary runs. */
-  revision: number;
-  /** The image tag (or digest) the canary runs. */
-  version: string;
 }
 
 /**

@@ -3,6 +3,8 @@ import type {
   SchedulerService,
 } from '@backstage/backend-plugin-api';
 import type {
+  AnalysisMeasurement,
+  AnalysisTemplate,
   Application,
   CanaryClusterProgress,
   ReleaseStrategy,
@@ -18,7 +20,7 @@ import type {
 } from '../../database/types';
 import type { DeploymentService } from '../../deploy/DeploymentService';
 import { asError } from '../../util/errors';
-import type { measure as measurePrometheus } from '../analysis';
+import type { AnalysisContext } from '../analysis';
 import { abortRelease, freezePauses, type Transition } from '../releaseMachine';
 import type { CanaryTarget } from '../traffic/canaryObjects';
 import type { TrafficProviders } from '../traffic/TrafficProviders';
@@ -55,9 +57,14 @@ export interface ReleaseOrchestratorOptions {
   /** How often the releases advance (default 500 ms). */
   tickMs?: number;
   defaultReplicas: number;
-  /** One measurement's Prometheus timeout (default 5 s). */
+  /** One measurement's timeout (default 5 s). */
   analysisTimeoutMs?: number;
-  measure?: typeof measurePrometheus;
+  /** One measurement, by the template's analysis provider (default: Prometheus, any address). */
+  measure?: (
+    template: AnalysisTemplate,
+    context: AnalysisContext,
+    options: { timeoutMs?: number },
+  ) => Promise<AnalysisMeasurement>;
   concurrency?: number;
 }
 

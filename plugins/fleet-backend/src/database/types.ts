@@ -71,9 +71,13 @@ export interface ClusterHealthTransaction {
 
 /** The clusters: registration, discovery, settings and their health writes. */
 export interface ClusterStore {
-  /** In name order; a `page` reads only part of them (its key is `[name]`). */
+  /**
+   * In name order; a `page` reads only part of them (its key is `[name]`). With `names`, only the
+   * clusters of those names (none for an empty list); a name no cluster has is left out.
+   */
   listClusters(filter?: {
     status?: ClusterStatus;
+    names?: readonly string[];
     page?: PageRequest;
   }): Promise<ClusterRecord[]>;
   /**

@@ -1,8 +1,9 @@
-import type { ClusterRecord, ReleaseRecord } from '../database/types';
+import type { ReleaseRecord } from '../database/types';
 import { asError } from '../util/errors';
 import { abortRelease, HELD_STATES, Transition } from './releaseMachine';
 import { rollBack } from './orchestrator/rollback';
 import type { ReleaseOrchestratorOptions, Tick } from './orchestrator/tick';
+import { clustersToRead, TickClusters } from './orchestrator/tickClusters';
 import { progressWave } from './orchestrator/waves';
 
 export type { ReleaseOrchestratorOptions } from './orchestrator/tick';
@@ -57,9 +58,8 @@ export class ReleaseOrchestrator {
     const { stores, logger } = this.options;
     const active = await stores.releases.listActiveReleases();
     if (active.length === 0) return;
-    const clusters = new Map(
-      (await stores.clusters.listClusters()).map(c => [c.name, c]),
-    );
+    // Only the clusters the releases' current work names: not the whole fleet, twice a second.
+    const clusters = new TickClusters(stores.clusters);
     await Promise.all(
       active.map(async record => {
         try {
@@ -71,10 +71,7 @@ export class ReleaseOrchestrator {
     );
   }
 
-  private async advance(
-    record: ReleaseRecord,
-    clusters: Map<string, ClusterRecord>,
-  ) {
+  private async advance(record: ReleaseRecord, clusters: TickClusters) {
     const { stores } = this.options;
     if (!record.progress || !record.strategy) return;
     const application = await stores.applications.getApplication(
@@ -90,12 +87,14 @@ export class ReleaseOrchestrator {
       record,
       strategy: record.strategy,
       application: application!,
-      clusters,
+      clusters: clusters.byName,
+      loadClusters: names => clusters.load(names),
       t,
       targets: [...record.targets],
       touched: new Set(),
       canaries: new Map(),
     };
+    await tick.loadClusters(clustersToRead(t.progress));
     if (!application) {
       abortRelease(
         t,

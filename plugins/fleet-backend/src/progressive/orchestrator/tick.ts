@@ -75,7 +75,10 @@ export interface Tick {
   record: ReleaseRecord;
   strategy: ReleaseStrategy;
   application: Application;
+  /** The clusters read for this tick (see `loadClusters`). */
   clusters: Map<string, ClusterRecord>;
+  /** Reads these clusters into `clusters`, if this run of the task has not read them yet. */
+  loadClusters(names: Iterable<string>): Promise<void>;
   t: Transition;
   targets: ReleaseRecord['targets'];
   /**

@@ -34,6 +34,8 @@ export async function progressWave(tick: Tick) {
     ),
   );
   if (tick.failure) {
+    // The abort sends every cluster the release changed back, or marks it pending.
+    await tick.loadClusters(p.clusters.map(x => x.cluster));
     applyFailure(tick);
     return;
   }
@@ -55,6 +57,7 @@ export async function progressWave(tick: Tick) {
         ].join(', ')}`,
       );
       // The next wave starts in this same tick: no interval lost between waves.
+      await tick.loadClusters(p.waves[p.currentWave]);
       await progressWave(tick);
     }
   }

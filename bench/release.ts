@@ -29,12 +29,13 @@ import {
 import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import knexFactory, { type Knex } from 'knex';
 import {
-  CanaryWorkloads,
+  builtInTrafficProviders,
   DeploymentService,
   ManifestApplier,
   ManifestRemover,
   ReleaseOrchestrator,
   ReleaseService,
+  TrafficProviders,
 } from './lib/releaseParts';
 
 const ENTITY = 'component:default/payments';
@@ -368,7 +369,10 @@ async function run(options: Parameters<typeof benchRelease>[0]) {
         },
       },
       deployments,
-      workloads: CanaryWorkloads.create({ clients: fleet.clients }),
+      traffic: TrafficProviders.create({
+        clients: fleet.clients,
+        providers: builtInTrafficProviders(),
+      }),
       logger: fleet.logger,
       defaultReplicas: 5,
       namespace: NAMESPACE,

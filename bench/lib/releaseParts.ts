@@ -4,11 +4,12 @@
  * Fleet from), the way `plugin.ts` wires them. Nothing here changes them.
  */
 export {
-  CanaryWorkloads,
+  builtInTrafficProviders,
   DeploymentService,
   ManifestApplier,
   ManifestRemover,
   readFleetConfig,
   ReleaseOrchestrator,
   ReleaseService,
+  TrafficProviders,
 } from '@cnp/plugin-fleet-backend/testUtils';

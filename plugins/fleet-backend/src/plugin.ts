@@ -9,6 +9,10 @@ import {
 import {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
+  fleetAnalysisProvidersExtensionPoint,
+  fleetTrafficProvidersExtensionPoint,
+  type FleetAnalysisProvider,
+  type FleetTrafficProvider,
 } from '@cnp/plugin-fleet-node';
 import { metricsServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
@@ -25,8 +29,14 @@ import { hubKubeconfigItems } from './discovery/hubKubeconfigItems';
 import { DeploymentService } from './deploy/DeploymentService';
 import { ManifestApplier } from './deploy/ManifestApplier';
 import { ManifestRemover } from './deploy/ManifestRemover';
-import { measure } from './progressive/analysis';
-import { CanaryWorkloads } from './progressive/CanaryWorkloads';
+import {
+  AnalysisProviders,
+  createPrometheusAnalysisProvider,
+} from './progressive/AnalysisProviders';
+import {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './progressive/traffic/TrafficProviders';
 import {
   RELEASE_TASK_ID,
   ReleaseOrchestrator,
@@ -68,6 +78,20 @@ export const fleetPlugin = createBackendPlugin({
     env.registerExtensionPoint(fleetManifestSourcesExtensionPoint, {
       addManifestSource(...sources) {
         manifestSources.push(...sources);
+      },
+    });
+    // Traffic providers backend modules add are asked before Fleet's own.
+    const addedTrafficProviders: FleetTrafficProvider[] = [];
+    env.registerExtensionPoint(fleetTrafficProvidersExtensionPoint, {
+      addTrafficProvider(...providers) {
+        addedTrafficProviders.push(...providers);
+      },
+    });
+    // Analysis providers backend modules add measure the templates whose provider is their type.
+    const addedAnalysisProviders: FleetAnalysisProvider[] = [];
+    env.registerExtensionPoint(fleetAnalysisProvidersExtensionPoint, {
+      addAnalysisProvider(...providers) {
+        addedAnalysisProviders.push(...providers);
       },
     });
     env.registerInit({
@@ -238,21 +262,29 @@ export const fleetPlugin = createBackendPlugin({
         });
 
         const releases = ReleaseService.create({ stores, deployments });
+        const analysis = AnalysisProviders.create({
+          providers: [
+            ...addedAnalysisProviders,
+            // Only the platform's Prometheus servers, also for releases accepted before the list.
+            createPrometheusAnalysisProvider({
+              allowedAddresses:
+                fleetConfig.analysis.prometheus.allowedAddresses,
+            }),
+          ],
+        });
         const orchestrator = ReleaseOrchestrator.create({
           stores,
           deployments,
-          workloads: CanaryWorkloads.create({ clients }),
+          traffic: TrafficProviders.create({
+            clients,
+            providers: [...addedTrafficProviders, ...builtInTrafficProviders()],
+          }),
           logger: logger.child({ task: RELEASE_TASK_ID }),
           scheduler,
           defaultReplicas: fleetConfig.deploy.defaultReplicas,
           namespace: fleetConfig.deploy.namespace,
-          // Only the platform's Prometheus servers, also for releases accepted before the list.
           measure: (template, context, options) =>
-            measure(template, context, {
-              ...options,
-              allowedAddresses:
-                fleetConfig.analysis.prometheus.allowedAddresses,
-            }),
+            analysis.measure(template, context, options),
         });
         await orchestrator.start();
 

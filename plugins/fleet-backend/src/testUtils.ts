@@ -52,7 +52,10 @@ export {
 } from './kubernetes/ClusterClients';
 export type { Http2Watches } from './kubernetes/Http2Watches';
 export { poolStats, type PoolStats } from './kubernetes/secureContexts';
-export { CanaryWorkloads } from './progressive/CanaryWorkloads';
+export {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './progressive/traffic/TrafficProviders';
 export {
   ReleaseOrchestrator,
   type ReleaseOrchestratorOptions,

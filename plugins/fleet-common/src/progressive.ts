@@ -69,8 +69,10 @@ export interface ReleaseStrategy {
 }
 
 /**
- * How a cluster runs its canary: an Argo Rollout where it serves them, Istio route weights where
- * asked and served, else a stable and a `-canary` Deployment sized by replicas.
+ * How a cluster runs its canary, with Fleet's own traffic providers: an Argo Rollout where it
+ * serves them, Istio route weights where asked and served, else a stable and a `-canary`
+ * Deployment sized by replicas. A traffic provider a backend module adds (the
+ * `fleet.traffic-providers` extension point) is asked first; its id is then the cluster's mode.
  *
  * @public
  */
@@ -132,7 +134,11 @@ export interface CanaryClusterProgress {
   cluster: string;
   /** 0-based wave index. */
   wave: number;
-  mode?: CanaryMode | null;
+  /**
+   * The traffic provider running its canary: one of {@link CANARY_MODES} for Fleet's own, or the
+   * id of one a backend module added. Unset until the cluster's canary starts.
+   */
+  mode?: CanaryMode | (string & {}) | null;
   state: CanaryClusterState;
   /** The step being run (0-based), or the number of steps once past the last. */
   stepIndex: number;

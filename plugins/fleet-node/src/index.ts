@@ -1,7 +1,7 @@
 /**
  * Node library of the Fleet plugin: the Fleet API client and its service ref, the rules for
- * reading a cluster's kubeconfig, and the extension points of the Fleet backend, for other
- * backend plugins and modules.
+ * reading a cluster's kubeconfig, and the extension points backend modules add to Fleet with
+ * (manifest sources, traffic and analysis providers), for other backend plugins and modules.
  *
  * @packageDocumentation
  */
@@ -38,3 +38,19 @@ export {
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
 } from './permissions/clusterRules';
+export {
+  fleetAnalysisProvidersExtensionPoint,
+  type FleetAnalysisContext,
+  type FleetAnalysisProvider,
+  type FleetAnalysisProvidersExtensionPoint,
+} from './extensions/analysisProviders';
+export {
+  fleetTrafficProvidersExtensionPoint,
+  type FleetClusterConnection,
+  type FleetRevisionObjects,
+  type FleetTrafficCluster,
+  type FleetTrafficProvider,
+  type FleetTrafficProvidersExtensionPoint,
+  type FleetTrafficStepOutcome,
+  type FleetTrafficTarget,
+} from './extensions/trafficProviders';

@@ -322,5 +322,31 @@ describe.each(databases.eachSupportedId())(
         message: "Cluster 'never-registered' was removed meanwhile",
       });
     });
+
+    it("lists only the clusters of the names given, in name order, also past one statement's parameters", async () => {
+      const { stores } = await createStore();
+      for (const name of ['c', 'a', 'b']) {
+        await stores.clusters.insertCluster({
+          name,
+          endpoint: `https://${name}`,
+          kubeconfigRef: `/k/${name}.yaml`,
+          source: 'manual',
+        });
+      }
+      const names = async (
+        filter: Parameters<typeof stores.clusters.listClusters>[0],
+      ) => (await stores.clusters.listClusters(filter)).map(c => c.name);
+      expect(await names({ names: ['c', 'a', 'gone', 'a'] })).toEqual([
+        'a',
+        'c',
+      ]);
+      expect(await names({ names: [] })).toEqual([]);
+      expect(await names({ names: ['b'], status: 'ONLINE' })).toEqual([]);
+      expect(await names({ names: ['b'], status: 'UNKNOWN' })).toEqual(['b']);
+      // More names than one statement binds: read in parts, still in name order.
+      const many = Array.from({ length: 1200 }, (_, i) => `x-${i}`);
+      expect(await names({ names: [...many, 'c', 'b'] })).toEqual(['b', 'c']);
+      expect(await names({})).toEqual(['a', 'b', 'c']);
+    });
   },
 );

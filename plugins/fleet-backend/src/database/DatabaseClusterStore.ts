@@ -54,6 +54,16 @@ function describeSettings(settings: ClusterSettings): string {
   return changes.join('; ');
 }
 
+/** The most names one `listClusters` statement binds. */
+const NAMES_PER_QUERY = 500;
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const parts: T[][] = [];
+  for (let i = 0; i < items.length; i += size)
+    parts.push(items.slice(i, i + size));
+  return parts;
+}
+
 /** The knex implementation of {@link ClusterStore}, on SQLite and PostgreSQL. */
 export class DatabaseClusterStore implements ClusterStore {
   private constructor(
@@ -70,12 +80,23 @@ export class DatabaseClusterStore implements ClusterStore {
 
   async listClusters(filter?: {
     status?: ClusterStatus;
-    names?: string[];
+    names?: readonly string[];
     page?: PageRequest;
   }): Promise<ClusterRecord[]> {
+    const names = filter?.names && [...new Set(filter.names)];
+    if (names && names.length > NAMES_PER_QUERY && !filter?.page) {
+      // Each name is a bound parameter, and SQLite binds a limited number per statement.
+      const parts = await Promise.all(
+        chunk(names, NAMES_PER_QUERY).map(part =>
+          this.listClusters({ ...filter, names: part }),
+        ),
+      );
+      return parts.flat().sort((a, b) => (a.name < b.name ? -1 : 1));
+    }
+    if (names?.length === 0) return [];
     const query = this.db<ClusterRow>('fleet_clusters').orderBy('name');
     if (filter?.status) query.where({ status: filter.status });
-    if (filter?.names) query.whereIn('name', filter.names);
+    if (names) query.whereIn('name', names);
     if (filter?.page) {
       afterKey(query, ['name'], filter.page.after).limit(filter.page.limit);
     }

@@ -72,12 +72,12 @@ export interface ClusterHealthTransaction {
 /** The clusters: registration, discovery, settings and their health writes. */
 export interface ClusterStore {
   /**
-   * In name order; a `page` reads only part of them (its key is `[name]`); `names` keeps only
-   * the clusters of those names (an empty list keeps none).
+   * In name order; a `page` reads only part of them (its key is `[name]`). With `names`, only the
+   * clusters of those names (none for an empty list); a name no cluster has is left out.
    */
   listClusters(filter?: {
     status?: ClusterStatus;
-    names?: string[];
+    names?: readonly string[];
     page?: PageRequest;
   }): Promise<ClusterRecord[]>;
   /**

@@ -2,6 +2,7 @@ import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ReleaseRecord } from '../database/types';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
+import { TrafficProviders } from './traffic/TrafficProviders';
 import { initialProgress } from './releaseMachine';
 import { applySteering } from './steering';
 import { Transition } from './releaseMachine';
@@ -62,6 +63,8 @@ function world(progress: ReleaseProgress) {
     ];
   }
   const calls: string[] = [];
+  /** The names each read of the clusters asked for. */
+  const clusterReads: Array<string[] | 'all'> = [];
   const hooks: { duringStep?: (cluster: string) => Promise<void> } = {};
   const newRevision = (
     id: string,
@@ -120,8 +123,12 @@ function world(progress: ReleaseProgress) {
           status: 'ONLINE',
           labels: {},
         }),
-        listClusters: async () =>
-          ['a', 'b', 'c'].map(name => ({ name, status: 'ONLINE', labels: {} })),
+        listClusters: async (filter?: { names?: string[] }) => {
+          clusterReads.push(filter?.names ? [...filter.names].sort() : 'all');
+          return ['a', 'b', 'c']
+            .filter(name => !filter?.names || filter.names.includes(name))
+            .map(name => ({ name, status: 'ONLINE', labels: {} }));
+        },
       },
       deployments: {
         getDeployment: async (id: string) => ({ ...deployments[id] }),
@@ -156,23 +163,28 @@ function world(progress: ReleaseProgress) {
       desiredFor: () => ({ namespace: 'apps', manifests: {} }),
       revisionFor: async () => ({ image: 'img:2', replicas: 4 }),
     } as any,
-    workloads: {
-      detectMode: async () => 'replicas',
-      autoscaled: async () => false,
-      replicasStep: async (target: any) => {
-        calls.push(`step ${target.cluster.name}`);
-        await hooks.duringStep?.(target.cluster.name);
-        return { kind: 'reached', message: 'ok' };
-      },
-      istioStep: async () => ({ kind: 'reached', message: 'ok' }),
-      rolloutStep: async () => ({ kind: 'reached', message: 'ok' }),
-      trafficToStable: async () => ({ kind: 'reached', message: 'ok' }),
-      ownershipConflict: async () => undefined,
-      removeCanary: async (target: any) => {
-        calls.push(`remove ${target.cluster.name}`);
-        return { kind: 'reached', message: 'ok' };
-      },
-    } as any,
+    traffic: TrafficProviders.create({
+      clients: { kubeConfigFor: async () => ({}) } as any,
+      providers: [
+        {
+          id: 'replicas',
+          description: 'a canary Deployment',
+          detect: async () => true,
+          startRefusal: async () => undefined,
+          step: async (target: any) => {
+            calls.push(`step ${target.cluster.name}`);
+            await hooks.duringStep?.(target.cluster.name);
+            return { kind: 'reached', message: 'ok' };
+          },
+          trafficToStable: async () => ({ kind: 'reached', message: 'ok' }),
+          ownershipConflict: async () => undefined,
+          removeCanary: async (target: any) => {
+            calls.push(`remove ${target.cluster.name}`);
+            return { kind: 'reached', message: 'ok' };
+          },
+        },
+      ],
+    }),
     logger: mockServices.logger.mock(),
     defaultReplicas: 4,
     namespace: 'apps',
@@ -192,6 +204,7 @@ function world(progress: ReleaseProgress) {
   return {
     orchestrator,
     calls,
+    clusterReads,
     hooks,
     deployments,
     get record() {
@@ -304,5 +317,33 @@ describe('ReleaseOrchestrator ordering', () => {
       ['c', 'ROLLED_BACK'],
     ]);
     expect(w.calls).toContain('remove c');
+  });
+
+  it("reads only the clusters of the wave it runs, and the release's others once it fails", async () => {
+    const running = (progress: ReleaseProgress, cluster: string) =>
+      Object.assign(progress.clusters.find(c => c.cluster === cluster)!, {
+        state: 'RUNNING',
+        stepIndex: 1,
+        weight: 50,
+        awaitingPromote: true,
+        deploymentId: `d-${cluster}`,
+        previousRevision: 1,
+        mode: 'replicas',
+        stepStartedAt: new Date().toISOString(),
+      });
+    const passing = initialProgress([['b'], ['c', 'a']], new Date());
+    running(passing, 'b');
+    const quiet = world(passing);
+    await quiet.orchestrator.tick();
+    expect(quiet.record.phase).toBe('PROGRESSING');
+    expect(quiet.clusterReads).toEqual([['b']]);
+
+    // a's analysis fails: the abort reads the clusters it sends back or leaves pending.
+    const failing = initialProgress([['a'], ['b', 'c']], new Date());
+    running(failing, 'a');
+    const aborted = world(failing);
+    await aborted.orchestrator.tick();
+    expect(aborted.record.phase).not.toBe('PROGRESSING');
+    expect(aborted.clusterReads).toEqual([['a'], ['b', 'c']]);
   });
 });

@@ -12,7 +12,10 @@ import type { FleetStores } from '../database/types';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
-import { CanaryWorkloads } from './CanaryWorkloads';
+import {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './traffic/TrafficProviders';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
 import { ReleaseService } from './ReleaseService';
 import { ReconcileWorker } from '../reconcile/ReconcileWorker';
@@ -126,7 +129,10 @@ describe.each(databases.eachSupportedId())(
         ReleaseOrchestrator.create({
           stores: harness.stores,
           deployments,
-          workloads: CanaryWorkloads.create({ clients: harness.clients }),
+          traffic: TrafficProviders.create({
+            clients: harness.clients,
+            providers: builtInTrafficProviders(),
+          }),
           logger: harness.logger,
           defaultReplicas: 5,
           namespace,

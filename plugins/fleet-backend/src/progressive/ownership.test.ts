@@ -13,7 +13,10 @@ import { createFleet } from '../testing/fleet';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
-import { CanaryWorkloads } from './CanaryWorkloads';
+import {
+  builtInTrafficProviders,
+  TrafficProviders,
+} from './traffic/TrafficProviders';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
 import { ReleaseService } from './ReleaseService';
 
@@ -120,7 +123,10 @@ describe.each(databases.eachSupportedId())(
       const orchestrator = ReleaseOrchestrator.create({
         stores: harness.stores,
         deployments,
-        workloads: CanaryWorkloads.create({ clients: harness.clients }),
+        traffic: TrafficProviders.create({
+          clients: harness.clients,
+          providers: builtInTrafficProviders(),
+        }),
         logger: harness.logger,
         defaultReplicas: 2,
         namespace,

@@ -20,14 +20,16 @@ export const FINISHED_STATUSES: ReadonlyArray<Release['status']> = [
   'ROLLED_BACK',
 ];
 
-const modeLabels: Record<CanaryMode, string> = {
+const modeLabels: Record<string, string> & Record<CanaryMode, string> = {
   rollout: 'Rollout',
   istio: 'Istio',
   replicas: 'Replicas',
 };
 
-/** How the cluster runs its canary, in words. */
-export function modeText(mode?: CanaryMode | null): string | undefined {
+/** How the cluster runs its canary, in words: a traffic provider a module added, by its id. */
+export function modeText(
+  mode?: CanaryClusterProgress['mode'],
+): string | undefined {
   return mode ? modeLabels[mode] ?? mode : undefined;
 }
 

@@ -1916,10 +1916,12 @@ export const spec = {
             type: 'number',
           },
           mode: {
+            description:
+              "The traffic provider running the cluster's canary: rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts.",
             oneOf: [
               {
                 type: 'string',
-                enum: ['rollout', 'istio', 'replicas'],
+                pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$',
               },
               {
                 type: 'null',

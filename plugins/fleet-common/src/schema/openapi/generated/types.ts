@@ -838,7 +838,8 @@ export interface components {
     CanaryClusterProgress: {
       cluster: string;
       wave: number;
-      mode?: ('rollout' | 'istio' | 'replicas') | null;
+      /** The traffic provider running the cluster's canary: rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts. */
+      mode?: string | null;
       state:
         | 'WAITING'
         | 'RUNNING'

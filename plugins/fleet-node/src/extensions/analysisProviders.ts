@@ -1,0 +1,63 @@
+import { createExtensionPoint } from '@backstage/backend-plugin-api';
+import type {
+  AnalysisMeasurement,
+  AnalysisTemplate,
+} from '@cnp/plugin-fleet-common';
+
+/**
+ * What an analysis query's placeholders (`{{cluster}}`, `{{app}}`, `{{namespace}}`,
+ * `{{revision}}`, `{{version}}`) are filled with, for one cluster.
+ *
+ * @public
+ */
+export interface FleetAnalysisContext {
+  cluster: string;
+  app: string;
+  namespace: string;
+  /** The revision the canary runs. */
+  revision: number;
+  /** The image tag (or digest) the canary runs. */
+  version: string;
+}
+
+/**
+ * One source of analysis measurements, for the templates whose `provider` names its type
+ * (Fleet's own: `prometheus`, for `provider: { prometheus: { address, query } }`).
+ *
+ * @public
+ */
+export interface FleetAnalysisProvider {
+  /** The key of a template's `provider` it measures. */
+  readonly type: string;
+  /**
+   * One measurement of the template on one cluster, never a rejection: the success condition
+   * true is `Successful`, false `Failed`; no answer, an error answer or no data is
+   * `Inconclusive` (never a success), with the message `unreachable`, `error` or `no data`.
+   */
+  measure(options: {
+    template: AnalysisTemplate;
+    context: FleetAnalysisContext;
+    /** How long the measurement may take. */
+    timeoutMs: number;
+  }): Promise<AnalysisMeasurement>;
+}
+
+/**
+ * The interface of {@link fleetAnalysisProvidersExtensionPoint}.
+ *
+ * @public
+ */
+export interface FleetAnalysisProvidersExtensionPoint {
+  /** Adds analysis providers; a type already taken (`prometheus` is Fleet's) is an error at startup. */
+  addAnalysisProvider(...providers: FleetAnalysisProvider[]): void;
+}
+
+/**
+ * An extension point to add sources of analysis measurements to Fleet's progressive releases.
+ *
+ * @public
+ */
+export const fleetAnalysisProvidersExtensionPoint =
+  createExtensionPoint<FleetAnalysisProvidersExtensionPoint>({
+    id: 'fleet.analysis-providers',
+  });

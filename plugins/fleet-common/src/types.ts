@@ -68,6 +68,9 @@ export type EnvValue = string | EnvVarSource | null;
 /** Environment variables by name. @public */
 export type EnvMap = Record<string, EnvValue>;
 
+/** Environment variables as a request gives them: text or a reference, never null. @public */
+export type EnvMapInput = Record<string, Exclude<EnvValue, null>>;
+
 /** @public */
 export interface ApplicationSpec {
   image?: string;
@@ -100,6 +103,11 @@ export interface ApplicationSpec {
   /** Exposes the Service through an Ingress controller (the Service stays ClusterIP). */
   ingress?: ApplicationIngress;
 }
+
+/** An application's spec as a request gives it: no environment value is null. @public */
+export type ApplicationSpecInput = Omit<ApplicationSpec, 'env'> & {
+  env?: EnvMapInput;
+};
 
 /**
  * A label selector requirement as Kubernetes writes it (`In`, `NotIn`, `Exists`,

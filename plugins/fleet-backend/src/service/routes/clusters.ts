@@ -8,10 +8,9 @@ import { ADMIN_VIEW, toApiCluster, toApiEvent } from '../apiShapes';
 import { actorOf } from '../requirePermission';
 import { sendJson } from '../sendJson';
 import {
-  clusterListQuerySchema,
-  createClusterSchema,
-  parseOrThrow,
-  patchClusterSchema,
+  parseCreateCluster,
+  parseListQuery,
+  parsePatchCluster,
 } from '../validation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
@@ -35,7 +34,7 @@ function listClusters(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, viewOf } = ctx;
   router.get('/clusters', async (req, res) => {
-    const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
+    const query = parseListQuery('/clusters', req.query);
     const view = await viewOf(req);
     const page = pages.read('clusters', query);
     const clusters = await stores.clusters.listClusters({
@@ -69,7 +68,7 @@ function registerCluster(router: FleetRouter, ctx: RouteContext) {
         const credentials = await authorize(req, fleetClusterCreatePermission);
         // Validated after the permission check: a caller who may not register gets 403, not a
         // description of the schema.
-        const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
+        const body = parseCreateCluster(req.body);
         const actor = actorOf(credentials);
         // One API server is one cluster: registering a known (server, CA) again is a 409
         // naming the cluster that holds it.
@@ -114,11 +113,7 @@ function updateCluster(router: FleetRouter, ctx: RouteContext) {
         const credentials = await authorize(req, fleetClusterUpdatePermission);
         // Validated after the permission check: a caller who may not update gets 403, not a
         // description of the schema.
-        const body = parseOrThrow(
-          patchClusterSchema,
-          req.body,
-          'cluster update',
-        );
+        const body = parsePatchCluster(req.body);
         const cluster = await getClusterOr404(req.params.name);
         const result = await stores.clusters.updateClusterSettings(
           cluster.name,

@@ -377,6 +377,18 @@ export interface components {
         statusCode: number;
       };
     };
+    Dns1123Label: string;
+    Dns1123Subdomain: string;
+    /** An id the API hands out (a UUID). */
+    Id: string;
+    /** A catalog entity's reference, e.g. component:default/payments: 1 to 255 characters once the white space around it is trimmed. */
+    EntityRef: string;
+    LabelKey: string;
+    LabelValue: string;
+    /** Kubernetes labels, at most 64. */
+    Labels: {
+      [key: string]: components['schemas']['LabelValue'];
+    };
     StringMap: {
       [key: string]: string;
     };
@@ -429,16 +441,16 @@ export interface components {
       nextCursor?: string;
     };
     CreateClusterRequest: {
-      name: string;
-      /** An http(s) URL without credentials, e.g. https://10.0.0.1:6443. */
+      name: components['schemas']['Dns1123Label'];
+      /** An http(s) URL without credentials, e.g. https://10.0.0.1:6443: printable ASCII only (an internationalized host in its xn-- form, the path percent-encoded). */
       endpoint: string;
-      /** A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. */
+      /** A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. One line of at most 1024 characters once trimmed. */
       kubeconfigRef: string;
       context?: string;
-      labels?: components['schemas']['StringMap'];
+      labels?: components['schemas']['Labels'];
     };
     PatchClusterRequest: {
-      labels?: components['schemas']['StringMap'];
+      labels?: components['schemas']['Labels'];
       failureThreshold?: number | null;
     };
     KeyRef: {
@@ -460,30 +472,49 @@ export interface components {
     EnvMap: {
       [key: string]: components['schemas']['EnvValue'];
     };
+    /** Environment variables as a request gives them, at most 100: each plain text or a reference to a Secret's or ConfigMap's key on the cluster. */
+    EnvMapInput: {
+      [key: string]: string | components['schemas']['EnvVarSource'];
+    };
+    EnvName: string;
+    Quantity: string;
     ResourceList: {
       [key: string]: string;
     };
-    SelectorRequirement: {
-      key: string;
-      operator: string;
-      values?: string[];
+    ResourceListInput: {
+      cpu?: components['schemas']['Quantity'];
+      memory?: components['schemas']['Quantity'];
     };
+    /** A node or pod selector requirement. In and NotIn need values, Exists and DoesNotExist take none, Gt and Lt (nodes only) exactly one integer. */
+    SelectorRequirement: {
+      key: components['schemas']['LabelKey'];
+      operator: string;
+      values?: components['schemas']['LabelValue'][];
+    };
+    PodSelectorRequirement: components['schemas']['SelectorRequirement'] & {
+      operator?: unknown;
+    };
+    /** A node selector term; it needs matchExpressions or matchFields. */
     NodeSelectorTerm: {
       matchExpressions?: components['schemas']['SelectorRequirement'][];
-      matchFields?: components['schemas']['SelectorRequirement'][];
+      matchFields?: (components['schemas']['SelectorRequirement'] & {
+        key?: unknown;
+        operator?: unknown;
+      })[];
     };
+    Weight: number;
     PodAffinityTerm: {
       labelSelector?: {
-        matchLabels?: components['schemas']['StringMap'];
-        matchExpressions?: components['schemas']['SelectorRequirement'][];
+        matchLabels?: components['schemas']['Labels'];
+        matchExpressions?: components['schemas']['PodSelectorRequirement'][];
       };
-      namespaces?: string[];
-      topologyKey: string;
+      namespaces?: components['schemas']['Dns1123Label'][];
+      topologyKey: components['schemas']['LabelKey'];
     };
     PodAffinity: {
       requiredDuringSchedulingIgnoredDuringExecution?: components['schemas']['PodAffinityTerm'][];
       preferredDuringSchedulingIgnoredDuringExecution?: {
-        weight: number;
+        weight: components['schemas']['Weight'];
         podAffinityTerm: components['schemas']['PodAffinityTerm'];
       }[];
     };
@@ -494,62 +525,71 @@ export interface components {
           nodeSelectorTerms: components['schemas']['NodeSelectorTerm'][];
         };
         preferredDuringSchedulingIgnoredDuringExecution?: {
-          weight: number;
+          weight: components['schemas']['Weight'];
           preference: components['schemas']['NodeSelectorTerm'];
         }[];
       };
       podAffinity?: components['schemas']['PodAffinity'];
       podAntiAffinity?: components['schemas']['PodAffinity'];
     };
+    /** A Kubernetes toleration: operator Exists when key is empty, no value with Exists, tolerationSeconds only with effect NoExecute. */
     Toleration: {
-      key?: string;
+      key?: components['schemas']['LabelKey'];
       operator?: 'Equal' | 'Exists';
-      value?: string;
+      value?: components['schemas']['LabelValue'];
       effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
       tolerationSeconds?: number;
     };
+    /** An Ingress in front of the application's Service. */
     Ingress: {
       host: string;
-      className?: string;
+      className?: components['schemas']['Dns1123Subdomain'];
       path?: string;
       tls?:
         | boolean
         | {
-            secretName: string;
+            secretName: components['schemas']['Dns1123Subdomain'];
           };
     };
+    /** A container image reference, e.g. ghcr.io/acme/payments:1.4.2. */
+    Image: string;
     ApplicationSpec: {
-      image?: string;
+      image?: components['schemas']['Image'];
       replicas?: number;
       port?: number;
       env?: components['schemas']['EnvMap'];
       resources?: {
-        requests?: components['schemas']['ResourceList'];
-        limits?: components['schemas']['ResourceList'];
+        requests?: components['schemas']['ResourceListInput'];
+        limits?: components['schemas']['ResourceListInput'];
       };
       ignoreDifferences?: string[];
       selfHeal?: boolean;
       autoRollback?: boolean;
-      namespace?: string;
+      namespace?: components['schemas']['Dns1123Label'];
       affinity?: components['schemas']['Affinity'];
       tolerations?: components['schemas']['Toleration'][];
       ingress?: components['schemas']['Ingress'];
     };
+    /** An application's spec as a request gives it (no hidden environment values). */
+    ApplicationSpecInput: components['schemas']['ApplicationSpec'] & {
+      env?: components['schemas']['EnvMapInput'];
+    };
+    /** Set-based requirements on cluster labels. In and NotIn need values; Exists and DoesNotExist take none. */
     ClusterLabelSelector: {
-      matchLabels?: components['schemas']['StringMap'];
+      matchLabels?: components['schemas']['Labels'];
       matchExpressions?: {
-        key: string;
+        key: components['schemas']['LabelKey'];
         operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-        values?: string[];
+        values?: components['schemas']['LabelValue'][];
       }[];
     };
     /** A label map (such as env=prod) or set-based requirements. */
     ClusterSelector:
-      | components['schemas']['StringMap']
+      | components['schemas']['Labels']
       | components['schemas']['ClusterLabelSelector'];
     /** A label map, set-based requirements, or their text form (env=prod,tier=web; env in (prod,staging); env!=dev; !canary). */
     ClusterSelectorInput:
-      | components['schemas']['StringMap']
+      | components['schemas']['Labels']
       | components['schemas']['ClusterLabelSelector']
       | string;
     ApplicationPlacement: {
@@ -564,14 +604,15 @@ export interface components {
       }[];
     };
     PlacementInput: {
-      clusters?: string[];
+      clusters?: components['schemas']['Dns1123Label'][];
       clusterSelector?: components['schemas']['ClusterSelectorInput'];
       prune?: boolean;
       overrides?: {
-        clusters?: string[];
+        clusters?: components['schemas']['Dns1123Label'][];
         clusterSelector?: components['schemas']['ClusterSelectorInput'];
         replicas?: number;
-        env?: components['schemas']['EnvMap'];
+        /** As EnvMapInput; typed as EnvMap, the answers' placement type, which the clients' placement requests share (the API refuses a null value here too). */
+        env?: components['schemas']['EnvMap'] & unknown;
       }[];
     };
     PlacementRefusal: {
@@ -597,13 +638,13 @@ export interface components {
       nextCursor?: string;
     };
     CreateApplicationRequest: {
-      entityRef: string;
+      entityRef: components['schemas']['EntityRef'];
       origin?: components['schemas']['ApplicationOrigin'];
-      spec: components['schemas']['ApplicationSpec'];
+      spec: components['schemas']['ApplicationSpecInput'];
       placement?: components['schemas']['PlacementInput'];
     };
     PatchApplicationRequest: {
-      spec?: components['schemas']['ApplicationSpec'];
+      spec?: components['schemas']['ApplicationSpecInput'];
       placement?: components['schemas']['PlacementInput'];
     };
     SyncDifference: {
@@ -635,9 +676,9 @@ export interface components {
       nextCursor?: string;
     };
     CreateDeploymentRequest: {
-      entityRef: string;
-      cluster: string;
-      image?: string;
+      entityRef: components['schemas']['EntityRef'];
+      cluster: components['schemas']['Dns1123Label'];
+      image?: components['schemas']['Image'];
       replicas?: number;
     };
     RollbackRequest: {
@@ -926,10 +967,10 @@ export interface components {
       nextCursor?: string;
     };
     CreateReleaseRequest: {
-      image?: string;
+      image?: components['schemas']['Image'];
       replicas?: number;
-      env?: components['schemas']['EnvMap'];
-      clusters?: string[];
+      env?: components['schemas']['EnvMapInput'];
+      clusters?: components['schemas']['Dns1123Label'][];
       strategy?: components['schemas']['ReleaseStrategy'];
     };
   };
@@ -1008,20 +1049,20 @@ export interface components {
     };
   };
   parameters: {
-    /** The cluster's name (a DNS-1123 label). */
-    clusterName: string;
-    /** An application id returned by the API. */
-    applicationId: string;
-    /** A deployment id returned by the API. */
-    deploymentId: string;
-    /** A release id returned by the API. */
-    releaseId: string;
+    /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
+    clusterName: components['schemas']['Dns1123Label'];
+    /** An application id returned by the API; one that is not an id names nothing (404). */
+    applicationId: components['schemas']['Id'];
+    /** A deployment id returned by the API; one that is not an id names nothing (404). */
+    deploymentId: components['schemas']['Id'];
+    /** A release id returned by the API; one that is not an id names nothing (404). */
+    releaseId: components['schemas']['Id'];
     /** Items per page, an integer from 1 to 1000 (default 100). */
     limit: string;
     /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
     cursor: string;
     /** Only those of this catalog entity (e.g. component:default/payments). */
-    entityRef: string;
+    entityRef: components['schemas']['EntityRef'];
   };
   requestBodies: never;
   headers: never;
@@ -1101,7 +1142,7 @@ export interface operations {
   ListRecentEvents: {
     parameters: {
       query?: {
-        /** How many, 1 to 500 (default 50). */
+        /** How many, an integer from 1 to 500 (default 50). */
         limit?: string;
       };
       header?: never;
@@ -1188,7 +1229,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1214,7 +1255,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1240,7 +1281,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1272,7 +1313,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1358,7 +1399,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1385,7 +1426,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1414,7 +1455,7 @@ export interface operations {
         'If-Match'?: string;
       };
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1457,7 +1498,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1488,7 +1529,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1515,7 +1556,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1548,7 +1589,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1574,7 +1615,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1594,7 +1635,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1614,7 +1655,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1634,7 +1675,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1654,7 +1695,7 @@ export interface operations {
       query?: {
         /** Only those of this catalog entity (e.g. component:default/payments). */
         entityRef?: components['parameters']['entityRef'];
-        cluster?: string;
+        cluster?: components['schemas']['Dns1123Label'];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
         /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
@@ -1716,7 +1757,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1744,7 +1785,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1773,7 +1814,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1804,7 +1845,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1831,7 +1872,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;

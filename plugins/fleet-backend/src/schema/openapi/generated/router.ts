@@ -370,6 +370,8 @@ export const spec = {
             type: 'string',
           },
           kubeconfigRef: {
+            description:
+              'Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`), null for everyone else, who also see a generic `statusReason` instead of file and system error details.',
             type: ['string', 'null'],
           },
           context: {
@@ -939,15 +941,22 @@ export const spec = {
             type: 'boolean',
           },
           autoRollback: {
+            description:
+              'Roll a revision that fails soon after its apply back to the last DEPLOYED one (default true); a rollback is never rolled back in turn.',
             type: 'boolean',
           },
           namespace: {
+            description:
+              "The namespace the application's objects go to (default: the configured one). System namespaces are refused; it cannot change while the application has deployments.",
             $ref: '#/components/schemas/Dns1123Label',
           },
           affinity: {
+            description:
+              'Kubernetes scheduling constraints, applied to the pods as given: e.g. node affinity that keeps the workload off hosts that cannot be power-cycled (`NotIn` a list of hostnames).',
             $ref: '#/components/schemas/Affinity',
           },
           tolerations: {
+            description: 'Taints the pods tolerate, as Kubernetes tolerations.',
             type: 'array',
             maxItems: 32,
             items: {
@@ -955,6 +964,8 @@ export const spec = {
             },
           },
           ingress: {
+            description:
+              'Exposes the Service through an Ingress controller (the Service stays ClusterIP).',
             $ref: '#/components/schemas/Ingress',
           },
         },
@@ -1056,9 +1067,13 @@ export const spec = {
             $ref: '#/components/schemas/ClusterSelector',
           },
           prune: {
+            description:
+              'Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects; otherwise it is kept with `placed: false` and never healed again.',
             type: 'boolean',
           },
           overrides: {
+            description:
+              'Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults.',
             type: 'array',
             items: {
               type: 'object',
@@ -1188,6 +1203,8 @@ export const spec = {
             $ref: '#/components/schemas/ApplicationPlacement',
           },
           removing: {
+            description:
+              'True from `DELETE /applications/:id` until its last deployment is undeployed.',
             type: 'boolean',
           },
           version: {
@@ -1196,6 +1213,8 @@ export const spec = {
               'Bumped on every change of spec or placement; the ETag is this number in quotes.',
           },
           placementRefused: {
+            description:
+              "Clusters the placement selects (by selector, or by the component's annotations) that the reconcile did not deploy to, because the user whose decision it acts on (the last to register, change or deploy the application) may not deploy there (`fleet.cluster.deploy`). Empty when none.",
             type: 'array',
             items: {
               $ref: '#/components/schemas/PlacementRefusal',
@@ -1324,6 +1343,7 @@ export const spec = {
             $ref: '#/components/schemas/SyncStatus',
           },
           syncDifferences: {
+            description: 'With OUT_OF_SYNC: what differs.',
             type: 'array',
             items: {
               $ref: '#/components/schemas/SyncDifference',
@@ -1336,6 +1356,8 @@ export const spec = {
             type: 'number',
           },
           placed: {
+            description:
+              'False once the application\'s placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed".',
             type: 'boolean',
           },
           lastAppliedAt: {
@@ -1426,12 +1448,14 @@ export const spec = {
             type: 'string',
           },
           revision: {
+            description: '1, 2, … per deployment.',
             type: 'number',
           },
           image: {
             type: 'string',
           },
           replicas: {
+            description: 'Unset: the default replica count.',
             type: ['number', 'null'],
           },
           env: {
@@ -1463,9 +1487,12 @@ export const spec = {
             ],
           },
           namespace: {
+            description: 'Unset: the configured default namespace.',
             type: ['string', 'null'],
           },
           port: {
+            description:
+              'The container port; unset only on revisions recorded before ports were.',
             type: ['number', 'null'],
           },
           cause: {
@@ -1478,6 +1505,8 @@ export const spec = {
             type: 'string',
           },
           outcome: {
+            description:
+              '`DEPLOYED` or `FAILED` once the rollout ended; unset while it runs.',
             oneOf: [
               {
                 type: 'string',
@@ -1877,6 +1906,8 @@ export const spec = {
             required: ['deployments', 'bySyncStatus', 'byImage'],
           },
           summary: {
+            description:
+              'e.g. "3 of 4 SYNCED; 1.4.2 on 3 clusters, 1.4.1 on 1".',
             type: 'string',
           },
         },
@@ -2089,9 +2120,12 @@ export const spec = {
             type: 'string',
           },
           revision: {
+            description: 'The revision the release made on this cluster.',
             type: 'number',
           },
           status: {
+            description:
+              "The deployment's status while it is on that revision; `SUPERSEDED` once it moved on.",
             type: 'string',
             enum: [
               'PENDING',
@@ -2378,6 +2412,8 @@ export const spec = {
             ],
           },
           status: {
+            description:
+              '`PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.',
             type: 'string',
             enum: [
               'PROGRESSING',
@@ -2411,6 +2447,7 @@ export const spec = {
             },
           },
           strategy: {
+            description: 'The strategy, for a progressive release.',
             oneOf: [
               {
                 $ref: '#/components/schemas/ReleaseStrategy',
@@ -2421,6 +2458,7 @@ export const spec = {
             ],
           },
           progress: {
+            description: 'Waves, steps and analysis of a progressive release.',
             oneOf: [
               {
                 $ref: '#/components/schemas/ReleaseProgress',

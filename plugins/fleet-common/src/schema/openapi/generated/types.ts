@@ -419,6 +419,7 @@ export interface components {
     Cluster: {
       name: string;
       endpoint: string;
+      /** Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`), null for everyone else, who also see a generic `statusReason` instead of file and system error details. */
       kubeconfigRef: string | null;
       context?: string | null;
       source: components['schemas']['ClusterSource'];
@@ -564,10 +565,15 @@ export interface components {
       };
       ignoreDifferences?: string[];
       selfHeal?: boolean;
+      /** Roll a revision that fails soon after its apply back to the last DEPLOYED one (default true); a rollback is never rolled back in turn. */
       autoRollback?: boolean;
+      /** The namespace the application's objects go to (default: the configured one). System namespaces are refused; it cannot change while the application has deployments. */
       namespace?: components['schemas']['Dns1123Label'];
+      /** Kubernetes scheduling constraints, applied to the pods as given: e.g. node affinity that keeps the workload off hosts that cannot be power-cycled (`NotIn` a list of hostnames). */
       affinity?: components['schemas']['Affinity'];
+      /** Taints the pods tolerate, as Kubernetes tolerations. */
       tolerations?: components['schemas']['Toleration'][];
+      /** Exposes the Service through an Ingress controller (the Service stays ClusterIP). */
       ingress?: components['schemas']['Ingress'];
     };
     /** An application's spec as a request gives it (no hidden environment values). */
@@ -595,7 +601,9 @@ export interface components {
     ApplicationPlacement: {
       clusters?: string[];
       clusterSelector?: components['schemas']['ClusterSelector'];
+      /** Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects; otherwise it is kept with `placed: false` and never healed again. */
       prune?: boolean;
+      /** Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults. */
       overrides?: {
         clusters?: string[];
         clusterSelector?: components['schemas']['ClusterSelector'];
@@ -626,9 +634,11 @@ export interface components {
       origin?: components['schemas']['ApplicationOrigin'] | null;
       spec: components['schemas']['ApplicationSpec'];
       placement: components['schemas']['ApplicationPlacement'];
+      /** True from `DELETE /applications/:id` until its last deployment is undeployed. */
       removing: boolean;
       /** Bumped on every change of spec or placement; the ETag is this number in quotes. */
       version: number;
+      /** Clusters the placement selects (by selector, or by the component's annotations) that the reconcile did not deploy to, because the user whose decision it acts on (the last to register, change or deploy the application) may not deploy there (`fleet.cluster.deploy`). Empty when none. */
       placementRefused?: components['schemas']['PlacementRefusal'][];
       createdAt: string;
       updatedAt: string;
@@ -662,9 +672,11 @@ export interface components {
       statusReason?: string | null;
       message?: string | null;
       syncStatus: components['schemas']['SyncStatus'];
+      /** With OUT_OF_SYNC: what differs. */
       syncDifferences?: components['schemas']['SyncDifference'][];
       image?: string | null;
       revision: number;
+      /** False once the application's placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed". */
       placed: boolean;
       lastAppliedAt?: string | null;
       lastSyncedAt?: string | null;
@@ -688,19 +700,24 @@ export interface components {
       deploymentId: string;
       applicationId: string;
       cluster: string;
+      /** 1, 2, … per deployment. */
       revision: number;
       image: string;
+      /** Unset: the default replica count. */
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
       resources?: {
         requests?: components['schemas']['ResourceList'];
         limits?: components['schemas']['ResourceList'];
       } | null;
+      /** Unset: the configured default namespace. */
       namespace?: string | null;
+      /** The container port; unset only on revisions recorded before ports were. */
       port?: number | null;
       cause: components['schemas']['RevisionCause'];
       createdBy: string;
       createdAt: string;
+      /** `DEPLOYED` or `FAILED` once the rollout ended; unset while it runs. */
       outcome?: ('DEPLOYED' | 'FAILED') | null;
       outcomeReason?: string | null;
       outcomeAt?: string | null;
@@ -808,6 +825,7 @@ export interface components {
           clusters: number;
         }[];
       };
+      /** e.g. "3 of 4 SYNCED; 1.4.2 on 3 clusters, 1.4.1 on 1". */
       summary: string;
     };
     /** A duration, e.g. 30s, 5m, or a number of seconds. */
@@ -863,7 +881,11 @@ export interface components {
     ReleaseTarget: {
       cluster: string;
       deploymentId: string;
+      /** The revision the release made on this cluster. */
       revision: number;
+      /**
+       * The deployment's status while it is on that revision; `SUPERSEDED` once it moved on.
+       */
       status:
         | 'PENDING'
         | 'PROGRESSING'
@@ -947,6 +969,9 @@ export interface components {
       image?: string | null;
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
+      /**
+       * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.
+       */
       status:
         | 'PROGRESSING'
         | 'COMPLETED'
@@ -959,7 +984,9 @@ export interface components {
         cluster: string;
         reason: string;
       }[];
+      /** The strategy, for a progressive release. */
       strategy?: components['schemas']['ReleaseStrategy'] | null;
+      /** Waves, steps and analysis of a progressive release. */
       progress?: components['schemas']['ReleaseProgress'] | null;
     };
     ReleaseList: {

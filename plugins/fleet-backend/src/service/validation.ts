@@ -1,18 +1,9 @@
 import { InputError, NotFoundError } from '@backstage/errors';
-import {
-  CLUSTER_STATUSES,
-  type FleetApiComponents,
-} from '@cnp/plugin-fleet-common';
+import type { FleetApiComponents } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { strategySchema } from '../progressive/strategy';
-import { pageQueryShape } from './paging';
-import {
-  checkBody,
-  checkQuery,
-  isPathParameter,
-  isSchema,
-} from './specValidation';
+import { checkBody, isPathParameter, isSchema } from './specValidation';
 
 /*
  * Request validation. The OpenAPI spec (src/schema/openapi.yaml) is the contract: every field's
@@ -174,7 +165,7 @@ export function parsePathNameOr404(
 }
 
 /** Trimmed before it is used: a schema checks a value, it does not change it. */
-const entityRef = z.string().trim().min(1).max(255);
+export const entityRef = z.string().trim().min(1).max(255);
 
 /**
  * Kubernetes' rules between a selector requirement's operator and its values (In and NotIn need
@@ -455,49 +446,6 @@ export function parseRollback(body: unknown): Schemas['RollbackRequest'] {
   checkBody('post', '/deployments/{id}/rollback', body, 'rollback');
   return body as Schemas['RollbackRequest'];
 }
-
-/**
- * The paged lists' queries: the spec's parameters, then `limit` as a number (a query parameter
- * is text; the spec says its digits, the range is checked as a number).
- */
-export function parseListQuery(
-  path: '/clusters' | '/applications' | '/deployments',
-  query: unknown,
-) {
-  checkQuery('get', path, query);
-  return parseOrThrow(listQuerySchema, query, 'query');
-}
-
-const listQuerySchema = z.object({
-  status: z.enum(CLUSTER_STATUSES).optional(),
-  entityRef: entityRef.optional(),
-  cluster: z.string().optional(),
-  ...pageQueryShape(),
-});
-
-/** The query of the lists of one deployment or application (revisions, releases). */
-export function parsePageQuery(
-  path: '/deployments/{id}/revisions' | '/applications/{id}/releases',
-  query: unknown,
-) {
-  checkQuery('get', path, query);
-  return parseOrThrow(z.object(pageQueryShape()), query, 'query');
-}
-
-/** `DELETE /deployments/:id`'s query: the spec's; `force` as a boolean. */
-export function parseUndeployQuery(query: unknown): { force?: boolean } {
-  checkQuery('delete', '/deployments/{id}', query);
-  const { force } = query as { force?: 'true' | 'false' };
-  return { force: force === undefined ? undefined : force === 'true' };
-}
-
-/**
- * `GET /events`'s `limit`: any text Number() reads as an integer from 1 to 500, as it always
- * was (`50`, ` 50`, `5e1`): a coercion, which a schema of a text parameter cannot say.
- */
-export const eventListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(500).optional(),
-});
 
 /**
  * The component a write is about, read before anything else of the body: the caller's

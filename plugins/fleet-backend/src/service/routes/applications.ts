@@ -11,10 +11,10 @@ import { applicationETag, ifMatchVersions } from '../etags';
 import { sendJson } from '../sendJson';
 import {
   parseCreateApplication,
-  parseListQuery,
   parsePatchApplication,
   parsePathNameOr404,
 } from '../validation';
+import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** The applications: list, registration, reads, updates, their fleet status and removal. */

@@ -7,11 +7,8 @@ import {
 import { ADMIN_VIEW, toApiCluster, toApiEvent } from '../apiShapes';
 import { actorOf } from '../requirePermission';
 import { sendJson } from '../sendJson';
-import {
-  parseCreateCluster,
-  parseListQuery,
-  parsePatchCluster,
-} from '../validation';
+import { parseCreateCluster, parsePatchCluster } from '../validation';
+import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;

@@ -14,12 +14,14 @@ import { hideRevisionEnv } from '../envVisibility';
 import { sendJson } from '../sendJson';
 import {
   parseCreateDeployment,
-  parseListQuery,
-  parsePageQuery,
   parsePathNameOr404,
   parseRollback,
-  parseUndeployQuery,
 } from '../validation';
+import {
+  parseListQuery,
+  parsePageQuery,
+  parseUndeployQuery,
+} from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** The deployments: list, deploy by hand, read, undeploy, revisions, rollback and events. */

@@ -3,11 +3,8 @@ import { checkAnalysisAddresses } from '../../progressive/prometheusAddress';
 import { actorOf } from '../requirePermission';
 import { releaseForCaller, RESTRICTED_RELEASE_VIEW } from '../envVisibility';
 import { sendJson } from '../sendJson';
-import {
-  parsePageQuery,
-  parsePathNameOr404,
-  parseRelease,
-} from '../validation';
+import { parsePathNameOr404, parseRelease } from '../validation';
+import { parsePageQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** Fleet releases: start one for an application, list and read them, steer one. */

@@ -1,10 +1,10 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import type {
-  EnvMap,
+  EnvMapInput,
   Application,
   ApplicationOrigin,
   ApplicationPlacement,
-  ApplicationSpec,
+  ApplicationSpecInput,
   Cluster,
   ClusterStatus,
   Deployment,
@@ -25,7 +25,7 @@ export interface FleetApiRequestOptions {
 export interface FleetRegisterApplicationRequest {
   entityRef: string;
   origin?: ApplicationOrigin;
-  spec: ApplicationSpec;
+  spec: ApplicationSpecInput;
   placement?: ApplicationPlacement;
 }
 
@@ -41,7 +41,7 @@ export interface FleetDeployRequest {
 export interface FleetReleaseRequest {
   image?: string;
   replicas?: number;
-  env?: EnvMap;
+  env?: EnvMapInput;
   /** Only these clusters; default: every cluster the application is placed on. */
   clusters?: string[];
   /**

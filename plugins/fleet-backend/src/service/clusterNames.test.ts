@@ -110,7 +110,7 @@ describe.each(databases.eachSupportedId())(
           /^Invalid query: name: at most 100 names/,
         ],
         ['name=Not_A_Label', /^Invalid query: name\.0: must be a DNS-1123/],
-        ['name=', /^Invalid query: name\.0: must not be empty/],
+        ['name=', /^Invalid query: name\.0: must be a DNS-1123/],
         ['name[x]=m-01', /^Invalid query: name: give each cluster as its own/],
         ['name[]=m-01', /^Invalid query: name: give each cluster as its own/],
       ];

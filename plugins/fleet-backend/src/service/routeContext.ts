@@ -24,7 +24,6 @@ import {
 } from './requirePermission';
 import type { RouterOptions } from './routerOptions';
 import {
-  clusterNameSchema,
   parseOrThrow,
   parsePathNameOr404,
   writeTargetSchema,
@@ -155,7 +154,7 @@ export function createRouteContext(options: RouterOptions): RouteContext {
       }
     },
     async getClusterOr404(rawName) {
-      const name = parsePathNameOr404(clusterNameSchema, rawName, 'Cluster');
+      const name = parsePathNameOr404('clusterName', rawName, 'Cluster');
       const cluster = await stores.clusters.getCluster(name);
       if (!cluster) throw new NotFoundError(`Cluster '${name}' not found`);
       return cluster;

@@ -25,8 +25,11 @@ export async function createRouter(
   const ctx = createRouteContext(options);
   // Typed by the OpenAPI spec (src/schema/openapi.yaml): a route, parameter or answer the spec
   // does not describe fails to compile, and the spec is served at /openapi.json. Requests are
-  // checked by the zod schemas of ./validation, whose messages say what is wrong in a caller's
-  // words; the spec states the same shapes for clients.
+  // validated by the spec too, but not by this router's validator middleware: it would run in
+  // front of the routes, before authentication and the permission check (a caller who may not
+  // write must get 403, not a 400 describing the schema), and its error handler turns every
+  // error, a 401 or 413 included, into a 400. Each route instead checks its query and body with
+  // the spec's schemas compiled by ./specValidation, after its permission check (./validation).
   const router = await createOpenApiRouter({
     // No body parser in front: bodies are parsed below, for authenticated callers only.
     middleware: [(_req, _res, next) => next()],
@@ -35,7 +38,7 @@ export async function createRouter(
       validateRequests: false,
       validateResponses: false,
       validateSecurity: false,
-      // With nothing validated, the validator's route lookup is work for nothing: it compiles
+      // With nothing validated here, the validator's route lookup is work for nothing: it compiles
       // every spec path's pattern until one matches, on every request (measured: ~0.1 ms of
       // the entity card's ~1.3 ms in the backend).
       ignorePaths: () => true,

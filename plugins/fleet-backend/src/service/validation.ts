@@ -1,38 +1,19 @@
 import { InputError, NotFoundError } from '@backstage/errors';
-import { CLUSTER_STATUSES } from '@cnp/plugin-fleet-common';
+import type { FleetApiComponents } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
-import { IMAGE_REFERENCE } from '../kubernetes/imageReference';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { strategySchema } from '../progressive/strategy';
-import { pageQueryShape } from './paging';
+import { checkBody, isPathParameter, isSchema } from './specValidation';
 
-const dns1123Label = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(63, 'must be at most 63 characters')
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-    "must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit",
-  );
+/*
+ * Request validation. The OpenAPI spec (src/schema/openapi.yaml) is the contract: every field's
+ * type, format, pattern, bounds, enum, whether it is required and that no other field is given
+ * are its, checked by ./specValidation. What is left here is what JSON Schema cannot say, each
+ * with why: rules between fields, parsing (a URL, a selector's text form), trimming (a schema
+ * checks a value, it does not change it), and lookups.
+ */
 
-const labelKey = z
-  .string()
-  .max(253)
-  .regex(
-    /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
-    'label keys look like env or example.com/tier',
-  );
-const labelValue = z
-  .string()
-  .max(63)
-  .regex(
-    /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/,
-    'label values are at most 63 letters, digits, -, _ or .',
-  );
-
-export const labelsSchema = z
-  .record(labelKey, labelValue)
-  .refine(labels => Object.keys(labels).length <= 64, 'at most 64 labels');
+type Schemas = FleetApiComponents['schemas'];
 
 // eslint-disable-next-line no-control-regex
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
@@ -49,7 +30,6 @@ const visibleText = (value: string) => !INVISIBLE_CHARACTERS.test(value);
 
 const endpoint = z
   .string()
-  .max(2048)
   // new URL() percent-encodes a NUL in a path, but the raw text is what would be stored.
   .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
   .refine(visibleText, NO_INVISIBLE_MESSAGE)
@@ -102,14 +82,15 @@ const singleLine = (max: number) =>
       'must be one line without control characters',
     );
 
+/**
+ * What the spec cannot check of a manual cluster's registration. `endpoint`: whether it is an
+ * http(s) URL with a host, no credentials and no markup takes new URL(), not a pattern.
+ * `kubeconfigRef` and `context` are trimmed before they are checked and stored (a schema does not
+ * change a value), and the kubeconfig contents check is a case-insensitive search.
+ */
 export const createClusterSchema = z
   .object({
-    name: dns1123Label,
     endpoint,
-    /**
-     * A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret
-     * name) that Fleet stores and never opens. Never the kubeconfig itself.
-     */
     kubeconfigRef: singleLine(1024)
       .refine(visibleText, NO_INVISIBLE_MESSAGE)
       .refine(
@@ -122,27 +103,28 @@ export const createClusterSchema = z
     context: singleLine(253)
       .refine(visibleText, NO_INVISIBLE_MESSAGE)
       .optional(),
-    labels: labelsSchema.optional(),
   })
-  .strict();
+  .passthrough();
 
-export const patchClusterSchema = z
-  .object({
-    labels: labelsSchema.optional(),
-    failureThreshold: z.number().int().min(1).max(100).nullable().optional(),
-  })
-  .strict()
-  .refine(
-    body => body.labels !== undefined || body.failureThreshold !== undefined,
-    'give labels and/or failureThreshold',
-  );
+export type CreateClusterBody = Schemas['CreateClusterRequest'];
 
-export const clusterListQuerySchema = z.object({
-  status: z.enum(CLUSTER_STATUSES).optional(),
-  ...pageQueryShape(),
-});
+/** `POST /clusters`'s body: the spec's CreateClusterRequest, then {@link createClusterSchema}. */
+export function parseCreateCluster(body: unknown): CreateClusterBody {
+  checkBody('post', '/clusters', body, 'cluster');
+  return parseOrThrow(
+    createClusterSchema,
+    body,
+    'cluster',
+  ) as CreateClusterBody;
+}
 
-export const clusterNameSchema = dns1123Label;
+/** `PATCH /clusters/:name`'s body: all the spec's. */
+export function parsePatchCluster(
+  body: unknown,
+): Schemas['PatchClusterRequest'] {
+  checkBody('patch', '/clusters/{name}', body, 'cluster update');
+  return body as Schemas['PatchClusterRequest'];
+}
 
 /** Parses `value` or throws an InputError (400) that says what is wrong. */
 export function parseOrThrow<T>(
@@ -166,218 +148,122 @@ export function parseOrThrow<T>(
 }
 
 /**
- * A path parameter naming a resource (`/clusters/:name`, `/deployments/:id/…`): one that cannot
- * name anything (not a DNS-1123 label, not an id the API hands out) is answered 404, like one
- * that names nothing.
+ * A path parameter naming a resource (`/clusters/:name`, `/deployments/:id/…`): one the spec's
+ * parameter schema refuses (not a DNS-1123 label, not an id the API hands out) cannot name
+ * anything, and is answered 404, like one that names nothing.
  */
-export function parsePathNameOr404<T>(
-  schema: z.ZodType<T>,
+export function parsePathNameOr404(
+  parameter: 'clusterName' | 'applicationId' | 'deploymentId' | 'releaseId',
   value: string,
   what: string,
-): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
+): string {
+  if (!isPathParameter(parameter, value)) {
     const shown = value.length > 100 ? `${value.slice(0, 100)}…` : value;
     throw new NotFoundError(`${what} '${shown}' not found`);
   }
-  return parsed.data;
+  return value;
 }
 
-const entityRef = z.string().trim().min(1).max(255);
+/** Trimmed before it is used: a schema checks a value, it does not change it. */
+export const entityRef = z.string().trim().min(1).max(255);
 
-const envName = z
-  .string()
-  .regex(
-    /^[A-Za-z_][A-Za-z0-9_]*$/,
-    'environment variable names look like LOG_LEVEL',
-  )
-  .max(128);
-/** A key of a Secret or ConfigMap on the target cluster: never its value. */
-const keyRef = z
-  .object({
-    name: z
-      .string()
-      .max(253)
-      .regex(
-        /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
-        'must be a Secret or ConfigMap name (DNS-1123 subdomain)',
-      ),
-    key: z
-      .string()
-      .max(253)
-      .regex(/^[-._a-zA-Z0-9]+$/, "keys are letters, digits, '-', '_' or '.'"),
-    optional: z.boolean().optional(),
-  })
-  .strict();
+/**
+ * Kubernetes' rules between a selector requirement's operator and its values (In and NotIn need
+ * values, Exists and DoesNotExist take none, Gt and Lt one integer): rules between fields.
+ */
+const selectorRequirement = z
+  .object({ operator: z.string(), values: z.array(z.string()).optional() })
+  .passthrough()
+  .superRefine((r, ctx) => {
+    const count = r.values?.length ?? 0;
+    if ((r.operator === 'In' || r.operator === 'NotIn') && count === 0)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['values'],
+        message: `${r.operator} needs at least one value`,
+      });
+    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && count)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['values'],
+        message: `${r.operator} takes no values`,
+      });
+    if (
+      (r.operator === 'Gt' || r.operator === 'Lt') &&
+      (count !== 1 || !/^-?\d+$/.test(r.values![0]))
+    )
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['values'],
+        message: `${r.operator} needs exactly one integer value`,
+      });
+  });
 
-/** An environment value: text, or a reference to a Secret's or ConfigMap's key on the cluster. */
-const envValue = z.union([
-  z.string().max(4096),
-  z
-    .object({
-      valueFrom: z.union([
-        z.object({ secretKeyRef: keyRef }).strict(),
-        z.object({ configMapKeyRef: keyRef }).strict(),
-      ]),
-    })
-    .strict(),
-]);
-
-const quantity = z
-  .string()
-  .regex(
-    /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/,
-    'a Kubernetes quantity such as 250m or 512Mi',
-  );
-
-const dns1123Subdomain = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(253, 'must be at most 253 characters')
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    "must be a DNS-1123 subdomain such as web.example.com: lower case letters, digits, '-' and '.'",
-  );
-
-/** A node or pod selector requirement, with Kubernetes' rules on operators and values. */
-const selectorRequirement = (operators: readonly [string, ...string[]]) =>
-  z
-    .object({
-      key: labelKey,
-      operator: z.enum(operators as [string, ...string[]]),
-      values: z.array(labelValue).max(64).optional(),
-    })
-    .strict()
-    .superRefine((r, ctx) => {
-      const count = r.values?.length ?? 0;
-      if ((r.operator === 'In' || r.operator === 'NotIn') && count === 0)
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          path: ['values'],
-          message: `${r.operator} needs at least one value`,
-        });
-      if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && count)
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          path: ['values'],
-          message: `${r.operator} takes no values`,
-        });
-      if (
-        (r.operator === 'Gt' || r.operator === 'Lt') &&
-        (count !== 1 || !/^-?\d+$/.test(r.values![0]))
-      )
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          path: ['values'],
-          message: `${r.operator} needs exactly one integer value`,
-        });
-    });
-
-const NODE_OPERATORS = [
-  'In',
-  'NotIn',
-  'Exists',
-  'DoesNotExist',
-  'Gt',
-  'Lt',
-] as const;
-const POD_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
-
+/** A node selector term needs matchExpressions or matchFields: a rule between fields. */
 const nodeSelectorTerm = z
   .object({
-    matchExpressions: z
-      .array(selectorRequirement(NODE_OPERATORS))
-      .max(32)
-      .optional(),
-    matchFields: z
-      .array(
-        selectorRequirement(['In', 'NotIn']).refine(
-          r => r.key === 'metadata.name',
-          {
-            message:
-              "the only field a node can be matched by is 'metadata.name'",
-            path: ['key'],
-          },
-        ),
-      )
-      .max(8)
-      .optional(),
+    matchExpressions: z.array(selectorRequirement).optional(),
+    matchFields: z.array(selectorRequirement).optional(),
   })
-  .strict()
+  .passthrough()
   .refine(
     t => (t.matchExpressions?.length ?? 0) + (t.matchFields?.length ?? 0) > 0,
     'a node selector term needs matchExpressions or matchFields',
   );
 
-const weight = z
-  .number()
-  .int()
-  .min(1, 'must be 1 to 100')
-  .max(100, 'must be 1 to 100');
-
 const podAffinityTerm = z
   .object({
     labelSelector: z
-      .object({
-        matchLabels: labelsSchema.optional(),
-        matchExpressions: z
-          .array(selectorRequirement(POD_OPERATORS))
-          .max(32)
-          .optional(),
-      })
-      .strict()
+      .object({ matchExpressions: z.array(selectorRequirement).optional() })
+      .passthrough()
       .optional(),
-    namespaces: z.array(dns1123Label).max(64).optional(),
-    topologyKey: labelKey,
   })
-  .strict();
+  .passthrough();
 
 const podAffinity = z
   .object({
     requiredDuringSchedulingIgnoredDuringExecution: z
       .array(podAffinityTerm)
-      .max(16)
       .optional(),
     preferredDuringSchedulingIgnoredDuringExecution: z
-      .array(z.object({ weight, podAffinityTerm }).strict())
-      .max(16)
+      .array(z.object({ podAffinityTerm }).passthrough())
       .optional(),
   })
-  .strict();
+  .passthrough();
 
-/** Kubernetes `affinity`, checked field by field: a mistake is a 400 naming the field. */
-export const affinitySchema = z
+/** Kubernetes `affinity`: its selector requirements' operator and values rules. */
+export const affinitySchema: z.ZodTypeAny = z
   .object({
     nodeAffinity: z
       .object({
         requiredDuringSchedulingIgnoredDuringExecution: z
-          .object({
-            nodeSelectorTerms: z.array(nodeSelectorTerm).min(1).max(16),
-          })
-          .strict()
+          .object({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
+          .passthrough()
           .optional(),
         preferredDuringSchedulingIgnoredDuringExecution: z
-          .array(z.object({ weight, preference: nodeSelectorTerm }).strict())
-          .max(16)
+          .array(z.object({ preference: nodeSelectorTerm }).passthrough())
           .optional(),
       })
-      .strict()
+      .passthrough()
       .optional(),
     podAffinity: podAffinity.optional(),
     podAntiAffinity: podAffinity.optional(),
   })
-  .strict();
+  .passthrough();
 
-/** A Kubernetes toleration, with the API server's rules on operator, value and effect. */
+/**
+ * A Kubernetes toleration, with the API server's rules between operator, key, value and effect:
+ * rules between fields.
+ */
 export const tolerationSchema = z
   .object({
-    key: labelKey.optional(),
-    operator: z.enum(['Equal', 'Exists']).optional(),
-    value: labelValue.optional(),
-    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
-    tolerationSeconds: z.number().int().min(0).max(31_536_000).optional(),
+    key: z.string().optional(),
+    operator: z.string().optional(),
+    value: z.string().optional(),
+    effect: z.string().optional(),
+    tolerationSeconds: z.number().optional(),
   })
-  .strict()
+  .passthrough()
   .superRefine((t, ctx) => {
     if (!t.key && t.operator !== 'Exists')
       ctx.addIssue({
@@ -399,212 +285,167 @@ export const tolerationSchema = z
       });
   });
 
-/** An Ingress in front of the application's Service. */
-export const ingressSchema = z
+/** What the spec cannot check of an application's spec: the scheduling fields' rules. */
+const applicationSpecRules = z
   .object({
-    host: z
-      .string()
-      .max(253)
-      .refine(
-        host =>
-          /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(
-            host,
-          ),
-        'must be a host name such as web.example.com (a leading *. is allowed)',
-      ),
-    className: dns1123Subdomain.optional(),
-    path: z
-      .string()
-      .max(1024)
-      .regex(/^\/[^\s{};]*$/, "must be an absolute path such as '/' or '/api'")
-      .optional(),
-    tls: z
-      .union([z.boolean(), z.object({ secretName: dns1123Subdomain }).strict()])
-      .optional(),
-  })
-  .strict();
-
-export const applicationSpecSchema = z
-  .object({
-    image: z
-      .string()
-      .min(1)
-      .max(IMAGE_REFERENCE.maxLength)
-      .regex(IMAGE_REFERENCE.pattern, IMAGE_REFERENCE.hint)
-      .optional(),
-    replicas: z.number().int().min(0).max(1000).optional(),
-    port: z.number().int().min(1).max(65535).optional(),
-    env: z
-      .record(envName, envValue)
-      .refine(
-        env => Object.keys(env).length <= 100,
-        'at most 100 environment variables',
-      )
-      .optional(),
-    resources: z
-      .object({
-        requests: z
-          .object({ cpu: quantity.optional(), memory: quantity.optional() })
-          .strict()
-          .optional(),
-        limits: z
-          .object({ cpu: quantity.optional(), memory: quantity.optional() })
-          .strict()
-          .optional(),
-      })
-      .strict()
-      .optional(),
-    ignoreDifferences: z.array(z.string().max(256)).max(50).optional(),
-    selfHeal: z.boolean().optional(),
-    autoRollback: z.boolean().optional(),
-    namespace: dns1123Label.optional(),
     affinity: affinitySchema.optional(),
-    tolerations: z.array(tolerationSchema).max(32).optional(),
-    ingress: ingressSchema.optional(),
+    tolerations: z.array(tolerationSchema).optional(),
   })
-  .strict();
+  .passthrough();
 
-const structuredSelectorSchema = z
-  .object({
-    matchLabels: labelsSchema.optional(),
-    matchExpressions: z
-      .array(
-        z
-          .object({
-            key: labelKey,
-            operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-            values: z.array(labelValue).max(64).optional(),
-          })
-          .strict()
-          .refine(
-            e =>
-              e.operator === 'In' || e.operator === 'NotIn'
-                ? (e.values?.length ?? 0) > 0
-                : e.values === undefined || e.values.length === 0,
-            'In and NotIn need values; Exists and DoesNotExist take none',
-          ),
-      )
-      .max(32)
-      .optional(),
-  })
-  .strict();
+const labelSelectorExpression = z
+  .object({ operator: z.string(), values: z.array(z.string()).optional() })
+  .passthrough()
+  .refine(
+    e =>
+      e.operator === 'In' || e.operator === 'NotIn'
+        ? (e.values?.length ?? 0) > 0
+        : e.values === undefined || e.values.length === 0,
+    'In and NotIn need values; Exists and DoesNotExist take none',
+  );
+
+const CLUSTER_SELECTOR_HINT =
+  "must be a label map or a selector such as 'env=prod,tier=web', 'env in (prod,staging)', 'env!=dev' or '!canary'";
 
 /**
- * A label map (`{ env: 'prod' }`), set-based requirements (`{ matchLabels, matchExpressions }`),
- * or their text form (`env=prod,tier=web`, `env in (prod,staging)`, `env!=dev`, `!canary`).
+ * A cluster selector: its expressions' operator and values rule (between fields), and its text
+ * form (`env=prod,tier=web`, `env in (prod,staging)`, `env!=dev`, `!canary`), parsed here into
+ * the structured form, which the spec's ClusterSelector then checks.
  */
-const clusterSelectorSchema = z
-  .union([structuredSelectorSchema, labelsSchema, z.string().max(1024)])
-  .transform((value, ctx) => {
-    if (typeof value !== 'string') return value;
-    const parsed = z
-      .union([structuredSelectorSchema, labelsSchema])
-      .safeParse(parseLabelSelector(value));
-    if (!parsed.success) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message:
-          "must be a label map or a selector such as 'env=prod,tier=web', 'env in (prod,staging)', 'env!=dev' or '!canary'",
-      });
-      return z.NEVER;
-    }
-    return parsed.data;
-  });
+const clusterSelectorSchema = z.unknown().transform((value, ctx) => {
+  const structured =
+    typeof value === 'string' ? parseLabelSelector(value) : value;
+  if (typeof value === 'string' && !isSchema('ClusterSelector', structured)) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: CLUSTER_SELECTOR_HINT,
+    });
+    return z.NEVER;
+  }
+  const expressions = (structured as { matchExpressions?: unknown })
+    ?.matchExpressions;
+  if (Array.isArray(expressions)) {
+    expressions.forEach((expression, index) => {
+      const parsed = labelSelectorExpression.safeParse(expression);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ ...issue, path: ['matchExpressions', index] });
+      }
+    });
+  }
+  return structured as Schemas['ClusterSelector'];
+});
 
+/** What the spec cannot check of a placement: its cluster selectors. */
 export const placementSchema = z
   .object({
-    clusters: z.array(dns1123Label).max(500).optional(),
     clusterSelector: clusterSelectorSchema.optional(),
-    prune: z.boolean().optional(),
     overrides: z
       .array(
         z
           .object({
-            clusters: z.array(dns1123Label).max(500).optional(),
             clusterSelector: clusterSelectorSchema.optional(),
-            replicas: applicationSpecSchema.shape.replicas,
-            env: applicationSpecSchema.shape.env,
+            // The spec types an override's env as the answers' EnvMap, whose values may be null
+            // (hidden), because the clients' placement requests share that type; a request's
+            // value is never null (see the spec's note on it).
+            env: z
+              .record(
+                z
+                  .unknown()
+                  .refine(
+                    value => value !== null,
+                    "must be text (at most 4096 characters) or a valueFrom reference to a Secret's or ConfigMap's key",
+                  ),
+              )
+              .optional(),
           })
-          .strict(),
+          .passthrough(),
       )
-      .max(50)
       .optional(),
   })
-  .strict();
+  .passthrough();
 
-export const createApplicationSchema = z
+/** A placement once checked: its selectors in their structured form. */
+export type PlacementBody = Omit<
+  Schemas['PlacementInput'],
+  'clusterSelector' | 'overrides'
+> & {
+  clusterSelector?: Schemas['ClusterSelector'];
+  overrides?: Array<
+    Omit<
+      NonNullable<Schemas['PlacementInput']['overrides']>[number],
+      'clusterSelector'
+    > & { clusterSelector?: Schemas['ClusterSelector'] }
+  >;
+};
+
+const applicationRules = z
   .object({
-    entityRef,
-    origin: z.enum(['scaffolded', 'imported']).optional(),
-    spec: applicationSpecSchema,
+    spec: applicationSpecRules.optional(),
     placement: placementSchema.optional(),
   })
-  .strict();
+  .passthrough();
 
-export const patchApplicationSchema = z
-  .object({
-    spec: applicationSpecSchema.optional(),
-    placement: placementSchema.optional(),
-  })
-  .strict()
-  .refine(
-    body => body.spec !== undefined || body.placement !== undefined,
-    'give spec and/or placement',
-  );
+export type CreateApplicationBody = Omit<
+  Schemas['CreateApplicationRequest'],
+  'placement'
+> & { placement?: PlacementBody };
 
-export const applicationListQuerySchema = z.object({
-  entityRef: entityRef.optional(),
-  ...pageQueryShape(),
-});
+/** `POST /applications`'s body: the spec's CreateApplicationRequest, then the rules above. */
+export function parseCreateApplication(body: unknown): CreateApplicationBody {
+  checkBody('post', '/applications', body, 'application');
+  return parseOrThrow(
+    applicationRules,
+    body,
+    'application',
+  ) as CreateApplicationBody;
+}
 
-export const deploymentListQuerySchema = z.object({
-  entityRef: entityRef.optional(),
-  cluster: dns1123Label.optional(),
-  ...pageQueryShape(),
-});
+export type PatchApplicationBody = Omit<
+  Schemas['PatchApplicationRequest'],
+  'placement'
+> & { placement?: PlacementBody };
 
-/** The query of the lists of one deployment or application (revisions, releases). */
-export const pageQuerySchema = z.object(pageQueryShape());
+/** `PATCH /applications/:id`'s body: the spec's PatchApplicationRequest, then the rules above. */
+export function parsePatchApplication(body: unknown): PatchApplicationBody {
+  checkBody('patch', '/applications/{id}', body, 'application update');
+  return parseOrThrow(
+    applicationRules,
+    body,
+    'application update',
+  ) as PatchApplicationBody;
+}
 
-export const createDeploymentSchema = z
-  .object({
-    entityRef,
-    cluster: dns1123Label,
-    image: applicationSpecSchema.shape.image,
-    replicas: applicationSpecSchema.shape.replicas,
-  })
-  .strict();
+/** `POST /deployments`'s body: all the spec's. */
+export function parseCreateDeployment(
+  body: unknown,
+): Schemas['CreateDeploymentRequest'] {
+  checkBody('post', '/deployments', body, 'deployment');
+  return body as Schemas['CreateDeploymentRequest'];
+}
 
-export const idSchema = z.string().uuid('must be an id returned by the API');
-
+/**
+ * What the spec cannot check of a release: its strategy's rules (weights that increase, steps
+ * that fit together, durations; see progressive/strategy).
+ */
 export const releaseSchema = z
-  .object({
-    image: applicationSpecSchema.shape.image,
-    replicas: applicationSpecSchema.shape.replicas,
-    env: applicationSpecSchema.shape.env,
-    clusters: z.array(dns1123Label).min(1).max(500).optional(),
-    strategy: strategySchema.optional(),
-  })
-  .strict();
+  .object({ strategy: strategySchema.optional() })
+  .passthrough();
 
-export const undeployQuerySchema = z
-  .object({
-    force: z
-      .enum(['true', 'false'])
-      .transform(value => value === 'true')
-      .optional(),
-  })
-  .strict();
+export type ReleaseBody = Omit<Schemas['CreateReleaseRequest'], 'strategy'> &
+  z.infer<typeof releaseSchema>;
 
-export const rollbackSchema = z
-  .object({
-    toRevision: z.number().int().min(1).max(1_000_000).optional(),
-  })
-  .strict();
+/** `POST /applications/:id/releases`'s body: the spec's CreateReleaseRequest, then the strategy. */
+export function parseRelease(body: unknown): ReleaseBody {
+  checkBody('post', '/applications/{id}/releases', body, 'release');
+  return parseOrThrow(releaseSchema, body, 'release') as ReleaseBody;
+}
 
-export const eventListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(500).optional(),
-});
+/** `POST /deployments/:id/rollback`'s body (none: `{}`): all the spec's. */
+export function parseRollback(body: unknown): Schemas['RollbackRequest'] {
+  checkBody('post', '/deployments/{id}/rollback', body, 'rollback');
+  return body as Schemas['RollbackRequest'];
+}
 
 /**
  * The component a write is about, read before anything else of the body: the caller's

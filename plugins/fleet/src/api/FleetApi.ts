@@ -1,6 +1,6 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import type {
-  EnvMap,
+  EnvMapInput,
   Application,
   ApplicationFleetStatus,
   Cluster,
@@ -29,7 +29,7 @@ export interface CreateDeploymentRequest {
 export interface CreateReleaseRequest {
   image?: string;
   replicas?: number;
-  env?: EnvMap;
+  env?: EnvMapInput;
   clusters?: string[];
   /**
    * Waves, canary steps, analysis and rollback of a progressive release; sent as is, the API

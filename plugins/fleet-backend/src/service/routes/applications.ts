@@ -10,13 +10,11 @@ import { applicationFleetStatus } from '../applicationStatus';
 import { applicationETag, ifMatchVersions } from '../etags';
 import { sendJson } from '../sendJson';
 import {
-  applicationListQuerySchema,
-  createApplicationSchema,
-  idSchema,
-  patchApplicationSchema,
-  parseOrThrow,
+  parseCreateApplication,
+  parsePatchApplication,
   parsePathNameOr404,
 } from '../validation';
+import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** The applications: list, registration, reads, updates, their fleet status and removal. */
@@ -37,7 +35,7 @@ function listApplications(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, deployableBy } = ctx;
   router.get('/applications', async (req, res) => {
-    const query = parseOrThrow(applicationListQuerySchema, req.query, 'query');
+    const query = parseListQuery('/applications', req.query);
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
@@ -83,11 +81,7 @@ function registerApplication(router: FleetRouter, ctx: RouteContext) {
           fleetDeploymentCreatePermission,
           entityRef,
         );
-        const body = parseOrThrow(
-          createApplicationSchema,
-          req.body,
-          'application',
-        );
+        const body = parseCreateApplication(req.body);
         await tenancy.application({
           entityRef,
           spec: body.spec,
@@ -117,7 +111,11 @@ function registerApplication(router: FleetRouter, ctx: RouteContext) {
 function getApplication(router: FleetRouter, ctx: RouteContext) {
   const { deployableBy, getApplicationOr404 } = ctx;
   router.get('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
     const application = await getApplicationOr404(id);
     const mayDeploy = await deployableBy(req, [application.entityRef]);
     res.set('ETag', applicationETag(application));
@@ -144,7 +142,11 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
   const { permissions, logger, deployments, tenancy } = ctx.options;
   const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
   router.patch('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
     const ifMatch = ifMatchVersions(req.get('If-Match'));
     const updated = await audited(
       req,
@@ -157,11 +159,7 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
           fleetDeploymentCreatePermission,
           application.entityRef,
         );
-        const body = parseOrThrow(
-          patchApplicationSchema,
-          req.body,
-          'application update',
-        );
+        const body = parsePatchApplication(req.body);
         await tenancy.application({
           entityRef: application.entityRef,
           applicationId: id,
@@ -205,7 +203,11 @@ function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { getApplicationOr404 } = ctx;
   router.get('/applications/:id/status', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
     const application = await getApplicationOr404(id);
     const current = await stores.deployments.listDeployments({
       applicationId: id,
@@ -219,7 +221,11 @@ function removeApplication(router: FleetRouter, ctx: RouteContext) {
   const { deployments } = ctx.options;
   const { authorize, audited, getApplicationOr404 } = ctx;
   router.delete('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
     const existing = await getApplicationOr404(id);
     const application = await audited(
       req,

@@ -1,6 +1,5 @@
 import { NotFoundError, ConflictError, InputError } from '@backstage/errors';
 import {
-  FLEET_CLUSTER_NAMES_MAX,
   fleetClusterCreatePermission,
   fleetClusterDeletePermission,
   fleetClusterUpdatePermission,
@@ -8,14 +7,8 @@ import {
 import { ADMIN_VIEW, toApiCluster, toApiEvent } from '../apiShapes';
 import { actorOf } from '../requirePermission';
 import { sendJson } from '../sendJson';
-import { z } from 'zod';
-import {
-  clusterListQuerySchema,
-  clusterNameSchema,
-  createClusterSchema,
-  parseOrThrow,
-  patchClusterSchema,
-} from '../validation';
+import { parseCreateCluster, parsePatchCluster } from '../validation';
+import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 const DEFAULT_MAX_MANUAL_CLUSTERS = 1000;
@@ -32,15 +25,6 @@ export function registerClusterRoutes(
   deleteCluster(router, ctx);
   listClusterEvents(router, ctx);
 }
-
-const clusterNamesSchema = z.object({
-  name: z
-    .array(clusterNameSchema)
-    .max(
-      FLEET_CLUSTER_NAMES_MAX,
-      `at most ${FLEET_CLUSTER_NAMES_MAX} names; ask for more in several requests`,
-    ),
-});
 
 /**
  * The clusters `?name=a&name=b` asks for, or undefined without `name`. Read from the URL itself:
@@ -61,20 +45,21 @@ function clusterNamesOf(req: {
       'Invalid query: name: give each cluster as its own name=<cluster> parameter',
     );
   }
-  return parseOrThrow(clusterNamesSchema, { name: names }, 'query').name;
+  // Each name, and how many, are the spec's to check (the `name` query parameter).
+  return names;
 }
 
 /**
  * `GET /clusters`: paged, kubeconfigRefs shown to cluster admins only; `?name=` (repeated, at
- * most {@link FLEET_CLUSTER_NAMES_MAX}) keeps only the clusters of those names, so that a card
+ * most 100, `FLEET_CLUSTER_NAMES_MAX`) keeps only the clusters of those names, so that a card
  * reads the clusters it shows rather than the fleet.
  */
 function listClusters(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, viewOf } = ctx;
   router.get('/clusters', async (req, res) => {
-    const query = parseOrThrow(clusterListQuerySchema, req.query, 'query');
     const names = clusterNamesOf(req);
+    const query = parseListQuery('/clusters', { ...req.query, name: names });
     const view = await viewOf(req);
     const page = pages.read('clusters', query);
     const clusters = await stores.clusters.listClusters({
@@ -109,7 +94,7 @@ function registerCluster(router: FleetRouter, ctx: RouteContext) {
         const credentials = await authorize(req, fleetClusterCreatePermission);
         // Validated after the permission check: a caller who may not register gets 403, not a
         // description of the schema.
-        const body = parseOrThrow(createClusterSchema, req.body, 'cluster');
+        const body = parseCreateCluster(req.body);
         const actor = actorOf(credentials);
         // One API server is one cluster: registering a known (server, CA) again is a 409
         // naming the cluster that holds it.
@@ -154,11 +139,7 @@ function updateCluster(router: FleetRouter, ctx: RouteContext) {
         const credentials = await authorize(req, fleetClusterUpdatePermission);
         // Validated after the permission check: a caller who may not update gets 403, not a
         // description of the schema.
-        const body = parseOrThrow(
-          patchClusterSchema,
-          req.body,
-          'cluster update',
-        );
+        const body = parsePatchCluster(req.body);
         const cluster = await getClusterOr404(req.params.name);
         const result = await stores.clusters.updateClusterSettings(
           cluster.name,

@@ -13,15 +13,15 @@ import { actorOf, placementGrantOf } from '../requirePermission';
 import { hideRevisionEnv } from '../envVisibility';
 import { sendJson } from '../sendJson';
 import {
-  createDeploymentSchema,
-  deploymentListQuerySchema,
-  pageQuerySchema,
-  idSchema,
-  parseOrThrow,
+  parseCreateDeployment,
   parsePathNameOr404,
-  rollbackSchema,
-  undeployQuerySchema,
+  parseRollback,
 } from '../validation';
+import {
+  parseListQuery,
+  parsePageQuery,
+  parseUndeployQuery,
+} from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** The deployments: list, deploy by hand, read, undeploy, revisions, rollback and events. */
@@ -43,7 +43,7 @@ function listDeployments(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, viewOf } = ctx;
   router.get('/deployments', async (req, res) => {
-    const query = parseOrThrow(deploymentListQuerySchema, req.query, 'query');
+    const query = parseListQuery('/deployments', req.query);
     const entityRef = query.entityRef
       ? normalizeEntityRef(query.entityRef)
       : undefined;
@@ -84,11 +84,7 @@ function createDeployment(router: FleetRouter, ctx: RouteContext) {
           fleetDeploymentCreatePermission,
           entityRef,
         );
-        const body = parseOrThrow(
-          createDeploymentSchema,
-          req.body,
-          'deployment',
-        );
+        const body = parseCreateDeployment(req.body);
         const application = await stores.applications.getApplicationByEntityRef(
           entityRef,
         );
@@ -118,7 +114,7 @@ function createDeployment(router: FleetRouter, ctx: RouteContext) {
 function getDeployment(router: FleetRouter, ctx: RouteContext) {
   const { viewOf, getDeploymentOr404 } = ctx;
   router.get('/deployments/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const deployment = await getDeploymentOr404(id);
     sendJson(req, res, toApiDeployment(deployment, await viewOf(req)));
   });
@@ -129,8 +125,8 @@ function undeploy(router: FleetRouter, ctx: RouteContext) {
   const { deployments } = ctx.options;
   const { authorize, audited, getDeploymentOr404 } = ctx;
   router.delete('/deployments/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const { force } = parseOrThrow(undeployQuerySchema, req.query, 'query');
+    const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
+    const { force } = parseUndeployQuery(req.query);
     const existing = await getDeploymentOr404(id);
     const deployment = await audited(
       req,
@@ -154,8 +150,8 @@ function listRevisions(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { pages, deployableBy, viewOf, getDeploymentOr404 } = ctx;
   router.get('/deployments/:id/revisions', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
-    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
+    const query = parsePageQuery('/deployments/{id}/revisions', req.query);
     const page = pages.read('revisions', query, id);
     const deployment = await getDeploymentOr404(id);
     const [view, mayDeploy] = await Promise.all([
@@ -187,7 +183,7 @@ function rollback(router: FleetRouter, ctx: RouteContext) {
   const { stores, deployments, tenancy } = ctx.options;
   const { authorize, checkClusters, audited, getDeploymentOr404 } = ctx;
   router.post('/deployments/:id/rollback', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const existing = await getDeploymentOr404(id);
     const deployment = await audited(
       req,
@@ -199,7 +195,7 @@ function rollback(router: FleetRouter, ctx: RouteContext) {
           fleetDeploymentCreatePermission,
           existing.entityRef,
         );
-        const body = parseOrThrow(rollbackSchema, req.body ?? {}, 'rollback');
+        const body = parseRollback(req.body ?? {});
         await tenancy.workload({
           entityRef: existing.entityRef,
           clusters: [existing.cluster],
@@ -220,7 +216,7 @@ function listDeploymentEvents(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { viewOf, getDeploymentOr404 } = ctx;
   router.get('/deployments/:id/events', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Deployment');
+    const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     await getDeploymentOr404(id);
     const view = await viewOf(req);
     sendJson(req, res, {

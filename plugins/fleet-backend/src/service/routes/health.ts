@@ -4,7 +4,8 @@ import {
 } from '@cnp/plugin-fleet-common';
 import { toApiEvent } from '../apiShapes';
 import { sendJson } from '../sendJson';
-import { eventListQuerySchema, parseOrThrow } from '../validation';
+import { parseOrThrow } from '../validation';
+import { eventListQuerySchema } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** The fleet as a whole: a manual health run, the summary and the recent events. */

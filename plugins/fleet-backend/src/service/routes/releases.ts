@@ -3,13 +3,8 @@ import { checkAnalysisAddresses } from '../../progressive/prometheusAddress';
 import { actorOf } from '../requirePermission';
 import { releaseForCaller, RESTRICTED_RELEASE_VIEW } from '../envVisibility';
 import { sendJson } from '../sendJson';
-import {
-  pageQuerySchema,
-  idSchema,
-  parseOrThrow,
-  parsePathNameOr404,
-  releaseSchema,
-} from '../validation';
+import { parsePathNameOr404, parseRelease } from '../validation';
+import { parsePageQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
 /** Fleet releases: start one for an application, list and read them, steer one. */
@@ -33,7 +28,11 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
   } = ctx.options;
   const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
   router.post('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
     const existing = await getApplicationOr404(id);
     const release = await audited(
       req,
@@ -45,7 +44,7 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
           fleetReleaseManagePermission,
           existing.entityRef,
         );
-        const body = parseOrThrow(releaseSchema, req.body, 'release');
+        const body = parseRelease(req.body);
         checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
         const targets =
           body.clusters ??
@@ -71,8 +70,12 @@ function listReleases(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
   const { pages, releaseViewerOf } = ctx;
   router.get('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Application');
-    const query = parseOrThrow(pageQuerySchema, req.query, 'query');
+    const id = parsePathNameOr404(
+      'applicationId',
+      req.params.id,
+      'Application',
+    );
+    const query = parsePageQuery('/applications/{id}/releases', req.query);
     const page = pages.read('releases', query, id);
     const items = await releases.listReleases(id, page);
     const viewer = await releaseViewerOf(
@@ -99,7 +102,7 @@ function getRelease(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
   const { releaseViewerOf } = ctx;
   router.get('/releases/:id', async (req, res) => {
-    const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
+    const id = parsePathNameOr404('releaseId', req.params.id, 'Release');
     const release = await releases.getRelease(id);
     const viewer = await releaseViewerOf(req, [release.entityRef]);
     sendJson(req, res, releaseForCaller(release, viewer));
@@ -112,7 +115,7 @@ function steerRelease(router: FleetRouter, ctx: RouteContext) {
   const { authorize, audited } = ctx;
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
     router.post(`/releases/:id/${action}`, async (req, res) => {
-      const id = parsePathNameOr404(idSchema, req.params.id, 'Release');
+      const id = parsePathNameOr404('releaseId', req.params.id, 'Release');
       const existing = await releases.getRelease(id);
       const release = await audited(
         req,

@@ -61,36 +61,40 @@ export const spec = {
         name: 'name',
         in: 'path',
         required: true,
-        description: "The cluster's name (a DNS-1123 label).",
+        description:
+          "The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404).",
         schema: {
-          type: 'string',
+          $ref: '#/components/schemas/Dns1123Label',
         },
       },
       applicationId: {
         name: 'id',
         in: 'path',
         required: true,
-        description: 'An application id returned by the API.',
+        description:
+          'An application id returned by the API; one that is not an id names nothing (404).',
         schema: {
-          type: 'string',
+          $ref: '#/components/schemas/Id',
         },
       },
       deploymentId: {
         name: 'id',
         in: 'path',
         required: true,
-        description: 'A deployment id returned by the API.',
+        description:
+          'A deployment id returned by the API; one that is not an id names nothing (404).',
         schema: {
-          type: 'string',
+          $ref: '#/components/schemas/Id',
         },
       },
       releaseId: {
         name: 'id',
         in: 'path',
         required: true,
-        description: 'A release id returned by the API.',
+        description:
+          'A release id returned by the API; one that is not an id names nothing (404).',
         schema: {
-          type: 'string',
+          $ref: '#/components/schemas/Id',
         },
       },
       limit: {
@@ -102,6 +106,7 @@ export const spec = {
         schema: {
           type: 'string',
           pattern: '^[0-9]{1,7}$',
+          'x-message': 'must be an integer from 1 to 1000',
         },
       },
       cursor: {
@@ -114,6 +119,8 @@ export const spec = {
         schema: {
           type: 'string',
           maxLength: 4096,
+          pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+          'x-message': 'invalid cursor',
         },
       },
       entityRef: {
@@ -124,8 +131,7 @@ export const spec = {
         description:
           'Only those of this catalog entity (e.g. component:default/payments).',
         schema: {
-          type: 'string',
-          maxLength: 255,
+          $ref: '#/components/schemas/EntityRef',
         },
       },
     },
@@ -253,6 +259,63 @@ export const spec = {
         },
         required: ['error', 'response'],
       },
+      Dns1123Label: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 63,
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        'x-message':
+          "must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit",
+      },
+      Dns1123Subdomain: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        pattern:
+          '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        'x-message':
+          "must be a DNS-1123 subdomain such as web.example.com: lower case letters, digits, '-' and '.'",
+      },
+      Id: {
+        description: 'An id the API hands out (a UUID).',
+        type: 'string',
+        pattern:
+          '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+        'x-message': 'must be an id returned by the API',
+      },
+      EntityRef: {
+        description:
+          "A catalog entity's reference, e.g. component:default/payments: 1 to 255 characters once the white space around it is trimmed.",
+        type: 'string',
+        pattern: '^\\s*\\S([\\s\\S]{0,253}\\S)?\\s*$',
+        'x-message':
+          'must be an entity reference of 1 to 255 characters, such as component:default/payments',
+      },
+      LabelKey: {
+        type: 'string',
+        maxLength: 253,
+        pattern:
+          '^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+        'x-message': 'label keys look like env or example.com/tier',
+      },
+      LabelValue: {
+        type: 'string',
+        maxLength: 63,
+        pattern: '^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$',
+        'x-message': 'label values are at most 63 letters, digits, -, _ or .',
+      },
+      Labels: {
+        description: 'Kubernetes labels, at most 64.',
+        type: 'object',
+        maxProperties: 64,
+        propertyNames: {
+          $ref: '#/components/schemas/LabelKey',
+        },
+        additionalProperties: {
+          $ref: '#/components/schemas/LabelValue',
+        },
+        'x-message': 'must be a map of at most 64 labels',
+      },
       StringMap: {
         type: 'object',
         additionalProperties: {
@@ -307,6 +370,8 @@ export const spec = {
             type: 'string',
           },
           kubeconfigRef: {
+            description:
+              'Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`), null for everyone else, who also see a generic `statusReason` instead of file and system error details.',
             type: ['string', 'null'],
           },
           context: {
@@ -389,29 +454,24 @@ export const spec = {
         additionalProperties: false,
         properties: {
           name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 63,
-            pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+            $ref: '#/components/schemas/Dns1123Label',
           },
           endpoint: {
             type: 'string',
             maxLength: 2048,
             description:
-              'An http(s) URL without credentials, e.g. https://10.0.0.1:6443.',
+              'An http(s) URL without credentials, e.g. https://10.0.0.1:6443: printable ASCII only (an internationalized host in its xn-- form, the path percent-encoded).',
           },
           kubeconfigRef: {
             type: 'string',
-            maxLength: 1024,
             description:
-              'A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself.',
+              'A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. One line of at most 1024 characters once trimmed.',
           },
           context: {
             type: 'string',
-            maxLength: 253,
           },
           labels: {
-            $ref: '#/components/schemas/StringMap',
+            $ref: '#/components/schemas/Labels',
           },
         },
         required: ['name', 'endpoint', 'kubeconfigRef'],
@@ -420,9 +480,10 @@ export const spec = {
         type: 'object',
         additionalProperties: false,
         minProperties: 1,
+        'x-message': 'give labels and/or failureThreshold',
         properties: {
           labels: {
-            $ref: '#/components/schemas/StringMap',
+            $ref: '#/components/schemas/Labels',
           },
           failureThreshold: {
             type: ['integer', 'null'],
@@ -438,10 +499,15 @@ export const spec = {
           name: {
             type: 'string',
             maxLength: 253,
+            pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+            'x-message':
+              'must be a Secret or ConfigMap name (DNS-1123 subdomain)',
           },
           key: {
             type: 'string',
             maxLength: 253,
+            pattern: '^[-._a-zA-Z0-9]+$',
+            'x-message': "keys are letters, digits, '-', '_' or '.'",
           },
           optional: {
             type: 'boolean',
@@ -502,48 +568,141 @@ export const spec = {
           $ref: '#/components/schemas/EnvValue',
         },
       },
+      EnvMapInput: {
+        description:
+          "Environment variables as a request gives them, at most 100: each plain text or a reference to a Secret's or ConfigMap's key on the cluster.",
+        type: 'object',
+        maxProperties: 100,
+        'x-message': 'must be a map of at most 100 environment variables',
+        propertyNames: {
+          $ref: '#/components/schemas/EnvName',
+        },
+        additionalProperties: {
+          'x-message':
+            "must be text (at most 4096 characters) or a valueFrom reference to a Secret's or ConfigMap's key",
+          oneOf: [
+            {
+              type: 'string',
+              maxLength: 4096,
+            },
+            {
+              $ref: '#/components/schemas/EnvVarSource',
+            },
+          ],
+        },
+      },
+      EnvName: {
+        type: 'string',
+        maxLength: 128,
+        pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+        'x-message': 'environment variable names look like LOG_LEVEL',
+      },
+      Quantity: {
+        type: 'string',
+        pattern: '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$',
+        'x-message': 'a Kubernetes quantity such as 250m or 512Mi',
+      },
       ResourceList: {
         type: 'object',
         additionalProperties: {
           type: 'string',
         },
       },
+      ResourceListInput: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          cpu: {
+            $ref: '#/components/schemas/Quantity',
+          },
+          memory: {
+            $ref: '#/components/schemas/Quantity',
+          },
+        },
+      },
       SelectorRequirement: {
+        description:
+          'A node or pod selector requirement. In and NotIn need values, Exists and DoesNotExist take none, Gt and Lt (nodes only) exactly one integer.',
         type: 'object',
         additionalProperties: false,
         properties: {
           key: {
-            type: 'string',
+            $ref: '#/components/schemas/LabelKey',
           },
           operator: {
             type: 'string',
+            pattern: '^(In|NotIn|Exists|DoesNotExist|Gt|Lt)$',
+            'x-message': 'must be In, NotIn, Exists, DoesNotExist, Gt or Lt',
           },
           values: {
             type: 'array',
+            maxItems: 64,
             items: {
-              type: 'string',
+              $ref: '#/components/schemas/LabelValue',
             },
           },
         },
         required: ['key', 'operator'],
       },
+      PodSelectorRequirement: {
+        allOf: [
+          {
+            $ref: '#/components/schemas/SelectorRequirement',
+          },
+          {
+            properties: {
+              operator: {
+                pattern: '^(In|NotIn|Exists|DoesNotExist)$',
+                'x-message': 'must be In, NotIn, Exists or DoesNotExist',
+              },
+            },
+          },
+        ],
+      },
       NodeSelectorTerm: {
+        description:
+          'A node selector term; it needs matchExpressions or matchFields.',
         type: 'object',
         additionalProperties: false,
         properties: {
           matchExpressions: {
             type: 'array',
+            maxItems: 32,
             items: {
               $ref: '#/components/schemas/SelectorRequirement',
             },
           },
           matchFields: {
             type: 'array',
+            maxItems: 8,
             items: {
-              $ref: '#/components/schemas/SelectorRequirement',
+              allOf: [
+                {
+                  $ref: '#/components/schemas/SelectorRequirement',
+                },
+                {
+                  properties: {
+                    key: {
+                      pattern: '^metadata\\.name$',
+                      'x-message':
+                        "the only field a node can be matched by is 'metadata.name'",
+                    },
+                    operator: {
+                      pattern: '^(In|NotIn)$',
+                      'x-message': 'must be In or NotIn',
+                    },
+                  },
+                },
+              ],
             },
           },
         },
+      },
+      Weight: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        'x-message': 'must be 1 to 100',
       },
       PodAffinityTerm: {
         type: 'object',
@@ -554,24 +713,26 @@ export const spec = {
             additionalProperties: false,
             properties: {
               matchLabels: {
-                $ref: '#/components/schemas/StringMap',
+                $ref: '#/components/schemas/Labels',
               },
               matchExpressions: {
                 type: 'array',
+                maxItems: 32,
                 items: {
-                  $ref: '#/components/schemas/SelectorRequirement',
+                  $ref: '#/components/schemas/PodSelectorRequirement',
                 },
               },
             },
           },
           namespaces: {
             type: 'array',
+            maxItems: 64,
             items: {
-              type: 'string',
+              $ref: '#/components/schemas/Dns1123Label',
             },
           },
           topologyKey: {
-            type: 'string',
+            $ref: '#/components/schemas/LabelKey',
           },
         },
         required: ['topologyKey'],
@@ -582,18 +743,20 @@ export const spec = {
         properties: {
           requiredDuringSchedulingIgnoredDuringExecution: {
             type: 'array',
+            maxItems: 16,
             items: {
               $ref: '#/components/schemas/PodAffinityTerm',
             },
           },
           preferredDuringSchedulingIgnoredDuringExecution: {
             type: 'array',
+            maxItems: 16,
             items: {
               type: 'object',
               additionalProperties: false,
               properties: {
                 weight: {
-                  type: 'number',
+                  $ref: '#/components/schemas/Weight',
                 },
                 podAffinityTerm: {
                   $ref: '#/components/schemas/PodAffinityTerm',
@@ -619,6 +782,8 @@ export const spec = {
                 properties: {
                   nodeSelectorTerms: {
                     type: 'array',
+                    minItems: 1,
+                    maxItems: 16,
                     items: {
                       $ref: '#/components/schemas/NodeSelectorTerm',
                     },
@@ -628,12 +793,13 @@ export const spec = {
               },
               preferredDuringSchedulingIgnoredDuringExecution: {
                 type: 'array',
+                maxItems: 16,
                 items: {
                   type: 'object',
                   additionalProperties: false,
                   properties: {
                     weight: {
-                      type: 'number',
+                      $ref: '#/components/schemas/Weight',
                     },
                     preference: {
                       $ref: '#/components/schemas/NodeSelectorTerm',
@@ -653,40 +819,53 @@ export const spec = {
         },
       },
       Toleration: {
+        description:
+          'A Kubernetes toleration: operator Exists when key is empty, no value with Exists, tolerationSeconds only with effect NoExecute.',
         type: 'object',
         additionalProperties: false,
         properties: {
           key: {
-            type: 'string',
+            $ref: '#/components/schemas/LabelKey',
           },
           operator: {
             type: 'string',
             enum: ['Equal', 'Exists'],
           },
           value: {
-            type: 'string',
+            $ref: '#/components/schemas/LabelValue',
           },
           effect: {
             type: 'string',
             enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'],
           },
           tolerationSeconds: {
-            type: 'number',
+            type: 'integer',
+            minimum: 0,
+            maximum: 31536000,
           },
         },
       },
       Ingress: {
+        description: "An Ingress in front of the application's Service.",
         type: 'object',
         additionalProperties: false,
         properties: {
           host: {
             type: 'string',
+            maxLength: 253,
+            pattern:
+              '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+            'x-message':
+              'must be a host name such as web.example.com (a leading *. is allowed)',
           },
           className: {
-            type: 'string',
+            $ref: '#/components/schemas/Dns1123Subdomain',
           },
           path: {
             type: 'string',
+            maxLength: 1024,
+            pattern: '^/[^\\s{};]*$',
+            'x-message': "must be an absolute path such as '/' or '/api'",
           },
           tls: {
             oneOf: [
@@ -695,9 +874,10 @@ export const spec = {
               },
               {
                 type: 'object',
+                additionalProperties: false,
                 properties: {
                   secretName: {
-                    type: 'string',
+                    $ref: '#/components/schemas/Dns1123Subdomain',
                   },
                 },
                 required: ['secretName'],
@@ -707,12 +887,22 @@ export const spec = {
         },
         required: ['host'],
       },
+      Image: {
+        description:
+          'A container image reference, e.g. ghcr.io/acme/payments:1.4.2.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$',
+        'x-message':
+          'an image reference has no spaces, e.g. ghcr.io/acme/payments:1.4.2',
+      },
       ApplicationSpec: {
         type: 'object',
         additionalProperties: false,
         properties: {
           image: {
-            type: 'string',
+            $ref: '#/components/schemas/Image',
           },
           replicas: {
             type: 'integer',
@@ -732,57 +922,89 @@ export const spec = {
             additionalProperties: false,
             properties: {
               requests: {
-                $ref: '#/components/schemas/ResourceList',
+                $ref: '#/components/schemas/ResourceListInput',
               },
               limits: {
-                $ref: '#/components/schemas/ResourceList',
+                $ref: '#/components/schemas/ResourceListInput',
               },
             },
           },
           ignoreDifferences: {
             type: 'array',
+            maxItems: 50,
             items: {
               type: 'string',
+              maxLength: 256,
             },
           },
           selfHeal: {
             type: 'boolean',
           },
           autoRollback: {
+            description:
+              'Roll a revision that fails soon after its apply back to the last DEPLOYED one (default true); a rollback is never rolled back in turn.',
             type: 'boolean',
           },
           namespace: {
-            type: 'string',
+            description:
+              "The namespace the application's objects go to (default: the configured one). System namespaces are refused; it cannot change while the application has deployments.",
+            $ref: '#/components/schemas/Dns1123Label',
           },
           affinity: {
+            description:
+              'Kubernetes scheduling constraints, applied to the pods as given: e.g. node affinity that keeps the workload off hosts that cannot be power-cycled (`NotIn` a list of hostnames).',
             $ref: '#/components/schemas/Affinity',
           },
           tolerations: {
+            description: 'Taints the pods tolerate, as Kubernetes tolerations.',
             type: 'array',
+            maxItems: 32,
             items: {
               $ref: '#/components/schemas/Toleration',
             },
           },
           ingress: {
+            description:
+              'Exposes the Service through an Ingress controller (the Service stays ClusterIP).',
             $ref: '#/components/schemas/Ingress',
           },
         },
       },
+      ApplicationSpecInput: {
+        description:
+          "An application's spec as a request gives it (no hidden environment values).",
+        allOf: [
+          {
+            $ref: '#/components/schemas/ApplicationSpec',
+          },
+          {
+            type: 'object',
+            properties: {
+              env: {
+                $ref: '#/components/schemas/EnvMapInput',
+              },
+            },
+          },
+        ],
+      },
       ClusterLabelSelector: {
+        description:
+          'Set-based requirements on cluster labels. In and NotIn need values; Exists and DoesNotExist take none.',
         type: 'object',
         additionalProperties: false,
         properties: {
           matchLabels: {
-            $ref: '#/components/schemas/StringMap',
+            $ref: '#/components/schemas/Labels',
           },
           matchExpressions: {
             type: 'array',
+            maxItems: 32,
             items: {
               type: 'object',
               additionalProperties: false,
               properties: {
                 key: {
-                  type: 'string',
+                  $ref: '#/components/schemas/LabelKey',
                 },
                 operator: {
                   type: 'string',
@@ -790,8 +1012,9 @@ export const spec = {
                 },
                 values: {
                   type: 'array',
+                  maxItems: 64,
                   items: {
-                    type: 'string',
+                    $ref: '#/components/schemas/LabelValue',
                   },
                 },
               },
@@ -805,7 +1028,7 @@ export const spec = {
           'A label map (such as env=prod) or set-based requirements.',
         anyOf: [
           {
-            $ref: '#/components/schemas/StringMap',
+            $ref: '#/components/schemas/Labels',
           },
           {
             $ref: '#/components/schemas/ClusterLabelSelector',
@@ -817,7 +1040,7 @@ export const spec = {
           'A label map, set-based requirements, or their text form (env=prod,tier=web; env in (prod,staging); env!=dev; !canary).',
         anyOf: [
           {
-            $ref: '#/components/schemas/StringMap',
+            $ref: '#/components/schemas/Labels',
           },
           {
             $ref: '#/components/schemas/ClusterLabelSelector',
@@ -827,6 +1050,8 @@ export const spec = {
             maxLength: 1024,
           },
         ],
+        'x-message':
+          "must be a label map or a selector such as 'env=prod,tier=web', 'env in (prod,staging)', 'env!=dev' or '!canary'",
       },
       ApplicationPlacement: {
         type: 'object',
@@ -842,9 +1067,13 @@ export const spec = {
             $ref: '#/components/schemas/ClusterSelector',
           },
           prune: {
+            description:
+              'Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects; otherwise it is kept with `placed: false` and never healed again.',
             type: 'boolean',
           },
           overrides: {
+            description:
+              'Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults.',
             type: 'array',
             items: {
               type: 'object',
@@ -878,7 +1107,7 @@ export const spec = {
             type: 'array',
             maxItems: 500,
             items: {
-              type: 'string',
+              $ref: '#/components/schemas/Dns1123Label',
             },
           },
           clusterSelector: {
@@ -898,7 +1127,7 @@ export const spec = {
                   type: 'array',
                   maxItems: 500,
                   items: {
-                    type: 'string',
+                    $ref: '#/components/schemas/Dns1123Label',
                   },
                 },
                 clusterSelector: {
@@ -910,7 +1139,21 @@ export const spec = {
                   maximum: 1000,
                 },
                 env: {
-                  $ref: '#/components/schemas/EnvMap',
+                  description:
+                    "As EnvMapInput; typed as EnvMap, the answers' placement type, which the clients' placement requests share (the API refuses a null value here too).",
+                  allOf: [
+                    {
+                      $ref: '#/components/schemas/EnvMap',
+                    },
+                    {
+                      propertyNames: {
+                        $ref: '#/components/schemas/EnvName',
+                      },
+                      maxProperties: 100,
+                      'x-message':
+                        'must be a map of at most 100 environment variables',
+                    },
+                  ],
                 },
               },
             },
@@ -960,6 +1203,8 @@ export const spec = {
             $ref: '#/components/schemas/ApplicationPlacement',
           },
           removing: {
+            description:
+              'True from `DELETE /applications/:id` until its last deployment is undeployed.',
             type: 'boolean',
           },
           version: {
@@ -968,6 +1213,8 @@ export const spec = {
               'Bumped on every change of spec or placement; the ETag is this number in quotes.',
           },
           placementRefused: {
+            description:
+              "Clusters the placement selects (by selector, or by the component's annotations) that the reconcile did not deploy to, because the user whose decision it acts on (the last to register, change or deploy the application) may not deploy there (`fleet.cluster.deploy`). Empty when none.",
             type: 'array',
             items: {
               $ref: '#/components/schemas/PlacementRefusal',
@@ -1013,15 +1260,13 @@ export const spec = {
         additionalProperties: false,
         properties: {
           entityRef: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 255,
+            $ref: '#/components/schemas/EntityRef',
           },
           origin: {
             $ref: '#/components/schemas/ApplicationOrigin',
           },
           spec: {
-            $ref: '#/components/schemas/ApplicationSpec',
+            $ref: '#/components/schemas/ApplicationSpecInput',
           },
           placement: {
             $ref: '#/components/schemas/PlacementInput',
@@ -1033,9 +1278,10 @@ export const spec = {
         type: 'object',
         additionalProperties: false,
         minProperties: 1,
+        'x-message': 'give spec and/or placement',
         properties: {
           spec: {
-            $ref: '#/components/schemas/ApplicationSpec',
+            $ref: '#/components/schemas/ApplicationSpecInput',
           },
           placement: {
             $ref: '#/components/schemas/PlacementInput',
@@ -1097,6 +1343,7 @@ export const spec = {
             $ref: '#/components/schemas/SyncStatus',
           },
           syncDifferences: {
+            description: 'With OUT_OF_SYNC: what differs.',
             type: 'array',
             items: {
               $ref: '#/components/schemas/SyncDifference',
@@ -1109,6 +1356,8 @@ export const spec = {
             type: 'number',
           },
           placed: {
+            description:
+              'False once the application\'s placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed".',
             type: 'boolean',
           },
           lastAppliedAt: {
@@ -1158,17 +1407,13 @@ export const spec = {
         additionalProperties: false,
         properties: {
           entityRef: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 255,
+            $ref: '#/components/schemas/EntityRef',
           },
           cluster: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 63,
+            $ref: '#/components/schemas/Dns1123Label',
           },
           image: {
-            type: 'string',
+            $ref: '#/components/schemas/Image',
           },
           replicas: {
             type: 'integer',
@@ -1203,12 +1448,14 @@ export const spec = {
             type: 'string',
           },
           revision: {
+            description: '1, 2, … per deployment.',
             type: 'number',
           },
           image: {
             type: 'string',
           },
           replicas: {
+            description: 'Unset: the default replica count.',
             type: ['number', 'null'],
           },
           env: {
@@ -1240,9 +1487,12 @@ export const spec = {
             ],
           },
           namespace: {
+            description: 'Unset: the configured default namespace.',
             type: ['string', 'null'],
           },
           port: {
+            description:
+              'The container port; unset only on revisions recorded before ports were.',
             type: ['number', 'null'],
           },
           cause: {
@@ -1255,6 +1505,8 @@ export const spec = {
             type: 'string',
           },
           outcome: {
+            description:
+              '`DEPLOYED` or `FAILED` once the rollout ended; unset while it runs.',
             oneOf: [
               {
                 type: 'string',
@@ -1654,6 +1906,8 @@ export const spec = {
             required: ['deployments', 'bySyncStatus', 'byImage'],
           },
           summary: {
+            description:
+              'e.g. "3 of 4 SYNCED; 1.4.2 on 3 clusters, 1.4.1 on 1".',
             type: 'string',
           },
         },
@@ -1866,9 +2120,12 @@ export const spec = {
             type: 'string',
           },
           revision: {
+            description: 'The revision the release made on this cluster.',
             type: 'number',
           },
           status: {
+            description:
+              "The deployment's status while it is on that revision; `SUPERSEDED` once it moved on.",
             type: 'string',
             enum: [
               'PENDING',
@@ -2157,6 +2414,8 @@ export const spec = {
             ],
           },
           status: {
+            description:
+              '`PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.',
             type: 'string',
             enum: [
               'PROGRESSING',
@@ -2190,6 +2449,7 @@ export const spec = {
             },
           },
           strategy: {
+            description: 'The strategy, for a progressive release.',
             oneOf: [
               {
                 $ref: '#/components/schemas/ReleaseStrategy',
@@ -2200,6 +2460,7 @@ export const spec = {
             ],
           },
           progress: {
+            description: 'Waves, steps and analysis of a progressive release.',
             oneOf: [
               {
                 $ref: '#/components/schemas/ReleaseProgress',
@@ -2242,7 +2503,7 @@ export const spec = {
         additionalProperties: false,
         properties: {
           image: {
-            type: 'string',
+            $ref: '#/components/schemas/Image',
           },
           replicas: {
             type: 'integer',
@@ -2250,14 +2511,14 @@ export const spec = {
             maximum: 1000,
           },
           env: {
-            $ref: '#/components/schemas/EnvMap',
+            $ref: '#/components/schemas/EnvMapInput',
           },
           clusters: {
             type: 'array',
             minItems: 1,
             maxItems: 500,
             items: {
-              type: 'string',
+              $ref: '#/components/schemas/Dns1123Label',
             },
           },
           strategy: {
@@ -2363,10 +2624,9 @@ export const spec = {
             in: 'query',
             allowReserved: true,
             required: false,
-            description: 'How many, 1 to 500 (default 50).',
+            description: 'How many, an integer from 1 to 500 (default 50).',
             schema: {
               type: 'string',
-              pattern: '^[0-9]+$',
             },
           },
         ],
@@ -2419,8 +2679,10 @@ export const spec = {
             schema: {
               type: 'array',
               maxItems: 100,
+              'x-message':
+                'at most 100 names; ask for more in several requests',
               items: {
-                type: 'string',
+                $ref: '#/components/schemas/Dns1123Label',
               },
             },
           },
@@ -3172,7 +3434,7 @@ export const spec = {
             allowReserved: true,
             required: false,
             schema: {
-              type: 'string',
+              $ref: '#/components/schemas/Dns1123Label',
             },
           },
           {
@@ -3290,6 +3552,7 @@ export const spec = {
         tags: ['Deployments'],
         description:
           'Undeploys (fleet.deployment.delete); force=true forgets the deployment without deleting its objects.',
+        'x-strict-query': true,
         parameters: [
           {
             $ref: '#/components/parameters/deploymentId',

@@ -377,6 +377,18 @@ export interface components {
         statusCode: number;
       };
     };
+    Dns1123Label: string;
+    Dns1123Subdomain: string;
+    /** An id the API hands out (a UUID). */
+    Id: string;
+    /** A catalog entity's reference, e.g. component:default/payments: 1 to 255 characters once the white space around it is trimmed. */
+    EntityRef: string;
+    LabelKey: string;
+    LabelValue: string;
+    /** Kubernetes labels, at most 64. */
+    Labels: {
+      [key: string]: components['schemas']['LabelValue'];
+    };
     StringMap: {
       [key: string]: string;
     };
@@ -407,6 +419,7 @@ export interface components {
     Cluster: {
       name: string;
       endpoint: string;
+      /** Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`), null for everyone else, who also see a generic `statusReason` instead of file and system error details. */
       kubeconfigRef: string | null;
       context?: string | null;
       source: components['schemas']['ClusterSource'];
@@ -429,16 +442,16 @@ export interface components {
       nextCursor?: string;
     };
     CreateClusterRequest: {
-      name: string;
-      /** An http(s) URL without credentials, e.g. https://10.0.0.1:6443. */
+      name: components['schemas']['Dns1123Label'];
+      /** An http(s) URL without credentials, e.g. https://10.0.0.1:6443: printable ASCII only (an internationalized host in its xn-- form, the path percent-encoded). */
       endpoint: string;
-      /** A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. */
+      /** A path inside the allowed kubeconfig directories, or an opaque reference (e.g. a Secret name): never the kubeconfig itself. One line of at most 1024 characters once trimmed. */
       kubeconfigRef: string;
       context?: string;
-      labels?: components['schemas']['StringMap'];
+      labels?: components['schemas']['Labels'];
     };
     PatchClusterRequest: {
-      labels?: components['schemas']['StringMap'];
+      labels?: components['schemas']['Labels'];
       failureThreshold?: number | null;
     };
     KeyRef: {
@@ -460,30 +473,49 @@ export interface components {
     EnvMap: {
       [key: string]: components['schemas']['EnvValue'];
     };
+    /** Environment variables as a request gives them, at most 100: each plain text or a reference to a Secret's or ConfigMap's key on the cluster. */
+    EnvMapInput: {
+      [key: string]: string | components['schemas']['EnvVarSource'];
+    };
+    EnvName: string;
+    Quantity: string;
     ResourceList: {
       [key: string]: string;
     };
-    SelectorRequirement: {
-      key: string;
-      operator: string;
-      values?: string[];
+    ResourceListInput: {
+      cpu?: components['schemas']['Quantity'];
+      memory?: components['schemas']['Quantity'];
     };
+    /** A node or pod selector requirement. In and NotIn need values, Exists and DoesNotExist take none, Gt and Lt (nodes only) exactly one integer. */
+    SelectorRequirement: {
+      key: components['schemas']['LabelKey'];
+      operator: string;
+      values?: components['schemas']['LabelValue'][];
+    };
+    PodSelectorRequirement: components['schemas']['SelectorRequirement'] & {
+      operator?: unknown;
+    };
+    /** A node selector term; it needs matchExpressions or matchFields. */
     NodeSelectorTerm: {
       matchExpressions?: components['schemas']['SelectorRequirement'][];
-      matchFields?: components['schemas']['SelectorRequirement'][];
+      matchFields?: (components['schemas']['SelectorRequirement'] & {
+        key?: unknown;
+        operator?: unknown;
+      })[];
     };
+    Weight: number;
     PodAffinityTerm: {
       labelSelector?: {
-        matchLabels?: components['schemas']['StringMap'];
-        matchExpressions?: components['schemas']['SelectorRequirement'][];
+        matchLabels?: components['schemas']['Labels'];
+        matchExpressions?: components['schemas']['PodSelectorRequirement'][];
       };
-      namespaces?: string[];
-      topologyKey: string;
+      namespaces?: components['schemas']['Dns1123Label'][];
+      topologyKey: components['schemas']['LabelKey'];
     };
     PodAffinity: {
       requiredDuringSchedulingIgnoredDuringExecution?: components['schemas']['PodAffinityTerm'][];
       preferredDuringSchedulingIgnoredDuringExecution?: {
-        weight: number;
+        weight: components['schemas']['Weight'];
         podAffinityTerm: components['schemas']['PodAffinityTerm'];
       }[];
     };
@@ -494,68 +526,84 @@ export interface components {
           nodeSelectorTerms: components['schemas']['NodeSelectorTerm'][];
         };
         preferredDuringSchedulingIgnoredDuringExecution?: {
-          weight: number;
+          weight: components['schemas']['Weight'];
           preference: components['schemas']['NodeSelectorTerm'];
         }[];
       };
       podAffinity?: components['schemas']['PodAffinity'];
       podAntiAffinity?: components['schemas']['PodAffinity'];
     };
+    /** A Kubernetes toleration: operator Exists when key is empty, no value with Exists, tolerationSeconds only with effect NoExecute. */
     Toleration: {
-      key?: string;
+      key?: components['schemas']['LabelKey'];
       operator?: 'Equal' | 'Exists';
-      value?: string;
+      value?: components['schemas']['LabelValue'];
       effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
       tolerationSeconds?: number;
     };
+    /** An Ingress in front of the application's Service. */
     Ingress: {
       host: string;
-      className?: string;
+      className?: components['schemas']['Dns1123Subdomain'];
       path?: string;
       tls?:
         | boolean
         | {
-            secretName: string;
+            secretName: components['schemas']['Dns1123Subdomain'];
           };
     };
+    /** A container image reference, e.g. ghcr.io/acme/payments:1.4.2. */
+    Image: string;
     ApplicationSpec: {
-      image?: string;
+      image?: components['schemas']['Image'];
       replicas?: number;
       port?: number;
       env?: components['schemas']['EnvMap'];
       resources?: {
-        requests?: components['schemas']['ResourceList'];
-        limits?: components['schemas']['ResourceList'];
+        requests?: components['schemas']['ResourceListInput'];
+        limits?: components['schemas']['ResourceListInput'];
       };
       ignoreDifferences?: string[];
       selfHeal?: boolean;
+      /** Roll a revision that fails soon after its apply back to the last DEPLOYED one (default true); a rollback is never rolled back in turn. */
       autoRollback?: boolean;
-      namespace?: string;
+      /** The namespace the application's objects go to (default: the configured one). System namespaces are refused; it cannot change while the application has deployments. */
+      namespace?: components['schemas']['Dns1123Label'];
+      /** Kubernetes scheduling constraints, applied to the pods as given: e.g. node affinity that keeps the workload off hosts that cannot be power-cycled (`NotIn` a list of hostnames). */
       affinity?: components['schemas']['Affinity'];
+      /** Taints the pods tolerate, as Kubernetes tolerations. */
       tolerations?: components['schemas']['Toleration'][];
+      /** Exposes the Service through an Ingress controller (the Service stays ClusterIP). */
       ingress?: components['schemas']['Ingress'];
     };
+    /** An application's spec as a request gives it (no hidden environment values). */
+    ApplicationSpecInput: components['schemas']['ApplicationSpec'] & {
+      env?: components['schemas']['EnvMapInput'];
+    };
+    /** Set-based requirements on cluster labels. In and NotIn need values; Exists and DoesNotExist take none. */
     ClusterLabelSelector: {
-      matchLabels?: components['schemas']['StringMap'];
+      matchLabels?: components['schemas']['Labels'];
       matchExpressions?: {
-        key: string;
+        key: components['schemas']['LabelKey'];
         operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-        values?: string[];
+        values?: components['schemas']['LabelValue'][];
       }[];
     };
     /** A label map (such as env=prod) or set-based requirements. */
     ClusterSelector:
-      | components['schemas']['StringMap']
+      | components['schemas']['Labels']
       | components['schemas']['ClusterLabelSelector'];
     /** A label map, set-based requirements, or their text form (env=prod,tier=web; env in (prod,staging); env!=dev; !canary). */
     ClusterSelectorInput:
-      | components['schemas']['StringMap']
+      | components['schemas']['Labels']
       | components['schemas']['ClusterLabelSelector']
       | string;
     ApplicationPlacement: {
       clusters?: string[];
       clusterSelector?: components['schemas']['ClusterSelector'];
+      /** Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects; otherwise it is kept with `placed: false` and never healed again. */
       prune?: boolean;
+      /** Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults. */
       overrides?: {
         clusters?: string[];
         clusterSelector?: components['schemas']['ClusterSelector'];
@@ -564,14 +612,15 @@ export interface components {
       }[];
     };
     PlacementInput: {
-      clusters?: string[];
+      clusters?: components['schemas']['Dns1123Label'][];
       clusterSelector?: components['schemas']['ClusterSelectorInput'];
       prune?: boolean;
       overrides?: {
-        clusters?: string[];
+        clusters?: components['schemas']['Dns1123Label'][];
         clusterSelector?: components['schemas']['ClusterSelectorInput'];
         replicas?: number;
-        env?: components['schemas']['EnvMap'];
+        /** As EnvMapInput; typed as EnvMap, the answers' placement type, which the clients' placement requests share (the API refuses a null value here too). */
+        env?: components['schemas']['EnvMap'] & unknown;
       }[];
     };
     PlacementRefusal: {
@@ -585,9 +634,11 @@ export interface components {
       origin?: components['schemas']['ApplicationOrigin'] | null;
       spec: components['schemas']['ApplicationSpec'];
       placement: components['schemas']['ApplicationPlacement'];
+      /** True from `DELETE /applications/:id` until its last deployment is undeployed. */
       removing: boolean;
       /** Bumped on every change of spec or placement; the ETag is this number in quotes. */
       version: number;
+      /** Clusters the placement selects (by selector, or by the component's annotations) that the reconcile did not deploy to, because the user whose decision it acts on (the last to register, change or deploy the application) may not deploy there (`fleet.cluster.deploy`). Empty when none. */
       placementRefused?: components['schemas']['PlacementRefusal'][];
       createdAt: string;
       updatedAt: string;
@@ -597,13 +648,13 @@ export interface components {
       nextCursor?: string;
     };
     CreateApplicationRequest: {
-      entityRef: string;
+      entityRef: components['schemas']['EntityRef'];
       origin?: components['schemas']['ApplicationOrigin'];
-      spec: components['schemas']['ApplicationSpec'];
+      spec: components['schemas']['ApplicationSpecInput'];
       placement?: components['schemas']['PlacementInput'];
     };
     PatchApplicationRequest: {
-      spec?: components['schemas']['ApplicationSpec'];
+      spec?: components['schemas']['ApplicationSpecInput'];
       placement?: components['schemas']['PlacementInput'];
     };
     SyncDifference: {
@@ -621,9 +672,11 @@ export interface components {
       statusReason?: string | null;
       message?: string | null;
       syncStatus: components['schemas']['SyncStatus'];
+      /** With OUT_OF_SYNC: what differs. */
       syncDifferences?: components['schemas']['SyncDifference'][];
       image?: string | null;
       revision: number;
+      /** False once the application's placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed". */
       placed: boolean;
       lastAppliedAt?: string | null;
       lastSyncedAt?: string | null;
@@ -635,9 +688,9 @@ export interface components {
       nextCursor?: string;
     };
     CreateDeploymentRequest: {
-      entityRef: string;
-      cluster: string;
-      image?: string;
+      entityRef: components['schemas']['EntityRef'];
+      cluster: components['schemas']['Dns1123Label'];
+      image?: components['schemas']['Image'];
       replicas?: number;
     };
     RollbackRequest: {
@@ -647,19 +700,24 @@ export interface components {
       deploymentId: string;
       applicationId: string;
       cluster: string;
+      /** 1, 2, … per deployment. */
       revision: number;
       image: string;
+      /** Unset: the default replica count. */
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
       resources?: {
         requests?: components['schemas']['ResourceList'];
         limits?: components['schemas']['ResourceList'];
       } | null;
+      /** Unset: the configured default namespace. */
       namespace?: string | null;
+      /** The container port; unset only on revisions recorded before ports were. */
       port?: number | null;
       cause: components['schemas']['RevisionCause'];
       createdBy: string;
       createdAt: string;
+      /** `DEPLOYED` or `FAILED` once the rollout ended; unset while it runs. */
       outcome?: ('DEPLOYED' | 'FAILED') | null;
       outcomeReason?: string | null;
       outcomeAt?: string | null;
@@ -767,6 +825,7 @@ export interface components {
           clusters: number;
         }[];
       };
+      /** e.g. "3 of 4 SYNCED; 1.4.2 on 3 clusters, 1.4.1 on 1". */
       summary: string;
     };
     /** A duration, e.g. 30s, 5m, or a number of seconds. */
@@ -822,7 +881,11 @@ export interface components {
     ReleaseTarget: {
       cluster: string;
       deploymentId: string;
+      /** The revision the release made on this cluster. */
       revision: number;
+      /**
+       * The deployment's status while it is on that revision; `SUPERSEDED` once it moved on.
+       */
       status:
         | 'PENDING'
         | 'PROGRESSING'
@@ -907,6 +970,9 @@ export interface components {
       image?: string | null;
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
+      /**
+       * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.
+       */
       status:
         | 'PROGRESSING'
         | 'COMPLETED'
@@ -919,7 +985,9 @@ export interface components {
         cluster: string;
         reason: string;
       }[];
+      /** The strategy, for a progressive release. */
       strategy?: components['schemas']['ReleaseStrategy'] | null;
+      /** Waves, steps and analysis of a progressive release. */
       progress?: components['schemas']['ReleaseProgress'] | null;
     };
     ReleaseList: {
@@ -927,10 +995,10 @@ export interface components {
       nextCursor?: string;
     };
     CreateReleaseRequest: {
-      image?: string;
+      image?: components['schemas']['Image'];
       replicas?: number;
-      env?: components['schemas']['EnvMap'];
-      clusters?: string[];
+      env?: components['schemas']['EnvMapInput'];
+      clusters?: components['schemas']['Dns1123Label'][];
       strategy?: components['schemas']['ReleaseStrategy'];
     };
   };
@@ -1009,20 +1077,20 @@ export interface components {
     };
   };
   parameters: {
-    /** The cluster's name (a DNS-1123 label). */
-    clusterName: string;
-    /** An application id returned by the API. */
-    applicationId: string;
-    /** A deployment id returned by the API. */
-    deploymentId: string;
-    /** A release id returned by the API. */
-    releaseId: string;
+    /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
+    clusterName: components['schemas']['Dns1123Label'];
+    /** An application id returned by the API; one that is not an id names nothing (404). */
+    applicationId: components['schemas']['Id'];
+    /** A deployment id returned by the API; one that is not an id names nothing (404). */
+    deploymentId: components['schemas']['Id'];
+    /** A release id returned by the API; one that is not an id names nothing (404). */
+    releaseId: components['schemas']['Id'];
     /** Items per page, an integer from 1 to 1000 (default 100). */
     limit: string;
     /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
     cursor: string;
     /** Only those of this catalog entity (e.g. component:default/payments). */
-    entityRef: string;
+    entityRef: components['schemas']['EntityRef'];
   };
   requestBodies: never;
   headers: never;
@@ -1102,7 +1170,7 @@ export interface operations {
   ListRecentEvents: {
     parameters: {
       query?: {
-        /** How many, 1 to 500 (default 50). */
+        /** How many, an integer from 1 to 500 (default 50). */
         limit?: string;
       };
       header?: never;
@@ -1130,7 +1198,7 @@ export interface operations {
       query?: {
         status?: components['schemas']['ClusterStatus'];
         /** Only the clusters of these names: the parameter repeated once per cluster (`?name=a&name=b`), at most 100 times, each a DNS-1123 label. Names of no registered cluster are left out of the answer. */
-        name?: string[];
+        name?: components['schemas']['Dns1123Label'][];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
         /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
@@ -1191,7 +1259,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1217,7 +1285,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1243,7 +1311,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1275,7 +1343,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** The cluster's name (a DNS-1123 label). */
+        /** The cluster's name (a DNS-1123 label); one that is not a DNS-1123 label names no cluster (404). */
         name: components['parameters']['clusterName'];
       };
       cookie?: never;
@@ -1361,7 +1429,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1388,7 +1456,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1417,7 +1485,7 @@ export interface operations {
         'If-Match'?: string;
       };
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1460,7 +1528,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1491,7 +1559,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1518,7 +1586,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** An application id returned by the API. */
+        /** An application id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['applicationId'];
       };
       cookie?: never;
@@ -1551,7 +1619,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1577,7 +1645,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1597,7 +1665,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1617,7 +1685,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1637,7 +1705,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A release id returned by the API. */
+        /** A release id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['releaseId'];
       };
       cookie?: never;
@@ -1657,7 +1725,7 @@ export interface operations {
       query?: {
         /** Only those of this catalog entity (e.g. component:default/payments). */
         entityRef?: components['parameters']['entityRef'];
-        cluster?: string;
+        cluster?: components['schemas']['Dns1123Label'];
         /** Items per page, an integer from 1 to 1000 (default 100). */
         limit?: components['parameters']['limit'];
         /** The nextCursor of the previous page, as it was handed out: opaque and signed, so a cursor that was changed, or one of another list, is a 400 (invalid cursor). */
@@ -1719,7 +1787,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1747,7 +1815,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1776,7 +1844,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1807,7 +1875,7 @@ export interface operations {
       };
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;
@@ -1834,7 +1902,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** A deployment id returned by the API. */
+        /** A deployment id returned by the API; one that is not an id names nothing (404). */
         id: components['parameters']['deploymentId'];
       };
       cookie?: never;

@@ -2,36 +2,12 @@
  * The status the simulated Argo Rollouts controller (rollouts.ts) writes: counts, pause
  * conditions, the phase (Argo's CalculateRolloutPhase) and the conditions.
  */
+import { Condition, mergeConditions } from './conditions';
 import { Params, params } from './rolloutSpec';
 import { availableOf, replicasOf, RolloutState } from './rolloutState';
 import { selectorString } from './selectors';
-import { asArray, asObject, isPlainObject, JsonObject, rfc3339 } from './util';
+import { asArray, asObject, JsonObject, rfc3339 } from './util';
 import { Readiness } from './workloads';
-
-interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastUpdateTime?: string;
-  lastTransitionTime?: string;
-}
-
-function mergeConditions(previous: unknown, next: Condition[], now: number) {
-  const old = asArray(previous).filter(isPlainObject) as unknown as Condition[];
-  const ts = rfc3339(now);
-  return next.map(c => {
-    const prev = old.find(o => o.type === c.type);
-    const sameStatus = prev && prev.status === c.status;
-    const sameContent =
-      sameStatus && prev.reason === c.reason && prev.message === c.message;
-    return {
-      ...c,
-      lastUpdateTime: sameContent ? prev.lastUpdateTime : ts,
-      lastTransitionTime: sameStatus ? prev.lastTransitionTime : ts,
-    };
-  });
-}
 
 /** The replica counts over every ReplicaSet of the rollout at `now`. */
 interface Counts {

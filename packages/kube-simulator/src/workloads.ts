@@ -20,7 +20,10 @@
  * `spec.progressDeadlineSeconds` (default 600) has passed, Progressing turns
  * False with reason ProgressDeadlineExceeded.
  */
-import { asArray, asObject, isPlainObject, JsonObject, rfc3339 } from './util';
+import { Condition as AnyCondition, mergeConditions } from './conditions';
+import { asArray, asObject, JsonObject, rfc3339 } from './util';
+
+type Condition = AnyCondition & { status: 'True' | 'False' };
 
 export interface Readiness {
   readyDelayMs: number;
@@ -37,15 +40,6 @@ export interface RolloutClock {
   templateChanged: boolean;
   /** Set once the rollout has been observed complete. */
   done: boolean;
-}
-
-interface Condition {
-  type: string;
-  status: 'True' | 'False';
-  reason: string;
-  message: string;
-  lastUpdateTime?: string;
-  lastTransitionTime?: string;
 }
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -107,27 +101,6 @@ function rollingParams(obj: JsonObject, replicas: number): RollingParams {
   );
   if (maxSurge === 0 && maxUnavailable === 0) maxSurge = 1; // the API forbids both 0
   return { recreate: false, maxSurge, maxUnavailable };
-}
-
-/** Keeps timestamps of unchanged conditions, as controllers do. */
-function mergeConditions(
-  previous: unknown,
-  next: Condition[],
-  now: number,
-): Condition[] {
-  const old = asArray(previous).filter(isPlainObject) as unknown as Condition[];
-  const ts = rfc3339(now);
-  return next.map(c => {
-    const prev = old.find(o => o.type === c.type);
-    const sameStatus = prev && prev.status === c.status;
-    const sameContent =
-      sameStatus && prev.reason === c.reason && prev.message === c.message;
-    return {
-      ...c,
-      lastUpdateTime: sameContent ? prev.lastUpdateTime : ts,
-      lastTransitionTime: sameStatus ? prev.lastTransitionTime : ts,
-    };
-  });
 }
 
 export interface Progress {

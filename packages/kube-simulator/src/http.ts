@@ -16,6 +16,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 
 import { errors } from './errors';
+import { listenLocally } from './listen';
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -60,18 +61,7 @@ export async function listen(options: {
   // kube-apiserver keeps an idle connection 90 s (its http.Server IdleTimeout): clients that
   // pool connections see the same reuse here as against a real API server.
   http1.keepAliveTimeout = 90_000;
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', fail);
-      ok();
-    });
-  });
-  const address = server.address();
-  return {
-    server,
-    port: typeof address === 'object' && address ? address.port : port,
-  };
+  return { server, port: await listenLocally(server, port) };
 }
 
 /** Serves one request (HTTP/1.1 or HTTP/2, through node:http's interface). */

@@ -22,6 +22,7 @@ import {
   ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import { listenLocally } from './listen';
 import { isPlainObject } from './util';
 
 /** A number, `null` for an empty vector, or an error Prometheus answers with (422, execution). */
@@ -130,15 +131,7 @@ export class PrometheusSim {
   static async start(port = 0): Promise<PrometheusSim> {
     const server = createServer();
     server.keepAliveTimeout = 5_000;
-    await new Promise<void>((ok, fail) => {
-      server.once('error', fail);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', fail);
-        ok();
-      });
-    });
-    const address = server.address();
-    const actual = typeof address === 'object' && address ? address.port : port;
+    const actual = await listenLocally(server, port);
     return new PrometheusSim(server, `http://127.0.0.1:${actual}`);
   }
 

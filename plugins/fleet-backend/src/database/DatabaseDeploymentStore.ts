@@ -46,6 +46,7 @@ import type {
   DeleteDeploymentRequest,
   DeploymentUpdateCondition,
   NewDeployment,
+  NewEvent,
   NewRevision,
 } from './types';
 
@@ -70,6 +71,16 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       options.preparedStatements ?? true,
       options.eventLog ?? EventLog.create(),
     );
+  }
+
+  /** Writes one event of deployment `id` in `tx`. */
+  private event(
+    tx: Knex.Transaction,
+    id: string,
+    now: Date,
+    event: Omit<NewEvent, 'subjectKind' | 'subject'>,
+  ): Promise<void> {
+    return insertDeploymentEvent(this.log, tx, id, event, now);
   }
 
   async listDeployments(filter?: DeploymentFilter): Promise<Deployment[]> {
@@ -185,18 +196,12 @@ export class DatabaseDeploymentStore implements DeploymentStore {
             ),
           );
         }
-        await insertDeploymentEvent(
-          this.log,
-          tx,
-          id,
-          {
-            actor,
-            to: deployment.status,
-            reason: deployment.statusReason,
-            message: deployment.message,
-          },
-          now,
-        );
+        await this.event(tx, id, now, {
+          actor,
+          to: deployment.status,
+          reason: deployment.statusReason,
+          message: deployment.message,
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -283,19 +288,13 @@ export class DatabaseDeploymentStore implements DeploymentStore {
       await recordOutcome(tx, current, update.status, reason, now);
     }
     if (current.status !== update.status || current.status_reason !== reason) {
-      await insertDeploymentEvent(
-        this.log,
-        tx,
-        id,
-        {
-          actor,
-          from: current.status,
-          to: update.status,
-          reason: reason ?? undefined,
-          message: update.message ?? undefined,
-        },
-        now,
-      );
+      await this.event(tx, id, now, {
+        actor,
+        from: current.status,
+        to: update.status,
+        reason: reason ?? undefined,
+        message: update.message ?? undefined,
+      });
     }
     return readDeployment(tx, id);
   }
@@ -332,19 +331,13 @@ export class DatabaseDeploymentStore implements DeploymentStore {
           .update(patch);
       }
       if (changed || update.forceEvent) {
-        await insertDeploymentEvent(
-          this.log,
-          tx,
-          id,
-          {
-            actor,
-            from: current.sync_status,
-            to: update.syncStatus,
-            reason: update.reason,
-            message: update.message,
-          },
-          now,
-        );
+        await this.event(tx, id, now, {
+          actor,
+          from: current.sync_status,
+          to: update.syncStatus,
+          reason: update.reason,
+          message: update.message,
+        });
       }
       return readDeployment(tx, id);
     });
@@ -391,21 +384,15 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         revision: next,
         updated_at: now,
       });
-      await insertDeploymentEvent(
-        this.log,
-        tx,
-        id,
-        {
-          actor: revision.createdBy,
-          from: current.status,
-          to: 'PENDING',
-          reason:
-            eventReason ??
-            `REVISION_${revision.cause.toUpperCase().replace('-', '_')}`,
-          message: `Revision ${next} (${revision.cause}): ${revision.image}. ${message}`,
-        },
-        now,
-      );
+      await this.event(tx, id, now, {
+        actor: revision.createdBy,
+        from: current.status,
+        to: 'PENDING',
+        reason:
+          eventReason ??
+          `REVISION_${revision.cause.toUpperCase().replace('-', '_')}`,
+        message: `Revision ${next} (${revision.cause}): ${revision.image}. ${message}`,
+      });
       return readDeployment(tx, id);
     });
   }
@@ -415,13 +402,13 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     return this.withLocked(id, async (tx, current) => {
       if (!current || !matches(current, condition)) return false;
       // The event first: its component is read from the row, inside this transaction.
-      await insertDeploymentEvent(
-        this.log,
-        tx,
-        id,
-        { actor, from: current.status, to: 'REMOVED', reason, message },
-        new Date(),
-      );
+      await this.event(tx, id, new Date(), {
+        actor,
+        from: current.status,
+        to: 'REMOVED',
+        reason,
+        message,
+      });
       await tx('fleet_deployments').where({ id }).delete();
       return true;
     });
@@ -439,21 +426,15 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         await tx<DeploymentRow>('fleet_deployments')
           .where({ id })
           .update({ placed, updated_at: now });
-        await insertDeploymentEvent(
-          this.log,
-          tx,
-          id,
-          {
-            actor,
-            from: current.status,
-            to: current.status,
-            reason: placed ? 'PLACED' : 'NO_LONGER_PLACED',
-            message: placed
-              ? 'The placement selects this cluster again'
-              : 'The placement no longer selects this cluster: kept, never healed again',
-          },
-          now,
-        );
+        await this.event(tx, id, now, {
+          actor,
+          from: current.status,
+          to: current.status,
+          reason: placed ? 'PLACED' : 'NO_LONGER_PLACED',
+          message: placed
+            ? 'The placement selects this cluster again'
+            : 'The placement no longer selects this cluster: kept, never healed again',
+        });
       }
       return readDeployment(tx, id);
     });

@@ -53,8 +53,13 @@ function overridesFor(
   return merged;
 }
 
-/** What a rollback copies of an earlier revision: everything it asked the cluster to run. */
-export function copyOf(revision: Revision): RevisionSpec {
+/**
+ * What a revision asked the cluster to run, absent fields left out: what a rollback copies of an
+ * earlier revision, and what a manifest source renders.
+ */
+export function copyOf(
+  revision: RevisionSettings | RevisionSpec,
+): RevisionSpec {
   return {
     image: revision.image,
     replicas: revision.replicas ?? undefined,
@@ -100,14 +105,7 @@ export class DesiredStates {
     const objects = await source.render({
       application,
       spec,
-      revision: revision && {
-        image: revision.image,
-        replicas: revision.replicas ?? undefined,
-        env: revision.env ?? undefined,
-        resources: revision.resources ?? undefined,
-        namespace: revision.namespace ?? undefined,
-        port: revision.port ?? undefined,
-      },
+      revision: revision && copyOf(revision),
       cluster: { name: cluster.name, labels: cluster.labels },
       namespace,
     });

@@ -12,6 +12,7 @@ import Alert from '@material-ui/lab/Alert';
 import { FormEvent, useEffect, useMemo, useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { useSubmission } from '../../hooks/useSubmission';
+import { ImageField, isImageInvalid } from '../ImageField';
 import { DialogButtons } from '../ConfirmDialog';
 import {
   ReleaseOptions,
@@ -120,7 +121,7 @@ export function DeployDialog(props: DeployDialogProps) {
     (!Number.isInteger(replicasValue) ||
       replicasValue < 0 ||
       replicasValue > 1000);
-  const imageInvalid = image.trim() === '' || /\s/.test(image.trim());
+  const imageInvalid = isImageInvalid(image);
   const releasing = target !== 'cluster';
   const clusterInvalid = releasing
     ? !lookup.application || (target === 'several' && chosen.length === 0)
@@ -218,19 +219,14 @@ export function DeployDialog(props: DeployDialogProps) {
               ))}
             </TextField>
           )}
-          <TextField
-            fullWidth
-            margin="normal"
-            label="Image"
+          <ImageField
             value={image}
-            onChange={e => setImage(e.target.value)}
-            error={imageInvalid && image !== ''}
+            onChange={setImage}
             helperText={imageHelperText(
               image,
               imageInvalid,
               props.defaultImage,
             )}
-            inputProps={{ 'aria-label': 'Image' }}
           />
           <TextField
             fullWidth

@@ -14,6 +14,7 @@ import { FormEvent, useEffect, useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { useSubmission } from '../../hooks/useSubmission';
 import { ClusterChoice } from '../ClusterChoice';
+import { ImageField, isImageInvalid } from '../ImageField';
 import { DialogButtons } from '../ConfirmDialog';
 import { exampleStrategy } from './exampleStrategy';
 import { parseStrategy } from './parseStrategy';
@@ -69,7 +70,7 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
   };
 
   const parsed = progressive ? parseStrategy(yamlText) : {};
-  const imageInvalid = image.trim() === '' || /\s/.test(image.trim());
+  const imageInvalid = isImageInvalid(image);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -105,19 +106,14 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
               {error}
             </Alert>
           )}
-          <TextField
-            fullWidth
-            margin="normal"
-            label="Image"
+          <ImageField
             value={image}
-            onChange={e => setImage(e.target.value)}
-            error={imageInvalid && image !== ''}
+            onChange={setImage}
             helperText={
               imageInvalid
                 ? 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.5.0'
                 : ' '
             }
-            inputProps={{ 'aria-label': 'Image' }}
           />
           <FormControl component="fieldset" margin="normal" fullWidth>
             <FormLabel component="legend">Clusters (optional)</FormLabel>

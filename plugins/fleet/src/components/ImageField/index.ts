@@ -1,0 +1,1 @@
+export { ImageField, isImageInvalid } from './ImageField';

@@ -47,9 +47,9 @@ const ALLOWED: Record<string, string> = {
   'plugins/fleet-backend/src/discovery/discoverKubeconfigClusters.ts: discoverKubeconfigClusters':
     'not split yet: one pass over the kubeconfig files and contexts',
   'plugins/fleet-backend/src/plugin.ts: register':
-    'the wiring, which the seams branches edit too: to be split after they merge',
+    "the plugin's wiring: its extension points, then one init that builds and starts each part in order",
   'plugins/fleet-backend/src/plugin.ts: register > init':
-    'the wiring, which the seams branches edit too: to be split after they merge',
+    'the order in which the parts are built, started and stopped, read top to bottom; split, it would be spread over files',
   'packages/fleet-harness/src/processes/backendChild.ts: main':
     'not split yet: a child process starting the backend, step by step',
   'packages/fleet-harness/src/processes/backendProcess.ts: startBackendProcess':

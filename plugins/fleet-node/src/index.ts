@@ -6,13 +6,7 @@
  * @packageDocumentation
  */
 export { FleetApiClient } from './FleetApiClient';
-export type {
-  FleetApiRequestOptions,
-  FleetDeployRequest,
-  FleetReleaseRequest,
-  FleetRegisterApplicationRequest,
-  FleetService,
-} from './FleetService';
+export type * from './FleetService';
 export { fleetServiceRef } from './fleetServiceRef';
 export {
   fleetManifestSourcesExtensionPoint,

@@ -35,14 +35,8 @@ import {
   type WorkloadApply,
 } from './workloadApply';
 
-export type {
-  ApplyResult,
-  AutoscalerCache,
-  KnownLive,
-  LiveObjects,
-  NamespaceCreationPolicy,
-  RolloutState,
-} from './applierTypes';
+// Its types are the applier's, wherever a caller reads them from.
+export type * from './applierTypes';
 export { rolloutStateOf } from './rolloutState';
 
 /**

@@ -16,6 +16,7 @@
  * (`PATCH .../rollouts/<name>/status` {"status":{"pauseConditions":null}}),
  * abort ({"status":{"abort":true}}), retry, promoteFull, spec.paused.
  */
+import type { ServerHttp2Session } from 'node:http2';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { Http2SecureServer } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -411,6 +412,14 @@ export class KubeSimulator {
   }
 
   /**
+   * The HTTP/2 sessions open now, all clusters together: for a test that acts as the API server
+   * would on a connection (sends GOAWAY, counts pings, reads its flow-control windows).
+   */
+  http2Sessions(): ServerHttp2Session[] {
+    return this.listener.openSessions();
+  }
+
+  /**
    * Closes the listener and every open socket, including held 'timeout'
    * requests, and removes the kubeconfig directory if start() created it.
    */
@@ -469,7 +478,7 @@ export class KubeSimulator {
       const reply = clusterControl(this, state, { method, route, query, body });
       return send(res, reply.status, reply.body);
     }
-    return serveCluster(this.serving(), state, req, res, rest, query);
+    return serveCluster(this.serving(), { state, req, res, rest, query });
   }
 
   /** What serving a cluster's API needs of the simulator. */

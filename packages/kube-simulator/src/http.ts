@@ -81,6 +81,11 @@ export class Listener {
   /** TLS connections accepted since start. */
   tlsConnections = 0;
 
+  /** The HTTP/2 sessions open now. */
+  openSessions(): ServerHttp2Session[] {
+    return [...this.sessions];
+  }
+
   constructor(
     private readonly server: Http2SecureServer,
     onRequest: RequestHandler,

@@ -50,9 +50,7 @@ describe('Http2Watches', () => {
       await until('one watch', () => sim.openWatches('h2') === 1);
       // The server drains the connection (kube-apiserver's --goaway-chance, a graceful
       // shutdown): the open stream goes on, new ones must go over another connection.
-      const sessions = (sim as unknown as { sessions: Set<ServerHttp2Session> })
-        .sessions;
-      for (const session of sessions) session.goaway();
+      for (const session of sim.http2Sessions()) session.goaway();
       await new Promise(r => setTimeout(r, 200));
       const second = await open();
       await until('two watches', () => sim.openWatches('h2') === 2);
@@ -76,9 +74,9 @@ describe('Http2Watches', () => {
         5_000,
       )) as { items: unknown[] };
       expect(Array.isArray(listed.items)).toBe(true);
-      const sessions = [
-        ...(sim as unknown as { sessions: Set<ServerHttp2Session> }).sessions,
-      ].filter(session => !session.closed && !session.destroyed);
+      const sessions = [...sim.http2Sessions()].filter(
+        session => !session.closed && !session.destroyed,
+      );
       expect(sessions.length).toBeGreaterThan(0);
       for (const session of sessions) {
         // What the client told the server it may send: Node's default is 65,535 bytes.
@@ -144,15 +142,13 @@ describe('Http2Watches', () => {
       idleMs: 1_000,
       timeoutMs: 1_000,
     });
-    const sessions = (sim as unknown as { sessions: Set<ServerHttp2Session> })
-      .sessions;
     let pings = 0;
     const counted = new WeakSet<ServerHttp2Session>();
     const onPing = () => {
       pings += 1;
     };
     const countPings = () => {
-      for (const session of sessions) {
+      for (const session of sim.http2Sessions()) {
         if (counted.has(session)) continue;
         counted.add(session);
         session.on('ping', onPing);

@@ -23,15 +23,22 @@ export interface ServeContext {
   watchEnded(state: ClusterState, stream: WatchStream): void;
 }
 
-/** Serves `rest` (the path after the cluster's prefix) of one cluster. */
+/** One request to a cluster's API. */
+export interface ClusterRequest {
+  state: ClusterState;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The path after the cluster's prefix. */
+  rest: string;
+  query: URLSearchParams;
+}
+
+/** Serves one request to a cluster's API. */
 export async function serveCluster(
   ctx: ServeContext,
-  state: ClusterState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rest: string,
-  query: URLSearchParams,
+  request: ClusterRequest,
 ): Promise<void> {
+  const { state, req, res, rest, query } = request;
   const apiPath = rest.split('?')[0];
   countRequest(state, apiPath);
   const fault = state.fault;
@@ -76,7 +83,7 @@ export async function serveCluster(
   }
   let watch: WatchStream | undefined;
   try {
-    watch = watchStream(ctx, state, req, res, rest, query);
+    watch = watchStream(ctx, request);
   } catch (e) {
     const err =
       e instanceof ApiError ? e : errors.internal((e as Error).message);
@@ -110,11 +117,7 @@ function countRequest(state: ClusterState, apiPath: string) {
 /** The watch stream the request asks for, if it is a watch (not started yet). */
 function watchStream(
   ctx: ServeContext,
-  state: ClusterState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rest: string,
-  query: URLSearchParams,
+  { state, req, res, rest, query }: ClusterRequest,
 ): WatchStream | undefined {
   const target = watchTarget(state.store, req.method ?? 'GET', rest, query);
   if (!target) return undefined;

@@ -129,7 +129,7 @@ export class Http2Watches {
     const session = this.open;
     if (!session || !this.usable(agent))
       throw new Error('The connection of the watches is closed');
-    return this.request(session, kubeConfig, path, {}, timeoutMs);
+    return this.request(session, { kubeConfig, path, query: {}, timeoutMs });
   }
 
   /**
@@ -155,7 +155,12 @@ export class Http2Watches {
       agent,
     );
     const left = Math.max(1, timeoutMs - (performance.now() - started));
-    const body = await this.request(session, kubeConfig, path, query, left);
+    const body = await this.request(session, {
+      kubeConfig,
+      path,
+      query,
+      timeoutMs: left,
+    });
     // Any JSON a 2xx answer holds is not a list: without items, the caller's cache would be
     // emptied by an answer it cannot read. Such an answer fails as a list that failed does.
     if (!Array.isArray((body as { items?: unknown } | null)?.items)) {
@@ -166,11 +171,14 @@ export class Http2Watches {
 
   private async request(
     session: ClientHttp2Session,
-    kubeConfig: KubeConfig,
-    path: string,
-    query: Query,
-    timeoutMs: number,
+    asked: {
+      kubeConfig: KubeConfig;
+      path: string;
+      query: Query;
+      timeoutMs: number;
+    },
   ): Promise<unknown> {
+    const { kubeConfig, path, query, timeoutMs } = asked;
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('No currently active cluster');
     const url = new URL(cluster.server + path);

@@ -98,12 +98,12 @@ export class Deployer {
     const currentRevision = existing
       ? await stores.revisions.getRevision(existing.id, existing.revision)
       : undefined;
-    const spec = await desired.revisionFor(
+    const spec = await desired.revisionFor({
       application,
       request,
-      currentRevision,
+      current: currentRevision,
       cluster,
-    );
+    });
     return this.applyRevision({
       application,
       cluster,

@@ -1,9 +1,5 @@
-import type {
-  Application,
-  Deployment,
-  Revision,
-} from '@cnp/plugin-fleet-common';
-import type { ClusterRecord, RevisionSpec } from '../database/types';
+import type { Application, Deployment } from '@cnp/plugin-fleet-common';
+import type { RevisionSpec } from '../database/types';
 import { ApplicationWriter, type ApplicationUpdate } from './ApplicationWriter';
 import { Deployer } from './Deployer';
 import type {
@@ -12,7 +8,11 @@ import type {
   DesiredState,
   RegisterApplicationRequest,
 } from './deploymentTypes';
-import { DesiredStates, type DesiredStateRequest } from './DesiredStates';
+import {
+  DesiredStates,
+  type DesiredStateRequest,
+  type RevisionRequest,
+} from './DesiredStates';
 import { generatedWorkloadSource } from './generatedWorkload';
 import { ManifestSources } from './manifestSources';
 import { Rollbacks, type RollbackOptions } from './Rollbacks';
@@ -28,7 +28,11 @@ export type {
   RegisterApplicationRequest,
 } from './deploymentTypes';
 export type { ApplicationUpdate } from './ApplicationWriter';
-export type { DesiredStateRequest, RevisionSettings } from './DesiredStates';
+export type {
+  DesiredStateRequest,
+  RevisionRequest,
+  RevisionSettings,
+} from './DesiredStates';
 export type { RollbackOptions } from './Rollbacks';
 export type { UndeployOptions } from './Undeployer';
 
@@ -114,13 +118,8 @@ export class DeploymentService {
    * request's replicas, else the current revision's, else the default; env and resources from
    * the application's defaults. Nothing of it changes any other cluster.
    */
-  async revisionFor(
-    application: Application,
-    request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>,
-    current: Revision | undefined,
-    cluster: Pick<ClusterRecord, 'name' | 'labels'>,
-  ): Promise<RevisionSpec> {
-    return this.desired.revisionFor(application, request, current, cluster);
+  async revisionFor(asked: RevisionRequest): Promise<RevisionSpec> {
+    return this.desired.revisionFor(asked);
   }
 
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {

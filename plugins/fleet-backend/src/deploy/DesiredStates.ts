@@ -24,6 +24,15 @@ export type RevisionSettings = Pick<
   'image' | 'replicas' | 'env' | 'resources' | 'namespace' | 'port'
 >;
 
+/** What `revisionFor` decides from: a deploy's request to one cluster of an application. */
+export interface RevisionRequest {
+  application: Application;
+  request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>;
+  /** The deployment's current revision on that cluster, if it has one. */
+  current: Revision | undefined;
+  cluster: Pick<ClusterRecord, 'name' | 'labels'>;
+}
+
 /** What `desiredFor` renders: one revision of an application on one cluster. */
 export interface DesiredStateRequest {
   application: Application;
@@ -120,18 +129,9 @@ export class DesiredStates {
     };
   }
 
-  /**
-   * The revision a deploy to one cluster makes: the request's image, else the deployment's
-   * current one, else the application's default, else the component's `cnp.io/image`; the
-   * request's replicas, else the current revision's, else the default; env and resources from
-   * the application's defaults. Nothing of it changes any other cluster.
-   */
-  async revisionFor(
-    application: Application,
-    request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>,
-    current: Revision | undefined,
-    cluster: Pick<ClusterRecord, 'name' | 'labels'>,
-  ): Promise<RevisionSpec> {
+  /** See `DeploymentService.revisionFor`. */
+  async revisionFor(asked: RevisionRequest): Promise<RevisionSpec> {
+    const { application, request, current, cluster } = asked;
     const image =
       request.image ??
       current?.image ??

@@ -32,12 +32,12 @@ async function readTarget(
     c.previousRevision,
   );
   if (!previous) return undefined;
-  const next = await deployments.revisionFor(
+  const next = await deployments.revisionFor({
     application,
-    record.request,
-    previous,
+    request: record.request,
+    current: previous,
     cluster,
-  );
+  });
   const stable = await deployments.desiredFor({
     application,
     revision: previous,

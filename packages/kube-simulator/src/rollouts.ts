@@ -98,13 +98,16 @@ function targets(state: RolloutState, p: Params): Map<string, number> {
   return out;
 }
 
+/** One pass of the controller over a Rollout: its state and spec, at time `t`. */
+interface Pass {
+  state: RolloutState;
+  p: Params;
+  readiness: Readiness;
+  t: number;
+}
+
 /** One scaling pass within maxSurge/maxUnavailable; returns whether anything changed. */
-function scale(
-  state: RolloutState,
-  p: Params,
-  readiness: Readiness,
-  t: number,
-): boolean {
+function scale({ state, p, readiness, t }: Pass): boolean {
   const want = targets(state, p);
   let changed = false;
   const total = () => state.replicaSets.reduce((n, r) => n + replicasOf(r), 0);
@@ -151,12 +154,7 @@ function scale(
   return changed;
 }
 
-function atTargets(
-  state: RolloutState,
-  p: Params,
-  readiness: Readiness,
-  t: number,
-): boolean {
+function atTargets({ state, p, readiness, t }: Pass): boolean {
   const want = targets(state, p);
   return state.replicaSets.every(rs => {
     const target = want.get(rs.hash) ?? 0;
@@ -218,7 +216,7 @@ function reconcile(
         changed = true;
       }
     }
-    if (scale(state, p, readiness, t)) changed = true;
+    if (scale({ state, p, readiness, t })) changed = true;
     // shouldFullPromote: every step done (or promoteFull) and the canary fully available.
     if (
       state.stableHash !== state.currentHash &&
@@ -253,7 +251,7 @@ function reconcile(
           completed = true;
         }
       } else if (step.setWeight !== undefined) {
-        completed = atTargets(state, p, readiness, t);
+        completed = atTargets({ state, p, readiness, t });
       } else {
         completed = true;
       }

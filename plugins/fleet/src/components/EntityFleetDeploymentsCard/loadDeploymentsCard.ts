@@ -2,6 +2,9 @@ import type { Cluster, Deployment } from '@cnp/plugin-fleet-common';
 import type { FleetApi } from '../../api';
 import { loadReleases } from '../ReleasePanel/loadReleases';
 
+/** A cluster name: a DNS-1123 label. */
+const CLUSTER_NAME = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 /** What the deployments card shows, read in one poll. */
 export type DeploymentsCardData = {
   deployments: Deployment[];
@@ -31,7 +34,11 @@ export async function loadDeploymentsCard(
 ): Promise<DeploymentsCardData> {
   const { entityRef, named } = options;
   const deployments = await api.listDeployments({ entityRef });
-  const names = shownClusterNames(named, deployments);
+  // A name that is no cluster name (a typo in the annotation) names no cluster: it is shown as
+  // unknown, never asked for, so that it cannot fail the whole card.
+  const names = shownClusterNames(named, deployments).filter(name =>
+    CLUSTER_NAME.test(name),
+  );
   const [clusters, releases] = await Promise.all([
     names.length > 0 ? api.listClusters({ names }) : [],
     loadReleases(api, entityRef, deployments),

@@ -9,13 +9,26 @@ import { entityRef, parseOrThrow } from './validation';
  * into what the routes use (a query parameter is text: `limit` becomes a number here).
  */
 
-/** A list's query once the spec accepted it: `limit` as a number, `entityRef` trimmed. */
-const listQuerySchema = z.object({
-  status: z.enum(CLUSTER_STATUSES).optional(),
-  entityRef: entityRef.optional(),
-  cluster: z.string().optional(),
-  ...pageQueryShape(),
-});
+/**
+ * Each list's query once the spec accepted it: `limit` as a number, `entityRef` trimmed. Each
+ * keeps only its own list's parameters: another list's (`/applications?status=`) is ignored, as
+ * any parameter a list does not know.
+ */
+const listQuerySchemas = {
+  '/clusters': z.object({
+    status: z.enum(CLUSTER_STATUSES).optional(),
+    ...pageQueryShape(),
+  }),
+  '/applications': z.object({
+    entityRef: entityRef.optional(),
+    ...pageQueryShape(),
+  }),
+  '/deployments': z.object({
+    entityRef: entityRef.optional(),
+    cluster: z.string().optional(),
+    ...pageQueryShape(),
+  }),
+};
 
 /**
  * The paged lists' queries: the spec's parameters, then `limit` as a number (a query parameter
@@ -26,7 +39,14 @@ export function parseListQuery(
   query: unknown,
 ) {
   checkQuery('get', path, query);
-  return parseOrThrow(listQuerySchema, query, 'query');
+  const parsed: {
+    status?: (typeof CLUSTER_STATUSES)[number];
+    entityRef?: string;
+    cluster?: string;
+    cursor?: string;
+    limit?: number;
+  } = parseOrThrow(listQuerySchemas[path], query, 'query');
+  return parsed;
 }
 
 /** The query of the lists of one deployment or application (revisions, releases). */

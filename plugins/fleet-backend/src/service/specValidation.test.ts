@@ -1,6 +1,12 @@
 import { InputError } from '@backstage/errors';
 import { spec } from '../schema/openapi';
-import { checkBody, checkQuery, isPathParameter } from './specValidation';
+import { parseListQuery } from './queryValidation';
+import {
+  checkBody,
+  checkQuery,
+  isPathParameter,
+  isSchema,
+} from './specValidation';
 
 /*
  * Request validation comes from the OpenAPI spec alone: these bodies and queries are refused by
@@ -131,5 +137,27 @@ describe('spec request validation', () => {
       isPathParameter('deploymentId', '7d0b8a52-6a86-4d43-9d5b-0f1f3b2f2a10'),
     ).toBe(true);
     expect(isPathParameter('deploymentId', 'not-an-id')).toBe(false);
+  });
+});
+
+describe('spec lengths', () => {
+  it('counts a length in UTF-16 units, as JavaScript and the former checks did', () => {
+    const emoji = '\u{1F600}'; // two UTF-16 units
+    expect(isSchema('Image', `registry.example/app:${'a'.repeat(400)}`)).toBe(
+      true,
+    );
+    // 300 emoji: 300 characters, 600 units, over the image's 512.
+    expect(isSchema('Image', `r/${emoji.repeat(300)}`)).toBe(false);
+    expect(isSchema('Image', `r/${emoji.repeat(200)}`)).toBe(true);
+  });
+});
+
+describe('list queries', () => {
+  it("ignores another list's parameter, as any parameter a list does not know", () => {
+    expect(parseListQuery('/applications', { status: 'foo' })).toEqual({});
+    expect(parseListQuery('/deployments', { status: 'foo' })).toEqual({});
+    expect(() => parseListQuery('/clusters', { status: 'foo' })).toThrow(
+      InputError,
+    );
   });
 });

@@ -59,6 +59,9 @@ const ajv = new Ajv2020({
   allErrors: true,
   // parentSchema on each error: the x-message of the schema that failed.
   verbose: true,
+  // Lengths in UTF-16 units, as JavaScript's (and zod's) .length counts them: a limit means the
+  // same whichever characters the text holds.
+  unicode: false,
 });
 ajv.addSchema({ ...(doc as object), $id: SPEC_ID });
 

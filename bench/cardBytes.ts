@@ -18,7 +18,7 @@ import {
   type CardBytesResult,
 } from './lib/cardLoadBytes';
 import { seedFleetDeployments } from './lib/seedDeployments';
-import { waitFor } from './lib/waitFor';
+import { waitForStartupCycle } from './lib/waitFor';
 
 export interface CardBytesRun {
   clusters: number;
@@ -72,17 +72,9 @@ export async function benchCardBytes(options: {
     });
     log(`  backend started in ${ms(backend.startMs)}`);
     // The clusters' rows as the card reads them at rest: after the startup health cycle.
-    const cycle = await waitFor(
-      'the startup health cycle',
-      async () => {
-        const row = await knex('fleet_state')
-          .where({ key: 'lastCycle' })
-          .first();
-        const last = row ? JSON.parse(row.value) : undefined;
-        return last && Date.parse(last.startedAt) >= startedAt
-          ? last
-          : undefined;
-      },
+    const cycle = await waitForStartupCycle(
+      knex,
+      startedAt,
       Math.max(300_000, options.clusters * 60),
     );
     log(

@@ -28,7 +28,7 @@ import {
   type CardBytesResult,
 } from './lib/cardLoadBytes';
 import { seedFleetDeployments } from './lib/seedDeployments';
-import { waitFor } from './lib/waitFor';
+import { waitFor, waitForStartupCycle } from './lib/waitFor';
 
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
@@ -251,17 +251,9 @@ export async function benchLatency(options: {
     await sample('startup');
 
     // The scheduler runs the first health cycle at startup; wait for it (its summary is stored).
-    const startupCycle = await waitFor(
-      'the startup health cycle',
-      async () => {
-        const row = await knex('fleet_state')
-          .where({ key: 'lastCycle' })
-          .first();
-        const cycle = row ? JSON.parse(row.value) : undefined;
-        return cycle && Date.parse(cycle.startedAt) >= backendStartedAt
-          ? cycle
-          : undefined;
-      },
+    const startupCycle = await waitForStartupCycle(
+      knex,
+      backendStartedAt,
       cycleBudgetMs,
     );
     log(

@@ -39,7 +39,7 @@ import {
 } from '@cnp/fleet-harness';
 import { parse } from 'yaml';
 import { seedFleetDeployments } from './lib/seedDeployments';
-import { waitFor } from './lib/waitFor';
+import { waitFor, waitForStartupCycle } from './lib/waitFor';
 
 const MiB = 2 ** 20;
 
@@ -383,17 +383,7 @@ async function measureFleet(options: {
       await new Promise(r => setTimeout(r, 20_000));
       await sample('20 s idle');
     } else {
-      const cycle = await waitFor(
-        'the startup health cycle',
-        async () => {
-          const row = await knex('fleet_state')
-            .where({ key: 'lastCycle' })
-            .first();
-          const c = row ? JSON.parse(row.value) : undefined;
-          return c && Date.parse(c.startedAt) >= startedAt ? c : undefined;
-        },
-        600_000,
-      );
+      const cycle = await waitForStartupCycle(knex, startedAt, 600_000);
       run.startupCycleMs = cycle.durationMs;
       log(
         `    startup health cycle over ${cycle.probed} clusters: ${ms(

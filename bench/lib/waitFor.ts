@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+
 /** Polls `fn` every `everyMs` (250 ms) until it answers a value (not undefined; a throw counts as none). */
 export async function waitFor<T>(
   what: string,
@@ -12,4 +14,24 @@ export async function waitFor<T>(
     await new Promise(r => setTimeout(r, everyMs));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * The summary of the backend's first health cycle (stored in `fleet_state` as `lastCycle`) that
+ * started at or after `since` (ms since the epoch): the cycle the scheduler runs at startup.
+ */
+export async function waitForStartupCycle(
+  knex: Knex,
+  since: number,
+  timeoutMs: number,
+): Promise<any> {
+  return waitFor(
+    'the startup health cycle',
+    async () => {
+      const row = await knex('fleet_state').where({ key: 'lastCycle' }).first();
+      const cycle = row ? JSON.parse(row.value) : undefined;
+      return cycle && Date.parse(cycle.startedAt) >= since ? cycle : undefined;
+    },
+    timeoutMs,
+  );
 }

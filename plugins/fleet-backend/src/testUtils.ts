@@ -20,7 +20,7 @@ export {
   type DesiredStateRequest,
   type RegisterApplicationRequest,
   type RevisionSettings,
-  type RollbackOptions,
+  type RollbackRequest,
   type UndeployOptions,
 } from './deploy/DeploymentService';
 export type { DeploySettings, RevisionRefusal } from './deploy/deploymentTypes';

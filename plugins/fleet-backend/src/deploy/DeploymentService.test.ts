@@ -445,7 +445,7 @@ describe.each(databases.eachSupportedId())(
         status: 'DEPLOYED',
       });
       await expect(
-        deployments.rollback(first.id, undefined, 'test'),
+        deployments.rollback({ deploymentId: first.id, actor: 'test' }),
       ).rejects.toMatchObject({ name: 'ConflictError' });
       const second = await deployments.deploy(
         { entityRef, cluster: 'charlie', image: 'rolling:2.0.0', replicas: 4 },
@@ -457,7 +457,10 @@ describe.each(databases.eachSupportedId())(
       });
       expect(imageOn('charlie', namespace, 'rolling')).toBe('rolling:2.0.0');
 
-      const back = await deployments.rollback(first.id, undefined, 'ada');
+      const back = await deployments.rollback({
+        deploymentId: first.id,
+        actor: 'ada',
+      });
       expect(await settle(stores, back.id)).toMatchObject({
         status: 'DEPLOYED',
         revision: 3,
@@ -476,7 +479,11 @@ describe.each(databases.eachSupportedId())(
         'rolling:1.0.0',
       );
       expect(live().spec.replicas).toBe(2);
-      const forward = await deployments.rollback(first.id, 2, 'ada');
+      const forward = await deployments.rollback({
+        deploymentId: first.id,
+        toRevision: 2,
+        actor: 'ada',
+      });
       expect(await settle(stores, forward.id)).toMatchObject({
         revision: 4,
         image: 'rolling:2.0.0',
@@ -497,7 +504,11 @@ describe.each(databases.eachSupportedId())(
         [1, 'rolling:1.0.0', 2, 'deploy', 'test'],
       ]);
       await expect(
-        deployments.rollback(first.id, 99, 'test'),
+        deployments.rollback({
+          deploymentId: first.id,
+          toRevision: 99,
+          actor: 'test',
+        }),
       ).rejects.toMatchObject({ name: 'NotFoundError' });
     });
 
@@ -768,9 +779,13 @@ describe.each(databases.eachSupportedId())(
           'test',
         ),
       ).rejects.toMatchObject({ name: 'ConflictError' });
-      await expect(deployments.rollback(d.id, 1, 'test')).rejects.toMatchObject(
-        { name: 'ConflictError' },
-      );
+      await expect(
+        deployments.rollback({
+          deploymentId: d.id,
+          toRevision: 1,
+          actor: 'test',
+        }),
+      ).rejects.toMatchObject({ name: 'ConflictError' });
       expect(await stores.deployments.getDeployment(d.id)).toMatchObject({
         status: 'REMOVING',
         revision: 1,

@@ -15,7 +15,7 @@ import {
 } from './DesiredStates';
 import { generatedWorkloadSource } from './generatedWorkload';
 import { ManifestSources } from './manifestSources';
-import { Rollbacks, type RollbackOptions } from './Rollbacks';
+import { Rollbacks, type RollbackRequest } from './Rollbacks';
 import { RolloutFollower } from './RolloutFollower';
 import { Undeployer, type UndeployOptions } from './Undeployer';
 
@@ -33,7 +33,7 @@ export type {
   RevisionRequest,
   RevisionSettings,
 } from './DesiredStates';
-export type { RollbackOptions } from './Rollbacks';
+export type { RollbackRequest } from './Rollbacks';
 export type { UndeployOptions } from './Undeployer';
 
 /**
@@ -131,13 +131,8 @@ export class DeploymentService {
    * the newest earlier revision that reached DEPLOYED. 409 when there is none, or when the
    * cluster is OFFLINE.
    */
-  async rollback(
-    deploymentId: string,
-    toRevision: number | undefined,
-    actor: string,
-    options: RollbackOptions = {},
-  ): Promise<Deployment> {
-    return this.rollbacks.rollback(deploymentId, toRevision, actor, options);
+  async rollback(request: RollbackRequest): Promise<Deployment> {
+    return this.rollbacks.rollback(request);
   }
 
   /** Follows a rollout until DEPLOYED or FAILED; only while it is still this revision. */

@@ -14,7 +14,11 @@ import type { FailedRollout } from './RolloutFollower';
 import { assertNoRunningRelease } from './runningRelease';
 
 /** How a rollback is asked for. */
-export interface RollbackOptions {
+export interface RollbackRequest {
+  deploymentId: string;
+  /** The revision to copy; by default the newest earlier one that reached DEPLOYED. */
+  toRevision?: number;
+  actor: string;
   /** The rollback of a release's own abort: the running release is the one asking. */
   byRelease?: boolean;
 }
@@ -32,12 +36,8 @@ export class Rollbacks {
   ) {}
 
   /** See `DeploymentService.rollback`. */
-  async rollback(
-    deploymentId: string,
-    toRevision: number | undefined,
-    actor: string,
-    options: RollbackOptions = {},
-  ): Promise<Deployment> {
+  async rollback(request: RollbackRequest): Promise<Deployment> {
+    const { deploymentId, toRevision, actor } = request;
     const { stores } = this.options;
     const deployment = await deploymentOr404(stores, deploymentId);
     const revisions = await stores.revisions.listRevisions(deploymentId);
@@ -75,7 +75,7 @@ export class Rollbacks {
       env: target.env ?? undefined,
     });
     if (refused) throw new NotAllowedError(refused);
-    if (!options.byRelease) {
+    if (!request.byRelease) {
       await assertNoRunningRelease(
         stores.releases,
         application,

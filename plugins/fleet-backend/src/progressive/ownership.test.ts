@@ -592,7 +592,11 @@ describe.each(databases.eachSupportedId())(
       it('a rollback or a deploy by hand on a cluster of a running release is a 409; after abort the release rolls itself back', async () => {
         const ctx = await running();
         await expect(
-          ctx.deployments.rollback(ctx.deployment.id, 1, 'user:default/ada'),
+          ctx.deployments.rollback({
+            deploymentId: ctx.deployment.id,
+            toRevision: 1,
+            actor: 'user:default/ada',
+          }),
         ).rejects.toMatchObject({
           name: 'ConflictError',
           message: expect.stringContaining(`Release '${ctx.release.id}'`),
@@ -616,11 +620,11 @@ describe.each(databases.eachSupportedId())(
         expect(release.progress!.clusters[0].state).toBe('ROLLED_BACK');
         // Once it ended, a rollback by hand is accepted again.
         await settle(ctx.stores, ctx.deployment.id);
-        const back = await ctx.deployments.rollback(
-          ctx.deployment.id,
-          1,
-          'user:default/ada',
-        );
+        const back = await ctx.deployments.rollback({
+          deploymentId: ctx.deployment.id,
+          toRevision: 1,
+          actor: 'user:default/ada',
+        });
         expect(back.revision).toBeGreaterThan(ctx.deployment.revision);
       });
     });

@@ -126,12 +126,12 @@ async function applyPreviousRevision(tick: Tick, c: CanaryClusterProgress) {
     // Made by this rollback before a restart: followed, not made twice.
     c.revision = current.revision;
   } else {
-    const made = await deployments.rollback(
-      c.deploymentId!,
-      c.previousRevision!,
-      ACTOR,
-      { byRelease: true },
-    );
+    const made = await deployments.rollback({
+      deploymentId: c.deploymentId!,
+      toRevision: c.previousRevision!,
+      actor: ACTOR,
+      byRelease: true,
+    });
     c.revision = made.revision;
   }
   c.stage = 'wait';

@@ -204,7 +204,11 @@ function rollback(router: FleetRouter, ctx: RouteContext) {
           )?.spec,
         });
         await checkClusters(credentials, [existing.cluster]);
-        return deployments.rollback(id, body.toRevision, actorOf(credentials));
+        return deployments.rollback({
+          deploymentId: id,
+          toRevision: body.toRevision,
+          actor: actorOf(credentials),
+        });
       },
     );
     res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));

@@ -1,6 +1,7 @@
 import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ReleaseRecord } from '../database/types';
+import type { RollbackRequest } from '../deploy/DeploymentService';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
 import { TrafficProviders } from './traffic/TrafficProviders';
 import { initialProgress } from './releaseMachine';
@@ -152,7 +153,11 @@ function world(progress: ReleaseProgress) {
           'PROGRESSING',
         );
       },
-      rollback: async (id: string, to: number, actor: string) => {
+      rollback: async ({
+        deploymentId: id,
+        toRevision: to,
+        actor,
+      }: RollbackRequest) => {
         calls.push(`rollback ${id} to ${to}`);
         return newRevision(id, 'rollback', actor, 'DEPLOYED');
       },

@@ -161,7 +161,8 @@ describe('FleetPage', () => {
     const button = await screen.findByRole('button', {
       name: 'Run health check',
     });
-    await waitFor(() => expect(button).toBeDisabled());
+    // The permission's answer is asynchronous: on a loaded machine it can take over a second.
+    await waitFor(() => expect(button).toBeDisabled(), { timeout: 5_000 });
     expect(authorize).toHaveBeenCalledWith(
       expect.objectContaining({
         permission: expect.objectContaining({ name: 'fleet.health.run' }),

@@ -137,7 +137,14 @@ describe('ClusterWatches', () => {
     await until('the change', () =>
       changes.find(c => c.cluster === 'east' && c.name === 'mem'),
     );
-    expect(changes).toEqual([{ cluster: 'east', namespace, name: 'mem' }]);
+    expect(changes).toEqual([
+      {
+        cluster: 'east',
+        namespace,
+        name: 'mem',
+        entityRef: 'component:default/mem',
+      },
+    ]);
     // The cache holds the change: read from memory, not from the API.
     const live = await w.readLive(cluster('east'), namespace, m);
     expect(

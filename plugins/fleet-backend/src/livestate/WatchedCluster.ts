@@ -15,7 +15,7 @@ import type { Agent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import type pLimit from 'p-limit';
 import type { ClusterRecord } from '../database/types';
-import { MANAGED_BY_LABEL } from '../deploy/manifests';
+import { ENTITY_REF_ANNOTATION, MANAGED_BY_LABEL } from '../deploy/manifests';
 import type { ClusterClients } from '../kubernetes/ClusterClients';
 import {
   Http2Unsupported,
@@ -34,6 +34,11 @@ export interface ObjectChange {
   namespace: string;
   /** The application's name: its Deployment, Service, PDB and Ingress all carry it. */
   name: string;
+  /**
+   * The component the object says it belongs to (Fleet's entity-ref annotation), when it says
+   * one: how a deployment made since the reconcile's last run is found.
+   */
+  entityRef?: string;
 }
 
 export type Kind = 'deployment' | 'service' | 'podDisruptionBudget' | 'ingress';
@@ -251,8 +256,16 @@ export class WatchedCluster {
     const emit = (object: KubernetesObject | undefined, name?: string) => {
       const namespace = object?.metadata?.namespace;
       const target = name ?? object?.metadata?.name;
+      const entityRef = name
+        ? undefined
+        : object?.metadata?.annotations?.[ENTITY_REF_ANNOTATION];
       if (namespace && target)
-        options.onChange({ cluster: cluster.name, namespace, name: target });
+        options.onChange({
+          cluster: cluster.name,
+          namespace,
+          name: target,
+          ...(entityRef ? { entityRef } : {}),
+        });
     };
     this.reflectors = Object.fromEntries(
       (Object.keys(MANAGED) as Kind[]).map(kind => [

@@ -24,6 +24,9 @@ export const RECONCILE_TASK_ID = 'fleet-reconcile';
 /** With health shards: the fleet-wide part of the reconcile, on one replica at a time. */
 export const PLACEMENT_TASK_ID = 'fleet-placement';
 
+/** At most this many objects unknown to the last run are looked up per batch of changes. */
+const MAX_LEARNED_PER_BATCH = 50;
+
 const objectKey = (o: ObjectChange) =>
   `${o.cluster}\u0000${o.namespace}\u0000${o.name}`;
 
@@ -55,6 +58,8 @@ export class ReconcileWorker {
   private byObject = new Map<string, string[]>();
   /** The same objects by cluster (see `objectsOn`). */
   private byCluster = new Map<string, ObjectChange[]>();
+  /** Changed objects `learn` found no deployment for, since the last run. */
+  private notOurs = new Set<string>();
   /** What each deployment was at the last run: one that changed since is checked again. */
   private seen = new Map<string, string>();
   private readonly placer: Placer;
@@ -215,6 +220,7 @@ export class ReconcileWorker {
       seen.set(d.id, stateOf(d, application));
     }
     this.byObject = byObject;
+    this.notOurs = new Set();
     const byCluster = new Map<string, ObjectChange[]>();
     for (const key of byObject.keys()) {
       const [cluster, namespace, name] = key.split('\u0000');
@@ -271,12 +277,56 @@ export class ReconcileWorker {
   }
 
   /**
+   * Finds the deployments of changed objects the last run did not know (deployed since), by the
+   * entity ref their objects carry, so their drift is seen at once rather than after the next
+   * run. An object no deployment here owns (another Fleet's) is asked about once per run.
+   */
+  private async learn(changes: ObjectChange[]): Promise<void> {
+    const unknown = new Map<string, ObjectChange>();
+    for (const change of changes) {
+      const key = objectKey(change);
+      if (!change.entityRef || this.byObject.has(key)) continue;
+      if (this.notOurs.has(key)) continue;
+      unknown.set(key, change);
+    }
+    const read = pLimit(this.options.reconcile.concurrency);
+    await Promise.all(
+      [...unknown].slice(0, MAX_LEARNED_PER_BATCH).map(([key, change]) =>
+        read(async () => {
+          // The compare reads the deployment's own objects, wherever they are: an object of
+          // the same component in another namespace only makes it compare once more.
+          const found = await this.options.stores.deployments.listDeployments({
+            entityRef: change.entityRef,
+            cluster: change.cluster,
+          });
+          if (!found.length) {
+            this.notOurs.add(key);
+            return;
+          }
+          this.byObject.set(
+            key,
+            found.map(d => d.id),
+          );
+          const objects = this.byCluster.get(change.cluster) ?? [];
+          objects.push({
+            cluster: change.cluster,
+            namespace: change.namespace,
+            name: change.name,
+          });
+          this.byCluster.set(change.cluster, objects);
+        }),
+      ),
+    );
+  }
+
+  /**
    * Compares the deployments whose live objects changed (reported by the watches), as a run
    * compares each of its deployments; objects no deployment of the last run owns are ignored.
    */
   async checkChanged(changes: ObjectChange[]): Promise<ReconcileSummary> {
     const started = Date.now();
     const summary = emptySummary(started);
+    await this.learn(changes);
     const ids = new Set(
       changes.flatMap(c => this.byObject.get(objectKey(c)) ?? []),
     );

@@ -2,7 +2,9 @@
 // `--json --outputFile=FILE` through to Jest) and prints the tests per database. A database
 // test's full name carries its database id (`describe.each(databases.eachSupportedId())`):
 // POSTGRES_* is PostgreSQL, SQLITE_* SQLite, anything else runs on no database.
-// Exits 1 when no PostgreSQL test ran (passed or failed): that run did not test PostgreSQL.
+// Exits 1 when no PostgreSQL test ran (passed or failed): that run did not test PostgreSQL,
+// and when no test of the conformance suite (plugins/fleet-backend/src/conformance/, run
+// against the kube simulator here) ran.
 //
 //   node scripts/lib/test-totals.mjs <jest-results.json>
 import { readFileSync } from 'node:fs';
@@ -30,8 +32,15 @@ const groups = [
 
 // Test files that could not run at all (a compile error, a crash) have no test results.
 const notRun = [];
+const conformance = { passed: 0, failed: 0 };
 for (const suite of results.testResults ?? []) {
   const tests = suite.assertionResults ?? [];
+  if (/[\\/]src[\\/]conformance[\\/]/.test(suite.name)) {
+    for (const test of tests) {
+      if (test.status === 'passed') conformance.passed++;
+      else if (test.status === 'failed') conformance.failed++;
+    }
+  }
   if (tests.length === 0 && suite.status === 'failed') notRun.push(suite.name);
   for (const test of tests) {
     const name =
@@ -62,6 +71,9 @@ out(
     .map(g => `${g.name} ${g.passed} passed`)
     .join(', ')}`,
 );
+out(
+  `  conformance suite against the kube simulator: ${conformance.passed} passed, ${conformance.failed} failed`,
+);
 if (notRun.length > 0) {
   out(`  ${notRun.length} test file(s) could not run:`);
   for (const name of notRun) out(`    ${name}`);
@@ -72,6 +84,12 @@ if (postgres.passed + postgres.failed === 0) {
   process.stderr.write(
     'fleet: ERROR: no PostgreSQL database test ran (no test name carries POSTGRES_*): ' +
       'the database tests ran on SQLite only\n',
+  );
+  process.exit(1);
+}
+if (conformance.passed + conformance.failed === 0) {
+  process.stderr.write(
+    'fleet: ERROR: no test of the conformance suite (src/conformance/) ran\n',
   );
   process.exit(1);
 }

@@ -123,16 +123,18 @@ function walkValue(
   const array = ARRAY.exec(type);
   const map = MAP.exec(type);
   if (array) {
-    if (!Array.isArray(value)) return typeError(walk, value, type, format);
-    value.forEach((item, i) =>
-      walkValue(item, array[1], '', `${path}[${i}]`, walk),
-    );
+    if (!Array.isArray(value)) typeError(walk, value, type, format);
+    else
+      value.forEach((item, i) =>
+        walkValue(item, array[1], '', `${path}[${i}]`, walk),
+      );
     return;
   }
   if (map) {
-    if (!isPlainObject(value)) return typeError(walk, value, type, format);
-    for (const [key, item] of Object.entries(value))
-      walkValue(item, map[1], '', `${path}[${key}]`, walk);
+    if (!isPlainObject(value)) typeError(walk, value, type, format);
+    else
+      for (const [key, item] of Object.entries(value))
+        walkValue(item, map[1], '', `${path}[${key}]`, walk);
     return;
   }
   const attributes = attributesOf(type);
@@ -141,8 +143,8 @@ function walkValue(
       typeError(walk, value, type, format);
     return;
   }
-  if (!isPlainObject(value)) return typeError(walk, value, type, format);
-  walkModel(value, type, attributes, path, walk);
+  if (!isPlainObject(value)) typeError(walk, value, type, format);
+  else walkModel(value, type, attributes, path, walk);
 }
 
 function walkModel(

@@ -10,7 +10,8 @@
  * Translated for ajv: `nullable` allows null; `x-kubernetes-int-or-string` takes an integer or
  * a string. Not checked: `x-kubernetes-validations` (CEL rules), `x-kubernetes-list-type` and
  * `x-kubernetes-list-map-keys` (uniqueness of list items and map keys), and `format` (ajv's
- * formats differ from the API server's).
+ * formats differ from the API server's). The Rollout CRD describes `spec.template` in full (it
+ * does not preserve unknown fields there), so a Rollout's pod template is checked by it too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,7 +41,11 @@ let loaded: Map<string, CrdVersion> | undefined;
 function crdVersions(): Map<string, CrdVersion> {
   if (loaded) return loaded;
   loaded = new Map();
-  const dir = path.resolve(__dirname, '..', 'crds');
+  // The package's own folder (`crds` ships with it), wherever it is installed or built to.
+  const dir = path.join(
+    path.dirname(require.resolve('@cnp/kube-simulator/package.json')),
+    'crds',
+  );
   for (const file of CRD_FILES) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     for (const doc of parseAllDocuments(text)) {
@@ -126,29 +131,26 @@ function prune(
   for (const [key, item] of Object.entries(value)) {
     const child =
       properties?.[key] ?? (isPlainObject(additional) ? additional : undefined);
-    const path = field ? `${field}.${key}` : key;
+    const at = field ? `${field}.${key}` : key;
     if (!child) {
       if (preserve || additional === true) continue;
-      findings.unknown.push(path);
+      findings.unknown.push(at);
       delete value[key];
     } else if (item === null && child.nullable !== true) {
       delete value[key];
     } else {
-      prune(item, child, path, findings);
+      prune(item, child, at, findings);
     }
   }
 }
 
 function fieldOf(instancePath: string): string {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map(part => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce(
-      (out, part) =>
-        /^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part,
-      'spec',
-    );
+  let out = 'spec';
+  for (const raw of instancePath.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out = /^\d+$/.test(part) ? `${out}[${part}]` : `${out}.${part}`;
+  }
+  return out;
 }
 
 /** One ajv error as the API server words the same finding of its schema validation. */

@@ -23,50 +23,48 @@ import { isPlainObject, JsonObject } from './util';
 
 type Schema = JsonObject;
 
-const CRD_FILES = [
-  'rollout-crd.yaml',
-  'analysis-template-crd.yaml',
-  'analysis-run-crd.yaml',
-  'istio-networking-crds.yaml',
-];
+/** The file each kind's CRD is in. */
+const CRD_FILES: Record<string, string> = {
+  Rollout: 'rollout-crd.yaml',
+  AnalysisTemplate: 'analysis-template-crd.yaml',
+  AnalysisRun: 'analysis-run-crd.yaml',
+  VirtualService: 'istio-networking-crds.yaml',
+  DestinationRule: 'istio-networking-crds.yaml',
+};
 
 interface CrdVersion {
   schema: Schema;
   validate?: ValidateFunction;
 }
 
-let loaded: Map<string, CrdVersion> | undefined;
+/** `<group>/<version>/<Kind>` -> that version's schema, each file read once, on first use. */
+const versions = new Map<string, CrdVersion>();
+const filesRead = new Set<string>();
 
-/** `<group>/<version>/<Kind>` -> that version's schema, read from the CRD files once. */
-function crdVersions(): Map<string, CrdVersion> {
-  if (loaded) return loaded;
-  loaded = new Map();
-  // The package's own folder (`crds` ships with it), wherever it is installed or built to.
-  const dir = path.join(
-    path.dirname(require.resolve('@cnp/kube-simulator/package.json')),
-    'crds',
-  );
-  for (const file of CRD_FILES) {
-    const text = fs.readFileSync(path.join(dir, file), 'utf8');
-    for (const doc of parseAllDocuments(text)) {
-      const crd = doc.toJS() as JsonObject;
-      const spec = crd.spec as JsonObject;
-      const kind = (spec.names as JsonObject).kind;
-      for (const version of spec.versions as JsonObject[]) {
-        const schema = (version.schema as JsonObject).openAPIV3Schema as Schema;
-        loaded.set(`${spec.group}/${version.name}/${kind}`, { schema });
-      }
-    }
-  }
-  return loaded;
-}
-
-export function hasCrdSchema(
+function crdVersion(
   group: string,
   version: string,
   kind: string,
-): boolean {
-  return crdVersions().has(`${group}/${version}/${kind}`);
+): CrdVersion | undefined {
+  const file = CRD_FILES[kind];
+  if (file && !filesRead.has(file)) {
+    filesRead.add(file);
+    // The package's own folder (`crds` ships with it), wherever it is installed or built to.
+    const dir = path.join(
+      path.dirname(require.resolve('@cnp/kube-simulator/package.json')),
+      'crds',
+    );
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    for (const doc of parseAllDocuments(text)) {
+      const spec = (doc.toJS() as JsonObject).spec as JsonObject;
+      const names = spec.names as JsonObject;
+      for (const v of spec.versions as JsonObject[]) {
+        const schema = (v.schema as JsonObject).openAPIV3Schema as Schema;
+        versions.set(`${spec.group}/${v.name}/${names.kind}`, { schema });
+      }
+    }
+  }
+  return versions.get(`${group}/${version}/${kind}`);
 }
 
 /** The CRD schema in ajv's dialect: nullable and int-or-string spelled out. */
@@ -242,7 +240,7 @@ export function checkCrdSchema(
   obj: JsonObject,
   findings: SchemaFindings,
 ): StatusCause[] {
-  const entry = crdVersions().get(`${group}/${version}/${kind}`);
+  const entry = crdVersion(group, version, kind);
   if (!entry) return [];
   for (const key of Object.keys(obj)) {
     if (!['apiVersion', 'kind', 'metadata', 'spec', 'status'].includes(key)) {

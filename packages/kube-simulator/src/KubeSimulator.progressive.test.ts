@@ -207,7 +207,10 @@ describe('CRD switches and discovery', () => {
       name: 'virtualservices.networking.istio.io',
       installed: true,
     });
-    expect(on.json.crds).toEqual(['virtualservices.networking.istio.io']);
+    expect(on.json.crds).toEqual([
+      'destinationrules.networking.istio.io',
+      'virtualservices.networking.istio.io',
+    ]);
     expect(await groups('bare')).toContain('networking.istio.io');
     sim.setCrd('bare', 'virtualservices.networking.istio.io', false);
     expect(await groups('bare')).not.toContain('networking.istio.io');

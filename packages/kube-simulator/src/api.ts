@@ -21,6 +21,7 @@ import { podLog } from './podLogs';
 import { isPlainObject } from './util';
 import { parseBool } from './watch';
 import { ClusterStore, WriteOptions } from './store';
+import { FIELD_VALIDATIONS, FieldValidation } from './validateStored';
 
 export interface ApiRequest {
   method: string;
@@ -37,6 +38,8 @@ export interface ApiResponse {
   /** JSON body, or plain text when `text` is set. */
   body?: unknown;
   text?: string;
+  /** Sent as `Warning: 299 - "<warning>"` headers. */
+  warnings?: string[];
 }
 
 const WRITE_TYPES = ['application/json', 'application/yaml'];
@@ -82,7 +85,25 @@ function writeOptions(query: URLSearchParams): WriteOptions {
       );
     }
   }
-  return { dryRun: dryRun.length > 0 };
+  const fieldValidation = query.get('fieldValidation') ?? 'Warn';
+  const allowed: string[] = FIELD_VALIDATIONS;
+  if (!allowed.includes(fieldValidation)) {
+    throw errors.badRequest(
+      `fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`,
+    );
+  }
+  return {
+    dryRun: dryRun.length > 0,
+    fieldValidation: fieldValidation as FieldValidation,
+    warnings: [],
+  };
+}
+
+/** The answer, with the write's warnings (unknown fields dropped under `Warn`). */
+function warned(answer: ApiResponse, opts: WriteOptions): ApiResponse {
+  return opts.warnings?.length
+    ? { ...answer, warnings: opts.warnings }
+    : answer;
 }
 
 interface ResourcePath {
@@ -314,7 +335,8 @@ function resourceIn(
       if (def.namespaced && namespace === undefined)
         throw errors.methodNotAllowed();
       const body = parseBody(req, WRITE_TYPES);
-      return json(201, store.create(def, namespace, body, writeOptions(q)));
+      const opts = writeOptions(q);
+      return warned(json(201, store.create(def, namespace, body, opts)), opts);
     }
     throw errors.methodNotAllowed();
   }
@@ -335,7 +357,7 @@ function resourceIn(
     case 'PUT': {
       const body = parseBody(req, WRITE_TYPES);
       const result = store.replace(def, namespace, name, body, opts);
-      return json(result.created ? 201 : 200, result.object);
+      return warned(json(result.created ? 201 : 200, result.object), opts);
     }
     case 'PATCH': {
       const allowed: string[] = def.builtin
@@ -343,7 +365,8 @@ function resourceIn(
         : [PATCH_TYPES.json, PATCH_TYPES.merge];
       const body = parseBody(req, allowed);
       const type = mediaType(req.contentType) as PatchType;
-      return json(200, store.patch(def, namespace, name, type, body, opts));
+      const patched = store.patch(def, namespace, name, type, body, opts);
+      return warned(json(200, patched), opts);
     }
     case 'DELETE': {
       if (subresource) throw errors.methodNotAllowed();

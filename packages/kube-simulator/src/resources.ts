@@ -126,6 +126,22 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain' as const,
     crd: 'virtualservices.networking.istio.io',
   })),
+  // Shipped with Istio together with VirtualService (its base chart has both CRDs).
+  ...['v1beta1', 'v1'].map(version => ({
+    group: 'networking.istio.io',
+    version,
+    plural: 'destinationrules',
+    singular: 'destinationrule',
+    kind: 'DestinationRule',
+    namespaced: true,
+    shortNames: ['dr'],
+    categories: ['istio-io', 'networking-istio-io'],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain' as const,
+    crd: 'destinationrules.networking.istio.io',
+  })),
   ...SECRET_AND_INGRESS_RESOURCES,
   // ReplicaSets, Pods and Events: what the workload controllers write (podController.ts).
   ...POD_RESOURCES,

@@ -6,6 +6,11 @@
  * needs rules or a default backend, each path a `pathType` and a backend, and its hosts are DNS
  * subdomains (a leading `*.` allowed).
  */
+import {
+  configKeyProblems,
+  ingressHostProblems,
+  ingressPathProblems,
+} from '@cnp/plugin-fleet-common';
 import { cause, StatusCause } from './errors';
 import type { ResourceDef } from './resourceDef';
 import {
@@ -47,7 +52,6 @@ export const SECRET_AND_INGRESS_RESOURCES: ResourceDef[] = [
   },
 ];
 
-const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 const BASE64 =
   /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** The API server's limit on a Secret's data (1 MiB, decoded). */
@@ -109,15 +113,8 @@ export function validateSecret(
   const out: StatusCause[] = [];
   let size = 0;
   for (const [key, value] of Object.entries(asObject(obj.data) ?? {})) {
-    if (!SECRET_KEY.test(key) || key === '.' || key === '..') {
-      out.push(
-        cause.invalid(
-          'data',
-          key,
-          "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-        ),
-      );
-    }
+    for (const problem of configKeyProblems(key))
+      out.push(cause.invalid('data', key, problem));
     size += Buffer.from(String(value), 'base64').length;
   }
   if (size > MAX_SECRET_BYTES) {
@@ -129,10 +126,6 @@ export function validateSecret(
       ),
     );
   }
-  if (typeof obj.type !== 'string')
-    out.push(cause.invalid('type', obj.type, 'must be a string'));
-  if (obj.immutable !== undefined && typeof obj.immutable !== 'boolean')
-    out.push(cause.invalid('immutable', obj.immutable, 'must be a boolean'));
   if (old) {
     if (obj.type !== old.type)
       out.push(cause.invalid('type', obj.type, 'field is immutable'));
@@ -203,19 +196,8 @@ function validateBackend(field: string, backend: unknown): StatusCause[] {
 }
 
 function validateHost(field: string, host: unknown): StatusCause[] {
-  if (typeof host !== 'string')
-    return [cause.invalid(field, host, 'must be a string')];
-  const bare = host.startsWith('*.') ? host.slice(2) : host;
-  if (host.length > 253 || !DNS1123_SUBDOMAIN.test(bare)) {
-    return [
-      cause.invalid(
-        field,
-        host,
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-      ),
-    ];
-  }
-  return [];
+  if (typeof host !== 'string') return [];
+  return ingressHostProblems(host).map(m => cause.invalid(field, host, m));
 }
 
 export function validateIngress(obj: JsonObject): StatusCause[] {
@@ -267,14 +249,9 @@ export function validateIngress(obj: JsonObject): StatusCause[] {
           cause.notSupported(`${field}.pathType`, path.pathType, PATH_TYPES),
         );
       }
-      if (
-        path.pathType !== 'ImplementationSpecific' &&
-        (typeof path.path !== 'string' || !path.path.startsWith('/'))
-      ) {
-        out.push(
-          cause.invalid(`${field}.path`, path.path, 'must be an absolute path'),
-        );
-      }
+      const value = typeof path.path === 'string' ? path.path : undefined;
+      for (const problem of ingressPathProblems(value, String(path.pathType)))
+        out.push(cause.invalid(`${field}.path`, value ?? '', problem));
       out.push(...validateBackend(`${field}.backend`, path.backend));
     });
   });

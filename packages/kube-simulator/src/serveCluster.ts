@@ -103,6 +103,11 @@ export async function serveCluster(
     res.end();
     return undefined;
   }
+  if (answer.warnings?.length)
+    res.setHeader(
+      'Warning',
+      answer.warnings.map(w => `299 - ${JSON.stringify(w)}`),
+    );
   return send(res, answer.status, answer.body, answer.text);
 }
 

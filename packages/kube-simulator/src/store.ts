@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, initialStatus } from './defaults';
 import { cause, errors } from './errors';
-import { validateName } from './metaValidation';
 import { applyPatch, PatchType } from './patch';
 import { canonicalizeQuantities } from './quantity';
 import {
@@ -48,7 +47,7 @@ import {
   JsonObject,
   rfc3339,
 } from './util';
-import { validateObject } from './validation';
+import { validateStored } from './validateStored';
 import { RolloutClock } from './workloads';
 
 export type {
@@ -62,6 +61,18 @@ export type {
   WriteVerb,
 } from './storeTypes';
 export { HISTORY_LIMIT } from './storeTypes';
+
+/** The CRDs one install brings: Argo Rollouts' and Istio's base chart's. */
+const CRDS_SHIPPED_TOGETHER: Record<string, string[]> = {
+  'rollouts.argoproj.io': [
+    'rollouts.argoproj.io',
+    'analysistemplates.argoproj.io',
+  ],
+  'virtualservices.networking.istio.io': [
+    'virtualservices.networking.istio.io',
+    'destinationrules.networking.istio.io',
+  ],
+};
 
 export class ClusterStore extends StoreCore {
   constructor(readyDelayMs: number, now: () => number = Date.now) {
@@ -108,13 +119,11 @@ export class ClusterStore extends StoreCore {
   /**
    * Installs or removes a CRD; removing it deletes its objects, as on a real
    * cluster. Argo Rollouts ships `rollouts.argoproj.io` together with
-   * `analysistemplates.argoproj.io`: switching the first switches both.
+   * `analysistemplates.argoproj.io`, Istio `virtualservices.networking.istio.io`
+   * with `destinationrules.networking.istio.io`: switching the first switches both.
    */
   setCrdInstalled(crd: string, installed: boolean): void {
-    const names =
-      crd === 'rollouts.argoproj.io'
-        ? [crd, 'analysistemplates.argoproj.io']
-        : [crd];
+    const names = CRDS_SHIPPED_TOGETHER[crd] ?? [crd];
     for (const name of names) {
       if (installed) {
         this.crds.add(name);
@@ -189,11 +198,7 @@ export class ClusterStore extends StoreCore {
     else delete meta.generation;
     delete obj.status;
     applyDefaults(def, obj);
-    const causes = [
-      ...validateName(def, meta.name),
-      ...validateObject(def, obj, undefined),
-    ];
-    if (causes.length) throw invalid(def, name, causes);
+    validateStored(def, obj, undefined, opts);
     if (this.find(def, namespace, name))
       throw errors.alreadyExists(def.plural, def.group, name);
     const commitAllocations = this.allocateService(def, obj, undefined, name);
@@ -374,8 +379,7 @@ export class ClusterStore extends StoreCore {
     if (opts.subresource !== 'status') {
       applyDefaults(def, next);
       this.services.retain(def, next, old);
-      const causes = validateObject(def, next, old);
-      if (causes.length) throw invalid(def, name, causes);
+      validateStored(def, next, old, opts);
       commitAllocations = this.allocateService(def, next, old, name);
     }
     const specChanged = !deepEqual(

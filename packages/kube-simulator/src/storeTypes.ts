@@ -6,6 +6,7 @@ import { ResourceDef } from './resourceDef';
 import { RolloutState } from './rolloutState';
 import { asObject, clone, isPlainObject, JsonObject } from './util';
 import { RolloutClock } from './workloads';
+import type { StoreValidationOptions } from './validateStored';
 
 /** What kind of write a history entry records. */
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete' | 'status';
@@ -61,7 +62,7 @@ export interface ListQuery {
   continueToken?: string;
 }
 
-export interface WriteOptions {
+export interface WriteOptions extends StoreValidationOptions {
   dryRun?: boolean;
   /** 'status' for the /status subresource: only status changes are kept. */
   subresource?: 'status';

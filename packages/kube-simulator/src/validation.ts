@@ -6,12 +6,8 @@
  * (Deployment selector, Service clusterIP).
  */
 import { cause, StatusCause } from './errors';
-import {
-  compareQuantities,
-  formatQuantity,
-  parseQuantity,
-  Quantity,
-} from './quantity';
+import { requestsAboveLimits } from '@cnp/plugin-fleet-common';
+import { formatQuantity, parseQuantity, Quantity } from './quantity';
 import { ResourceDef } from './resourceDef';
 import { matches, requirementsOf } from './selectors';
 import { validateIngress, validateSecret } from './secretsAndIngresses';
@@ -45,12 +41,6 @@ function quantityOf(value: unknown): Quantity | undefined {
   }
 }
 
-/** cpu, memory, ephemeral-storage, *.kubernetes.io/*: not hugepages, not extended resources. */
-function isOvercommitAllowed(name: string): boolean {
-  const native = !name.includes('/') || name.includes('kubernetes.io/');
-  return native && !name.startsWith('hugepages-');
-}
-
 /** The parseable quantities of one ResourceList (requests or limits). */
 function resourceList(resources: unknown, key: string): Map<string, Quantity> {
   const list = new Map<string, Quantity>();
@@ -82,19 +72,11 @@ function validateResources(resources: unknown, f: string): StatusCause[] {
         );
     }
   }
-  for (const [name, q] of requests) {
-    const limit = limits.get(name);
-    if (limit && isOvercommitAllowed(name) && compareQuantities(q, limit) > 0)
-      out.push(
-        cause.invalid(
-          `${f}.requests`,
-          formatQuantity(q),
-          `must be less than or equal to ${name} limit of ${formatQuantity(
-            limit,
-          )}`,
-        ),
-      );
-  }
+  for (const problem of requestsAboveLimits({
+    requests: asObject(asObject(resources)?.requests),
+    limits: asObject(asObject(resources)?.limits),
+  }))
+    out.push(cause.invalid(`${f}.requests`, problem.request, problem.message));
   return out;
 }
 

@@ -17,3 +17,4 @@ export type {
   components as FleetApiComponents,
   operations as FleetApiOperations,
 } from './schema/openapi/generated/types';
+export * from './kubernetesRules';

@@ -1,4 +1,5 @@
 import { Config } from '@backstage/config';
+import { compareQuantities } from '@cnp/plugin-fleet-common';
 
 /** Default requests and limits of the containers Fleet deploys (cpu and memory). */
 export interface DefaultResources {
@@ -38,29 +39,11 @@ export function readDefaultResources(
   for (const resource of ['cpu', 'memory']) {
     const request = out.requests?.[resource];
     const limit = out.limits?.[resource];
-    if (request && limit && quantityValue(request) > quantityValue(limit)) {
+    if (request && limit && (compareQuantities(request, limit) ?? 0) > 0) {
       throw new Error(
         `Invalid config value fleet.deploy.defaultResources: the ${resource} request ${request} is above its limit ${limit}`,
       );
     }
   }
   return out;
-}
-
-const SUFFIX: Record<string, number> = {
-  '': 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-};
-
-function quantityValue(quantity: string): number {
-  const m = quantity.match(QUANTITY)!;
-  return parseFloat(quantity) * SUFFIX[m[2] ?? ''];
 }

@@ -1,6 +1,12 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import type { FleetApiComponents } from '@cnp/plugin-fleet-common';
 import { z } from 'zod';
+import {
+  addIssues,
+  applicationSpecIssues,
+  envIssues,
+  placementIssues,
+} from './kubernetesValues';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { strategySchema } from '../progressive/strategy';
 import { checkBody, isPathParameter, isSchema } from './specValidation';
@@ -384,7 +390,13 @@ const applicationRules = z
     spec: applicationSpecRules.optional(),
     placement: placementSchema.optional(),
   })
-  .passthrough();
+  .passthrough()
+  .superRefine((body, ctx) =>
+    addIssues(ctx, [
+      ...applicationSpecIssues(body.spec, ['spec']),
+      ...placementIssues(body.placement, ['placement']),
+    ]),
+  );
 
 export type CreateApplicationBody = Omit<
   Schemas['CreateApplicationRequest'],
@@ -430,7 +442,10 @@ export function parseCreateDeployment(
  */
 export const releaseSchema = z
   .object({ strategy: strategySchema.optional() })
-  .passthrough();
+  .passthrough()
+  .superRefine((body, ctx) =>
+    addIssues(ctx, envIssues((body as { env?: unknown }).env, ['env'])),
+  );
 
 export type ReleaseBody = Omit<Schemas['CreateReleaseRequest'], 'strategy'> &
   z.infer<typeof releaseSchema>;

@@ -19,7 +19,7 @@ export interface CreateExampleRepositoryOptions {
   message: string;
   /** An annotated tag to put on the new commit, e.g. `v1`. */
   tag?: string;
-  /** The branch to commit on; `main` unless told. */
+  /** The branch to commit on, `main` unless told; a new branch starts from the default branch. */
   branch?: string;
 }
 
@@ -94,7 +94,7 @@ export async function createExampleRepository(
     await git(
       branches
         ? ['checkout', '--quiet', branch]
-        : ['checkout', '--quiet', '--orphan', branch],
+        : ['checkout', '--quiet', '-b', branch],
       tree,
     );
     for (const [file, content] of Object.entries(options.files)) {

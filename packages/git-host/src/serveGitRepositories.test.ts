@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { createExampleRepository } from './createExampleRepository';
 import {
   GitRepositoryServer,
@@ -101,6 +102,36 @@ describe('serveGitRepositories', () => {
       'application/x-git-upload-pack-advertisement',
     );
     expect(await response.text()).toContain(`${v2} refs/heads/main`);
+  });
+
+  it('passes the Git-Protocol header on, so a v2 client gets a v2 advertisement', async () => {
+    const response = await fetch(
+      `${server.url}/team/inventory.git/info/refs?service=git-upload-pack`,
+      { headers: { 'git-protocol': 'version=2' } },
+    );
+    expect(await response.text()).toContain('000eversion 2\n');
+  });
+
+  it('streams a gzip upload-pack request to the backend and a pack back', async () => {
+    const body = gzipSync(`0032want ${v1}\n00000009done\n`);
+    const response = await fetch(
+      `${server.url}/team/inventory.git/git-upload-pack`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-git-upload-pack-request',
+          'content-encoding': 'gzip',
+        },
+        body,
+      },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(
+      'application/x-git-upload-pack-result',
+    );
+    const answer = Buffer.from(await response.arrayBuffer());
+    expect(answer.subarray(0, 8).toString()).toBe('0008NAK\n');
+    expect(answer.indexOf('PACK')).toBe(8);
   });
 
   it('refuses a push with 403, over HTTP and from the git command line', async () => {

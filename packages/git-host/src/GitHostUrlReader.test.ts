@@ -122,6 +122,15 @@ describe('GitHostUrlReader through the backend UrlReaderService', () => {
     expect(files['README.md']).toBe(VERSION_1['README.md']);
   });
 
+  it('answers concurrent reads of one repository, each at its own ref', async () => {
+    const etags = await Promise.all(
+      ['main', 'v1', v1, 'main', 'v1'].map(ref =>
+        reader.readTree(`${base}/tree/${ref}/deploy`).then(r => r.etag),
+      ),
+    );
+    expect(etags).toEqual([v2, v1, v1, v2, v1]);
+  });
+
   it('applies the filter and extracts the folder with dir()', async () => {
     const response = await reader.readTree(`${base}/tree/main/deploy`, {
       filter: file => !file.startsWith('jobs/'),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs whatever is missing (Node 22, Yarn, dependencies, Debian's postgresql, Debian's
+# Installs whatever is missing (Node 22, Yarn, dependencies, Debian's postgresql, git and
 # chromium) and runs every test: type check, the API contract (scripts/openapi.mjs verify), the
 # API reports, lint, formatting, every package's tests, the chaos suite (chaos/run.sh, on
 # PostgreSQL), then the end-to-end test in headless Chromium against the portal started as
@@ -30,6 +30,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 fleet_pg_ensure
+# packages/git-host's tests serve repositories with Debian's `git http-backend`.
+if ! [ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]; then
+  echo "fleet: installing Debian's git (git http-backend) for packages/git-host"
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq git >/dev/null
+fi
 export BACKSTAGE_TEST_DISABLE_DOCKER=1
 
 echo "fleet: type check (packages and plugins, then bench/ and chaos/)"

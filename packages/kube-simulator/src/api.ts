@@ -5,7 +5,10 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from './errors';
+import { applyObject, forceOf } from './applyEndpoint';
+import { fieldManagerOf } from './managedFields';
 import { PATCH_TYPES, PatchType } from './patch';
+import { APPLY_PATCH_TYPE } from './serverSideApply';
 import { apiVersionOf, ResourceDef } from './resourceDef';
 import {
   apiGroupDoc,
@@ -18,7 +21,7 @@ import {
   storageDef,
 } from './resources';
 import { podLog } from './podLogs';
-import { isPlainObject } from './util';
+import { isPlainObject, rfc3339 } from './util';
 import { parseBool } from './watch';
 import { ClusterStore, WriteOptions } from './store';
 
@@ -30,6 +33,8 @@ export interface ApiRequest {
   contentType: string;
   body: Buffer;
   serverAddress: string;
+  /** The User-Agent header: its first word names the field manager of a write without one. */
+  userAgent?: string;
 }
 
 export interface ApiResponse {
@@ -65,7 +70,9 @@ function parseBody(req: ApiRequest, allowed: string[]): unknown {
   const text = req.body.toString('utf8');
   if (!text.trim()) throw errors.badRequest('the request body is empty');
   try {
-    return type === 'application/yaml' ? parseYaml(text) : JSON.parse(text);
+    return type === 'application/yaml' || type === APPLY_PATCH_TYPE
+      ? parseYaml(text)
+      : JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(
       `couldn't get version/kind; json parse error: ${(e as Error).message}`,
@@ -73,7 +80,20 @@ function parseBody(req: ApiRequest, allowed: string[]): unknown {
   }
 }
 
-function writeOptions(query: URLSearchParams): WriteOptions {
+const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'];
+
+/** The options of a write: `dryRun`, and who manages the fields it writes. */
+function writeOptions(
+  query: URLSearchParams,
+  req?: ApiRequest,
+  apply = false,
+): WriteOptions {
+  const validation = query.get('fieldValidation');
+  if (validation !== null && !FIELD_VALIDATION.includes(validation)) {
+    throw errors.badRequest(
+      `fieldValidation: Unsupported value: "${validation}": supported values: "Ignore", "Strict", "Warn"`,
+    );
+  }
   const dryRun = query.getAll('dryRun');
   for (const value of dryRun) {
     if (value !== 'All') {
@@ -82,7 +102,12 @@ function writeOptions(query: URLSearchParams): WriteOptions {
       );
     }
   }
-  return { dryRun: dryRun.length > 0 };
+  const fieldManagement = req && {
+    manager: fieldManagerOf(query, req.userAgent, apply),
+    operation: 'Update' as const,
+    time: '',
+  };
+  return { dryRun: dryRun.length > 0, fieldManagement };
 }
 
 interface ResourcePath {
@@ -174,6 +199,12 @@ export function watchTarget(
     nameSelector:
       target.name !== undefined ? `metadata.name=${target.name}` : undefined,
   };
+}
+
+/** Dates a write's field management by the cluster's clock. */
+function stamp(store: ClusterStore, opts: WriteOptions): void {
+  if (opts.fieldManagement)
+    opts.fieldManagement.time = rfc3339(store.currentTime());
 }
 
 export function handleApi(store: ClusterStore, req: ApiRequest): ApiResponse {
@@ -314,7 +345,9 @@ function resourceIn(
       if (def.namespaced && namespace === undefined)
         throw errors.methodNotAllowed();
       const body = parseBody(req, WRITE_TYPES);
-      return json(201, store.create(def, namespace, body, writeOptions(q)));
+      const opts = writeOptions(q, req);
+      stamp(store, opts);
+      return json(201, store.create(def, namespace, body, opts));
     }
     throw errors.methodNotAllowed();
   }
@@ -325,10 +358,13 @@ function resourceIn(
   }
   if (subresource !== undefined && subresource !== 'status')
     throw errors.notFoundPath();
+  const apply =
+    method === 'PATCH' && mediaType(req.contentType) === APPLY_PATCH_TYPE;
   const opts: WriteOptions = {
-    ...writeOptions(q),
+    ...writeOptions(q, method === 'GET' ? undefined : req, apply),
     subresource: subresource ? 'status' : undefined,
   };
+  stamp(store, opts);
   switch (method) {
     case 'GET':
       return json(200, store.get(def, namespace, name));
@@ -341,7 +377,24 @@ function resourceIn(
       const allowed: string[] = def.builtin
         ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
         : [PATCH_TYPES.json, PATCH_TYPES.merge];
+      allowed.push(APPLY_PATCH_TYPE);
+      const force = forceOf(q, apply);
       const body = parseBody(req, allowed);
+      if (apply) {
+        const result = applyObject(
+          store,
+          {
+            def,
+            namespace,
+            name,
+            manager: opts.fieldManagement!.manager,
+            force,
+            opts,
+          },
+          body,
+        );
+        return json(result.created ? 201 : 200, result.object);
+      }
       const type = mediaType(req.contentType) as PatchType;
       return json(200, store.patch(def, namespace, name, type, body, opts));
     }

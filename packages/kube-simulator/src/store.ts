@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, initialStatus } from './defaults';
 import { cause, errors } from './errors';
+import { trackManagedFields } from './managedFields';
 import { validateName } from './metaValidation';
 import { applyPatch, PatchType } from './patch';
 import { canonicalizeQuantities } from './quantity';
@@ -194,6 +195,7 @@ export class ClusterStore extends StoreCore {
       ...validateObject(def, obj, undefined),
     ];
     if (causes.length) throw invalid(def, name, causes);
+    trackManagedFields(def, undefined, obj, opts);
     if (this.find(def, namespace, name))
       throw errors.alreadyExists(def.plural, def.group, name);
     const commitAllocations = this.allocateService(def, obj, undefined, name);
@@ -378,6 +380,7 @@ export class ClusterStore extends StoreCore {
       if (causes.length) throw invalid(def, name, causes);
       commitAllocations = this.allocateService(def, next, old, name);
     }
+    trackManagedFields(def, old, next, opts);
     const specChanged = !deepEqual(
       generationRelevant(old),
       generationRelevant(next),

@@ -126,15 +126,16 @@ function keepTimes(old: ManagerEntry[], next: ManagerEntry[]): void {
   }
 }
 
-/** The entries after an `Update` by `manager` that changed `old` into `next`. */
+/** The entries (`owners`') after an `Update` by `manager` that changed `old` into `next`. */
 function updateEntries(
   def: ResourceDef,
+  owners: JsonObject | undefined,
   old: JsonObject | undefined,
   next: JsonObject,
   fm: FieldManagement,
   status: boolean,
 ): ManagerEntry[] {
-  const entries = entriesOf(old);
+  const entries = entriesOf(owners);
   const { changed, removed } = diffFields(
     def,
     managedPart(old ?? {}, status),
@@ -185,15 +186,24 @@ export function trackManagedFields(
 ): void {
   const fm = opts.fieldManagement;
   const status = opts.subresource === 'status';
+  const meta = isPlainObject(next.metadata) ? next.metadata : {};
+  // An update that sends managedFields sets them (how a client hands over ownership); one
+  // that leaves them out keeps the stored ones.
+  const given = old && Array.isArray(meta.managedFields);
   if (!fm) {
     if (!old) setEntries(next, []);
+    else if (!given) {
+      const kept = isPlainObject(old.metadata) && old.metadata.managedFields;
+      if (kept) meta.managedFields = clone(kept);
+      else delete meta.managedFields;
+    }
     return;
   }
   const before = entriesOf(old);
   const entries =
     fm.operation === 'Apply' && fm.entries
       ? fm.entries.map(e => ({ ...e, fields: new Set(e.fields) }))
-      : updateEntries(def, old, next, fm, status);
+      : updateEntries(def, given ? next : old, old, next, fm, status);
   keepTimes(before, entries);
   setEntries(next, entries);
   if (old && isPlainObject(old.metadata) && isPlainObject(next.metadata)) {

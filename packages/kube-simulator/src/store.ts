@@ -365,7 +365,6 @@ export class ClusterStore extends StoreCore {
       'resourceVersion',
       'deletionTimestamp',
       'deletionGracePeriodSeconds',
-      'managedFields',
     ]) {
       if (oldMeta[field] === undefined) delete meta[field];
       else meta[field] = clone(oldMeta[field]);

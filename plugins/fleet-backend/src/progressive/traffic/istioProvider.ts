@@ -8,7 +8,7 @@ import {
 } from '../../deploy/ownership';
 import {
   canaryName,
-  canaryService,
+  applyCanaryService,
   conflictOf,
   ensureCanary,
   entityRefOf,
@@ -142,16 +142,7 @@ function istioStep(
     if ((canary.spec?.replicas ?? 0) !== wantCanary) {
       await scale(s, target.namespace, canaryName(target.name), wantCanary);
     }
-    try {
-      await s.core.createNamespacedService(
-        { namespace: target.namespace, body: canaryService(target) },
-        s.opts(),
-      );
-    } catch (error) {
-      if (!isKubeStatus(error, 409)) throw error;
-      // One of the same name is there: it must be Fleet's canary Service for this component.
-      await readOwnedService(s, target);
-    }
+    await applyCanaryService(s, target);
     const available = canary.status?.availableReplicas ?? 0;
     if (available < wantCanary || (canary.spec?.replicas ?? 0) !== wantCanary) {
       return {

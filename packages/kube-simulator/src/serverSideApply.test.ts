@@ -338,6 +338,40 @@ spec:
     ).toEqual({ '.': {}, 'f:labels': {} });
   });
 
+  it('takes managedFields an update sends: a handover lets the next apply remove the fields', () => {
+    const store = new ClusterStore(0);
+    const withToleration = deployment({}, { tolerations: [TOLERATION] });
+    call(
+      store,
+      'POST',
+      DEPLOYMENTS,
+      withToleration,
+      'application/json',
+      'node-fetch/1.0',
+    );
+    // Without a handover the fields stay node-fetch's: an apply without them leaves them.
+    expect(
+      apply(store, deployment()).body.spec.template.spec.tolerations,
+    ).toEqual([TOLERATION]);
+    const entries = call(store, 'GET', WEB).body.metadata.managedFields;
+    const old = entries.find((e: any) => e.manager === 'node-fetch');
+    const handover = [{ ...old, manager: 'fleet', operation: 'Apply' }];
+    const patched = call(
+      store,
+      'PATCH',
+      `${WEB}?fieldManager=fleet`,
+      [{ op: 'replace', path: '/metadata/managedFields', value: handover }],
+      'application/json-patch+json',
+    );
+    expect(
+      patched.body.metadata.managedFields.map((e: any) => e.manager),
+    ).toEqual(['fleet']);
+    const applied = apply(store, deployment());
+    expect(applied.status).toBe(200);
+    expect(applied.body.spec.template.spec.tolerations).toBeUndefined();
+    expect(applied.body.spec.template.spec.containers[0].image).toBe('nginx:1');
+  });
+
   it('stores nothing on dryRun=All, for apply and other writes', () => {
     const store = new ClusterStore(0);
     const dry = apply(store, deployment(), 'fieldManager=fleet&dryRun=All');

@@ -82,10 +82,15 @@ export function serverSideApply(
     fields: withoutSubtrees(e.fields, moved),
   }));
   const ownedElsewhere = new Set(kept.flatMap(e => [...e.fields]));
-  const dropped = [...previous].filter(
-    p => !applied.has(p) && !ownedElsewhere.has(p),
-  );
   const owned = new Set([...applied, ...ownedElsewhere]);
+  // A node still holds owned fields below it when one of them starts with its path.
+  const held = new Set<string>();
+  for (const p of owned) {
+    const parts = splitPath(p);
+    for (let i = 1; i <= parts.length; i++)
+      held.add(joinPath(parts.slice(0, i)));
+  }
+  const dropped = [...previous].filter(p => !held.has(p));
   // A dropped list item goes whole: its own dropped fields need no removal.
   const tops = dropped.filter(
     p => !dropped.some(q => q !== p && p.startsWith(`${q}\n`)),

@@ -224,6 +224,36 @@ describe.each(databases.eachSupportedId())(
       ).not.toContain('node-fetch');
     });
 
+    it('takes back a field Fleet itself changed by update (a canary scaling), forcing only that', async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-own-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', replicas: 3 },
+      });
+      await deployed(h, entityRef);
+      // What a release's scaling does: a merge patch of the replicas as manager `fleet`.
+      await otherClient().patchNamespacedDeployment(
+        {
+          name: app.name,
+          namespace,
+          fieldManager: 'fleet',
+          body: { spec: { replicas: 0 } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      expect(await deployed(h, entityRef, 3)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      const after = live('Deployment', app.name);
+      expect(after.spec.replicas).toBe(3);
+      expect(
+        after.metadata.managedFields.find(
+          (e: any) => e.manager === 'fleet' && e.operation === 'Apply',
+        ).fieldsV1['f:spec'],
+      ).toHaveProperty('f:replicas');
+    });
+
     it("leaves another manager's fields on re-apply, and does not count them as drift", async () => {
       const h = await setup();
       const entityRef = `component:default/ssa-other-${tag}`;

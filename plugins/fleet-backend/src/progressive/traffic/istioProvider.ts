@@ -1,5 +1,6 @@
 import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
 import { isKubeStatus } from '../../kubernetes/requestOptions';
+import { FIELD_MANAGER } from '../../kubernetes/serverSideApply';
 import { serviceNameFor } from '../../deploy/manifests';
 import {
   isSteerableBy,
@@ -110,9 +111,10 @@ async function setRouteWeights(
   }
   if (changed) {
     // The body keeps the resourceVersion read: a change meanwhile makes this a 409, not an
-    // overwrite.
+    // overwrite. The VirtualService is its owner's (Fleet only steers its weights): an update
+    // as field manager `fleet`, not an apply that would take its routes over.
     await s.custom.replaceNamespacedCustomObject(
-      { ...ref, body: vs },
+      { ...ref, body: vs, fieldManager: FIELD_MANAGER },
       s.opts(),
     );
   }

@@ -311,6 +311,31 @@ function resource(
   return { ...answer, body: swap(answer.body, to, from) };
 }
 
+/** A PATCH: one of the three patch types, or a server-side apply. */
+function patchObject(
+  store: ClusterStore,
+  req: ApiRequest,
+  target: ResourcePath & { name: string },
+  opts: WriteOptions,
+  apply: boolean,
+): ApiResponse {
+  const { def, namespace, name } = target;
+  const allowed: string[] = def.builtin
+    ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
+    : [PATCH_TYPES.json, PATCH_TYPES.merge];
+  allowed.push(APPLY_PATCH_TYPE);
+  const force = forceOf(req.query, apply);
+  const body = parseBody(req, allowed);
+  if (apply) {
+    const manager = opts.fieldManagement!.manager;
+    const call = { def, namespace, name, manager, force, opts };
+    const result = applyObject(store, call, body);
+    return json(result.created ? 201 : 200, result.object);
+  }
+  const type = mediaType(req.contentType) as PatchType;
+  return json(200, store.patch(def, namespace, name, type, body, opts));
+}
+
 function resourceIn(
   store: ClusterStore,
   req: ApiRequest,
@@ -373,31 +398,8 @@ function resourceIn(
       const result = store.replace(def, namespace, name, body, opts);
       return json(result.created ? 201 : 200, result.object);
     }
-    case 'PATCH': {
-      const allowed: string[] = def.builtin
-        ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
-        : [PATCH_TYPES.json, PATCH_TYPES.merge];
-      allowed.push(APPLY_PATCH_TYPE);
-      const force = forceOf(q, apply);
-      const body = parseBody(req, allowed);
-      if (apply) {
-        const result = applyObject(
-          store,
-          {
-            def,
-            namespace,
-            name,
-            manager: opts.fieldManagement!.manager,
-            force,
-            opts,
-          },
-          body,
-        );
-        return json(result.created ? 201 : 200, result.object);
-      }
-      const type = mediaType(req.contentType) as PatchType;
-      return json(200, store.patch(def, namespace, name, type, body, opts));
-    }
+    case 'PATCH':
+      return patchObject(store, req, { ...target, name }, opts, apply);
     case 'DELETE': {
       if (subresource) throw errors.methodNotAllowed();
       const text = req.body.toString('utf8').trim();

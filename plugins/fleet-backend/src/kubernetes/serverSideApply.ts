@@ -5,6 +5,7 @@ import {
   type KubernetesObject,
   type V1ManagedFieldsEntry,
 } from '@kubernetes/client-node';
+import { isKubeStatus } from './requestOptions';
 
 /** The field manager of every object Fleet writes. */
 export const FIELD_MANAGER = 'fleet';
@@ -87,11 +88,11 @@ export function fieldConflictsOf(error: unknown): FieldConflict[] | undefined {
 }
 
 /** Whether `entry` is one an earlier Fleet wrote (an `Update` under one of its names). */
-function isEarlierFleet(entry: V1ManagedFieldsEntry): boolean {
+function isEarlierFleet(entry: Record<string, unknown>): boolean {
   return (
     entry.operation === 'Update' &&
     !entry.subresource &&
-    EARLIER_FLEET_MANAGERS.includes(entry.manager ?? '')
+    EARLIER_FLEET_MANAGERS.includes(String(entry.manager ?? ''))
   );
 }
 
@@ -102,20 +103,31 @@ function mergeFields(a: unknown, b: unknown): Record<string, unknown> {
   return out;
 }
 
+/** An entry as the API server serializes it (client-node reads `time` as a Date). */
+function wireEntry(entry: V1ManagedFieldsEntry): Record<string, unknown> {
+  const time = entry.time as unknown;
+  const out: Record<string, unknown> = { ...entry };
+  if (time instanceof Date)
+    out.time = time.toISOString().replace(/\.\d+Z$/, 'Z');
+  for (const key of Object.keys(out))
+    if (out[key] === undefined) delete out[key];
+  return out;
+}
+
 /**
  * The JSON patch that hands the fields an earlier Fleet wrote by merge patch to Fleet's
  * `Apply` entry (what `kubectl` does when it moves from client-side to server-side apply), so
- * that the first apply removes what Fleet no longer sends; undefined when there is none.
+ * that the first apply removes what Fleet no longer sends; undefined when there is none. It
+ * holds only while the managers are still those read (a `test` of `managedFields`).
  */
 export function ownershipUpgrade(live: KubernetesObject): object[] | undefined {
-  const entries = live.metadata?.managedFields ?? [];
+  const entries = (live.metadata?.managedFields ?? []).map(wireEntry);
   const earlier = entries.filter(isEarlierFleet);
   if (earlier.length === 0) return undefined;
-  const applyIndex = entries.findIndex(
+  const apply = entries.find(
     e =>
       e.manager === FIELD_MANAGER && e.operation === 'Apply' && !e.subresource,
   );
-  const apply = applyIndex >= 0 ? entries[applyIndex] : undefined;
   const fields = [apply, ...earlier].reduce(
     (acc, e) => mergeFields(acc, e?.fieldsV1),
     {} as Record<string, unknown>,
@@ -128,17 +140,10 @@ export function ownershipUpgrade(live: KubernetesObject): object[] | undefined {
     fieldsType: 'FieldsV1',
     fieldsV1: fields,
   };
-  const next: object[] = entries
-    .filter(e => !isEarlierFleet(e) && e !== apply)
-    .map(e => ({ ...e }));
-  next.unshift(entry);
+  const next = entries.filter(e => !isEarlierFleet(e) && e !== apply);
   return [
-    {
-      op: 'test',
-      path: '/metadata/resourceVersion',
-      value: live.metadata?.resourceVersion,
-    },
-    { op: 'replace', path: '/metadata/managedFields', value: next },
+    { op: 'test', path: '/metadata/managedFields', value: entries },
+    { op: 'replace', path: '/metadata/managedFields', value: [entry, ...next] },
   ];
 }
 
@@ -161,10 +166,14 @@ export async function serverSideApply<T>(
   };
   const upgrade = live && ownershipUpgrade(live);
   if (upgrade) {
+    // Managers that changed since the read (422: the test failed): the apply goes on, forcing
+    // over earlier Fleet managers only, and the next apply hands their fields over.
     await patch(
       { ...base, body: upgrade },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, options()),
-    );
+    ).catch(error => {
+      if (!isKubeStatus(error, 422)) throw error;
+    });
   }
   const send = (force: boolean) =>
     patch(

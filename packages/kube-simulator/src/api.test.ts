@@ -117,7 +117,7 @@ describe('handleApi', () => {
     ).toBe(405);
   });
 
-  it('accepts the three patch types for built-ins, not strategic merge or apply for custom resources', () => {
+  it('accepts the three patch types and apply for built-ins, not strategic merge for custom resources', () => {
     const store = new ClusterStore(0);
     call(store, 'POST', DEPLOYMENTS, deploymentYaml, 'application/yaml');
     const patch = (path: string, type: string, body: unknown) =>
@@ -142,9 +142,10 @@ describe('handleApi', () => {
         spec: { replicas: 5 },
       }),
     ).toBe(415);
+    // Server-side apply needs a field manager (422 without one).
     expect(
       patch(`${DEPLOYMENTS}/web`, 'application/apply-patch+yaml', 'spec: {}'),
-    ).toBe(415);
+    ).toBe(422);
     call(store, 'POST', ROLLOUTS, {
       apiVersion: 'argoproj.io/v1alpha1',
       kind: 'Rollout',
@@ -160,6 +161,13 @@ describe('handleApi', () => {
       patch(`${ROLLOUTS}/r`, 'application/merge-patch+json', {
         spec: { replicas: 2 },
       }),
+    ).toBe(200);
+    expect(
+      patch(
+        `${ROLLOUTS}/r?fieldManager=fleet`,
+        'application/apply-patch+yaml',
+        'apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nspec: {replicas: 2}',
+      ),
     ).toBe(200);
   });
 

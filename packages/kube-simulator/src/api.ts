@@ -5,7 +5,10 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from './errors';
+import { applyObject, forceOf } from './applyEndpoint';
+import { fieldManagerOf } from './managedFields';
 import { PATCH_TYPES, PatchType } from './patch';
+import { APPLY_PATCH_TYPE } from './serverSideApply';
 import { apiVersionOf, ResourceDef } from './resourceDef';
 import {
   apiGroupDoc,
@@ -18,7 +21,7 @@ import {
   storageDef,
 } from './resources';
 import { podLog } from './podLogs';
-import { isPlainObject } from './util';
+import { isPlainObject, rfc3339 } from './util';
 import { parseBool } from './watch';
 import { ClusterStore, WriteOptions } from './store';
 import { FIELD_VALIDATIONS, FieldValidation } from './validateStored';
@@ -31,6 +34,8 @@ export interface ApiRequest {
   contentType: string;
   body: Buffer;
   serverAddress: string;
+  /** The User-Agent header: its first word names the field manager of a write without one. */
+  userAgent?: string;
 }
 
 export interface ApiResponse {
@@ -68,7 +73,9 @@ function parseBody(req: ApiRequest, allowed: string[]): unknown {
   const text = req.body.toString('utf8');
   if (!text.trim()) throw errors.badRequest('the request body is empty');
   try {
-    return type === 'application/yaml' ? parseYaml(text) : JSON.parse(text);
+    return type === 'application/yaml' || type === APPLY_PATCH_TYPE
+      ? parseYaml(text)
+      : JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(
       `couldn't get version/kind; json parse error: ${(e as Error).message}`,
@@ -76,7 +83,12 @@ function parseBody(req: ApiRequest, allowed: string[]): unknown {
   }
 }
 
-function writeOptions(query: URLSearchParams): WriteOptions {
+/** The options of a write: `dryRun`, and who manages the fields it writes. */
+function writeOptions(
+  query: URLSearchParams,
+  req?: ApiRequest,
+  apply = false,
+): WriteOptions {
   const dryRun = query.getAll('dryRun');
   for (const value of dryRun) {
     if (value !== 'All') {
@@ -92,10 +104,16 @@ function writeOptions(query: URLSearchParams): WriteOptions {
       `fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`,
     );
   }
+  const fieldManagement = req && {
+    manager: fieldManagerOf(query, req.userAgent, apply),
+    operation: 'Update' as const,
+    time: '',
+  };
   return {
     dryRun: dryRun.length > 0,
     fieldValidation: fieldValidation as FieldValidation,
     warnings: [],
+    fieldManagement,
   };
 }
 
@@ -195,6 +213,12 @@ export function watchTarget(
     nameSelector:
       target.name !== undefined ? `metadata.name=${target.name}` : undefined,
   };
+}
+
+/** Dates a write's field management by the cluster's clock. */
+function stamp(store: ClusterStore, opts: WriteOptions): void {
+  if (opts.fieldManagement)
+    opts.fieldManagement.time = rfc3339(store.currentTime());
 }
 
 export function handleApi(store: ClusterStore, req: ApiRequest): ApiResponse {
@@ -301,6 +325,31 @@ function resource(
   return { ...answer, body: swap(answer.body, to, from) };
 }
 
+/** A PATCH: one of the three patch types, or a server-side apply. */
+function patchObject(
+  store: ClusterStore,
+  req: ApiRequest,
+  target: ResourcePath & { name: string },
+  opts: WriteOptions,
+  apply: boolean,
+): ApiResponse {
+  const { def, namespace, name } = target;
+  const allowed: string[] = def.builtin
+    ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
+    : [PATCH_TYPES.json, PATCH_TYPES.merge];
+  allowed.push(APPLY_PATCH_TYPE);
+  const force = forceOf(req.query, apply);
+  const body = parseBody(req, allowed);
+  if (apply) {
+    const manager = opts.fieldManagement!.manager;
+    const call = { def, namespace, name, manager, force, opts };
+    const result = applyObject(store, call, body);
+    return json(result.created ? 201 : 200, result.object);
+  }
+  const type = mediaType(req.contentType) as PatchType;
+  return json(200, store.patch(def, namespace, name, type, body, opts));
+}
+
 function resourceIn(
   store: ClusterStore,
   req: ApiRequest,
@@ -335,7 +384,8 @@ function resourceIn(
       if (def.namespaced && namespace === undefined)
         throw errors.methodNotAllowed();
       const body = parseBody(req, WRITE_TYPES);
-      const opts = writeOptions(q);
+      const opts = writeOptions(q, req);
+      stamp(store, opts);
       return warned(json(201, store.create(def, namespace, body, opts)), opts);
     }
     throw errors.methodNotAllowed();
@@ -347,10 +397,13 @@ function resourceIn(
   }
   if (subresource !== undefined && subresource !== 'status')
     throw errors.notFoundPath();
+  const apply =
+    method === 'PATCH' && mediaType(req.contentType) === APPLY_PATCH_TYPE;
   const opts: WriteOptions = {
-    ...writeOptions(q),
+    ...writeOptions(q, method === 'GET' ? undefined : req, apply),
     subresource: subresource ? 'status' : undefined,
   };
+  stamp(store, opts);
   switch (method) {
     case 'GET':
       return json(200, store.get(def, namespace, name));
@@ -359,15 +412,8 @@ function resourceIn(
       const result = store.replace(def, namespace, name, body, opts);
       return warned(json(result.created ? 201 : 200, result.object), opts);
     }
-    case 'PATCH': {
-      const allowed: string[] = def.builtin
-        ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]
-        : [PATCH_TYPES.json, PATCH_TYPES.merge];
-      const body = parseBody(req, allowed);
-      const type = mediaType(req.contentType) as PatchType;
-      const patched = store.patch(def, namespace, name, type, body, opts);
-      return warned(json(200, patched), opts);
-    }
+    case 'PATCH':
+      return patchObject(store, req, { ...target, name }, opts, apply);
     case 'DELETE': {
       if (subresource) throw errors.methodNotAllowed();
       const text = req.body.toString('utf8').trim();

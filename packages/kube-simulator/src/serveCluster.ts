@@ -97,6 +97,7 @@ export async function serveCluster(
     contentType: req.headers['content-type'] ?? '',
     body,
     serverAddress: ctx.url.replace('https://', ''),
+    userAgent: req.headers['user-agent'],
   });
   if (req.method === 'HEAD') {
     res.writeHead(answer.status);

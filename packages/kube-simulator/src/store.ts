@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, initialStatus } from './defaults';
 import { cause, errors } from './errors';
+import { trackManagedFields } from './managedFields';
 import { applyPatch, PatchType } from './patch';
 import { canonicalizeQuantities } from './quantity';
 import {
@@ -199,6 +200,7 @@ export class ClusterStore extends StoreCore {
     delete obj.status;
     applyDefaults(def, obj);
     validateStored(def, obj, undefined, opts);
+    trackManagedFields(def, undefined, obj, opts);
     if (this.find(def, namespace, name))
       throw errors.alreadyExists(def.plural, def.group, name);
     const commitAllocations = this.allocateService(def, obj, undefined, name);
@@ -368,7 +370,6 @@ export class ClusterStore extends StoreCore {
       'resourceVersion',
       'deletionTimestamp',
       'deletionGracePeriodSeconds',
-      'managedFields',
     ]) {
       if (oldMeta[field] === undefined) delete meta[field];
       else meta[field] = clone(oldMeta[field]);
@@ -382,6 +383,7 @@ export class ClusterStore extends StoreCore {
       validateStored(def, next, old, opts);
       commitAllocations = this.allocateService(def, next, old, name);
     }
+    trackManagedFields(def, old, next, opts);
     const specChanged = !deepEqual(
       generationRelevant(old),
       generationRelevant(next),

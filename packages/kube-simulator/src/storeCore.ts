@@ -172,6 +172,23 @@ export abstract class StoreCore {
     return entry;
   }
 
+  /** Stores a server-side apply's merge onto the existing object. */
+  applyUpdate(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    object: JsonObject,
+    opts: WriteOptions,
+  ): SimObject {
+    this.tick();
+    return this.commitUpdate(
+      this.mustGet(def, namespace, name),
+      object,
+      opts,
+      'patch',
+    );
+  }
+
   protected namespaceExists(namespace: string): boolean {
     return this.entries.has(
       keyOf(resourceForKind('Namespace')!, undefined, namespace),
@@ -396,7 +413,7 @@ export abstract class StoreCore {
     }
   }
 
-  /** The common end of PUT and PATCH (and of the HPA's scaling). */
+  /** The common end of PUT, PATCH and apply (and of the HPA's scaling). */
   protected abstract commitUpdate(
     entry: Entry,
     candidate: JsonObject,

@@ -2,6 +2,7 @@
  * The shapes the simulated cluster store (store.ts) works with: objects as stored and
  * returned, list pages, write options, the write history, and an entry of the store.
  */
+import type { FieldManagement } from './managedFields';
 import { ResourceDef } from './resourceDef';
 import { RolloutState } from './rolloutState';
 import { asObject, clone, isPlainObject, JsonObject } from './util';
@@ -64,6 +65,8 @@ export interface ListQuery {
 
 export interface WriteOptions extends StoreValidationOptions {
   dryRun?: boolean;
+  /** Who writes, for `metadata.managedFields` (none: the simulator's own write). */
+  fieldManagement?: FieldManagement;
   /** 'status' for the /status subresource: only status changes are kept. */
   subresource?: 'status';
 }

@@ -3,9 +3,7 @@ import {
   AutoscalingV2Api,
   CoreV1Api,
   NetworkingV1Api,
-  PatchStrategy,
   PolicyV1Api,
-  setHeaderOptions,
   type ConfigurationOptions,
   type KubeConfig,
   type V1Deployment,
@@ -15,6 +13,7 @@ import type {
   ClusterClients,
 } from '../kubernetes/ClusterClients';
 import { describeKubeError, isKubeStatus } from '../kubernetes/requestOptions';
+import { FieldConflictError } from '../kubernetes/serverSideApply';
 import type {
   ApplyResult,
   AutoscalerCache,
@@ -40,10 +39,10 @@ export type * from './applierTypes';
 export { rolloutStateOf } from './rolloutState';
 
 /**
- * Applies an application's objects to one cluster through that cluster's own client,
- * idempotently: Deployment and PodDisruptionBudget are created, and patched on 409; the Service
- * is created, and replaced on 409 keeping its clusterIP and resourceVersion; the namespace is
- * created when missing (`workloadApply.ts` applies each kind). Also reads the live objects and a
+ * Applies an application's objects to one cluster through that cluster's own client, by
+ * server-side apply as field manager `fleet` (`workloadApply.ts` applies each kind, after
+ * checking that an object already there is Fleet's): a field Fleet stops sending leaves the
+ * live object, other managers' fields stay, and the namespace is applied when missing. Also reads the live objects and a
  * rollout's state.
  */
 export class ManifestApplier {
@@ -92,8 +91,6 @@ export class ManifestApplier {
       name: deployment.metadata!.name!,
       entityRef: deployment.metadata?.annotations?.[ENTITY_REF_ANNOTATION],
       opts,
-      mergePatch: () =>
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts()),
     };
     try {
       // Create the namespace when missing and the project names it exactly (a namespace
@@ -135,6 +132,9 @@ export class ManifestApplier {
           message: error.message,
           reason: 'OWNERSHIP_CONFLICT',
         };
+      // Another manager's field: shown as the reason, never forced.
+      if (error instanceof FieldConflictError)
+        return { kind: 'failed', message: error.message };
       return {
         kind: 'failed',
         message: describeKubeError(error, this.requestTimeoutMs),

@@ -10,8 +10,8 @@ import {
   type V1PodDisruptionBudget,
   type V1Service,
 } from '@kubernetes/client-node';
-import { diffObject } from '../kubernetes/diffObject';
 import { isKubeStatus } from '../kubernetes/requestOptions';
+import { serverSideApply } from '../kubernetes/serverSideApply';
 import { MANAGED_BY_LABEL } from './manifests';
 import { assertFleetOwned, deleteIfFleetOwned } from './ownership';
 
@@ -36,13 +36,9 @@ export interface WorkloadApply {
   /** The entity the objects are Fleet's for (the Deployment's `cnp.io/entity-ref`). */
   entityRef: string | undefined;
   opts: () => ConfigurationOptions;
-  mergePatch: () => ConfigurationOptions;
 }
 
-/**
- * On a 409, the object there must be Fleet's for this entity (its `managed-by` label and
- * entity-ref annotation): never patch or replace someone else's.
- */
+/** An object that is there must be Fleet's for this entity: never apply over someone else's. */
 function assertOurs(ctx: WorkloadApply, kind: string, live: LiveMetadata) {
   assertFleetOwned(
     kind,
@@ -53,31 +49,57 @@ function assertOurs(ctx: WorkloadApply, kind: string, live: LiveMetadata) {
   );
 }
 
+/** The object `read` answers, or undefined when there is none (404). */
+async function readIfThere<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isKubeStatus(error, 404)) return undefined;
+    throw error;
+  }
+}
+
+/** Reads the live object, checks it is Fleet's when there, and applies `body` over it. */
+async function applyOwned<T extends LiveMetadata>(
+  ctx: WorkloadApply,
+  kind: string,
+  read: () => Promise<T>,
+  write: (live: T | undefined) => Promise<T>,
+): Promise<T> {
+  const live = await readIfThere(read);
+  if (live) assertOurs(ctx, kind, live);
+  return write(live);
+}
+
 /**
- * Creates the namespace; a namespace-scoped account may not read namespaces (403), and someone
- * else may have created it meanwhile (409): both mean "go on".
+ * Applies the namespace when it is missing; one that is there (Fleet's or not) is left as it
+ * is. A namespace-scoped account may not read or write namespaces (403): that means "go on".
  */
 export async function createNamespace(ctx: WorkloadApply): Promise<void> {
+  const core = ctx.kc.makeApiClient(CoreV1Api);
+  const name = ctx.namespace;
   try {
-    await ctx.kc.makeApiClient(CoreV1Api).createNamespace(
+    if (await readIfThere(() => core.readNamespace({ name }, ctx.opts())))
+      return;
+    await serverSideApply(
       {
-        body: {
-          metadata: {
-            name: ctx.namespace,
-            labels: { [MANAGED_BY_LABEL]: 'fleet' },
-          },
-        },
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { [MANAGED_BY_LABEL]: 'fleet' } },
       },
-      ctx.opts(),
+      undefined,
+      (params, options) => core.patchNamespace({ name, ...params }, options),
+      ctx.opts,
     );
   } catch (error) {
-    if (!isKubeStatus(error, 409) && !isKubeStatus(error, 403)) throw error;
+    if (!isKubeStatus(error, 403)) throw error;
   }
 }
 
 /**
- * The Deployment: created, and patched on 409 (when it is ours), without `spec.replicas` when
- * `keepReplicas` says something else owns the count.
+ * The Deployment, applied (when it is ours); with `keepReplicas` (something else owns the
+ * count) the applied `spec.replicas` is the live one, so the apply neither scales it back nor
+ * drops it.
  */
 export async function applyDeployment(
   ctx: WorkloadApply,
@@ -86,80 +108,58 @@ export async function applyDeployment(
 ): Promise<V1Deployment> {
   const { namespace, name, opts } = ctx;
   const apps = ctx.kc.makeApiClient(AppsV1Api);
-  try {
-    return await apps.createNamespacedDeployment(
-      { namespace, body: deployment },
-      opts(),
-    );
-  } catch (error) {
-    if (!isKubeStatus(error, 409)) throw error;
-  }
-  assertOurs(
+  return applyOwned(
     ctx,
     'Deployment',
-    await apps.readNamespacedDeployment({ name, namespace }, opts()),
-  );
-  const { replicas: _ownedElsewhere, ...specWithoutReplicas } =
-    deployment.spec!;
-  return apps.patchNamespacedDeployment(
-    {
-      name,
-      namespace,
-      body: (await keepReplicas())
-        ? { ...deployment, spec: specWithoutReplicas }
-        : deployment,
+    () => apps.readNamespacedDeployment({ name, namespace }, opts()),
+    async live => {
+      const body =
+        live && (await keepReplicas())
+          ? {
+              ...deployment,
+              spec: { ...deployment.spec!, replicas: live.spec?.replicas },
+            }
+          : deployment;
+      return serverSideApply(
+        body,
+        live,
+        (params, options) =>
+          apps.patchNamespacedDeployment(
+            { name, namespace, ...params },
+            options,
+          ),
+        opts,
+      );
     },
-    ctx.mergePatch(),
   );
 }
 
-/**
- * The Service: created, and on 409 (when it is ours) replaced keeping its clusterIP and
- * resourceVersion, only when Fleet's fields differ: an identical apply changes nothing.
- */
+/** The Service, applied (when it is ours): its allocated addresses stay as they are. */
 export async function applyService(
   ctx: WorkloadApply,
   service: V1Service,
 ): Promise<void> {
   const { namespace, opts } = ctx;
   const core = ctx.kc.makeApiClient(CoreV1Api);
-  const serviceName = service.metadata!.name!;
-  try {
-    await core.createNamespacedService({ namespace, body: service }, opts());
-    return;
-  } catch (error) {
-    if (!isKubeStatus(error, 409)) throw error;
-  }
-  const live = await core.readNamespacedService(
-    { name: serviceName, namespace },
-    opts(),
-  );
-  assertOurs(ctx, 'Service', live);
-  if (diffObject(service, live).length === 0) return;
-  await core.replaceNamespacedService(
-    {
-      name: serviceName,
-      namespace,
-      body: {
-        ...service,
-        metadata: {
-          ...service.metadata,
-          resourceVersion: live.metadata?.resourceVersion,
-        },
-        spec: {
-          ...service.spec,
-          clusterIP: live.spec?.clusterIP,
-          clusterIPs: live.spec?.clusterIPs,
-        },
-      },
-    },
-    opts(),
+  const name = service.metadata!.name!;
+  await applyOwned(
+    ctx,
+    'Service',
+    () => core.readNamespacedService({ name, namespace }, opts()),
+    live =>
+      serverSideApply(
+        service,
+        live,
+        (params, options) =>
+          core.patchNamespacedService({ name, namespace, ...params }, options),
+        opts,
+      ),
   );
 }
 
 /**
- * The PodDisruptionBudget: created, and patched on 409 (when it is ours); with fewer than 2
- * replicas (none asked for), a PDB of ours from an earlier spec goes, never someone else's.
+ * The PodDisruptionBudget, applied (when it is ours); with fewer than 2 replicas (none asked
+ * for), a PDB of ours from an earlier spec goes, never someone else's.
  */
 export async function applyPodDisruptionBudget(
   ctx: WorkloadApply,
@@ -167,51 +167,34 @@ export async function applyPodDisruptionBudget(
 ): Promise<void> {
   const { namespace, name, opts } = ctx;
   const policy = ctx.kc.makeApiClient(PolicyV1Api);
+  const read = () =>
+    policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts());
   if (!podDisruptionBudget) {
-    await deleteIfFleetOwned(
-      ctx.entityRef,
-      () =>
-        policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts()),
-      body =>
-        policy.deleteNamespacedPodDisruptionBudget(
-          { name, namespace, body },
-          opts(),
+    await deleteIfFleetOwned(ctx.entityRef, read, body =>
+      policy.deleteNamespacedPodDisruptionBudget(
+        { name, namespace, body },
+        opts(),
+      ),
+    );
+    return;
+  }
+  await applyOwned(ctx, 'PodDisruptionBudget', read, live =>
+    serverSideApply(
+      podDisruptionBudget,
+      live,
+      (params, options) =>
+        policy.patchNamespacedPodDisruptionBudget(
+          { name, namespace, ...params },
+          options,
         ),
-    );
-    return;
-  }
-  try {
-    await policy.createNamespacedPodDisruptionBudget(
-      { namespace, body: podDisruptionBudget },
-      opts(),
-    );
-    return;
-  } catch (error) {
-    if (!isKubeStatus(error, 409)) throw error;
-  }
-  assertOurs(
-    ctx,
-    'PodDisruptionBudget',
-    await policy.readNamespacedPodDisruptionBudget({ name, namespace }, opts()),
-  );
-  // A PDB of an earlier Fleet had minAvailable: a merge patch must clear it, as a PDB cannot
-  // have both.
-  await policy.patchNamespacedPodDisruptionBudget(
-    {
-      name,
-      namespace,
-      body: {
-        ...podDisruptionBudget,
-        spec: { ...podDisruptionBudget.spec, minAvailable: null },
-      },
-    },
-    ctx.mergePatch(),
+      opts,
+    ),
   );
 }
 
 /**
- * The Ingress: created, and patched on 409 (when it is ours); when the application no longer
- * asks for one, an Ingress of ours from an earlier spec is deleted, never someone else's.
+ * The Ingress, applied (when it is ours); when the application no longer asks for one, an
+ * Ingress of ours from an earlier spec is deleted, never someone else's.
  */
 export async function applyIngress(
   ctx: WorkloadApply,
@@ -219,40 +202,26 @@ export async function applyIngress(
 ): Promise<void> {
   const { namespace, name, opts } = ctx;
   const networking = ctx.kc.makeApiClient(NetworkingV1Api);
+  const read = () =>
+    networking.readNamespacedIngress({ name, namespace }, opts());
   if (ingress) {
-    try {
-      await networking.createNamespacedIngress(
-        { namespace, body: ingress },
-        opts(),
-      );
-    } catch (error) {
-      if (!isKubeStatus(error, 409)) throw error;
-      assertOurs(
-        ctx,
-        'Ingress',
-        await networking.readNamespacedIngress({ name, namespace }, opts()),
-      );
-      await networking.patchNamespacedIngress(
-        {
-          name,
-          namespace,
-          // TLS dropped from the spec must go from the live object too.
-          body: {
-            ...ingress,
-            spec: { ...ingress.spec, tls: ingress.spec?.tls ?? null },
-          },
-        },
-        ctx.mergePatch(),
-      );
-    }
+    await applyOwned(ctx, 'Ingress', read, live =>
+      serverSideApply(
+        ingress,
+        live,
+        (params, options) =>
+          networking.patchNamespacedIngress(
+            { name, namespace, ...params },
+            options,
+          ),
+        opts,
+      ),
+    );
     return;
   }
   try {
-    await deleteIfFleetOwned(
-      ctx.entityRef,
-      () => networking.readNamespacedIngress({ name, namespace }, opts()),
-      body =>
-        networking.deleteNamespacedIngress({ name, namespace, body }, opts()),
+    await deleteIfFleetOwned(ctx.entityRef, read, body =>
+      networking.deleteNamespacedIngress({ name, namespace, body }, opts()),
     );
   } catch (error) {
     // 404: none; 403: no right to read Ingresses, and then Fleet never made one there.

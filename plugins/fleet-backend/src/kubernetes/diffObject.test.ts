@@ -45,7 +45,7 @@ describe('diffObject', () => {
     expect(all).toEqual([
       '/metadata/labels/app.kubernetes.io~1managed-by',
       '/spec/replicas',
-      '/spec/template/spec/containers/0/ports',
+      '/spec/template/spec/containers/0/ports/0',
     ]);
     expect(
       diffObject(deployment, live, ['/spec/replicas']).map(d => d.path),
@@ -81,9 +81,37 @@ describe('diffObject and omitted empties', () => {
         },
       },
     };
-    // an explicit empty list that someone filled is a difference
-    expect(diffObject(desired, drifted).map(d => d.path)).toEqual([
-      '/spec/template/spec/containers/0/env',
+    // env is keyed by name: items someone else added are theirs, not drift
+    expect(diffObject(desired, drifted)).toEqual([]);
+    // an atomic list is compared whole: someone filling an empty one is drift
+    const atomic = {
+      kind: 'Deployment',
+      metadata: { name: 'x' },
+      spec: { template: { spec: { tolerations: [] } } },
+    };
+    expect(
+      diffObject(atomic, {
+        spec: { template: { spec: { tolerations: [{ key: 'k' }] } } },
+      }).map(d => d.path),
+    ).toEqual(['/spec/template/spec/tolerations']);
+  });
+});
+
+describe('diffObject and other managers', () => {
+  it('ignores an injected sidecar and extra keyed items in any order, and finds a changed or missing item of Fleet', () => {
+    const live = clone(deployment);
+    const pod = live.spec.template.spec;
+    pod.containers.unshift({ name: 'istio-proxy', image: 'proxy:1' });
+    pod.topologySpreadConstraints = [
+      ...(pod.topologySpreadConstraints ?? []).reverse(),
+      { topologyKey: 'rack', whenUnsatisfiable: 'DoNotSchedule', maxSkew: 1 },
+    ];
+    expect(diffObject(deployment, live)).toEqual([]);
+    pod.containers[1].image = 'evil:latest';
+    pod.topologySpreadConstraints = pod.topologySpreadConstraints.slice(1);
+    expect(diffObject(deployment, live).map(d => d.path)).toEqual([
+      '/spec/template/spec/containers/0/image',
+      '/spec/template/spec/topologySpreadConstraints/1',
     ]);
   });
 });

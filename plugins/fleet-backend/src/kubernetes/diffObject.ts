@@ -1,9 +1,13 @@
 /*
- * Drift detection: compares the live objects with the desired ones on the fields Fleet owns.
- * Fleet owns what it applies, so the desired object itself says which fields count: every field
- * it sets must be equal in the live object; fields only the live object has (server defaults,
- * status, other controllers' annotations) are not Fleet's and never count. Container requests
- * and limits compare by value, as the API server rewrites them ("0.5" is stored as "500m").
+ * Drift detection: compares the live objects with the desired ones on the fields Fleet manages.
+ * Fleet applies by server-side apply as field manager `fleet`, and the fields it manages are
+ * those of the configuration it applies: every field the desired object sets must be equal in
+ * the live object; fields only the live object has (server defaults, status, other managers'
+ * fields such as an injected sidecar container or another controller's annotations) never
+ * count. Lists keyed by a field in Kubernetes (containers, env, ports, volumes, spread
+ * constraints, ...) compare item by item by that key, so another manager's item is not drift;
+ * other lists are atomic and compare whole. Container requests and limits compare by value, as
+ * the API server rewrites them ("0.5" is stored as "500m").
  */
 
 /** One field that differs, as a JSON pointer (RFC 6901) into the object. */
@@ -97,6 +101,38 @@ function sameQuantity(desired: Json, live: Json): boolean {
   return a.n * 10n ** BigInt(a.e - e) === b.n * 10n ** BigInt(b.e - e);
 }
 
+/** Keys of the Kubernetes lists of type `map` Fleet's objects use, by field name. */
+const LIST_KEYS: Record<string, string[]> = {
+  containers: ['name'],
+  initContainers: ['name'],
+  env: ['name'],
+  volumes: ['name'],
+  volumeMounts: ['mountPath'],
+  imagePullSecrets: ['name'],
+  hostAliases: ['ip'],
+  topologySpreadConstraints: ['topologyKey', 'whenUnsatisfiable'],
+};
+
+/** The key fields of the list at `path`, or undefined when the list is atomic. */
+function listKeys(path: string): string[] | undefined {
+  const field = path.slice(path.lastIndexOf('/') + 1);
+  if (field === 'ports') {
+    if (/\/containers\/\d+\/ports$/.test(path))
+      return ['containerPort', 'protocol'];
+    return path === '/spec/ports' ? ['port', 'protocol'] : undefined;
+  }
+  return LIST_KEYS[field];
+}
+
+function sameKey(a: Json, b: Json, keys: string[]): boolean {
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  return keys.every(k =>
+    k === 'protocol'
+      ? (a[k] ?? 'TCP') === (b[k] ?? 'TCP')
+      : a[k] !== undefined && a[k] === b[k],
+  );
+}
+
 /** Collects the pointers where `live` does not hold what `desired` sets. */
 function collect(desired: Json, live: Json, path: string, out: string[]): void {
   if (desired === undefined) return;
@@ -110,6 +146,15 @@ function collect(desired: Json, live: Json, path: string, out: string[]): void {
     for (const key of Object.keys(desired)) {
       collect(desired[key], live[key], `${path}/${escapePointer(key)}`, out);
     }
+    return;
+  }
+  const keys = Array.isArray(desired) ? listKeys(path) : undefined;
+  if (Array.isArray(desired) && keys && Array.isArray(live)) {
+    desired.forEach((item, i) => {
+      const match = live.find(l => sameKey(item, l, keys));
+      if (match === undefined) out.push(`${path}/${i}`);
+      else collect(item, match, `${path}/${i}`, out);
+    });
     return;
   }
   if (Array.isArray(desired)) {

@@ -20,6 +20,11 @@ import {
   isKubeStatus,
 } from '../../kubernetes/requestOptions';
 import {
+  FIELD_MANAGER,
+  FieldConflictError,
+  serverSideApply,
+} from '../../kubernetes/serverSideApply';
+import {
   ENTITY_REF_ANNOTATION,
   NAME_LABEL,
   serviceNameFor,
@@ -214,6 +219,10 @@ export async function readOwnedService(s: Session, target: CanaryTarget) {
   }
 }
 
+/**
+ * Sets one Deployment's replicas, as field manager `fleet` (an update of that one field, which
+ * the next apply by Fleet takes back as a field Fleet owned before).
+ */
 export async function scale(
   s: Session,
   namespace: string,
@@ -221,12 +230,20 @@ export async function scale(
   replicas: number,
 ) {
   await s.apps.patchNamespacedDeployment(
-    { namespace, name, body: { spec: { replicas } } },
+    {
+      namespace,
+      name,
+      body: { spec: { replicas } },
+      fieldManager: FIELD_MANAGER,
+    },
     s.mergePatch(),
   );
 }
 
-/** Creates the canary Deployment (or leaves it) and returns it as it is live. */
+/**
+ * Applies the canary Deployment (keeping its live replicas, else `initial`) and returns it as
+ * it is live. A canary left by an earlier release takes this one's revision.
+ */
 export async function ensureCanary(
   s: Session,
   target: CanaryTarget,
@@ -234,33 +251,32 @@ export async function ensureCanary(
 ) {
   const name = canaryName(target.name);
   const live = await readDeployment(s, target, name);
-  if (live) {
-    const wanted = canaryDeployment(target, live.spec?.replicas ?? initial);
-    // A canary left by an earlier release runs another revision: it takes this one's.
-    if (
-      JSON.stringify(live.spec?.template.spec?.containers) !==
-      JSON.stringify(wanted.spec!.template.spec!.containers)
-    ) {
-      return s.apps.replaceNamespacedDeployment(
-        {
-          namespace: target.namespace,
-          name,
-          body: {
-            ...wanted,
-            metadata: {
-              ...wanted.metadata,
-              resourceVersion: live.metadata?.resourceVersion,
-            },
-          },
-        },
-        s.opts(),
-      );
-    }
-    return live;
-  }
-  return s.apps.createNamespacedDeployment(
-    { namespace: target.namespace, body: canaryDeployment(target, initial) },
-    s.opts(),
+  const wanted = canaryDeployment(target, live?.spec?.replicas ?? initial);
+  return serverSideApply(
+    wanted,
+    live,
+    (params, options) =>
+      s.apps.patchNamespacedDeployment(
+        { namespace: target.namespace, name, ...params },
+        options,
+      ),
+    s.opts,
+  );
+}
+
+/** Applies the canary's Service (when the one of that name, if any, is Fleet's). */
+export async function applyCanaryService(s: Session, target: CanaryTarget) {
+  const live = await readOwnedService(s, target);
+  const body = canaryService(target);
+  await serverSideApply(
+    body,
+    live,
+    (params, options) =>
+      s.core.patchNamespacedService(
+        { namespace: target.namespace, name: body.metadata!.name!, ...params },
+        options,
+      ),
+    s.opts,
   );
 }
 
@@ -289,6 +305,9 @@ export async function guarded(
   try {
     return await fn(await openSession(target.cluster, timeoutMs));
   } catch (error) {
+    // Another manager's field is not taken by waiting either: the step fails, with it named.
+    if (error instanceof FieldConflictError)
+      return { kind: 'failed', message: error.message };
     // A foreign object in the way does not go away by waiting: the step fails, untouched.
     if (error instanceof OwnershipConflictError) {
       return {

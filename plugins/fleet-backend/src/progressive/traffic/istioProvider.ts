@@ -1,5 +1,6 @@
 import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
 import { isKubeStatus } from '../../kubernetes/requestOptions';
+import { FIELD_MANAGER } from '../../kubernetes/serverSideApply';
 import { serviceNameFor } from '../../deploy/manifests';
 import {
   isSteerableBy,
@@ -8,7 +9,7 @@ import {
 } from '../../deploy/ownership';
 import {
   canaryName,
-  canaryService,
+  applyCanaryService,
   conflictOf,
   ensureCanary,
   entityRefOf,
@@ -110,9 +111,10 @@ async function setRouteWeights(
   }
   if (changed) {
     // The body keeps the resourceVersion read: a change meanwhile makes this a 409, not an
-    // overwrite.
+    // overwrite. The VirtualService is its owner's (Fleet only steers its weights): an update
+    // as field manager `fleet`, not an apply that would take its routes over.
     await s.custom.replaceNamespacedCustomObject(
-      { ...ref, body: vs },
+      { ...ref, body: vs, fieldManager: FIELD_MANAGER },
       s.opts(),
     );
   }
@@ -142,16 +144,7 @@ function istioStep(
     if ((canary.spec?.replicas ?? 0) !== wantCanary) {
       await scale(s, target.namespace, canaryName(target.name), wantCanary);
     }
-    try {
-      await s.core.createNamespacedService(
-        { namespace: target.namespace, body: canaryService(target) },
-        s.opts(),
-      );
-    } catch (error) {
-      if (!isKubeStatus(error, 409)) throw error;
-      // One of the same name is there: it must be Fleet's canary Service for this component.
-      await readOwnedService(s, target);
-    }
+    await applyCanaryService(s, target);
     const available = canary.status?.availableReplicas ?? 0;
     if (available < wantCanary || (canary.spec?.replicas ?? 0) !== wantCanary) {
       return {

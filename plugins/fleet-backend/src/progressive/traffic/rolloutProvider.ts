@@ -1,6 +1,10 @@
 import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
 import { isKubeStatus } from '../../kubernetes/requestOptions';
 import {
+  FIELD_MANAGER,
+  serverSideApply,
+} from '../../kubernetes/serverSideApply';
+import {
   ENTITY_REF_ANNOTATION,
   MANAGED_BY_LABEL,
   NAME_LABEL,
@@ -56,6 +60,32 @@ const rolloutRef = (target: CanaryTarget): ObjectRef => ({
   name: target.name,
 });
 
+/** Applies an argoproj.io object of Fleet's (its ownership checked by the caller). */
+async function applyCustom(
+  s: Session,
+  target: CanaryTarget,
+  plural: string,
+  body: any,
+  live: any,
+): Promise<void> {
+  await serverSideApply(
+    body,
+    live,
+    (params, options) =>
+      s.custom.patchNamespacedCustomObject(
+        {
+          ...ROLLOUTS,
+          namespace: target.namespace,
+          plural,
+          name: body.metadata.name,
+          ...params,
+        },
+        options,
+      ),
+    s.opts,
+  );
+}
+
 /** Reads an argoproj.io object for change; a foreign one is an ownership conflict. */
 async function readCustomOwned(
   s: Session,
@@ -81,11 +111,15 @@ async function readCustomOwned(
 /** As `kubectl argo rollouts promote`: clears the pause conditions through the status subresource. */
 async function promote(s: Session, ref: ObjectRef) {
   await s.custom.patchNamespacedCustomObjectStatus(
-    { ...ref, body: { status: { pauseConditions: null } } },
+    {
+      ...ref,
+      body: { status: { pauseConditions: null } },
+      fieldManager: FIELD_MANAGER,
+    },
     s.mergePatch(),
   );
   await s.custom.patchNamespacedCustomObject(
-    { ...ref, body: { spec: { paused: false } } },
+    { ...ref, body: { spec: { paused: false } }, fieldManager: FIELD_MANAGER },
     s.mergePatch(),
   );
 }
@@ -183,27 +217,15 @@ async function ensureAnalysisTemplates(s: Session, target: CanaryTarget) {
         ],
       },
     };
-    try {
-      await s.custom.createNamespacedCustomObject(
-        {
-          ...ROLLOUTS,
-          namespace: target.namespace,
-          plural: 'analysistemplates',
-          body,
-        },
-        s.opts(),
-      );
-    } catch (error) {
-      if (!isKubeStatus(error, 409)) throw error;
-      // One of that name is there: the Rollout would run it, so it must be Fleet's.
-      await readCustomOwned(
-        s,
-        target,
-        'AnalysisTemplate',
-        'analysistemplates',
-        body.metadata.name,
-      );
-    }
+    // One of that name that is there must be Fleet's: the Rollout would run it.
+    const live = await readCustomOwned(
+      s,
+      target,
+      'AnalysisTemplate',
+      'analysistemplates',
+      body.metadata.name,
+    );
+    await applyCustom(s, target, 'analysistemplates', body, live);
   }
 }
 
@@ -219,14 +241,12 @@ async function startRollout(
 ): Promise<StepOutcome | undefined> {
   if (!rollout) {
     await ensureAnalysisTemplates(s, target);
-    await s.custom.createNamespacedCustomObject(
-      {
-        ...ROLLOUTS,
-        namespace: target.namespace,
-        plural: 'rollouts',
-        body: rolloutManifest(target),
-      },
-      s.opts(),
+    await applyCustom(
+      s,
+      target,
+      'rollouts',
+      rolloutManifest(target),
+      undefined,
     );
     return {
       kind: 'waiting',
@@ -259,6 +279,7 @@ async function startRollout(
           template: rolloutTemplate(target.canary, target.canaryRevision),
         },
       },
+      fieldManager: FIELD_MANAGER,
     },
     s.mergePatch(),
   );
@@ -377,7 +398,11 @@ function abortRollout(
       rollout.status?.stableRS !== rollout.status?.currentPodHash
     ) {
       await s.custom.patchNamespacedCustomObjectStatus(
-        { ...ref, body: { status: { abort: true } } },
+        {
+          ...ref,
+          body: { status: { abort: true } },
+          fieldManager: FIELD_MANAGER,
+        },
         s.mergePatch(),
       );
     }

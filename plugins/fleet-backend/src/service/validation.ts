@@ -178,6 +178,11 @@ export function parsePathNameOr404(
   return value;
 }
 
+/** `/applications/:id`'s id, or a 404 naming no application. */
+export function applicationIdOr404(value: string): string {
+  return parsePathNameOr404('applicationId', value, 'Application');
+}
+
 /** Trimmed before it is used: a schema checks a value, it does not change it. */
 export const entityRef = z.string().trim().min(1).max(255);
 

@@ -5,7 +5,7 @@ import {
   clusterHealthTransaction,
   updateClustersHealth,
 } from './clusterHealthWrites';
-import { EventLog } from './eventLog';
+import { EventLoggingStore, type EventLogOptions } from './eventLog';
 import { fenced } from './leaseFence';
 import {
   afterKey,
@@ -65,17 +65,12 @@ function chunk<T>(items: T[], size: number): T[][] {
 }
 
 /** The knex implementation of {@link ClusterStore}, on SQLite and PostgreSQL. */
-export class DatabaseClusterStore implements ClusterStore {
-  private constructor(
-    private readonly db: Knex,
-    private readonly log: EventLog,
-  ) {}
-
-  static create(
-    db: Knex,
-    options: { eventLog?: EventLog } = {},
-  ): DatabaseClusterStore {
-    return new DatabaseClusterStore(db, options.eventLog ?? EventLog.create());
+export class DatabaseClusterStore
+  extends EventLoggingStore
+  implements ClusterStore
+{
+  static create(db: Knex, options: EventLogOptions = {}): DatabaseClusterStore {
+    return new DatabaseClusterStore(db, options);
   }
 
   async listClusters(filter?: {

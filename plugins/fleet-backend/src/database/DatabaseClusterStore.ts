@@ -14,7 +14,7 @@ import {
   isUniqueViolation,
   lockForTransaction,
 } from './dialect';
-import { toClusterRecord, zeroCounts, type ClusterRow } from './tables';
+import { countByValue, toClusterRecord, type ClusterRow } from './tables';
 import type {
   ClusterHealthTransaction,
   ClusterHealthUpdate,
@@ -439,14 +439,7 @@ export class DatabaseClusterStore
   }
 
   async countClustersByStatus(): Promise<Record<ClusterStatus, number>> {
-    const counts = zeroCounts(CLUSTER_STATUSES);
-    const rows: Array<{ status: ClusterStatus; n: number | string }> =
-      await this.db('fleet_clusters')
-        .select('status')
-        .count({ n: '*' })
-        .groupBy('status');
-    for (const row of rows) counts[row.status] = Number(row.n);
-    return counts;
+    return countByValue(this.db, 'fleet_clusters', 'status', CLUSTER_STATUSES);
   }
 
   async inClusterTransaction<T>(

@@ -7,7 +7,9 @@
 //     `backstage-repo-tools repo schema openapi validate` compares with the YAML);
 //   - plugins/fleet-common/src/schema/openapi/generated/types.ts: the request, response and
 //     schema types of every operation (openapi-typescript), which the frontend and backend
-//     clients are typed with.
+//     clients are typed with;
+//   - plugins/fleet-common/src/schema/openapi/generated/enums.ts: the values of each string enum
+//     the spec names, as constants, for code that needs them at run time.
 // `node scripts/openapi.mjs generate` writes them; `node scripts/openapi.mjs verify` fails when
 // the spec is invalid or a generated file is not what the spec gives (run by scripts/test.sh).
 //
@@ -38,6 +40,35 @@ const HEADER = `//
 async function format(file, text) {
   const options = (await prettier.resolveConfig(file)) ?? {};
   return prettier.format(text, { ...options, filepath: file });
+}
+
+/**
+ * Each string enum the spec names under components.schemas, as a constant listing its values
+ * (the plural of the schema's name in upper snake case: ClusterStatus gives CLUSTER_STATUSES)
+ * and a type of one value, so that code needing the values at run time reads them from the
+ * spec rather than restating them.
+ */
+function enumConstants(spec) {
+  return Object.entries(spec.components.schemas)
+    .filter(([, schema]) => schema.type === 'string' && schema.enum)
+    .map(([name, schema]) => {
+      const words = name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+      const constant = `${words}${words.endsWith('S') ? 'ES' : 'S'}`;
+      const doc = schema.description
+        ? `/**\n${schema.description
+            .trimEnd()
+            .split('\n')
+            .map(line => ` *${line ? ` ${line}` : ''}`)
+            .join('\n')}\n *\n * @public\n */`
+        : '/** @public */';
+      return `${doc}
+export const ${constant} = ${JSON.stringify(schema.enum)} as const;
+
+/** @public */
+export type ${name} = (typeof ${constant})[number];
+`;
+    })
+    .join('\n');
 }
 
 /** Every generated file, by absolute path, with the text it must have. */
@@ -81,6 +112,13 @@ export const createOpenApiRouter = async (
     .replace(/ \* @enum \{[^}]*\}\n/g, '')
     .replace(/@description /g, '');
   files.set(types, `${HEADER}/* eslint-disable */\n${declarations}`);
+  files.set(
+    path.join(
+      root,
+      'plugins/fleet-common/src/schema/openapi/generated/enums.ts',
+    ),
+    `${HEADER}${enumConstants(spec)}`,
+  );
 
   for (const [file, text] of files) files.set(file, await format(file, text));
   return files;

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import { fleetPlugin } from './plugin';
 import { createTestDatabases } from './testing/databases';
+import { deployedApplication, waitUntil } from './testing/apiCalls';
 import { KubeSimulator, useSimulator } from '@cnp/kube-simulator';
 import path from 'node:path';
 
@@ -180,41 +181,13 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
 
   it('runs a release with a strategy through the API and its scheduled task: 400 naming the field, promote, pause, resume, 409s', async () => {
     const { server } = await start({ realScheduler: true });
-    await request(server).post('/api/fleet/health/run').expect(200);
     const entityRef = `component:default/canaried-${databaseId.toLowerCase()}`;
-    for (const cluster of ['east', 'west']) {
-      await request(server)
-        .post('/api/fleet/deployments')
-        .send({ entityRef, cluster, image: 'canaried:1.0.0', replicas: 2 })
-        .expect(201);
-    }
-    const waitFor = async <T>(
-      read: () => Promise<T>,
-      ok: (v: T) => boolean,
-    ) => {
-      let value = await read();
-      for (let i = 0; i < 600 && !ok(value); i++) {
-        await new Promise(r => setTimeout(r, 50));
-        value = await read();
-      }
-      if (!ok(value))
-        throw new Error(`never got there: ${JSON.stringify(value)}`);
-      return value;
-    };
-    await waitFor(
-      async () =>
-        (
-          await request(server).get(
-            `/api/fleet/deployments?entityRef=${entityRef}`,
-          )
-        ).body.items,
-      (items: any[]) => items.every(d => d.status === 'DEPLOYED'),
-    );
-    const [application] = (
-      await request(server)
-        .get(`/api/fleet/applications?entityRef=${entityRef}`)
-        .expect(200)
-    ).body.items;
+    const application = await deployedApplication(server, {
+      entityRef,
+      image: 'canaried:1.0.0',
+      clusters: ['east', 'west'],
+      replicas: 2,
+    });
     const releases = `/api/fleet/applications/${application.id}/releases`;
     const strategy = {
       waves: [{ clusters: ['east'] }, { clusters: ['west'] }],
@@ -274,7 +247,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
 
     const read = async () =>
       (await request(server).get(`/api/fleet/releases/${id}`).expect(200)).body;
-    const atPause = await waitFor(
+    const atPause = await waitUntil(
       read,
       r => r.progress.clusters[0].awaitingPromote === true,
     );
@@ -305,7 +278,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
     );
     await request(server).post(`/api/fleet/releases/${id}/resume`).expect(200);
     await request(server).post(`/api/fleet/releases/${id}/promote`).expect(200);
-    const westPaused = await waitFor(
+    const westPaused = await waitUntil(
       read,
       r => r.progress.clusters[1].awaitingPromote === true,
     );
@@ -314,7 +287,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       weight: 100,
     });
     await request(server).post(`/api/fleet/releases/${id}/promote`).expect(200);
-    const done = await waitFor(read, r => r.status === 'COMPLETED');
+    const done = await waitUntil(read, r => r.status === 'COMPLETED');
     expect(done.targets.map((t: any) => [t.cluster, t.revision])).toEqual([
       ['east', 2],
       ['west', 2],

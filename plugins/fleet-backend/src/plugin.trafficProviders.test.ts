@@ -10,6 +10,7 @@ import { useSimulator } from '@cnp/kube-simulator';
 import request from 'supertest';
 import { fleetPlugin } from './plugin';
 import { createTestDatabases } from './testing/databases';
+import { deployedApplication, waitUntil } from './testing/apiCalls';
 
 /*
  * A traffic provider a backend module adds through `fleet.traffic-providers`: asked before
@@ -95,42 +96,14 @@ describe.each(databases.eachSupportedId())(
         ],
       });
       const server = backend.server;
-      await request(server).post('/api/fleet/health/run').expect(200);
       const entityRef = `component:default/steered-${databaseId.toLowerCase()}`;
-      for (const cluster of ['east', 'west']) {
-        await request(server)
-          .post('/api/fleet/deployments')
-          .send({ entityRef, cluster, image: 'steered:1.0.0', replicas: 2 })
-          .expect(201);
-      }
-      const waitFor = async <T>(
-        read: () => Promise<T>,
-        ok: (v: T) => boolean,
-      ) => {
-        let value = await read();
-        for (let i = 0; i < 1200 && !ok(value); i++) {
-          await new Promise(r => setTimeout(r, 50));
-          value = await read();
-        }
-        if (!ok(value))
-          throw new Error(`never got there: ${JSON.stringify(value)}`);
-        return value;
-      };
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/fleet/deployments?entityRef=${entityRef}`,
-            )
-          ).body.items,
-        (items: any[]) =>
-          items.length === 2 && items.every(d => d.status === 'DEPLOYED'),
-      );
-      const [application] = (
-        await request(server)
-          .get(`/api/fleet/applications?entityRef=${entityRef}`)
-          .expect(200)
-      ).body.items;
+      const application = await deployedApplication(server, {
+        entityRef,
+        image: 'steered:1.0.0',
+        clusters: ['east', 'west'],
+        replicas: 2,
+        tries: 1200,
+      });
 
       const created = await request(server)
         .post(`/api/fleet/applications/${application.id}/releases`)
@@ -145,12 +118,13 @@ describe.each(databases.eachSupportedId())(
         })
         .expect(201);
       const id = created.body.id;
-      const done = await waitFor(
+      const done = await waitUntil(
         async () =>
           (
             await request(server).get(`/api/fleet/releases/${id}`).expect(200)
           ).body,
         r => r.status !== 'PROGRESSING',
+        1200,
       );
       expect(done.status).toBe('COMPLETED');
       expect(

@@ -5,6 +5,7 @@
  */
 export * from './annotations';
 export * from './constants';
+export * from './schema/openapi/generated/enums';
 export * from './types';
 export * from './progressive';
 export * from './permissions';

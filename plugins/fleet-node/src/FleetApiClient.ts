@@ -11,7 +11,6 @@ import {
   ResponseError,
 } from '@backstage/errors';
 import {
-  FLEET_LIST_LIMITS,
   fleetApiRequest,
   listAllPages,
   type FleetApiAnswer,
@@ -31,9 +30,6 @@ import type {
   FleetRegisterApplicationRequest,
   FleetService,
 } from './FleetService';
-
-/** The paged lists are asked for pages of the largest size. */
-const MAX_PAGE = String(FLEET_LIST_LIMITS.max);
 
 /**
  * A typed client of the Fleet HTTP API (`/api/fleet`) for other backend plugins and modules. It
@@ -72,11 +68,11 @@ export class FleetApiClient implements FleetService {
     filter: { status?: ClusterStatus } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Cluster[]> {
-    return listAllPages(cursor =>
+    return listAllPages(page =>
       this.call(
         'get',
         '/clusters',
-        { query: { status: filter.status, limit: MAX_PAGE, cursor } },
+        { query: { status: filter.status, ...page } },
         options,
       ),
     );
@@ -86,7 +82,7 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string; cluster?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Deployment[]> {
-    return listAllPages(cursor =>
+    return listAllPages(page =>
       this.call(
         'get',
         '/deployments',
@@ -94,8 +90,7 @@ export class FleetApiClient implements FleetService {
           query: {
             entityRef: filter.entityRef,
             cluster: filter.cluster,
-            limit: MAX_PAGE,
-            cursor,
+            ...page,
           },
         },
         options,
@@ -121,11 +116,11 @@ export class FleetApiClient implements FleetService {
     filter: { entityRef?: string } = {},
     options?: FleetApiRequestOptions,
   ): Promise<Application[]> {
-    return listAllPages(cursor =>
+    return listAllPages(page =>
       this.call(
         'get',
         '/applications',
-        { query: { entityRef: filter.entityRef, limit: MAX_PAGE, cursor } },
+        { query: { entityRef: filter.entityRef, ...page } },
         options,
       ),
     );

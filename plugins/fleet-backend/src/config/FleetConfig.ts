@@ -5,6 +5,7 @@ import {
   type FleetProject,
 } from '../tenancy/projects';
 import { Config, ConfigReader } from '@backstage/config';
+import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { readAllowedAddresses } from './prometheusAddresses';
 import { readDefaultResources } from './defaultResources';
@@ -348,14 +349,7 @@ function readDiscovery(
   env: NodeJS.ProcessEnv,
 ): FleetConfig['discovery'] {
   const discovery: FleetConfig['discovery'] = {
-    kubeconfigPath:
-      nonEmpty(env.KUBECONFIG_PATH) ??
-      nonEmpty(config.getOptionalString('discovery.kubeconfigPath')),
-    kubeconfigDir:
-      nonEmpty(env.KUBECONFIG_DIR) ??
-      nonEmpty(config.getOptionalString('discovery.kubeconfigDir')),
-    allowedKubeconfigDirs:
-      config.getOptionalStringArray('discovery.allowedKubeconfigDirs') ?? [],
+    ...KubeconfigAccessPolicy.locationsFromConfig(config, env),
     allowExecForManual:
       config.getOptionalBoolean('discovery.allowExecForManual') ?? false,
     secretSelector: nonEmpty(

@@ -5,7 +5,7 @@ import {
   clusterHealthTransaction,
   updateClustersHealth,
 } from './clusterHealthWrites';
-import { EventLog } from './eventLog';
+import { EventLoggingStore, type EventLogOptions } from './eventLog';
 import { fenced } from './leaseFence';
 import {
   afterKey,
@@ -14,7 +14,7 @@ import {
   isUniqueViolation,
   lockForTransaction,
 } from './dialect';
-import { toClusterRecord, zeroCounts, type ClusterRow } from './tables';
+import { countByValue, toClusterRecord, type ClusterRow } from './tables';
 import type {
   ClusterHealthTransaction,
   ClusterHealthUpdate,
@@ -65,17 +65,12 @@ function chunk<T>(items: T[], size: number): T[][] {
 }
 
 /** The knex implementation of {@link ClusterStore}, on SQLite and PostgreSQL. */
-export class DatabaseClusterStore implements ClusterStore {
-  private constructor(
-    private readonly db: Knex,
-    private readonly log: EventLog,
-  ) {}
-
-  static create(
-    db: Knex,
-    options: { eventLog?: EventLog } = {},
-  ): DatabaseClusterStore {
-    return new DatabaseClusterStore(db, options.eventLog ?? EventLog.create());
+export class DatabaseClusterStore
+  extends EventLoggingStore
+  implements ClusterStore
+{
+  static create(db: Knex, options: EventLogOptions = {}): DatabaseClusterStore {
+    return new DatabaseClusterStore(db, options);
   }
 
   async listClusters(filter?: {
@@ -444,14 +439,7 @@ export class DatabaseClusterStore implements ClusterStore {
   }
 
   async countClustersByStatus(): Promise<Record<ClusterStatus, number>> {
-    const counts = zeroCounts(CLUSTER_STATUSES);
-    const rows: Array<{ status: ClusterStatus; n: number | string }> =
-      await this.db('fleet_clusters')
-        .select('status')
-        .count({ n: '*' })
-        .groupBy('status');
-    for (const row of rows) counts[row.status] = Number(row.n);
-    return counts;
+    return countByValue(this.db, 'fleet_clusters', 'status', CLUSTER_STATUSES);
   }
 
   async inClusterTransaction<T>(

@@ -32,7 +32,7 @@ import {
 import {
   toDeployment,
   toDeploymentState,
-  zeroCounts,
+  countByValue,
   type ClusterRow,
   type DeploymentRow,
   type DeploymentViewRow,
@@ -457,20 +457,19 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     byStatus: Record<DeploymentStatus, number>;
     bySyncStatus: Record<SyncStatus, number>;
   }> {
-    const byStatus = zeroCounts(DEPLOYMENT_STATUSES);
-    const bySyncStatus = zeroCounts(SYNC_STATUSES);
-    const statusRows: Array<{ status: DeploymentStatus; n: number | string }> =
-      await this.db('fleet_deployments')
-        .select('status')
-        .count({ n: '*' })
-        .groupBy('status');
-    for (const row of statusRows) byStatus[row.status] = Number(row.n);
-    const syncRows: Array<{ sync_status: SyncStatus; n: number | string }> =
-      await this.db('fleet_deployments')
-        .select('sync_status')
-        .count({ n: '*' })
-        .groupBy('sync_status');
-    for (const row of syncRows) bySyncStatus[row.sync_status] = Number(row.n);
-    return { byStatus, bySyncStatus };
+    return {
+      byStatus: await countByValue(
+        this.db,
+        'fleet_deployments',
+        'status',
+        DEPLOYMENT_STATUSES,
+      ),
+      bySyncStatus: await countByValue(
+        this.db,
+        'fleet_deployments',
+        'sync_status',
+        SYNC_STATUSES,
+      ),
+    };
   }
 }

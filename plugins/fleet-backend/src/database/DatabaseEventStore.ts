@@ -67,32 +67,23 @@ export class DatabaseEventStore implements EventStore {
       string,
       { entityRef: string | null; cluster: string }
     >();
-    if (ids.length === 0) return context;
-    const live = await this.db('fleet_deployments as d')
-      .leftJoin('fleet_applications as a', 'a.id', 'd.application_id')
-      .whereIn('d.id', ids)
-      .select(
-        'd.id as id',
-        'd.cluster as cluster',
-        'a.entity_ref as entityRef',
-      );
-    for (const row of live) {
-      context.set(row.id, {
-        entityRef: row.entityRef ?? null,
-        cluster: row.cluster,
-      });
-    }
-    const gone = ids.filter(id => !context.has(id));
-    if (gone.length > 0) {
-      const history = await this.db('fleet_revisions as r')
-        .leftJoin('fleet_applications as a', 'a.id', 'r.application_id')
-        .whereIn('r.deployment_id', gone)
+    // A deployment's own row while it exists; once undeployed, its revisions.
+    const sources = [
+      ['fleet_deployments', 'id'],
+      ['fleet_revisions', 'deployment_id'],
+    ] as const;
+    for (const [table, idColumn] of sources) {
+      const missing = ids.filter(id => !context.has(id));
+      if (missing.length === 0) break;
+      const rows = await this.db(`${table} as t`)
+        .leftJoin('fleet_applications as a', 'a.id', 't.application_id')
+        .whereIn(`t.${idColumn}`, missing)
         .distinct(
-          'r.deployment_id as id',
-          'r.cluster as cluster',
+          `t.${idColumn} as id`,
+          't.cluster as cluster',
           'a.entity_ref as entityRef',
         );
-      for (const row of history) {
+      for (const row of rows) {
         context.set(row.id, {
           entityRef: row.entityRef ?? null,
           cluster: row.cluster,

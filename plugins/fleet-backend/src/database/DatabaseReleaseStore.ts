@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { afterSortKey, toIso } from './dialect';
-import { EventLog } from './eventLog';
+import { EventLoggingStore, type EventLogOptions } from './eventLog';
 import { parseJson } from './tables';
 import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import type {
@@ -50,17 +50,12 @@ function toRelease(row: ReleaseRow): ReleaseRecord {
 }
 
 /** The knex implementation of {@link ReleaseStore}, on SQLite and PostgreSQL. */
-export class DatabaseReleaseStore implements ReleaseStore {
-  private constructor(
-    private readonly db: Knex,
-    private readonly log: EventLog,
-  ) {}
-
-  static create(
-    db: Knex,
-    options: { eventLog?: EventLog } = {},
-  ): DatabaseReleaseStore {
-    return new DatabaseReleaseStore(db, options.eventLog ?? EventLog.create());
+export class DatabaseReleaseStore
+  extends EventLoggingStore
+  implements ReleaseStore
+{
+  static create(db: Knex, options: EventLogOptions = {}): DatabaseReleaseStore {
+    return new DatabaseReleaseStore(db, options);
   }
 
   async insertRelease(

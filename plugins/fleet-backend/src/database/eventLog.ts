@@ -109,3 +109,18 @@ function unique(events: NewEvent[], kind: NewEvent['subjectKind']): string[] {
     ...new Set(events.filter(e => e.subjectKind === kind).map(e => e.subject)),
   ];
 }
+
+/** What a store that writes events is made with. */
+export type EventLogOptions = {
+  /** The log its events go through; a log of its own, heard by no one, without one. */
+  eventLog?: EventLog;
+};
+
+/** A knex store that writes events, each through its {@link EventLog}. */
+export abstract class EventLoggingStore {
+  protected readonly log: EventLog;
+
+  protected constructor(protected readonly db: Knex, options: EventLogOptions) {
+    this.log = options.eventLog ?? EventLog.create();
+  }
+}

@@ -10,6 +10,7 @@ import type {
   RevisionCause,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
+import type { Knex } from 'knex';
 import { toIso } from './dialect';
 import type { ClusterRecord, DeploymentState, NewEvent } from './types';
 
@@ -306,9 +307,24 @@ export function eventRow(event: NewEvent, now: Date): Omit<EventRow, 'id'> {
   };
 }
 
-/** Zero for every key, so that a count answers every status even when no row has it. */
-export function zeroCounts<K extends string>(
-  keys: readonly K[],
-): Record<K, number> {
-  return Object.fromEntries(keys.map(k => [k, 0])) as Record<K, number>;
+/**
+ * The rows of `table` counted by the value of `column`, every one of `values` answered (zero when
+ * no row has it).
+ */
+export async function countByValue<V extends string>(
+  db: Knex,
+  table: string,
+  column: string,
+  values: readonly V[],
+): Promise<Record<V, number>> {
+  const counts = Object.fromEntries(values.map(v => [v, 0])) as Record<
+    V,
+    number
+  >;
+  const rows: Array<Record<string, V | number | string>> = await db(table)
+    .select(column)
+    .count({ n: '*' })
+    .groupBy(column);
+  for (const row of rows) counts[row[column] as V] = Number(row.n);
+  return counts;
 }

@@ -88,35 +88,21 @@ export class HealthWorker {
   async start(): Promise<void> {
     const { scheduler, health, logger } = this.options;
     if (!scheduler) throw new Error('HealthWorker.start needs a scheduler');
-    if (this.sharded) {
-      this.sharded.start();
-      await scheduler.scheduleTask({
-        id: HEALTH_TASK_ID,
-        scope: 'local',
-        frequency: { milliseconds: health.intervalMs },
-        timeout: { milliseconds: Math.max(health.intervalMs, 10 * 60_000) },
-        initialDelay: { seconds: 0 },
-        fn: async () => {
-          try {
-            await this.runCycle();
-          } catch (error) {
-            throw new ForwardedError('Fleet health cycle failed', error);
-          }
-        },
-      });
-      return;
-    }
+    const sharded = this.sharded;
+    sharded?.start();
     await scheduler.scheduleTask({
       id: HEALTH_TASK_ID,
-      scope: 'global',
+      // With shards each replica runs its own cycle; without, one replica at a time runs it,
+      // skipping a run while another cycle is going.
+      scope: sharded ? 'local' : 'global',
       frequency: { milliseconds: health.intervalMs },
       timeout: { milliseconds: Math.max(health.intervalMs, 10 * 60_000) },
       initialDelay: { seconds: 0 },
       fn: async () => {
         try {
-          await this.runCycle({ wait: false });
+          await (sharded ? this.runCycle() : this.runCycle({ wait: false }));
         } catch (error) {
-          if (isErrorWithName(error, 'ConflictError')) {
+          if (!sharded && isErrorWithName(error, 'ConflictError')) {
             logger.info(
               'Skipping scheduled health cycle: another one is running',
             );

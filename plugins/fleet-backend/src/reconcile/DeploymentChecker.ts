@@ -5,7 +5,11 @@ import {
   type SyncDifference,
 } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
-import type { ClusterRecord, DeploymentState } from '../database/types';
+import type {
+  ClusterRecord,
+  DeploymentState,
+  DeploymentSyncUpdate,
+} from '../database/types';
 import { ignoresReplicas } from '../deploy/DeploymentService';
 import type { AutoscalerCache, LiveObjects } from '../deploy/ManifestApplier';
 import { diffObject } from '../kubernetes/diffObject';
@@ -236,19 +240,30 @@ export class DeploymentChecker {
     ) {
       return this.heal(one, compared, now);
     } else {
-      summary.outOfSync += 1;
-      await stores.deployments.recordSync(
-        deployment.id,
-        {
-          syncStatus: 'OUT_OF_SYNC',
-          syncDifferences: differences,
-          reason: 'DRIFT_DETECTED',
-          message: described,
-        },
-        ACTOR,
-      );
+      await this.recordDrift(one, compared, {
+        reason: 'DRIFT_DETECTED',
+        message: described,
+      });
     }
     return true;
+  }
+
+  /** Records the drift `compared` found as OUT_OF_SYNC, for `why`. */
+  private async recordDrift(
+    one: CheckOne,
+    compared: Compared,
+    why: Pick<DeploymentSyncUpdate, 'reason' | 'message' | 'forceEvent'>,
+  ): Promise<void> {
+    one.summary.outOfSync += 1;
+    await this.options.stores.deployments.recordSync(
+      one.deployment.id,
+      {
+        syncStatus: 'OUT_OF_SYNC',
+        syncDifferences: compared.differences,
+        ...why,
+      },
+      ACTOR,
+    );
   }
 
   /** Re-applies the desired objects over the drift; answers whether to judge health now. */
@@ -259,7 +274,7 @@ export class DeploymentChecker {
   ): Promise<boolean> {
     const { stores, applier } = this.options;
     const { deployment, application, summary } = one;
-    const { live, differences, described, desired } = compared;
+    const { live, described, desired } = compared;
     this.healedAt.set(deployment.id, Date.now());
     const result = await applier.apply(
       one.cluster,
@@ -287,19 +302,12 @@ export class DeploymentChecker {
       );
       return false; // the workload is rolling out again: judge its health next time
     }
-    summary.outOfSync += 1;
-    await stores.deployments.recordSync(
-      deployment.id,
-      {
-        syncStatus: 'OUT_OF_SYNC',
-        syncDifferences: differences,
-        reason: 'SELF_HEAL_FAILED',
-        message: `${result.message} (drift: ${described})`,
-        // once per failure, not once per reconcile while it keeps failing
-        forceEvent: deployment.syncStatus !== 'OUT_OF_SYNC',
-      },
-      ACTOR,
-    );
+    await this.recordDrift(one, compared, {
+      reason: 'SELF_HEAL_FAILED',
+      message: `${result.message} (drift: ${described})`,
+      // once per failure, not once per reconcile while it keeps failing
+      forceEvent: deployment.syncStatus !== 'OUT_OF_SYNC',
+    });
     return true;
   }
 

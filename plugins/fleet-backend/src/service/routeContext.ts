@@ -24,10 +24,22 @@ import {
 } from './requirePermission';
 import type { RouterOptions } from './routerOptions';
 import {
+  applicationIdOr404,
   parseOrThrow,
   parsePathNameOr404,
   writeTargetSchema,
 } from './validation';
+
+type Permission = Parameters<typeof requirePermission>[2];
+
+/** An audited write and the permission it needs. */
+export type AuthorizedWrite = {
+  eventId: string;
+  meta: JsonObject;
+  permission: Permission;
+  /** The entity the permission is checked on, for a permission on an entity. */
+  resourceRef?: string;
+};
 
 /** The router the routes are registered on, typed by the OpenAPI spec (paths, parameters, answers). */
 export type FleetRouter = ApiRouter<typeof spec>;
@@ -40,7 +52,7 @@ export type RouteContext = {
   /** Authenticates the caller and checks one permission (on `resourceRef` for an entity's). */
   authorize(
     req: express.Request,
-    permission: Parameters<typeof requirePermission>[2],
+    permission: Permission,
     resourceRef?: string,
   ): Promise<BackstageCredentials>;
   /**
@@ -74,6 +86,32 @@ export type RouteContext = {
     meta: JsonObject,
     fn: () => Promise<T>,
   ): Promise<T>;
+  /**
+   * Runs a write as an audit event (see audited) once the caller holds `permission`, on
+   * `resourceRef` for an entity's. The check runs within the event: a refusal is audited as a
+   * failure like any other error.
+   */
+  authorizedWrite<T>(
+    req: express.Request,
+    write: AuthorizedWrite,
+    fn: (credentials: BackstageCredentials) => Promise<T>,
+  ): Promise<T>;
+  /**
+   * A write on the application the path's `:id` names (404 before anything else when none): an
+   * audit event with its id and component, run once the caller holds `permission` on the
+   * component.
+   */
+  applicationWrite<T>(
+    req: express.Request,
+    eventId: string,
+    permission: Permission,
+    fn: (write: {
+      /** The id as the path gave it. */
+      id: string;
+      application: Application;
+      credentials: BackstageCredentials;
+    }) => Promise<T>,
+  ): Promise<T>;
   getClusterOr404(rawName: string): Promise<ClusterRecord>;
   getApplicationOr404(id: string): Promise<Application>;
   getDeploymentOr404(id: string): Promise<Deployment>;
@@ -85,6 +123,53 @@ export type RouteContext = {
   /** A body's text field for the audit record, before validation: short, or null. */
   textField(body: unknown, key: string): string | null;
 };
+
+/** The audited writes: each one audit event, with the permission checked within it. */
+function createWrites(
+  auditor: RouterOptions['auditor'],
+  authorize: RouteContext['authorize'],
+  getApplicationOr404: RouteContext['getApplicationOr404'],
+): Pick<RouteContext, 'audited' | 'authorizedWrite' | 'applicationWrite'> {
+  const audited: RouteContext['audited'] = async (req, eventId, meta, fn) => {
+    const event = await auditor?.createEvent({
+      eventId,
+      severityLevel: 'medium',
+      request: req,
+      meta,
+    });
+    try {
+      const result = await fn();
+      await event?.success();
+      return result;
+    } catch (error) {
+      await event?.fail({ error: asError(error) });
+      throw error;
+    }
+  };
+  const authorizedWrite: RouteContext['authorizedWrite'] = (req, write, fn) =>
+    audited(req, write.eventId, write.meta, async () =>
+      fn(await authorize(req, write.permission, write.resourceRef)),
+    );
+  return {
+    audited,
+    authorizedWrite,
+    async applicationWrite(req, eventId, permission, fn) {
+      const id = applicationIdOr404(req.params.id);
+      const application = await getApplicationOr404(id);
+      const { entityRef } = application;
+      return authorizedWrite(
+        req,
+        {
+          eventId,
+          meta: { applicationId: id, entityRef },
+          permission,
+          resourceRef: entityRef,
+        },
+        credentials => fn({ id, application, credentials }),
+      );
+    },
+  };
+}
 
 /** The helpers the routes share, made once per router from its options. */
 export function createRouteContext(options: RouterOptions): RouteContext {
@@ -108,11 +193,20 @@ export function createRouteContext(options: RouterOptions): RouteContext {
   };
   const viewOf = (req: express.Request) => viewOfCaller(access, req);
 
+  const authorize: RouteContext['authorize'] = (req, permission, resourceRef) =>
+    requirePermission(access, req, permission, resourceRef);
+  const getApplicationOr404 = async (id: string) => {
+    const application = await stores.applications.getApplication(id);
+    if (!application) {
+      throw new NotFoundError(`Application '${id}' not found`);
+    }
+    return application;
+  };
+
   return {
     options,
     pages: PageCursors.create(options.cursorKey ?? randomBytes(32)),
-    authorize: (req, permission, resourceRef) =>
-      requirePermission(access, req, permission, resourceRef),
+    authorize,
     deployableBy,
     viewOf,
     async releaseViewerOf(req, entityRefs) {
@@ -137,35 +231,14 @@ export function createRouteContext(options: RouterOptions): RouteContext {
         known.filter((name): name is string => name !== undefined),
       );
     },
-    async audited(req, eventId, meta, fn) {
-      const event = await auditor?.createEvent({
-        eventId,
-        severityLevel: 'medium',
-        request: req,
-        meta,
-      });
-      try {
-        const result = await fn();
-        await event?.success();
-        return result;
-      } catch (error) {
-        await event?.fail({ error: asError(error) });
-        throw error;
-      }
-    },
+    ...createWrites(auditor, authorize, getApplicationOr404),
     async getClusterOr404(rawName) {
       const name = parsePathNameOr404('clusterName', rawName, 'Cluster');
       const cluster = await stores.clusters.getCluster(name);
       if (!cluster) throw new NotFoundError(`Cluster '${name}' not found`);
       return cluster;
     },
-    async getApplicationOr404(id) {
-      const application = await stores.applications.getApplication(id);
-      if (!application) {
-        throw new NotFoundError(`Application '${id}' not found`);
-      }
-      return application;
-    },
+    getApplicationOr404,
     async getDeploymentOr404(id) {
       const deployment = await stores.deployments.getDeployment(id);
       if (!deployment) throw new NotFoundError(`Deployment '${id}' not found`);

@@ -114,23 +114,37 @@ export const createClusterSchema = z
 
 export type CreateClusterBody = Schemas['CreateClusterRequest'];
 
-/** `POST /clusters`'s body: the spec's CreateClusterRequest, then {@link createClusterSchema}. */
-export function parseCreateCluster(body: unknown): CreateClusterBody {
-  checkBody('post', '/clusters', body, 'cluster');
-  return parseOrThrow(
-    createClusterSchema,
-    body,
-    'cluster',
-  ) as CreateClusterBody;
+/**
+ * A parser of one operation's request body: the spec's schema for it first, then `rules`, what
+ * the spec cannot say (none where the spec says it all). `what` names the body in a 400.
+ */
+function bodyParser<T>(
+  operation: `${Parameters<typeof checkBody>[0]} ${string}`,
+  what: string,
+  rules?: z.ZodTypeAny,
+): (body: unknown) => T {
+  const [method, path] = operation.split(' ') as [
+    Parameters<typeof checkBody>[0],
+    string,
+  ];
+  return body => {
+    checkBody(method, path, body, what);
+    return (rules ? parseOrThrow(rules, body, what) : body) as T;
+  };
 }
 
+/** `POST /clusters`'s body: the spec's CreateClusterRequest, then {@link createClusterSchema}. */
+export const parseCreateCluster = bodyParser<CreateClusterBody>(
+  'post /clusters',
+  'cluster',
+  createClusterSchema,
+);
+
 /** `PATCH /clusters/:name`'s body: all the spec's. */
-export function parsePatchCluster(
-  body: unknown,
-): Schemas['PatchClusterRequest'] {
-  checkBody('patch', '/clusters/{name}', body, 'cluster update');
-  return body as Schemas['PatchClusterRequest'];
-}
+export const parsePatchCluster = bodyParser<Schemas['PatchClusterRequest']>(
+  'patch /clusters/{name}',
+  'cluster update',
+);
 
 /** Parses `value` or throws an InputError (400) that says what is wrong. */
 export function parseOrThrow<T>(
@@ -168,6 +182,11 @@ export function parsePathNameOr404(
     throw new NotFoundError(`${what} '${shown}' not found`);
   }
   return value;
+}
+
+/** `/applications/:id`'s id, or a 404 naming no application. */
+export function applicationIdOr404(value: string): string {
+  return parsePathNameOr404('applicationId', value, 'Application');
 }
 
 /** Trimmed before it is used: a schema checks a value, it does not change it. */
@@ -398,43 +417,37 @@ const applicationRules = z
     ]),
   );
 
-export type CreateApplicationBody = Omit<
-  Schemas['CreateApplicationRequest'],
-  'placement'
-> & { placement?: PlacementBody };
+/** An application request as the rules above leave it: its placement parsed. */
+type WithPlacement<Request> = Omit<Request, 'placement'> & {
+  placement?: PlacementBody;
+};
+
+export type CreateApplicationBody = WithPlacement<
+  Schemas['CreateApplicationRequest']
+>;
+
+export type PatchApplicationBody = WithPlacement<
+  Schemas['PatchApplicationRequest']
+>;
 
 /** `POST /applications`'s body: the spec's CreateApplicationRequest, then the rules above. */
-export function parseCreateApplication(body: unknown): CreateApplicationBody {
-  checkBody('post', '/applications', body, 'application');
-  return parseOrThrow(
-    applicationRules,
-    body,
-    'application',
-  ) as CreateApplicationBody;
-}
-
-export type PatchApplicationBody = Omit<
-  Schemas['PatchApplicationRequest'],
-  'placement'
-> & { placement?: PlacementBody };
+export const parseCreateApplication = bodyParser<CreateApplicationBody>(
+  'post /applications',
+  'application',
+  applicationRules,
+);
 
 /** `PATCH /applications/:id`'s body: the spec's PatchApplicationRequest, then the rules above. */
-export function parsePatchApplication(body: unknown): PatchApplicationBody {
-  checkBody('patch', '/applications/{id}', body, 'application update');
-  return parseOrThrow(
-    applicationRules,
-    body,
-    'application update',
-  ) as PatchApplicationBody;
-}
+export const parsePatchApplication = bodyParser<PatchApplicationBody>(
+  'patch /applications/{id}',
+  'application update',
+  applicationRules,
+);
 
 /** `POST /deployments`'s body: all the spec's. */
-export function parseCreateDeployment(
-  body: unknown,
-): Schemas['CreateDeploymentRequest'] {
-  checkBody('post', '/deployments', body, 'deployment');
-  return body as Schemas['CreateDeploymentRequest'];
-}
+export const parseCreateDeployment = bodyParser<
+  Schemas['CreateDeploymentRequest']
+>('post /deployments', 'deployment');
 
 /**
  * What the spec cannot check of a release: its strategy's rules (weights that increase, steps
@@ -451,16 +464,17 @@ export type ReleaseBody = Omit<Schemas['CreateReleaseRequest'], 'strategy'> &
   z.infer<typeof releaseSchema>;
 
 /** `POST /applications/:id/releases`'s body: the spec's CreateReleaseRequest, then the strategy. */
-export function parseRelease(body: unknown): ReleaseBody {
-  checkBody('post', '/applications/{id}/releases', body, 'release');
-  return parseOrThrow(releaseSchema, body, 'release') as ReleaseBody;
-}
+export const parseRelease = bodyParser<ReleaseBody>(
+  'post /applications/{id}/releases',
+  'release',
+  releaseSchema,
+);
 
 /** `POST /deployments/:id/rollback`'s body (none: `{}`): all the spec's. */
-export function parseRollback(body: unknown): Schemas['RollbackRequest'] {
-  checkBody('post', '/deployments/{id}/rollback', body, 'rollback');
-  return body as Schemas['RollbackRequest'];
-}
+export const parseRollback = bodyParser<Schemas['RollbackRequest']>(
+  'post /deployments/{id}/rollback',
+  'rollback',
+);
 
 /**
  * The component a write is about, read before anything else of the body: the caller's

@@ -1,19 +1,23 @@
 import { listAllPages } from './listAllPages';
 
 describe('listAllPages', () => {
-  it('asks each next page with the cursor the one before gave', async () => {
-    const asked: Array<string | undefined> = [];
+  it('asks each next page, of the largest size, with the cursor the one before gave', async () => {
+    const asked: Array<{ limit: string; cursor?: string }> = [];
     const pages: Record<string, { items: number[]; nextCursor?: string }> = {
       first: { items: [1, 2], nextCursor: 'b' },
       b: { items: [3], nextCursor: 'c' },
       c: { items: [4] },
     };
-    const items = await listAllPages(async cursor => {
-      asked.push(cursor);
-      return pages[cursor ?? 'first'];
+    const items = await listAllPages(async query => {
+      asked.push(query);
+      return pages[query.cursor ?? 'first'];
     });
     expect(items).toEqual([1, 2, 3, 4]);
-    expect(asked).toEqual([undefined, 'b', 'c']);
+    expect(asked).toEqual([
+      { limit: '1000', cursor: undefined },
+      { limit: '1000', cursor: 'b' },
+      { limit: '1000', cursor: 'c' },
+    ]);
   });
 
   it('stops at a cursor it has seen before instead of looping', async () => {

@@ -1,6 +1,6 @@
 import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '@backstage/config';
+import { ConfigReader, type Config } from '@backstage/config';
 
 const ROOTS_TTL_MS = 5_000;
 
@@ -64,20 +64,40 @@ export class KubeconfigAccessPolicy {
     config: Config,
     env: Record<string, string | undefined> = process.env,
   ): KubeconfigAccessPolicy {
+    return KubeconfigAccessPolicy.create(
+      KubeconfigAccessPolicy.locationsFromConfig(
+        config.getOptionalConfig('fleet') ?? new ConfigReader({}),
+        env,
+      ),
+    );
+  }
+
+  /**
+   * The kubeconfig locations the `fleet` section of the configuration (`fleetConfig`) names:
+   * `discovery.kubeconfigPath` (env `KUBECONFIG_PATH` wins), `discovery.kubeconfigDir` (env
+   * `KUBECONFIG_DIR` wins) and `discovery.allowedKubeconfigDirs`, blank values left out.
+   */
+  static locationsFromConfig(
+    fleetConfig: Config,
+    env: Record<string, string | undefined> = process.env,
+  ): {
+    kubeconfigPath?: string;
+    kubeconfigDir?: string;
+    allowedKubeconfigDirs: string[];
+  } {
     const nonEmpty = (value: string | undefined) =>
       value !== undefined && value.trim() !== '' ? value.trim() : undefined;
-    return KubeconfigAccessPolicy.create({
+    return {
       kubeconfigPath:
         nonEmpty(env.KUBECONFIG_PATH) ??
-        nonEmpty(config.getOptionalString('fleet.discovery.kubeconfigPath')),
+        nonEmpty(fleetConfig.getOptionalString('discovery.kubeconfigPath')),
       kubeconfigDir:
         nonEmpty(env.KUBECONFIG_DIR) ??
-        nonEmpty(config.getOptionalString('fleet.discovery.kubeconfigDir')),
+        nonEmpty(fleetConfig.getOptionalString('discovery.kubeconfigDir')),
       allowedKubeconfigDirs:
-        config.getOptionalStringArray(
-          'fleet.discovery.allowedKubeconfigDirs',
-        ) ?? [],
-    });
+        fleetConfig.getOptionalStringArray('discovery.allowedKubeconfigDirs') ??
+        [],
+    };
   }
 
   /** True when the reference looks like a file path rather than an opaque name. */

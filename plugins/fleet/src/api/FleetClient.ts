@@ -2,7 +2,6 @@ import type { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
 import { ResponseError } from '@backstage/errors';
 import {
   FLEET_CLUSTER_NAMES_MAX,
-  FLEET_LIST_LIMITS,
   fleetApiRequest,
   listAllPages,
   type FleetApiAnswer,
@@ -25,9 +24,6 @@ import type {
   CreateReleaseRequest,
   FleetApi,
 } from './FleetApi';
-
-/** The paged lists are asked for pages of the largest size. */
-const MAX_PAGE = String(FLEET_LIST_LIMITS.max);
 
 /**
  * The {@link FleetApi} over HTTP: `discoveryApi` finds the backend, `fetchApi` carries the
@@ -68,9 +64,9 @@ export class FleetClient implements FleetApi {
   }): Promise<Cluster[]> {
     const status = options?.status;
     if (!options?.names) {
-      return listAllPages(cursor =>
+      return listAllPages(page =>
         this.call('get', '/clusters', {
-          query: { status, limit: MAX_PAGE, cursor },
+          query: { status, ...page },
         }),
       );
     }
@@ -82,9 +78,9 @@ export class FleetClient implements FleetApi {
     }
     const answers = await Promise.all(
       chunks.map(name =>
-        listAllPages(cursor =>
+        listAllPages(page =>
           this.call('get', '/clusters', {
-            query: { status, name, limit: MAX_PAGE, cursor },
+            query: { status, name, ...page },
           }),
         ),
       ),
@@ -117,9 +113,9 @@ export class FleetClient implements FleetApi {
   }
 
   listApplications(options?: { entityRef?: string }): Promise<Application[]> {
-    return listAllPages(cursor =>
+    return listAllPages(page =>
       this.call('get', '/applications', {
-        query: { entityRef: options?.entityRef, limit: MAX_PAGE, cursor },
+        query: { entityRef: options?.entityRef, ...page },
       }),
     );
   }
@@ -172,13 +168,12 @@ export class FleetClient implements FleetApi {
     entityRef?: string;
     cluster?: string;
   }): Promise<Deployment[]> {
-    return listAllPages(cursor =>
+    return listAllPages(page =>
       this.call('get', '/deployments', {
         query: {
           entityRef: options?.entityRef,
           cluster: options?.cluster,
-          limit: MAX_PAGE,
-          cursor,
+          ...page,
         },
       }),
     );

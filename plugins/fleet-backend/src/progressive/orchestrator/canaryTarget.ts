@@ -1,4 +1,8 @@
 import type { CanaryClusterProgress } from '@cnp/plugin-fleet-common';
+import type {
+  FleetTrafficProvider,
+  FleetTrafficStepOutcome,
+} from '@cnp/plugin-fleet-node';
 import { imageVersion } from '@cnp/plugin-fleet-common';
 import type { AnalysisContext } from '../analysis';
 import { resolveIntOrPercent } from '../strategy';
@@ -17,6 +21,20 @@ export function targetFor(
     tick.canaries.set(key, target);
   }
   return target;
+}
+
+/**
+ * One step of taking the canary down (traffic back on stable, the canary removed), by the
+ * cluster's traffic provider: true once reached; false while it waits or when it failed, to be
+ * asked again at the next tick.
+ */
+export async function trafficReached(
+  tick: Tick,
+  c: CanaryClusterProgress,
+  step: (provider: FleetTrafficProvider) => Promise<FleetTrafficStepOutcome>,
+): Promise<boolean> {
+  const outcome = await step(tick.deps.traffic.byId(c.mode));
+  return outcome.kind === 'reached';
 }
 
 async function readTarget(

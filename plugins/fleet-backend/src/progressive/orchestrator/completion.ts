@@ -1,6 +1,6 @@
 import type { CanaryClusterProgress } from '@cnp/plugin-fleet-common';
-import { targetFor } from './canaryTarget';
-import { fail, type Tick } from './tick';
+import { targetFor, trafficReached } from './canaryTarget';
+import { afterRolloutCheck, fail, type Tick } from './tick';
 
 /** At 100 %: the stable workload takes the new revision, then the canary goes, stage by stage. */
 export async function complete(tick: Tick, c: CanaryClusterProgress) {
@@ -65,10 +65,7 @@ async function deployNewRevision(tick: Tick, c: CanaryClusterProgress) {
 /** Follows the new revision's rollout on the stable workload. */
 async function awaitNewRevision(tick: Tick, c: CanaryClusterProgress) {
   const { t } = tick;
-  const { deployments, stores } = tick.deps;
-  // The rollout is checked at the tick's pace, not at the deploy poll's.
-  await deployments.checkRollout(c.deploymentId!, c.revision!);
-  const current = await stores.deployments.getDeployment(c.deploymentId!);
+  const current = await afterRolloutCheck(tick, c);
   if (!current || current.revision !== c.revision) {
     fail(tick, {
       reason: 'STEP_FAILED',
@@ -97,13 +94,11 @@ async function removeCanary(tick: Tick, c: CanaryClusterProgress) {
   const { t } = tick;
   const target = await targetFor(tick, c);
   if (!target) return;
-  const provider = tick.deps.traffic.byId(c.mode);
-  const traffic = await provider.trafficToStable(target, {
-    cause: 'completion',
-  });
-  if (traffic.kind !== 'reached') return;
-  const removed = await provider.removeCanary(target);
-  if (removed.kind !== 'reached') return;
+  const back = await trafficReached(tick, c, provider =>
+    provider.trafficToStable(target, { cause: 'completion' }),
+  );
+  if (!back) return;
+  if (!(await trafficReached(tick, c, p => p.removeCanary(target)))) return;
   c.state = 'DONE';
   c.stage = null;
   c.message = `on revision ${c.revision}`;

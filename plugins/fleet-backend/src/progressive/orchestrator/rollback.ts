@@ -1,8 +1,8 @@
 import type { CanaryClusterProgress } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
 import type { CanaryTarget } from '../traffic/canaryObjects';
-import { targetFor } from './canaryTarget';
-import { ACTOR, noteError, type Tick } from './tick';
+import { targetFor, trafficReached } from './canaryTarget';
+import { ACTOR, afterRolloutCheck, noteError, type Tick } from './tick';
 
 /** How long a rollback whose revision failed waits before it is tried again. */
 const ROLLBACK_RETRY_MS = 30_000;
@@ -90,14 +90,12 @@ async function trafficBack(
   c: CanaryClusterProgress,
   target: CanaryTarget,
 ) {
-  const { t } = tick;
-  const provider = tick.deps.traffic.byId(c.mode);
-  const outcome = await provider.trafficToStable(target, {
-    cause: 'rollback',
-  });
-  if (outcome.kind !== 'reached') return;
+  const back = await trafficReached(tick, c, provider =>
+    provider.trafficToStable(target, { cause: 'rollback' }),
+  );
+  if (!back) return;
   c.stage = 'rollback';
-  t.changed = true;
+  tick.t.changed = true;
 }
 
 /** A revision with the previous revision's spec (or the one this rollback made before a restart). */
@@ -142,9 +140,7 @@ async function applyPreviousRevision(tick: Tick, c: CanaryClusterProgress) {
 /** Follows the previous revision's rollout; a failed one is tried again later. */
 async function awaitPreviousRevision(tick: Tick, c: CanaryClusterProgress) {
   const { t } = tick;
-  const { deployments, stores } = tick.deps;
-  await deployments.checkRollout(c.deploymentId!, c.revision!);
-  const current = await stores.deployments.getDeployment(c.deploymentId!);
+  const current = await afterRolloutCheck(tick, c);
   if (
     current &&
     current.revision === c.revision &&
@@ -177,9 +173,7 @@ async function removeCanaryAfterRollback(
   target: CanaryTarget,
 ) {
   const { t } = tick;
-  const provider = tick.deps.traffic.byId(c.mode);
-  const removed = await provider.removeCanary(target);
-  if (removed.kind !== 'reached') return;
+  if (!(await trafficReached(tick, c, p => p.removeCanary(target)))) return;
   c.state = 'ROLLED_BACK';
   c.stage = null;
   c.weight = 0;

@@ -142,3 +142,13 @@ export function deploymentOn(tick: Tick, cluster: string) {
     cluster,
   );
 }
+
+/**
+ * The cluster's deployment once its rollout of the cluster's revision was checked: at the
+ * tick's pace, not at the deploy poll's.
+ */
+export async function afterRolloutCheck(tick: Tick, c: CanaryClusterProgress) {
+  const { deployments, stores } = tick.deps;
+  await deployments.checkRollout(c.deploymentId!, c.revision!);
+  return stores.deployments.getDeployment(c.deploymentId!);
+}

@@ -12,7 +12,7 @@ import { sendJson } from '../sendJson';
 import {
   parseCreateApplication,
   parsePatchApplication,
-  parsePathNameOr404,
+  applicationIdOr404,
 } from '../validation';
 import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
@@ -68,19 +68,18 @@ function listApplications(router: FleetRouter, ctx: RouteContext) {
 /** `POST /applications` (`fleet.deployment.create` on the component). */
 function registerApplication(router: FleetRouter, ctx: RouteContext) {
   const { permissions, logger, deployments, tenancy } = ctx.options;
-  const { authorize, checkClusters, audited, writeTarget } = ctx;
+  const { checkClusters, authorizedWrite, writeTarget } = ctx;
   router.post('/applications', async (req, res) => {
     const entityRef = writeTarget(req.body, 'application');
-    const application = await audited(
+    const application = await authorizedWrite(
       req,
-      'application-register',
-      { entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          entityRef,
-        );
+      {
+        eventId: 'application-register',
+        meta: { entityRef },
+        permission: fleetDeploymentCreatePermission,
+        resourceRef: entityRef,
+      },
+      async credentials => {
         const body = parseCreateApplication(req.body);
         await tenancy.application({
           entityRef,
@@ -111,11 +110,7 @@ function registerApplication(router: FleetRouter, ctx: RouteContext) {
 function getApplication(router: FleetRouter, ctx: RouteContext) {
   const { deployableBy, getApplicationOr404 } = ctx;
   router.get('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
+    const id = applicationIdOr404(req.params.id);
     const application = await getApplicationOr404(id);
     const mayDeploy = await deployableBy(req, [application.entityRef]);
     res.set('ETag', applicationETag(application));
@@ -142,11 +137,7 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
   const { permissions, logger, deployments, tenancy } = ctx.options;
   const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
   router.patch('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
+    const id = applicationIdOr404(req.params.id);
     const ifMatch = ifMatchVersions(req.get('If-Match'));
     const updated = await audited(
       req,
@@ -203,11 +194,7 @@ function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
   const { getApplicationOr404 } = ctx;
   router.get('/applications/:id/status', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
+    const id = applicationIdOr404(req.params.id);
     const application = await getApplicationOr404(id);
     const current = await stores.deployments.listDeployments({
       applicationId: id,
@@ -219,26 +206,14 @@ function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
 /** `DELETE /applications/:id` (`fleet.deployment.delete`). */
 function removeApplication(router: FleetRouter, ctx: RouteContext) {
   const { deployments } = ctx.options;
-  const { authorize, audited, getApplicationOr404 } = ctx;
+  const { applicationWrite } = ctx;
   router.delete('/applications/:id', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
-    const existing = await getApplicationOr404(id);
-    const application = await audited(
+    const application = await applicationWrite(
       req,
       'application-delete',
-      { applicationId: id, entityRef: existing.entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentDeletePermission,
-          existing.entityRef,
-        );
-        return deployments.removeApplication(id, actorOf(credentials));
-      },
+      fleetDeploymentDeletePermission,
+      async ({ id, credentials }) =>
+        deployments.removeApplication(id, actorOf(credentials)),
     );
     res.status(202).json(toApiApplication(application));
   });

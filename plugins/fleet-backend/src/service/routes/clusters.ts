@@ -83,15 +83,17 @@ function listClusters(router: FleetRouter, ctx: RouteContext) {
 
 /** `POST /clusters`: a manual registration (`fleet.cluster.create`). */
 function registerCluster(router: FleetRouter, ctx: RouteContext) {
-  const { options, authorize, audited, textField } = ctx;
+  const { options, authorizedWrite, textField } = ctx;
   const { stores, logger } = options;
   router.post('/clusters', async (req, res) => {
-    const cluster = await audited(
+    const cluster = await authorizedWrite(
       req,
-      'cluster-create',
-      { cluster: textField(req.body, 'name') },
-      async () => {
-        const credentials = await authorize(req, fleetClusterCreatePermission);
+      {
+        eventId: 'cluster-create',
+        meta: { cluster: textField(req.body, 'name') },
+        permission: fleetClusterCreatePermission,
+      },
+      async credentials => {
         // Validated after the permission check: a caller who may not register gets 403, not a
         // description of the schema.
         const body = parseCreateCluster(req.body);
@@ -129,14 +131,16 @@ function getCluster(router: FleetRouter, ctx: RouteContext) {
 /** `PATCH /clusters/:name`: a cluster's settings (`fleet.cluster.update`). */
 function updateCluster(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
-  const { authorize, audited, getClusterOr404 } = ctx;
+  const { authorizedWrite, getClusterOr404 } = ctx;
   router.patch('/clusters/:name', async (req, res) => {
-    const updated = await audited(
+    const updated = await authorizedWrite(
       req,
-      'cluster-update',
-      { cluster: req.params.name },
-      async () => {
-        const credentials = await authorize(req, fleetClusterUpdatePermission);
+      {
+        eventId: 'cluster-update',
+        meta: { cluster: req.params.name },
+        permission: fleetClusterUpdatePermission,
+      },
+      async credentials => {
         // Validated after the permission check: a caller who may not update gets 403, not a
         // description of the schema.
         const body = parsePatchCluster(req.body);
@@ -157,15 +161,17 @@ function updateCluster(router: FleetRouter, ctx: RouteContext) {
 
 /** `DELETE /clusters/:name`: a manual cluster, or a discovered one its kubeconfig no longer names, without deployments. */
 function deleteCluster(router: FleetRouter, ctx: RouteContext) {
-  const { options, authorize, audited, getClusterOr404 } = ctx;
+  const { options, authorizedWrite, getClusterOr404 } = ctx;
   const { stores, logger } = options;
   router.delete('/clusters/:name', async (req, res) => {
-    await audited(
+    await authorizedWrite(
       req,
-      'cluster-delete',
-      { cluster: req.params.name },
-      async () => {
-        const credentials = await authorize(req, fleetClusterDeletePermission);
+      {
+        eventId: 'cluster-delete',
+        meta: { cluster: req.params.name },
+        permission: fleetClusterDeletePermission,
+      },
+      async credentials => {
         const cluster = await getClusterOr404(req.params.name);
         // A discovered cluster goes once its kubeconfig no longer names it; before that, discovery
         // would only bring it back.

@@ -71,19 +71,18 @@ function listDeployments(router: FleetRouter, ctx: RouteContext) {
 /** `POST /deployments`: a deploy by hand to one cluster (`fleet.deployment.create`). */
 function createDeployment(router: FleetRouter, ctx: RouteContext) {
   const { permissions, stores, deployments, tenancy } = ctx.options;
-  const { authorize, checkClusters, audited, writeTarget, textField } = ctx;
+  const { checkClusters, authorizedWrite, writeTarget, textField } = ctx;
   router.post('/deployments', async (req, res) => {
     const entityRef = writeTarget(req.body, 'deployment');
-    const deployment = await audited(
+    const deployment = await authorizedWrite(
       req,
-      'deployment-create',
-      { entityRef, cluster: textField(req.body, 'cluster') },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          entityRef,
-        );
+      {
+        eventId: 'deployment-create',
+        meta: { entityRef, cluster: textField(req.body, 'cluster') },
+        permission: fleetDeploymentCreatePermission,
+        resourceRef: entityRef,
+      },
+      async credentials => {
         const body = parseCreateDeployment(req.body);
         const application = await stores.applications.getApplicationByEntityRef(
           entityRef,
@@ -123,23 +122,21 @@ function getDeployment(router: FleetRouter, ctx: RouteContext) {
 /** `DELETE /deployments/:id` (`fleet.deployment.delete`). */
 function undeploy(router: FleetRouter, ctx: RouteContext) {
   const { deployments } = ctx.options;
-  const { authorize, audited, getDeploymentOr404 } = ctx;
+  const { authorizedWrite, getDeploymentOr404 } = ctx;
   router.delete('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const { force } = parseUndeployQuery(req.query);
     const existing = await getDeploymentOr404(id);
-    const deployment = await audited(
+    const deployment = await authorizedWrite(
       req,
-      'deployment-delete',
-      { deploymentId: id, force: force ?? false },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentDeletePermission,
-          existing.entityRef,
-        );
-        return deployments.undeploy(id, { force }, actorOf(credentials));
+      {
+        eventId: 'deployment-delete',
+        meta: { deploymentId: id, force: force ?? false },
+        permission: fleetDeploymentDeletePermission,
+        resourceRef: existing.entityRef,
       },
+      async credentials =>
+        deployments.undeploy(id, { force }, actorOf(credentials)),
     );
     res.status(202).json(toApiDeployment(deployment, RESTRICTED_VIEW));
   });
@@ -181,20 +178,19 @@ function listRevisions(router: FleetRouter, ctx: RouteContext) {
 /** `POST /deployments/:id/rollback` (`fleet.deployment.create`). */
 function rollback(router: FleetRouter, ctx: RouteContext) {
   const { stores, deployments, tenancy } = ctx.options;
-  const { authorize, checkClusters, audited, getDeploymentOr404 } = ctx;
+  const { checkClusters, authorizedWrite, getDeploymentOr404 } = ctx;
   router.post('/deployments/:id/rollback', async (req, res) => {
     const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const existing = await getDeploymentOr404(id);
-    const deployment = await audited(
+    const deployment = await authorizedWrite(
       req,
-      'deployment-rollback',
-      { deploymentId: id },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetDeploymentCreatePermission,
-          existing.entityRef,
-        );
+      {
+        eventId: 'deployment-rollback',
+        meta: { deploymentId: id },
+        permission: fleetDeploymentCreatePermission,
+        resourceRef: existing.entityRef,
+      },
+      async credentials => {
         const body = parseRollback(req.body ?? {});
         await tenancy.workload({
           entityRef: existing.entityRef,

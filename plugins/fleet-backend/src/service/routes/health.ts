@@ -21,12 +21,13 @@ export function registerHealthRoutes(
 /** `POST /health/run` (`fleet.health.run`). */
 function runHealth(router: FleetRouter, ctx: RouteContext) {
   const { runHealthCycle } = ctx.options;
-  const { authorize, audited } = ctx;
+  const { authorizedWrite } = ctx;
   router.post('/health/run', async (req, res) => {
-    const summary = await audited(req, 'health-run', {}, async () => {
-      await authorize(req, fleetHealthRunPermission);
-      return runHealthCycle();
-    });
+    const summary = await authorizedWrite(
+      req,
+      { eventId: 'health-run', meta: {}, permission: fleetHealthRunPermission },
+      () => runHealthCycle(),
+    );
     res.json(summary);
   });
 }

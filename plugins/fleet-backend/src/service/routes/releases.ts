@@ -3,7 +3,11 @@ import { checkAnalysisAddresses } from '../../progressive/prometheusAddress';
 import { actorOf } from '../requirePermission';
 import { releaseForCaller, RESTRICTED_RELEASE_VIEW } from '../envVisibility';
 import { sendJson } from '../sendJson';
-import { parsePathNameOr404, parseRelease } from '../validation';
+import {
+  applicationIdOr404,
+  parsePathNameOr404,
+  parseRelease,
+} from '../validation';
 import { parsePageQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
@@ -26,24 +30,13 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
     tenancy,
     allowedPrometheusAddresses = [],
   } = ctx.options;
-  const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
+  const { checkClusters, applicationWrite } = ctx;
   router.post('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
-    const existing = await getApplicationOr404(id);
-    const release = await audited(
+    const release = await applicationWrite(
       req,
       'release-create',
-      { applicationId: id, entityRef: existing.entityRef },
-      async () => {
-        const credentials = await authorize(
-          req,
-          fleetReleaseManagePermission,
-          existing.entityRef,
-        );
+      fleetReleaseManagePermission,
+      async ({ id, application: existing, credentials }) => {
         const body = parseRelease(req.body);
         checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
         const targets =
@@ -70,11 +63,7 @@ function listReleases(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
   const { pages, releaseViewerOf } = ctx;
   router.get('/applications/:id/releases', async (req, res) => {
-    const id = parsePathNameOr404(
-      'applicationId',
-      req.params.id,
-      'Application',
-    );
+    const id = applicationIdOr404(req.params.id);
     const query = parsePageQuery('/applications/{id}/releases', req.query);
     const page = pages.read('releases', query, id);
     const items = await releases.listReleases(id, page);
@@ -112,23 +101,20 @@ function getRelease(router: FleetRouter, ctx: RouteContext) {
 /** `POST /releases/:id/{promote,pause,resume,abort}` (`fleet.release.manage`). */
 function steerRelease(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
-  const { authorize, audited } = ctx;
+  const { authorizedWrite } = ctx;
   for (const action of ['promote', 'pause', 'resume', 'abort'] as const) {
     router.post(`/releases/:id/${action}`, async (req, res) => {
       const id = parsePathNameOr404('releaseId', req.params.id, 'Release');
-      const existing = await releases.getRelease(id);
-      const release = await audited(
+      const { entityRef } = await releases.getRelease(id);
+      const release = await authorizedWrite(
         req,
-        `release-${action}`,
-        { releaseId: id, entityRef: existing.entityRef },
-        async () => {
-          const credentials = await authorize(
-            req,
-            fleetReleaseManagePermission,
-            existing.entityRef,
-          );
-          return releases.steer(id, action, actorOf(credentials));
+        {
+          eventId: `release-${action}`,
+          meta: { releaseId: id, entityRef },
+          permission: fleetReleaseManagePermission,
+          resourceRef: entityRef,
         },
+        async credentials => releases.steer(id, action, actorOf(credentials)),
       );
       res.json(releaseForCaller(release, RESTRICTED_RELEASE_VIEW));
     });

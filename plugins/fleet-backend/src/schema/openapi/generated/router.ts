@@ -323,6 +323,8 @@ export const spec = {
         },
       },
       ClusterStatus: {
+        description:
+          'Cluster health as Fleet tracks it.\n\n- `ONLINE`: the last probe succeeded.\n- `OFFLINE`: an outage is confirmed: `failureThreshold` consecutive probes failed.\n- `UNKNOWN`: never successfully probed yet, or not probeable.',
         type: 'string',
         enum: ['ONLINE', 'OFFLINE', 'UNKNOWN'],
       },
@@ -350,10 +352,13 @@ export const spec = {
         enum: ['scaffolded', 'imported'],
       },
       RevisionCause: {
+        description:
+          'Why a revision was made: a deploy to one cluster, a fleet release, a placement that put the\napplication on a new cluster, a rollback asked for, or an automatic one.',
         type: 'string',
         enum: ['deploy', 'release', 'placement', 'rollback', 'auto-rollback'],
       },
       ProgressivePhase: {
+        description: "A progressive release's phase.",
         type: 'string',
         enum: ['PROGRESSING', 'PAUSED', 'ABORTING', 'COMPLETED', 'ROLLED_BACK'],
       },
@@ -1937,19 +1942,27 @@ export const spec = {
           waves: {
             type: 'array',
             items: {
+              description:
+                'A wave: the clusters that run the canary together. Waves run in order; a wave starts only once every cluster of the one before it reached 100 % with its analysis passing.',
               type: 'object',
               additionalProperties: false,
               properties: {
                 clusters: {
+                  description:
+                    'Named clusters (each must be a target of the release).',
                   type: 'array',
                   items: {
                     type: 'string',
                   },
                 },
                 clusterSelector: {
+                  description:
+                    'Clusters whose labels match (`{ env: staging }`).',
                   $ref: '#/components/schemas/StringMap',
                 },
                 percent: {
+                  description:
+                    "A share of all targets (1–100), counted over every target, rounded up; earlier waves' clusters count.",
                   type: 'number',
                 },
               },
@@ -1962,6 +1975,8 @@ export const spec = {
               steps: {
                 type: 'array',
                 items: {
+                  description:
+                    'One canary step on a cluster: a weight, or a pause (`{}` waits for promote).',
                   oneOf: [
                     {
                       type: 'object',
@@ -1991,6 +2006,7 @@ export const spec = {
                 },
               },
               maxSurge: {
+                description: 'Int or percent (default `25%`).',
                 oneOf: [
                   {
                     type: 'number',
@@ -2001,6 +2017,7 @@ export const spec = {
                 ],
               },
               maxUnavailable: {
+                description: 'Int or percent (default 0).',
                 oneOf: [
                   {
                     type: 'number',
@@ -2056,15 +2073,23 @@ export const spec = {
                       type: 'string',
                     },
                     interval: {
+                      description:
+                        'How often the query runs (Go-style duration, or seconds; default `1m`).',
                       $ref: '#/components/schemas/Duration',
                     },
                     failureLimit: {
+                      description:
+                        'Failed measurements tolerated; one more aborts the release (default 0).',
                       type: 'number',
                     },
                     inconclusiveLimit: {
+                      description:
+                        'Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`).',
                       type: 'number',
                     },
                     successCondition: {
+                      description:
+                        "e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers.",
                       type: 'string',
                     },
                     provider: {
@@ -2079,6 +2104,8 @@ export const spec = {
                               type: 'string',
                             },
                             query: {
+                              description:
+                                'May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`.',
                               type: 'string',
                             },
                           },
@@ -2162,6 +2189,21 @@ export const spec = {
         },
         required: ['cluster', 'deploymentId', 'revision', 'status'],
       },
+      CanaryClusterState: {
+        description:
+          'Where one cluster of a progressive release stands.\n\n- `WAITING`: its wave has not started.\n- `RUNNING`: going through the canary steps.\n- `COMPLETING`: at 100 %, the stable workload taking the new revision.\n- `DONE`: on the new revision, canary gone.\n- `ROLLING_BACK` / `ROLLED_BACK`: the release aborted; back (or going back) on its previous revision.\n- `ROLLBACK_PENDING`: the release aborted while the cluster was OFFLINE; applied when it returns.\n- `SKIPPED`: never touched (a later wave of an aborted release).',
+        type: 'string',
+        enum: [
+          'WAITING',
+          'RUNNING',
+          'COMPLETING',
+          'DONE',
+          'ROLLING_BACK',
+          'ROLLBACK_PENDING',
+          'ROLLED_BACK',
+          'SKIPPED',
+        ],
+      },
       CanaryClusterProgress: {
         type: 'object',
         additionalProperties: false,
@@ -2170,6 +2212,7 @@ export const spec = {
             type: 'string',
           },
           wave: {
+            description: '0-based wave index.',
             type: 'number',
           },
           mode: {
@@ -2186,55 +2229,61 @@ export const spec = {
             ],
           },
           state: {
-            type: 'string',
-            enum: [
-              'WAITING',
-              'RUNNING',
-              'COMPLETING',
-              'DONE',
-              'ROLLING_BACK',
-              'ROLLBACK_PENDING',
-              'ROLLED_BACK',
-              'SKIPPED',
-            ],
+            $ref: '#/components/schemas/CanaryClusterState',
           },
           stepIndex: {
+            description:
+              'The step being run (0-based), or the number of steps once past the last.',
             type: 'number',
           },
           weight: {
+            description: 'The traffic weight the canary has (0–100).',
             type: 'number',
           },
           pauseUntil: {
+            description: 'Set while a timed pause runs: when it ends.',
             type: ['string', 'null'],
           },
           awaitingPromote: {
+            description: 'True while an untimed pause waits for promote.',
             type: 'boolean',
           },
           deploymentId: {
             type: ['string', 'null'],
           },
           previousRevision: {
+            description: 'The revision the cluster ran before the release.',
             type: ['number', 'null'],
           },
           revision: {
+            description:
+              "The revision the release made (once at 100 %), or the rollback's.",
             type: ['number', 'null'],
           },
           failures: {
+            description: 'Failed measurements so far.',
             type: 'number',
           },
           inconclusive: {
+            description: 'Inconclusive (or erroneous) measurements in a row.',
             type: 'number',
           },
           passed: {
+            description:
+              'The analysis templates that succeeded at least once on this cluster: it completes only once all did.',
             type: 'array',
             items: {
               type: 'string',
             },
           },
           pauseRemainingMs: {
+            description:
+              'A timed pause frozen by a paused release: what was left of it.',
             type: ['number', 'null'],
           },
           stage: {
+            description:
+              'Where a completion or a rollback is within its Kubernetes steps.',
             type: ['string', 'null'],
           },
           message: {
@@ -2269,12 +2318,14 @@ export const spec = {
             enum: ['Successful', 'Failed', 'Inconclusive', 'Error'],
           },
           value: {
+            description: "The query's first value, when it gave one.",
             type: ['number', 'null'],
           },
           condition: {
             type: 'string',
           },
           message: {
+            description: 'Why it was inconclusive or an error.',
             type: 'string',
           },
           at: {
@@ -2329,6 +2380,8 @@ export const spec = {
             $ref: '#/components/schemas/ProgressivePhase',
           },
           currentWave: {
+            description:
+              'The wave running now (0-based); the number of waves once all are done.',
             type: 'number',
           },
           waves: {
@@ -2347,6 +2400,7 @@ export const spec = {
             },
           },
           analysis: {
+            description: 'The latest measurement per cluster and template.',
             type: 'array',
             items: {
               $ref: '#/components/schemas/AnalysisMeasurement',

@@ -392,6 +392,13 @@ export interface components {
     StringMap: {
       [key: string]: string;
     };
+    /**
+     * Cluster health as Fleet tracks it.
+     *
+     *     - `ONLINE`: the last probe succeeded.
+     *     - `OFFLINE`: an outage is confirmed: `failureThreshold` consecutive probes failed.
+     *     - `UNKNOWN`: never successfully probed yet, or not probeable.
+     */
     ClusterStatus: 'ONLINE' | 'OFFLINE' | 'UNKNOWN';
     ClusterSource: 'discovered' | 'manual';
     DeploymentStatus:
@@ -403,12 +410,19 @@ export interface components {
       | 'REMOVING';
     SyncStatus: 'SYNCED' | 'OUT_OF_SYNC' | 'UNKNOWN';
     ApplicationOrigin: 'scaffolded' | 'imported';
+    /**
+     * Why a revision was made: a deploy to one cluster, a fleet release, a placement that put the
+     *     application on a new cluster, a rollback asked for, or an automatic one.
+     */
     RevisionCause:
       | 'deploy'
       | 'release'
       | 'placement'
       | 'rollback'
       | 'auto-rollback';
+    /**
+     * A progressive release's phase.
+     */
     ProgressivePhase:
       | 'PROGRESSING'
       | 'PAUSED'
@@ -832,8 +846,11 @@ export interface components {
     Duration: string | number;
     ReleaseStrategy: {
       waves?: {
+        /** Named clusters (each must be a target of the release). */
         clusters?: string[];
+        /** Clusters whose labels match (`{ env: staging }`). */
         clusterSelector?: components['schemas']['StringMap'];
+        /** A share of all targets (1–100), counted over every target, rounded up; earlier waves' clusters count. */
         percent?: number;
       }[];
       canary: {
@@ -847,7 +864,9 @@ export interface components {
               };
             }
         )[];
+        /** Int or percent (default `25%`). */
         maxSurge?: number | string;
+        /** Int or percent (default 0). */
         maxUnavailable?: number | string;
         trafficRouting?: {
           istio?: {
@@ -861,13 +880,18 @@ export interface components {
       analysis?: {
         templates: {
           name: string;
+          /** How often the query runs (Go-style duration, or seconds; default `1m`). */
           interval?: components['schemas']['Duration'];
+          /** Failed measurements tolerated; one more aborts the release (default 0). */
           failureLimit?: number;
+          /** Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`). */
           inconclusiveLimit?: number;
+          /** e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. */
           successCondition: string;
           provider: {
             prometheus: {
               address: string;
+              /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`. */
               query: string;
             };
           };
@@ -898,31 +922,55 @@ export interface components {
       syncStatus?: components['schemas']['SyncStatus'] | null;
       outcome?: ('DEPLOYED' | 'FAILED') | null;
     };
+    /**
+     * Where one cluster of a progressive release stands.
+     *
+     *     - `WAITING`: its wave has not started.
+     *     - `RUNNING`: going through the canary steps.
+     *     - `COMPLETING`: at 100 %, the stable workload taking the new revision.
+     *     - `DONE`: on the new revision, canary gone.
+     *     - `ROLLING_BACK` / `ROLLED_BACK`: the release aborted; back (or going back) on its previous revision.
+     *     - `ROLLBACK_PENDING`: the release aborted while the cluster was OFFLINE; applied when it returns.
+     *     - `SKIPPED`: never touched (a later wave of an aborted release).
+     */
+    CanaryClusterState:
+      | 'WAITING'
+      | 'RUNNING'
+      | 'COMPLETING'
+      | 'DONE'
+      | 'ROLLING_BACK'
+      | 'ROLLBACK_PENDING'
+      | 'ROLLED_BACK'
+      | 'SKIPPED';
     CanaryClusterProgress: {
       cluster: string;
+      /** 0-based wave index. */
       wave: number;
       /** The traffic provider running the cluster's canary: rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts. */
       mode?: string | null;
-      state:
-        | 'WAITING'
-        | 'RUNNING'
-        | 'COMPLETING'
-        | 'DONE'
-        | 'ROLLING_BACK'
-        | 'ROLLBACK_PENDING'
-        | 'ROLLED_BACK'
-        | 'SKIPPED';
+      state: components['schemas']['CanaryClusterState'];
+      /** The step being run (0-based), or the number of steps once past the last. */
       stepIndex: number;
+      /** The traffic weight the canary has (0–100). */
       weight: number;
+      /** Set while a timed pause runs: when it ends. */
       pauseUntil?: string | null;
+      /** True while an untimed pause waits for promote. */
       awaitingPromote?: boolean;
       deploymentId?: string | null;
+      /** The revision the cluster ran before the release. */
       previousRevision?: number | null;
+      /** The revision the release made (once at 100 %), or the rollback's. */
       revision?: number | null;
+      /** Failed measurements so far. */
       failures: number;
+      /** Inconclusive (or erroneous) measurements in a row. */
       inconclusive: number;
+      /** The analysis templates that succeeded at least once on this cluster: it completes only once all did. */
       passed?: string[];
+      /** A timed pause frozen by a paused release: what was left of it. */
       pauseRemainingMs?: number | null;
+      /** Where a completion or a rollback is within its Kubernetes steps. */
       stage?: string | null;
       message?: string | null;
       stepStartedAt?: string | null;
@@ -931,8 +979,10 @@ export interface components {
       template: string;
       cluster: string;
       phase: 'Successful' | 'Failed' | 'Inconclusive' | 'Error';
+      /** The query's first value, when it gave one. */
       value?: number | null;
       condition: string;
+      /** Why it was inconclusive or an error. */
       message?: string;
       at: string;
     };
@@ -953,9 +1003,11 @@ export interface components {
     };
     ReleaseProgress: {
       phase: components['schemas']['ProgressivePhase'];
+      /** The wave running now (0-based); the number of waves once all are done. */
       currentWave: number;
       waves: string[][];
       clusters: components['schemas']['CanaryClusterProgress'][];
+      /** The latest measurement per cluster and template. */
       analysis: components['schemas']['AnalysisMeasurement'][];
       abort?: components['schemas']['ReleaseAbortReason'] | null;
       pausedBy?: string | null;

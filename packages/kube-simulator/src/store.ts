@@ -1,12 +1,11 @@
 /**
- * The in-memory object store of one simulated cluster, with the semantics of
- * the API server's generic registry: resourceVersion (one increasing counter
- * per cluster), uid, creationTimestamp, generation (bumped only when the
- * object outside metadata/status changes), status subresources, no-op writes
- * that change nothing (not even resourceVersion), optimistic concurrency,
- * defaulting, validation, finalizers and Service IP/port allocation
- * (serviceAddresses.ts). This file has the API writes; the state, the reads
- * and the lazily computed work of the controllers are in storeCore.ts.
+ * The in-memory object store of one simulated cluster, with the semantics of the API server's
+ * generic registry: resourceVersion (one increasing counter per cluster), uid,
+ * creationTimestamp, generation (bumped only when the object outside metadata/status changes),
+ * status subresources, no-op writes that change nothing (not even resourceVersion), optimistic
+ * concurrency, defaulting, validation, managedFields, finalizers and Service IP/port allocation
+ * (serviceAddresses.ts). This file has the API writes; the state, the reads and the lazily
+ * computed work of the controllers are in storeCore.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, initialStatus } from './defaults';

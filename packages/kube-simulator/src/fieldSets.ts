@@ -202,10 +202,7 @@ function diffValue(
     return;
   }
   if (isPlainObject(o) && isPlainObject(n) && !isAtomicObject(names)) {
-    for (const k of Object.keys(n))
-      diffValue(def, diff, o[k], n[k], [...path, `f:${k}`], [...names, k]);
-    for (const k of Object.keys(o))
-      if (!(k in n)) diff.removed.add(joinPath([...path, `f:${k}`]));
+    diffObjectFields(def, diff, o, n, path, names);
     return;
   }
   const type = Array.isArray(n) ? listTypeOf(def, names) : ATOMIC;
@@ -233,7 +230,19 @@ function diffItem(
   path: string[],
   names: string[],
 ) {
-  if (!isPlainObject(o) || !isPlainObject(n)) return;
+  if (isPlainObject(o) && isPlainObject(n))
+    diffObjectFields(def, diff, o, n, path, names);
+}
+
+/** The fields of two objects (or two items of a keyed list), compared one by one. */
+function diffObjectFields(
+  def: ResourceDef,
+  diff: FieldDiff,
+  o: Record<string, unknown>,
+  n: Record<string, unknown>,
+  path: string[],
+  names: string[],
+) {
   for (const k of Object.keys(n))
     diffValue(def, diff, o[k], n[k], [...path, `f:${k}`], [...names, k]);
   for (const k of Object.keys(o))

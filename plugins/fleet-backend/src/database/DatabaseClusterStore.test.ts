@@ -245,7 +245,7 @@ describe.each(databases.eachSupportedId())(
         await stores.clusters.updateClusterSettings('c1', {
           failureThreshold: null,
         }),
-      ).toMatchObject({ failureThreshold: undefined });
+      ).toMatchObject({ failureThreshold: null });
       expect(
         await stores.clusters.updateClusterSettings('nope', { labels: {} }),
       ).toBeUndefined();

@@ -263,7 +263,7 @@ export function toDeploymentState(row: DeploymentStateRow): DeploymentState {
     applicationId: row.application_id,
     cluster: row.cluster,
     status: row.status,
-    statusReason: optional(row.status_reason),
+    statusReason: orNull(row.status_reason),
     syncStatus: row.sync_status,
     revision: Number(row.revision),
     placed:

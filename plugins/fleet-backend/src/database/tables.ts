@@ -164,7 +164,9 @@ function orNull<T>(value: T | null | undefined): T | null {
   return value ?? null;
 }
 
-function numberOrNull(value: number | string | null | undefined): number | null {
+function numberOrNull(
+  value: number | string | null | undefined,
+): number | null {
   return value === null || value === undefined ? null : Number(value);
 }
 

@@ -36,16 +36,35 @@ export interface AnalysisTemplate {
   failureLimit?: number;
   /** Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`). */
   inconclusiveLimit?: number;
-  /** e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. */
+  /**
+   * e.g. `result[0] >= 0.995`; `result` is the measured value (for Prometheus, the query's vector
+   * as numbers).
+   */
   successCondition: string;
-  provider: {
-    prometheus: {
-      address: string;
-      /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`. */
-      query: string;
-    };
-  };
+  /**
+   * The analysis provider that measures it: exactly one key, the name of a registered provider,
+   * whose value is that provider's settings. Fleet's own is `prometheus`; backend modules add
+   * others (the `fleet.analysis-providers` extension point).
+   */
+  provider: AnalysisProviderSettings;
 }
+
+/**
+ * An analysis template's provider: one key, the provider's name, and its settings.
+ *
+ * @public
+ */
+export type AnalysisProviderSettings = {
+  /** Fleet's own: a Prometheus query. */
+  prometheus?: {
+    address: string;
+    /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`. */
+    query: string;
+  };
+} & {
+  /** A provider a backend module added, by its name: its own settings. */
+  [name: string]: Record<string, unknown>;
+};
 
 /**
  * A release's strategy, after Argo Rollouts' canary, across clusters.

@@ -1,4 +1,5 @@
 import { fleetReleaseManagePermission } from '@cnp/plugin-fleet-common';
+import { checkAnalysisProviders } from '../../progressive/AnalysisProviders';
 import { checkAnalysisAddresses } from '../../progressive/prometheusAddress';
 import { actorOf } from '../requirePermission';
 import { releaseForCaller, RESTRICTED_RELEASE_VIEW } from '../envVisibility';
@@ -25,6 +26,7 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
     releases,
     tenancy,
     allowedPrometheusAddresses = [],
+    analysisProviders = ['prometheus'],
   } = ctx.options;
   const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
   router.post('/applications/:id/releases', async (req, res) => {
@@ -45,6 +47,7 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
           existing.entityRef,
         );
         const body = parseRelease(req.body);
+        checkAnalysisProviders(body.strategy, analysisProviders);
         checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
         const targets =
           body.clusters ??

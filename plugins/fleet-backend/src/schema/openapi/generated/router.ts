@@ -2103,8 +2103,13 @@ export const spec = {
                       type: 'string',
                     },
                     provider: {
+                      description:
+                        "The analysis provider that measures the template: exactly one key, the name of a registered provider (Fleet's own `prometheus`, or one a backend module added), whose value is that provider's settings. A name no provider has is a 400.",
                       type: 'object',
-                      additionalProperties: false,
+                      minProperties: 1,
+                      maxProperties: 1,
+                      'x-message':
+                        'must name exactly one analysis provider, such as prometheus: { address, query }',
                       properties: {
                         prometheus: {
                           type: 'object',
@@ -2120,7 +2125,12 @@ export const spec = {
                           required: ['address', 'query'],
                         },
                       },
-                      required: ['prometheus'],
+                      additionalProperties: {
+                        description:
+                          'A provider a backend module added, by its name, with its own settings.',
+                        type: 'object',
+                        additionalProperties: true,
+                      },
                     },
                   },
                   required: ['name', 'successCondition', 'provider'],

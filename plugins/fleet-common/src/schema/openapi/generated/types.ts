@@ -865,10 +865,15 @@ export interface components {
           failureLimit?: number;
           inconclusiveLimit?: number;
           successCondition: string;
+          /** The analysis provider that measures the template: exactly one key, the name of a registered provider (Fleet's own `prometheus`, or one a backend module added), whose value is that provider's settings. A name no provider has is a 400. */
           provider: {
-            prometheus: {
+            prometheus?: {
               address: string;
               query: string;
+            };
+          } & {
+            [key: string]: {
+              [key: string]: unknown;
             };
           };
         }[];

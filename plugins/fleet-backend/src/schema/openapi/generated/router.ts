@@ -1608,12 +1608,12 @@ export const spec = {
           },
           entityRef: {
             description:
-              'The component the event is about (deployment and release events), from GET /events.',
+              'The component the event is about (deployment and release events); null when none, or no longer known.',
             type: ['string', 'null'],
           },
           cluster: {
             description:
-              'The cluster the event is about (cluster and deployment events), from GET /events.',
+              'The cluster the event is about (cluster and deployment events); null when none, or no longer known.',
             type: ['string', 'null'],
           },
         },

@@ -736,9 +736,9 @@ export interface components {
       reason: string | null;
       message: string | null;
       createdAt: string;
-      /** The component the event is about (deployment and release events), from GET /events. */
+      /** The component the event is about (deployment and release events); null when none, or no longer known. */
       entityRef: string | null;
-      /** The cluster the event is about (cluster and deployment events), from GET /events. */
+      /** The cluster the event is about (cluster and deployment events); null when none, or no longer known. */
       cluster: string | null;
     };
     FleetEventList: {

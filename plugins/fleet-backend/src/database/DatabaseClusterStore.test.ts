@@ -277,7 +277,7 @@ describe.each(databases.eachSupportedId())(
         ],
         [
           'user:default/ada',
-          undefined,
+          null,
           'UNKNOWN',
           'NEVER_PROBED',
           'Cluster registered (manual)',

@@ -240,7 +240,7 @@ describe.each(databases.eachSupportedId())(
         given.map(r => [r.deploymentId, r.revision, r.namespace]).sort(),
       ).toEqual(
         [
-          [a1.id, 1, undefined],
+          [a1.id, 1, null],
           [z2.id, 2, 'ns-z2'],
         ].sort(),
       );

@@ -379,6 +379,7 @@ export const fleetPlugin = createBackendPlugin({
             tenancy: createTenancyChecks({ guard: projects, stores }),
             allowedPrometheusAddresses:
               fleetConfig.analysis.prometheus.allowedAddresses,
+            analysisProviders: analysis.names(),
             // One key for every replica: a cursor one handed out pages on at another.
             cursorKey: await stores.state.cursorSigningKey(),
           }),

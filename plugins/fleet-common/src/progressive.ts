@@ -32,6 +32,15 @@ export type AnalysisTemplate = NonNullable<
 >['templates'][number];
 
 /**
+ * An analysis template's provider: one key, the name of a registered analysis provider
+ * (Fleet's own is `prometheus`; backend modules add others through the
+ * `fleet.analysis-providers` extension point), whose value is that provider's settings.
+ *
+ * @public
+ */
+export type AnalysisProviderSettings = AnalysisTemplate['provider'];
+
+/**
  * How a cluster runs its canary, with Fleet's own traffic providers: an Argo Rollout where it
  * serves them, Istio route weights where asked and served, else a stable and a `-canary`
  * Deployment sized by replicas. A traffic provider a backend module adds (the

@@ -245,7 +245,7 @@ describe.each(databases.eachSupportedId())(
         await stores.clusters.updateClusterSettings('c1', {
           failureThreshold: null,
         }),
-      ).toMatchObject({ failureThreshold: undefined });
+      ).toMatchObject({ failureThreshold: null });
       expect(
         await stores.clusters.updateClusterSettings('nope', { labels: {} }),
       ).toBeUndefined();
@@ -277,7 +277,7 @@ describe.each(databases.eachSupportedId())(
         ],
         [
           'user:default/ada',
-          undefined,
+          null,
           'UNKNOWN',
           'NEVER_PROBED',
           'Cluster registered (manual)',

@@ -99,7 +99,7 @@ describe.each(databases.eachSupportedId())(
         entityRef: 'component:default/timed',
       });
       expect(read.lastSyncedAt).toBe('2026-12-02T18:44:42.123Z');
-      expect(read.lastAppliedAt).toBeUndefined();
+      expect(read.lastAppliedAt).toBeNull();
       expect(read.createdAt).toBe(deployment.createdAt);
       expect(read.updatedAt).toMatch(
         /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
@@ -240,7 +240,7 @@ describe.each(databases.eachSupportedId())(
         given.map(r => [r.deploymentId, r.revision, r.namespace]).sort(),
       ).toEqual(
         [
-          [a1.id, 1, undefined],
+          [a1.id, 1, null],
           [z2.id, 2, 'ns-z2'],
         ].sort(),
       );

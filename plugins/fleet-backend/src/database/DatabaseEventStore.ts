@@ -20,14 +20,18 @@ export class DatabaseEventStore implements EventStore {
       .where({ subject_kind: filter.subjectKind, subject: filter.subject })
       .orderBy('id', 'desc')
       .limit(filter.limit ?? 100);
-    return rows.map(toEvent);
+    return this.withContext(rows.map(toEvent));
   }
 
   async listRecentEvents(limit: number): Promise<FleetEvent[]> {
     const rows = await this.db<EventRow>('fleet_events')
       .orderBy('id', 'desc')
       .limit(limit);
-    const events = rows.map(toEvent);
+    return this.withContext(rows.map(toEvent));
+  }
+
+  /** The events with the component and cluster each is about (null: none, or not known). */
+  private async withContext(events: FleetEvent[]): Promise<FleetEvent[]> {
     const ids = (kind: FleetEvent['subjectKind']) => [
       ...new Set(
         events.filter(e => e.subjectKind === kind).map(e => e.subject),

@@ -123,7 +123,7 @@ describe.each(databases.eachSupportedId())(
       expect(await stores.clusters.getCluster('b1')).toMatchObject({
         status: 'UNKNOWN',
         statusReason: 'NOT_PROBEABLE: opaque',
-        lastProbeAt: undefined,
+        lastProbeAt: null,
       });
       const b2 = await stores.clusters.getCluster('b2');
       expect(b2).toMatchObject({

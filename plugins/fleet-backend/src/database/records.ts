@@ -203,7 +203,7 @@ export interface DeploymentState {
   applicationId: string;
   cluster: string;
   status: DeploymentStatus;
-  statusReason?: string | null;
+  statusReason: string | null;
   syncStatus: SyncStatus;
   revision: number;
   placed: boolean;

@@ -156,10 +156,27 @@ function optional<T>(value: T | null | undefined): T | undefined {
   return value === null ? undefined : value;
 }
 
-function optionalNumber(
+/*
+ * The API's types have every field that may have no value, as null when unset (the spec lists
+ * them as required and nullable): the mappers to them say null, not undefined.
+ */
+
+function orNull<T>(value: T | null | undefined): T | null {
+  return value ?? null;
+}
+
+function numberOrNull(
   value: number | string | null | undefined,
-): number | undefined {
-  return value === null || value === undefined ? undefined : Number(value);
+): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+function isoOrNull(value: unknown): string | null {
+  return toIso(value) ?? null;
+}
+
+function jsonOrNull<T>(text: string | null): T | null {
+  return text ? parseJson<T | null>(text, null) : null;
 }
 
 export function toClusterRecord(row: ClusterRow): ClusterRecord {
@@ -167,21 +184,21 @@ export function toClusterRecord(row: ClusterRow): ClusterRecord {
     name: row.name,
     endpoint: row.endpoint,
     kubeconfigRef: row.kubeconfig_ref,
-    context: optional(row.context),
+    context: orNull(row.context),
     source: row.source,
     labels: parseJson(row.labels, {}),
     status: row.status,
-    statusReason: optional(row.status_reason),
+    statusReason: orNull(row.status_reason),
     consecutiveFailures: Number(row.consecutive_failures),
     consecutiveSuccesses: Number(row.consecutive_successes),
-    failureThreshold: optionalNumber(row.failure_threshold),
+    failureThreshold: numberOrNull(row.failure_threshold),
     cascadeHeldAt: toIso(row.cascade_held_at),
     firstFailureAt: toIso(row.first_failure_at),
-    lastProbeAt: toIso(row.last_probe_at),
-    lastSuccessAt: toIso(row.last_success_at),
-    lastTransitionAt: toIso(row.last_transition_at),
-    probeLatencyMs: optionalNumber(row.probe_latency_ms),
-    serverVersion: optional(row.server_version),
+    lastProbeAt: isoOrNull(row.last_probe_at),
+    lastSuccessAt: isoOrNull(row.last_success_at),
+    lastTransitionAt: isoOrNull(row.last_transition_at),
+    probeLatencyMs: numberOrNull(row.probe_latency_ms),
+    serverVersion: orNull(row.server_version),
     identityCa: optional(row.identity_ca),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
@@ -193,7 +210,7 @@ export function toApplication(row: ApplicationRow): Application {
     id: row.id,
     entityRef: row.entity_ref,
     name: row.name,
-    origin: optional(row.origin),
+    origin: orNull(row.origin),
     spec: parseJson(row.spec, {}),
     placement: parseJson(row.placement, {}),
     removing: !!row.removing,
@@ -210,20 +227,20 @@ export function toDeployment(row: DeploymentViewRow): Deployment {
     applicationId: row.application_id,
     entityRef: row.entity_ref,
     cluster: row.cluster,
-    clusterStatus: optional(row.cluster_status),
+    clusterStatus: orNull(row.cluster_status),
     status: row.status,
-    statusReason: optional(row.status_reason),
-    message: optional(row.message),
+    statusReason: orNull(row.status_reason),
+    message: orNull(row.message),
     syncStatus: row.sync_status,
     syncDifferences: row.sync_differences
       ? parseJson(row.sync_differences, undefined)
       : undefined,
-    image: optional(row.image),
+    image: orNull(row.image),
     revision: Number(row.revision),
     placed:
       row.placed === undefined || row.placed === null ? true : !!row.placed,
-    lastAppliedAt: toIso(row.last_applied_at),
-    lastSyncedAt: toIso(row.last_synced_at),
+    lastAppliedAt: isoOrNull(row.last_applied_at),
+    lastSyncedAt: isoOrNull(row.last_synced_at),
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,
   };
@@ -249,7 +266,7 @@ export function toDeploymentState(row: DeploymentStateRow): DeploymentState {
     applicationId: row.application_id,
     cluster: row.cluster,
     status: row.status,
-    statusReason: optional(row.status_reason),
+    statusReason: orNull(row.status_reason),
     syncStatus: row.sync_status,
     revision: Number(row.revision),
     placed:
@@ -265,17 +282,17 @@ export function toRevision(row: RevisionRow): Revision {
     cluster: row.cluster,
     revision: Number(row.revision),
     image: row.image,
-    replicas: optionalNumber(row.replicas),
-    env: row.env ? parseJson(row.env, undefined) : undefined,
-    resources: row.resources ? parseJson(row.resources, undefined) : undefined,
-    namespace: optional(row.namespace),
-    port: optionalNumber(row.port),
+    replicas: numberOrNull(row.replicas),
+    env: jsonOrNull(row.env),
+    resources: jsonOrNull(row.resources),
+    namespace: orNull(row.namespace),
+    port: numberOrNull(row.port),
     cause: row.cause,
     createdBy: row.created_by,
     createdAt: toIso(row.created_at)!,
-    outcome: optional(row.outcome),
-    outcomeReason: optional(row.outcome_reason),
-    outcomeAt: toIso(row.outcome_at),
+    outcome: orNull(row.outcome),
+    outcomeReason: orNull(row.outcome_reason),
+    outcomeAt: isoOrNull(row.outcome_at),
   };
 }
 
@@ -285,11 +302,14 @@ export function toEvent(row: EventRow): FleetEvent {
     subjectKind: row.subject_kind,
     subject: row.subject,
     actor: row.actor,
-    from: optional(row.from_status),
+    from: orNull(row.from_status),
     to: row.to_status,
-    reason: optional(row.reason),
-    message: optional(row.message),
+    reason: orNull(row.reason),
+    message: orNull(row.message),
     createdAt: toIso(row.created_at)!,
+    // The component and cluster it is about: the event store adds them from other tables.
+    entityRef: null,
+    cluster: null,
   };
 }
 

@@ -337,7 +337,10 @@ export interface ReleaseStore {
 
 /** The status history of clusters and deployments, kept for a retention period. */
 export interface EventStore {
-  /** One subject's events, newest first. */
+  /**
+   * One subject's events, newest first, each with what its subject concerns, as
+   * `listRecentEvents` gives it.
+   */
   listEvents(filter: {
     subjectKind: FleetEvent['subjectKind'];
     subject: string;

@@ -570,9 +570,9 @@ describe.each(databases.eachSupportedId())(
           r.outcomeReason,
         ]),
       ).toEqual([
-        [3, 'auto-rollback', 'DEPLOYED', undefined],
+        [3, 'auto-rollback', 'DEPLOYED', null],
         [2, 'deploy', 'FAILED', 'PROGRESS_DEADLINE_EXCEEDED'],
-        [1, 'deploy', 'DEPLOYED', undefined],
+        [1, 'deploy', 'DEPLOYED', null],
       ]);
     });
 
@@ -985,7 +985,7 @@ describe.each(databases.eachSupportedId())(
       await worker.runCycle();
       const statusOf = async (
         d: Deployment,
-      ): Promise<[DeploymentStatus, string | null | undefined]> => {
+      ): Promise<[DeploymentStatus, string | null]> => {
         const now = (await stores.deployments.getDeployment(d.id))!;
         return [now.status, now.statusReason];
       };
@@ -998,7 +998,7 @@ describe.each(databases.eachSupportedId())(
 
       sim.setFault('bravo', { mode: 'ok' });
       await worker.runCycle();
-      expect(await statusOf(healthy)).toEqual(['DEPLOYED', undefined]);
+      expect(await statusOf(healthy)).toEqual(['DEPLOYED', null]);
       expect(await statusOf(failed)).toEqual([
         'FAILED',
         'PROGRESS_DEADLINE_EXCEEDED',

@@ -388,7 +388,7 @@ describe.each(databases.eachSupportedId())(
           consecutiveFailures: 0,
         });
         expect(vault.statusReason).toContain('opaque reference');
-        expect(vault.lastProbeAt).toBeUndefined();
+        expect(vault.lastProbeAt).toBeNull();
       } finally {
         fs.renameSync(moved, sim.kubeconfigPath('delta'));
       }

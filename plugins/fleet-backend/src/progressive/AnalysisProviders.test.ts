@@ -2,6 +2,7 @@ import type { AnalysisTemplate } from '@cnp/plugin-fleet-common';
 import type { FleetAnalysisProvider } from '@cnp/plugin-fleet-node';
 import {
   AnalysisProviders,
+  checkAnalysisProviders,
   createPrometheusAnalysisProvider,
 } from './AnalysisProviders';
 
@@ -34,8 +35,12 @@ describe('AnalysisProviders', () => {
     const seen: string[] = [];
     const datadog: FleetAnalysisProvider = {
       type: 'datadog',
-      measure: async ({ template: t, context: c, timeoutMs }) => {
-        seen.push(`${t.name} on ${c.cluster} within ${timeoutMs}`);
+      measure: async ({ template: t, config, context: c, timeoutMs }) => {
+        seen.push(
+          `${t.name} on ${c.cluster} within ${timeoutMs}: ${JSON.stringify(
+            config,
+          )}`,
+        );
         return {
           template: t.name,
           cluster: c.cluster,
@@ -57,7 +62,8 @@ describe('AnalysisProviders', () => {
         timeoutMs: 700,
       }),
     ).toMatchObject({ phase: 'Successful', value: 1 });
-    expect(seen).toEqual(['success-rate on east within 700']);
+    expect(seen).toEqual(['success-rate on east within 700: {"query":"q"}']);
+    expect(analysis.names()).toEqual(['datadog', 'prometheus']);
     expect(
       await analysis.measure(
         template({
@@ -105,6 +111,28 @@ describe('AnalysisProviders', () => {
       ),
     ).toMatchObject({ phase: 'Inconclusive', message: 'error' });
     expect(queried).toBe(false);
+  });
+
+  it('refuses (400) a release whose analysis names a provider that is not registered', () => {
+    const strategy = (provider: object) => ({
+      analysis: {
+        templates: [template({ prometheus: {} }), template(provider)],
+      },
+    });
+    expect(() =>
+      checkAnalysisProviders(strategy({ datadog: { query: 'q' } }), [
+        'datadog',
+        'prometheus',
+      ]),
+    ).not.toThrow();
+    expect(() =>
+      checkAnalysisProviders(strategy({ datadog: { query: 'q' } }), [
+        'prometheus',
+      ]),
+    ).toThrow(
+      "Invalid release: strategy.analysis.templates.1.provider: 'datadog' is not a registered analysis provider (registered: prometheus)",
+    );
+    expect(() => checkAnalysisProviders(undefined, [])).not.toThrow();
   });
 
   it('refuses a type added twice', () => {

@@ -1,6 +1,8 @@
+import { InputError } from '@backstage/errors';
 import type {
   AnalysisMeasurement,
   AnalysisTemplate,
+  ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 import type {
   FleetAnalysisContext,
@@ -44,6 +46,11 @@ export class AnalysisProviders {
     return new AnalysisProviders(byType);
   }
 
+  /** The names a template's `provider` may have: one per provider. */
+  names(): string[] {
+    return [...this.byType.keys()].sort();
+  }
+
   /**
    * One measurement of the template on one cluster, by the provider its `provider` names. A type
    * no provider measures is inconclusive (`error`), never a success.
@@ -55,7 +62,8 @@ export class AnalysisProviders {
   ): Promise<AnalysisMeasurement> {
     const type = Object.keys(template.provider ?? {})[0];
     const provider = type ? this.byType.get(type) : undefined;
-    if (!provider) {
+    const config = type ? template.provider[type] : undefined;
+    if (!provider || !config) {
       return {
         template: template.name,
         cluster: context.cluster,
@@ -68,8 +76,29 @@ export class AnalysisProviders {
     }
     return provider.measure({
       template,
+      config,
       context,
       timeoutMs: options.timeoutMs ?? 10_000,
     });
   }
+}
+
+/**
+ * Refuses (400) a strategy whose analysis names a provider that is not registered: each
+ * template's `provider` has one key, the name of one of `registered` (Fleet's `prometheus`, or
+ * one a backend module added).
+ */
+export function checkAnalysisProviders(
+  strategy: Pick<ReleaseStrategy, 'analysis'> | undefined,
+  registered: readonly string[],
+): void {
+  strategy?.analysis?.templates.forEach((template, index) => {
+    const name = Object.keys(template.provider)[0];
+    if (registered.includes(name)) return;
+    throw new InputError(
+      `Invalid release: strategy.analysis.templates.${index}.provider: '${name}' is not a registered analysis provider (registered: ${registered.join(
+        ', ',
+      )})`,
+    );
+  });
 }

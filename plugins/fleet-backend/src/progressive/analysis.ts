@@ -107,6 +107,9 @@ export async function measure(
     condition: template.successCondition,
     at,
   };
+  if (!template.provider.prometheus) {
+    return { ...base, phase: 'Inconclusive', value: null, message: 'error' };
+  }
   const { address, query } = template.provider.prometheus;
   if (
     options.allowedAddresses &&

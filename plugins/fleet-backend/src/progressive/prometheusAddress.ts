@@ -33,6 +33,7 @@ export function checkAnalysisAddresses(
   allowed: readonly string[],
 ): void {
   strategy?.analysis?.templates.forEach((template, index) => {
+    if (!template.provider.prometheus) return;
     const { address } = template.provider.prometheus;
     if (isAllowedAddress(address, allowed)) return;
     throw new InputError(

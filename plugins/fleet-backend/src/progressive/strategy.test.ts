@@ -53,6 +53,21 @@ describe('release strategy', () => {
     expect(strategySchema.parse(valid)).toEqual(valid);
   });
 
+  it("accepts an analysis by any provider's name, its settings kept as given", () => {
+    const byModule = {
+      ...valid,
+      analysis: {
+        templates: [
+          {
+            ...valid.analysis.templates[0],
+            provider: { datadog: { query: 'avg:errors{*}', window: 5 } },
+          },
+        ],
+      },
+    };
+    expect(strategySchema.parse(byModule)).toEqual(byModule);
+  });
+
   it.each([
     [
       'weights not increasing',
@@ -76,6 +91,36 @@ describe('release strategy', () => {
         },
       },
       'strategy.analysis.templates.0.provider: an analysis needs a provider',
+    ],
+    [
+      'an analysis naming two providers',
+      {
+        ...valid,
+        analysis: {
+          templates: [
+            {
+              ...valid.analysis.templates[0],
+              provider: {
+                ...valid.analysis.templates[0].provider,
+                datadog: { query: 'q' },
+              },
+            },
+          ],
+        },
+      },
+      'strategy.analysis.templates.0.provider: must name exactly one analysis provider',
+    ],
+    [
+      "a provider's settings that are not an object",
+      {
+        ...valid,
+        analysis: {
+          templates: [
+            { ...valid.analysis.templates[0], provider: { datadog: 'q' } },
+          ],
+        },
+      },
+      'strategy.analysis.templates.0.provider.datadog: Expected object',
     ],
     [
       'a condition that is not an expression',

@@ -122,6 +122,8 @@ const templateSchema = z
     failureLimit: z.number().int().min(0).max(100).optional(),
     inconclusiveLimit: z.number().int().min(0).max(100).optional(),
     successCondition: condition,
+    // One key: the provider's name (Fleet's `prometheus`, or one a backend module added; the
+    // route checks it is registered), its value the provider's settings.
     provider: z
       .object(
         {
@@ -130,11 +132,16 @@ const templateSchema = z
               address: httpAddress,
               query: z.string().min(1).max(4096),
             })
-            .strict(),
+            .strict()
+            .optional(),
         },
         { required_error: 'an analysis needs a provider' },
       )
-      .strict(),
+      .catchall(z.record(z.string(), z.unknown()))
+      .refine(
+        provider => Object.keys(provider).length === 1,
+        'must name exactly one analysis provider',
+      ),
   })
   .strict();
 

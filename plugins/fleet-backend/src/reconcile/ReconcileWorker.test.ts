@@ -524,7 +524,7 @@ describe.each(databases.eachSupportedId())(
         (await h.stores.deployments.getDeployment(deployment.id))!,
       ).toMatchObject({
         status: 'DEPLOYED',
-        statusReason: undefined,
+        statusReason: null,
       });
     });
 

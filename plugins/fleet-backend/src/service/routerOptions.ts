@@ -88,6 +88,11 @@ export interface RouterOptions {
    */
   allowedPrometheusAddresses?: readonly string[];
   /**
+   * The names of the analysis providers a release's analysis may name: Fleet's `prometheus` and
+   * those backend modules added (default: `prometheus` only).
+   */
+  analysisProviders?: readonly string[];
+  /**
    * The key list cursors are signed with, the same on every replica (the state store's); a
    * random one when not given (cursors then hold for this router only).
    */

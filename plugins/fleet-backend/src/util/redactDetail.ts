@@ -42,6 +42,7 @@ function firstHostDetail(text: string): number {
  * `NOT_PROBEABLE: the details are shown to cluster admins`; a text without such a detail is kept.
  */
 export function redactDetail(text: string): string;
+export function redactDetail(text: string | null): string | null;
 export function redactDetail(
   text: string | null | undefined,
 ): string | null | undefined;

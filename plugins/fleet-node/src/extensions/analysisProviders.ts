@@ -22,7 +22,9 @@ export interface FleetAnalysisContext {
 
 /**
  * One source of analysis measurements, for the templates whose `provider` names its type
- * (Fleet's own: `prometheus`, for `provider: { prometheus: { address, query } }`).
+ * (Fleet's own: `prometheus`, for `provider: { prometheus: { address, query } }`; a module's
+ * `x`, for `provider: { x: { ...its settings } }`). A release whose analysis names a type no
+ * provider has is refused with a 400.
  *
  * @public
  */
@@ -36,6 +38,11 @@ export interface FleetAnalysisProvider {
    */
   measure(options: {
     template: AnalysisTemplate;
+    /**
+     * The template's settings for this provider (`template.provider[type]`), as the release gave
+     * them: an object, which the provider checks itself (settings it cannot use: `Inconclusive`).
+     */
+    config: Record<string, unknown>;
     context: FleetAnalysisContext;
     /** How long the measurement may take. */
     timeoutMs: number;

@@ -132,6 +132,20 @@ export function analysisTemplateName(
   return `${target.name}-${template.name}`.slice(0, 253);
 }
 
+/**
+ * The strategy's templates an Argo Rollout runs as AnalysisTemplates: the Prometheus ones. An
+ * AnalysisTemplate names one of Argo's own providers, so a provider a backend module added cannot
+ * be one; Fleet measures every template itself in every mode, those included, and aborts the
+ * Rollout when one fails.
+ */
+export function rolloutAnalysisTemplates(target: CanaryTarget) {
+  return (target.analysis?.templates ?? []).flatMap(template =>
+    template.provider.prometheus
+      ? [{ ...template, prometheus: template.provider.prometheus }]
+      : [],
+  );
+}
+
 /** The API groups the cluster serves (`/apis`). */
 export async function servedGroups(s: Session): Promise<Set<string>> {
   const groups = await s.apis.getAPIVersions(undefined, s.opts());
@@ -373,7 +387,7 @@ export function removeCanaryObjects(
         ).then(note(kind, name));
       };
       await custom('Rollout', 'rollouts', target.name);
-      for (const template of target.analysis?.templates ?? []) {
+      for (const template of rolloutAnalysisTemplates(target)) {
         await custom(
           'AnalysisTemplate',
           'analysistemplates',

@@ -14,6 +14,7 @@ import { assertFleetOwned, isFleetOwned } from '../../deploy/ownership';
 import { fillQuery } from '../analysis';
 import {
   analysisTemplateName,
+  rolloutAnalysisTemplates,
   autoscalerRefusal,
   conflictOf,
   entityRefOf,
@@ -143,9 +144,10 @@ function rolloutTemplate(
 
 function rolloutManifest(target: CanaryTarget): object {
   const metadata = target.stable.deployment.metadata!;
-  const analysis = target.analysis?.templates.length
+  const templates = rolloutAnalysisTemplates(target);
+  const analysis = templates.length
     ? {
-        templates: target.analysis.templates.map(t => ({
+        templates: templates.map(t => ({
           templateName: analysisTemplateName(target, t),
         })),
       }
@@ -177,9 +179,12 @@ function rolloutManifest(target: CanaryTarget): object {
   };
 }
 
-/** One AnalysisTemplate per template of the strategy, its placeholders filled for this cluster. */
+/**
+ * One AnalysisTemplate per Prometheus template of the strategy, its placeholders filled for this
+ * cluster.
+ */
 async function ensureAnalysisTemplates(s: Session, target: CanaryTarget) {
-  for (const template of target.analysis?.templates ?? []) {
+  for (const template of rolloutAnalysisTemplates(target)) {
     const body = {
       apiVersion: `${ROLLOUTS.group}/${ROLLOUTS.version}`,
       kind: 'AnalysisTemplate',
@@ -206,9 +211,9 @@ async function ensureAnalysisTemplates(s: Session, target: CanaryTarget) {
             successCondition: template.successCondition,
             provider: {
               prometheus: {
-                address: template.provider.prometheus.address,
+                address: template.prometheus.address,
                 query: fillQuery(
-                  template.provider.prometheus.query,
+                  template.prometheus.query,
                   target.analysis!.context,
                 ),
               },
@@ -434,7 +439,7 @@ export function createRolloutTrafficProvider(options: {
       return conflictOf(async () => {
         await readDeployment(s, target, target.name);
         await readCustomOwned(s, target, 'Rollout', 'rollouts', target.name);
-        for (const template of target.analysis?.templates ?? []) {
+        for (const template of rolloutAnalysisTemplates(target)) {
           await readCustomOwned(
             s,
             target,

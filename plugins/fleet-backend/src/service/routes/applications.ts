@@ -3,7 +3,6 @@ import {
   fleetDeploymentDeletePermission,
 } from '@cnp/plugin-fleet-common';
 import { normalizeEntityRef } from '../../catalog/entityRefs';
-import { toApiApplication } from '../apiShapes';
 import { actorOf, placementGrantOf } from '../requirePermission';
 import { hideApplicationEnv } from '../envVisibility';
 import { applicationFleetStatus } from '../applicationStatus';
@@ -56,10 +55,7 @@ function listApplications(router: FleetRouter, ctx: RouteContext) {
         page,
         applications,
         a => [a.entityRef],
-        a =>
-          toApiApplication(
-            mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a),
-          ),
+        a => (mayDeploy.has(a.entityRef) ? a : hideApplicationEnv(a)),
       ),
     );
   });
@@ -102,7 +98,7 @@ function registerApplication(router: FleetRouter, ctx: RouteContext) {
         return registered;
       },
     );
-    res.status(201).json(toApiApplication(application));
+    res.status(201).json(application);
   });
 }
 
@@ -123,11 +119,9 @@ function getApplication(router: FleetRouter, ctx: RouteContext) {
     sendJson(
       req,
       res,
-      toApiApplication(
-        mayDeploy.has(application.entityRef)
-          ? application
-          : hideApplicationEnv(application),
-      ),
+      mayDeploy.has(application.entityRef)
+        ? application
+        : hideApplicationEnv(application),
     );
   });
 }
@@ -185,7 +179,7 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
       },
     );
     res.set('ETag', applicationETag(updated));
-    res.json(toApiApplication(updated));
+    res.json(updated);
   });
 }
 
@@ -215,6 +209,6 @@ function removeApplication(router: FleetRouter, ctx: RouteContext) {
       async ({ id, credentials }) =>
         deployments.removeApplication(id, actorOf(credentials)),
     );
-    res.status(202).json(toApiApplication(application));
+    res.status(202).json(application);
   });
 }

@@ -1,4 +1,5 @@
 import { fleetReleaseManagePermission } from '@cnp/plugin-fleet-common';
+import { checkAnalysisProviders } from '../../progressive/AnalysisProviders';
 import { checkAnalysisAddresses } from '../../progressive/prometheusAddress';
 import { actorOf } from '../requirePermission';
 import { releaseForCaller, RESTRICTED_RELEASE_VIEW } from '../envVisibility';
@@ -29,6 +30,7 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
     releases,
     tenancy,
     allowedPrometheusAddresses = [],
+    analysisProviders = ['prometheus'],
   } = ctx.options;
   const { checkClusters, applicationWrite } = ctx;
   router.post('/applications/:id/releases', async (req, res) => {
@@ -38,6 +40,7 @@ function createRelease(router: FleetRouter, ctx: RouteContext) {
       fleetReleaseManagePermission,
       async ({ id, application: existing, credentials }) => {
         const body = parseRelease(req.body);
+        checkAnalysisProviders(body.strategy, analysisProviders);
         checkAnalysisAddresses(body.strategy, allowedPrometheusAddresses);
         const targets =
           body.clusters ??

@@ -134,8 +134,7 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
         </Field>
         <Field label="Last probe">
           <RelativeTime value={cluster.lastProbeAt} />
-          {cluster.probeLatencyMs !== undefined &&
-          cluster.probeLatencyMs !== null
+          {cluster.probeLatencyMs !== null
             ? ` (${cluster.probeLatencyMs} ms)`
             : ''}
         </Field>

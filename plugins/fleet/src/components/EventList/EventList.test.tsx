@@ -20,16 +20,19 @@ const events: FleetEvent[] = [
     from: 'DEPLOYED',
     to: 'DEGRADED',
     reason: 'CLUSTER_OFFLINE',
+    message: null,
   },
   {
     ...base,
     id: '3',
     subjectKind: 'cluster',
     subject: 'sim-2',
+    entityRef: null,
     cluster: 'sim-2',
     from: 'ONLINE',
     to: 'OFFLINE',
     reason: 'FAILURE_THRESHOLD_REACHED',
+    message: null,
   },
   {
     ...base,
@@ -38,8 +41,10 @@ const events: FleetEvent[] = [
     subject: 'b3a1c2d4-0000-4000-8000-000000000001',
     entityRef: 'component:default/checkout',
     cluster: null,
+    from: null,
     to: 'ROLLED_BACK',
     reason: 'ANALYSIS_FAILED',
+    message: null,
   },
   {
     ...base,
@@ -48,7 +53,10 @@ const events: FleetEvent[] = [
     subject: '0f0e0d0c-0b0a-4009-8807-060504030201',
     entityRef: null,
     cluster: null,
+    from: null,
     to: 'REMOVED',
+    reason: null,
+    message: null,
   },
 ];
 

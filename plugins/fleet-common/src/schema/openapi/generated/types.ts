@@ -435,19 +435,19 @@ export interface components {
       endpoint: string;
       /** Where its kubeconfig is: shown to cluster admins only (those allowed `fleet.cluster.update`), null for everyone else, who also see a generic `statusReason` instead of file and system error details. */
       kubeconfigRef: string | null;
-      context?: string | null;
+      context: string | null;
       source: components['schemas']['ClusterSource'];
       labels: components['schemas']['StringMap'];
       status: components['schemas']['ClusterStatus'];
-      statusReason?: string | null;
+      statusReason: string | null;
       consecutiveFailures: number;
       consecutiveSuccesses: number;
-      failureThreshold?: number | null;
-      lastProbeAt?: string | null;
-      lastSuccessAt?: string | null;
-      lastTransitionAt?: string | null;
-      probeLatencyMs?: number | null;
-      serverVersion?: string | null;
+      failureThreshold: number | null;
+      lastProbeAt: string | null;
+      lastSuccessAt: string | null;
+      lastTransitionAt: string | null;
+      probeLatencyMs: number | null;
+      serverVersion: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -645,7 +645,7 @@ export interface components {
       id: string;
       entityRef: string;
       name: string;
-      origin?: components['schemas']['ApplicationOrigin'] | null;
+      origin: components['schemas']['ApplicationOrigin'] | null;
       spec: components['schemas']['ApplicationSpec'];
       placement: components['schemas']['ApplicationPlacement'];
       /** True from `DELETE /applications/:id` until its last deployment is undeployed. */
@@ -681,19 +681,19 @@ export interface components {
       applicationId: string;
       entityRef: string;
       cluster: string;
-      clusterStatus?: components['schemas']['ClusterStatus'] | null;
+      clusterStatus: components['schemas']['ClusterStatus'] | null;
       status: components['schemas']['DeploymentStatus'];
-      statusReason?: string | null;
-      message?: string | null;
+      statusReason: string | null;
+      message: string | null;
       syncStatus: components['schemas']['SyncStatus'];
       /** With OUT_OF_SYNC: what differs. */
       syncDifferences?: components['schemas']['SyncDifference'][];
-      image?: string | null;
+      image: string | null;
       revision: number;
       /** False once the application's placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed". */
       placed: boolean;
-      lastAppliedAt?: string | null;
-      lastSyncedAt?: string | null;
+      lastAppliedAt: string | null;
+      lastSyncedAt: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -718,23 +718,23 @@ export interface components {
       revision: number;
       image: string;
       /** Unset: the default replica count. */
-      replicas?: number | null;
-      env?: components['schemas']['EnvMap'] | null;
-      resources?: {
+      replicas: number | null;
+      env: components['schemas']['EnvMap'] | null;
+      resources: {
         requests?: components['schemas']['ResourceList'];
         limits?: components['schemas']['ResourceList'];
       } | null;
       /** Unset: the configured default namespace. */
-      namespace?: string | null;
+      namespace: string | null;
       /** The container port; unset only on revisions recorded before ports were. */
-      port?: number | null;
+      port: number | null;
       cause: components['schemas']['RevisionCause'];
       createdBy: string;
       createdAt: string;
       /** `DEPLOYED` or `FAILED` once the rollout ended; unset while it runs. */
-      outcome?: ('DEPLOYED' | 'FAILED') | null;
-      outcomeReason?: string | null;
-      outcomeAt?: string | null;
+      outcome: ('DEPLOYED' | 'FAILED') | null;
+      outcomeReason: string | null;
+      outcomeAt: string | null;
     };
     RevisionList: {
       items: components['schemas']['Revision'][];
@@ -745,15 +745,15 @@ export interface components {
       subjectKind: 'cluster' | 'deployment' | 'release';
       subject: string;
       actor: string;
-      from?: string | null;
+      from: string | null;
       to: string;
-      reason?: string | null;
-      message?: string | null;
+      reason: string | null;
+      message: string | null;
       createdAt: string;
-      /** The component the event is about (deployment and release events), from GET /events. */
-      entityRef?: string | null;
-      /** The cluster the event is about (cluster and deployment events), from GET /events. */
-      cluster?: string | null;
+      /** The component the event is about (deployment and release events); null when none, or no longer known. */
+      entityRef: string | null;
+      /** The cluster the event is about (cluster and deployment events); null when none, or no longer known. */
+      cluster: string | null;
     };
     FleetEventList: {
       items: components['schemas']['FleetEvent'][];
@@ -888,11 +888,16 @@ export interface components {
           inconclusiveLimit?: number;
           /** e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. */
           successCondition: string;
+          /** The analysis provider that measures the template: exactly one key, the name of a registered provider (Fleet's own `prometheus`, or one a backend module added), whose value is that provider's settings. A name no provider has is a 400. */
           provider: {
-            prometheus: {
+            prometheus?: {
               address: string;
               /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`. */
               query: string;
+            };
+          } & {
+            [key: string]: {
+              [key: string]: unknown;
             };
           };
         }[];

@@ -1,0 +1,247 @@
+import { createBackendModule } from '@backstage/backend-plugin-api';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import {
+  fleetAnalysisProvidersExtensionPoint,
+  type FleetAnalysisProvider,
+} from '@cnp/plugin-fleet-node';
+import { useSimulator } from '@cnp/kube-simulator';
+import request from 'supertest';
+import { fleetPlugin } from './plugin';
+import { createTestDatabases } from './testing/databases';
+
+/*
+ * An analysis provider a backend module adds through `fleet.analysis-providers`: a release's
+ * analysis names it (`provider: { verdict: {...its settings} }`), and it judges the canary with
+ * those settings, on a plain cluster and on one whose canary is an Argo Rollout (whose
+ * AnalysisTemplates can only name Argo's own providers, so Fleet alone measures it there). A
+ * provider nobody registered is a 400 naming it.
+ */
+
+jest.setTimeout(120_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({ clusters: ['east', 'west'] });
+
+/** Fails the clusters its settings list in `failOn`, passes the others; records what it measures. */
+function verdictProvider() {
+  const seen: string[] = [];
+  const provider: FleetAnalysisProvider = {
+    type: 'verdict',
+    measure: async ({ template, config, context }) => {
+      const failOn = Array.isArray(config.failOn) ? config.failOn : [];
+      const failed = failOn.includes(context.cluster);
+      seen.push(`${template.name} ${context.cluster} r${context.revision}`);
+      return {
+        template: template.name,
+        cluster: context.cluster,
+        condition: template.successCondition,
+        at: new Date().toISOString(),
+        phase: failed ? 'Failed' : 'Successful',
+        value: failed ? 0 : 1,
+      };
+    },
+  };
+  return { provider, seen };
+}
+
+const strategy = (failOn: string[]) => ({
+  canary: {
+    steps: [
+      { setWeight: 50 },
+      { pause: { duration: '1s' } },
+      { setWeight: 100 },
+    ],
+  },
+  analysis: {
+    templates: [
+      {
+        name: 'judged',
+        interval: '1s',
+        successCondition: 'result == 1',
+        provider: { verdict: { failOn } },
+      },
+    ],
+  },
+});
+
+describe.each(databases.eachSupportedId())(
+  'fleet analysis providers from a backend module (%s)',
+  databaseId => {
+    it('judges a release by an added provider with its settings, in every traffic mode, and refuses an unknown one', async () => {
+      // West serves Argo Rollouts: its canary is a Rollout; east's is sized by replicas.
+      sim.setCrd('west', 'rollouts.argoproj.io', true);
+      sim.setCrd('east', 'rollouts.argoproj.io', false);
+      const { provider, seen } = verdictProvider();
+      const testAnalysis = createBackendModule({
+        pluginId: 'fleet',
+        moduleId: 'test-analysis',
+        register(env) {
+          env.registerInit({
+            deps: { analysis: fleetAnalysisProvidersExtensionPoint },
+            async init({ analysis }) {
+              analysis.addAnalysisProvider(provider);
+            },
+          });
+        },
+      });
+      const backend = await startTestBackend({
+        features: [
+          fleetPlugin,
+          testAnalysis,
+          mockServices.database.factory({
+            knex: await databases.init(databaseId),
+          }),
+          mockServices.rootConfig.factory({
+            data: {
+              fleet: {
+                discovery: { kubeconfigDir: sim.kubeconfigDir },
+                health: {
+                  probeTimeout: { seconds: 2 },
+                  minOutage: { seconds: 0 },
+                  manualMinInterval: { seconds: 0 },
+                },
+                deploy: { pollInterval: { milliseconds: 100 } },
+              },
+            },
+          }),
+          // The release task runs on its own schedule.
+          schedulerServiceFactory,
+          catalogServiceMock.factory({ entities: [] }),
+        ],
+      });
+      const server = backend.server;
+      await request(server).post('/api/fleet/health/run').expect(200);
+      const entityRef = `component:default/judged-${databaseId.toLowerCase()}`;
+      for (const cluster of ['east', 'west']) {
+        await request(server)
+          .post('/api/fleet/deployments')
+          .send({ entityRef, cluster, image: 'judged:1.0.0', replicas: 2 })
+          .expect(201);
+      }
+      const waitFor = async <T>(
+        read: () => Promise<T>,
+        ok: (v: T) => boolean,
+      ) => {
+        let value = await read();
+        for (let i = 0; i < 1600 && !ok(value); i++) {
+          await new Promise(r => setTimeout(r, 50));
+          value = await read();
+        }
+        if (!ok(value))
+          throw new Error(`never got there: ${JSON.stringify(value)}`);
+        return value;
+      };
+      await waitFor(
+        async () =>
+          (
+            await request(server).get(
+              `/api/fleet/deployments?entityRef=${entityRef}`,
+            )
+          ).body.items,
+        (items: any[]) =>
+          items.length === 2 && items.every(d => d.status === 'DEPLOYED'),
+      );
+      const [application] = (
+        await request(server)
+          .get(`/api/fleet/applications?entityRef=${entityRef}`)
+          .expect(200)
+      ).body.items;
+      const releases = `/api/fleet/applications/${application.id}/releases`;
+      const finished = async (id: string) =>
+        waitFor(
+          async () =>
+            (await request(server).get(`/api/fleet/releases/${id}`).expect(200))
+              .body,
+          r => r.status === 'COMPLETED' || r.status === 'ROLLED_BACK',
+        );
+
+      // A provider nobody registered: a 400 naming it, nothing started.
+      const unknown = strategy([]);
+      unknown.analysis.templates[0].provider = {
+        datadog: { query: 'q' },
+      } as any;
+      const refused = await request(server)
+        .post(releases)
+        .send({ image: 'judged:2.0.0', strategy: unknown })
+        .expect(400);
+      expect(refused.body.error.message).toBe(
+        "Invalid release: strategy.analysis.templates.0.provider: 'datadog' is not a registered analysis provider (registered: prometheus, verdict)",
+      );
+      // Two providers in one template: a 400 too.
+      const two = strategy([]);
+      (two.analysis.templates[0].provider as any).prometheus = {
+        address: 'http://prometheus:9090',
+        query: 'up',
+      };
+      expect(
+        (
+          await request(server)
+            .post(releases)
+            .send({ image: 'judged:2.0.0', strategy: two })
+            .expect(400)
+        ).body.error.message,
+      ).toContain('strategy.analysis.templates.0.provider');
+
+      // The provider passes both clusters: the release completes, judged by it on each.
+      const passing = await request(server)
+        .post(releases)
+        .send({ image: 'judged:2.0.0', strategy: strategy([]) })
+        .expect(201);
+      const done = await finished(passing.body.id);
+      expect(done.status).toBe('COMPLETED');
+      expect(
+        done.progress.clusters.map((c: any) => [c.cluster, c.mode, c.state]),
+      ).toEqual([
+        ['east', 'replicas', 'DONE'],
+        ['west', 'rollout', 'DONE'],
+      ]);
+      expect(
+        done.progress.analysis.map((m: any) => [
+          m.cluster,
+          m.template,
+          m.phase,
+        ]),
+      ).toEqual(
+        expect.arrayContaining([
+          ['east', 'judged', 'Successful'],
+          ['west', 'judged', 'Successful'],
+        ]),
+      );
+      expect(seen).toEqual(
+        expect.arrayContaining(['judged east r2', 'judged west r2']),
+      );
+      // West's canary was a Rollout, with no AnalysisTemplate for it: Argo could not run one.
+      const ours = (kind: string) =>
+        sim
+          .history('west', { kind })
+          .filter(
+            e =>
+              e.object.metadata.annotations?.['cnp.io/entity-ref'] ===
+              entityRef,
+          );
+      const rollouts = ours('Rollout').filter(e => e.verb === 'create');
+      expect(rollouts).toHaveLength(1);
+      expect(
+        (rollouts[0].object as any).spec.strategy.canary.analysis,
+      ).toBeUndefined();
+      expect(ours('AnalysisTemplate')).toEqual([]);
+
+      // The provider fails east: the release rolls back, the abort naming its metric and cluster.
+      const failing = await request(server)
+        .post(releases)
+        .send({ image: 'judged:3.0.0', strategy: strategy(['east']) })
+        .expect(201);
+      const rolledBack = await finished(failing.body.id);
+      expect(rolledBack.progress.phase).toBe('ROLLED_BACK');
+      expect(rolledBack.progress.abort).toMatchObject({
+        reason: 'ANALYSIS_FAILED',
+        cluster: 'east',
+        metric: 'judged',
+        value: 0,
+      });
+      await backend.stop();
+    });
+  },
+);

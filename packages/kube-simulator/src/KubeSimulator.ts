@@ -48,6 +48,7 @@ import {
   PrometheusValue,
 } from './prometheus';
 import { KNOWN_CRDS, resourceForKind } from './resources';
+import { serverVersionOf } from './serverVersion';
 import { ServeContext, serveCluster } from './serveCluster';
 import {
   checkClusterName,
@@ -146,6 +147,8 @@ export class KubeSimulator {
       for (const crd of KNOWN_CRDS)
         this.setCrd(cluster, crd, crds.includes(crd));
     }
+    for (const [cluster, version] of Object.entries(options.serverVersions ?? {}))
+      this.cluster(cluster).store.serverVersion = serverVersionOf(version);
     if (options.prometheus || options.prometheusPort !== undefined) {
       const promPort = options.prometheusPort ?? 0;
       if (!Number.isInteger(promPort) || promPort < 0 || promPort > 65535) {

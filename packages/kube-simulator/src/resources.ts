@@ -126,6 +126,22 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain' as const,
     crd: 'virtualservices.networking.istio.io',
   })),
+  // Istio's DestinationRule: the subsets a VirtualService's destinations may name.
+  ...['v1beta1', 'v1'].map(version => ({
+    group: 'networking.istio.io',
+    version,
+    plural: 'destinationrules',
+    singular: 'destinationrule',
+    kind: 'DestinationRule',
+    namespaced: true,
+    shortNames: ['dr'],
+    categories: ['istio-io', 'networking-istio-io'],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain' as const,
+    crd: 'destinationrules.networking.istio.io',
+  })),
   ...SECRET_AND_INGRESS_RESOURCES,
   // ReplicaSets, Pods and Events: what the workload controllers write (podController.ts).
   ...POD_RESOURCES,
@@ -136,6 +152,15 @@ export const KNOWN_CRDS = [
   'rollouts.argoproj.io',
   'virtualservices.networking.istio.io',
 ] as const;
+
+/** CRDs installed together: Argo Rollouts' and Istio's install manifests each ship a pair. */
+export const CRDS_SHIPPED_WITH: Record<string, string[]> = {
+  'rollouts.argoproj.io': ['rollouts.argoproj.io', 'analysistemplates.argoproj.io'],
+  'virtualservices.networking.istio.io': [
+    'virtualservices.networking.istio.io',
+    'destinationrules.networking.istio.io',
+  ],
+};
 
 /** The version objects of `def`'s resource are stored in (the first one listed). */
 export function storageDef(def: ResourceDef): ResourceDef {

@@ -21,7 +21,7 @@ import {
   nameMismatch,
 } from './requestBody';
 import { apiVersionOf, ResourceDef } from './resourceDef';
-import { resourceForKind } from './resources';
+import { CRDS_SHIPPED_WITH, resourceForKind } from './resources';
 import { applyRolloutStatusWrite } from './rollouts';
 import { cloneRolloutState, newRolloutState } from './rolloutState';
 import { secretDecodeProblem } from './secretsAndIngresses';
@@ -49,6 +49,7 @@ import {
   rfc3339,
 } from './util';
 import { validateObject } from './validation';
+import { versionCauses } from './serverVersion';
 import { RolloutClock } from './workloads';
 
 export type {
@@ -108,13 +109,11 @@ export class ClusterStore extends StoreCore {
   /**
    * Installs or removes a CRD; removing it deletes its objects, as on a real
    * cluster. Argo Rollouts ships `rollouts.argoproj.io` together with
-   * `analysistemplates.argoproj.io`: switching the first switches both.
+   * `analysistemplates.argoproj.io`, Istio its VirtualService CRD with the
+   * DestinationRule one: switching the first switches both.
    */
   setCrdInstalled(crd: string, installed: boolean): void {
-    const names =
-      crd === 'rollouts.argoproj.io'
-        ? [crd, 'analysistemplates.argoproj.io']
-        : [crd];
+    const names = CRDS_SHIPPED_WITH[crd] ?? [crd];
     for (const name of names) {
       if (installed) {
         this.crds.add(name);
@@ -192,6 +191,7 @@ export class ClusterStore extends StoreCore {
     const causes = [
       ...validateName(def, meta.name),
       ...validateObject(def, obj, undefined),
+      ...versionCauses(def, obj, this.serverVersion),
     ];
     if (causes.length) throw invalid(def, name, causes);
     if (this.find(def, namespace, name))
@@ -374,7 +374,10 @@ export class ClusterStore extends StoreCore {
     if (opts.subresource !== 'status') {
       applyDefaults(def, next);
       this.services.retain(def, next, old);
-      const causes = validateObject(def, next, old);
+      const causes = [
+        ...validateObject(def, next, old),
+        ...versionCauses(def, next, this.serverVersion),
+      ];
       if (causes.length) throw invalid(def, name, causes);
       commitAllocations = this.allocateService(def, next, old, name);
     }

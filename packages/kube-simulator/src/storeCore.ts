@@ -10,7 +10,8 @@ import { errors } from './errors';
 import { PodControllerHost, reconcilePods } from './podController';
 import { KIND_FIELD_SELECTORS } from './podResources';
 import { apiVersionOf, ResourceDef } from './resourceDef';
-import { RESOURCES, resourceForKind } from './resources';
+import { RESOURCES, resourceForKind, SERVER_VERSION } from './resources';
+import { ServerVersion, serverVersionOf } from './serverVersion';
 import { advanceRollout } from './rollouts';
 import { rolloutStatusOf } from './rolloutStatus';
 import { matches, requirementsOf } from './selectors';
@@ -59,6 +60,8 @@ export abstract class StoreCore {
     'rollouts.argoproj.io',
     'analysistemplates.argoproj.io',
   ]);
+  /** What `GET /version` answers; `setServerVersion` changes it. */
+  serverVersion: ServerVersion = serverVersionOf(SERVER_VERSION.gitVersion);
   private readonly writes: HistoryEntry[] = [];
   /** Every change with its resourceVersion, the bounded window watches are served from. */
   readonly changes = new ChangeLog();

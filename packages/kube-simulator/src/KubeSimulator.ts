@@ -147,7 +147,9 @@ export class KubeSimulator {
       for (const crd of KNOWN_CRDS)
         this.setCrd(cluster, crd, crds.includes(crd));
     }
-    for (const [cluster, version] of Object.entries(options.serverVersions ?? {}))
+    for (const [cluster, version] of Object.entries(
+      options.serverVersions ?? {},
+    ))
       this.cluster(cluster).store.serverVersion = serverVersionOf(version);
     if (options.prometheus || options.prometheusPort !== undefined) {
       const promPort = options.prometheusPort ?? 0;

@@ -73,8 +73,7 @@ function destinationPods(
   const host = String(destination.host ?? '');
   const service = serviceOfHost(host, namespace);
   const svc = objects.find(
-    o =>
-      o.kind === 'Service' && `${namespaceOf(o)}/${nameOf(o)}` === service,
+    o => o.kind === 'Service' && `${namespaceOf(o)}/${nameOf(o)}` === service,
   );
   if (!service || !svc) return { pods: [], unavailable: `no Service ${host}` };
   const selector = asObject(asObject(svc.spec)?.selector) ?? {};

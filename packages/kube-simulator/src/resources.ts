@@ -155,7 +155,10 @@ export const KNOWN_CRDS = [
 
 /** CRDs installed together: Argo Rollouts' and Istio's install manifests each ship a pair. */
 export const CRDS_SHIPPED_WITH: Record<string, string[]> = {
-  'rollouts.argoproj.io': ['rollouts.argoproj.io', 'analysistemplates.argoproj.io'],
+  'rollouts.argoproj.io': [
+    'rollouts.argoproj.io',
+    'analysistemplates.argoproj.io',
+  ],
   'virtualservices.networking.istio.io': [
     'virtualservices.networking.istio.io',
     'destinationrules.networking.istio.io',

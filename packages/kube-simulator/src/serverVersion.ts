@@ -16,7 +16,9 @@ export function serverVersionOf(gitVersion: string): ServerVersion {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/.exec(gitVersion.trim());
   if (!m)
     throw new Error(
-      `invalid server version ${JSON.stringify(gitVersion)}: expected vMAJOR.MINOR.PATCH`,
+      `invalid server version ${JSON.stringify(
+        gitVersion,
+      )}: expected vMAJOR.MINOR.PATCH`,
     );
   return {
     ...SERVER_VERSION,

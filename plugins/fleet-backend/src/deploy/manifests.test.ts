@@ -28,7 +28,11 @@ describe('buildManifests', () => {
     }
     // The pods carry them too (the Kubernetes plugin lists pods by backstage.io/kubernetes-id),
     // but no selector does: a Deployment's selector cannot change once applied.
-    expect(deployment.spec!.template.metadata).toEqual({ labels, annotations });
+    // The pods also carry their track, which a Service may select (never the Deployment).
+    expect(deployment.spec!.template.metadata).toEqual({
+      labels: { ...labels, 'cnp.io/track': 'stable' },
+      annotations,
+    });
     expect(deployment.spec!.selector).toEqual({
       matchLabels: { 'app.kubernetes.io/name': 'payments' },
     });

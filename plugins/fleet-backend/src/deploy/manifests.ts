@@ -25,6 +25,13 @@ export const NAME_LABEL = 'app.kubernetes.io/name';
  */
 export const KUBERNETES_ID_LABEL = 'backstage.io/kubernetes-id';
 
+/**
+ * The track of an application's pods: `stable` on the pods of its Deployment, `canary` on those
+ * of a release's canary. Never in a Deployment's selector (it cannot change); a Service adds it
+ * to its selector to reach one track only (the stable Service of an Istio canary).
+ */
+export const TRACK_LABEL = 'cnp.io/track';
+
 /** The name part of `component:default/payments`: the value of `backstage.io/kubernetes-id`. */
 export function kubernetesIdOf(entityRef: string): string {
   return entityRef.slice(entityRef.lastIndexOf('/') + 1);
@@ -127,7 +134,10 @@ export function buildManifests(input: ManifestInput): Manifests {
       selector: { matchLabels: selector },
       progressDeadlineSeconds: input.progressDeadlineSeconds,
       template: {
-        metadata: { labels, annotations },
+        metadata: {
+          labels: { ...labels, [TRACK_LABEL]: 'stable' },
+          annotations,
+        },
         spec: podSpecFor(input, { replicas, port, selector }),
       },
     },

@@ -4,13 +4,17 @@ import {
   ENTITY_REF_ANNOTATION,
   MANAGED_BY_LABEL,
   NAME_LABEL,
+  serviceNameFor,
+  TRACK_LABEL,
   type Manifests,
 } from '../../deploy/manifests';
 import { assertFleetOwned, isFleetOwned } from '../../deploy/ownership';
 import { fillQuery } from '../analysis';
+import { prepareIstioRouting } from './rolloutIstio';
 import {
   analysisTemplateName,
   autoscalerRefusal,
+  canaryServiceName,
   conflictOf,
   entityRefOf,
   guarded,
@@ -96,9 +100,11 @@ function rolloutTemplate(
   revision: number,
 ) {
   const template = structuredClone(manifests.deployment.spec!.template);
+  // A Rollout's pods are told apart by their ReplicaSet's hash, not by Fleet's track.
+  const { [TRACK_LABEL]: _track, ...labels } = template.metadata?.labels ?? {};
   template.metadata = {
     ...template.metadata,
-    labels: { ...template.metadata?.labels, [WORKLOAD_LABEL]: 'rollout' },
+    labels: { ...labels, [WORKLOAD_LABEL]: 'rollout' },
     annotations: {
       ...template.metadata?.annotations,
       [REVISION_ANNOTATION]: String(revision),
@@ -107,7 +113,30 @@ function rolloutTemplate(
   return template;
 }
 
-function rolloutManifest(target: CanaryTarget): object {
+/**
+ * Istio traffic routing for the Rollout, where the strategy names a VirtualService and the
+ * cluster serves them: Argo Rollouts then sets the route weights itself, between the
+ * application's Service (stable) and the canary's, each narrowed to its pods by Argo.
+ */
+function istioRouting(target: CanaryTarget, mesh: boolean) {
+  if (!mesh || !target.istio) return {};
+  return {
+    canaryService: canaryServiceName(target),
+    stableService: serviceNameFor(target.name),
+    trafficRouting: {
+      istio: {
+        virtualService: {
+          name: target.istio.virtualService,
+          ...(target.istio.routes?.length
+            ? { routes: target.istio.routes }
+            : {}),
+        },
+      },
+    },
+  };
+}
+
+function rolloutManifest(target: CanaryTarget, mesh: boolean): object {
   const metadata = target.stable.deployment.metadata!;
   const analysis = target.analysis?.templates.length
     ? {
@@ -136,6 +165,7 @@ function rolloutManifest(target: CanaryTarget): object {
           steps: rolloutSteps(target.weights),
           maxSurge: target.maxSurge,
           maxUnavailable: target.maxUnavailable,
+          ...istioRouting(target, mesh),
           ...(analysis ? { analysis } : {}),
         },
       },
@@ -219,12 +249,14 @@ async function startRollout(
 ): Promise<StepOutcome | undefined> {
   if (!rollout) {
     await ensureAnalysisTemplates(s, target);
+    const { mesh, failed } = await prepareIstioRouting(s, target);
+    if (failed) return failed;
     await s.custom.createNamespacedCustomObject(
       {
         ...ROLLOUTS,
         namespace: target.namespace,
         plural: 'rollouts',
-        body: rolloutManifest(target),
+        body: rolloutManifest(target, mesh),
       },
       s.opts(),
     );

@@ -1,0 +1,79 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { isKubeStatus } from '../../kubernetes/requestOptions';
+import { serviceNameFor } from '../../deploy/manifests';
+import { assertFleetOwned } from '../../deploy/ownership';
+import {
+  entityRefOf,
+  readDeployment,
+  TRACK_LABEL,
+  type CanaryTarget,
+  type Session,
+} from './canaryObjects';
+
+/** The application's Service, for change; undefined when it is gone. */
+async function readStableService(
+  s: Session,
+  target: CanaryTarget,
+): Promise<V1Service | undefined> {
+  const name = serviceNameFor(target.name);
+  try {
+    const live = await s.core.readNamespacedService(
+      { namespace: target.namespace, name },
+      s.opts(),
+    );
+    assertFleetOwned(
+      'Service',
+      target.namespace,
+      name,
+      live,
+      entityRefOf(target),
+    );
+    return live;
+  } catch (error) {
+    if (isKubeStatus(error, 404)) return undefined;
+    throw error;
+  }
+}
+
+async function setTrackSelector(
+  s: Session,
+  target: CanaryTarget,
+  value: 'stable' | null,
+) {
+  await s.core.patchNamespacedService(
+    {
+      namespace: target.namespace,
+      name: serviceNameFor(target.name),
+      body: { spec: { selector: { [TRACK_LABEL]: value } } },
+    },
+    s.mergePatch(),
+  );
+}
+
+/**
+ * The application's Service narrowed to the stable pods (`cnp.io/track: stable` added to its
+ * selector), as Argo Rollouts adds the pod-template hash: without it the Service also selects
+ * the canary's pods, and the canary gets more than its weight. A Service's selector may change,
+ * a Deployment's may not: the stable Deployment's pod template carries the label (Fleet's
+ * manifests put it there) and keeps its selector. Answers why it cannot, when the stable pods
+ * do not carry the label (a workload applied by an older Fleet or another manifest source).
+ */
+export async function narrowStableService(
+  s: Session,
+  target: CanaryTarget,
+): Promise<string | undefined> {
+  const stable = await readDeployment(s, target, target.name);
+  if (stable?.spec?.template.metadata?.labels?.[TRACK_LABEL] !== 'stable')
+    return `the stable pods carry no ${TRACK_LABEL}=stable label: the canary's share also includes part of the stable Service's`;
+  const service = await readStableService(s, target);
+  if (service && service.spec?.selector?.[TRACK_LABEL] !== 'stable')
+    await setTrackSelector(s, target, 'stable');
+  return undefined;
+}
+
+/** The application's Service back to selecting every pod of the application. */
+export async function widenStableService(s: Session, target: CanaryTarget) {
+  const service = await readStableService(s, target);
+  if (service?.spec?.selector?.[TRACK_LABEL] !== undefined)
+    await setTrackSelector(s, target, null);
+}

@@ -12,6 +12,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+import { preStopHook } from './podLifecycle';
 
 export const DEFAULT_CONTAINER_PORT = 8000;
 export const SERVICE_PORT = 80;
@@ -55,6 +56,11 @@ export interface ManifestInput {
    * Ingress controllers stop sending it traffic first (default 5; 0 leaves the hook out).
    */
   preStopSleepSeconds?: number;
+  /**
+   * The cluster's Kubernetes version (`v1.30.2`), from its health probe: the preStop hook uses
+   * the `sleep` action from 1.30, an `exec` of `sleep` below or when it is not known.
+   */
+  serverVersion?: string | null;
 }
 
 /** Requests and limits per resource name, as a container's `resources`. */
@@ -64,6 +70,14 @@ export interface ResourceDefaults {
 }
 
 export const DEFAULT_PRE_STOP_SLEEP_SECONDS = 5;
+/**
+ * The requests and limits of a container whose application and `fleet.deploy.defaultResources`
+ * say nothing: what held seed 004's CPU stressor.
+ */
+export const DEFAULT_RESOURCES: ResourceDefaults = {
+  requests: { cpu: '100m', memory: '128Mi' },
+  limits: { cpu: '200m', memory: '256Mi' },
+};
 export const ZONE_TOPOLOGY_KEY = 'topology.kubernetes.io/zone';
 export const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
 
@@ -77,14 +91,22 @@ export interface Manifests {
 }
 
 /**
- * The application's requests and limits, completed from the defaults for each resource it says
- * nothing about. A resource it sets a request or a limit for keeps exactly what it set: a default
- * request above its limit (or under its request) would make the pod invalid.
+ * The application's requests and limits, completed from the defaults (Fleet's own when
+ * `fleet.deploy.defaultResources` is unset) for each resource it says nothing about. A resource
+ * it sets a request or a limit for keeps exactly what it set: a default request above its limit
+ * (or under its request) would make the pod invalid. `resources: {}` (no request, no limit)
+ * opts out: the container gets none.
  */
 export function resourcesWithDefaults(
   own: ApplicationSpec['resources'],
-  defaults: ResourceDefaults | undefined,
+  defaults: ResourceDefaults | undefined = DEFAULT_RESOURCES,
 ): V1ResourceRequirements | undefined {
+  if (
+    own &&
+    !Object.keys(own.requests ?? {}).length &&
+    !Object.keys(own.limits ?? {}).length
+  )
+    return undefined;
   const requests: Record<string, string> = { ...(own?.requests ?? {}) };
   const limits: Record<string, string> = { ...(own?.limits ?? {}) };
   const named = new Set([...Object.keys(requests), ...Object.keys(limits)]);
@@ -225,10 +247,7 @@ function podSpecFor(
         livenessProbe: probe(10),
         // Endpoints and Ingress controllers learn of a stopping pod asynchronously: the
         // sleep keeps it serving until they have stopped sending it traffic.
-        lifecycle:
-          preStopSleep > 0
-            ? { preStop: { sleep: { seconds: preStopSleep } } }
-            : undefined,
+        lifecycle: preStopHook(preStopSleep, input.serverVersion),
       },
     ],
     // The kubelet kills a container this long after it starts stopping, preStop included.

@@ -129,8 +129,10 @@ export function meshTraffic(
   if (!chosen)
     throw new Error(`VirtualService ${namespace}/${name} has no such route`);
   const entries = asArray(chosen.route).map(r => asObject(r) ?? {});
+  // A lone destination without a weight gets every request; others without one get none.
+  const unweighted = entries.length === 1 ? 100 : 0;
   const weightOf = (r: JsonObject) =>
-    typeof r.weight === 'number' ? r.weight : entries.length === 1 ? 100 : 0;
+    typeof r.weight === 'number' ? r.weight : unweighted;
   const total = entries.reduce((sum, r) => sum + weightOf(r), 0);
   const out: MeshTraffic = { pods: {}, unavailable: 0, destinations: [] };
   for (const entry of entries) {

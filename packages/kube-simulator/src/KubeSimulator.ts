@@ -48,7 +48,6 @@ import {
   PrometheusValue,
 } from './prometheus';
 import { KNOWN_CRDS, resourceForKind } from './resources';
-import { serverVersionOf } from './serverVersion';
 import { ServeContext, serveCluster } from './serveCluster';
 import {
   checkClusterName,
@@ -147,10 +146,8 @@ export class KubeSimulator {
       for (const crd of KNOWN_CRDS)
         this.setCrd(cluster, crd, crds.includes(crd));
     }
-    for (const [cluster, version] of Object.entries(
-      options.serverVersions ?? {},
-    ))
-      this.cluster(cluster).store.serverVersion = serverVersionOf(version);
+    const versions = Object.entries(options.serverVersions ?? {});
+    for (const [c, v] of versions) this.cluster(c).store.setServerVersion(v);
     if (options.prometheus || options.prometheusPort !== undefined) {
       const promPort = options.prometheusPort ?? 0;
       if (!Number.isInteger(promPort) || promPort < 0 || promPort > 65535) {

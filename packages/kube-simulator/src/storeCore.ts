@@ -63,6 +63,11 @@ export abstract class StoreCore {
   /** What `GET /version` answers; `setServerVersion` changes it. */
   serverVersion: ServerVersion = serverVersionOf(SERVER_VERSION.gitVersion);
   private readonly writes: HistoryEntry[] = [];
+
+  /** Serves another Kubernetes version (`v1.29.4`). */
+  setServerVersion(gitVersion: string): void {
+    this.serverVersion = serverVersionOf(gitVersion);
+  }
   /** Every change with its resourceVersion, the bounded window watches are served from. */
   readonly changes = new ChangeLog();
 

@@ -9,6 +9,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
   VersionApi,
 } from '@kubernetes/client-node';
 import { KubeSimulator } from './KubeSimulator';
@@ -176,6 +178,92 @@ describe('mesh traffic', () => {
     );
     // The stable subset selects the three stable pods only.
     expect(Object.keys(subsets.pods)).toHaveLength(3);
+  });
+});
+
+describe("Argo Rollouts' Istio traffic routing", () => {
+  it('sets the weights of the routes to both Services at each step, and leaves a route without the canary alone', async () => {
+    const { custom } = clients('mesh');
+    sim.setCrd('mesh', 'rollouts.argoproj.io', true);
+    const namespace = 'default';
+    const istio = { group: 'networking.istio.io', version: 'v1', namespace };
+    const route = (name: string, hosts: string[]) => ({
+      name,
+      route: hosts.map((host, i) => ({
+        destination: { host },
+        weight: i === 0 ? 100 : 0,
+      })),
+    });
+    await custom.createNamespacedCustomObject({
+      ...istio,
+      plural: 'virtualservices',
+      body: {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'shop' },
+        spec: {
+          hosts: ['shop.example.com'],
+          http: [
+            route('primary', ['shop', 'shop-canary.default.svc.cluster.local']),
+            route('other', ['shop']),
+          ],
+        },
+      },
+    });
+    const argo = {
+      group: 'argoproj.io',
+      version: 'v1alpha1',
+      namespace,
+      plural: 'rollouts',
+    };
+    const template = (image: string) => ({
+      metadata: { labels: { app: 'shop' } },
+      spec: { containers: [{ name: 'app', image }] },
+    });
+    await custom.createNamespacedCustomObject({
+      ...argo,
+      body: {
+        apiVersion: 'argoproj.io/v1alpha1',
+        kind: 'Rollout',
+        metadata: { name: 'shop' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'shop' } },
+          template: template('shop:1'),
+          strategy: {
+            canary: {
+              stableService: 'shop',
+              canaryService: 'shop-canary',
+              trafficRouting: {
+                istio: { virtualService: { name: 'shop', routes: [] } },
+              },
+              steps: [{ setWeight: 20 }, { pause: {} }],
+            },
+          },
+        },
+      },
+    });
+    await custom.patchNamespacedCustomObject(
+      {
+        ...argo,
+        name: 'shop',
+        body: { spec: { template: template('shop:2') } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const weights = async () =>
+      (
+        (await custom.getNamespacedCustomObject({
+          ...istio,
+          plural: 'virtualservices',
+          name: 'shop',
+        })) as any
+      ).spec.http.map((r: any) => r.route.map((d: any) => d.weight));
+    for (let i = 0; i < 200; i++) {
+      if ((await weights())[0][1] === 20) break;
+      await new Promise(r => setTimeout(r, 10));
+    }
+    expect(await weights()).toEqual([[80, 20], [100]]);
   });
 });
 

@@ -13,6 +13,7 @@ import { apiVersionOf, ResourceDef } from './resourceDef';
 import { RESOURCES, resourceForKind, SERVER_VERSION } from './resources';
 import { ServerVersion, serverVersionOf } from './serverVersion';
 import { advanceRollout } from './rollouts';
+import { routedVirtualService, routeRolloutTraffic } from './rolloutTraffic';
 import { rolloutStatusOf } from './rolloutStatus';
 import { matches, requirementsOf } from './selectors';
 import { ServiceAddresses } from './serviceAddresses';
@@ -276,6 +277,7 @@ export abstract class StoreCore {
         this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
+    for (const entry of this.entries.values()) if (entry.ro) this.route(entry);
     reconcilePods(this.podControllerHost(), now);
     for (const entry of this.entries.values()) {
       if (entry.def.kind !== 'PodDisruptionBudget') continue;
@@ -286,6 +288,18 @@ export abstract class StoreCore {
         this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
+  }
+
+  /** Argo Rollouts' Istio routing: the Rollout's VirtualService at its step's weight. */
+  private route(rollout: Entry) {
+    const ref = routedVirtualService(rollout.obj);
+    const def = resourceForKind('VirtualService')!;
+    const vs = ref && this.find(def, ref.split('/')[0], ref.split('/')[1]);
+    if (!vs || !routeRolloutTraffic(rollout.obj, rollout.ro!, vs.obj)) return;
+    const meta = metaOf(vs.obj);
+    meta.generation = Number(meta.generation ?? 0) + 1;
+    meta.resourceVersion = this.bump();
+    this.emit('MODIFIED', vs.def, vs.obj);
   }
 
   private podHost?: PodControllerHost;

@@ -318,6 +318,21 @@ describe('Istio canaries as the mesh routes them', () => {
       },
     });
     expect(detected.id).toBe('rollout');
+    const routeWeights = () =>
+      Object.fromEntries(
+        liveObject(
+          'both',
+          namespace,
+          'VirtualService',
+        )[0].spec.http[0].route.map((r: any) => [r.destination.host, r.weight]),
+      );
+    // Argo Rollouts (simulated) sets the route weights at each step; once the canary is
+    // promoted, everything goes to the stable Service, which now selects the new pods.
+    const expected = [
+      { payments: 90, 'payments-canary': 10 },
+      { payments: 50, 'payments-canary': 50 },
+      { payments: 100, 'payments-canary': 0 },
+    ];
     for (const [weightIndex, weight] of target.weights.entries()) {
       expect(
         await settle(
@@ -325,6 +340,7 @@ describe('Istio canaries as the mesh routes them', () => {
           20_000,
         ),
       ).toMatchObject({ kind: 'reached' });
+      expect(routeWeights()).toEqual(expected[weightIndex]);
     }
     const written = liveObject('both', namespace, 'Rollout')[0];
     expect(written.spec.strategy.canary).toMatchObject({

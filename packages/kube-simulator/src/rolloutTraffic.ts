@@ -53,14 +53,14 @@ export function routeRolloutTraffic(
     const entries = asArray(route.route).map(r => asObject(r) ?? {});
     const hosts = entries.map(r => service(asObject(r.destination)?.host));
     if (!hosts.includes(stable) || !hosts.includes(canary)) continue;
-    entries.forEach((entry, i) => {
+    for (const [i, entry] of entries.entries()) {
+      if (hosts[i] !== stable && hosts[i] !== canary) continue;
       const want = hosts[i] === canary ? weight : 100 - weight;
-      if (hosts[i] !== stable && hosts[i] !== canary) return;
       if (entry.weight !== want) {
         entry.weight = want;
         changed = true;
       }
-    });
+    }
   }
   return changed;
 }

@@ -1,4 +1,10 @@
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import type { FleetTrafficStepOutcome } from '@cnp/plugin-fleet-node';
 import { meshTraffic, useSimulator } from '@cnp/kube-simulator';
@@ -362,5 +368,26 @@ describe('Istio canaries as the mesh routes them', () => {
       vs.spec.http[0].route.map((r: any) => r.destination.host).sort(),
     ).toEqual(['payments', 'payments-canary']);
     expect(name).toBe('payments');
+
+    // Argo Rollouts narrowed the application's Service to the Rollout's stable pods; once the
+    // Rollout goes, the Service must select the Deployment's pods again.
+    const kc = new KubeConfig();
+    kc.loadFromFile(sim.kubeconfigPath('both'));
+    await kc.makeApiClient(CoreV1Api).patchNamespacedService(
+      {
+        namespace,
+        name: 'payments',
+        body: { spec: { selector: { 'rollouts-pod-template-hash': 'abc12' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(await settle(() => rollout.removeCanary(target))).toMatchObject({
+      kind: 'reached',
+    });
+    const service = liveObject('both', namespace, 'Service');
+    expect(service.map(s => [s.metadata.name, s.spec.selector])).toEqual([
+      ['payments', { 'app.kubernetes.io/name': 'payments' }],
+    ]);
+    expect(liveObject('both', namespace, 'Rollout')).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import {
 import { assertFleetOwned, isFleetOwned } from '../../deploy/ownership';
 import { fillQuery } from '../analysis';
 import { prepareIstioRouting } from './rolloutIstio';
+import { widenStableService } from './stableService';
 import {
   analysisTemplateName,
   autoscalerRefusal,
@@ -463,6 +464,15 @@ export function createRolloutTrafficProvider(options: {
             kind: 'reached',
             message: 'traffic is on the stable revision',
           })),
-    removeCanary: target => removeCanaryObjects(target, timeoutMs),
+    removeCanary: async target => {
+      // The application's Service first selects the Deployment's pods again (Argo Rollouts
+      // narrowed it to the Rollout's for traffic routing), then the Rollout goes.
+      const widened = await guarded(target, timeoutMs, async s => {
+        await widenStableService(s, target);
+        return { kind: 'reached', message: 'Service selects the Deployment' };
+      });
+      if (widened.kind !== 'reached') return widened;
+      return removeCanaryObjects(target, timeoutMs);
+    },
   };
 }

@@ -1,7 +1,10 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { isKubeStatus } from '../../kubernetes/requestOptions';
 import { serviceNameFor } from '../../deploy/manifests';
-import { assertFleetOwned } from '../../deploy/ownership';
+import {
+  assertFleetOwned,
+  OwnershipConflictError,
+} from '../../deploy/ownership';
 import {
   entityRefOf,
   readDeployment,
@@ -35,16 +38,19 @@ async function readStableService(
   }
 }
 
-async function setTrackSelector(
+/** The label Argo Rollouts adds to the selectors of a Rollout's stable and canary Services. */
+export const ROLLOUT_HASH_LABEL = 'rollouts-pod-template-hash';
+
+async function patchSelector(
   s: Session,
   target: CanaryTarget,
-  value: 'stable' | null,
+  selector: Record<string, string | null>,
 ) {
   await s.core.patchNamespacedService(
     {
       namespace: target.namespace,
       name: serviceNameFor(target.name),
-      body: { spec: { selector: { [TRACK_LABEL]: value } } },
+      body: { spec: { selector } },
     },
     s.mergePatch(),
   );
@@ -67,13 +73,30 @@ export async function narrowStableService(
     return `the stable pods carry no ${TRACK_LABEL}=stable label: the canary's share also includes part of the stable Service's`;
   const service = await readStableService(s, target);
   if (service && service.spec?.selector?.[TRACK_LABEL] !== 'stable')
-    await setTrackSelector(s, target, 'stable');
+    await patchSelector(s, target, { [TRACK_LABEL]: 'stable' });
   return undefined;
 }
 
-/** The application's Service back to selecting every pod of the application. */
+/**
+ * The application's Service back to selecting every pod of the application: without the track
+ * Fleet added for an Istio canary, nor the pod-template hash Argo Rollouts added for a Rollout
+ * with traffic routing (which would select none of the Deployment's pods once the Rollout goes).
+ */
 export async function widenStableService(s: Session, target: CanaryTarget) {
-  const service = await readStableService(s, target);
-  if (service?.spec?.selector?.[TRACK_LABEL] !== undefined)
-    await setTrackSelector(s, target, null);
+  let service: V1Service | undefined;
+  try {
+    service = await readStableService(s, target);
+  } catch (error) {
+    // Someone else's Service of that name is left as it is: Fleet never narrowed it.
+    if (error instanceof OwnershipConflictError) return;
+    throw error;
+  }
+  const selector = service?.spec?.selector ?? {};
+  const added = [TRACK_LABEL, ROLLOUT_HASH_LABEL].filter(k => k in selector);
+  if (added.length)
+    await patchSelector(
+      s,
+      target,
+      Object.fromEntries(added.map(k => [k, null])),
+    );
 }

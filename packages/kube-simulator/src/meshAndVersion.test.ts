@@ -13,6 +13,7 @@ import {
   setHeaderOptions,
   VersionApi,
 } from '@kubernetes/client-node';
+import { request } from 'node:https';
 import { KubeSimulator } from './KubeSimulator';
 import { meshTraffic } from './meshTraffic';
 
@@ -59,6 +60,22 @@ function deployment(
       },
     },
   };
+}
+
+function controlGet(path: string): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${sim.url}${path}`, { ca: sim.caPem }, res => {
+      let text = '';
+      res.on('data', c => {
+        text += c;
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function waitFor(check: () => boolean) {
@@ -178,6 +195,17 @@ describe('mesh traffic', () => {
     );
     // The stable subset selects the three stable pods only.
     expect(Object.keys(subsets.pods)).toHaveLength(3);
+
+    // The same over the control API, for a test or a demo in another process.
+    const answer = await controlGet(
+      '/clusters/mesh/_sim/traffic?namespace=default&virtualService=web&route=subsets',
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual(JSON.parse(JSON.stringify(subsets)));
+    expect(
+      (await controlGet('/clusters/mesh/_sim/traffic?namespace=default'))
+        .status,
+    ).toBe(400);
   });
 });
 

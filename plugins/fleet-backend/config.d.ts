@@ -181,8 +181,10 @@ export interface Config {
       forbiddenNamespaces?: string[];
       /**
        * Requests and limits of every container, for each resource (`cpu`, `memory`) the
-       * application sets neither a request nor a limit for. A request above its limit stops
-       * the backend at startup.
+       * application sets neither a request nor a limit for (default: requests `cpu: 100m`,
+       * `memory: 128Mi`, limits `cpu: 200m`, `memory: 256Mi`). Set, it replaces the default
+       * as a whole (`{}`: none). An application's `resources: {}` opts out. A request above
+       * its limit stops the backend at startup.
        */
       defaultResources?: {
         requests?: { cpu?: string; memory?: string };
@@ -191,7 +193,9 @@ export interface Config {
       /**
        * How long a stopping container keeps serving (a `preStop` sleep, whole seconds, at most
        * 5 minutes; default 5 s; zero leaves the hook out), so endpoints and Ingress controllers
-       * stop sending it traffic first. Uses the `sleep` action of Kubernetes 1.30.
+       * stop sending it traffic first. Uses the `sleep` action on clusters at Kubernetes 1.30
+       * or later, and an `exec` of `sleep` (the image needs a `sleep` binary) below 1.30 or
+       * while a cluster's version is not known.
        */
       preStopSleep?: HumanDuration | string;
     };

@@ -207,6 +207,7 @@ describe('CRD switches and discovery', () => {
       name: 'virtualservices.networking.istio.io',
       installed: true,
     });
+    // Istio's install ships the DestinationRule CRD with the VirtualService one.
     expect(on.json.crds).toEqual([
       'destinationrules.networking.istio.io',
       'virtualservices.networking.istio.io',

@@ -146,6 +146,8 @@ export class KubeSimulator {
       for (const crd of KNOWN_CRDS)
         this.setCrd(cluster, crd, crds.includes(crd));
     }
+    const versions = Object.entries(options.serverVersions ?? {});
+    for (const [c, v] of versions) this.cluster(c).store.setServerVersion(v);
     if (options.prometheus || options.prometheusPort !== undefined) {
       const promPort = options.prometheusPort ?? 0;
       if (!Number.isInteger(promPort) || promPort < 0 || promPort > 65535) {

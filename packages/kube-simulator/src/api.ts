@@ -17,7 +17,6 @@ import {
   apiVersionsDoc,
   findResource,
   isServed,
-  SERVER_VERSION,
   storageDef,
 } from './resources';
 import { podLog } from './podLogs';
@@ -245,7 +244,7 @@ function route(store: ClusterStore, req: ApiRequest): ApiResponse {
   }
   if (segments[0] === 'version' && segments.length === 1) {
     if (method !== 'GET') throw errors.methodNotAllowed();
-    return json(200, SERVER_VERSION);
+    return json(200, store.serverVersion);
   }
   if (segments[0] === 'api' || segments[0] === 'apis') {
     const isCore = segments[0] === 'api';

@@ -21,6 +21,9 @@
  *        → { items: [{ at, verb: 'create'|'update'|'patch'|'delete'|'status', kind,
  *            namespace?, name, resourceVersion, object }] } (API writes, oldest first,
  *            the last 2,000 per cluster; controllers' status updates are not writes here)
+ *   GET  /clusters/<name>/_sim/traffic?namespace=&virtualService=&route=
+ *        → { pods: { <pod>: share }, unavailable, destinations } (where the mesh sends one
+ *          HTTP route's requests, shares 0 to 1; see meshTraffic.ts)
  *   GET  /clusters/<name>/_sim/watches       → { open, historyLimit, oldestResourceVersion, resourceVersion }
  *   POST /clusters/<name>/_sim/watches/expire → { oldestResourceVersion } (forgets the change
  *        history: a watch from an earlier resourceVersion gets 410 Expired)
@@ -45,10 +48,11 @@ import { ApiError, errors } from './errors';
 import { parseFault } from './faults';
 import type { Reply } from './http';
 import { parseRule, PrometheusSim } from './prometheus';
+import { meshTraffic } from './meshTraffic';
 import { KNOWN_CRDS, resourceForKind } from './resources';
 import type { DriftChange } from './simulatorOptions';
 import type { SimObject, WriteVerb } from './store';
-import { isPlainObject } from './util';
+import { isPlainObject, JsonObject } from './util';
 
 /** What the control API needs of the simulator (its library API). */
 export interface SimulatorControls {
@@ -179,7 +183,29 @@ const history: Handler = ({ state, query }) => {
   };
 };
 
+/** Where a VirtualService's route sends its requests (meshTraffic.ts). */
+const traffic: Handler = ({ state, query }) => {
+  const [namespace, name] = [
+    query.get('namespace'),
+    query.get('virtualService'),
+  ];
+  if (!namespace || !name)
+    throw errors.badRequest('namespace and virtualService are required');
+  const objects = state.store.objects() as unknown as JsonObject[];
+  try {
+    return meshTraffic(
+      objects,
+      namespace,
+      name,
+      query.get('route') ?? undefined,
+    );
+  } catch (error) {
+    throw errors.badRequest(String((error as Error).message));
+  }
+};
+
 const CLUSTER_ROUTES: Record<string, Handler> = {
+  'GET /_sim/traffic': traffic,
   'GET /_sim/fault': ({ state }) => state.fault,
   'POST /_sim/fault': setFault,
   'PUT /_sim/fault': setFault,

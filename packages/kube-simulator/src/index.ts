@@ -23,3 +23,5 @@ export type {
 } from './prometheus';
 export { KNOWN_CRDS } from './resources';
 export { useSimulator } from './useSimulator';
+export { meshTraffic } from './meshTraffic';
+export type { MeshDestinationShare, MeshTraffic } from './meshTraffic';

@@ -126,7 +126,8 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain' as const,
     crd: 'virtualservices.networking.istio.io',
   })),
-  // Shipped with Istio together with VirtualService (its base chart has both CRDs).
+  // Istio's DestinationRule (its base chart ships it with VirtualService): the subsets a
+  // VirtualService's destinations may name.
   ...['v1beta1', 'v1'].map(version => ({
     group: 'networking.istio.io',
     version,
@@ -152,6 +153,18 @@ export const KNOWN_CRDS = [
   'rollouts.argoproj.io',
   'virtualservices.networking.istio.io',
 ] as const;
+
+/** CRDs installed together: Argo Rollouts' and Istio's install manifests each ship a pair. */
+export const CRDS_SHIPPED_WITH: Record<string, string[]> = {
+  'rollouts.argoproj.io': [
+    'rollouts.argoproj.io',
+    'analysistemplates.argoproj.io',
+  ],
+  'virtualservices.networking.istio.io': [
+    'virtualservices.networking.istio.io',
+    'destinationrules.networking.istio.io',
+  ],
+};
 
 /** The version objects of `def`'s resource are stored in (the first one listed). */
 export function storageDef(def: ResourceDef): ResourceDef {

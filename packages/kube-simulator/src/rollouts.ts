@@ -1,6 +1,6 @@
 /**
- * The Argo Rollouts controller, simulated (argoproj.io/v1alpha1, basic canary
- * without traffic routing), following argo-rollouts' rollout/canary.go,
+ * The Argo Rollouts controller, simulated (argoproj.io/v1alpha1, basic canary;
+ * Istio traffic routing in rolloutTraffic.ts), following argo-rollouts' rollout/canary.go,
  * rollout/pause.go, rollout/sync.go and utils/rollout/rolloututil.go.
  *
  * There are no pods: each ReplicaSet is a list of pod batches, each ready
@@ -67,6 +67,20 @@ function scaleDown(rs: ReplicaSetState, to: number, t: number) {
   rs.batches = rs.batches.filter(b => b.count > 0);
 }
 
+/**
+ * The canary's weight at the current step: the last `setWeight` reached, 0 before the first
+ * and after an abort, 100 after the last step; 0 when the canary is the stable.
+ */
+export function canaryWeight(state: RolloutState, p: Params): number {
+  if (state.stableHash === state.currentHash || state.abort) return 0;
+  if (state.stepIndex >= p.steps.length) return 100;
+  for (let i = Math.min(state.stepIndex, p.steps.length - 1); i >= 0; i--) {
+    const w = p.steps[i].setWeight;
+    if (w !== undefined) return w;
+  }
+  return 0;
+}
+
 /** The replica count each RS should have at the current step. */
 function targets(state: RolloutState, p: Params): Map<string, number> {
   const out = new Map<string, number>();
@@ -77,18 +91,7 @@ function targets(state: RolloutState, p: Params): Map<string, number> {
     out.set(current, p.replicas);
     return out;
   }
-  let weight = 100;
-  if (state.abort) weight = 0;
-  else if (state.stepIndex < p.steps.length) {
-    weight = 0;
-    for (let i = Math.min(state.stepIndex, p.steps.length - 1); i >= 0; i--) {
-      const w = p.steps[i].setWeight;
-      if (w !== undefined) {
-        weight = w;
-        break;
-      }
-    }
-  }
+  const weight = canaryWeight(state, p);
   const canary = Math.min(
     p.replicas,
     Math.ceil((p.replicas * Math.max(0, Math.min(weight, 100))) / 100),

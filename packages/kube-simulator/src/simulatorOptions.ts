@@ -35,6 +35,12 @@ export interface KubeSimulatorOptions {
    * Names: 'rollouts.argoproj.io', 'virtualservices.networking.istio.io'.
    */
   crds?: Record<string, string[]>;
+  /**
+   * The Kubernetes version a cluster serves (`GET /version`), per cluster: e.g. `{ 'sim-2':
+   * 'v1.29.4' }`; the others serve v1.30.0. Below 1.30 a pod's `sleep` lifecycle handler is
+   * refused, as such a server does.
+   */
+  serverVersions?: Record<string, string>;
   /** Starts the Prometheus query endpoint on a random free port (see `prometheusUrl`). */
   prometheus?: boolean;
   /** Starts the Prometheus query endpoint on this port (0: a random free port). */

@@ -20,7 +20,7 @@ import {
   nameMismatch,
 } from './requestBody';
 import { apiVersionOf, ResourceDef } from './resourceDef';
-import { resourceForKind } from './resources';
+import { CRDS_SHIPPED_WITH, resourceForKind } from './resources';
 import { applyRolloutStatusWrite } from './rollouts';
 import { cloneRolloutState, newRolloutState } from './rolloutState';
 import { secretDecodeProblem } from './secretsAndIngresses';
@@ -61,18 +61,6 @@ export type {
   WriteVerb,
 } from './storeTypes';
 export { HISTORY_LIMIT } from './storeTypes';
-
-/** The CRDs one install brings: Argo Rollouts' and Istio's base chart's. */
-const CRDS_SHIPPED_TOGETHER: Record<string, string[]> = {
-  'rollouts.argoproj.io': [
-    'rollouts.argoproj.io',
-    'analysistemplates.argoproj.io',
-  ],
-  'virtualservices.networking.istio.io': [
-    'virtualservices.networking.istio.io',
-    'destinationrules.networking.istio.io',
-  ],
-};
 
 export class ClusterStore extends StoreCore {
   constructor(readyDelayMs: number, now: () => number = Date.now) {
@@ -119,11 +107,11 @@ export class ClusterStore extends StoreCore {
   /**
    * Installs or removes a CRD; removing it deletes its objects, as on a real
    * cluster. Argo Rollouts ships `rollouts.argoproj.io` together with
-   * `analysistemplates.argoproj.io`, Istio `virtualservices.networking.istio.io`
-   * with `destinationrules.networking.istio.io`: switching the first switches both.
+   * `analysistemplates.argoproj.io`, Istio its VirtualService CRD with the
+   * DestinationRule one: switching the first switches both.
    */
   setCrdInstalled(crd: string, installed: boolean): void {
-    const names = CRDS_SHIPPED_TOGETHER[crd] ?? [crd];
+    const names = CRDS_SHIPPED_WITH[crd] ?? [crd];
     for (const name of names) {
       if (installed) {
         this.crds.add(name);
@@ -198,7 +186,7 @@ export class ClusterStore extends StoreCore {
     else delete meta.generation;
     delete obj.status;
     applyDefaults(def, obj);
-    validateStored(def, obj, undefined, opts);
+    validateStored(def, obj, undefined, this.validation(opts));
     trackManagedFields(def, undefined, obj, opts);
     if (this.find(def, namespace, name))
       throw errors.alreadyExists(def.plural, def.group, name);
@@ -379,7 +367,7 @@ export class ClusterStore extends StoreCore {
     if (opts.subresource !== 'status') {
       applyDefaults(def, next);
       this.services.retain(def, next, old);
-      validateStored(def, next, old, opts);
+      validateStored(def, next, old, this.validation(opts));
       commitAllocations = this.allocateService(def, next, old, name);
     }
     trackManagedFields(def, old, next, opts);

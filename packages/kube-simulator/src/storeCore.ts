@@ -10,8 +10,10 @@ import { errors } from './errors';
 import { PodControllerHost, reconcilePods } from './podController';
 import { KIND_FIELD_SELECTORS } from './podResources';
 import { apiVersionOf, ResourceDef } from './resourceDef';
-import { RESOURCES, resourceForKind } from './resources';
+import { RESOURCES, resourceForKind, SERVER_VERSION } from './resources';
+import { ServerVersion, serverVersionOf } from './serverVersion';
 import { advanceRollout } from './rollouts';
+import { routedVirtualService, routeRolloutTraffic } from './rolloutTraffic';
 import { rolloutStatusOf } from './rolloutStatus';
 import { matches, requirementsOf } from './selectors';
 import { ServiceAddresses } from './serviceAddresses';
@@ -59,7 +61,19 @@ export abstract class StoreCore {
     'rollouts.argoproj.io',
     'analysistemplates.argoproj.io',
   ]);
+  /** What `GET /version` answers; `setServerVersion` changes it. */
+  serverVersion: ServerVersion = serverVersionOf(SERVER_VERSION.gitVersion);
   private readonly writes: HistoryEntry[] = [];
+
+  /** Serves another Kubernetes version (`v1.29.4`). */
+  setServerVersion(gitVersion: string): void {
+    this.serverVersion = serverVersionOf(gitVersion);
+  }
+
+  /** A write's validation options, with the version this cluster serves. */
+  protected validation(opts: WriteOptions): WriteOptions {
+    return { ...opts, serverVersion: this.serverVersion };
+  }
   /** Every change with its resourceVersion, the bounded window watches are served from. */
   readonly changes = new ChangeLog();
 
@@ -285,6 +299,7 @@ export abstract class StoreCore {
         this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
+    for (const entry of this.entries.values()) if (entry.ro) this.route(entry);
     reconcilePods(this.podControllerHost(), now);
     for (const entry of this.entries.values()) {
       if (entry.def.kind !== 'PodDisruptionBudget') continue;
@@ -295,6 +310,18 @@ export abstract class StoreCore {
         this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
+  }
+
+  /** Argo Rollouts' Istio routing: the Rollout's VirtualService at its step's weight. */
+  private route(rollout: Entry) {
+    const ref = routedVirtualService(rollout.obj);
+    const def = resourceForKind('VirtualService')!;
+    const vs = ref && this.find(def, ref.split('/')[0], ref.split('/')[1]);
+    if (!vs || !routeRolloutTraffic(rollout.obj, rollout.ro!, vs.obj)) return;
+    const meta = metaOf(vs.obj);
+    meta.generation = Number(meta.generation ?? 0) + 1;
+    meta.resourceVersion = this.bump();
+    this.emit('MODIFIED', vs.def, vs.obj);
   }
 
   private podHost?: PodControllerHost;

@@ -9,6 +9,7 @@ import { errors } from './errors';
 import { validateName } from './metaValidation';
 import { invalid } from './requestBody';
 import { ResourceDef } from './resourceDef';
+import { ServerVersion, versionCauses } from './serverVersion';
 import { checkCoreSchema, coreModelOf, SchemaFindings } from './schemaCore';
 import { checkCrdSchema } from './schemaCrd';
 import { istioWebhook, validateTemplateRules } from './serverRules';
@@ -29,6 +30,8 @@ export const FIELD_VALIDATIONS: FieldValidation[] = [
 
 export interface StoreValidationOptions {
   fieldValidation?: FieldValidation;
+  /** The version the cluster serves: what it refuses that a newer one takes (default: current). */
+  serverVersion?: ServerVersion;
   /** Receives the warnings of the write (HTTP `Warning: 299 - "..."` headers). */
   warnings?: string[];
 }
@@ -69,6 +72,7 @@ export function validateStored(
     ...(old ? [] : validateName(def, name || undefined)),
     ...validateObject(def, obj, old),
     ...validateTemplateRules(def, obj),
+    ...(opts.serverVersion ? versionCauses(def, obj, opts.serverVersion) : []),
   ];
   if (causes.length) throw invalid(def, name, causes);
   istioWebhook(def, obj);

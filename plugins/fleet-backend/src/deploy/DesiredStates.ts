@@ -30,7 +30,7 @@ export interface RevisionRequest {
   request: Pick<DeployRequest, 'image' | 'replicas' | 'env'>;
   /** The deployment's current revision on that cluster, if it has one. */
   current: Revision | undefined;
-  cluster: Pick<ClusterRecord, 'name' | 'labels'>;
+  cluster: Pick<ClusterRecord, 'name' | 'labels' | 'serverVersion'>;
 }
 
 /** What `desiredFor` renders: one revision of an application on one cluster. */
@@ -38,7 +38,7 @@ export interface DesiredStateRequest {
   application: Application;
   /** Without one (a deployment recorded before revisions existed), the application's defaults. */
   revision?: RevisionSettings | RevisionSpec;
-  cluster: Pick<ClusterRecord, 'name' | 'labels'>;
+  cluster: Pick<ClusterRecord, 'name' | 'labels' | 'serverVersion'>;
 }
 
 /**
@@ -115,7 +115,11 @@ export class DesiredStates {
       application,
       spec,
       revision: revision && copyOf(revision),
-      cluster: { name: cluster.name, labels: cluster.labels },
+      cluster: {
+        name: cluster.name,
+        labels: cluster.labels,
+        serverVersion: cluster.serverVersion,
+      },
       namespace,
     });
     return {

@@ -34,7 +34,7 @@ export function generatedWorkloadSource(
   return {
     id: GENERATED_WORKLOAD_SOURCE_ID,
     appliesTo: () => true,
-    render: async ({ application, spec, namespace }) =>
+    render: async ({ application, spec, namespace, cluster }) =>
       objectsOf(
         buildManifests({
           name: application.name,
@@ -44,6 +44,7 @@ export function generatedWorkloadSource(
           defaultReplicas: deploy.defaultReplicas,
           defaultResources: deploy.defaultResources,
           preStopSleepSeconds: deploy.preStopSleepSeconds,
+          serverVersion: cluster.serverVersion,
           progressDeadlineSeconds: Math.max(
             1,
             Math.ceil(deploy.progressDeadlineMs / 1000),

@@ -5,6 +5,7 @@ const base = {
   entityRef: 'component:default/payments',
   namespace: 'apps',
   defaultReplicas: 3,
+  serverVersion: 'v1.30.0',
 };
 
 describe('buildManifests', () => {
@@ -28,7 +29,11 @@ describe('buildManifests', () => {
     }
     // The pods carry them too (the Kubernetes plugin lists pods by backstage.io/kubernetes-id),
     // but no selector does: a Deployment's selector cannot change once applied.
-    expect(deployment.spec!.template.metadata).toEqual({ labels, annotations });
+    // The pods also carry their track, which a Service may select (never the Deployment).
+    expect(deployment.spec!.template.metadata).toEqual({
+      labels: { ...labels, 'cnp.io/track': 'stable' },
+      annotations,
+    });
     expect(deployment.spec!.selector).toEqual({
       matchLabels: { 'app.kubernetes.io/name': 'payments' },
     });
@@ -97,7 +102,11 @@ describe('buildManifests', () => {
       { name: 'A', value: '1' },
       { name: 'B', value: '2' },
     ]);
-    expect(container.resources).toEqual({ limits: { memory: '256Mi' } });
+    // Memory is the application's; cpu, which it leaves out, takes Fleet's defaults.
+    expect(container.resources).toEqual({
+      requests: { cpu: '100m' },
+      limits: { cpu: '200m', memory: '256Mi' },
+    });
     expect(container.readinessProbe!.httpGet!.port).toBe(9090);
     expect(service.spec!.ports![0].targetPort).toBe(9090);
   });
@@ -193,10 +202,47 @@ describe('buildManifests for high availability', () => {
       requests: { cpu: '100m' },
       limits: { cpu: '500m', memory: '64Mi' },
     });
+    // The application's `resources: {}` opts out of the defaults.
+    expect(container({})).not.toHaveProperty('resources');
+  });
+
+  it("gives a container Fleet's default requests and limits when neither the application nor the config names any", () => {
+    const container = (resources?: Record<string, Record<string, string>>) =>
+      buildManifests({ ...base, spec: { image: 'x', resources } }).deployment
+        .spec!.template.spec!.containers[0];
+    expect(container().resources).toEqual({
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { cpu: '200m', memory: '256Mi' },
+    });
+    // The application's own win, per resource.
+    expect(container({ limits: { cpu: '1' } }).resources).toEqual({
+      requests: { memory: '128Mi' },
+      limits: { cpu: '1', memory: '256Mi' },
+    });
+    // An explicit opt-out: no requests, no limits.
+    expect(container({})).not.toHaveProperty('resources');
+    // The config's defaults replace Fleet's; empty ones add nothing.
     expect(
-      buildManifests({ ...base, spec: { image: 'x' } }).deployment.spec!
-        .template.spec!.containers[0],
+      buildManifests({ ...base, defaultResources: {}, spec: { image: 'x' } })
+        .deployment.spec!.template.spec!.containers[0],
     ).not.toHaveProperty('resources');
+  });
+
+  it('uses the sleep action on clusters at Kubernetes 1.30 or later, an exec of sleep below or when unknown', () => {
+    const lifecycle = (serverVersion?: string) =>
+      buildManifests({ ...base, serverVersion, spec: { image: 'x' } })
+        .deployment.spec!.template.spec!.containers[0].lifecycle;
+    const exec = { preStop: { exec: { command: ['sleep', '5'] } } };
+    expect(lifecycle('v1.30.0')).toEqual({
+      preStop: { sleep: { seconds: 5 } },
+    });
+    expect(lifecycle('v1.31.2+k3s1')).toEqual({
+      preStop: { sleep: { seconds: 5 } },
+    });
+    expect(lifecycle('v2.0.0')).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    expect(lifecycle('v1.29.4-eks-1a2b3c')).toEqual(exec);
+    expect(lifecycle('v1.9.0')).toEqual(exec);
+    expect(lifecycle(undefined)).toEqual(exec);
   });
 
   it('makes the preStop sleep configurable, and leaves it out at zero', () => {

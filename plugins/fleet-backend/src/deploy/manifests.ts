@@ -12,6 +12,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+import { preStopHook } from './podLifecycle';
 
 export const DEFAULT_CONTAINER_PORT = 8000;
 export const SERVICE_PORT = 80;
@@ -24,6 +25,13 @@ export const NAME_LABEL = 'app.kubernetes.io/name';
  * and on its pods, never in a selector (a Deployment's selector cannot change).
  */
 export const KUBERNETES_ID_LABEL = 'backstage.io/kubernetes-id';
+
+/**
+ * The track of an application's pods: `stable` on the pods of its Deployment, `canary` on those
+ * of a release's canary. Never in a Deployment's selector (it cannot change); a Service adds it
+ * to its selector to reach one track only (the stable Service of an Istio canary).
+ */
+export const TRACK_LABEL = 'cnp.io/track';
 
 /** The name part of `component:default/payments`: the value of `backstage.io/kubernetes-id`. */
 export function kubernetesIdOf(entityRef: string): string {
@@ -48,6 +56,11 @@ export interface ManifestInput {
    * Ingress controllers stop sending it traffic first (default 5; 0 leaves the hook out).
    */
   preStopSleepSeconds?: number;
+  /**
+   * The cluster's Kubernetes version (`v1.30.2`), from its health probe: the preStop hook uses
+   * the `sleep` action from 1.30, an `exec` of `sleep` below or when it is not known.
+   */
+  serverVersion?: string | null;
 }
 
 /** Requests and limits per resource name, as a container's `resources`. */
@@ -57,6 +70,14 @@ export interface ResourceDefaults {
 }
 
 export const DEFAULT_PRE_STOP_SLEEP_SECONDS = 5;
+/**
+ * The requests and limits of a container whose application and `fleet.deploy.defaultResources`
+ * say nothing: what held seed 004's CPU stressor.
+ */
+export const DEFAULT_RESOURCES: ResourceDefaults = {
+  requests: { cpu: '100m', memory: '128Mi' },
+  limits: { cpu: '200m', memory: '256Mi' },
+};
 export const ZONE_TOPOLOGY_KEY = 'topology.kubernetes.io/zone';
 export const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
 
@@ -70,14 +91,22 @@ export interface Manifests {
 }
 
 /**
- * The application's requests and limits, completed from the defaults for each resource it says
- * nothing about. A resource it sets a request or a limit for keeps exactly what it set: a default
- * request above its limit (or under its request) would make the pod invalid.
+ * The application's requests and limits, completed from the defaults (Fleet's own when
+ * `fleet.deploy.defaultResources` is unset) for each resource it says nothing about. A resource
+ * it sets a request or a limit for keeps exactly what it set: a default request above its limit
+ * (or under its request) would make the pod invalid. `resources: {}` (no request, no limit)
+ * opts out: the container gets none.
  */
 export function resourcesWithDefaults(
   own: ApplicationSpec['resources'],
-  defaults: ResourceDefaults | undefined,
+  defaults: ResourceDefaults | undefined = DEFAULT_RESOURCES,
 ): V1ResourceRequirements | undefined {
+  if (
+    own &&
+    !Object.keys(own.requests ?? {}).length &&
+    !Object.keys(own.limits ?? {}).length
+  )
+    return undefined;
   const requests: Record<string, string> = { ...(own?.requests ?? {}) };
   const limits: Record<string, string> = { ...(own?.limits ?? {}) };
   const named = new Set([...Object.keys(requests), ...Object.keys(limits)]);
@@ -127,7 +156,10 @@ export function buildManifests(input: ManifestInput): Manifests {
       selector: { matchLabels: selector },
       progressDeadlineSeconds: input.progressDeadlineSeconds,
       template: {
-        metadata: { labels, annotations },
+        metadata: {
+          labels: { ...labels, [TRACK_LABEL]: 'stable' },
+          annotations,
+        },
         spec: podSpecFor(input, { replicas, port, selector }),
       },
     },
@@ -215,10 +247,7 @@ function podSpecFor(
         livenessProbe: probe(10),
         // Endpoints and Ingress controllers learn of a stopping pod asynchronously: the
         // sleep keeps it serving until they have stopped sending it traffic.
-        lifecycle:
-          preStopSleep > 0
-            ? { preStop: { sleep: { seconds: preStopSleep } } }
-            : undefined,
+        lifecycle: preStopHook(preStopSleep, input.serverVersion),
       },
     ],
     // The kubelet kills a container this long after it starts stopping, preStop included.

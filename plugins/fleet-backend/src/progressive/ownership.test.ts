@@ -391,17 +391,17 @@ describe.each(databases.eachSupportedId())(
             o.kind === 'VirtualService' &&
             (o.metadata as any).namespace === namespace,
         );
-      // Both named routes went to the canary and back to the stable host.
+      // Both named routes went to the canary and back to their own destination, as written.
       expect(vs.spec.http.map((r: any) => r.route)).toEqual([
         [
           {
-            destination: { host: 'checkout', port: { number: 80 } },
+            destination: { host: 'storefront', port: { number: 80 } },
             weight: 100,
           },
         ],
         [
           {
-            destination: { host: 'checkout', port: { number: 80 } },
+            destination: { host: 'login', port: { number: 80 } },
             weight: 100,
           },
         ],

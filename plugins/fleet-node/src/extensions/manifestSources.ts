@@ -28,8 +28,15 @@ export interface FleetManifestRenderRequest {
   spec: ApplicationSpec;
   /** The revision's own settings; undefined for a deployment recorded before revisions. */
   revision?: FleetManifestRevision;
-  /** The cluster the objects go to. */
-  cluster: { name: string; labels?: Record<string, string> };
+  /**
+   * The cluster the objects go to, with the Kubernetes version its last health probe saw
+   * (`v1.30.2`; unknown before the first probe).
+   */
+  cluster: {
+    name: string;
+    labels?: Record<string, string>;
+    serverVersion?: string | null;
+  };
   /** The namespace the objects go to (the revision's, else Fleet's default). */
   namespace: string;
 }

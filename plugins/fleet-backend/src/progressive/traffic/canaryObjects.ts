@@ -28,7 +28,9 @@ import {
   ENTITY_REF_ANNOTATION,
   NAME_LABEL,
   serviceNameFor,
+  TRACK_LABEL,
 } from '../../deploy/manifests';
+import { sanitizeK8sName } from '../../kubernetes/sanitizeK8sName';
 import {
   assertFleetOwned,
   deleteIfFleetOwned,
@@ -40,7 +42,7 @@ export type CanaryTarget = FleetTrafficTarget;
 export type StepOutcome = FleetTrafficStepOutcome;
 
 /** The label that tells a canary's pods from the stable ones. */
-export const TRACK_LABEL = 'cnp.io/track';
+export { TRACK_LABEL };
 /** The label that keeps a Rollout's pods apart from the Deployment's. */
 export const WORKLOAD_LABEL = 'cnp.io/workload';
 /** The Fleet revision a Rollout's pod template runs. */
@@ -83,6 +85,13 @@ export async function openSession(
 
 export const canaryName = (name: string) => `${name}-canary`;
 
+/**
+ * The canary's Service: `<service>-canary`, shortened with a hash of the whole name when that
+ * would be over the 63 characters a Service name may have.
+ */
+export const canaryServiceName = (target: Pick<CanaryTarget, 'name'>) =>
+  sanitizeK8sName(canaryName(serviceNameFor(target.name)));
+
 /** The component a canary is for: its objects carry this entity ref. */
 export function entityRefOf(target: CanaryTarget): string | undefined {
   return (
@@ -119,7 +128,7 @@ export function canaryService(target: CanaryTarget): V1Service {
   const base = structuredClone(target.canary.service);
   base.metadata = {
     ...base.metadata,
-    name: canaryName(serviceNameFor(target.name)),
+    name: canaryServiceName(target),
   };
   base.spec!.selector = { [NAME_LABEL]: target.name, [TRACK_LABEL]: 'canary' };
   return base;
@@ -213,7 +222,7 @@ export async function readDeployment(
 
 /** Reads the canary's Service for change; a foreign one is an ownership conflict. */
 export async function readOwnedService(s: Session, target: CanaryTarget) {
-  const name = canaryName(serviceNameFor(target.name));
+  const name = canaryServiceName(target);
   try {
     const live = await s.core.readNamespacedService(
       { namespace: target.namespace, name },
@@ -330,6 +339,13 @@ export async function guarded(
         reason: 'OWNERSHIP_CONFLICT',
       };
     }
+    // An object the API server refuses as invalid stays refused: waiting would never end.
+    if (isKubeStatus(error, 400) || isKubeStatus(error, 422)) {
+      return {
+        kind: 'failed',
+        message: `the API server refused it: ${describeKubeError(error)}`,
+      };
+    }
     return { kind: 'waiting', message: describeKubeError(error, timeoutMs) };
   }
 }
@@ -365,7 +381,7 @@ export function removeCanaryObjects(
           s.opts(),
         ),
     ).then(note('Deployment', deployment));
-    const service = canaryName(serviceNameFor(target.name));
+    const service = canaryServiceName(target);
     await deleteIfFleetOwned(
       entityRef,
       () =>

@@ -1,20 +1,11 @@
 import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
-import { isKubeStatus } from '../../kubernetes/requestOptions';
-import { FIELD_MANAGER } from '../../kubernetes/serverSideApply';
-import { serviceNameFor } from '../../deploy/manifests';
-import {
-  isSteerableBy,
-  OwnershipConflictError,
-  ownershipConflict,
-} from '../../deploy/ownership';
+import { OwnershipConflictError } from '../../deploy/ownership';
 import {
   canaryName,
   applyCanaryService,
   conflictOf,
   ensureCanary,
-  entityRefOf,
   guarded,
-  ISTIO_GROUP,
   openSession,
   readDeployment,
   readOwnedService,
@@ -22,109 +13,14 @@ import {
   scale,
   servesResource,
   type CanaryTarget,
-  type Session,
   type StepOutcome,
 } from './canaryObjects';
-
-const VIRTUAL_SERVICES = {
-  group: ISTIO_GROUP,
-  version: 'v1beta1',
-  plural: 'virtualservices',
-};
-
-/** Reads the VirtualService Fleet steers; its owner must have annotated it for this component. */
-async function readSteerableVirtualService(
-  s: Session,
-  target: CanaryTarget,
-): Promise<any | undefined> {
-  const name = target.istio!.virtualService;
-  let vs: any;
-  try {
-    vs = await s.custom.getNamespacedCustomObject(
-      { ...VIRTUAL_SERVICES, namespace: target.namespace, name },
-      s.opts(),
-    );
-  } catch (error) {
-    if (isKubeStatus(error, 404)) return undefined;
-    throw error;
-  }
-  const entityRef = entityRefOf(target);
-  if (!isSteerableBy(vs, entityRef)) {
-    throw ownershipConflict(
-      'VirtualService',
-      target.namespace,
-      name,
-      vs,
-      entityRef,
-      'steered',
-    );
-  }
-  return vs;
-}
-
-async function setRouteWeights(
-  s: Session,
-  target: CanaryTarget,
-  weight: number,
-): Promise<StepOutcome> {
-  const vsName = target.istio!.virtualService;
-  const ref = {
-    ...VIRTUAL_SERVICES,
-    namespace: target.namespace,
-    name: vsName,
-  };
-  const vs = await readSteerableVirtualService(s, target);
-  if (!vs) {
-    return {
-      kind: 'failed',
-      message: `VirtualService ${target.namespace}/${vsName} not found`,
-    };
-  }
-  const host = serviceNameFor(target.name);
-  const canaryHost = canaryName(host);
-  const wanted = target.istio!.routes;
-  const http: any[] = vs.spec?.http ?? [];
-  const chosen = http.filter(
-    route => !wanted?.length || wanted.includes(route.name),
-  );
-  if (chosen.length === 0) {
-    return {
-      kind: 'failed',
-      message: `VirtualService ${
-        target.namespace
-      }/${vsName} has no route named ${wanted?.join(', ')}`,
-    };
-  }
-  let changed = false;
-  for (const route of chosen) {
-    const first = (route.route ?? [])[0]?.destination ?? { host };
-    const next = [
-      { destination: { ...first, host }, weight: 100 - weight },
-      ...(weight > 0
-        ? [{ destination: { ...first, host: canaryHost }, weight }]
-        : []),
-    ];
-    if (JSON.stringify(route.route) !== JSON.stringify(next)) {
-      route.route = next;
-      changed = true;
-    }
-  }
-  if (changed) {
-    // The body keeps the resourceVersion read: a change meanwhile makes this a 409, not an
-    // overwrite. The VirtualService is its owner's (Fleet only steers its weights): an update
-    // as field manager `fleet`, not an apply that would take its routes over.
-    await s.custom.replaceNamespacedCustomObject(
-      { ...ref, body: vs, fieldManager: FIELD_MANAGER },
-      s.opts(),
-    );
-  }
-  return {
-    kind: 'reached',
-    message: `weight ${weight}%: VirtualService ${vsName} routes ${
-      100 - weight
-    }/${weight}`,
-  };
-}
+import { narrowStableService, widenStableService } from './stableService';
+import {
+  readSteerableVirtualService,
+  setRouteWeights,
+  VIRTUAL_SERVICES,
+} from './virtualService';
 
 /**
  * The canary Deployment sized to the weight and its own Service, then the named VirtualService's
@@ -152,7 +48,12 @@ function istioStep(
         message: `weight ${weight}%: canary ${available}/${wantCanary} replicas available`,
       };
     }
-    return setRouteWeights(s, target, weight);
+    // The stable Service narrowed to the stable pods before any weight goes to the canary.
+    const note = await narrowStableService(s, target);
+    const outcome = await setRouteWeights(s, target, weight);
+    return note && outcome.kind === 'reached'
+      ? { ...outcome, message: `${outcome.message} (${note})` }
+      : outcome;
   });
 }
 
@@ -204,6 +105,14 @@ export function createIstioTrafficProvider(options: {
     },
     step: (target, { weight }) => istioStep(target, weight, timeoutMs),
     trafficToStable: target => istioToStable(target, timeoutMs),
-    removeCanary: target => removeCanaryObjects(target, timeoutMs),
+    removeCanary: async target => {
+      const removed = await removeCanaryObjects(target, timeoutMs);
+      if (removed.kind !== 'reached') return removed;
+      // No canary pod is left: the Service selects every pod of the application again.
+      return guarded(target, timeoutMs, async s => {
+        await widenStableService(s, target);
+        return removed;
+      });
+    },
   };
 }

@@ -8,14 +8,19 @@ import {
   ENTITY_REF_ANNOTATION,
   MANAGED_BY_LABEL,
   NAME_LABEL,
+  serviceNameFor,
+  TRACK_LABEL,
   type Manifests,
 } from '../../deploy/manifests';
 import { assertFleetOwned, isFleetOwned } from '../../deploy/ownership';
 import { fillQuery } from '../analysis';
+import { prepareIstioRouting } from './rolloutIstio';
+import { widenStableService } from './stableService';
 import {
   analysisTemplateName,
   rolloutAnalysisTemplates,
   autoscalerRefusal,
+  canaryServiceName,
   conflictOf,
   entityRefOf,
   guarded,
@@ -131,9 +136,11 @@ function rolloutTemplate(
   revision: number,
 ) {
   const template = structuredClone(manifests.deployment.spec!.template);
+  // A Rollout's pods are told apart by their ReplicaSet's hash, not by Fleet's track.
+  const { [TRACK_LABEL]: _track, ...labels } = template.metadata?.labels ?? {};
   template.metadata = {
     ...template.metadata,
-    labels: { ...template.metadata?.labels, [WORKLOAD_LABEL]: 'rollout' },
+    labels: { ...labels, [WORKLOAD_LABEL]: 'rollout' },
     annotations: {
       ...template.metadata?.annotations,
       [REVISION_ANNOTATION]: String(revision),
@@ -142,7 +149,30 @@ function rolloutTemplate(
   return template;
 }
 
-function rolloutManifest(target: CanaryTarget): object {
+/**
+ * Istio traffic routing for the Rollout, where the strategy names a VirtualService and the
+ * cluster serves them: Argo Rollouts then sets the route weights itself, between the
+ * application's Service (stable) and the canary's, each narrowed to its pods by Argo.
+ */
+function istioRouting(target: CanaryTarget, mesh: boolean) {
+  if (!mesh || !target.istio) return {};
+  return {
+    canaryService: canaryServiceName(target),
+    stableService: serviceNameFor(target.name),
+    trafficRouting: {
+      istio: {
+        virtualService: {
+          name: target.istio.virtualService,
+          ...(target.istio.routes?.length
+            ? { routes: target.istio.routes }
+            : {}),
+        },
+      },
+    },
+  };
+}
+
+function rolloutManifest(target: CanaryTarget, mesh: boolean): object {
   const metadata = target.stable.deployment.metadata!;
   const templates = rolloutAnalysisTemplates(target);
   const analysis = templates.length
@@ -172,6 +202,7 @@ function rolloutManifest(target: CanaryTarget): object {
           steps: rolloutSteps(target.weights),
           maxSurge: target.maxSurge,
           maxUnavailable: target.maxUnavailable,
+          ...istioRouting(target, mesh),
           ...(analysis ? { analysis } : {}),
         },
       },
@@ -246,11 +277,13 @@ async function startRollout(
 ): Promise<StepOutcome | undefined> {
   if (!rollout) {
     await ensureAnalysisTemplates(s, target);
+    const { mesh, failed } = await prepareIstioRouting(s, target);
+    if (failed) return failed;
     await applyCustom(
       s,
       target,
       'rollouts',
-      rolloutManifest(target),
+      rolloutManifest(target, mesh),
       undefined,
     );
     return {
@@ -461,6 +494,15 @@ export function createRolloutTrafficProvider(options: {
             kind: 'reached',
             message: 'traffic is on the stable revision',
           })),
-    removeCanary: target => removeCanaryObjects(target, timeoutMs),
+    removeCanary: async target => {
+      // The application's Service first selects the Deployment's pods again (Argo Rollouts
+      // narrowed it to the Rollout's for traffic routing), then the Rollout goes.
+      const widened = await guarded(target, timeoutMs, async s => {
+        await widenStableService(s, target);
+        return { kind: 'reached', message: 'Service selects the Deployment' };
+      });
+      if (widened.kind !== 'reached') return widened;
+      return removeCanaryObjects(target, timeoutMs);
+    },
   };
 }

@@ -931,6 +931,8 @@ export const spec = {
             $ref: '#/components/schemas/EnvMap',
           },
           resources: {
+            description:
+              'Requests and limits of the container. Each resource (cpu, memory) it names neither a request nor a limit for takes the default (`fleet.deploy.defaultResources`, else requests cpu 100m, memory 128Mi, limits cpu 200m, memory 256Mi); `{}` opts out: no requests, no limits.',
             type: 'object',
             additionalProperties: false,
             properties: {

@@ -573,6 +573,7 @@ export interface components {
       replicas?: number;
       port?: number;
       env?: components['schemas']['EnvMap'];
+      /** Requests and limits of the container. Each resource (cpu, memory) it names neither a request nor a limit for takes the default (`fleet.deploy.defaultResources`, else requests cpu 100m, memory 128Mi, limits cpu 200m, memory 256Mi); `{}` opts out: no requests, no limits. */
       resources?: {
         requests?: components['schemas']['ResourceListInput'];
         limits?: components['schemas']['ResourceListInput'];

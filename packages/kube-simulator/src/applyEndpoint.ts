@@ -72,6 +72,17 @@ export function applyObject(
   } catch (e) {
     if (!(e instanceof ApiError && e.code === 404)) throw e;
   }
+  // A uid in the applied configuration is a precondition: the object must be that one.
+  const uid = meta.uid;
+  delete meta.uid;
+  const liveUid = (live?.metadata as JsonObject | undefined)?.uid;
+  if (live && uid !== undefined && uid !== '' && uid !== liveUid)
+    throw errors.conflict(
+      def.plural,
+      def.group,
+      name,
+      `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${liveUid}`,
+    );
   const rv = meta.resourceVersion;
   if (live && rv !== undefined && rv !== '') {
     const liveRv = (live.metadata as JsonObject).resourceVersion;

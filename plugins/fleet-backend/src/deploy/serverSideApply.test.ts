@@ -9,6 +9,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import {
   AppsV1Api,
+  CoreV1Api,
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
@@ -27,6 +28,14 @@ import { ManifestRemover } from './ManifestRemover';
 jest.setTimeout(90_000);
 
 const databases = createTestDatabases();
+
+/** Two FieldsV1 sets as one. */
+function merge(a: any, b: any): any {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b ?? {}))
+    out[k] = k in out ? merge(out[k], v) : v;
+  return out;
+}
 const sim = useSimulator({ clusters: ['east'], readyDelayMs: 20 });
 
 const tolerations = [
@@ -155,7 +164,7 @@ describe.each(databases.eachSupportedId())(
       );
       expect(
         before.metadata.managedFields.map((e: any) => [e.manager, e.operation]),
-      ).toEqual([['fleet', 'Apply']]);
+      ).toEqual([['fleet', 'Update']]); // created (never applied into one made meanwhile)
 
       await h.deployments.updateApplication(app.id, {
         spec: {
@@ -219,9 +228,16 @@ describe.each(databases.eachSupportedId())(
       });
       const after = live('Deployment', app.name);
       expect(after.spec.template.spec).not.toHaveProperty('tolerations');
-      expect(
-        after.metadata.managedFields.map((e: any) => e.manager),
-      ).not.toContain('node-fetch');
+      // What Fleet sent is Fleet's now; `node-fetch` keeps only what the server defaulted at
+      // the create (as a real server records it), which Fleet never sends.
+      const earlier = after.metadata.managedFields.find(
+        (e: any) => e.manager === 'node-fetch',
+      );
+      const podFields =
+        earlier?.fieldsV1?.['f:spec']?.['f:template']?.['f:spec'];
+      expect(podFields ?? {}).not.toHaveProperty(['f:tolerations']);
+      expect(podFields ?? {}).not.toHaveProperty(['f:containers']);
+      expect(earlier?.fieldsV1?.['f:metadata']).toBeUndefined();
     });
 
     it('takes back a field Fleet itself changed by update (a canary scaling), forcing only that', async () => {
@@ -293,6 +309,170 @@ describe.each(databases.eachSupportedId())(
       expect(after.spec.template.metadata.annotations).toMatchObject({
         'mesh.io/injected': 'true',
       });
+    });
+
+    it("leaves another client-node tool's fields (manager node-fetch) once Fleet has applied", async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-nodefetch-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', replicas: 2 },
+      });
+      await deployed(h, entityRef);
+      // Any client-node tool that sends no fieldManager writes as `node-fetch`, as earlier
+      // Fleets did: once Fleet has applied, that name is another tool's, never Fleet's.
+      await otherClient().patchNamespacedDeployment(
+        {
+          name: app.name,
+          namespace,
+          body: {
+            metadata: { annotations: { 'other.io/owner': 'team-b' } },
+            spec: {
+              template: {
+                spec: { containers: [{ name: 'proxy', image: 'proxy:1' }] },
+              },
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      expect(
+        live('Deployment', app.name).metadata.managedFields.map(
+          (e: any) => e.manager,
+        ),
+      ).toContain('node-fetch');
+      await h.deployments.updateApplication(app.id, {
+        spec: { image: 'nginx:1.28', replicas: 2 },
+      });
+      expect(await deployed(h, entityRef)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      const after = live('Deployment', app.name);
+      expect(after.metadata.annotations).toMatchObject({
+        'other.io/owner': 'team-b',
+      });
+      expect(
+        after.spec.template.spec.containers.map((c: any) => c.name).sort(),
+      ).toEqual([app.name, 'proxy'].sort());
+    });
+
+    it("hands over only Fleet's fields of an earlier Fleet's object, not another tool's", async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-mixed-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', replicas: 2, tolerations },
+      });
+      await deployed(h, entityRef);
+      const apps = otherClient();
+      // Another tool annotated it without a field manager...
+      await apps.patchNamespacedDeployment(
+        {
+          name: app.name,
+          namespace,
+          body: { metadata: { annotations: { 'other.io/owner': 'team-b' } } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      // ...and the rest is as an earlier Fleet left it: every field under `node-fetch`.
+      const current = await apps.readNamespacedDeployment({
+        name: app.name,
+        namespace,
+      });
+      const fieldsV1 = current
+        .metadata!.managedFields!.map(e => e.fieldsV1 as object)
+        .reduce((a, b) => merge(a, b), {});
+      const [entry] = current.metadata!.managedFields!;
+      await apps.patchNamespacedDeployment(
+        {
+          name: app.name,
+          namespace,
+          body: [
+            {
+              op: 'replace',
+              path: '/metadata/managedFields',
+              value: [
+                {
+                  ...entry,
+                  manager: 'node-fetch',
+                  operation: 'Update',
+                  fieldsV1,
+                },
+              ],
+            },
+          ],
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      await h.deployments.updateApplication(app.id, {
+        spec: { image: 'nginx:1.27', replicas: 2, tolerations: undefined },
+      });
+      expect(await deployed(h, entityRef)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      const after = live('Deployment', app.name);
+      expect(after.spec.template.spec).not.toHaveProperty('tolerations');
+      expect(after.metadata.annotations).toMatchObject({
+        'other.io/owner': 'team-b',
+      });
+      const kept = after.metadata.managedFields.find(
+        (e: any) => e.manager === 'node-fetch',
+      );
+      expect(kept.fieldsV1['f:metadata']['f:annotations']).toHaveProperty([
+        'f:other.io/owner',
+      ]);
+      // Fleet's fields went to Fleet (the server's create defaults stay with node-fetch).
+      expect(
+        kept.fieldsV1['f:spec']?.['f:template']?.['f:spec'],
+      ).not.toHaveProperty(['f:containers']);
+      expect(kept.fieldsV1['f:metadata']['f:labels']).toBeUndefined();
+    });
+
+    it('never applies into an object someone made between its read and its write', async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-race-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', replicas: 2 },
+      });
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('east'));
+      const teamB = kc.makeApiClient(CoreV1Api);
+      const read = CoreV1Api.prototype.readNamespacedService;
+      const spy = jest
+        .spyOn(CoreV1Api.prototype, 'readNamespacedService')
+        .mockImplementationOnce(async function first(this: CoreV1Api) {
+          // Fleet's read finds nothing; team B creates a Service of that name right after.
+          await teamB.createNamespacedService({
+            namespace,
+            body: {
+              metadata: { name: app.name, namespace },
+              spec: {
+                selector: { app: 'team-b' },
+                ports: [{ name: 'http', port: 80 }],
+              },
+            },
+          });
+          throw Object.assign(new Error('not found'), { code: 404 });
+        });
+      try {
+        const failed = await deployed(h, entityRef);
+        expect(failed).toMatchObject({
+          status: 'FAILED',
+          statusReason: DeploymentReasons.OWNERSHIP_CONFLICT,
+        });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(read).toBe(CoreV1Api.prototype.readNamespacedService);
+      const service = live('Service', app.name);
+      expect(service.spec.selector).toEqual({ app: 'team-b' });
+      expect(service.metadata.labels ?? {}).not.toHaveProperty(
+        'app.kubernetes.io/managed-by',
+      );
+      expect(
+        service.metadata.managedFields.map((e: any) => e.manager),
+      ).not.toContain('fleet');
     });
 
     it('fails the deploy on a conflict with another manager, naming the field and the manager, and does not force it', async () => {

@@ -11,7 +11,10 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { isKubeStatus } from '../kubernetes/requestOptions';
-import { serverSideApply } from '../kubernetes/serverSideApply';
+import {
+  ObjectAppearedError,
+  serverSideApply,
+} from '../kubernetes/serverSideApply';
 import { MANAGED_BY_LABEL } from './manifests';
 import { assertFleetOwned, deleteIfFleetOwned } from './ownership';
 
@@ -59,16 +62,27 @@ async function readIfThere<T>(read: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-/** Reads the live object, checks it is Fleet's when there, and applies `body` over it. */
+/**
+ * Reads the live object, checks it is Fleet's when there, and applies `body` over it. One that
+ * appeared while Fleet was creating it is read and checked again.
+ */
 async function applyOwned<T extends LiveMetadata>(
   ctx: WorkloadApply,
   kind: string,
   read: () => Promise<T>,
   write: (live: T | undefined) => Promise<T>,
 ): Promise<T> {
-  const live = await readIfThere(read);
-  if (live) assertOurs(ctx, kind, live);
-  return write(live);
+  const once = async () => {
+    const live = await readIfThere(read);
+    if (live) assertOurs(ctx, kind, live);
+    return write(live);
+  };
+  try {
+    return await once();
+  } catch (error) {
+    if (!(error instanceof ObjectAppearedError)) throw error;
+    return once();
+  }
 }
 
 /**
@@ -88,10 +102,16 @@ export async function createNamespace(ctx: WorkloadApply): Promise<void> {
         metadata: { name, labels: { [MANAGED_BY_LABEL]: 'fleet' } },
       },
       undefined,
-      (params, options) => core.patchNamespace({ name, ...params }, options),
+      {
+        patch: (params, options) =>
+          core.patchNamespace({ name, ...params }, options),
+        create: (params, options) => core.createNamespace(params, options),
+      },
       ctx.opts,
     );
   } catch (error) {
+    // Made meanwhile by someone else: there now, and left as it is.
+    if (error instanceof ObjectAppearedError) return;
     if (!isKubeStatus(error, 403)) throw error;
   }
 }
@@ -123,11 +143,15 @@ export async function applyDeployment(
       return serverSideApply(
         body,
         live,
-        (params, options) =>
-          apps.patchNamespacedDeployment(
-            { name, namespace, ...params },
-            options,
-          ),
+        {
+          patch: (params, options) =>
+            apps.patchNamespacedDeployment(
+              { name, namespace, ...params },
+              options,
+            ),
+          create: (params, options) =>
+            apps.createNamespacedDeployment({ namespace, ...params }, options),
+        },
         opts,
       );
     },
@@ -150,8 +174,15 @@ export async function applyService(
       serverSideApply(
         service,
         live,
-        (params, options) =>
-          core.patchNamespacedService({ name, namespace, ...params }, options),
+        {
+          patch: (params, options) =>
+            core.patchNamespacedService(
+              { name, namespace, ...params },
+              options,
+            ),
+          create: (params, options) =>
+            core.createNamespacedService({ namespace, ...params }, options),
+        },
         opts,
       ),
   );
@@ -182,11 +213,18 @@ export async function applyPodDisruptionBudget(
     serverSideApply(
       podDisruptionBudget,
       live,
-      (params, options) =>
-        policy.patchNamespacedPodDisruptionBudget(
-          { name, namespace, ...params },
-          options,
-        ),
+      {
+        patch: (params, options) =>
+          policy.patchNamespacedPodDisruptionBudget(
+            { name, namespace, ...params },
+            options,
+          ),
+        create: (params, options) =>
+          policy.createNamespacedPodDisruptionBudget(
+            { namespace, ...params },
+            options,
+          ),
+      },
       opts,
     ),
   );
@@ -209,11 +247,18 @@ export async function applyIngress(
       serverSideApply(
         ingress,
         live,
-        (params, options) =>
-          networking.patchNamespacedIngress(
-            { name, namespace, ...params },
-            options,
-          ),
+        {
+          patch: (params, options) =>
+            networking.patchNamespacedIngress(
+              { name, namespace, ...params },
+              options,
+            ),
+          create: (params, options) =>
+            networking.createNamespacedIngress(
+              { namespace, ...params },
+              options,
+            ),
+        },
         opts,
       ),
     );

@@ -87,26 +87,111 @@ export function fieldConflictsOf(error: unknown): FieldConflict[] | undefined {
   return conflicts.length ? conflicts : undefined;
 }
 
-/** Whether `entry` is one an earlier Fleet wrote (an `Update` under one of its names). */
-function isEarlierFleet(entry: Record<string, unknown>): boolean {
-  return (
-    entry.operation === 'Update' &&
-    !entry.subresource &&
-    EARLIER_FLEET_MANAGERS.includes(String(entry.manager ?? ''))
+type Fields = Record<string, unknown>;
+
+/** Marks a mask node whose whole subtree is Fleet's. */
+const WHOLE: Fields = Object.freeze({}) as Fields;
+
+/**
+ * Fields an earlier Fleet may have sent that the body Fleet applies now can leave out (its
+ * generated workload's optional parts): handed over at the migration even when not sent.
+ */
+const OPTIONAL_FIELDS: Record<string, string[][]> = {
+  Deployment: [
+    'tolerations',
+    'affinity',
+    'topologySpreadConstraints',
+    'nodeSelector',
+  ].map(f => ['f:spec', 'f:template', 'f:spec', `f:${f}`]),
+  Ingress: [
+    ['f:spec', 'f:ingressClassName'],
+    ['f:spec', 'f:tls'],
+  ],
+  PodDisruptionBudget: [
+    ['f:spec', 'f:minAvailable'],
+    ['f:spec', 'f:maxUnavailable'],
+  ],
+};
+
+/**
+ * The fields of `value` in the FieldsV1 shape, as a mask: an object's keys one by one; an item
+ * of a list keyed by `name` (containers, env, volumes) whole, as Fleet's own; any other list or
+ * value whole.
+ */
+function maskOf(value: unknown): Fields {
+  if (Array.isArray(value)) {
+    if (!value.every(v => v && typeof v === 'object' && 'name' in v))
+      return WHOLE;
+    return Object.fromEntries(
+      value.map(v => [`k:${JSON.stringify({ name: v.name })}`, WHOLE]),
+    );
+  }
+  if (!value || typeof value !== 'object') return WHOLE;
+  return Object.fromEntries(
+    Object.entries(value as Fields).map(([k, v]) => [`f:${k}`, maskOf(v)]),
   );
 }
 
-function mergeFields(a: unknown, b: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
-  for (const [k, v] of Object.entries((b ?? {}) as Record<string, unknown>))
+/** The mask of what Fleet may have sent for `body`: its fields and its kind's optional ones. */
+function fleetMask(body: KubernetesObject): Fields {
+  const mask = maskOf(body);
+  for (const path of OPTIONAL_FIELDS[body.kind ?? ''] ?? []) {
+    let node = mask;
+    path.forEach((key, i) => {
+      if (node === WHOLE) return;
+      if (i === path.length - 1) node[key] = WHOLE;
+      else node = (node[key] ??= {}) as Fields;
+    });
+  }
+  return mask;
+}
+
+/** The part of `fields` inside `mask` (`keep`), or outside it (`!keep`). */
+function split(fields: Fields, mask: Fields, keep: boolean): Fields {
+  const out: Fields = {};
+  for (const [key, sub] of Object.entries(fields)) {
+    if (key === '.') continue;
+    const m = mask[key] as Fields | undefined;
+    if (m === WHOLE) {
+      if (keep) out[key] = sub;
+    } else if (m === undefined) {
+      if (!keep) out[key] = sub;
+    } else {
+      const part = split(sub as Fields, m, keep);
+      if (Object.keys(part).length) out[key] = part;
+    }
+  }
+  // The node itself ('.', a map or a list item) goes with whatever part of it each side has.
+  if ('.' in fields && Object.keys(out).length) out['.'] = fields['.'];
+  return out;
+}
+
+const isFleetApply = (e: Fields) =>
+  e.manager === FIELD_MANAGER && e.operation === 'Apply' && !e.subresource;
+
+/**
+ * The earlier Fleet managers of `live`: its own `Update` entries (its create, a scaling)
+ * always; and, while no entry of Fleet's is recorded (an object an earlier Fleet wrote by merge
+ * patch, which never named a field manager), `node-fetch`, which any client-node tool without a
+ * field manager writes under too.
+ */
+function earlierManagers(entries: Fields[]): string[] {
+  return entries.some(e => e.manager === FIELD_MANAGER)
+    ? [FIELD_MANAGER]
+    : [...EARLIER_FLEET_MANAGERS];
+}
+
+function mergeFields(a: unknown, b: unknown): Fields {
+  const out: Fields = { ...(a as Fields) };
+  for (const [k, v] of Object.entries((b ?? {}) as Fields))
     out[k] = k in out ? mergeFields(out[k], v) : v;
   return out;
 }
 
 /** An entry as the API server serializes it (client-node reads `time` as a Date). */
-function wireEntry(entry: V1ManagedFieldsEntry): Record<string, unknown> {
+function wireEntry(entry: V1ManagedFieldsEntry): Fields {
   const time = entry.time as unknown;
-  const out: Record<string, unknown> = { ...entry };
+  const out: Fields = { ...entry };
   if (time instanceof Date)
     out.time = time.toISOString().replace(/\.\d+Z$/, 'Z');
   for (const key of Object.keys(out))
@@ -115,23 +200,41 @@ function wireEntry(entry: V1ManagedFieldsEntry): Record<string, unknown> {
 }
 
 /**
- * The JSON patch that hands the fields an earlier Fleet wrote by merge patch to Fleet's
- * `Apply` entry (what `kubectl` does when it moves from client-side to server-side apply), so
- * that the first apply removes what Fleet no longer sends; undefined when there is none. It
- * holds only while the managers are still those read (a `test` of `managedFields`).
+ * The JSON patch that hands the fields an earlier Fleet wrote to Fleet's `Apply` entry (what
+ * `kubectl` does when it moves from client-side to server-side apply), so that the next apply
+ * removes what Fleet no longer sends; undefined when there is none. Fleet's own `Update`
+ * entries go whole; a `node-fetch` entry (before Fleet's first apply only) gives up only the
+ * fields Fleet sends or its generated workload may have sent, and keeps the rest (another
+ * tool's annotation or sidecar). It holds only while the managers are still those read (a
+ * `test` of `managedFields`).
  */
-export function ownershipUpgrade(live: KubernetesObject): object[] | undefined {
+export function ownershipUpgrade(
+  live: KubernetesObject,
+  body: KubernetesObject,
+): object[] | undefined {
   const entries = (live.metadata?.managedFields ?? []).map(wireEntry);
-  const earlier = entries.filter(isEarlierFleet);
-  if (earlier.length === 0) return undefined;
-  const apply = entries.find(
+  const managers = earlierManagers(entries);
+  const earlier = entries.filter(
     e =>
-      e.manager === FIELD_MANAGER && e.operation === 'Apply' && !e.subresource,
+      e.operation === 'Update' &&
+      !e.subresource &&
+      managers.includes(String(e.manager ?? '')),
   );
-  const fields = [apply, ...earlier].reduce(
-    (acc, e) => mergeFields(acc, e?.fieldsV1),
-    {} as Record<string, unknown>,
-  );
+  if (earlier.length === 0) return undefined;
+  const mask = fleetMask(body);
+  const apply = entries.find(isFleetApply);
+  let fields = (apply?.fieldsV1 ?? {}) as Fields;
+  const kept: Fields[] = [];
+  for (const e of earlier) {
+    const own = (e.fieldsV1 ?? {}) as Fields;
+    if (e.manager === FIELD_MANAGER) {
+      fields = mergeFields(fields, own);
+      continue;
+    }
+    fields = mergeFields(fields, split(own, mask, true));
+    const rest = split(own, mask, false);
+    if (Object.keys(rest).length) kept.push({ ...e, fieldsV1: rest });
+  }
   const entry = {
     manager: FIELD_MANAGER,
     operation: 'Apply',
@@ -140,44 +243,102 @@ export function ownershipUpgrade(live: KubernetesObject): object[] | undefined {
     fieldsType: 'FieldsV1',
     fieldsV1: fields,
   };
-  const next = entries.filter(e => !isEarlierFleet(e) && e !== apply);
+  const others = entries.filter(e => !earlier.includes(e) && e !== apply);
   return [
     { op: 'test', path: '/metadata/managedFields', value: entries },
-    { op: 'replace', path: '/metadata/managedFields', value: [entry, ...next] },
+    {
+      op: 'replace',
+      path: '/metadata/managedFields',
+      value: [entry, ...kept, ...others],
+    },
   ];
 }
 
+/** What a kind's create call takes besides the namespace. */
+export interface CreateParams {
+  /** The object to create: the kind's own type (`V1Deployment`, ...). */
+  body: any;
+  fieldManager: string;
+  fieldValidation: 'Strict';
+}
+
+/** One kind's create call (`createNamespacedDeployment`, `createNamespacedCustomObject`, ...). */
+export type CreateCall<T> = (
+  params: CreateParams,
+  options: ConfigurationOptions,
+) => Promise<T>;
+
 /**
- * Writes `body` by server-side apply as Fleet (`fieldManager=fleet`, `fieldValidation=Strict`),
- * through `patch`, the kind's own patch call. Fields an earlier Fleet wrote by merge patch
- * become Fleet's first (`live` shows them). A conflict only with earlier Fleet managers is
- * applied again with force; a conflict with any other manager is a `FieldConflictError`, never
- * forced. The caller checks first that the object is Fleet's (deploy/ownership.ts).
+ * An object Fleet read as absent was there when Fleet created it: someone made it meanwhile.
+ * Fleet wrote nothing; the caller reads it again and checks whose it is.
+ */
+export class ObjectAppearedError extends Error {
+  constructor(readonly kind: string, readonly objectName: string) {
+    super(`${kind} ${objectName} appeared while Fleet was creating it`);
+    this.name = 'ObjectAppearedError';
+  }
+}
+
+/** A kind's calls for `serverSideApply`: its patch, and its create for an object not there. */
+export interface ApplyCalls<T> {
+  patch: PatchCall<T>;
+  create: CreateCall<T>;
+}
+
+/**
+ * Writes `body` by server-side apply as Fleet (`fieldManager=fleet`, `fieldValidation=Strict`)
+ * through the kind's own calls. An object not there (`live` undefined) is created, never
+ * applied: an apply would merge into one someone made since the read (then
+ * `ObjectAppearedError`). An object there is applied with its uid as a precondition, so the
+ * apply lands on the object whose ownership the caller checked (deploy/ownership.ts), not on
+ * one made since under the same name. Fields an earlier Fleet wrote become Fleet's first
+ * (`ownershipUpgrade`). A conflict only with earlier Fleet managers is applied again with
+ * force; with any other manager it is a `FieldConflictError`, never forced.
  */
 export async function serverSideApply<T>(
   body: KubernetesObject,
   live: KubernetesObject | undefined,
-  patch: PatchCall<T>,
+  calls: ApplyCalls<T>,
   options: () => ConfigurationOptions,
 ): Promise<T> {
   const base = {
     fieldManager: FIELD_MANAGER,
     fieldValidation: 'Strict' as const,
   };
-  const upgrade = live && ownershipUpgrade(live);
+  if (!live) {
+    try {
+      return await calls.create({ ...base, body }, options());
+    } catch (error) {
+      if (!isKubeStatus(error, 409)) throw error;
+      throw new ObjectAppearedError(
+        body.kind ?? 'object',
+        body.metadata?.name ?? '',
+      );
+    }
+  }
+  const upgrade = ownershipUpgrade(live, body);
   if (upgrade) {
     // Managers that changed since the read (422: the test failed): the apply goes on, forcing
     // over earlier Fleet managers only, and the next apply hands their fields over.
-    await patch(
-      { ...base, body: upgrade },
-      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, options()),
-    ).catch(error => {
-      if (!isKubeStatus(error, 422)) throw error;
-    });
+    await calls
+      .patch(
+        { ...base, body: upgrade },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, options()),
+      )
+      .catch(error => {
+        if (!isKubeStatus(error, 422)) throw error;
+      });
   }
+  const earlier = earlierManagers(
+    (live.metadata?.managedFields ?? []).map(wireEntry),
+  );
+  const applied = {
+    ...body,
+    metadata: { ...body.metadata, uid: live.metadata?.uid },
+  };
   const send = (force: boolean) =>
-    patch(
-      { ...base, body, force },
+    calls.patch(
+      { ...base, body: applied, force },
       setHeaderOptions(
         'Content-Type',
         PatchStrategy.ServerSideApply,
@@ -189,9 +350,7 @@ export async function serverSideApply<T>(
   } catch (error) {
     const conflicts = fieldConflictsOf(error);
     if (!conflicts) throw error;
-    const foreign = conflicts.filter(
-      c => !EARLIER_FLEET_MANAGERS.includes(c.manager),
-    );
+    const foreign = conflicts.filter(c => !earlier.includes(c.manager));
     if (foreign.length === 0) return send(true);
     throw new FieldConflictError(
       body.kind ?? 'object',

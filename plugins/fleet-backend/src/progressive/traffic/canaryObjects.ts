@@ -278,11 +278,18 @@ export async function ensureCanary(
   return serverSideApply(
     wanted,
     live,
-    (params, options) =>
-      s.apps.patchNamespacedDeployment(
-        { namespace: target.namespace, name, ...params },
-        options,
-      ),
+    {
+      patch: (params, options) =>
+        s.apps.patchNamespacedDeployment(
+          { namespace: target.namespace, name, ...params },
+          options,
+        ),
+      create: (params, options) =>
+        s.apps.createNamespacedDeployment(
+          { namespace: target.namespace, ...params },
+          options,
+        ),
+    },
     s.opts,
   );
 }
@@ -294,11 +301,22 @@ export async function applyCanaryService(s: Session, target: CanaryTarget) {
   await serverSideApply(
     body,
     live,
-    (params, options) =>
-      s.core.patchNamespacedService(
-        { namespace: target.namespace, name: body.metadata!.name!, ...params },
-        options,
-      ),
+    {
+      patch: (params, options) =>
+        s.core.patchNamespacedService(
+          {
+            namespace: target.namespace,
+            name: body.metadata!.name!,
+            ...params,
+          },
+          options,
+        ),
+      create: (params, options) =>
+        s.core.createNamespacedService(
+          { namespace: target.namespace, ...params },
+          options,
+        ),
+    },
     s.opts,
   );
 }

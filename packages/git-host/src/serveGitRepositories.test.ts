@@ -167,6 +167,24 @@ describe('serveGitRepositories', () => {
     expect(heads.stdout).toContain(v2);
   });
 
+  it('refuses a ref advertisement when any service parameter is not upload-pack', async () => {
+    // git http-backend takes the last `service` value, so every one counts.
+    for (const query of [
+      'service=git-upload-pack&service=git-receive-pack',
+      'service=git-receive-pack&service=git-upload-pack',
+      'service=git-upload-pack&%73ervice=git-receive-pack',
+    ]) {
+      const response = await fetch(
+        `${server.url}/team/inventory.git/info/refs?${query}`,
+      );
+      expect({ query, status: response.status }).toEqual({
+        query,
+        status: 403,
+      });
+      expect(await response.text()).toContain('read-only');
+    }
+  });
+
   it('answers 404 for a repository that does not exist, and for a path that is no Git endpoint', async () => {
     const missing = await fetch(
       `${server.url}/nothing.git/info/refs?service=git-upload-pack`,

@@ -149,9 +149,13 @@ export async function serveGitRepositories(
   const program = options.httpBackend ?? (await findHttpBackend());
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://git-host');
+    // git http-backend acts on the last `service` value, so every one must
+    // be upload-pack for the request to be a fetch.
     if (
       url.pathname.endsWith('/git-receive-pack') ||
-      url.searchParams.get('service') === 'git-receive-pack'
+      url.searchParams
+        .getAll('service')
+        .some(service => service !== 'git-upload-pack')
     ) {
       req.resume();
       reply(res, 403, 'This Git host is read-only: pushing is not allowed');

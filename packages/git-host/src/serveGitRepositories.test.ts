@@ -211,6 +211,14 @@ describe('serveGitRepositories', () => {
     ).rejects.toThrow(/not found|404/i);
   });
 
+  it('answers 400 naming the path for a malformed percent-escape', async () => {
+    const response = await fetch(`${server.url}/%E0%A4%A/info/refs`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toBe(
+      'Malformed percent-escape in the request path: /%E0%A4%A/info/refs\n',
+    );
+  });
+
   it('answers 502 naming the cause when the CGI program fails, and keeps serving', async () => {
     const broken = path.join(tmp, 'broken-cgi');
     await fs.writeFile(

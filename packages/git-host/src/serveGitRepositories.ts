@@ -55,10 +55,23 @@ function repositoryOf(pathname: string): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The request path with its percent-escapes decoded, once, as Git will see it
+ * in `PATH_INFO`; `undefined` when an escape is malformed.
+ */
+function decodePath(pathname: string): string | undefined {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The CGI environment for one request (RFC 3875 plus what Git reads). */
 function cgiEnvironment(
   req: http.IncomingMessage,
   url: URL,
+  pathInfo: string,
   root: string,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -70,7 +83,7 @@ function cgiEnvironment(
     SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
     SERVER_SOFTWARE: '@cnp/git-host',
     REQUEST_METHOD: req.method ?? 'GET',
-    PATH_INFO: decodeURIComponent(url.pathname),
+    PATH_INFO: pathInfo,
     QUERY_STRING: url.search.replace(/^\?/, ''),
     REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
   };
@@ -94,10 +107,11 @@ async function runHttpBackend(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,
+  pathInfo: string,
   root: string,
 ): Promise<void> {
   const child = spawn(program, [], {
-    env: cgiEnvironment(req, url, root),
+    env: cgiEnvironment(req, url, pathInfo, root),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -149,6 +163,16 @@ export async function serveGitRepositories(
   const program = options.httpBackend ?? (await findHttpBackend());
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://git-host');
+    const pathInfo = decodePath(url.pathname);
+    if (pathInfo === undefined) {
+      req.resume();
+      reply(
+        res,
+        400,
+        `Malformed percent-escape in the request path: ${url.pathname}`,
+      );
+      return;
+    }
     // git http-backend acts on the last `service` value, so every one must
     // be upload-pack for the request to be a fetch.
     if (
@@ -167,7 +191,7 @@ export async function serveGitRepositories(
       reply(res, 404, `Not a Git repository path: ${url.pathname}`);
       return;
     }
-    runHttpBackend(program, req, res, url, root).catch(error =>
+    runHttpBackend(program, req, res, url, pathInfo, root).catch(error =>
       reply(res, 502, `${program} failed: ${error.message ?? error}`),
     );
   });

@@ -56,6 +56,38 @@ function repositoryOf(pathname: string): string | undefined {
 }
 
 /**
+ * The repository part of a decoded request path, when the path is safe to
+ * hand to Git: no `..`, `.`, empty or NUL-holding segment anywhere, and the
+ * repository resolves to a folder inside `root`. Otherwise `undefined`.
+ */
+function repositoryIn(root: string, pathInfo: string): string | undefined {
+  const segments = pathInfo.slice(1).split('/');
+  if (
+    segments.some(
+      segment =>
+        segment === '' ||
+        segment === '.' ||
+        segment === '..' ||
+        segment.includes('\0'),
+    )
+  ) {
+    return undefined;
+  }
+  const repository = repositoryOf(pathInfo);
+  if (!repository) return undefined;
+  const relative = path.relative(root, path.resolve(root, repository));
+  if (
+    relative === '' ||
+    relative === '..' ||
+    relative.startsWith(`..${path.sep}`) ||
+    path.isAbsolute(relative)
+  ) {
+    return undefined;
+  }
+  return repository;
+}
+
+/**
  * The request path with its percent-escapes decoded, once, as Git will see it
  * in `PATH_INFO`; `undefined` when an escape is malformed.
  */
@@ -153,8 +185,10 @@ async function runHttpBackend(
  * Serves every bare repository under `root` over Git's smart HTTP protocol
  * (clone and fetch, protocol v0 to v2), by running Git's own
  * `git http-backend` as a CGI for each request. Read-only: a push
- * (`git-receive-pack`) is refused with 403. A repository that does not exist
- * is a 404; a backend that cannot run or answers no headers is a 502.
+ * (`git-receive-pack`) is refused with 403. A repository that does not exist,
+ * or a path whose decoded segments could leave `root`, is a 404; a malformed
+ * percent-escape is a 400; a backend that cannot run or answers no headers is
+ * a 502.
  */
 export async function serveGitRepositories(
   options: ServeGitRepositoriesOptions,
@@ -173,10 +207,10 @@ export async function serveGitRepositories(
       );
       return;
     }
-    // git http-backend acts on the last `service` value, so every one must
-    // be upload-pack for the request to be a fetch.
+    // Git sees the decoded path, and acts on the last `service` value, so
+    // the checks read the decoded path and every `service` value.
     if (
-      url.pathname.endsWith('/git-receive-pack') ||
+      pathInfo.endsWith('/git-receive-pack') ||
       url.searchParams
         .getAll('service')
         .some(service => service !== 'git-upload-pack')
@@ -185,8 +219,7 @@ export async function serveGitRepositories(
       reply(res, 403, 'This Git host is read-only: pushing is not allowed');
       return;
     }
-    const repository = repositoryOf(url.pathname);
-    if (!repository || repository.split('/').includes('..')) {
+    if (!repositoryIn(root, pathInfo)) {
       req.resume();
       reply(res, 404, `Not a Git repository path: ${url.pathname}`);
       return;

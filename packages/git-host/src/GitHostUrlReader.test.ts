@@ -241,6 +241,17 @@ describe('GitHostUrlReader through the backend UrlReaderService', () => {
     });
   });
 
+  it('answers InputError for a malformed percent-escape, in both reads', async () => {
+    const url = `${base}/blob/main/%E0%A4%A`;
+    await expect(reader.readUrl(url)).rejects.toMatchObject({
+      name: 'InputError',
+      message: expect.stringContaining(url),
+    });
+    await expect(reader.readTree(url)).rejects.toMatchObject({
+      name: 'InputError',
+    });
+  });
+
   it('leaves URLs outside its base to the other readers', async () => {
     await expect(
       reader.readUrl('http://elsewhere.example/inventory.git/blob/main/a'),

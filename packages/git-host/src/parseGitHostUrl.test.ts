@@ -45,4 +45,14 @@ describe('parseGitHostUrl', () => {
   ])('refuses %s', (url, message) => {
     expect(() => parseGitHostUrl(url, 'http://h:1')).toThrow(message);
   });
+
+  it('refuses a malformed percent-escape with an InputError naming the URL', () => {
+    const url = 'http://h/inv.git/blob/main/%E0%A4%A';
+    expect(() => parseGitHostUrl(url, 'http://h')).toThrow(
+      expect.objectContaining({
+        name: 'InputError',
+        message: `${url} holds a malformed percent-escape`,
+      }),
+    );
+  });
 });

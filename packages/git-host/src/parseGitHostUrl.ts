@@ -58,7 +58,12 @@ export function parseGitHostUrl(target: string, baseUrl: string): GitHostUrl {
       `${target} must continue after the repository with /blob/<ref>/<path> or /tree/<ref>/<path>`,
     );
   }
-  const refAndPath = after.slice(1).map(decodeURIComponent);
+  let refAndPath: string[];
+  try {
+    refAndPath = after.slice(1).map(segment => decodeURIComponent(segment));
+  } catch {
+    throw new InputError(`${target} holds a malformed percent-escape`);
+  }
   const pieces = refAndPath.flatMap(segment => segment.split('/'));
   if (pieces.some(piece => piece === '..' || piece === '.')) {
     throw new InputError(`${target} must not hold '.' or '..' segments`);

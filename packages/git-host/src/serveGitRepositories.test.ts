@@ -167,6 +167,24 @@ describe('serveGitRepositories', () => {
     expect(heads.stdout).toContain(v2);
   });
 
+  it('refuses a ref advertisement when any service parameter is not upload-pack', async () => {
+    // git http-backend takes the last `service` value, so every one counts.
+    for (const query of [
+      'service=git-upload-pack&service=git-receive-pack',
+      'service=git-receive-pack&service=git-upload-pack',
+      'service=git-upload-pack&%73ervice=git-receive-pack',
+    ]) {
+      const response = await fetch(
+        `${server.url}/team/inventory.git/info/refs?${query}`,
+      );
+      expect({ query, status: response.status }).toEqual({
+        query,
+        status: 403,
+      });
+      expect(await response.text()).toContain('read-only');
+    }
+  });
+
   it('answers 404 for a repository that does not exist, and for a path that is no Git endpoint', async () => {
     const missing = await fetch(
       `${server.url}/nothing.git/info/refs?service=git-upload-pack`,
@@ -191,6 +209,46 @@ describe('serveGitRepositories', () => {
         tmp,
       ),
     ).rejects.toThrow(/not found|404/i);
+  });
+
+  it.each([
+    [
+      'an encoded .. leaving the root',
+      '/team/inventory.git%2F..%2F..%2F..%2Fetc',
+    ],
+    [
+      'an encoded .. that lands on a repository',
+      '/team/inventory.git%2F..%2Finventory.git',
+    ],
+    ['an encoded . segment', '/team/.%2Finventory.git'],
+    ['an encoded empty segment', '/team%2F%2Finventory.git'],
+    ['an encoded NUL', '/team/inventory.git%00'],
+  ])('answers 404 for a repository path with %s', async (_, repository) => {
+    const response = await fetch(
+      `${server.url}${repository}/info/refs?service=git-upload-pack`,
+    );
+    expect(response.status).toBe(404);
+    expect(await response.text()).toMatch(/^Not a Git repository path: /);
+  });
+
+  it('decodes the path before the read-only check, as Git does', async () => {
+    const response = await fetch(
+      `${server.url}/team/inventory.git/git%2Dreceive-pack`,
+      { method: 'POST', body: '0000' },
+    );
+    expect(response.status).toBe(403);
+    const encoded = await fetch(
+      `${server.url}/team%2Finventory.git/info/refs?service=git-upload-pack`,
+    );
+    expect(encoded.status).toBe(200);
+  });
+
+  it('answers 400 naming the path for a malformed percent-escape', async () => {
+    const response = await fetch(`${server.url}/%E0%A4%A/info/refs`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toBe(
+      'Malformed percent-escape in the request path: /%E0%A4%A/info/refs\n',
+    );
   });
 
   it('answers 502 naming the cause when the CGI program fails, and keeps serving', async () => {

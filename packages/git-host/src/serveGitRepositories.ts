@@ -55,10 +55,55 @@ function repositoryOf(pathname: string): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The repository part of a decoded request path, when the path is safe to
+ * hand to Git: no `..`, `.`, empty or NUL-holding segment anywhere, and the
+ * repository resolves to a folder inside `root`. Otherwise `undefined`.
+ */
+function repositoryIn(root: string, pathInfo: string): string | undefined {
+  const segments = pathInfo.slice(1).split('/');
+  if (
+    segments.some(
+      segment =>
+        segment === '' ||
+        segment === '.' ||
+        segment === '..' ||
+        segment.includes('\0'),
+    )
+  ) {
+    return undefined;
+  }
+  const repository = repositoryOf(pathInfo);
+  if (!repository) return undefined;
+  const relative = path.relative(root, path.resolve(root, repository));
+  if (
+    relative === '' ||
+    relative === '..' ||
+    relative.startsWith(`..${path.sep}`) ||
+    path.isAbsolute(relative)
+  ) {
+    return undefined;
+  }
+  return repository;
+}
+
+/**
+ * The request path with its percent-escapes decoded, once, as Git will see it
+ * in `PATH_INFO`; `undefined` when an escape is malformed.
+ */
+function decodePath(pathname: string): string | undefined {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The CGI environment for one request (RFC 3875 plus what Git reads). */
 function cgiEnvironment(
   req: http.IncomingMessage,
   url: URL,
+  pathInfo: string,
   root: string,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -70,7 +115,7 @@ function cgiEnvironment(
     SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
     SERVER_SOFTWARE: '@cnp/git-host',
     REQUEST_METHOD: req.method ?? 'GET',
-    PATH_INFO: decodeURIComponent(url.pathname),
+    PATH_INFO: pathInfo,
     QUERY_STRING: url.search.replace(/^\?/, ''),
     REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
   };
@@ -94,10 +139,11 @@ async function runHttpBackend(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,
+  pathInfo: string,
   root: string,
 ): Promise<void> {
   const child = spawn(program, [], {
-    env: cgiEnvironment(req, url, root),
+    env: cgiEnvironment(req, url, pathInfo, root),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -139,8 +185,10 @@ async function runHttpBackend(
  * Serves every bare repository under `root` over Git's smart HTTP protocol
  * (clone and fetch, protocol v0 to v2), by running Git's own
  * `git http-backend` as a CGI for each request. Read-only: a push
- * (`git-receive-pack`) is refused with 403. A repository that does not exist
- * is a 404; a backend that cannot run or answers no headers is a 502.
+ * (`git-receive-pack`) is refused with 403. A repository that does not exist,
+ * or a path whose decoded segments could leave `root`, is a 404; a malformed
+ * percent-escape is a 400; a backend that cannot run or answers no headers is
+ * a 502.
  */
 export async function serveGitRepositories(
   options: ServeGitRepositoriesOptions,
@@ -149,21 +197,34 @@ export async function serveGitRepositories(
   const program = options.httpBackend ?? (await findHttpBackend());
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://git-host');
+    const pathInfo = decodePath(url.pathname);
+    if (pathInfo === undefined) {
+      req.resume();
+      reply(
+        res,
+        400,
+        `Malformed percent-escape in the request path: ${url.pathname}`,
+      );
+      return;
+    }
+    // Git sees the decoded path, and acts on the last `service` value, so
+    // the checks read the decoded path and every `service` value.
     if (
-      url.pathname.endsWith('/git-receive-pack') ||
-      url.searchParams.get('service') === 'git-receive-pack'
+      pathInfo.endsWith('/git-receive-pack') ||
+      url.searchParams
+        .getAll('service')
+        .some(service => service !== 'git-upload-pack')
     ) {
       req.resume();
       reply(res, 403, 'This Git host is read-only: pushing is not allowed');
       return;
     }
-    const repository = repositoryOf(url.pathname);
-    if (!repository || repository.split('/').includes('..')) {
+    if (!repositoryIn(root, pathInfo)) {
       req.resume();
       reply(res, 404, `Not a Git repository path: ${url.pathname}`);
       return;
     }
-    runHttpBackend(program, req, res, url, root).catch(error =>
+    runHttpBackend(program, req, res, url, pathInfo, root).catch(error =>
       reply(res, 502, `${program} failed: ${error.message ?? error}`),
     );
   });

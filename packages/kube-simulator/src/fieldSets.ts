@@ -202,7 +202,10 @@ function diffValue(
     return;
   }
   if (isPlainObject(o) && isPlainObject(n) && !isAtomicObject(names)) {
-    diffObjectFields(def, diff, o, n, path, names);
+    for (const k of Object.keys(n))
+      diffValue(def, diff, o[k], n[k], [...path, `f:${k}`], [...names, k]);
+    for (const k of Object.keys(o))
+      if (!(k in n)) diff.removed.add(joinPath([...path, `f:${k}`]));
     return;
   }
   const type = Array.isArray(n) ? listTypeOf(def, names) : ATOMIC;
@@ -212,41 +215,15 @@ function diffValue(
     for (const [element, item] of after) {
       const at = [...path, element];
       if (!before.has(element)) addAll(def, diff.changed, item, at, names);
+      // An item of a map list is compared field by field, as an object.
       else if (type.kind === 'map')
-        diffItem(def, diff, before.get(element), item, at, names);
+        diffValue(def, diff, before.get(element), item, at, names);
     }
     for (const element of before.keys())
       if (!after.has(element)) diff.removed.add(joinPath([...path, element]));
     return;
   }
   if (!deepEqual(o, n)) addAll(def, diff.changed, n, path, names);
-}
-
-function diffItem(
-  def: ResourceDef,
-  diff: FieldDiff,
-  o: unknown,
-  n: unknown,
-  path: string[],
-  names: string[],
-) {
-  if (isPlainObject(o) && isPlainObject(n))
-    diffObjectFields(def, diff, o, n, path, names);
-}
-
-/** The fields of two objects (or two items of a keyed list), compared one by one. */
-function diffObjectFields(
-  def: ResourceDef,
-  diff: FieldDiff,
-  o: Record<string, unknown>,
-  n: Record<string, unknown>,
-  path: string[],
-  names: string[],
-) {
-  for (const k of Object.keys(n))
-    diffValue(def, diff, o[k], n[k], [...path, `f:${k}`], [...names, k]);
-  for (const k of Object.keys(o))
-    if (!(k in n)) diff.removed.add(joinPath([...path, `f:${k}`]));
 }
 
 /** A value that appeared: it and every node below it are members. */

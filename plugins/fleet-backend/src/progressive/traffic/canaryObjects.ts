@@ -221,8 +221,19 @@ export async function readDeployment(
 }
 
 /** Reads the canary's Service for change; a foreign one is an ownership conflict. */
-export async function readOwnedService(s: Session, target: CanaryTarget) {
-  const name = canaryServiceName(target);
+export function readOwnedService(s: Session, target: CanaryTarget) {
+  return readServiceOf(s, target, canaryServiceName(target));
+}
+
+/**
+ * Reads one of the release's Services for change (undefined when there is none); a foreign one
+ * is an ownership conflict.
+ */
+export async function readServiceOf(
+  s: Session,
+  target: CanaryTarget,
+  name: string,
+): Promise<V1Service | undefined> {
   try {
     const live = await s.core.readNamespacedService(
       { namespace: target.namespace, name },

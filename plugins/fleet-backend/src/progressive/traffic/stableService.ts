@@ -1,42 +1,21 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { isKubeStatus } from '../../kubernetes/requestOptions';
 import { FIELD_MANAGER } from '../../kubernetes/serverSideApply';
 import { serviceNameFor } from '../../deploy/manifests';
+import { OwnershipConflictError } from '../../deploy/ownership';
 import {
-  assertFleetOwned,
-  OwnershipConflictError,
-} from '../../deploy/ownership';
-import {
-  entityRefOf,
   readDeployment,
+  readServiceOf,
   TRACK_LABEL,
   type CanaryTarget,
   type Session,
 } from './canaryObjects';
 
 /** The application's Service, for change; undefined when it is gone. */
-async function readStableService(
+function readStableService(
   s: Session,
   target: CanaryTarget,
 ): Promise<V1Service | undefined> {
-  const name = serviceNameFor(target.name);
-  try {
-    const live = await s.core.readNamespacedService(
-      { namespace: target.namespace, name },
-      s.opts(),
-    );
-    assertFleetOwned(
-      'Service',
-      target.namespace,
-      name,
-      live,
-      entityRefOf(target),
-    );
-    return live;
-  } catch (error) {
-    if (isKubeStatus(error, 404)) return undefined;
-    throw error;
-  }
+  return readServiceOf(s, target, serviceNameFor(target.name));
 }
 
 /** The label Argo Rollouts adds to the selectors of a Rollout's stable and canary Services. */

@@ -350,5 +350,51 @@ describe.each(databases.eachSupportedId())(
       expect(JSON.stringify(events)).not.toContain(SECRET);
       await backend.stop();
     });
+
+    it('counts a provider that throws as an error measurement, and rolls back past the limit', async () => {
+      sim.setCrd('west', 'rollouts.argoproj.io', false);
+      sim.setCrd('east', 'rollouts.argoproj.io', false);
+      const broken: FleetAnalysisProvider = {
+        type: 'broken',
+        measure: async () => {
+          throw new Error(`connection refused, token ${SECRET}`);
+        },
+      };
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const { backend, server, releases, finished } = await startFleet(
+          databaseId,
+          'thrown',
+          [broken],
+        );
+        const created = await request(server)
+          .post(releases)
+          .send({
+            image: 'thrown:2.0.0',
+            strategy: probed({ broken: {} }, { failureLimit: 1 }),
+          })
+          .expect(201);
+        const rolledBack = await finished(created.body.id);
+        expect(rolledBack.status).toBe('ROLLED_BACK');
+        expect(rolledBack.progress.phase).toBe('ROLLED_BACK');
+        expect(rolledBack.progress.abort).toMatchObject({
+          reason: 'ANALYSIS_FAILED',
+          metric: 'probed',
+          value: null,
+        });
+        expect(rolledBack.progress.abort.message).toMatch(
+          /^Analysis probed on (east|west) was inconclusive 2 times in a row: error$/,
+        );
+        const events = await eventsOf(server, created.body.id);
+        expect(JSON.stringify(rolledBack)).not.toContain(SECRET);
+        expect(JSON.stringify(events)).not.toContain(SECRET);
+        await backend.stop();
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+      expect(unhandled).toEqual([]);
+    });
   },
 );

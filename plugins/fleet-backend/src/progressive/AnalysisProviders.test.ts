@@ -146,6 +146,33 @@ describe('AnalysisProviders', () => {
     ]);
   });
 
+  it('counts a module provider that throws as an error measurement, its text only logged', async () => {
+    const warn: string[] = [];
+    const analysis = AnalysisProviders.create({
+      providers: [
+        {
+          type: 'datadog',
+          measure: async () => {
+            throw new Error('ECONNREFUSED api.datadog, key=s3cr3t');
+          },
+        },
+      ],
+      logger: { warn: (message: string) => warn.push(message) } as any,
+    });
+    expect(await analysis.measure(template({ datadog: {} }), context)).toEqual({
+      template: 'success-rate',
+      cluster: 'east',
+      condition: 'result[0] >= 0.99',
+      at: expect.any(String),
+      phase: 'Inconclusive',
+      value: null,
+      message: 'error',
+    });
+    expect(warn).toEqual([
+      "Analysis provider 'datadog' could not measure success-rate on east: ECONNREFUSED api.datadog, key=s3cr3t",
+    ]);
+  });
+
   it('keeps the Prometheus allow-list: an address not on it is not queried', async () => {
     let queried = false;
     const analysis = AnalysisProviders.create({

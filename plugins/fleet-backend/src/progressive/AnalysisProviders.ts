@@ -9,6 +9,7 @@ import type {
   FleetAnalysisContext,
   FleetAnalysisProvider,
 } from '@cnp/plugin-fleet-node';
+import { asError } from '../util/errors';
 import { isNoResult, measure } from './analysis';
 
 /** The providers whose results are Fleet's own words already: its Prometheus. */
@@ -104,8 +105,9 @@ export class AnalysisProviders {
 
   /**
    * One measurement of the template on one cluster, by the provider its `provider` names. A type
-   * no provider measures is inconclusive (`error`), never a success. A module provider's result
-   * is kept in Fleet's words only (see `inFleetWords`); its own text goes to the log at debug.
+   * no provider measures is inconclusive (`error`), never a success, and so is a provider that
+   * throws. A module provider's result is kept in Fleet's words only (see `inFleetWords`); its
+   * own text goes to the log (at debug; at warn when it threw).
    */
   async measure(
     template: AnalysisTemplate,
@@ -126,12 +128,23 @@ export class AnalysisProviders {
         message: 'error',
       };
     }
-    const result = await provider.measure({
-      template,
-      config,
-      context,
-      timeoutMs: options.timeoutMs ?? 10_000,
-    });
+    let result: AnalysisMeasurement;
+    try {
+      result = await provider.measure({
+        template,
+        config,
+        context,
+        timeoutMs: options.timeoutMs ?? 10_000,
+      });
+    } catch (error) {
+      // A rejection is an error measurement, counted like an error answer; its text stays here.
+      this.logger?.warn(
+        `Analysis provider '${type}' could not measure ${template.name} on ${
+          context.cluster
+        }: ${asError(error).message}`,
+      );
+      return inFleetWords(undefined, template, context);
+    }
     if (FLEETS_OWN.has(provider)) return result;
     const measured = inFleetWords(result, template, context);
     if (result?.message && result.message !== measured.message) {

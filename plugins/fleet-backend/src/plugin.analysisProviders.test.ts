@@ -1,5 +1,9 @@
 import { createBackendModule } from '@backstage/backend-plugin-api';
-import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import {
+  mockServices,
+  startTestBackend,
+  type TestDatabaseId,
+} from '@backstage/backend-test-utils';
 import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import {
@@ -66,6 +70,122 @@ const strategy = (failOn: string[]) => ({
   },
 });
 
+/**
+ * A Fleet backend with `providers` added by a module, and `name` deployed on east and west: its
+ * application's releases path and a wait for a release to finish.
+ */
+async function startFleet(
+  databaseId: TestDatabaseId,
+  name: string,
+  providers: FleetAnalysisProvider[],
+) {
+  const testAnalysis = createBackendModule({
+    pluginId: 'fleet',
+    moduleId: 'test-analysis',
+    register(env) {
+      env.registerInit({
+        deps: { analysis: fleetAnalysisProvidersExtensionPoint },
+        async init({ analysis }) {
+          analysis.addAnalysisProvider(...providers);
+        },
+      });
+    },
+  });
+  const backend = await startTestBackend({
+    features: [
+      fleetPlugin,
+      testAnalysis,
+      mockServices.database.factory({
+        knex: await databases.init(databaseId),
+      }),
+      mockServices.rootConfig.factory({
+        data: {
+          fleet: {
+            discovery: { kubeconfigDir: sim.kubeconfigDir },
+            health: {
+              probeTimeout: { seconds: 2 },
+              minOutage: { seconds: 0 },
+              manualMinInterval: { seconds: 0 },
+            },
+            deploy: { pollInterval: { milliseconds: 100 } },
+          },
+        },
+      }),
+      // The release task runs on its own schedule.
+      schedulerServiceFactory,
+      catalogServiceMock.factory({ entities: [] }),
+    ],
+  });
+  const server = backend.server;
+  await request(server).post('/api/fleet/health/run').expect(200);
+  const entityRef = `component:default/${name}-${databaseId.toLowerCase()}`;
+  for (const cluster of ['east', 'west']) {
+    await request(server)
+      .post('/api/fleet/deployments')
+      .send({ entityRef, cluster, image: `${name}:1.0.0`, replicas: 2 })
+      .expect(201);
+  }
+  const waitFor = async <T>(read: () => Promise<T>, ok: (v: T) => boolean) => {
+    let value = await read();
+    for (let i = 0; i < 1600 && !ok(value); i++) {
+      await new Promise(r => setTimeout(r, 50));
+      value = await read();
+    }
+    if (!ok(value))
+      throw new Error(`never got there: ${JSON.stringify(value)}`);
+    return value;
+  };
+  await waitFor(
+    async () =>
+      (
+        await request(server).get(
+          `/api/fleet/deployments?entityRef=${entityRef}`,
+        )
+      ).body.items,
+    (items: any[]) =>
+      items.length === 2 && items.every(d => d.status === 'DEPLOYED'),
+  );
+  const [application] = (
+    await request(server)
+      .get(`/api/fleet/applications?entityRef=${entityRef}`)
+      .expect(200)
+  ).body.items;
+  const releases = `/api/fleet/applications/${application.id}/releases`;
+  const finished = async (id: string) =>
+    waitFor(
+      async () =>
+        (await request(server).get(`/api/fleet/releases/${id}`).expect(200))
+          .body,
+      r => r.status === 'COMPLETED' || r.status === 'ROLLED_BACK',
+    );
+  return { backend, server, entityRef, releases, finished };
+}
+
+/** A credential a module holds in its own configuration, never in a release's settings. */
+const SECRET = 'tok-4f1d9c2e-module-only';
+
+/** A strategy whose one template, `probed`, is measured by `provider`, within `limits`. */
+const probed = (provider: object, limits: object) => ({
+  canary: { steps: [{ setWeight: 50 }, { setWeight: 100 }] },
+  analysis: {
+    templates: [
+      {
+        name: 'probed',
+        interval: '1s',
+        successCondition: 'result == 1',
+        provider,
+        ...limits,
+      },
+    ],
+  },
+});
+
+/** The events of one release, as `GET /events` lists them. */
+const eventsOf = async (server: any, id: string): Promise<any[]> =>
+  (
+    await request(server).get('/api/fleet/events?limit=500').expect(200)
+  ).body.items.filter((e: any) => e.subject === id);
+
 describe.each(databases.eachSupportedId())(
   'fleet analysis providers from a backend module (%s)',
   databaseId => {
@@ -74,89 +194,8 @@ describe.each(databases.eachSupportedId())(
       sim.setCrd('west', 'rollouts.argoproj.io', true);
       sim.setCrd('east', 'rollouts.argoproj.io', false);
       const { provider, seen } = verdictProvider();
-      const testAnalysis = createBackendModule({
-        pluginId: 'fleet',
-        moduleId: 'test-analysis',
-        register(env) {
-          env.registerInit({
-            deps: { analysis: fleetAnalysisProvidersExtensionPoint },
-            async init({ analysis }) {
-              analysis.addAnalysisProvider(provider);
-            },
-          });
-        },
-      });
-      const backend = await startTestBackend({
-        features: [
-          fleetPlugin,
-          testAnalysis,
-          mockServices.database.factory({
-            knex: await databases.init(databaseId),
-          }),
-          mockServices.rootConfig.factory({
-            data: {
-              fleet: {
-                discovery: { kubeconfigDir: sim.kubeconfigDir },
-                health: {
-                  probeTimeout: { seconds: 2 },
-                  minOutage: { seconds: 0 },
-                  manualMinInterval: { seconds: 0 },
-                },
-                deploy: { pollInterval: { milliseconds: 100 } },
-              },
-            },
-          }),
-          // The release task runs on its own schedule.
-          schedulerServiceFactory,
-          catalogServiceMock.factory({ entities: [] }),
-        ],
-      });
-      const server = backend.server;
-      await request(server).post('/api/fleet/health/run').expect(200);
-      const entityRef = `component:default/judged-${databaseId.toLowerCase()}`;
-      for (const cluster of ['east', 'west']) {
-        await request(server)
-          .post('/api/fleet/deployments')
-          .send({ entityRef, cluster, image: 'judged:1.0.0', replicas: 2 })
-          .expect(201);
-      }
-      const waitFor = async <T>(
-        read: () => Promise<T>,
-        ok: (v: T) => boolean,
-      ) => {
-        let value = await read();
-        for (let i = 0; i < 1600 && !ok(value); i++) {
-          await new Promise(r => setTimeout(r, 50));
-          value = await read();
-        }
-        if (!ok(value))
-          throw new Error(`never got there: ${JSON.stringify(value)}`);
-        return value;
-      };
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/fleet/deployments?entityRef=${entityRef}`,
-            )
-          ).body.items,
-        (items: any[]) =>
-          items.length === 2 && items.every(d => d.status === 'DEPLOYED'),
-      );
-      const [application] = (
-        await request(server)
-          .get(`/api/fleet/applications?entityRef=${entityRef}`)
-          .expect(200)
-      ).body.items;
-      const releases = `/api/fleet/applications/${application.id}/releases`;
-      const finished = async (id: string) =>
-        waitFor(
-          async () =>
-            (await request(server).get(`/api/fleet/releases/${id}`).expect(200))
-              .body,
-          r => r.status === 'COMPLETED' || r.status === 'ROLLED_BACK',
-        );
-
+      const { backend, server, entityRef, releases, finished } =
+        await startFleet(databaseId, 'judged', [provider]);
       // A provider nobody registered: a 400 naming it, nothing started.
       const unknown = strategy([]);
       unknown.analysis.templates[0].provider = {
@@ -242,6 +281,120 @@ describe.each(databases.eachSupportedId())(
         value: 0,
       });
       await backend.stop();
+    });
+
+    it("keeps a provider's own text out of the release and its events", async () => {
+      sim.setCrd('west', 'rollouts.argoproj.io', false);
+      sim.setCrd('east', 'rollouts.argoproj.io', false);
+      // Its first measurement on each cluster is inconclusive, the next ones successful, each
+      // with a message that names the module's credential.
+      const measured = new Map<string, number>();
+      const leaky: FleetAnalysisProvider = {
+        type: 'leaky',
+        measure: async ({ template, context }) => {
+          const n = (measured.get(context.cluster) ?? 0) + 1;
+          measured.set(context.cluster, n);
+          return {
+            template: template.name,
+            cluster: context.cluster,
+            condition: template.successCondition,
+            at: new Date().toISOString(),
+            ...(n === 1
+              ? {
+                  phase: 'Inconclusive' as const,
+                  value: null,
+                  message: `403 from the metrics API with token ${SECRET}`,
+                }
+              : {
+                  phase: 'Successful' as const,
+                  value: 1,
+                  message: `passed, asked with token ${SECRET}`,
+                }),
+          };
+        },
+      };
+      const { backend, server, releases, finished } = await startFleet(
+        databaseId,
+        'leaked',
+        [leaky],
+      );
+      const created = await request(server)
+        .post(releases)
+        .send({
+          image: 'leaked:2.0.0',
+          strategy: probed({ leaky: { query: 'q' } }, { inconclusiveLimit: 3 }),
+        })
+        .expect(201);
+      const done = await finished(created.body.id);
+      expect(done.status).toBe('COMPLETED');
+      // A success has its value and no message; an inconclusive one only Fleet's word.
+      expect(
+        done.progress.analysis.map((m: any) => [m.cluster, m.phase, m.message]),
+      ).toEqual(
+        expect.arrayContaining([
+          ['east', 'Successful', undefined],
+          ['west', 'Successful', undefined],
+        ]),
+      );
+      const events = await eventsOf(server, created.body.id);
+      expect(
+        events
+          .filter(e => e.reason === 'ANALYSIS_INCONCLUSIVE')
+          .map(e => e.message)
+          .sort(),
+      ).toEqual([
+        'probed on east: inconclusive (error; 1 in a row, limit 3)',
+        'probed on west: inconclusive (error; 1 in a row, limit 3)',
+      ]);
+      expect(JSON.stringify(done)).not.toContain(SECRET);
+      expect(JSON.stringify(events)).not.toContain(SECRET);
+      await backend.stop();
+    });
+
+    it('counts a provider that throws as an error measurement, and rolls back past the limit', async () => {
+      sim.setCrd('west', 'rollouts.argoproj.io', false);
+      sim.setCrd('east', 'rollouts.argoproj.io', false);
+      const broken: FleetAnalysisProvider = {
+        type: 'broken',
+        measure: async () => {
+          throw new Error(`connection refused, token ${SECRET}`);
+        },
+      };
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const { backend, server, releases, finished } = await startFleet(
+          databaseId,
+          'thrown',
+          [broken],
+        );
+        const created = await request(server)
+          .post(releases)
+          .send({
+            image: 'thrown:2.0.0',
+            strategy: probed({ broken: {} }, { failureLimit: 1 }),
+          })
+          .expect(201);
+        const rolledBack = await finished(created.body.id);
+        expect(rolledBack.status).toBe('ROLLED_BACK');
+        expect(rolledBack.progress.phase).toBe('ROLLED_BACK');
+        expect(rolledBack.progress.abort).toMatchObject({
+          reason: 'ANALYSIS_FAILED',
+          metric: 'probed',
+          value: null,
+        });
+        expect(rolledBack.progress.abort.message).toMatch(
+          /^Analysis probed on (east|west) was inconclusive 2 times in a row: error$/,
+        );
+        const events = await eventsOf(server, created.body.id);
+        expect(JSON.stringify(rolledBack)).not.toContain(SECRET);
+        expect(JSON.stringify(events)).not.toContain(SECRET);
+        await backend.stop();
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+      expect(unhandled).toEqual([]);
     });
   },
 );

@@ -271,6 +271,7 @@ export const fleetPlugin = createBackendPlugin({
                 fleetConfig.analysis.prometheus.allowedAddresses,
             }),
           ],
+          logger: logger.child({ task: RELEASE_TASK_ID }),
         });
         const orchestrator = ReleaseOrchestrator.create({
           stores,

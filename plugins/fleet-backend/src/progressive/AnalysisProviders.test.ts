@@ -89,6 +89,90 @@ describe('AnalysisProviders', () => {
     });
   });
 
+  it("keeps a module provider's result in Fleet's words only: its own text goes to the log", async () => {
+    const answers: any[] = [
+      { phase: 'Inconclusive', value: null, message: 'HTTP 403 token=s3cr3t' },
+      { phase: 'Inconclusive', value: null, message: 'no data' },
+      { phase: 'Successful', value: 1, message: 'fine, token=s3cr3t' },
+      { phase: 'Failed', value: 0.5, message: 'low, token=s3cr3t' },
+      { phase: 'Error', value: 2, message: 'bad condition, token=s3cr3t' },
+      { phase: 'Passed', value: 'high', extra: 's3cr3t' },
+    ];
+    const debug: string[] = [];
+    const analysis = AnalysisProviders.create({
+      providers: [
+        {
+          type: 'datadog',
+          measure: async ({ template: t }) => ({
+            template: 'another',
+            cluster: 'elsewhere',
+            condition: `${t.successCondition} (as given)`,
+            at: 'yesterday',
+            ...answers.shift(),
+          }),
+        },
+      ],
+      logger: { debug: (message: string) => debug.push(message) } as any,
+    });
+    const measured = [];
+    for (let i = 0; i < 6; i++) {
+      measured.push(await analysis.measure(template({ datadog: {} }), context));
+    }
+    expect(
+      measured.map(({ at, ...m }) => {
+        expect(Date.parse(at)).not.toBeNaN();
+        return m;
+      }),
+    ).toEqual(
+      [
+        { phase: 'Inconclusive', value: null, message: 'error' },
+        { phase: 'Inconclusive', value: null, message: 'no data' },
+        { phase: 'Successful', value: 1 },
+        { phase: 'Failed', value: 0.5 },
+        { phase: 'Error', value: 2, message: 'error' },
+        { phase: 'Inconclusive', value: null, message: 'error' },
+      ].map(m => ({
+        template: 'success-rate',
+        cluster: 'east',
+        condition: 'result[0] >= 0.99',
+        ...m,
+      })),
+    );
+    expect(debug).toEqual([
+      "Analysis provider 'datadog' measured success-rate on east: Inconclusive (HTTP 403 token=s3cr3t)",
+      "Analysis provider 'datadog' measured success-rate on east: Successful (fine, token=s3cr3t)",
+      "Analysis provider 'datadog' measured success-rate on east: Failed (low, token=s3cr3t)",
+      "Analysis provider 'datadog' measured success-rate on east: Error (bad condition, token=s3cr3t)",
+    ]);
+  });
+
+  it('counts a module provider that throws as an error measurement, its text only logged', async () => {
+    const warn: string[] = [];
+    const analysis = AnalysisProviders.create({
+      providers: [
+        {
+          type: 'datadog',
+          measure: async () => {
+            throw new Error('ECONNREFUSED api.datadog, key=s3cr3t');
+          },
+        },
+      ],
+      logger: { warn: (message: string) => warn.push(message) } as any,
+    });
+    expect(await analysis.measure(template({ datadog: {} }), context)).toEqual({
+      template: 'success-rate',
+      cluster: 'east',
+      condition: 'result[0] >= 0.99',
+      at: expect.any(String),
+      phase: 'Inconclusive',
+      value: null,
+      message: 'error',
+    });
+    expect(warn).toEqual([
+      "Analysis provider 'datadog' could not measure success-rate on east: ECONNREFUSED api.datadog, key=s3cr3t",
+    ]);
+  });
+
   it('keeps the Prometheus allow-list: an address not on it is not queried', async () => {
     let queried = false;
     const analysis = AnalysisProviders.create({

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
 import { InputError } from '@backstage/errors';
 import type {
   AnalysisMeasurement,
@@ -8,7 +9,11 @@ import type {
   FleetAnalysisContext,
   FleetAnalysisProvider,
 } from '@cnp/plugin-fleet-node';
-import { measure } from './analysis';
+import { asError } from '../util/errors';
+import { isNoResult, measure } from './analysis';
+
+/** The providers whose results are Fleet's own words already: its Prometheus. */
+const FLEETS_OWN = new WeakSet<FleetAnalysisProvider>();
 
 /** Fleet's own analysis provider: a Prometheus query (`provider.prometheus`). */
 export function createPrometheusAnalysisProvider(
@@ -18,11 +23,55 @@ export function createPrometheusAnalysisProvider(
     fetchImpl?: typeof fetch;
   } = {},
 ): FleetAnalysisProvider {
-  return {
+  const provider: FleetAnalysisProvider = {
     type: 'prometheus',
     measure: ({ template, context, timeoutMs }) =>
       measure(template, context, { ...options, timeoutMs }),
   };
+  FLEETS_OWN.add(provider);
+  return provider;
+}
+
+const PHASES: readonly string[] = [
+  'Successful',
+  'Failed',
+  'Inconclusive',
+  'Error',
+];
+
+/**
+ * A module provider's result in Fleet's own words, the only ones stored with a release and shown:
+ * the phase and the value it measured; a success or a failure has no message, an inconclusive
+ * measurement `unreachable`, `error` or `no data`, an error `error`. Whatever else the provider
+ * wrote (an error text naming a host or a credential) is not kept. The template, the cluster and
+ * the condition are those measured, whatever the provider answered.
+ */
+function inFleetWords(
+  result: Partial<AnalysisMeasurement> | undefined,
+  template: AnalysisTemplate,
+  context: FleetAnalysisContext,
+): AnalysisMeasurement {
+  const base = {
+    template: template.name,
+    cluster: context.cluster,
+    condition: template.successCondition,
+    at: new Date().toISOString(),
+  };
+  const value =
+    typeof result?.value === 'number' && Number.isFinite(result.value)
+      ? result.value
+      : null;
+  const phase = PHASES.includes(result?.phase as string)
+    ? (result!.phase as AnalysisMeasurement['phase'])
+    : 'Inconclusive';
+  if (phase === 'Successful' || phase === 'Failed') {
+    return { ...base, phase, value };
+  }
+  const message =
+    phase === 'Inconclusive' && isNoResult(result?.message)
+      ? result!.message
+      : 'error';
+  return { ...base, phase, value, message };
 }
 
 /**
@@ -32,10 +81,13 @@ export function createPrometheusAnalysisProvider(
 export class AnalysisProviders {
   private constructor(
     private readonly byType: Map<string, FleetAnalysisProvider>,
+    private readonly logger: LoggerService | undefined,
   ) {}
 
   static create(options: {
     providers: FleetAnalysisProvider[];
+    /** Where a module provider's own text goes (never its settings): it is not stored. */
+    logger?: LoggerService;
   }): AnalysisProviders {
     const byType = new Map<string, FleetAnalysisProvider>();
     for (const provider of options.providers) {
@@ -43,7 +95,7 @@ export class AnalysisProviders {
         throw new Error(`Analysis provider '${provider.type}' is added twice`);
       byType.set(provider.type, provider);
     }
-    return new AnalysisProviders(byType);
+    return new AnalysisProviders(byType, options.logger);
   }
 
   /** The names a template's `provider` may have: one per provider. */
@@ -53,7 +105,9 @@ export class AnalysisProviders {
 
   /**
    * One measurement of the template on one cluster, by the provider its `provider` names. A type
-   * no provider measures is inconclusive (`error`), never a success.
+   * no provider measures is inconclusive (`error`), never a success, and so is a provider that
+   * throws. A module provider's result is kept in Fleet's words only (see `inFleetWords`); its
+   * own text goes to the log (at debug; at warn when it threw).
    */
   async measure(
     template: AnalysisTemplate,
@@ -74,12 +128,31 @@ export class AnalysisProviders {
         message: 'error',
       };
     }
-    return provider.measure({
-      template,
-      config,
-      context,
-      timeoutMs: options.timeoutMs ?? 10_000,
-    });
+    let result: AnalysisMeasurement;
+    try {
+      result = await provider.measure({
+        template,
+        config,
+        context,
+        timeoutMs: options.timeoutMs ?? 10_000,
+      });
+    } catch (error) {
+      // A rejection is an error measurement, counted like an error answer; its text stays here.
+      this.logger?.warn(
+        `Analysis provider '${type}' could not measure ${template.name} on ${
+          context.cluster
+        }: ${asError(error).message}`,
+      );
+      return inFleetWords(undefined, template, context);
+    }
+    if (FLEETS_OWN.has(provider)) return result;
+    const measured = inFleetWords(result, template, context);
+    if (result?.message && result.message !== measured.message) {
+      this.logger?.debug(
+        `Analysis provider '${type}' measured ${template.name} on ${context.cluster}: ${measured.phase} (${result.message})`,
+      );
+    }
+    return measured;
   }
 }
 

@@ -125,7 +125,9 @@ describe.each(databases.eachSupportedId())(
         },
       });
       services.push(deployments);
-      const makeOrchestrator = () =>
+      const makeOrchestrator = (
+        over: Partial<Parameters<typeof ReleaseOrchestrator.create>[0]> = {},
+      ) =>
         ReleaseOrchestrator.create({
           stores: harness.stores,
           deployments,
@@ -137,6 +139,7 @@ describe.each(databases.eachSupportedId())(
           defaultReplicas: 5,
           namespace,
           analysisTimeoutMs: 500,
+          ...over,
         });
       const releases = ReleaseService.create({
         stores: harness.stores,
@@ -809,6 +812,41 @@ describe.each(databases.eachSupportedId())(
         (await ctx.stores.revisions.listRevisions(d.id)).map(r => r.cause),
       ).toEqual(['rollback', 'deploy']);
       expect(liveImage('pl-1')).toBe(OLD);
+    });
+
+    it('counts a measurement that rejects as an error: inconclusive, then abort, its text only logged', async () => {
+      const ctx = await setup();
+      const orchestrator = ctx.makeOrchestrator({
+        measure: async () => {
+          throw new Error('socket hang up at metrics.internal, key k-77');
+        },
+      });
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1'],
+          strategy: strategy({ waves: [{ clusters: ['pl-1'] }] }),
+        },
+        'user:default/ada',
+      );
+      const done = await runUntil(
+        { orchestrator, releases: ctx.releases },
+        started.id,
+        r => r.status === 'ROLLED_BACK' || r.status === 'COMPLETED',
+      );
+      expect(done.status).toBe('ROLLED_BACK');
+      expect(done.progress!.abort).toMatchObject({
+        reason: 'ANALYSIS_FAILED',
+        cluster: 'pl-1',
+        metric: 'success-rate',
+        message:
+          'Analysis success-rate on pl-1 was inconclusive 2 times in a row: error',
+      });
+      expect(JSON.stringify(done)).not.toContain('k-77');
+      expect(ctx.logger.warn).toHaveBeenCalledWith(
+        `Release ${started.id}: success-rate on pl-1 could not be measured: socket hang up at metrics.internal, key k-77`,
+      );
     });
   },
 );

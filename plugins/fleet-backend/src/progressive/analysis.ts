@@ -44,12 +44,17 @@ export type NoResult = 'error' | 'unreachable' | 'no data';
 
 const NO_RESULT: readonly string[] = ['error', 'unreachable', 'no data'];
 
+/** Whether a message is one of Fleet's three words for a measurement without a value. */
+export function isNoResult(message: unknown): message is NoResult {
+  return typeof message === 'string' && NO_RESULT.includes(message);
+}
+
 /**
  * The word an inconclusive measurement's message is shown as: itself when it is one of the three,
  * else (a measurement stored before the provider's text was kept out) the word it stood for.
  */
 export function noResultWord(message: string): NoResult {
-  if (NO_RESULT.includes(message)) return message as NoResult;
+  if (isNoResult(message)) return message;
   if (/empty vector|NaN/.test(message)) return 'no data';
   if (/unreachable/.test(message)) return 'unreachable';
   return 'error';

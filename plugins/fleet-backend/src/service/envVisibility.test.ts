@@ -146,6 +146,15 @@ describe('what a release shows to whom', () => {
               'Prometheus at http://10.0.0.9:9090 is unreachable: connect ECONNREFUSED',
             at: '2026-12-01T00:00:01.000Z',
           },
+          {
+            template: 'v',
+            cluster: 'east',
+            phase: 'Successful' as const,
+            value: 1,
+            condition: 'result == 1',
+            message: 'passed, asked with token tok-77',
+            at: '2026-12-01T00:00:01.000Z',
+          },
         ],
       },
     };
@@ -157,7 +166,16 @@ describe('what a release shows to whom', () => {
       expect(shown.progress!.analysis.map(m => m.message)).toEqual([
         'error',
         'unreachable',
+        undefined,
       ]);
+      expect(shown.progress!.analysis[2]).toEqual({
+        template: 'v',
+        cluster: 'east',
+        phase: 'Successful',
+        value: 1,
+        condition: 'result == 1',
+        at: '2026-12-01T00:00:01.000Z',
+      });
     }
   });
 });

@@ -110,7 +110,8 @@ export function releaseForCaller(
 
 /**
  * A provider's text is shown to nobody: an inconclusive measurement says `error`, `unreachable`
- * or `no data`, also one stored before measurements were written that way.
+ * or `no data`, a success or a failure nothing but its value, also one stored before
+ * measurements were written that way.
  */
 function withoutProviderText(release: Release): Release {
   if (!release.progress?.analysis.length) return release;
@@ -118,11 +119,16 @@ function withoutProviderText(release: Release): Release {
     ...release,
     progress: {
       ...release.progress,
-      analysis: release.progress.analysis.map(m =>
-        m.phase === 'Inconclusive' && m.message
-          ? { ...m, message: noResultWord(m.message) }
-          : m,
-      ),
+      analysis: release.progress.analysis.map(m => {
+        if (m.phase === 'Inconclusive' && m.message)
+          return { ...m, message: noResultWord(m.message) };
+        if (m.phase === 'Successful' || m.phase === 'Failed') {
+          // A success or a failure says it with its value (a module provider's text was kept).
+          const { message: _text, ...measured } = m;
+          return measured;
+        }
+        return m;
+      }),
     },
   };
 }

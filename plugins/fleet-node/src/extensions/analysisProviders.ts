@@ -32,9 +32,11 @@ export interface FleetAnalysisProvider {
   /** The key of a template's `provider` it measures. */
   readonly type: string;
   /**
-   * One measurement of the template on one cluster, never a rejection: the success condition
-   * true is `Successful`, false `Failed`; no answer, an error answer or no data is
-   * `Inconclusive` (never a success), with the message `unreachable`, `error` or `no data`.
+   * One measurement of the template on one cluster: the success condition true is `Successful`,
+   * false `Failed`; no answer, an error answer or no data is `Inconclusive` (never a success),
+   * with the message `unreachable`, `error` or `no data`. Fleet keeps only the phase, the value
+   * and those words (any other message is `error`); a rejection is an `error` measurement. The
+   * provider's own text goes to the backend's log, never to the release.
    */
   measure(options: {
     template: AnalysisTemplate;

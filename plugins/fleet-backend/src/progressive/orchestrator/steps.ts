@@ -3,6 +3,7 @@ import type {
   AnalysisTemplate,
   CanaryClusterProgress,
 } from '@cnp/plugin-fleet-common';
+import { asError } from '../../util/errors';
 import { measure as measurePrometheus } from '../analysis';
 import {
   measurementDue,
@@ -165,17 +166,32 @@ export async function analyse(tick: Tick, c: CanaryClusterProgress) {
   const target = await targetFor(tick, c);
   if (!target?.analysis) return;
   const measure = tick.deps.measure ?? measurePrometheus;
+  const context = target.analysis.context;
   const results: Array<[AnalysisTemplate, AnalysisMeasurement]> =
     await Promise.all(
-      due.map(
-        async tp =>
-          [
-            tp,
-            await measure(tp, target.analysis!.context, {
-              timeoutMs: tick.deps.analysisTimeoutMs ?? 5_000,
-            }),
-          ] as [AnalysisTemplate, AnalysisMeasurement],
-      ),
+      due.map(async tp => {
+        const m = await measure(tp, context, {
+          timeoutMs: tick.deps.analysisTimeoutMs ?? 5_000,
+        }).catch((error): AnalysisMeasurement => {
+          // A measurement that rejects is an error, counted against the limits like any other,
+          // never a tick that fails (and tries again) for ever; its text stays in the log.
+          tick.deps.logger.warn(
+            `Release ${tick.record.id}: ${tp.name} on ${
+              c.cluster
+            } could not be measured: ${asError(error).message}`,
+          );
+          return {
+            template: tp.name,
+            cluster: c.cluster,
+            condition: tp.successCondition,
+            at: new Date().toISOString(),
+            phase: 'Inconclusive',
+            value: null,
+            message: 'error',
+          };
+        });
+        return [tp, m] as [AnalysisTemplate, AnalysisMeasurement];
+      }),
     );
   for (const [tp, m] of results) {
     const failureLimit = tp.failureLimit ?? 0;

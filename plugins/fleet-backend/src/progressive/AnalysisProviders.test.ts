@@ -173,6 +173,21 @@ describe('AnalysisProviders', () => {
     ]);
   });
 
+  it('counts a module provider that never answers as an error once its time is up', async () => {
+    const warn: string[] = [];
+    const analysis = AnalysisProviders.create({
+      providers: [{ type: 'stuck', measure: () => new Promise(() => {}) }],
+      logger: { warn: (message: string) => warn.push(message) } as any,
+    });
+    const measured = await analysis.measure(template({ stuck: {} }), context, {
+      timeoutMs: 50,
+    });
+    expect(measured).toMatchObject({ phase: 'Inconclusive', message: 'error' });
+    expect(warn).toEqual([
+      "Analysis provider 'stuck' could not measure success-rate on east: no answer within 1050 ms",
+    ]);
+  });
+
   it('keeps the Prometheus allow-list: an address not on it is not queried', async () => {
     let queried = false;
     const analysis = AnalysisProviders.create({

@@ -129,13 +129,20 @@ export class AnalysisProviders {
       };
     }
     let result: AnalysisMeasurement;
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      result = await provider.measure({
-        template,
-        config,
-        context,
-        timeoutMs: options.timeoutMs ?? 10_000,
-      });
+      // A provider that never answers must not hold the release's tick: past its time (and a
+      // grace second) the measurement is an error, as a rejection is.
+      result = await Promise.race([
+        provider.measure({ template, config, context, timeoutMs }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${timeoutMs + 1_000} ms`)),
+            timeoutMs + 1_000,
+          );
+        }),
+      ]);
     } catch (error) {
       // A rejection is an error measurement, counted like an error answer; its text stays here.
       this.logger?.warn(
@@ -144,6 +151,8 @@ export class AnalysisProviders {
         }: ${asError(error).message}`,
       );
       return inFleetWords(undefined, template, context);
+    } finally {
+      clearTimeout(timer);
     }
     if (FLEETS_OWN.has(provider)) return result;
     const measured = inFleetWords(result, template, context);

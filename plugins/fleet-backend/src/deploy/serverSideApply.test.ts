@@ -475,6 +475,46 @@ describe.each(databases.eachSupportedId())(
       ).not.toContain('fleet');
     });
 
+    it('leaves the replica count to the autoscaler that holds it, never co-owning it', async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-scaled-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: {
+          image: 'nginx:1.27',
+          replicas: 2,
+          ignoreDifferences: ['/spec/replicas'],
+        },
+      });
+      await deployed(h, entityRef);
+      // An autoscaler sets the count as its own manager.
+      await otherClient().patchNamespacedDeployment(
+        {
+          name: app.name,
+          namespace,
+          fieldManager: 'autoscaler',
+          body: { spec: { replicas: 5 } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await h.deployments.updateApplication(app.id, {
+        spec: {
+          image: 'nginx:1.28',
+          replicas: 2,
+          ignoreDifferences: ['/spec/replicas'],
+        },
+      });
+      expect(await deployed(h, entityRef)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      const after = live('Deployment', app.name);
+      expect(after.spec.replicas).toBe(5);
+      const fleet = after.metadata.managedFields.find(
+        (e: any) => e.manager === 'fleet' && e.operation === 'Apply',
+      );
+      expect(fleet.fieldsV1['f:spec']).not.toHaveProperty(['f:replicas']);
+    });
+
     it('fails the deploy on a conflict with another manager, naming the field and the manager, and does not force it', async () => {
       const h = await setup();
       const entityRef = `component:default/ssa-conflict-${tag}`;

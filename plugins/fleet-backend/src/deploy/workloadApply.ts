@@ -12,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import { isKubeStatus } from '../kubernetes/requestOptions';
 import {
+  FIELD_MANAGER,
   ObjectAppearedError,
   serverSideApply,
 } from '../kubernetes/serverSideApply';
@@ -117,6 +118,30 @@ export async function createNamespace(ctx: WorkloadApply): Promise<void> {
 }
 
 /**
+ * The Deployment to apply when something else owns its replica count (an HPA): without
+ * `spec.replicas` once another manager holds that field (it stays theirs, and an apply of a
+ * count read a moment ago cannot conflict with their next scaling); with the live count while
+ * only Fleet holds it (leaving it out would remove it).
+ */
+function withReplicasLeftTo(
+  deployment: V1Deployment,
+  live: V1Deployment,
+): V1Deployment {
+  const othersHold = (live.metadata?.managedFields ?? []).some(
+    entry =>
+      entry.manager !== FIELD_MANAGER &&
+      (entry.fieldsV1 as any)?.['f:spec']?.['f:replicas'] !== undefined,
+  );
+  const { replicas: _replicas, ...spec } = deployment.spec!;
+  return {
+    ...deployment,
+    spec: othersHold
+      ? (spec as V1Deployment['spec'])
+      : { ...spec, replicas: live.spec?.replicas },
+  };
+}
+
+/**
  * The Deployment, applied (when it is ours); with `keepReplicas` (something else owns the
  * count) the applied `spec.replicas` is the live one, so the apply neither scales it back nor
  * drops it.
@@ -135,10 +160,7 @@ export async function applyDeployment(
     async live => {
       const body =
         live && (await keepReplicas())
-          ? {
-              ...deployment,
-              spec: { ...deployment.spec!, replicas: live.spec?.replicas },
-            }
+          ? withReplicasLeftTo(deployment, live)
           : deployment;
       return serverSideApply(
         body,

@@ -4,15 +4,11 @@
  * Fleet's default requests and limits when neither the application nor the config names any
  * (`resources: {}` opts out).
  */
-import { mockServices } from '@backstage/backend-test-utils';
-import type { ApplicationSpec, Deployment } from '@cnp/plugin-fleet-common';
+import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { useSimulator } from '@cnp/kube-simulator';
-import type { FleetStores } from '../database/types';
 import { createTestDatabases } from '../testing/databases';
-import { createFleet } from '../testing/fleet';
-import { DeploymentService } from './DeploymentService';
-import { ManifestApplier } from './ManifestApplier';
-import { ManifestRemover } from './ManifestRemover';
+import { createDeployStack, settled } from '../testing/deployStack';
+import type { DeploymentService } from './DeploymentService';
 
 jest.setTimeout(90_000);
 
@@ -31,38 +27,14 @@ describe.each(databases.eachSupportedId())(
     afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
     async function setup() {
-      const knex = await databases.init(databaseId);
-      const harness = await createFleet({
-        knex,
+      // The probe records each cluster's version. No defaultResources: Fleet's own defaults.
+      const stack = await createDeployStack({
+        knex: await databases.init(databaseId),
         kubeconfigDir: sim.kubeconfigDir,
-        logger: mockServices.logger.mock(),
+        deploy: { namespace },
       });
-      // The probe records each cluster's version.
-      await harness.worker.runCycle();
-      const deployments = DeploymentService.create({
-        stores: harness.stores,
-        applier: ManifestApplier.create({ clients: harness.clients }),
-        remover: ManifestRemover.create({ clients: harness.clients }),
-        logger: harness.logger,
-        // No defaultResources: Fleet's own defaults apply.
-        deploy: {
-          namespace,
-          defaultReplicas: 1,
-          progressDeadlineMs: 5_000,
-          pollIntervalMs: 25,
-        },
-      });
-      services.push(deployments);
-      return { ...harness, deployments };
-    }
-
-    async function settle(stores: FleetStores, id: string) {
-      for (let i = 0; i < 400; i++) {
-        const d: Deployment = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
+      services.push(stack.deployments);
+      return stack;
     }
 
     const container = (cluster: string, name: string) =>
@@ -85,7 +57,7 @@ describe.each(databases.eachSupportedId())(
     ) {
       const app = await h.deployments.registerApplication({ entityRef, spec });
       const d = await h.deployments.deploy({ entityRef, cluster }, 'test');
-      expect(await settle(h.stores, d.id)).toMatchObject({
+      expect(await settled(h.stores, d.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       return container(cluster, app.name);

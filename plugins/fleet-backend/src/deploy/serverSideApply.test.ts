@@ -6,7 +6,6 @@
  * stay and are not drift; a field another manager changed is a conflict that fails the deploy
  * with the field and the manager named, never forced.
  */
-import { mockServices } from '@backstage/backend-test-utils';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -14,16 +13,13 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { ApplicationSpec, Deployment } from '@cnp/plugin-fleet-common';
+import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { DeploymentReasons } from '@cnp/plugin-fleet-common';
-import type { FleetStores } from '../database/types';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
-import { createFleet } from '../testing/fleet';
+import { createDeployStack, settled } from '../testing/deployStack';
 import { ReconcileWorker } from '../reconcile/ReconcileWorker';
-import { DeploymentService } from './DeploymentService';
-import { ManifestApplier } from './ManifestApplier';
-import { ManifestRemover } from './ManifestRemover';
+import type { DeploymentService } from './DeploymentService';
 
 jest.setTimeout(90_000);
 
@@ -69,49 +65,21 @@ describe.each(databases.eachSupportedId())(
     afterEach(() => Promise.all(services.splice(0).map(s => s.stop())));
 
     async function setup() {
-      const knex = await databases.init(databaseId);
-      const harness = await createFleet({
-        knex,
+      const stack = await createDeployStack({
+        knex: await databases.init(databaseId),
         kubeconfigDir: sim.kubeconfigDir,
-        logger: mockServices.logger.mock(),
+        deploy: { namespace, defaultReplicas: 3 },
       });
-      await harness.worker.runCycle();
-      const applier = ManifestApplier.create({ clients: harness.clients });
-      const deploy = {
-        namespace,
-        defaultReplicas: 3,
-        progressDeadlineMs: 5_000,
-        pollIntervalMs: 25,
-      };
-      const deployments = DeploymentService.create({
-        stores: harness.stores,
-        applier,
-        remover: ManifestRemover.create({ clients: harness.clients }),
-        logger: harness.logger,
-        deploy,
-      });
-      services.push(deployments);
+      services.push(stack.deployments);
       const reconciler = ReconcileWorker.create({
-        stores: harness.stores,
-        applier,
-        deployments,
-        logger: harness.logger,
-        deploy,
+        stores: stack.stores,
+        applier: stack.applier,
+        deployments: stack.deployments,
+        logger: stack.logger,
+        deploy: stack.deploy,
         reconcile: { intervalMs: 60_000, concurrency: 4 },
       });
-      return { ...harness, deployments, reconciler };
-    }
-
-    async function settle(
-      stores: FleetStores,
-      id: string,
-    ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
-        const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
+      return { ...stack, reconciler };
     }
 
     const live = (kind: string, name: string) =>
@@ -140,7 +108,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'east', replicas },
         'test',
       );
-      return settle(h.stores, d.id);
+      return settled(h.stores, d.id);
     }
 
     it('removes a toleration, an affinity, an Ingress class and the spread constraints of 3 replicas going to 1', async () => {

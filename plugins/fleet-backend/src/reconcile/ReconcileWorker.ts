@@ -1,5 +1,5 @@
 import { ForwardedError } from '@backstage/errors';
-import type { Application } from '@cnp/plugin-fleet-common';
+import type { Application, Deployment } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
 import type { DeploymentState } from '../database/types';
 import type { ObjectChange } from '../livestate/ClusterWatches';
@@ -293,12 +293,7 @@ export class ReconcileWorker {
     await Promise.all(
       [...unknown].slice(0, MAX_LEARNED_PER_BATCH).map(([key, change]) =>
         read(async () => {
-          // The compare reads the deployment's own objects, wherever they are: an object of
-          // the same component in another namespace only makes it compare once more.
-          const found = await this.options.stores.deployments.listDeployments({
-            entityRef: change.entityRef,
-            cluster: change.cluster,
-          });
+          const found = await this.deploymentsOf(change);
           if (!found.length) {
             this.notOurs.add(key);
             return;
@@ -317,6 +312,36 @@ export class ReconcileWorker {
         }),
       ),
     );
+  }
+
+  /**
+   * The deployments of `change`'s component on its cluster whose objects are the changed one:
+   * the application's name and the current revision's namespace must be the object's, so an
+   * object that only claims a component (another Fleet's, or a copy) maps to nothing.
+   */
+  private async deploymentsOf(change: ObjectChange): Promise<Deployment[]> {
+    const { stores, deploy } = this.options;
+    const candidates = await stores.deployments.listDeployments({
+      entityRef: change.entityRef,
+      cluster: change.cluster,
+    });
+    if (!candidates.length) return [];
+    const revisions = await stores.revisions.listCurrentRevisions({
+      deploymentIds: candidates.map(d => d.id),
+    });
+    const namespaceOf = new Map(
+      revisions.map(r => [r.deploymentId, r.namespace ?? deploy.namespace]),
+    );
+    const out: Deployment[] = [];
+    for (const d of candidates) {
+      if ((namespaceOf.get(d.id) ?? deploy.namespace) !== change.namespace)
+        continue;
+      const application = await stores.applications.getApplication(
+        d.applicationId,
+      );
+      if (application?.name === change.name) out.push(d);
+    }
+    return out;
   }
 
   /**

@@ -179,6 +179,28 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
+    it('finds a deployment made since the last run by the entity ref its object carries, and only for that object', async () => {
+      const h = await setup();
+      await h.reconciler.runOnce();
+      // Made after the run: the run's index does not know it.
+      const { deployment, name } = await deployed(h, 'late', 'north');
+      const entityRef = `component:default/late-${tag}`;
+      const claims = (change: { namespace: string; name: string }) =>
+        h.reconciler.checkChanged([{ cluster: 'north', entityRef, ...change }]);
+      // An object that only claims the component (another namespace, another name): nothing.
+      expect(
+        (await claims({ namespace: `${namespace}-copy`, name })).checked,
+      ).toBe(0);
+      expect((await claims({ namespace, name: `${name}-copy` })).checked).toBe(
+        0,
+      );
+      // Its own object: compared at once.
+      expect((await claims({ namespace, name })).checked).toBe(1);
+      expect(
+        (await h.stores.deployments.getDeployment(deployment.id))!.syncStatus,
+      ).toBe('SYNCED');
+    });
+
     it('heals drift from an event, at most once per interval: a second drift soon after stays OUT_OF_SYNC until the next run heals it', async () => {
       const h = await setup();
       const { deployment, name } = await deployed(h, 'healer', 'north');

@@ -483,6 +483,57 @@ describe.each(databases.eachSupportedId())(
       expect(fleet.fieldsV1['f:spec']).not.toHaveProperty(['f:replicas']);
     });
 
+    it('never applies over an object replaced by another of the same name after its read', async () => {
+      const h = await setup();
+      const entityRef = `component:default/ssa-replaced-${tag}`;
+      const app = await h.deployments.registerApplication({
+        entityRef,
+        spec: { image: 'nginx:1.27', replicas: 2 },
+      });
+      await deployed(h, entityRef);
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('east'));
+      const teamB = kc.makeApiClient(CoreV1Api);
+      const read = CoreV1Api.prototype.readNamespacedService;
+      const spy = jest
+        .spyOn(CoreV1Api.prototype, 'readNamespacedService')
+        .mockImplementationOnce(async function first(
+          this: CoreV1Api,
+          ...args: Parameters<CoreV1Api['readNamespacedService']>
+        ) {
+          // Fleet reads its own Service; right after, it is deleted and team B makes one.
+          const ours = await read.apply(this, args);
+          await teamB.deleteNamespacedService({ name: app.name, namespace });
+          await teamB.createNamespacedService({
+            namespace,
+            body: {
+              metadata: { name: app.name, namespace },
+              spec: {
+                selector: { app: 'team-b' },
+                ports: [{ name: 'http', port: 80 }],
+              },
+            },
+          });
+          return ours;
+        });
+      try {
+        await h.deployments.updateApplication(app.id, {
+          spec: { image: 'nginx:1.28', replicas: 2 },
+        });
+        expect(await deployed(h, entityRef)).toMatchObject({
+          status: 'FAILED',
+          statusReason: DeploymentReasons.OWNERSHIP_CONFLICT,
+        });
+      } finally {
+        spy.mockRestore();
+      }
+      const service = live('Service', app.name);
+      expect(service.spec.selector).toEqual({ app: 'team-b' });
+      expect(
+        service.metadata.managedFields.map((e: any) => e.manager),
+      ).not.toContain('fleet');
+    });
+
     it('fails the deploy on a conflict with another manager, naming the field and the manager, and does not force it', async () => {
       const h = await setup();
       const entityRef = `component:default/ssa-conflict-${tag}`;

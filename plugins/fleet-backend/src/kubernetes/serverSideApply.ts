@@ -273,8 +273,12 @@ export type CreateCall<T> = (
  * Fleet wrote nothing; the caller reads it again and checks whose it is.
  */
 export class ObjectAppearedError extends Error {
-  constructor(readonly kind: string, readonly objectName: string) {
-    super(`${kind} ${objectName} appeared while Fleet was creating it`);
+  constructor(
+    readonly kind: string,
+    readonly objectName: string,
+    how = 'appeared while Fleet was creating it',
+  ) {
+    super(`${kind} ${objectName} ${how}`);
     this.name = 'ObjectAppearedError';
   }
 }
@@ -349,6 +353,15 @@ export async function serverSideApply<T>(
     return await send(false);
   } catch (error) {
     const conflicts = fieldConflictsOf(error);
+    // A 409 without field conflicts: the uid precondition failed, the object Fleet checked was
+    // replaced by another of the same name meanwhile. Nothing was written; read it again.
+    if (!conflicts && isKubeStatus(error, 409)) {
+      throw new ObjectAppearedError(
+        body.kind ?? 'object',
+        body.metadata?.name ?? '',
+        'was replaced while Fleet was applying it',
+      );
+    }
     if (!conflicts) throw error;
     const foreign = conflicts.filter(c => !earlier.includes(c.manager));
     if (foreign.length === 0) return send(true);

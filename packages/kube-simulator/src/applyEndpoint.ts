@@ -3,9 +3,9 @@
  * JSON), checks what the API server checks of it, and creates the object when it is absent or
  * stores the merge (serverSideApply.ts) with the managers' new entries.
  */
-import { ApiError, errors } from './errors';
+import { ApiError, cause, errors } from './errors';
 import { FieldManagement, invalidOptions } from './managedFields';
-import { decodeBody, nameMismatch } from './requestBody';
+import { decodeBody, invalid, nameMismatch } from './requestBody';
 import { ResourceDef } from './resourceDef';
 import { serverSideApply, withoutNulls } from './serverSideApply';
 import { ClusterStore, SimObject, WriteOptions } from './store';
@@ -72,17 +72,23 @@ export function applyObject(
   } catch (e) {
     if (!(e instanceof ApiError && e.code === 404)) throw e;
   }
-  // A uid in the applied configuration is a precondition: the object must be that one.
+  // A uid in the applied configuration must be the object's, as on a real server: another
+  // object's is an immutable-field change (422), and none to apply to is a 409.
   const uid = meta.uid;
   delete meta.uid;
   const liveUid = (live?.metadata as JsonObject | undefined)?.uid;
-  if (live && uid !== undefined && uid !== '' && uid !== liveUid)
-    throw errors.conflict(
-      def.plural,
-      def.group,
-      name,
-      `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${liveUid}`,
-    );
+  if (uid !== undefined && uid !== '' && uid !== liveUid) {
+    if (!live)
+      throw errors.conflict(
+        def.plural,
+        def.group,
+        name,
+        `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`,
+      );
+    throw invalid(def, name, [
+      cause.invalid('metadata.uid', uid, 'field is immutable'),
+    ]);
+  }
   const rv = meta.resourceVersion;
   if (live && rv !== undefined && rv !== '') {
     const liveRv = (live.metadata as JsonObject).resourceVersion;

@@ -439,4 +439,32 @@ spec:
     other.metadata.name = 'other';
     expect(apply(store, other).status).toBe(400);
   });
+
+  it('takes a uid in the applied configuration as a precondition, as a real server does', () => {
+    const store = new ClusterStore(0);
+    const created = apply(store, deployment());
+    expect(created.status).toBe(201);
+    const uid = created.body.metadata.uid;
+    const withUid = (value: string) => {
+      const body: any = deployment({ replicas: 2 });
+      body.metadata.uid = value;
+      return body;
+    };
+    // The object's own uid: applied, and the uid is nobody's field.
+    const same = apply(store, withUid(uid));
+    expect(same.status).toBe(200);
+    expect(same.body.spec.replicas).toBe(2);
+    expect(JSON.stringify(same.body.metadata.managedFields)).not.toContain(
+      'f:uid',
+    );
+    // Another object's uid: an immutable field changed, 422, nothing written.
+    const other = apply(store, withUid('00000000-0000-0000-0000-000000000000'));
+    expect(other.status).toBe(422);
+    expect(JSON.stringify(other.body)).toContain('metadata.uid');
+    // No object any more: 409, nothing created.
+    expect(call(store, 'DELETE', WEB).status).toBe(200);
+    const gone = apply(store, withUid(uid));
+    expect(gone.status).toBe(409);
+    expect(call(store, 'GET', WEB).status).toBe(404);
+  });
 });

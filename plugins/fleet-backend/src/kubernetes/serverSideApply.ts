@@ -114,21 +114,62 @@ const OPTIONAL_FIELDS: Record<string, string[][]> = {
 };
 
 /**
- * The fields of `value` in the FieldsV1 shape, as a mask: an object's keys one by one; an item
- * of a list keyed by `name` (containers, env, volumes) whole, as Fleet's own; any other list or
- * value whole.
+ * The key fields of the lists Fleet's objects hold that Kubernetes merges by key, by the list's
+ * field name (`ports` by where it is); any other list is atomic (owned whole).
  */
-function maskOf(value: unknown): Fields {
+const LIST_KEYS: Record<string, string[]> = {
+  containers: ['name'],
+  initContainers: ['name'],
+  env: ['name'],
+  volumes: ['name'],
+  volumeMounts: ['mountPath'],
+  imagePullSecrets: ['name'],
+  topologySpreadConstraints: ['topologyKey', 'whenUnsatisfiable'],
+};
+
+function listKeysOf(field: string, inContainer: boolean): string[] | undefined {
+  if (field === 'ports')
+    return inContainer ? ['containerPort', 'protocol'] : ['port', 'protocol'];
+  return LIST_KEYS[field];
+}
+
+/** An item's element key as the API server writes it: `k:` and its key fields, sorted. */
+function elementKey(item: Fields, keys: string[]): string | undefined {
+  const fields: Fields = {};
+  for (const key of [...keys].sort()) {
+    const value = item[key] ?? (key === 'protocol' ? 'TCP' : undefined);
+    if (value === undefined) return undefined;
+    fields[key] = value;
+  }
+  return `k:${JSON.stringify(fields)}`;
+}
+
+/**
+ * The fields of `value` in the FieldsV1 shape, as a mask: an object's keys one by one, an item
+ * of a keyed list by its element key and then its own fields, any other list or value whole.
+ */
+function maskOf(value: unknown, field = '', inContainer = false): Fields {
   if (Array.isArray(value)) {
-    if (!value.every(v => v && typeof v === 'object' && 'name' in v))
-      return WHOLE;
-    return Object.fromEntries(
-      value.map(v => [`k:${JSON.stringify({ name: v.name })}`, WHOLE]),
-    );
+    const keys = listKeysOf(field, inContainer);
+    if (!keys) return WHOLE;
+    const mask: Fields = {};
+    for (const item of value) {
+      const key = item && typeof item === 'object' && elementKey(item, keys);
+      if (!key) return WHOLE;
+      mask[key] = maskOf(
+        item,
+        '',
+        inContainer || field === 'containers' || field === 'initContainers',
+      );
+    }
+    return mask;
   }
   if (!value || typeof value !== 'object') return WHOLE;
   return Object.fromEntries(
-    Object.entries(value as Fields).map(([k, v]) => [`f:${k}`, maskOf(v)]),
+    Object.entries(value as Fields).map(([k, v]) => [
+      `f:${k}`,
+      maskOf(v, k, inContainer),
+    ]),
   );
 }
 
@@ -171,12 +212,12 @@ const isFleetApply = (e: Fields) =>
 
 /**
  * The earlier Fleet managers of `live`: its own `Update` entries (its create, a scaling)
- * always; and, while no entry of Fleet's is recorded (an object an earlier Fleet wrote by merge
+ * always; and, until Fleet's first apply is recorded (an object an earlier Fleet wrote by merge
  * patch, which never named a field manager), `node-fetch`, which any client-node tool without a
  * field manager writes under too.
  */
 function earlierManagers(entries: Fields[]): string[] {
-  return entries.some(e => e.manager === FIELD_MANAGER)
+  return entries.some(isFleetApply)
     ? [FIELD_MANAGER]
     : [...EARLIER_FLEET_MANAGERS];
 }
@@ -224,7 +265,7 @@ export function ownershipUpgrade(
   const mask = fleetMask(body);
   const apply = entries.find(isFleetApply);
   let fields = (apply?.fieldsV1 ?? {}) as Fields;
-  const kept: Fields[] = [];
+  const kept: { original: Fields; entry: Fields }[] = [];
   for (const e of earlier) {
     const own = (e.fieldsV1 ?? {}) as Fields;
     if (e.manager === FIELD_MANAGER) {
@@ -233,7 +274,8 @@ export function ownershipUpgrade(
     }
     fields = mergeFields(fields, split(own, mask, true));
     const rest = split(own, mask, false);
-    if (Object.keys(rest).length) kept.push({ ...e, fieldsV1: rest });
+    if (Object.keys(rest).length)
+      kept.push({ original: e, entry: { ...e, fieldsV1: rest } });
   }
   const entry = {
     manager: FIELD_MANAGER,
@@ -243,15 +285,44 @@ export function ownershipUpgrade(
     fieldsType: 'FieldsV1',
     fieldsV1: fields,
   };
-  const others = entries.filter(e => !earlier.includes(e) && e !== apply);
-  return [
-    { op: 'test', path: '/metadata/managedFields', value: entries },
-    {
-      op: 'replace',
-      path: '/metadata/managedFields',
-      value: [entry, ...kept, ...others],
-    },
-  ];
+  // Only the entries it changes are tested and written, each at its index: another manager's
+  // entry changing meanwhile (a controller's status write) does not fail it, and an entry
+  // moved or added before them does.
+  const at = (e: Fields) => `/metadata/managedFields/${entries.indexOf(e)}`;
+  const touched = apply ? [apply, ...earlier] : earlier;
+  const [first, ...rest] = touched;
+  const remainder = new Map(kept.map(k => [k.original, k.entry]));
+  const ops: object[] = touched.map(e => ({
+    op: 'test',
+    path: at(e),
+    value: e,
+  }));
+  ops.push({ op: 'replace', path: at(first), value: entry });
+  const removals: Fields[] = [];
+  for (const e of rest) {
+    if (remainder.has(e))
+      ops.push({ op: 'replace', path: at(e), value: remainder.get(e) });
+    else removals.push(e);
+  }
+  if (remainder.has(first))
+    ops.push({
+      op: 'add',
+      path: '/metadata/managedFields/-',
+      value: remainder.get(first),
+    });
+  removals
+    .sort((x, y) => entries.indexOf(y) - entries.indexOf(x))
+    .forEach(e => ops.push({ op: 'remove', path: at(e) }));
+  return ops;
+}
+
+/** Whether `error` is a 422 refusing the applied `metadata.uid` (not the object's). */
+function isUidRefusal(error: unknown): boolean {
+  if (!isKubeStatus(error, 422)) return false;
+  const body = (error as { body?: unknown }).body;
+  return (
+    typeof body === 'string' ? body : JSON.stringify(body ?? '')
+  ).includes('metadata.uid');
 }
 
 /** What a kind's create call takes besides the namespace. */
@@ -322,8 +393,8 @@ export async function serverSideApply<T>(
   }
   const upgrade = ownershipUpgrade(live, body);
   if (upgrade) {
-    // Managers that changed since the read (422: the test failed): the apply goes on, forcing
-    // over earlier Fleet managers only, and the next apply hands their fields over.
+    // Entries that changed since the read (422: a `test` failed): nothing is applied, since an
+    // apply would end the hand-over for good; the caller reads the object again.
     await calls
       .patch(
         { ...base, body: upgrade },
@@ -331,6 +402,11 @@ export async function serverSideApply<T>(
       )
       .catch(error => {
         if (!isKubeStatus(error, 422)) throw error;
+        throw new ObjectAppearedError(
+          body.kind ?? 'object',
+          body.metadata?.name ?? '',
+          'changed while Fleet was taking over the fields it wrote before',
+        );
       });
   }
   const earlier = earlierManagers(
@@ -353,9 +429,10 @@ export async function serverSideApply<T>(
     return await send(false);
   } catch (error) {
     const conflicts = fieldConflictsOf(error);
-    // A 409 without field conflicts: the uid precondition failed, the object Fleet checked was
-    // replaced by another of the same name meanwhile. Nothing was written; read it again.
-    if (!conflicts && isKubeStatus(error, 409)) {
+    // The uid precondition failed (422: another object of the same name now; 409: none any
+    // more): the object Fleet checked was replaced or deleted meanwhile. Nothing was written;
+    // read it again.
+    if (!conflicts && (isKubeStatus(error, 409) || isUidRefusal(error))) {
       throw new ObjectAppearedError(
         body.kind ?? 'object',
         body.metadata?.name ?? '',

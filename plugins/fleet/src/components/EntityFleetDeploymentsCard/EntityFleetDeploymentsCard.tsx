@@ -27,7 +27,7 @@ import Tooltip from '@material-ui/core/Tooltip';
 import Typography from '@material-ui/core/Typography';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
 import LayersIcon from '@material-ui/icons/Layers';
-import { Fragment, useState } from 'react';
+import { useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
@@ -188,7 +188,7 @@ function DeploymentRows(props: {
                             {diff.path === '/' ? (
                               'missing'
                             ) : (
-                              <Pointer path={diff.path} />
+                              <code>{diff.path}</code>
                             )}
                           </Typography>
                         ))}
@@ -215,28 +215,6 @@ function DeploymentRows(props: {
         </TableBody>
       </Table>
     </Box>
-  );
-}
-
-/**
- * A JSON pointer that may break onto a new line after a `/`, never inside a name, so a long
- * difference (`/spec/template/spec/containers/0/image`) does not widen the table past its card.
- */
-function Pointer(props: { path: string }) {
-  const parts = props.path.split('/');
-  return (
-    <code>
-      {parts.map((part, i) => (
-        <Fragment key={i}>
-          {i > 0 && (
-            <>
-              /<wbr />
-            </>
-          )}
-          {part}
-        </Fragment>
-      ))}
-    </code>
   );
 }
 

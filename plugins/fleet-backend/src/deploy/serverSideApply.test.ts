@@ -92,6 +92,51 @@ describe.each(databases.eachSupportedId())(
             o.metadata.namespace === namespace,
         ) as any;
 
+    /**
+     * Leaves an object as an earlier Fleet did: every field under one `Update` entry of
+     * `node-fetch` (client-node's User-Agent, named by the API server when no fieldManager is
+     * given).
+     */
+    async function leaveAsEarlierFleet(
+      kind: 'Deployment' | 'Service',
+      name: string,
+    ) {
+      const kc = new KubeConfig();
+      kc.loadFromFile(sim.kubeconfigPath('east'));
+      const apps = kc.makeApiClient(AppsV1Api);
+      const core = kc.makeApiClient(CoreV1Api);
+      const current =
+        kind === 'Deployment'
+          ? await apps.readNamespacedDeployment({ name, namespace })
+          : await core.readNamespacedService({ name, namespace });
+      const entries = current.metadata!.managedFields!;
+      const fieldsV1 = entries
+        .map(e => e.fieldsV1 as object)
+        .reduce((a, b) => merge(a, b), {});
+      const body = [
+        {
+          op: 'replace',
+          path: '/metadata/managedFields',
+          value: [
+            {
+              ...entries[0],
+              manager: 'node-fetch',
+              operation: 'Update',
+              fieldsV1,
+            },
+          ],
+        },
+      ];
+      const options = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+      if (kind === 'Deployment')
+        await apps.patchNamespacedDeployment(
+          { name, namespace, body },
+          options,
+        );
+      else
+        await core.patchNamespacedService({ name, namespace, body }, options);
+    }
+
     /** Another client of the cluster, writing as `manager`. */
     function otherClient() {
       const kc = new KubeConfig();
@@ -166,28 +211,7 @@ describe.each(databases.eachSupportedId())(
         spec: { image: 'nginx:1.27', replicas: 2, tolerations },
       });
       await deployed(h, entityRef);
-      // As an earlier Fleet left it: its fields under an Update of `node-fetch` (client-node's
-      // User-Agent, named by the API server when no fieldManager is given).
-      const apps = otherClient();
-      const current = await apps.readNamespacedDeployment({
-        name: app.name,
-        namespace,
-      });
-      const [entry] = current.metadata!.managedFields!;
-      await apps.patchNamespacedDeployment(
-        {
-          name: app.name,
-          namespace,
-          body: [
-            {
-              op: 'replace',
-              path: '/metadata/managedFields',
-              value: [{ ...entry, manager: 'node-fetch', operation: 'Update' }],
-            },
-          ],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      await leaveAsEarlierFleet('Deployment', app.name);
       await h.deployments.updateApplication(app.id, {
         spec: { image: 'nginx:1.27', replicas: 2, tolerations: undefined },
       });
@@ -219,26 +243,7 @@ describe.each(databases.eachSupportedId())(
         spec: { image: 'nginx:1.27', replicas: 2, tolerations },
       });
       await deployed(h, entityRef);
-      const apps = otherClient();
-      const current = await apps.readNamespacedDeployment({
-        name: app.name,
-        namespace,
-      });
-      const [entry] = current.metadata!.managedFields!;
-      await apps.patchNamespacedDeployment(
-        {
-          name: app.name,
-          namespace,
-          body: [
-            {
-              op: 'replace',
-              path: '/metadata/managedFields',
-              value: [{ ...entry, manager: 'node-fetch', operation: 'Update' }],
-            },
-          ],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      await leaveAsEarlierFleet('Deployment', app.name);
       // The first hand-over finds its entries changed (a `test` failed: 422).
       const patch = AppsV1Api.prototype.patchNamespacedDeployment;
       let refused = 0;
@@ -276,38 +281,7 @@ describe.each(databases.eachSupportedId())(
         spec: { image: 'nginx:1.27', replicas: 2 },
       });
       await deployed(h, entityRef);
-      const kc = new KubeConfig();
-      kc.loadFromFile(sim.kubeconfigPath('east'));
-      const core = kc.makeApiClient(CoreV1Api);
-      const current = await core.readNamespacedService({
-        name: app.name,
-        namespace,
-      });
-      const fieldsV1 = current
-        .metadata!.managedFields!.map(e => e.fieldsV1 as object)
-        .reduce((a, b) => merge(a, b), {});
-      const [entry] = current.metadata!.managedFields!;
-      await core.patchNamespacedService(
-        {
-          name: app.name,
-          namespace,
-          body: [
-            {
-              op: 'replace',
-              path: '/metadata/managedFields',
-              value: [
-                {
-                  ...entry,
-                  manager: 'node-fetch',
-                  operation: 'Update',
-                  fieldsV1,
-                },
-              ],
-            },
-          ],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      await leaveAsEarlierFleet('Service', app.name);
       for (const port of [8000, 9000]) {
         await h.deployments.updateApplication(app.id, {
           spec: { image: 'nginx:1.27', replicas: 2, port },
@@ -454,35 +428,7 @@ describe.each(databases.eachSupportedId())(
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
       // ...and the rest is as an earlier Fleet left it: every field under `node-fetch`.
-      const current = await apps.readNamespacedDeployment({
-        name: app.name,
-        namespace,
-      });
-      const fieldsV1 = current
-        .metadata!.managedFields!.map(e => e.fieldsV1 as object)
-        .reduce((a, b) => merge(a, b), {});
-      const [entry] = current.metadata!.managedFields!;
-      await apps.patchNamespacedDeployment(
-        {
-          name: app.name,
-          namespace,
-          body: [
-            {
-              op: 'replace',
-              path: '/metadata/managedFields',
-              value: [
-                {
-                  ...entry,
-                  manager: 'node-fetch',
-                  operation: 'Update',
-                  fieldsV1,
-                },
-              ],
-            },
-          ],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      await leaveAsEarlierFleet('Deployment', app.name);
       await h.deployments.updateApplication(app.id, {
         spec: { image: 'nginx:1.27', replicas: 2, tolerations: undefined },
       });

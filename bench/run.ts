@@ -1,7 +1,7 @@
 /*
  * Fleet's benchmarks (docs/benchmarks.md). Run with `bash bench/run.sh [flags]`:
  *
- *   --only cycle,statements,latency   parts to run (default: those three; `release` is opt-in,
+ *   --only cycle,statements,latency,peer  parts to run (default: those four; `release` is opt-in,
  *                                     ~3 min: --only release, or --only cycle,...,release)
  *   --sizes 100,1000                  cycle benchmark fleet sizes
  *   --concurrency 16,64               fleet.health.concurrency values measured
@@ -29,6 +29,21 @@
  *   --release-databases sqlite,postgres  databases of the progressive-release benchmark
  *   --release-clusters 100            its fleet size (4 waves: 10 / 40 / 70 / 100 %)
  *   --release-ready 700,1700          pods' readiness delay, spread over the clusters (ms)
+ *   --only judgment                   a canary judged against its baseline: one step over
+ *                                     --judgment-clusters 100 clusters (16 at a time), each
+ *                                     reading --judgment-points 120 samples a side for 3 metrics
+ *   --only manifests                  a component's own 50 manifests against Fleet's generated
+ *                                     workload (opt-in, ~3 min a round): per cluster, first
+ *                                     apply, second and later re-applies unchanged, preview of
+ *                                     a changed set
+ *   --manifests-clusters 100          its fleet size
+ *   --manifests-concurrency 16        clusters at once, one round each on namespaces of its own
+ *                                     (16: a progressive release's wave; 1: an immediate
+ *                                     release or a placement, one cluster after another; 8: a
+ *                                     preview's), e.g. 16,1; 0 for none
+ *   --manifests-deploy 16             then the whole deploy path (DeploymentService.deploy() with
+ *                                     the manifests read from a local Git host, preview()), that
+ *                                     many clusters at a time (~4 min; default 0: left out)
  *   --drift-sizes 1000,10000          drift benchmark (opt-in: --only drift) fleet sizes in
  *                                     deployments, 10 per cluster; watches vs polling (today)
  *   --drift-samples 20                drifts timed one by one per size and mode
@@ -69,6 +84,17 @@
  *   --shards-port 47480               first of the ports it uses (simulator, then backends)
  *   --shards-watch true|false         fleet.reconcile.watch of the replicas (default true, the
  *                                     backend's default: each replica watches its shards' clusters)
+ *   --only peer                       Fleet's entity card beside the Kubernetes plugin's
+ *                                     POST /api/kubernetes/services/:id in one backend, the
+ *                                     component on every cluster, one page view of each
+ *                                     alternating; then with 10 % of the clusters hanging, before
+ *                                     Fleet finds them OFFLINE (in the default run)
+ *   --peer-clusters 1000              its fleet size (--quick: 100)
+ *   --peer-requests 20                page views of each with every cluster answering (--quick: 10)
+ *   --peer-fault-requests 5           page views of each with clusters hanging (--quick: 3)
+ *   --peer-bound 60                   seconds a page view is waited for (client side)
+ *   --peer-port 47700                 its simulator port (its backend: the next one); default:
+ *                                     any free port
  *   --quick                           a small smoke run (minutes, not for the figures)
  *   --json <file>                     also write every figure as JSON
  *
@@ -92,6 +118,15 @@ import { benchShards, shardsSummary, type ShardsResult } from './shards';
 import { benchMemory, memorySummary, type MemoryResult } from './memory';
 import { readFleetConfig } from './lib/releaseParts';
 import { benchRelease, type ReleaseRunResult } from './release';
+import { benchJudgment, type JudgmentRunResult } from './judgment';
+import { benchPeer, peerSummary, type PeerResult } from './peer';
+import {
+  benchManifests,
+  MANIFESTS_TABLE_HEADER,
+  manifestsDeploySummary,
+  manifestsTableRows,
+  type ManifestsBenchResult,
+} from './manifests';
 import { ConfigReader } from '@backstage/config';
 import {
   benchStatements,
@@ -145,7 +180,7 @@ function parseArgs(argv: string[]) {
     return v === 'true';
   };
   return {
-    only: new Set(list('only', 'cycle,statements,latency')),
+    only: new Set(list('only', 'cycle,statements,latency,peer')),
     sizes: list('sizes', quick ? '100' : '100,1000').map(Number),
     concurrency: list('concurrency', '16,64').map(Number),
     fleetRuns: int('fleet-runs', quick ? 2 : 5),
@@ -182,6 +217,13 @@ function parseArgs(argv: string[]) {
       number,
       number,
     ],
+    manifestsClusters: int('manifests-clusters', quick ? 20 : 100),
+    manifestsConcurrency: list('manifests-concurrency', '16')
+      .map(checkedInt('manifests-concurrency'))
+      .filter(c => c > 0),
+    manifestsDeploy: int('manifests-deploy', 0),
+    judgmentClusters: int('judgment-clusters', quick ? 20 : 100),
+    judgmentPoints: int('judgment-points', 120),
     driftSizes: list('drift-sizes', quick ? '300' : '1000,10000').map(Number),
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
@@ -207,24 +249,33 @@ function parseArgs(argv: string[]) {
     shardsCycles: int('shards-cycles', quick ? 1 : 2),
     shardsPort: int('shards-port', 47480),
     shardsWatch: bool('shards-watch') ?? true,
+    peerClusters: int('peer-clusters', quick ? 100 : 1000),
+    peerRequests: int('peer-requests', quick ? 10 : 20),
+    peerFaultRequests: int('peer-fault-requests', quick ? 3 : 5),
+    peerBound: int('peer-bound', 60),
+    peerPort: args.has('peer-port') ? int('peer-port', 0) : undefined,
     json: args.get('json'),
   };
 }
 
-const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency] [--sizes 100,1000] [--concurrency 16,64]
+const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency,peer] [--sizes 100,1000] [--concurrency 16,64]
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
   [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
   [--latency-reconcile-wait 900] [--latency-profile <dir>] [--cold 64]
   [--card-bytes-clusters 1000,10000] [--card-bytes-port 47600]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
+  [--manifests-clusters 100] [--manifests-concurrency 16,1] [--manifests-deploy 0]
   [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--memory-heap-snapshots <dir>] [--quick] [--json <file>]
   [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-port 47200]
   [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
   [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
   [--shards-watch true|false]
+  [--peer-clusters 1000] [--peer-requests 20] [--peer-fault-requests 5] [--peer-bound 60] [--peer-port 47700]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
+  --only manifests: a component's own 50 manifests vs the generated workload (opt-in, not in the default run)
+  --only judgment: a canary judged against its baseline, one step over the fleet (opt-in) [--judgment-clusters 100] [--judgment-points 120]
   --only memory: Fleet's memory against the backend without it (opt-in, not in the default run)
   --only drift: drift detection, watches vs polling (opt-in, not in the default run)
   --only shards: the health cycle across replicas and a replica killed (opt-in, not in the default run)
@@ -245,6 +296,7 @@ async function main(): Promise<number> {
       'memory',
       'drift',
       'shards',
+      'peer',
     ].some(p => options.only.has(p)) ||
     (options.only.has('release') &&
       options.releaseDatabases.includes('postgres'));
@@ -279,9 +331,12 @@ async function main(): Promise<number> {
     latency: LatencyResult[];
     cardBytes: CardBytesRun[];
     release: ReleaseRunResult[];
+    manifests?: ManifestsBenchResult;
+    judgment?: JudgmentRunResult;
     drift: DriftSizeResult[];
     memory?: MemoryResult;
     shards?: ShardsResult;
+    peer?: PeerResult;
   } = {
     startedAt: startedAt.toISOString(),
     machine: machineLine(),
@@ -417,6 +472,43 @@ async function main(): Promise<number> {
     }
   }
 
+  if (options.only.has('manifests')) {
+    log(
+      `\n== a component's own manifests (50 objects) vs the generated workload (3), ${
+        options.manifestsClusters
+      } clusters over HTTPS: ${[
+        options.manifestsConcurrency.length
+          ? `ObjectSetApplier and ManifestApplier, ${options.manifestsConcurrency.join(
+              ' then ',
+            )} at a time`
+          : '',
+        options.manifestsDeploy
+          ? `DeploymentService.deploy() and preview(), ${options.manifestsDeploy} at a time`
+          : '',
+      ]
+        .filter(Boolean)
+        .join('; ')}`,
+    );
+    results.manifests = await benchManifests({
+      clusters: options.manifestsClusters,
+      concurrencies: options.manifestsConcurrency,
+      deployConcurrency: options.manifestsDeploy,
+      log,
+    });
+  }
+
+  if (options.only.has('judgment')) {
+    log(
+      `\n== a canary judged against its baseline: one step on ${options.judgmentClusters} clusters, query_range reads and Mann-Whitney judgments`,
+    );
+    results.judgment = await benchJudgment({
+      clusters: options.judgmentClusters,
+      points: options.judgmentPoints,
+      concurrency: 16,
+      log,
+    });
+  }
+
   if (options.only.has('memory')) {
     log(
       `\n== memory: Fleet against the same backend without Fleet, ${
@@ -449,6 +541,21 @@ async function main(): Promise<number> {
       measuredPairs: options.shardsCycles,
       basePort: options.shardsPort,
       watch: options.shardsWatch,
+      log,
+    });
+  }
+
+  if (options.only.has('peer')) {
+    log(
+      `\n== Fleet's card beside the Kubernetes plugin (one backend, PostgreSQL): one component on each of ${options.peerClusters} clusters, one page view at a time, alternating, each bounded to ${options.peerBound} s`,
+    );
+    results.peer = await benchPeer({
+      clusters: options.peerClusters,
+      requests: options.peerRequests,
+      faultRequests: options.peerFaultRequests,
+      boundMs: options.peerBound * 1000,
+      hangingFraction: 0.1,
+      basePort: options.peerPort,
       log,
     });
   }
@@ -588,6 +695,21 @@ async function main(): Promise<number> {
           : ''),
     );
   }
+  if (results.manifests) {
+    if (results.manifests.rounds.length) {
+      log(
+        `a component's own manifests (50 objects) vs the generated workload (3 objects), ${options.manifestsClusters} clusters, time per cluster (each cluster's apply or preview, start to end):`,
+      );
+      log(
+        table(
+          MANIFESTS_TABLE_HEADER,
+          manifestsTableRows(results.manifests.rounds),
+        ),
+      );
+    }
+    if (results.manifests.deploy)
+      log(manifestsDeploySummary(results.manifests.deploy));
+  }
   if (options.only.has('drift')) {
     log(
       '\n== drift detection: watches vs polling (fleet.reconcile.watch false, today), PostgreSQL, 10 deployments per cluster',
@@ -647,6 +769,7 @@ async function main(): Promise<number> {
   }
   if (results.memory) log(memorySummary(results.memory));
   if (results.shards) log(shardsSummary(results.shards));
+  if (results.peer) log(peerSummary(results.peer));
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
     log(`figures written to ${options.json}`);

@@ -1,9 +1,12 @@
 /*
- * Fleet's chaos suite: `bash chaos/run.sh [--only id,id] [--findings]`.
+ * Fleet's chaos suite: `bash chaos/run.sh [--only id,id] [--findings] [--list]`.
  *
  * Runs every scenario against the kube simulator and PostgreSQL (a fresh database each, dropped
  * at the end), prints a table of what was tried and what held, and exits non-zero when a
- * scenario does not hold. Each scenario is bounded in time; the whole suite too.
+ * scenario does not hold. Each scenario is bounded in time; the whole suite too. A full run (no
+ * --only) fails unless every registered scenario ran and held, naming the ones that did not; it
+ * ends with the line `scenarios that hold: id, id, …`, which scripts/test.sh checks against
+ * `--list` (the registered ids, one a line). --only refuses an id it does not know.
  */
 import {
   createTempDatabase,
@@ -72,6 +75,24 @@ async function main(): Promise<number> {
   const pool = args.includes('--findings')
     ? [...SCENARIOS, ...FINDINGS]
     : SCENARIOS;
+  if (args.includes('--list')) {
+    for (const s of pool) process.stdout.write(`${s.id}\n`);
+    return 0;
+  }
+  const unknown = [...(only ?? [])].filter(
+    id => ![...SCENARIOS, ...FINDINGS].some(s => s.id === id),
+  );
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `chaos: no scenario ${unknown.join(', ')}; ids: ${[
+        ...SCENARIOS,
+        ...FINDINGS,
+      ]
+        .map(s => s.id)
+        .join(', ')}\n`,
+    );
+    return 2;
+  }
   const selected = pool.filter(s => !only || only.has(s.id));
   if (selected.length === 0) {
     process.stderr.write(
@@ -148,6 +169,8 @@ async function main(): Promise<number> {
     }
     for (const crash of crashes)
       checks.ok(false, 'no uncaught error in the suite process', crash);
+    // The whole error (with a backend's log tail, when one exited): the table keeps 3 lines.
+    if (error) out(error.replace(/^/gm, '   ! '));
     if (error)
       checks.ok(
         false,
@@ -205,6 +228,15 @@ async function main(): Promise<number> {
       1000
     ).toFixed(0)} s in all; load average ${loadAverage()}`,
   );
+  const held = outcomes.filter(o => o.checks.held).map(o => o.scenario.id);
+  out(`scenarios that hold: ${held.join(', ') || '(none)'}`);
+  // A full run proves every registered scenario, by name: none may go missing unnoticed.
+  const missing = only
+    ? []
+    : SCENARIOS.filter(s => !outcomes.some(o => o.scenario.id === s.id));
+  for (const s of missing) {
+    process.stderr.write(`chaos: ERROR: scenario ${s.id} did not run\n`);
+  }
   if (!args.includes('--findings') && FINDINGS.length > 0) {
     out(
       `(${
@@ -214,7 +246,7 @@ async function main(): Promise<number> {
       ).join(', ')})`,
     );
   }
-  return failed.length ? 1 : 0;
+  return failed.length || missing.length ? 1 : 0;
 }
 
 runMain(main, 20 * 60_000);

@@ -11,6 +11,11 @@ set -euo pipefail
 started_s="$(date +%s)"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/toolchain.sh
+# On a fresh clone: say what to run rather than fail inside yarn tsc.
+[ -d node_modules ] || {
+  echo "pack: Fleet's dependencies are not installed: run 'source scripts/toolchain.sh && fleet_install' first" >&2
+  exit 1
+}
 root="$(pwd)"
 out="${FLEET_PACK_DIR:-$root/dist-packages}"
 case "$out" in /*) ;; *) out="$root/$out" ;; esac

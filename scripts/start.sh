@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever is missing (Node 22, Yarn, dependencies), starts a simulated fleet of
 # kube-simulator clusters whose kubeconfigs Fleet discovers, and runs the portal (backend on
-# :7007, frontend on :3000) on SQLite kept in .fleet/sqlite.
+# :7007, frontend on :3000) on SQLite kept in .fleet/sqlite, or on PostgreSQL with FLEET_POSTGRES.
 # The fleet is mixed so that a progressive release shows each canary kind: sim-1 serves Argo
 # Rollouts (its canary is a Rollout), the others do not (a `<app>-canary` Deployment sized by
 # replicas); no cluster serves Istio (its canary would need a VirtualService to exist). The
@@ -13,6 +13,10 @@
 #   FLEET_PROMETHEUS_PORT (default 9091: http://127.0.0.1:9091, the `address` for analyses)
 #   FLEET_STATE_DIR (default .fleet: kubeconfigs, SQLite, dev token; the e2e test uses its own)
 #   FLEET_FRONTEND_PORT (default 3000)  FLEET_BACKEND_PORT (default 7007)
+#   FLEET_POSTGRES (default unset: SQLite in FLEET_STATE_DIR) a PostgreSQL connection string, e.g.
+#     postgresql://postgres@127.0.0.1:5432: the portal keeps its data there, one database per
+#     plugin named FLEET_POSTGRES_PREFIX (default fleet_portal_) followed by the plugin's id,
+#     created when missing (scripts/test.sh runs the e2e test so, on databases of its own)
 # It prints "fleet: ready" and the pages to open only once the portal can be used: the backend
 # answers, the frontend is served, the catalog holds the example org, components and template,
 # and Fleet's first health cycle is done (scripts/lib/wait-ready.mjs).
@@ -41,6 +45,12 @@ for port in "$frontend_port" "$backend_port" "$sim_port" "$prometheus_port"; do
     exit 1
   fi
 done
+# The Git host runs Git's own http-backend, which Debian ships in its git package.
+git_exec="$(git --exec-path 2>/dev/null || true)"
+if [ -z "$git_exec" ] || [ ! -x "$git_exec/git-http-backend" ]; then
+  echo "fleet: the example Git host needs git with its git-http-backend (missing${git_exec:+ from $git_exec}): install it with 'sudo apt-get install git' (Debian, Ubuntu)" >&2
+  exit 1
+fi
 echo "fleet: starting ${FLEET_SIM_CLUSTERS:-3} simulated clusters on https://127.0.0.1:${sim_port}, Prometheus on http://127.0.0.1:${prometheus_port}"
 rm -rf "$state/kubeconfigs"
 node packages/kube-simulator/bin/kube-simulator \
@@ -64,7 +74,46 @@ node scripts/lib/sim-request.mjs POST "https://127.0.0.1:${sim_port}/_sim/promet
   '{"match":{},"value":0.999}' >/dev/null
 echo "fleet: Prometheus for release analyses at ${prometheus_url} (every app answers 0.999)"
 
-# Local settings (git-ignored): the simulated fleet, a persistent SQLite and a token for curl.
+# The example Git host's repository, built afresh (new commits each start, so the reader's mirrors
+# go too), and the component that deploys its own manifests from it.
+rm -rf "$state/git" "$state/git-cache"
+node packages/git-host/bin/create-inventory-repository "$state/git" >/dev/null
+mkdir -p "$state/catalog"
+cat > "$state/catalog/inventory.yaml" <<YAML
+# Written by scripts/start.sh: the repository it points at is built at each start.
+apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata:
+  name: inventory
+  description: Keeps stock. Deploys its own manifests from its repository to sim-1 and sim-2.
+  annotations:
+    backstage.io/source-location: url:$backend/api/githost/inventory.git/tree/main/
+    cnp.io/manifests-ref: dir:./deploy
+    cnp.io/clusters: sim-1,sim-2
+    backstage.io/kubernetes-id: inventory # the Kubernetes tab: the pods Fleet runs
+spec:
+  type: service
+  lifecycle: production
+  owner: guests
+  system: examples
+YAML
+echo "fleet: example Git repository at $backend/api/githost/inventory.git (tags v1 and v2)"
+catalog_locations="$(node scripts/lib/catalog-locations.mjs "$state/catalog/inventory.yaml")"
+
+# Local settings (git-ignored): the simulated fleet, a persistent SQLite (or FLEET_POSTGRES) and a
+# token for curl.
+if [ -n "${FLEET_POSTGRES:-}" ]; then
+  echo "fleet: the portal keeps its data in PostgreSQL (databases ${FLEET_POSTGRES_PREFIX:-fleet_portal_}<plugin>)"
+  database_config="  database:
+    client: pg
+    connection: '${FLEET_POSTGRES}'
+    prefix: ${FLEET_POSTGRES_PREFIX:-fleet_portal_}"
+else
+  database_config="  database:
+    client: better-sqlite3
+    connection:
+      directory: $state/sqlite"
+fi
 cat > app-config.local.yaml <<YAML
 # Written by scripts/start.sh for local development. Not committed.
 app:
@@ -75,16 +124,24 @@ backend:
     port: $backend_port
   cors:
     origin: $frontend
-  database:
-    client: better-sqlite3
-    connection:
-      directory: $state/sqlite
+$database_config
   auth:
     externalAccess:
       - type: static
         options:
           token: $(cat "$state/dev-token")
           subject: fleet-dev-cli
+auth:
+  providers:
+    # A second person for the demo (approving the guest's release): this provider trusts the
+    # X-Forwarded-User header that an oauth2-proxy in front of the backend would set, and signs in
+    # the catalog user it names. Nothing stands in front here, so anyone who reaches the backend
+    # could claim any user: for this local demo only, never in app-config.yaml.
+    # Carol's token: curl -H 'x-forwarded-user: carol' $backend/api/auth/oauth2Proxy/refresh
+    oauth2Proxy:
+      signIn:
+        resolvers:
+          - resolver: forwardedUserMatchingUserEntityName
 fleet:
   discovery:
     kubeconfigDir: $state/kubeconfigs
@@ -94,6 +151,10 @@ fleet:
     minOutage: { seconds: 10 }
   reconcile:
     interval: { seconds: 15 }
+  deploy:
+    # A rollout that is not done by then is FAILED (and rolled back): short, for trying one that
+    # never gets ready (an image tag ending in :broken; default 10 minutes).
+    progressDeadline: { seconds: 60 }
   # The demo only: the guest's group may manage clusters, run health cycles and use the Kubernetes
   # tab's proxy (Fleet's own credentials). app-config.yaml names no cluster admin (fail closed).
   permissions:
@@ -102,6 +163,15 @@ fleet:
     prometheus:
       # The simulator's Prometheus: the only one a release's analysis may query here.
       allowedAddresses: [http://127.0.0.1:${prometheus_port}]
+  # The example Git host (packages/git-host): the backend serves these repositories and reads them.
+  gitHost:
+    baseUrl: $backend/api/githost
+    cacheDir: $state/git-cache
+    serve:
+      root: $state/git
+# app-config.yaml's catalog locations and the component start.sh generated (a local list replaces
+# app-config.yaml's whole, so it is repeated).
+$catalog_locations
 YAML
 
 echo "fleet: portal starting — frontend $frontend, API $backend/api/fleet (token in ${state#$root/}/dev-token); wait for \"fleet: ready\""

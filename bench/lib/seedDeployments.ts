@@ -51,13 +51,23 @@ export async function seedFleetDeployments(options: {
    * the deployments OUT_OF_SYNC (self-heal is off by default).
    */
   applyObjects?: boolean;
+  /** Every deployment DEPLOYED (default: one in 10 FAILED, APPLY_FAILED). */
+  allDeployed?: boolean;
+  /**
+   * The registering cycle's probe timeout (default 2 s): a cluster it finds UNKNOWN gets no
+   * objects. Longer, so that every cluster gets its objects on a loaded machine.
+   */
+  registerProbeTimeoutMs?: number;
   log: (line: string) => void;
 }): Promise<SeededFleet> {
   const { knex, clusterNames, log } = options;
   const pre = await createFleet({
     knex,
     kubeconfigDir: options.kubeconfigDir,
-    health: { probeTimeoutMs: 2000, concurrency: 64 },
+    health: {
+      probeTimeoutMs: options.registerProbeTimeoutMs ?? 2000,
+      concurrency: 64,
+    },
   });
   const preCycle = await pre.worker.runCycle();
   log(
@@ -103,7 +113,9 @@ export async function seedFleetDeployments(options: {
   };
   const deployments = apps.flatMap((app, i) =>
     Array.from({ length: options.deploymentsPerApplication }, (_, k) => {
-      const status = statuses[(i + k) % statuses.length];
+      const status = options.allDeployed
+        ? 'DEPLOYED'
+        : statuses[(i + k) % statuses.length];
       return {
         id: randomUUID(),
         application_id: app.id,
@@ -199,6 +211,11 @@ export async function revisionApplier(pre: Fleet): Promise<{
       revision,
       cluster,
     });
+    // The seeded applications are of Fleet's generated workload (no manifests of their own).
+    if (!desired.manifests)
+      throw new Error(
+        `${revision.cluster}: revision ${revision.revision} recorded objects of its own`,
+      );
     return applier.apply(cluster, desired.namespace, desired.manifests);
   };
   return { revisions, clusters, apply };

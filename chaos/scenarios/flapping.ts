@@ -41,7 +41,11 @@ export const flapping: Scenario = {
     let maxFailures = 0;
     let offlineSeen = 0;
     const statusesSeen = new Set<string>();
-    let cycles = 0;
+    /** Cycles that probed 'flap' and recorded the outcome its fault called for. */
+    let recorded = 0;
+    const misrecorded: string[] = [];
+    let lastProbeAt = (await fleet.stores.clusters.getCluster('flap'))!
+      .lastProbeAt;
     for (let i = 0; i < CYCLES; i++) {
       const failing = i % 2 === 0;
       sim.setFault(
@@ -49,8 +53,21 @@ export const flapping: Scenario = {
         failing ? FAILURES[(i / 2) % FAILURES.length] : { mode: 'ok' },
       );
       const summary = await fleet.worker.runCycle();
-      cycles += 1;
       const flap = (await fleet.stores.clusters.getCluster('flap'))!;
+      // A new probe time, and the count the fault calls for: 1 failure, or reset by a success.
+      if (
+        flap.lastProbeAt !== lastProbeAt &&
+        flap.consecutiveFailures === (failing ? 1 : 0)
+      ) {
+        recorded += 1;
+      } else {
+        misrecorded.push(
+          `cycle ${i + 1}: ${flap.consecutiveFailures} failures, probed ${
+            flap.lastProbeAt
+          }`,
+        );
+      }
+      lastProbeAt = flap.lastProbeAt;
       statusesSeen.add(flap.status);
       maxFailures = Math.max(maxFailures, flap.consecutiveFailures);
       if (flap.status === 'OFFLINE') offlineSeen += 1;
@@ -67,7 +84,11 @@ export const flapping: Scenario = {
     });
     const all = await fleet.stores.deployments.listDeployments();
 
-    checks.equal(cycles, CYCLES, `${CYCLES} cycles ran`);
+    checks.ok(
+      recorded === CYCLES,
+      `each of the ${CYCLES} cycles probed 'flap' and recorded what its fault called for (a new probe time; 1 failure after a failing probe, 0 after a success)`,
+      misrecorded.slice(0, 5),
+    );
     checks.equal(offlineSeen, 0, "'flap' was never OFFLINE after any cycle");
     checks.equal([...statusesSeen], ['ONLINE'], "'flap' stayed ONLINE");
     checks.ok(

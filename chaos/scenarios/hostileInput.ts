@@ -504,11 +504,16 @@ export const hostileInput: Scenario = {
       log(`backend log (errors): ${tail.join(' | ')}`);
       return;
     }
-    checks.ok(
-      true,
-      `the backend started with ${files.length} hostile kubeconfig entries in its directory`,
-    );
     const { call, answers } = fleet;
+    // Started is not enough: the process must still run and answer once discovery has read them.
+    const alive = await call('GET', '/clusters?limit=1');
+    checks.ok(
+      !fleet.backend.exited() &&
+        alive.status === 200 &&
+        Array.isArray(alive.json?.items),
+      `the backend started with ${files.length} hostile kubeconfig entries in its directory, still runs and answers GET /clusters with 200`,
+      { exited: fleet.backend.exited(), status: alive.status },
+    );
     /** Every item of a paged list, following nextCursor (as `authorization`, if given). */
     const listAll = async (list: string, authorization?: string) => {
       const items: any[] = [];

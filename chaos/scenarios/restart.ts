@@ -107,8 +107,24 @@ export const restartMidOutage: Scenario = {
       southBefore,
     );
 
-    await first.backend.kill();
-    checks.ok(first.backend.exited(), 'backend #1 killed with SIGKILL');
+    const killed = await first.backend.kill();
+    /** Whether a process of that pid still exists (signal 0 only asks). */
+    const processExists = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+      }
+    };
+    checks.ok(
+      killed.signal === 'SIGKILL' &&
+        killed.code === null &&
+        first.backend.exited() &&
+        !processExists(first.backend.pid),
+      'backend #1 killed with SIGKILL: it ended by that signal, no exit code of its own, and its process is gone',
+      { ...killed, exists: processExists(first.backend.pid) },
+    );
 
     const second = await startFleetBackend({
       db,

@@ -21,8 +21,7 @@ const LEASE_MS = 3_000;
 const CLUSTERS = 12;
 /** The probe's request: the simulator counts it per cluster. */
 const NAMESPACES = '/api/v1/namespaces';
-/** The ports of this scenario's backends. */
-const PORTS = [47410, 47411, 47412];
+const REPLICAS = 3;
 
 interface Lease {
   name: string;
@@ -55,13 +54,13 @@ export const shards: Scenario = {
       },
     };
     const backends: FleetHttp[] = [];
-    for (const [i, port] of PORTS.entries()) {
+    // Each on a free port: a fixed one may be taken by a process of an earlier scenario.
+    for (let i = 0; i < REPLICAS; i++) {
       backends.push(
         await startFleetBackend({
           db,
           kubeconfigDir: sim.kubeconfigDir,
           fleet,
-          port,
           logFile: path.join(tmp, `backend-${i + 1}.log`),
         }),
       );
@@ -189,16 +188,61 @@ export const shards: Scenario = {
       'every cluster ONLINE after one cycle on each',
     );
 
-    // 3. The third replica is SIGKILLed while its cycle probes.
+    // 3. The third replica is SIGKILLed while its cycle probes: once the simulator has received
+    // a probe of one of its clusters (each answer takes 1.5 s), before the cycle writes anything.
+    const leasesNow = await shardLeases();
+    const third = names.filter(name => {
+      const holder = leasesNow.find(
+        l => l.name === `health-cycle:shard-${shardOf(name, SHARDS)}`,
+      )?.holder;
+      return holder !== undefined && ownerOf(holder) === 2;
+    });
+    const thirdRequests0 = third.map(n => sim.requestCount(n, NAMESPACES));
+    const probesInFlight = () =>
+      third.filter(
+        (n, i) => sim.requestCount(n, NAMESPACES) > thirdRequests0[i],
+      ).length;
     for (const n of names) sim.setFault(n, { mode: 'ok', latencyMs: 1_500 });
-    const dying = backends[2]
-      .call('POST', '/health/run')
-      .catch(() => undefined);
-    await new Promise(r => setTimeout(r, 500));
-    await backends[2].backend.kill();
+    const dyingFrom = new Date();
+    const dying = backends[2].call('POST', '/health/run').then(
+      answer => answer.status,
+      () => undefined,
+    );
+    const probing = await waitFor(
+      "replica 3's cycle probing its clusters",
+      async () => (probesInFlight() > 0 ? true : undefined),
+      30_000,
+    ).catch(error => {
+      log(String(error));
+      return false;
+    });
+    const inFlightAtKill = probesInFlight();
+    const killed = await backends[2].backend.kill();
     const killedAt = Date.now();
-    await dying;
+    const dyingAnswer = await dying;
+    // Read before the survivors can hold its shards (a lease of 3 s): rows of its clusters
+    // written by that cycle would carry a probe time from after it began.
+    const writtenByDying = await knex('fleet_clusters')
+      .whereIn('name', third)
+      .where('last_probe_at', '>=', dyingFrom)
+      .pluck('name');
     for (const n of names) sim.setFault(n, { mode: 'ok' });
+    checks.ok(
+      probing === true &&
+        third.length > 0 &&
+        inFlightAtKill > 0 &&
+        killed.signal === 'SIGKILL' &&
+        dyingAnswer === undefined &&
+        writtenByDying.length === 0,
+      `replica 3 was SIGKILLed mid-cycle: probes of ${inFlightAtKill} of its ${third.length} clusters had reached the simulator, its manual run got no answer, and its cycle wrote no cluster row`,
+      {
+        third,
+        inFlightAtKill,
+        signal: killed.signal,
+        dyingAnswer,
+        writtenByDying,
+      },
+    );
 
     const taken = await waitFor(
       'the survivors to hold every shard',
@@ -232,6 +276,27 @@ export const shards: Scenario = {
       `taken over within one lease period and one claim after the last renewal (${takeoverMs} ms ≤ ${
         2 * LEASE_MS
       } ms)`,
+    );
+
+    // A survivor probes the clusters of the shards it took over at once: those probes come
+    // first (each of the dead replica's clusters probed after the kill), so that the cycles
+    // below are all that is counted, however late a loaded machine runs them.
+    const takenProbed = await waitFor(
+      "the dead replica's clusters probed by the survivors",
+      async () =>
+        (
+          await knex('fleet_clusters')
+            .whereIn('name', third)
+            .where('last_probe_at', '>', new Date(killedAt))
+            .pluck('name')
+        ).length === third.length
+          ? true
+          : undefined,
+      30_000,
+    ).catch(() => false);
+    checks.ok(
+      takenProbed,
+      `the survivors probed the ${third.length} clusters of the shards they took over without waiting for a cycle`,
     );
 
     // 4. A cycle on each survivor: every cluster probed once more, all after the kill.

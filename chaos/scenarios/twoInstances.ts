@@ -1,6 +1,7 @@
 /*
- * Two backend instances on one PostgreSQL: two HealthWorkers, each with its own knex pool, store
- * and clients (as two replicas have), run cycles at the same moments. The database lease must
+ * Two health workers in one process on one PostgreSQL: two HealthWorkers, each with its own knex
+ * pool, store and clients (as two replicas have, but not their own processes: the shards
+ * scenario runs real backend processes), run cycles at the same moments. The database lease must
  * make every cycle run alone: each cluster probed exactly once per cycle, never twice. Then A's
  * cycle stalls past its lease and B takes it over: the fencing token refuses A's late writes.
  */
@@ -23,8 +24,8 @@ interface ProbeRecord {
 
 export const twoInstances: Scenario = {
   id: 'two-instances',
-  title: 'Two backend instances, one database',
-  tried: `replicas A and B (own knex pool, store, clients) on one PostgreSQL: ${TICKS} scheduler ticks firing on both at once (runCycle without waiting), then ${ROUNDS} rounds of manual runs on both at once (runCycle waiting for the lease); 8 clusters, 300 ms API latency, one cluster down throughout; then A's cycle stalls in a probe past its lease while B takes the lease over and runs a cycle`,
+  title: 'Two health workers in one process, one database',
+  tried: `health workers A and B in one process (each its own knex pool, store, clients, as two replicas have) on one PostgreSQL: ${TICKS} scheduler ticks firing on both at once (runCycle without waiting), then ${ROUNDS} rounds of manual runs on both at once (runCycle waiting for the lease); 8 clusters, 300 ms API latency, one cluster down throughout; then A's cycle stalls in a probe past its lease while B takes the lease over and runs a cycle`,
   timeoutMs: 240_000,
   async run({ checks, db, log }) {
     const names = Array.from({ length: 8 }, (_, i) => `r-${i + 1}`);
@@ -136,14 +137,30 @@ export const twoInstances: Scenario = {
     );
 
     // 2. Manual runs on both at once: the second waits for the lease, then runs its own cycle.
+    const manualFrom = cycles.length;
+    const manualRequests0 = names.map(n => sim.requestCount(n, NAMESPACES));
     for (let round = 0; round < ROUNDS; round++) {
       await Promise.all([run('A', a.worker, true), run('B', b.worker, true)]);
     }
-    const manual = cycles.slice(-2 * ROUNDS);
-    checks.equal(
-      manual.length,
-      2 * ROUNDS,
-      `${ROUNDS} rounds of manual runs on both: ${2 * ROUNDS} cycles ran`,
+    const manual = cycles.slice(manualFrom);
+    // Its own: a cycle of its own start, whose probes reached every cluster (not the other
+    // run's summary handed back to the one that waited).
+    const manualStarts = new Set(manual.map(c => c.start)).size;
+    const manualRequests = names.map(
+      (n, i) => sim.requestCount(n, NAMESPACES) - manualRequests0[i],
+    );
+    checks.ok(
+      manual.length === 2 * ROUNDS &&
+        manualStarts === 2 * ROUNDS &&
+        manualRequests.every(r => r === 2 * ROUNDS),
+      `${ROUNDS} rounds of manual runs on both: each of the ${
+        2 * ROUNDS
+      } runs ran a cycle of its own (${
+        2 * ROUNDS
+      } distinct start times; the simulator saw ${
+        2 * ROUNDS
+      } namespace lists per cluster)`,
+      { cycles: manual.length, manualStarts, manualRequests },
     );
     checks.ok(
       manual.filter(c => c.instance === 'A').length === ROUNDS &&

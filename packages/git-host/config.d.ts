@@ -10,6 +10,18 @@ export interface Config {
       baseUrl?: string;
       /** Where the reader keeps its mirrors of the repositories; the OS temp dir unless set. */
       cacheDir?: string;
+      /**
+       * The backend plugin `githost` of `@cnp/git-host`: it serves the bare repositories of
+       * this folder read-only at `/api/githost/<name>.git`, to anyone. Without it the plugin
+       * serves nothing.
+       */
+      serve?: {
+        /**
+         * The folder of bare repositories (`<root>/<name>.git`), absolute or relative to the
+         * backend's working directory.
+         */
+        root: string;
+      };
     };
   };
 }

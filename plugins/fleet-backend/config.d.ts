@@ -139,8 +139,9 @@ export interface Config {
      * first project whose `owners` holds its catalog owner; a component of no project may not be
      * deployed. Without this list, one built-in project `default` holds every component: the
      * namespace `deploy.namespace`, Secrets and ConfigMaps named `<application name>-*`, no
-     * Ingress host, every cluster. Patterns take `*` (any run of characters) and `{app}` (the
-     * application's name); system namespaces are never allowed.
+     * Ingress host, every cluster, pods of manifests at `baseline` pod security. Patterns take
+     * `*` (any run of characters) and `{app}` (the application's name); system namespaces are
+     * never allowed.
      */
     projects?: Array<{
       /** A DNS-1123 label, named in refusals (`namespace 'x' is not in project payments`). */
@@ -157,6 +158,15 @@ export interface Config {
       ingressHosts?: string[];
       /** Kinds of manifests it may apply (default: Fleet's namespaced kinds). */
       kinds?: { allow?: string[]; deny?: string[] };
+      /**
+       * The Kubernetes Pod Security Standards level the pod templates of its components'
+       * manifests must meet (default `baseline`): `baseline` refuses host namespaces, privileged
+       * containers, added capabilities beyond the default set, hostPath volumes, host ports and
+       * the like; `restricted` also requires non-root, no privilege escalation, a seccomp profile,
+       * every capability dropped and core volume types only; `privileged` checks nothing. Fleet's
+       * generated workload is not checked (it meets `baseline`).
+       */
+      podSecurity?: 'baseline' | 'restricted' | 'privileged';
     }>;
     /** Deploying applications. */
     deploy?: {
@@ -228,6 +238,41 @@ export interface Config {
          */
         allowedAddresses?: string[];
       };
+    };
+    /** Releases across the fleet. */
+    release?: {
+      /**
+       * Freeze windows: times when a release touching one of the clusters a window selects
+       * waits (status WAITING_FOR_WINDOW) until the window closes, unless an approval overrides
+       * the freeze. Default: none. A wrong window stops the backend at startup, naming it.
+       */
+      freezeWindows?: Array<{
+        /** Unique among the windows; shown on the releases that wait for it. */
+        name: string;
+        /**
+         * The clusters it freezes, as `kubectl -l` takes a selector (`env=prod`,
+         * `env in (prod,dr)`); absent: every cluster.
+         */
+        clusterSelector?: string;
+        /**
+         * When it opens: a 5-field cron expression (minute hour day-of-month month day-of-week),
+         * read in `timeZone`, e.g. `0 18 * * 5` for Fridays at 18:00. Give cron or start.
+         */
+        cron?: string;
+        /**
+         * Or when it opens, once: an ISO 8601 instant with its offset, quoted
+         * (`'2026-12-24T18:00:00+01:00'`).
+         */
+        start?: string;
+        /**
+         * How long it stays open after each opening: a number and a unit among s, m, h and d
+         * (`30m`, `64h`, `3d`). Elapsed time: across a change of summer time, the window closes
+         * an hour earlier or later on the clock.
+         */
+        duration: string;
+        /** The IANA time zone the cron expression is read in (default `UTC`). */
+        timeZone?: string;
+      }>;
     };
     /** Backstage notifications about failures, rollbacks, prunes and outages. */
     notifications?: {

@@ -17,6 +17,13 @@ export interface Config {
        * metrics-server). Default false.
        */
       skipMetricsLookup?: boolean;
+      /**
+       * How long each cluster has to answer one call of the Kubernetes tab (its object lists,
+       * asked at once; the pod metrics, when looked up, again as long). Past it the cluster's
+       * requests are cancelled and the tab shows that cluster's error while the others render.
+       * Above 0, at most 10 minutes; default 10 seconds.
+       */
+      requestTimeout?: HumanDuration | string;
     };
   };
 }

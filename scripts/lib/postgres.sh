@@ -11,8 +11,12 @@
 #                     (read by the chaos suite, packages/fleet-harness/src/pg.ts) naming that one server.
 #   fleet_pg_stop     Stops the throw-away cluster and deletes its directory; does nothing when
 #                     none was started. The caller runs it from its EXIT trap.
+#   fleet_pg_drop_prefixed URL PREFIX
+#                     Drops the databases whose names start with PREFIX (the e2e test's portal
+#                     databases, scripts/start.sh's FLEET_POSTGRES_PREFIX).
 #
-# Needs `node` on PATH (scripts/toolchain.sh). Never touches a server it did not start.
+# Needs `node` on PATH (scripts/toolchain.sh). Never touches a server it did not start, beyond
+# the databases whose prefix the caller gives fleet_pg_drop_prefixed.
 
 FLEET_PG_DIR=""     # the throw-away cluster's directory, when one was started
 FLEET_PG_BIN=""     # the PostgreSQL binaries used for it
@@ -125,6 +129,27 @@ fleet_pg_ensure() {
   echo "fleet: ERROR: could not start the throw-away PostgreSQL; its log:" >&2
   tail -n 30 "$FLEET_PG_DIR/postgres.log" >&2 || true
   return 1
+}
+
+# Drops every database whose name starts with the prefix given ($2) on the server at the URL
+# given ($1), connections and all: what a portal run with FLEET_POSTGRES_PREFIX left behind.
+fleet_pg_drop_prefixed() {
+  (cd "$FLEET_ROOT" && node -e "
+    const { Client } = require('pg');
+    const [url, prefix] = process.argv.slice(1);
+    if (!/^[a-z_][a-z0-9_]*$/.test(prefix)) throw new Error('not a database name prefix: ' + prefix);
+    const client = new Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    (async () => {
+      await client.connect();
+      const { rows } = await client.query(
+        'select datname from pg_database where starts_with(datname, \$1)', [prefix]);
+      for (const { datname } of rows) {
+        await client.query('drop database if exists \"' + datname + '\" with (force)');
+      }
+      await client.end();
+      if (rows.length) process.stdout.write('fleet: dropped ' + rows.length + ' database(s) ' + prefix + '*\n');
+    })().catch(e => { process.stderr.write('fleet: ' + e.message + '\n'); process.exit(1); });
+  " "$1" "$2")
 }
 
 fleet_pg_stop() {

@@ -7,6 +7,7 @@
  */
 
 import { createBackend } from '@backstage/backend-defaults';
+import { gitHostPlugin, gitHostUrlReaderFactory } from '@cnp/git-host';
 import { permissionModuleFleetPolicy } from './permissions/FleetPermissionPolicy';
 import { scaffolderModulePublishLocal } from './scaffolder/publishLocal';
 
@@ -29,6 +30,13 @@ backend.add(import('@backstage/plugin-auth-backend'));
 // See https://backstage.io/docs/backend-system/building-backends/migrating#the-auth-plugin
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 // See https://backstage.io/docs/auth/guest/provider
+// Signs in the catalog user an oauth2-proxy in front names (X-Forwarded-User). It does nothing
+// until auth.providers.oauth2Proxy is configured: scripts/start.sh does so for local runs only,
+// so that a second person (user:default/carol) can approve the guest's releases.
+// See https://backstage.io/docs/auth/oauth2-proxy/provider
+backend.add(
+  import('@backstage/plugin-auth-backend-module-oauth2-proxy-provider'),
+);
 
 // catalog plugin
 backend.add(import('@backstage/plugin-catalog-backend'));
@@ -72,5 +80,10 @@ backend.add(scaffolderModulePublishLocal);
 // each with the credentials of its own kubeconfig
 backend.add(import('@backstage/plugin-kubernetes-backend'));
 backend.add(import('@cnp/plugin-kubernetes-backend-module-fleet'));
+
+// the offline portal's Git host: serves fleet.gitHost.serve.root read-only at /api/githost, and
+// its URL reader reads the repositories under fleet.gitHost.baseUrl (each does nothing unset)
+backend.add(gitHostPlugin);
+backend.add(gitHostUrlReaderFactory);
 
 backend.start();

@@ -2,10 +2,11 @@
  * Cleanup that runs whatever happens: at the normal end (runCleanup), on Ctrl-C / SIGTERM, and
  * when an overall time bound is exceeded. Child processes and temporary databases register here.
  */
-const tasks: Array<() => Promise<void> | void> = [];
+/** What a task returns (a stopped process's exit, say) is not used. */
+const tasks: Array<() => unknown> = [];
 let running: Promise<void> | undefined;
 
-export function onCleanup(task: () => Promise<void> | void): void {
+export function onCleanup(task: () => unknown): void {
   tasks.push(task);
 }
 

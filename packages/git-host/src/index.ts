@@ -9,8 +9,19 @@ export type {
   GitRepositoryServer,
   ServeGitRepositoriesOptions,
 } from './serveGitRepositories';
+export { createGitRequestHandler } from './gitRequestHandler';
+export type {
+  GitRequestHandler,
+  GitRequestHandlerOptions,
+} from './gitRequestHandler';
 export { createExampleRepository } from './createExampleRepository';
 export type { CreateExampleRepositoryOptions } from './createExampleRepository';
+export { createInventoryRepository } from './createInventoryRepository';
+export type {
+  CreateInventoryRepositoryOptions,
+  InventoryRepositoryCommits,
+} from './createInventoryRepository';
+export { GIT_HOST_SERVE_ROOT_CONFIG_KEY, gitHostPlugin } from './gitHostPlugin';
 export {
   GIT_HOST_CONFIG_KEY,
   GitHostUrlReader,

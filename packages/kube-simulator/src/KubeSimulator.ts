@@ -42,10 +42,11 @@ import { Fault, parseFault } from './faults';
 import { listen, Listener, readBody, send } from './http';
 import { writeKubeconfig } from './kubeconfig';
 import {
+  PrometheusAnswer,
   PrometheusFaultMode,
+  PrometheusMatch,
   PrometheusRule,
   PrometheusSim,
-  PrometheusValue,
 } from './prometheus';
 import { KNOWN_CRDS, resourceForKind } from './resources';
 import { ServeContext, serveCluster } from './serveCluster';
@@ -312,7 +313,8 @@ export class KubeSimulator {
   /**
    * Installs or removes a CRD in one cluster: 'rollouts.argoproj.io' (with
    * AnalysisTemplates, installed by default) or
-   * 'virtualservices.networking.istio.io' (not installed by default).
+   * 'virtualservices.networking.istio.io' or 'httproutes.gateway.networking.k8s.io' (Gateway
+   * API's HTTPRoute), neither installed by default.
    * Removing a CRD deletes its objects, as on a real cluster.
    */
   setCrd(cluster: string, name: string, installed: boolean): void {
@@ -340,14 +342,11 @@ export class KubeSimulator {
   }
 
   /**
-   * A Prometheus answer for every query whose equality matchers include all
-   * of `match`: a number, null (empty vector) or `{ error }` (422 execution
-   * error). The most specific rule wins; the same `match` replaces a rule.
+   * A Prometheus answer for every query whose equality matchers include all of `match`: a number,
+   * null (no data), `{ error }` (422 execution error) or `{ distribution, seed? }` (samples drawn
+   * per timestamp). The most specific rule wins; the same `match` replaces a rule.
    */
-  setPrometheusRule(
-    match: Record<string, string>,
-    value: PrometheusValue,
-  ): void {
+  setPrometheusRule(match: PrometheusMatch, value: PrometheusAnswer): void {
     this.prom().setRule(match, value);
   }
 
@@ -359,7 +358,7 @@ export class KubeSimulator {
     return this.prom().listRules();
   }
 
-  /** 'down': the Prometheus listener closes every connection unanswered. */
+  /** 'down': every connection closed unanswered; 'unavailable': every answer a 503. */
   setPrometheusFault(mode: PrometheusFaultMode): void {
     this.prom().setFault(mode);
   }

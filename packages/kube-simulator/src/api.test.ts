@@ -74,7 +74,7 @@ describe('handleApi', () => {
       status: 200,
       text: 'ok',
     });
-    expect(call(store, 'GET', '/apis/batch/v1').status).toBe(404);
+    expect(call(store, 'GET', '/apis/storage.k8s.io/v1').status).toBe(404);
   });
 
   it('hides argoproj.io when the Rollouts CRD is not installed', () => {

@@ -394,7 +394,7 @@ function resourceIn(
     const pod = store.get(def, namespace, name);
     return { status: 200, text: podLog(pod, q, store.currentTime()) };
   }
-  if (subresource !== undefined && subresource !== 'status')
+  if (subresource !== undefined && (subresource !== 'status' || def.noStatus))
     throw errors.notFoundPath();
   const apply =
     method === 'PATCH' && mediaType(req.contentType) === APPLY_PATCH_TYPE;

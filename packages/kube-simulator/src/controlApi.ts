@@ -14,7 +14,9 @@
  *   POST /clusters/<name>/_sim/crds          ← { name, installed: boolean } → { crds }
  *        name: 'rollouts.argoproj.io' (also serves analysistemplates.argoproj.io, as Argo's
  *        install ships both; installed by default) or 'virtualservices.networking.istio.io'
- *        (Istio VirtualService, v1beta1 and v1; not installed by default). Uninstalling
+ *        (Istio VirtualService, v1beta1 and v1; not installed by default) or
+ *        'httproutes.gateway.networking.k8s.io' (Gateway API HTTPRoute, v1 and v1beta1; not
+ *        installed by default). Uninstalling
  *        deletes the CRD's objects; an uninstalled kind answers 404 and leaves discovery.
  *   POST /clusters/<name>/_sim/drift         ← { kind, namespace?, name, patch? | delete: true } (drift injection)
  *   GET  /clusters/<name>/_sim/history?kind=&namespace=&name=&verb=
@@ -24,6 +26,9 @@
  *   GET  /clusters/<name>/_sim/traffic?namespace=&virtualService=&route=
  *        → { pods: { <pod>: share }, unavailable, destinations } (where the mesh sends one
  *          HTTP route's requests, shares 0 to 1; see meshTraffic.ts)
+ *   GET  /clusters/<name>/_sim/traffic?namespace=&httpRoute=&rule=
+ *        → the same for one rule (an index, default 0) of a Gateway API HTTPRoute, as its
+ *          backendRefs' weights send them (see gatewayTraffic.ts)
  *   GET  /clusters/<name>/_sim/watches       → { open, historyLimit, oldestResourceVersion, resourceVersion }
  *   POST /clusters/<name>/_sim/watches/expire → { oldestResourceVersion } (forgets the change
  *        history: a watch from an earlier resourceVersion gets 410 Expired)
@@ -36,11 +41,16 @@
  *
  * Prometheus (option `prometheus: true` or `prometheusPort`; plain HTTP on
  * `prometheusUrl`, see prometheus.ts), controlled on this HTTPS listener:
- *   GET    /_sim/prometheus/rules   → { rules: [{ match, value }] }
+ *   GET    /_sim/prometheus/rules   → { rules: [{ match, value } | { match, distribution, seed }] }
  *   POST   /_sim/prometheus/rules   ← { match: { label: value, ... }, value: number | null | { error } }
+ *                                   ← { match, distribution: { kind: 'normal', mean, sd } |
+ *                                       { kind: 'lognormal', mu, sigma } | { kind: 'constant', value } |
+ *                                       { kind: 'none' }, seed?: integer (default 1) }
+ *          (match may also be PromQL matchers as a string: 'app="payments",variant="canary"')
  *   DELETE /_sim/prometheus/rules   (clears every rule)
  *   GET    /_sim/prometheus/fault   → { mode }
- *   POST   /_sim/prometheus/fault   ← { mode: 'ok' | 'down' } (down: connections closed unanswered)
+ *   POST   /_sim/prometheus/fault   ← { mode: 'ok' | 'down' | 'unavailable' } (down: connections
+ *          closed unanswered; unavailable: 503 "Service Unavailable")
  *   GET    /_sim/prometheus/queries → { queries: string[] } (query strings received, oldest first)
  */
 import { ClusterState, applyFault } from './clusterState';
@@ -49,6 +59,7 @@ import { parseFault } from './faults';
 import type { Reply } from './http';
 import { parseRule, PrometheusSim } from './prometheus';
 import { meshTraffic } from './meshTraffic';
+import { gatewayTraffic } from './gatewayTraffic';
 import { KNOWN_CRDS, resourceForKind } from './resources';
 import type { DriftChange } from './simulatorOptions';
 import type { SimObject, WriteVerb } from './store';
@@ -183,15 +194,29 @@ const history: Handler = ({ state, query }) => {
   };
 };
 
-/** Where a VirtualService's route sends its requests (meshTraffic.ts). */
+/**
+ * Where a VirtualService's route (meshTraffic.ts) or an HTTPRoute's rule (gatewayTraffic.ts)
+ * sends its requests.
+ */
 const traffic: Handler = ({ state, query }) => {
-  const [namespace, name] = [
-    query.get('namespace'),
-    query.get('virtualService'),
-  ];
-  if (!namespace || !name)
-    throw errors.badRequest('namespace and virtualService are required');
+  const namespace = query.get('namespace');
+  const httpRoute = query.get('httpRoute');
+  const name = query.get('virtualService');
   const objects = state.store.objects() as unknown as JsonObject[];
+  if (namespace && httpRoute) {
+    const rule = Number(query.get('rule') ?? 0);
+    if (!Number.isInteger(rule) || rule < 0)
+      throw errors.badRequest('rule must be a rule index');
+    try {
+      return gatewayTraffic(objects, namespace, httpRoute, rule);
+    } catch (error) {
+      throw errors.badRequest(String((error as Error).message));
+    }
+  }
+  if (!namespace || !name)
+    throw errors.badRequest(
+      'namespace and virtualService (or httpRoute) are required',
+    );
   try {
     return meshTraffic(
       objects,
@@ -269,15 +294,20 @@ type PrometheusHandler = (
 const setRule: PrometheusHandler = (prometheus, input) => {
   const rule = parseRule(input());
   if (typeof rule === 'string') throw errors.badRequest(rule);
-  prometheus.setRule(rule.match, rule.value);
+  prometheus.setRule(
+    rule.match,
+    rule.distribution
+      ? { distribution: rule.distribution, seed: rule.seed }
+      : rule.value ?? null,
+  );
   return { rules: prometheus.listRules() };
 };
 
 const setPrometheusFault: PrometheusHandler = (prometheus, input) => {
   const body = input();
   const mode = isPlainObject(body) ? body.mode : undefined;
-  if (mode !== 'ok' && mode !== 'down')
-    throw errors.badRequest('expected {"mode":"ok"|"down"}');
+  if (mode !== 'ok' && mode !== 'down' && mode !== 'unavailable')
+    throw errors.badRequest('expected {"mode":"ok"|"down"|"unavailable"}');
   prometheus.setFault(mode);
   return { mode };
 };

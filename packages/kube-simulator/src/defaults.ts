@@ -6,60 +6,12 @@
  * values are the real ones, so "what I sent" differs from "what is stored"
  * exactly where it would on a real cluster.
  */
+import { defaultConfigOrAccess, initialClaimStatus } from './configAndAccess';
+import { defaultPodTemplate, setIfMissing } from './podTemplateDefaults';
+import { defaultPodWorkload } from './podWorkloads';
 import { ResourceDef } from './resourceDef';
 import { defaultSecret, initialStatusOf } from './secretsAndIngresses';
 import { asArray, ensureObject, isPlainObject, JsonObject } from './util';
-
-function setIfMissing(obj: JsonObject, key: string, value: unknown) {
-  if (obj[key] === undefined || obj[key] === null) obj[key] = value;
-}
-
-function defaultProbe(probe: unknown) {
-  if (!isPlainObject(probe)) return;
-  setIfMissing(probe, 'timeoutSeconds', 1);
-  setIfMissing(probe, 'periodSeconds', 10);
-  setIfMissing(probe, 'successThreshold', 1);
-  setIfMissing(probe, 'failureThreshold', 3);
-  if (isPlainObject(probe.httpGet))
-    setIfMissing(probe.httpGet, 'scheme', 'HTTP');
-}
-
-function imagePullPolicy(image: unknown): string {
-  const ref = String(image ?? '');
-  if (ref.includes('@')) return 'IfNotPresent';
-  const lastSegment = ref.split('/').pop() ?? '';
-  const tag = lastSegment.includes(':')
-    ? lastSegment.split(':').pop()
-    : undefined;
-  return !tag || tag === 'latest' ? 'Always' : 'IfNotPresent';
-}
-
-function defaultContainer(c: unknown) {
-  if (!isPlainObject(c)) return;
-  setIfMissing(c, 'terminationMessagePath', '/dev/termination-log');
-  setIfMissing(c, 'terminationMessagePolicy', 'File');
-  setIfMissing(c, 'imagePullPolicy', imagePullPolicy(c.image));
-  setIfMissing(c, 'resources', {});
-  for (const p of asArray(c.ports))
-    if (isPlainObject(p)) setIfMissing(p, 'protocol', 'TCP');
-  defaultProbe(c.readinessProbe);
-  defaultProbe(c.livenessProbe);
-  defaultProbe(c.startupProbe);
-}
-
-function defaultPodTemplate(template: JsonObject) {
-  const meta = ensureObject(template, 'metadata');
-  // metav1.Time zero value, serialised as null by Kubernetes 1.30.
-  if (!('creationTimestamp' in meta)) meta.creationTimestamp = null;
-  const spec = ensureObject(template, 'spec');
-  setIfMissing(spec, 'restartPolicy', 'Always');
-  setIfMissing(spec, 'terminationGracePeriodSeconds', 30);
-  setIfMissing(spec, 'dnsPolicy', 'ClusterFirst');
-  setIfMissing(spec, 'securityContext', {});
-  setIfMissing(spec, 'schedulerName', 'default-scheduler');
-  asArray(spec.containers).forEach(defaultContainer);
-  asArray(spec.initContainers).forEach(defaultContainer);
-}
 
 function defaultDeployment(obj: JsonObject) {
   const spec = ensureObject(obj, 'spec');
@@ -141,13 +93,19 @@ export function applyDefaults(def: ResourceDef, obj: JsonObject): void {
       defaultSecret(obj);
       break;
     default:
+      defaultPodWorkload(def, obj);
+      defaultConfigOrAccess(def, obj);
       break;
   }
 }
 
 /** The status a created object starts with (before any controller writes one). */
 export function initialStatus(def: ResourceDef, obj: JsonObject) {
-  if (initialStatusOf(def, obj)) return;
+  if (initialStatusOf(def, obj) || initialClaimStatus(def, obj)) return;
+  if (def.noStatus) {
+    delete obj.status;
+    return;
+  }
   switch (def.kind) {
     case 'Namespace':
       obj.status = { phase: 'Active' };

@@ -17,11 +17,15 @@ export type {
   WriteVerb,
 } from './store';
 export type {
+  PrometheusAnswer,
   PrometheusFaultMode,
+  PrometheusMatch,
   PrometheusRule,
   PrometheusValue,
 } from './prometheus';
+export type { PrometheusDistribution, PrometheusSeries } from './promSeries';
 export { KNOWN_CRDS } from './resources';
 export { useSimulator } from './useSimulator';
 export { meshTraffic } from './meshTraffic';
+export { gatewayTraffic } from './gatewayTraffic';
 export type { MeshDestinationShare, MeshTraffic } from './meshTraffic';

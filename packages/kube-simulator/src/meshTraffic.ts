@@ -65,7 +65,8 @@ function subsetLabels(
   return undefined;
 }
 
-function destinationPods(
+/** The ready pods a destination (a host, maybe a subset) reaches, or why it reaches none. */
+export function destinationPods(
   objects: JsonObject[],
   destination: JsonObject,
   namespace: string,

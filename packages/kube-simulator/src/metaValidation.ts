@@ -26,7 +26,9 @@ const MSG = {
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
 };
 
-const FORMATS: Record<ResourceDef['nameFormat'], [RegExp, number, string]> = {
+type DnsFormat = Exclude<ResourceDef['nameFormat'], 'path-segment'>;
+
+const FORMATS: Record<DnsFormat, [RegExp, number, string]> = {
   'dns1123-label': [DNS1123_LABEL, 63, MSG.label],
   'dns1035-label': [DNS1035_LABEL, 63, MSG.dns1035],
   'dns1123-subdomain': [DNS1123_SUBDOMAIN, 253, MSG.subdomain],
@@ -36,11 +38,21 @@ export function isDns1123Label(name: string): boolean {
   return name.length <= 63 && DNS1123_LABEL.test(name);
 }
 
+/** ValidatePathSegmentName: what RBAC objects' names may be (`system:aggregate-to-edit`). */
+function checkPathSegment(field: string, value: string): StatusCause[] {
+  if (value === '.' || value === '..')
+    return [cause.invalid(field, value, `may not be '${value}'`)];
+  return ['/', '%']
+    .filter(c => value.includes(c))
+    .map(c => cause.invalid(field, value, `may not contain '${c}'`));
+}
+
 export function checkFormat(
   field: string,
   value: string,
   format: ResourceDef['nameFormat'],
 ): StatusCause[] {
+  if (format === 'path-segment') return checkPathSegment(field, value);
   const [re, max, msg] = FORMATS[format];
   const out: StatusCause[] = [];
   if (value.length > max)
@@ -57,7 +69,16 @@ export function validateName(def: ResourceDef, name: unknown): StatusCause[] {
       cause.required('metadata.name', 'name or generateName is required'),
     ];
   }
-  return checkFormat('metadata.name', name, def.nameFormat);
+  const out = checkFormat('metadata.name', name, def.nameFormat);
+  if (def.maxNameLength !== undefined && name.length > def.maxNameLength)
+    out.push(
+      cause.invalid(
+        'metadata.name',
+        name,
+        `must be no more than ${def.maxNameLength} characters`,
+      ),
+    );
+  return out;
 }
 
 function validateQualifiedName(field: string, key: string): StatusCause[] {

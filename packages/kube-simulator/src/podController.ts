@@ -13,9 +13,11 @@
  * deleted pod is replaced by a new one (a new name), ready `readyDelayMs` after it was created;
  * when the Deployment goes, its ReplicaSets and their pods go at the next reconcile (garbage
  * collection by owner reference). With `neverReady` every pod is crash-looping
- * (`CrashLoopBackOff`, restarts counted). Argo Rollouts' pods are not simulated.
+ * (`CrashLoopBackOff`, restarts counted), and so is every pod running a `crashloop` image; a pod
+ * running a `broken` image runs and is never ready (brokenImages.ts). Argo Rollouts' pods are not simulated; StatefulSets' and DaemonSets' are in
+ * setPods.ts.
  */
-import { randomInt } from 'node:crypto';
+import { isBrokenPodSpec, isCrashLoopPodSpec } from './brokenImages';
 import {
   EventRecorder,
   expireEvents,
@@ -34,7 +36,8 @@ import {
   PodControllerHost,
   uidOf,
 } from './podObjects';
-import { containersOf, isReady, podStatus, qosClass } from './podStatus';
+import { generatedName, newPod } from './newPod';
+import { containersOf, isReady, podStatus } from './podStatus';
 import { asArray, asObject, clone, deepEqual, JsonObject } from './util';
 import { progress, RolloutClock } from './workloads';
 
@@ -44,7 +47,6 @@ export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const DESIRED_REPLICAS_ANNOTATION =
   'deployment.kubernetes.io/desired-replicas';
 export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
-const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 function revisionOf(rs: JsonObject): number {
   const value = asObject(meta(rs).annotations)?.[REVISION_ANNOTATION];
@@ -55,13 +57,6 @@ function revisionOf(rs: JsonObject): number {
 function specReplicas(obj: JsonObject): number {
   const value = asObject(obj.spec)?.replicas;
   return typeof value === 'number' ? value : 0;
-}
-
-function randomSuffix(): string {
-  let out = '';
-  for (let i = 0; i < 5; i++)
-    out += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
-  return out;
 }
 
 /** The ReplicaSet the deployment controller makes for `deployment`'s current template. */
@@ -313,8 +308,20 @@ function scaleUpPods(
   while (pods.length < replicas) {
     const node = [...nodeLoad].sort((a, b) => a[1] - b[1])[0][0];
     nodeLoad.set(node, nodeLoad.get(node)! + 1);
-    const name = `${nameOf(rs)}-${randomSuffix()}`;
-    const pod = host.save('Pod', newPod(rs, name, node));
+    const { name, generateName } = generatedName(rs);
+    const template = asObject(asObject(rs.spec)?.template) ?? {};
+    const pod = host.save(
+      'Pod',
+      newPod({
+        owner: rs,
+        ownerKind: 'ReplicaSet',
+        ownerApiVersion: 'apps/v1',
+        template,
+        name,
+        generateName,
+        node,
+      }),
+    );
     pods.push(pod);
     events.record({
       involved: { kind: 'ReplicaSet', apiVersion: 'apps/v1', obj: rs },
@@ -325,35 +332,6 @@ function scaleUpPods(
     });
     podStartEvents(events, pod, node);
   }
-}
-
-/** A new pod of the ReplicaSet's template, scheduled on `node`, with the API's defaults. */
-function newPod(rs: JsonObject, name: string, node: string): JsonObject {
-  const template = asObject(asObject(rs.spec)?.template) ?? {};
-  const templateMeta = asObject(template.metadata) ?? {};
-  const spec = clone(asObject(template.spec) ?? {});
-  spec.nodeName = node;
-  spec.restartPolicy = spec.restartPolicy ?? 'Always';
-  spec.schedulerName = spec.schedulerName ?? 'default-scheduler';
-  spec.serviceAccountName = spec.serviceAccountName ?? 'default';
-  spec.terminationGracePeriodSeconds = spec.terminationGracePeriodSeconds ?? 30;
-  spec.dnsPolicy = spec.dnsPolicy ?? 'ClusterFirst';
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      generateName: `${nameOf(rs)}-`,
-      namespace: namespaceOf(rs),
-      labels: clone(asObject(templateMeta.labels) ?? {}),
-      ...(templateMeta.annotations
-        ? { annotations: clone(templateMeta.annotations) }
-        : {}),
-      ownerReferences: [ownerReference('ReplicaSet', 'apps/v1', rs)],
-    },
-    spec,
-    status: { phase: 'Pending', qosClass: qosClass(spec) },
-  };
 }
 
 /**
@@ -367,18 +345,37 @@ function updatePodStatuses(
   readyTarget: number,
   now: number,
 ): JsonObject[] {
-  const crashLooping = host.readiness.neverReady;
   let ready = 0;
   return pods.sort(byAge).map(pod => {
+    const spec = asObject(pod.spec);
+    const crashLooping = host.readiness.neverReady || isCrashLoopPodSpec(spec);
+    // A `broken` image runs, its readiness probe failing: never ready, never restarted.
+    const unready = crashLooping || isBrokenPodSpec(spec);
     const old = now - createdOf(pod) >= host.readiness.readyDelayMs;
-    const isReadyNow = !crashLooping && old && ready < readyTarget;
+    const isReadyNow = !unready && old && ready < readyTarget;
     if (isReadyNow) ready += 1;
     const status = podStatus(pod, { ready: isReadyNow, crashLooping, now });
     if (deepEqual(status, pod.status)) return pod;
-    const wasCrashing = asArray(asObject(pod.status)?.containerStatuses).some(
-      c => asObject(asObject(asObject(c)?.state)?.waiting) !== undefined,
+    const previous = asArray(asObject(pod.status)?.containerStatuses).map(
+      c => asObject(c) ?? {},
+    );
+    const wasCrashing = previous.some(
+      c => asObject(asObject(c.state)?.waiting) !== undefined,
+    );
+    const wasProbedUnready = previous.some(
+      c => c.started === true && c.ready === false,
     );
     const saved = host.save('Pod', { ...clone(pod), status });
+    if (unready && !crashLooping && !wasProbedUnready) {
+      events.record({
+        involved: { kind: 'Pod', apiVersion: 'v1', obj: pod },
+        type: 'Warning',
+        reason: 'Unhealthy',
+        message: 'Readiness probe failed: the container never became ready',
+        component: 'kubelet',
+        host: String(asObject(pod.spec)?.nodeName ?? ''),
+      });
+    }
     if (crashLooping && !wasCrashing) {
       for (const name of containersOf(asObject(pod.spec)).names) {
         events.record({

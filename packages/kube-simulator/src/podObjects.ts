@@ -9,13 +9,16 @@ import { Readiness, RolloutClock } from './workloads';
 export const NODES = ['sim-node-1', 'sim-node-2', 'sim-node-3'];
 
 /** What the controllers need of the store: reads, and writes that are not API requests. */
-/** What the controllers need of the store: reads, and writes that are not API requests. */
 export interface PodControllerHost {
   readonly readiness: Readiness;
   /** Deployments (not Rollouts) with their rollout clock, as stored. */
   deployments(): Array<{ obj: JsonObject; clock: RolloutClock }>;
+  /** StatefulSets or DaemonSets with their rollout clock, as stored. */
+  podSets(
+    kind: 'StatefulSet' | 'DaemonSet',
+  ): Array<{ obj: JsonObject; clock: RolloutClock }>;
   /** Stored objects of a kind, in no particular order (copies are not needed: read only). */
-  all(kind: 'ReplicaSet' | 'Pod' | 'Event'): JsonObject[];
+  all(kind: 'ReplicaSet' | 'Pod' | 'Event' | 'Job'): JsonObject[];
   /**
    * Creates the object (uid, creationTimestamp and resourceVersion assigned) or, when it
    * exists, replaces it if it changed (a new resourceVersion); returns it as stored. Not an API

@@ -300,6 +300,9 @@ function resourceLists(podSpec: JsonObject | undefined): JsonObject[] {
   return lists;
 }
 
+/** The built-in kinds with a pod template at `spec.template`. */
+const TEMPLATE_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job'];
+
 /** The pod spec of a kind's template, for the kinds whose quantities are typed. */
 export function podSpecOf(
   def: ResourceDef,
@@ -307,8 +310,32 @@ export function podSpecOf(
 ): JsonObject | undefined {
   // A custom resource (an Argo Rollout) is stored as sent: only built-in
   // kinds have typed quantities.
-  if (def.kind !== 'Deployment') return undefined;
-  return asObject(asObject(asObject(obj.spec)?.template)?.spec);
+  const spec = asObject(obj.spec);
+  if (def.kind === 'CronJob')
+    return asObject(
+      asObject(asObject(asObject(spec?.jobTemplate)?.spec)?.template)?.spec,
+    );
+  if (!TEMPLATE_KINDS.includes(def.kind)) return undefined;
+  return asObject(asObject(spec?.template)?.spec);
+}
+
+/** The storage requests and limits of a claim, or of a StatefulSet's claim templates. */
+function claimResourceLists(def: ResourceDef, obj: JsonObject): JsonObject[] {
+  let specs: unknown[] = [];
+  if (def.kind === 'PersistentVolumeClaim') specs = [obj.spec];
+  if (def.kind === 'StatefulSet')
+    specs = asArray(asObject(obj.spec)?.volumeClaimTemplates).map(
+      t => asObject(t)?.spec,
+    );
+  const lists: JsonObject[] = [];
+  for (const spec of specs) {
+    const resources = asObject(asObject(spec)?.resources);
+    for (const key of ['limits', 'requests']) {
+      const list = asObject(resources?.[key]);
+      if (list) lists.push(list);
+    }
+  }
+  return lists;
 }
 
 /**
@@ -320,7 +347,10 @@ export function canonicalizeQuantities(
   def: ResourceDef,
   obj: JsonObject,
 ): string | undefined {
-  for (const list of resourceLists(podSpecOf(def, obj))) {
+  for (const list of [
+    ...resourceLists(podSpecOf(def, obj)),
+    ...claimResourceLists(def, obj),
+  ]) {
     for (const [name, value] of Object.entries(list)) {
       try {
         list[name] = canonicalQuantity(value);

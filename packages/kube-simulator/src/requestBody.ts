@@ -3,6 +3,7 @@
  * decodes as an object of the endpoint's kind (apiVersion, kind, namespace, quantities, Secret
  * data), the name matches the URL's, and a DELETE's preconditions hold.
  */
+import { configMapDecodeProblem } from './configAndAccess';
 import { ApiError, errors, StatusCause } from './errors';
 import { canonicalizeQuantities } from './quantity';
 import { apiVersionOf, ResourceDef } from './resourceDef';
@@ -47,7 +48,9 @@ export function decodeBody(
   // Quantities are read when the body is decoded: a bad one fails the
   // decoding, before defaulting and validation.
   const problem =
-    canonicalizeQuantities(def, obj) ?? secretDecodeProblem(def, obj);
+    canonicalizeQuantities(def, obj) ??
+    secretDecodeProblem(def, obj) ??
+    configMapDecodeProblem(def, obj);
   if (problem) {
     throw errors.badRequest(
       `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${problem}`,

@@ -19,8 +19,16 @@ export interface ResourceDef {
   allowCreateOnUpdate: boolean;
   /** DELETE answers with the deleted object (Services) rather than a Success Status. */
   returnsDeletedObject?: boolean;
-  /** How metadata.name is validated. */
-  nameFormat: 'dns1123-label' | 'dns1123-subdomain' | 'dns1035-label';
+  /** How metadata.name is validated (`path-segment`: RBAC's, anything a URL segment can hold). */
+  nameFormat:
+    | 'dns1123-label'
+    | 'dns1123-subdomain'
+    | 'dns1035-label'
+    | 'path-segment';
+  /** The kind has no `/status` subresource (ConfigMaps, RBAC): absent from discovery, 404. */
+  noStatus?: boolean;
+  /** The most characters a name may have, when less than its format allows (CronJobs: 52). */
+  maxNameLength?: number;
   /** Defined by a CustomResourceDefinition that a cluster may not have installed. */
   crd?: string;
 }

@@ -2,7 +2,9 @@
  * The resource kinds the simulator serves, and the discovery documents
  * (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`) built from them.
  */
+import { CONFIG_AND_ACCESS_RESOURCES } from './configAndAccess';
 import { POD_RESOURCES } from './podResources';
+import { POD_WORKLOAD_RESOURCES } from './podWorkloads';
 import type { ResourceDef } from './resourceDef';
 import { SECRET_AND_INGRESS_RESOURCES } from './secretsAndIngresses';
 
@@ -143,7 +145,26 @@ export const RESOURCES: ResourceDef[] = [
     nameFormat: 'dns1123-subdomain' as const,
     crd: 'destinationrules.networking.istio.io',
   })),
+  // Gateway API's HTTPRoute (its standard channel; v1 is the storage version, v1beta1 the same
+  // objects without conversion).
+  ...['v1', 'v1beta1'].map(version => ({
+    group: 'gateway.networking.k8s.io',
+    version,
+    plural: 'httproutes',
+    singular: 'httproute',
+    kind: 'HTTPRoute',
+    namespaced: true,
+    shortNames: [],
+    categories: ['gateway-api'],
+    builtin: false,
+    hasGeneration: true,
+    allowCreateOnUpdate: false,
+    nameFormat: 'dns1123-subdomain' as const,
+    crd: 'httproutes.gateway.networking.k8s.io',
+  })),
   ...SECRET_AND_INGRESS_RESOURCES,
+  ...POD_WORKLOAD_RESOURCES,
+  ...CONFIG_AND_ACCESS_RESOURCES,
   // ReplicaSets, Pods and Events: what the workload controllers write (podController.ts).
   ...POD_RESOURCES,
 ];
@@ -152,6 +173,7 @@ export const RESOURCES: ResourceDef[] = [
 export const KNOWN_CRDS = [
   'rollouts.argoproj.io',
   'virtualservices.networking.istio.io',
+  'httproutes.gateway.networking.k8s.io',
 ] as const;
 
 /** CRDs installed together: Argo Rollouts' and Istio's install manifests each ship a pair. */
@@ -278,6 +300,7 @@ export function apiResourceListDoc(
       ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
       ...(def.categories.length ? { categories: def.categories } : {}),
     });
+    if (def.noStatus) continue;
     resources.push({
       name: `${def.plural}/status`,
       singularName: '',

@@ -1,6 +1,6 @@
 /**
  * The schema of the custom resources (Argo Rollouts' Rollout, AnalysisTemplate, AnalysisRun;
- * Istio's VirtualService, DestinationRule): the official CRD documents under `crds/` (see its
+ * Istio's VirtualService, DestinationRule; Gateway API's HTTPRoute): the official CRD documents under `crds/` (see its
  * README for their source and version), read once on first use. As the API server does with a
  * structural schema: fields the schema does not declare are unknown (dropped, unless the schema
  * preserves unknown fields there), `null` is dropped where the schema is not `nullable`,
@@ -30,6 +30,7 @@ const CRD_FILES: Record<string, string> = {
   AnalysisRun: 'analysis-run-crd.yaml',
   VirtualService: 'istio-networking-crds.yaml',
   DestinationRule: 'istio-networking-crds.yaml',
+  HTTPRoute: 'gateway-api-httproutes-crd.yaml',
 };
 
 interface CrdVersion {

@@ -110,17 +110,20 @@ export function validateNodeAffinity(
   return out;
 }
 
-/** The causes for a pod template's scheduling rules (Deployment, Rollout). */
+/** The causes for a pod template's scheduling rules (the workload kinds). */
 export function validateTemplateRules(
   def: ResourceDef,
   obj: JsonObject,
 ): StatusCause[] {
-  if (
-    def.kind !== 'Deployment' &&
-    def.kind !== 'Rollout' &&
-    def.kind !== 'ReplicaSet'
-  )
-    return [];
+  const kinds = [
+    'Deployment',
+    'Rollout',
+    'ReplicaSet',
+    'StatefulSet',
+    'DaemonSet',
+    'Job',
+  ];
+  if (!kinds.includes(def.kind)) return [];
   const podSpec = asObject(asObject(asObject(obj.spec)?.template)?.spec);
   return podSpec ? validateNodeAffinity(podSpec, 'spec.template.spec') : [];
 }

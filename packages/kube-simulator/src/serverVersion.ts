@@ -28,7 +28,8 @@ export function serverVersionOf(gitVersion: string): ServerVersion {
   };
 }
 
-function atLeast(version: ServerVersion, major: number, minor: number) {
+/** Whether `version` is `major.minor` or newer. */
+export function atLeast(version: ServerVersion, major: number, minor: number) {
   const have = [Number(version.major), Number(version.minor)];
   return have[0] > major || (have[0] === major && have[1] >= minor);
 }

@@ -32,7 +32,8 @@ export interface KubeSimulatorOptions {
    * Installed CRDs per cluster, replacing that cluster's default
    * (`['rollouts.argoproj.io']`): e.g. `{ 'sim-2': [], 'sim-3':
    * ['rollouts.argoproj.io', 'virtualservices.networking.istio.io'] }`.
-   * Names: 'rollouts.argoproj.io', 'virtualservices.networking.istio.io'.
+   * Names: 'rollouts.argoproj.io', 'virtualservices.networking.istio.io',
+   * 'httproutes.gateway.networking.k8s.io'.
    */
   crds?: Record<string, string[]>;
   /**

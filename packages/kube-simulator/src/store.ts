@@ -8,6 +8,7 @@
  * computed work of the controllers are in storeCore.ts.
  */
 import { randomUUID } from 'node:crypto';
+import { configMapDecodeProblem } from './configAndAccess';
 import { applyDefaults, initialStatus } from './defaults';
 import { cause, errors } from './errors';
 import { trackManagedFields } from './managedFields';
@@ -21,6 +22,7 @@ import {
 } from './requestBody';
 import { apiVersionOf, ResourceDef } from './resourceDef';
 import { CRDS_SHIPPED_WITH, resourceForKind } from './resources';
+import { currentRevisionOf } from './podWorkloadStatus';
 import { applyRolloutStatusWrite } from './rollouts';
 import { cloneRolloutState, newRolloutState } from './rolloutState';
 import { secretDecodeProblem } from './secretsAndIngresses';
@@ -30,7 +32,7 @@ import {
   Entry,
   GENERATE_ALPHABET,
   generationRelevant,
-  isWorkload,
+  hasRolloutClock,
   keyOf,
   metaOf,
   out,
@@ -47,6 +49,7 @@ import {
   JsonObject,
   rfc3339,
 } from './util';
+import { updateBase } from './updateBase';
 import { validateStored } from './validateStored';
 import { RolloutClock } from './workloads';
 
@@ -192,8 +195,8 @@ export class ClusterStore extends StoreCore {
       throw errors.alreadyExists(def.plural, def.group, name);
     const commitAllocations = this.allocateService(def, obj, undefined, name);
     initialStatus(def, obj);
-    const entry: Entry = { def, obj };
-    if (isWorkload(def)) {
+    const entry: Entry = { def, obj, createdAt: now };
+    if (hasRolloutClock(def)) {
       entry.clock = {
         generation: 1,
         startedAt: now,
@@ -284,7 +287,9 @@ export class ClusterStore extends StoreCore {
     const entry = this.mustGet(def, namespace, name);
     const patched = applyPatch(clone(entry.obj), type, patchBody);
     const problem =
-      canonicalizeQuantities(def, patched) ?? secretDecodeProblem(def, patched);
+      canonicalizeQuantities(def, patched) ??
+      secretDecodeProblem(def, patched) ??
+      configMapDecodeProblem(def, patched);
     if (problem) {
       // What the API server answers when the patched object does not decode:
       // Invalid, with no kind or name, showing the whole patched object (as
@@ -336,32 +341,8 @@ export class ClusterStore extends StoreCore {
     const { def } = entry;
     const old = entry.obj;
     const oldMeta = metaOf(old);
-    let next: JsonObject;
-    if (opts.subresource === 'status') {
-      next = clone(old);
-      next.status = clone(candidate.status);
-    } else {
-      next = candidate;
-      next.status = clone(old.status);
-    }
-    if (next.status === undefined) delete next.status; // kinds without status (Secret)
-    next.apiVersion = apiVersionOf(def);
-    next.kind = def.kind;
+    const next = updateBase(def, old, candidate, opts.subresource === 'status');
     const meta = metaOf(next);
-    for (const field of [
-      'name',
-      'namespace',
-      'uid',
-      'creationTimestamp',
-      'generation',
-      'resourceVersion',
-      'deletionTimestamp',
-      'deletionGracePeriodSeconds',
-    ]) {
-      if (oldMeta[field] === undefined) delete meta[field];
-      else meta[field] = clone(oldMeta[field]);
-    }
-    delete meta.selfLink;
     const name = String(oldMeta.name);
     let commitAllocations = () => {};
     if (opts.subresource !== 'status') {
@@ -390,6 +371,8 @@ export class ClusterStore extends StoreCore {
               asObject(next.spec)?.template,
             ),
             done: false,
+            prevStatus: clone(asObject(old.status)),
+            prevRevision: currentRevisionOf(old),
           }
         : entry.clock && { ...entry.clock };
     const pendingRo = entry.ro && cloneRolloutState(entry.ro);
@@ -406,6 +389,12 @@ export class ClusterStore extends StoreCore {
       return out(next);
     }
     commitAllocations();
+    if (
+      def.kind === 'Service' &&
+      asObject(next.spec)?.type === 'LoadBalancer' &&
+      asObject(old.spec)?.type !== 'LoadBalancer'
+    )
+      entry.loadBalancerRequestedAt = now; // provisioned readyDelayMs from now
     entry.obj = next;
     entry.clock = pendingClock;
     entry.ro = pendingRo;

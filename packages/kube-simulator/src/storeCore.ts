@@ -1,13 +1,19 @@
 /**
  * The state of one simulated cluster's store (store.ts adds the API writes): the objects by key,
  * the resourceVersion counter, the change log watches are served from, the history of API
- * writes, the reads, and the lazily computed work of the controllers (`tick()`: HPA scaling,
- * Deployment/Rollout status, the ReplicaSet and pod controllers, PDB status).
+ * writes, the reads, and the lazily computed work of the controllers (`tick()`: HPA scaling and
+ * status, Deployment/Rollout/StatefulSet/DaemonSet status, the ReplicaSet and pod controllers,
+ * Job, claim and load balancer status (timedStatus.ts), PDB status).
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeLog, ChangeType, selectionOf } from './changeLog';
 import { errors } from './errors';
+import { HpaObservation, hpaDesired, hpaStatus } from './hpaStatus';
+import { reconcileJobPods } from './jobPods';
+import { ingressControllerAddress } from './loadBalancers';
 import { PodControllerHost, reconcilePods } from './podController';
+import { podsSelectedBy } from './pdbSelection';
+import { daemonSetStatus, statefulSetStatus } from './podWorkloadStatus';
 import { KIND_FIELD_SELECTORS } from './podResources';
 import { apiVersionOf, ResourceDef } from './resourceDef';
 import { RESOURCES, resourceForKind, SERVER_VERSION } from './resources';
@@ -15,11 +21,10 @@ import { ServerVersion, serverVersionOf } from './serverVersion';
 import { advanceRollout } from './rollouts';
 import { routedVirtualService, routeRolloutTraffic } from './rolloutTraffic';
 import { rolloutStatusOf } from './rolloutStatus';
-import { matches, requirementsOf } from './selectors';
 import { ServiceAddresses } from './serviceAddresses';
+import { reconcileSetPods } from './setPods';
 import { listPage } from './storeList';
 import {
-  availableOf,
   Entry,
   generationRelevant,
   HISTORY_LIMIT,
@@ -35,26 +40,16 @@ import {
   WriteOptions,
   WriteVerb,
 } from './storeTypes';
-import {
-  asObject,
-  clone,
-  deepEqual,
-  isPlainObject,
-  JsonObject,
-  rfc3339,
-} from './util';
-import {
-  deploymentStatus,
-  hpaDesiredReplicas,
-  pdbStatus,
-  Readiness,
-  SelectedPods,
-} from './workloads';
+import { timedStatusOf } from './timedStatus';
+import { asObject, clone, deepEqual, JsonObject, rfc3339 } from './util';
+import { deploymentStatus, pdbStatus, Readiness } from './workloads';
 
 export abstract class StoreCore {
   protected revision = 1;
   protected readonly entries = new Map<string, Entry>();
   protected readonly services = new ServiceAddresses();
+  /** The address this cluster's ingress controller publishes on every Ingress. */
+  private readonly ingressAddress = ingressControllerAddress();
   readonly readiness: Readiness;
   /** CustomResourceDefinitions installed (Argo Rollouts by default). */
   readonly crds = new Set<string>([
@@ -274,6 +269,10 @@ export abstract class StoreCore {
         this.readiness,
         now,
       );
+    } else if (entry.def.kind === 'StatefulSet') {
+      status = statefulSetStatus(entry.obj, entry.clock, this.readiness, now);
+    } else if (entry.def.kind === 'DaemonSet') {
+      status = daemonSetStatus(entry.obj, entry.clock, this.readiness, now);
     } else {
       status = deploymentStatus(entry.obj, entry.clock, this.readiness, now);
     }
@@ -284,8 +283,9 @@ export abstract class StoreCore {
 
   /**
    * Runs what the controllers would have done by now: the HPA clamps its
-   * target's replicas to [minReplicas, maxReplicas], and Deployment/Rollout
-   * status follows the simulated pods. Each change is a write (new
+   * target's replicas to [minReplicas, maxReplicas] and writes its status,
+   * Deployment/Rollout status follows the simulated pods, and load balancers
+   * publish their addresses. Each change is a write (new
    * resourceVersion), as it would be on a real cluster.
    */
   tick(): void {
@@ -301,15 +301,36 @@ export abstract class StoreCore {
     }
     for (const entry of this.entries.values()) if (entry.ro) this.route(entry);
     reconcilePods(this.podControllerHost(), now);
+    reconcileSetPods(this.podControllerHost(), now);
+    for (const entry of this.entries.values())
+      this.refreshTimedStatus(entry, now);
+    reconcileJobPods(this.podControllerHost(), now);
     for (const entry of this.entries.values()) {
       if (entry.def.kind !== 'PodDisruptionBudget') continue;
-      const status = pdbStatus(entry.obj, this.selectedPods(entry.obj), now);
+      const status = pdbStatus(
+        entry.obj,
+        podsSelectedBy(entry.obj, this.entries.values()),
+        now,
+      );
       if (!deepEqual(status, entry.obj.status)) {
         entry.obj.status = status;
         metaOf(entry.obj).resourceVersion = this.bump();
         this.emit('MODIFIED', entry.def, entry.obj);
       }
     }
+  }
+
+  /** Job, claim, load balancer and Ingress status, written when time since creation changes it. */
+  private refreshTimedStatus(entry: Entry, now: number) {
+    const status = timedStatusOf(entry, now, {
+      readiness: this.readiness,
+      serverVersion: this.serverVersion,
+      ingressAddress: this.ingressAddress,
+    });
+    if (status === undefined || deepEqual(status, entry.obj.status)) return;
+    entry.obj.status = status;
+    metaOf(entry.obj).resourceVersion = this.bump();
+    this.emit('MODIFIED', entry.def, entry.obj);
   }
 
   /** Argo Rollouts' Istio routing: the Rollout's VirtualService at its step's weight. */
@@ -336,6 +357,10 @@ export abstract class StoreCore {
       deployments: () =>
         ofKind('Deployment')
           .filter(e => e.clock && !e.ro)
+          .map(e => ({ obj: e.obj, clock: e.clock! })),
+      podSets: kind =>
+        ofKind(kind)
+          .filter(e => e.clock)
           .map(e => ({ obj: e.obj, clock: e.clock! })),
       all: kind => ofKind(kind).map(e => e.obj),
       save: (kind, obj) => this.controllerWrite(kind, obj),
@@ -384,55 +409,56 @@ export abstract class StoreCore {
     return obj;
   }
 
-  /** The (simulated) pods of the workloads in the PDB's namespace that its selector matches. */
-  private selectedPods(pdb: JsonObject): SelectedPods {
-    const selector = asObject(pdb.spec)?.selector;
-    const pods: SelectedPods = { expected: 0, healthy: 0 };
-    if (!isPlainObject(selector)) return pods; // a null selector selects no pods
-    const reqs = requirementsOf(selector);
-    const namespace = metaOf(pdb).namespace;
-    for (const entry of this.entries.values()) {
-      if (!entry.clock || metaOf(entry.obj).namespace !== namespace) continue;
-      const spec = asObject(entry.obj.spec) ?? {};
-      const labels = asObject(
-        asObject(asObject(spec.template)?.metadata)?.labels,
-      ) as Record<string, string> | undefined;
-      if (!matches(reqs, labels)) continue;
-      const status = asObject(entry.obj.status) ?? {};
-      pods.expected +=
-        typeof status.replicas === 'number' ? status.replicas : 0;
-      pods.healthy += availableOf(entry.obj);
-    }
-    return pods;
-  }
-
+  /**
+   * The HPA controller's pass over one HPA: reads its target's replicas, clamps them (a write
+   * to the target when they change) and writes the HPA's status (hpaStatus.ts).
+   */
   private runHpa(hpa: Entry, now: number) {
     const meta = metaOf(hpa.obj);
     const ref = asObject(asObject(hpa.obj.spec)?.scaleTargetRef) ?? {};
+    const kind = String(ref.kind);
+    const apiVersion = typeof ref.apiVersion === 'string' ? ref.apiVersion : '';
+    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
     const targetDef = RESOURCES.find(
-      r =>
-        r.kind === ref.kind &&
-        (ref.apiVersion === undefined || apiVersionOf(r) === ref.apiVersion),
+      r => r.kind === kind && (!apiVersion || apiVersionOf(r) === apiVersion),
     );
     const target =
       targetDef && isWorkload(targetDef)
         ? this.find(targetDef, meta.namespace as string, String(ref.name))
         : undefined;
-    const status: JsonObject = { ...(asObject(hpa.obj.status) ?? {}) };
-    status.observedGeneration = meta.generation;
-    if (target) {
+    let observation: HpaObservation;
+    if (!target) {
+      hpa.hpaScaled = undefined;
+      let error = `no matches for kind "${kind}" in group "${group}"`;
+      if (targetDef && !isWorkload(targetDef))
+        error = 'the server could not find the requested resource';
+      else if (targetDef) {
+        const resource = targetDef.group
+          ? `${targetDef.plural}.${targetDef.group}`
+          : targetDef.plural;
+        error = `${resource} "${String(ref.name)}" not found`;
+      }
+      observation = { kind: 'missing', error };
+    } else {
       const spec = asObject(target.obj.spec) ?? {};
       const current = typeof spec.replicas === 'number' ? spec.replicas : 1;
-      const desired = hpaDesiredReplicas(hpa.obj, current);
-      if (desired !== current) {
+      // The simulated metrics ask for what the target's owner set, which a clamp overwrote.
+      const scaled = hpa.hpaScaled;
+      const recommended =
+        scaled && scaled.to === current ? scaled.from : current;
+      const { desired } = hpaDesired(hpa.obj, current, recommended);
+      const rescaled = desired !== current;
+      if (rescaled) {
         const next = clone(target.obj);
         (next.spec as JsonObject).replicas = desired;
         this.commitUpdate(target, next, {});
-        status.lastScaleTime = rfc3339(now);
+        hpa.hpaScaled = { from: recommended, to: desired };
+      } else if (!scaled || scaled.to !== current) {
+        hpa.hpaScaled = undefined;
       }
-      status.currentReplicas = current;
-      status.desiredReplicas = desired;
+      observation = { kind: 'found', current, recommended, rescaled };
     }
+    const status = hpaStatus(hpa.obj, observation, now);
     if (!deepEqual(status, hpa.obj.status)) {
       hpa.obj.status = status;
       meta.resourceVersion = this.bump();

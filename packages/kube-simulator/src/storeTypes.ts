@@ -95,6 +95,15 @@ export interface Entry {
   def: ResourceDef;
   obj: JsonObject;
   clock?: RolloutClock;
+  /** When the object was created, in milliseconds (its creationTimestamp has seconds only). */
+  createdAt?: number;
+  /** Services only: when the Service became a LoadBalancer after its creation. */
+  loadBalancerRequestedAt?: number;
+  /**
+   * HPAs only: the HPA's last clamp of its target, while the target keeps the clamped count
+   * (`from` is what the simulated metrics go on asking for).
+   */
+  hpaScaled?: { from: number; to: number };
   /** The simulated Argo Rollouts controller's state (Rollouts only). */
   ro?: RolloutState;
 }
@@ -124,8 +133,18 @@ export function generationRelevant(obj: JsonObject): JsonObject {
   return rest;
 }
 
+/** The kinds with a `spec.replicas` an HPA scales. */
 export function isWorkload(def: ResourceDef): boolean {
-  return def.kind === 'Deployment' || def.kind === 'Rollout';
+  return (
+    def.kind === 'Deployment' ||
+    def.kind === 'Rollout' ||
+    def.kind === 'StatefulSet'
+  );
+}
+
+/** The kinds whose status follows rollouts, one per generation (a `RolloutClock`). */
+export function hasRolloutClock(def: ResourceDef): boolean {
+  return isWorkload(def) || def.kind === 'DaemonSet';
 }
 
 export function availableOf(obj: JsonObject): number {

@@ -5,8 +5,10 @@
  * serverRules.ts), then the admission webhooks a cluster with Istio has. Every write path
  * (create, update, each patch type, apply) calls `validateStored` once with the final object.
  */
+import { validateConfigOrAccess } from './configAndAccess';
 import { errors } from './errors';
 import { validateName } from './metaValidation';
+import { validatePodWorkload } from './podWorkloads';
 import { invalid } from './requestBody';
 import { ResourceDef } from './resourceDef';
 import { ServerVersion, versionCauses } from './serverVersion';
@@ -71,6 +73,8 @@ export function validateStored(
   const causes = [
     ...(old ? [] : validateName(def, name || undefined)),
     ...validateObject(def, obj, old),
+    ...validatePodWorkload(def, obj, old),
+    ...validateConfigOrAccess(def, obj, old),
     ...validateTemplateRules(def, obj),
     ...(opts.serverVersion ? versionCauses(def, obj, opts.serverVersion) : []),
   ];

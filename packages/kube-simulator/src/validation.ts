@@ -80,7 +80,11 @@ function validateResources(resources: unknown, f: string): StatusCause[] {
   return out;
 }
 
-function validateContainers(spec: JsonObject, base: string): StatusCause[] {
+/** The containers of a pod spec (`base`: its path): names, images, ports, env and resources. */
+export function validateContainers(
+  spec: JsonObject,
+  base: string,
+): StatusCause[] {
   const out: StatusCause[] = [];
   const containers = asArray(spec.containers);
   if (containers.length === 0) out.push(cause.required(`${base}.containers`));

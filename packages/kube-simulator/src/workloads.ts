@@ -1,8 +1,7 @@
 /**
  * What the controllers of a real cluster would write, computed from time
  * instead of from pods (there are none): Deployment replica status and
- * conditions, and the HPA's min/max clamp of its target (Rollouts: see
- * rollouts.ts).
+ * conditions (Rollouts: see rollouts.ts; HPAs: hpaStatus.ts).
  *
  * Each generation change starts a rollout. Its new pods become ready
  * `readyDelayMs` later. Until then the status has the shape a real rolling
@@ -15,11 +14,14 @@
  *   status.replicas counts old + new pods (Recreate: old pods gone);
  * - a replica count change only: updatedReplicas = spec.replicas, available
  *   stays at the previous count (capped).
+ * A Deployment whose pod template runs a broken image (brokenImages.ts) is the same for its new
+ * pods alone: the old ones stay available, the rollout never completes.
  * `neverReady` means no pod of the cluster is ready (crash-looping): the
  * available count is 0 and a rollout in progress never completes; once
  * `spec.progressDeadlineSeconds` (default 600) has passed, Progressing turns
  * False with reason ProgressDeadlineExceeded.
  */
+import { isBrokenTemplate } from './brokenImages';
 import { Condition as AnyCondition, mergeConditions } from './conditions';
 import { asArray, asObject, JsonObject, rfc3339 } from './util';
 
@@ -40,6 +42,10 @@ export interface RolloutClock {
   templateChanged: boolean;
   /** Set once the rollout has been observed complete. */
   done: boolean;
+  /** The status before this rollout (StatefulSets and DaemonSets: the pods it replaces). */
+  prevStatus?: JsonObject;
+  /** The revision this rollout replaces (StatefulSets and DaemonSets). */
+  prevRevision?: string;
 }
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -127,7 +133,14 @@ export function progress(
   const spec = asObject(obj.spec) ?? {};
   const desired = typeof spec.replicas === 'number' ? spec.replicas : 1;
   const elapsed = now - clock.startedAt;
-  if (!clock.done && !readiness.neverReady && elapsed >= readiness.readyDelayMs)
+  // A Deployment whose template runs a broken image never completes; its old pods stay.
+  const broken = obj.kind === 'Deployment' && isBrokenTemplate(spec.template);
+  if (
+    !clock.done &&
+    !readiness.neverReady &&
+    !broken &&
+    elapsed >= readiness.readyDelayMs
+  )
     clock.done = true;
   const params = rollingParams(obj, desired);
   let total = desired;
@@ -237,17 +250,6 @@ export function deploymentStatus(
   const previous = asObject(obj.status)?.conditions;
   status.conditions = mergeConditions(previous, [available, progressing], now);
   return status;
-}
-
-/** The replica count an HPA would impose on its target (min/max clamp; 0 disables). */
-export function hpaDesiredReplicas(hpa: JsonObject, current: number): number {
-  const spec = asObject(hpa.spec) ?? {};
-  const min = typeof spec.minReplicas === 'number' ? spec.minReplicas : 1;
-  const max = typeof spec.maxReplicas === 'number' ? spec.maxReplicas : current;
-  if (current === 0) return 0;
-  if (current > max) return max;
-  if (current < min) return min;
-  return current;
 }
 
 /** Pods a PDB selects, summed over the workloads whose pod template it matches. */

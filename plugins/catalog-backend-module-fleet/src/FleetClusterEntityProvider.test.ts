@@ -1,18 +1,21 @@
-import type {
-  SchedulerService,
-  ServiceFactory,
+import {
+  coreServices,
+  createServiceFactory,
+  type SchedulerService,
+  type ServiceFactory,
 } from '@backstage/backend-plugin-api';
 import {
   mockCredentials,
   mockServices,
   startTestBackend,
+  type TestDatabaseId,
 } from '@backstage/backend-test-utils';
 import type { Entity } from '@backstage/catalog-model';
 import { ConfigReader } from '@backstage/config';
 import type { EntityProviderConnection } from '@backstage/plugin-catalog-node';
 import type { Cluster } from '@cnp/plugin-fleet-common';
 import type { KubeSimulator } from '@cnp/kube-simulator';
-import { startSimulator } from '@cnp/fleet-harness';
+import { createTestDatabases, startSimulator } from '@cnp/fleet-harness';
 import catalogPlugin from '@backstage/plugin-catalog-backend';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { fleetDeploymentCreatePermission } from '@cnp/plugin-fleet-common';
@@ -34,6 +37,20 @@ import {
 } from './FleetClusterEntityProvider';
 
 jest.setTimeout(60_000);
+
+const databases = createTestDatabases();
+
+/** One database per plugin, as a real backend has, each a fresh one of `databaseId`. */
+function databasePerPlugin(databaseId: TestDatabaseId): ServiceFactory {
+  return createServiceFactory({
+    service: coreServices.database,
+    deps: {},
+    async factory() {
+      const client = await databases.init(databaseId);
+      return { getClient: async () => client };
+    },
+  });
+}
 
 const cluster = (overrides: Partial<Cluster> = {}): Cluster => ({
   name: 'east',
@@ -238,229 +255,238 @@ describe('FleetClusterEntityProvider', () => {
   });
 });
 
-describe('catalogModuleFleetClusters with the real catalog', () => {
-  let sim: KubeSimulator;
-  let entitiesFile: string;
-  beforeAll(async () => {
-    sim = await startSimulator({ clusters: ['east', 'west'] });
-    entitiesFile = path.join(
-      await fs.mkdtemp(path.join(os.tmpdir(), 'fleet-catalog-')),
-      'components.yaml',
-    );
-    const component = (name: string, annotations: string) =>
-      `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${name}\n  annotations: {${annotations}}\nspec: { type: service, lifecycle: production, owner: group:default/guests }\n`;
-    await fs.writeFile(
-      entitiesFile,
-      [
-        component('with-image', "'cnp.io/image': 'nginx:1.27'"),
-        component('without-image', ''),
-      ].join('---\n'),
-    );
-  });
-  afterAll(async () => {
-    await fs.rm(path.dirname(entitiesFile), { recursive: true, force: true });
-  });
+describe.each(databases.eachSupportedId())(
+  'catalogModuleFleetClusters with the real catalog (%s)',
+  databaseId => {
+    let sim: KubeSimulator;
+    let entitiesFile: string;
+    beforeAll(async () => {
+      sim = await startSimulator({ clusters: ['east', 'west'] });
+      entitiesFile = path.join(
+        await fs.mkdtemp(path.join(os.tmpdir(), 'fleet-catalog-')),
+        'components.yaml',
+      );
+      const component = (name: string, annotations: string) =>
+        `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${name}\n  annotations: {${annotations}}\nspec: { type: service, lifecycle: production, owner: group:default/guests }\n`;
+      await fs.writeFile(
+        entitiesFile,
+        [
+          component('with-image', "'cnp.io/image': 'nginx:1.27'"),
+          component('without-image', ''),
+        ].join('---\n'),
+      );
+    });
+    afterAll(async () => {
+      await fs.rm(path.dirname(entitiesFile), { recursive: true, force: true });
+    });
 
-  it('publishes the clusters as entities; status changes and removals reach the catalog', async () => {
-    const scheduler = mockServices.scheduler() as SchedulerService & {
-      factory(options?: { skipTaskRunOnStartup?: boolean }): ServiceFactory;
-    };
-    const { server } = await startTestBackend({
-      features: [
-        fleetPlugin,
-        catalogPlugin,
-        catalogModuleFleetClusters,
-        scheduler.factory({ skipTaskRunOnStartup: true }),
-        mockServices.rootConfig.factory({
-          data: {
-            fleet: {
-              discovery: { kubeconfigDir: sim.kubeconfigDir },
-              // Cycles back to back: no minOutage nor manualMinInterval.
-              health: {
-                probeTimeout: { seconds: 2 },
-                minOutage: { seconds: 0 },
-                manualMinInterval: { seconds: 0 },
+    it('publishes the clusters as entities; status changes and removals reach the catalog', async () => {
+      const scheduler = mockServices.scheduler() as SchedulerService & {
+        factory(options?: { skipTaskRunOnStartup?: boolean }): ServiceFactory;
+      };
+      const { server } = await startTestBackend({
+        features: [
+          fleetPlugin,
+          catalogPlugin,
+          catalogModuleFleetClusters,
+          databasePerPlugin(databaseId),
+          scheduler.factory({ skipTaskRunOnStartup: true }),
+          mockServices.rootConfig.factory({
+            data: {
+              fleet: {
+                discovery: { kubeconfigDir: sim.kubeconfigDir },
+                // Cycles back to back: no minOutage nor manualMinInterval.
+                health: {
+                  probeTimeout: { seconds: 2 },
+                  minOutage: { seconds: 0 },
+                  manualMinInterval: { seconds: 0 },
+                },
+                catalog: { owner: 'group:default/guests' },
               },
-              catalog: { owner: 'group:default/guests' },
+              catalog: {
+                rules: [{ allow: ['Component', 'Resource', 'Location'] }],
+                locations: [{ type: 'file', target: entitiesFile }],
+              },
             },
-            catalog: {
-              rules: [{ allow: ['Component', 'Resource', 'Location'] }],
-              locations: [{ type: 'file', target: entitiesFile }],
-            },
-          },
-        }),
-      ],
-    });
-    const refresh = () =>
-      scheduler.triggerTask(FleetClusterEntityProvider.taskId);
-    const catalogEntity = async (name: string): Promise<Entity | undefined> => {
-      const res = await request(server).get(
-        `/api/catalog/entities/by-name/resource/default/${name}`,
-      );
-      return res.status === 200 ? res.body : undefined;
-    };
-    const status = (entity?: Entity) =>
-      entity?.metadata.annotations?.['cnp.io/cluster-status'];
-
-    // Appear: the discovered clusters, UNKNOWN until probed.
-    await refresh();
-    const east = await eventually(
-      () => catalogEntity('east'),
-      e => e !== undefined,
-    );
-    expect(east).toMatchObject({
-      kind: 'Resource',
-      spec: { type: 'kubernetes-cluster', owner: 'group:default/guests' },
-      metadata: {
-        annotations: {
-          'cnp.io/cluster-status': 'UNKNOWN',
-          'cnp.io/cluster-endpoint': sim.endpoint('east'),
-        },
-      },
-    });
-    expect(
-      status(
-        await eventually(
-          () => catalogEntity('west'),
-          e => e !== undefined,
-        ),
-      ),
-    ).toBe('UNKNOWN');
-
-    // Change: a health cycle makes them ONLINE, an outage makes west OFFLINE.
-    await request(server).post('/api/fleet/health/run').expect(200);
-    sim.setFault('west', { mode: 'down' });
-    await request(server).post('/api/fleet/health/run').expect(200);
-    await request(server).post('/api/fleet/health/run').expect(200);
-    await request(server)
-      .post('/api/fleet/clusters')
-      .send({
-        name: 'manual-1',
-        endpoint: 'https://10.0.0.1:6443',
-        kubeconfigRef: 'vault:manual-1',
-        labels: { env: 'staging' },
-      })
-      .expect(201);
-    await refresh();
-    expect(
-      status(
-        await eventually(
-          () => catalogEntity('west'),
-          e => status(e) === 'OFFLINE',
-        ),
-      ),
-    ).toBe('OFFLINE');
-    expect(
-      status(
-        await eventually(
-          () => catalogEntity('east'),
-          e => status(e) === 'ONLINE',
-        ),
-      ),
-    ).toBe('ONLINE');
-    const manual = await eventually(
-      () => catalogEntity('manual-1'),
-      e => e !== undefined,
-    );
-    expect(manual?.metadata.labels).toEqual({ env: 'staging' });
-    expect(manual?.metadata.annotations?.['cnp.io/cluster-source']).toBe(
-      'manual',
-    );
-
-    // Disappear: a deleted cluster leaves the catalog.
-    await request(server).delete('/api/fleet/clusters/manual-1').expect(204);
-    await refresh();
-    expect(
-      await eventually(
-        () => catalogEntity('manual-1'),
-        e => e === undefined,
-      ),
-    ).toBeUndefined();
-    expect(status(await catalogEntity('west'))).toBe('OFFLINE');
-    sim.setFault('west', { mode: 'ok' });
-  });
-
-  it('evaluates the conditions Fleet exports for fleet.deployment.create, its own rule included', async () => {
-    const { server } = await startTestBackend({
-      features: [
-        catalogPlugin,
-        catalogModuleFleetClusters,
-        mockServices.scheduler.factory({ skipTaskRunOnStartup: true }),
-        mockServices.rootConfig.factory({
-          data: {
-            catalog: { locations: [{ type: 'file', target: entitiesFile }] },
-          },
-        }),
-      ],
-    });
-    const metadata = await request(server)
-      .get('/api/catalog/.well-known/backstage/permissions/metadata')
-      .expect(200);
-    expect(metadata.body.rules.map((r: { name: string }) => r.name)).toEqual(
-      expect.arrayContaining(['IS_FLEET_DEPLOYABLE', 'IS_ENTITY_OWNER']),
-    );
-    for (const name of ['with-image', 'without-image']) {
-      const res = await eventually(
-        async () =>
-          request(server).get(
-            `/api/catalog/entities/by-name/component/default/${name}`,
-          ),
-        r => r.status === 200,
-      );
-      expect(res.status).toBe(200);
-    }
-
-    const decide = async (
-      decision: ReturnType<typeof createFleetDeploymentConditionalDecision>,
-      resourceRef: string,
-    ) => {
-      expect(decision).toMatchObject({
-        result: AuthorizeResult.CONDITIONAL,
-        pluginId: 'catalog',
-        resourceType: 'catalog-entity',
+          }),
+        ],
       });
-      const res = await request(server)
-        .post('/api/catalog/.well-known/backstage/permissions/apply-conditions')
-        .set('Authorization', mockCredentials.service.header())
-        .send({
-          items: [
-            {
-              id: '1',
-              resourceRef,
-              resourceType: 'catalog-entity',
-              conditions: decision.conditions,
-            },
-          ],
-        })
-        .expect(200);
-      return res.body.items[0].result;
-    };
-    const deployable = createFleetDeploymentConditionalDecision(
-      fleetDeploymentCreatePermission,
-      fleetDeploymentConditions.isFleetDeployable(),
-    );
-    expect(await decide(deployable, 'component:default/with-image')).toBe(
-      AuthorizeResult.ALLOW,
-    );
-    expect(await decide(deployable, 'component:default/without-image')).toBe(
-      AuthorizeResult.DENY,
-    );
-    const owner = (claims: string[]) =>
-      createFleetDeploymentConditionalDecision(
-        fleetDeploymentCreatePermission,
-        fleetDeploymentConditions.isEntityOwner({ claims }),
+      const refresh = () =>
+        scheduler.triggerTask(FleetClusterEntityProvider.taskId);
+      const catalogEntity = async (
+        name: string,
+      ): Promise<Entity | undefined> => {
+        const res = await request(server).get(
+          `/api/catalog/entities/by-name/resource/default/${name}`,
+        );
+        return res.status === 200 ? res.body : undefined;
+      };
+      const status = (entity?: Entity) =>
+        entity?.metadata.annotations?.['cnp.io/cluster-status'];
+
+      // Appear: the discovered clusters, UNKNOWN until probed.
+      await refresh();
+      const east = await eventually(
+        () => catalogEntity('east'),
+        e => e !== undefined,
       );
-    expect(
-      await decide(
-        owner(['user:default/guest', 'group:default/guests']),
-        'component:default/without-image',
-      ),
-    ).toBe(AuthorizeResult.ALLOW);
-    expect(
-      await decide(
-        owner(['user:default/mallory']),
-        'component:default/without-image',
-      ),
-    ).toBe(AuthorizeResult.DENY);
-  });
-});
+      expect(east).toMatchObject({
+        kind: 'Resource',
+        spec: { type: 'kubernetes-cluster', owner: 'group:default/guests' },
+        metadata: {
+          annotations: {
+            'cnp.io/cluster-status': 'UNKNOWN',
+            'cnp.io/cluster-endpoint': sim.endpoint('east'),
+          },
+        },
+      });
+      expect(
+        status(
+          await eventually(
+            () => catalogEntity('west'),
+            e => e !== undefined,
+          ),
+        ),
+      ).toBe('UNKNOWN');
+
+      // Change: a health cycle makes them ONLINE, an outage makes west OFFLINE.
+      await request(server).post('/api/fleet/health/run').expect(200);
+      sim.setFault('west', { mode: 'down' });
+      await request(server).post('/api/fleet/health/run').expect(200);
+      await request(server).post('/api/fleet/health/run').expect(200);
+      await request(server)
+        .post('/api/fleet/clusters')
+        .send({
+          name: 'manual-1',
+          endpoint: 'https://10.0.0.1:6443',
+          kubeconfigRef: 'vault:manual-1',
+          labels: { env: 'staging' },
+        })
+        .expect(201);
+      await refresh();
+      expect(
+        status(
+          await eventually(
+            () => catalogEntity('west'),
+            e => status(e) === 'OFFLINE',
+          ),
+        ),
+      ).toBe('OFFLINE');
+      expect(
+        status(
+          await eventually(
+            () => catalogEntity('east'),
+            e => status(e) === 'ONLINE',
+          ),
+        ),
+      ).toBe('ONLINE');
+      const manual = await eventually(
+        () => catalogEntity('manual-1'),
+        e => e !== undefined,
+      );
+      expect(manual?.metadata.labels).toEqual({ env: 'staging' });
+      expect(manual?.metadata.annotations?.['cnp.io/cluster-source']).toBe(
+        'manual',
+      );
+
+      // Disappear: a deleted cluster leaves the catalog.
+      await request(server).delete('/api/fleet/clusters/manual-1').expect(204);
+      await refresh();
+      expect(
+        await eventually(
+          () => catalogEntity('manual-1'),
+          e => e === undefined,
+        ),
+      ).toBeUndefined();
+      expect(status(await catalogEntity('west'))).toBe('OFFLINE');
+      sim.setFault('west', { mode: 'ok' });
+    });
+
+    it('evaluates the conditions Fleet exports for fleet.deployment.create, its own rule included', async () => {
+      const { server } = await startTestBackend({
+        features: [
+          catalogPlugin,
+          catalogModuleFleetClusters,
+          databasePerPlugin(databaseId),
+          mockServices.scheduler.factory({ skipTaskRunOnStartup: true }),
+          mockServices.rootConfig.factory({
+            data: {
+              catalog: { locations: [{ type: 'file', target: entitiesFile }] },
+            },
+          }),
+        ],
+      });
+      const metadata = await request(server)
+        .get('/api/catalog/.well-known/backstage/permissions/metadata')
+        .expect(200);
+      expect(metadata.body.rules.map((r: { name: string }) => r.name)).toEqual(
+        expect.arrayContaining(['IS_FLEET_DEPLOYABLE', 'IS_ENTITY_OWNER']),
+      );
+      for (const name of ['with-image', 'without-image']) {
+        const res = await eventually(
+          async () =>
+            request(server).get(
+              `/api/catalog/entities/by-name/component/default/${name}`,
+            ),
+          r => r.status === 200,
+        );
+        expect(res.status).toBe(200);
+      }
+
+      const decide = async (
+        decision: ReturnType<typeof createFleetDeploymentConditionalDecision>,
+        resourceRef: string,
+      ) => {
+        expect(decision).toMatchObject({
+          result: AuthorizeResult.CONDITIONAL,
+          pluginId: 'catalog',
+          resourceType: 'catalog-entity',
+        });
+        const res = await request(server)
+          .post(
+            '/api/catalog/.well-known/backstage/permissions/apply-conditions',
+          )
+          .set('Authorization', mockCredentials.service.header())
+          .send({
+            items: [
+              {
+                id: '1',
+                resourceRef,
+                resourceType: 'catalog-entity',
+                conditions: decision.conditions,
+              },
+            ],
+          })
+          .expect(200);
+        return res.body.items[0].result;
+      };
+      const deployable = createFleetDeploymentConditionalDecision(
+        fleetDeploymentCreatePermission,
+        fleetDeploymentConditions.isFleetDeployable(),
+      );
+      expect(await decide(deployable, 'component:default/with-image')).toBe(
+        AuthorizeResult.ALLOW,
+      );
+      expect(await decide(deployable, 'component:default/without-image')).toBe(
+        AuthorizeResult.DENY,
+      );
+      const owner = (claims: string[]) =>
+        createFleetDeploymentConditionalDecision(
+          fleetDeploymentCreatePermission,
+          fleetDeploymentConditions.isEntityOwner({ claims }),
+        );
+      expect(
+        await decide(
+          owner(['user:default/guest', 'group:default/guests']),
+          'component:default/without-image',
+        ),
+      ).toBe(AuthorizeResult.ALLOW);
+      expect(
+        await decide(
+          owner(['user:default/mallory']),
+          'component:default/without-image',
+        ),
+      ).toBe(AuthorizeResult.DENY);
+    });
+  },
+);

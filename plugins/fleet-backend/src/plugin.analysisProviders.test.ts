@@ -343,15 +343,15 @@ describe.each(databases.eachSupportedId())(
           .map(e => e.message)
           .sort(),
       ).toEqual([
-        'probed on east: inconclusive (error; 1 in a row, limit 3)',
-        'probed on west: inconclusive (error; 1 in a row, limit 3)',
+        'probed on east: inconclusive (no data; 1 in a row, limit 3)',
+        'probed on west: inconclusive (no data; 1 in a row, limit 3)',
       ]);
       expect(JSON.stringify(done)).not.toContain(SECRET);
       expect(JSON.stringify(events)).not.toContain(SECRET);
       await backend.stop();
     });
 
-    it('counts a provider that throws as an error measurement, and rolls back past the limit', async () => {
+    it('counts a provider that throws as an error measurement, and rolls back past consecutiveErrorLimit', async () => {
       sim.setCrd('west', 'rollouts.argoproj.io', false);
       sim.setCrd('east', 'rollouts.argoproj.io', false);
       const broken: FleetAnalysisProvider = {
@@ -373,7 +373,7 @@ describe.each(databases.eachSupportedId())(
           .post(releases)
           .send({
             image: 'thrown:2.0.0',
-            strategy: probed({ broken: {} }, { failureLimit: 1 }),
+            strategy: probed({ broken: {} }, { consecutiveErrorLimit: 1 }),
           })
           .expect(201);
         const rolledBack = await finished(created.body.id);
@@ -385,7 +385,7 @@ describe.each(databases.eachSupportedId())(
           value: null,
         });
         expect(rolledBack.progress.abort.message).toMatch(
-          /^Analysis probed on (east|west) was inconclusive 2 times in a row: error$/,
+          /^Analysis probed on (east|west) could not be measured 2 times in a row \(limit 1\): error$/,
         );
         const events = await eventsOf(server, created.body.id);
         expect(JSON.stringify(rolledBack)).not.toContain(SECRET);

@@ -916,6 +916,24 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       byStatus: { DEPLOYED: 1 },
       bySyncStatus: { SYNCED: 1 },
     });
+    // The same count per cluster, for the fleet map: only clusters with a deployment.
+    const perCluster = await request(server)
+      .get('/api/fleet/deployment-counts')
+      .expect(200);
+    expect(perCluster.body.items).toEqual([
+      {
+        cluster: 'east',
+        total: 1,
+        byStatus: {
+          PENDING: 0,
+          PROGRESSING: 0,
+          DEPLOYED: 1,
+          DEGRADED: 0,
+          FAILED: 0,
+          REMOVING: 0,
+        },
+      },
+    ]);
   });
 
   it('PATCH /applications/:id with a stale If-Match is refused with 412 and changes nothing; with the current ETag it writes', async () => {

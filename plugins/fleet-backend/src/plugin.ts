@@ -7,6 +7,7 @@ import {
   fleetPermissions,
 } from '@cnp/plugin-fleet-common';
 import {
+  fleetClockServiceRef,
   fleetClusterPermissionResourceRef,
   fleetClusterPermissionRules,
   fleetAnalysisProvidersExtensionPoint,
@@ -20,6 +21,8 @@ import { notificationService } from '@backstage/plugin-notifications-node';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { createEntityAnnotationReader } from './catalog/entityAnnotations';
 import { createEntityOwnerReader } from './catalog/entityOwners';
+import { createDeciderReader } from './catalog/userGroups';
+import { createReleaseGateNotices } from './events/ReleaseGateNotifier';
 import { ProjectGuard } from './tenancy/ProjectGuard';
 import { createTenancyChecks } from './service/tenancyChecks';
 import { readFleetConfig } from './config/FleetConfig';
@@ -33,6 +36,7 @@ import {
   AnalysisProviders,
   createPrometheusAnalysisProvider,
 } from './progressive/AnalysisProviders';
+import { queryRange } from './progressive/judge/rangeQuery';
 import {
   builtInTrafficProviders,
   TrafficProviders,
@@ -63,6 +67,9 @@ import { ClusterWatches } from './livestate/ClusterWatches';
 import { DriftChecks } from './livestate/DriftChecks';
 import { createPlacementGate } from './reconcile/placementGate';
 import { createRouter } from './service/router';
+import { FreezeWindows } from './stages/freezeWindows';
+import { ObjectSetApplier } from './deploy/ObjectSetApplier';
+import { ManifestReader } from './repository/ManifestReader';
 import { asError } from './util/errors';
 
 /**
@@ -107,10 +114,13 @@ export const fleetPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auth: coreServices.auth,
+        userInfo: coreServices.userInfo,
+        urlReader: coreServices.urlReader,
         catalog: catalogServiceRef,
         signals: signalsServiceRef,
         notifications: notificationService,
         metrics: metricsServiceRef,
+        clock: fleetClockServiceRef,
       },
       async init({
         config,
@@ -124,10 +134,13 @@ export const fleetPlugin = createBackendPlugin({
         permissions,
         permissionsRegistry,
         auth,
+        userInfo,
+        urlReader,
         catalog,
         signals,
         notifications,
         metrics,
+        clock,
       }) {
         const fleetConfig = readFleetConfig(config);
         permissionsRegistry.addPermissions(fleetPermissions);
@@ -233,6 +246,8 @@ export const fleetPlugin = createBackendPlugin({
           clients,
           mayCreateNamespace: request => projects.mayCreateNamespace(request),
         });
+        // The objects of components that bring their own manifests, of any kind.
+        const objectApplier = ObjectSetApplier.create({ clients });
         const deployments = DeploymentService.create({
           stores,
           applier,
@@ -241,7 +256,10 @@ export const fleetPlugin = createBackendPlugin({
           deploy: fleetConfig.deploy,
           annotationsOf,
           revisionRefusal: request => projects.revisionRefusal(request),
+          objectsRefusal: request => projects.objectsRefusalOf(request),
           manifestSources,
+          manifestReader: new ManifestReader(urlReader),
+          objectApplier,
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -261,7 +279,21 @@ export const fleetPlugin = createBackendPlugin({
           ]);
         });
 
-        const releases = ReleaseService.create({ stores, deployments });
+        // The freeze windows of the configuration, on the release rules' clock.
+        const freezeWindows = FreezeWindows.create(
+          fleetConfig.release.freezeWindows,
+          () => clock.now(),
+        );
+        const releases = ReleaseService.create({
+          stores,
+          deployments,
+          windows: freezeWindows,
+          notices: fleetConfig.notifications.enabled
+            ? createReleaseGateNotices({ notifications })
+            : undefined,
+          logger: logger.child({ task: RELEASE_TASK_ID }),
+          clock: () => clock.now(),
+        });
         const analysis = AnalysisProviders.create({
           providers: [
             ...addedAnalysisProviders,
@@ -286,6 +318,18 @@ export const fleetPlugin = createBackendPlugin({
           namespace: fleetConfig.deploy.namespace,
           measure: (template, context, options) =>
             analysis.measure(template, context, options),
+          // A template judged against a baseline reads the same allowed servers only.
+          queryRange: (template, variant, context, window, options) =>
+            queryRange(template, variant, context, window, {
+              ...options,
+              allowedAddresses:
+                fleetConfig.analysis.prometheus.allowedAddresses,
+            }),
+          // Releases waiting for a freeze window start when it closes (none configured: none wait).
+          openGates:
+            fleetConfig.release.freezeWindows.length > 0
+              ? () => releases.openClosedWindows()
+              : undefined,
         });
         await orchestrator.start();
 
@@ -307,6 +351,7 @@ export const fleetPlugin = createBackendPlugin({
         const reconciler = ReconcileWorker.create({
           stores,
           applier,
+          objectApplier,
           liveState,
           deployments,
           logger: logger.child({ task: 'fleet-reconcile' }),
@@ -320,8 +365,12 @@ export const fleetPlugin = createBackendPlugin({
               fleetClusterPermissionResourceRef,
             ),
           ),
-          projectGate: (application, cluster) =>
-            projects.placementRefusal(application, cluster),
+          // The project's rules, then the stages': a stage that requires another takes
+          // versions by releases only, so the placement brings it none.
+          projectGate: async (application, cluster) =>
+            (await projects.placementRefusal(application, cluster)) ??
+            releases.placementRefusal(application, cluster.name),
+          objectsRefusal: request => projects.objectsRefusalOf(request),
           // With shards, each replica reconciles and watches the clusters of its own shards.
           shards: health.shardOwnership(),
           listener: listeners,
@@ -367,6 +416,7 @@ export const fleetPlugin = createBackendPlugin({
             runHealthCycle: () => health.runManualCycle(),
             deployments,
             releases,
+            deciderOf: createDeciderReader({ catalog, auth, userInfo }),
             // From a discovery at most manualMinInterval old, shared: a DELETE does not read
             // every kubeconfig source each.
             isDiscovered: async name =>
@@ -381,6 +431,7 @@ export const fleetPlugin = createBackendPlugin({
             allowedPrometheusAddresses:
               fleetConfig.analysis.prometheus.allowedAddresses,
             analysisProviders: analysis.names(),
+            freezeWindows,
             // One key for every replica: a cursor one handed out pages on at another.
             cursorKey: await stores.state.cursorSigningKey(),
           }),

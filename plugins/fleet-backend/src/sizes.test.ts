@@ -25,8 +25,6 @@ const ACTION =
 
 const ALLOWED: Record<string, string> = {
   // Mostly markup or declarations, where a split would not read better.
-  'plugins/fleet/src/components/EntityFleetDeploymentsCard/EntityFleetDeploymentsCard.tsx: DeploymentRows':
-    JSX,
   'plugins/fleet/src/components/EntityFleetDeploymentsCard/EntityFleetDeploymentsCard.tsx: EntityFleetDeploymentsCard':
     JSX,
   'plugins/fleet/src/components/DeployDialog/DeployDialog.tsx: DeployDialog':

@@ -21,6 +21,8 @@ export async function startFleetTestBackend(options: {
   allowedKubeconfigDirs?: string[];
   features?: Array<BackendFeature>;
   config?: Record<string, unknown>;
+  /** Settings of the `fleet` block, each over the default one of that key. */
+  fleet?: Record<string, unknown>;
 }): Promise<{
   backend: TestBackend;
   server: TestBackend['server'];
@@ -44,6 +46,7 @@ export async function startFleetTestBackend(options: {
               manualMinInterval: { seconds: 0 },
             },
             deploy: { pollInterval: { milliseconds: 100 } },
+            ...options.fleet,
           },
           ...options.config,
         },

@@ -8,6 +8,8 @@
  */
 export { readFleetConfig, type FleetConfig } from './config/FleetConfig';
 export type { FleetProject } from './tenancy/projects';
+export type { FreezeWindowSpec } from './stages/freezeWindows';
+export type { PodSecurityLevel } from './tenancy/podSecurity';
 export { DatabaseFleetStores } from './database/DatabaseFleetStores';
 export type * from './database/types';
 export {

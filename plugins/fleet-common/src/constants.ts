@@ -44,6 +44,23 @@ export const FLEET_ANNOTATION_CLUSTERS = 'cnp.io/clusters';
 export const FLEET_ANNOTATION_CLUSTER_SELECTOR = 'cnp.io/cluster-selector';
 
 /**
+ * The component's own Kubernetes manifests, deployed instead of Fleet's generated workload: a
+ * folder relative to the entity's `backstage.io/source-location` (`dir:./deploy`), or the URL
+ * of a folder or of one YAML file (`url:https://…`).
+ *
+ * @public
+ */
+export const FLEET_ANNOTATION_MANIFESTS_REF = 'cnp.io/manifests-ref';
+
+/**
+ * Which Deployment or Rollout among the component's own manifests is its workload (its image is
+ * what a revision records); unset: the only Deployment or Rollout there.
+ *
+ * @public
+ */
+export const FLEET_ANNOTATION_WORKLOAD = 'cnp.io/workload';
+
+/**
  * Names the deployer group (an entity ref, e.g. `group:default/platform`) whose members may
  * deploy the component without owning it; without it only the owners may.
  *

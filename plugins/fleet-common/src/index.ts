@@ -19,3 +19,6 @@ export type {
   operations as FleetApiOperations,
 } from './schema/openapi/generated/types';
 export * from './kubernetesRules';
+export * from './labelSelector';
+export * from './placement';
+export * from './reasonWords';

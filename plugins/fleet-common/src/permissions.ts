@@ -59,6 +59,20 @@ export const fleetReleaseManagePermission = createPermission({
   resourceType: 'catalog-entity',
 });
 
+/**
+ * Approving or rejecting a release that waits before it starts (`POST /releases/:id/approve`,
+ * `/reject`): a resource permission on the component's catalog entity. Fleet also requires the
+ * approver to be a member of one of the groups the release's stage names, and never the
+ * release's author; a policy decides who may approve at all.
+ *
+ * @public
+ */
+export const fleetReleaseApprovePermission = createPermission({
+  name: 'fleet.release.approve',
+  attributes: { action: 'update' },
+  resourceType: 'catalog-entity',
+});
+
 /** The permission resource type of a Fleet cluster: its `resourceRef` is the cluster's name. @public */
 export const FLEET_CLUSTER_PERMISSION_RESOURCE_TYPE = 'fleet-cluster';
 
@@ -140,6 +154,7 @@ export const fleetPermissions = [
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
   fleetReleaseManagePermission,
+  fleetReleaseApprovePermission,
   fleetHealthRunPermission,
   fleetClusterDeployPermission,
 ];

@@ -32,6 +32,23 @@ export type AnalysisTemplate = NonNullable<
 >['templates'][number];
 
 /**
+ * How a template judges the canary against a baseline of the stable version (the Mann-Whitney U
+ * test) instead of a threshold on the canary alone; its query uses `{{variant}}`, which is
+ * `canary` or `baseline`.
+ *
+ * @public
+ */
+export interface AnalysisCompare extends FleetApiSchema<'AnalysisCompare'> {}
+
+/**
+ * A step's judgment of the canary against its baseline on one cluster: each metric's result
+ * and the score, the weighted share of passing metrics.
+ *
+ * @public
+ */
+export interface CanaryJudgment extends FleetApiSchema<'CanaryJudgment'> {}
+
+/**
  * An analysis template's provider: one key, the name of a registered analysis provider
  * (Fleet's own is `prometheus`; backend modules add others through the
  * `fleet.analysis-providers` extension point), whose value is that provider's settings.

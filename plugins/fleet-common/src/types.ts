@@ -181,6 +181,43 @@ export interface Deployment extends FleetApiSchema<'Deployment'> {}
 export interface Revision extends FleetApiSchema<'Revision'> {}
 
 /**
+ * Where a revision's objects came from, for a component that brings its own manifests
+ * (`cnp.io/manifests-ref`): the URL read, the version asked for, the commit it resolved to and a
+ * digest of the objects rendered for the cluster.
+ *
+ * @public
+ */
+export interface ManifestSource extends FleetApiSchema<'ManifestSource'> {}
+
+/**
+ * A JSON merge patch over one object (by kind and name) of a component's own manifests, on the
+ * clusters a placement override matches.
+ *
+ * @public
+ */
+export interface ManifestPatch extends FleetApiSchema<'ManifestPatch'> {}
+
+/** @public */
+export interface PreviewRequest extends FleetApiSchema<'PreviewRequest'> {}
+
+/**
+ * What a deploy or release would do to one object of one cluster, by a server-side dry run.
+ *
+ * @public
+ */
+export interface PreviewObject extends FleetApiSchema<'PreviewObject'> {}
+
+/** @public */
+export interface ClusterPreview extends FleetApiSchema<'ClusterPreview'> {}
+
+/**
+ * What a deploy or release would change on each target cluster, as the preview route answers.
+ *
+ * @public
+ */
+export interface Preview extends FleetApiSchema<'Preview'> {}
+
+/**
  * Where one cluster of a release stands: its deployment on the release's revision, or on a later
  * one when something (a deploy, a rollback) came after it.
  *
@@ -195,6 +232,40 @@ export interface ReleaseTarget extends FleetApiSchema<'ReleaseTarget'> {}
  * @public
  */
 export interface Release extends FleetApiSchema<'Release'> {}
+
+/**
+ * What a release waits for before it starts (the approvals its stage requires, a freeze window
+ * open on one of its clusters) and every decision taken on it.
+ *
+ * @public
+ */
+export interface ReleaseGate extends FleetApiSchema<'ReleaseGate'> {}
+
+/** One approval or rejection of a release: who, when, and their comment. @public */
+export interface ReleaseDecision extends FleetApiSchema<'ReleaseDecision'> {}
+
+/** The body of `POST /releases/:id/approve` and `/reject`. @public */
+export interface ReleaseDecisionRequest
+  extends FleetApiSchema<'ReleaseDecisionRequest'> {}
+
+/**
+ * An analysis provider a release's strategy may name (`GET /analysis-providers`), with, for
+ * `prometheus`, the servers the configuration allows it to query.
+ *
+ * @public
+ */
+export interface AnalysisProvider extends FleetApiSchema<'AnalysisProvider'> {}
+
+/** A freeze window of the configuration, and whether it is open now. @public */
+export interface FreezeWindow extends FleetApiSchema<'FreezeWindow'> {}
+
+/**
+ * One stage of an application (`GET /applications/:id/stages`): the clusters it holds, the
+ * version they run, the version it verified and what keeps it from taking its required stage's.
+ *
+ * @public
+ */
+export interface StageStatus extends FleetApiSchema<'StageStatus'> {}
 
 /**
  * One application across the fleet (`GET /applications/:id/status`): per cluster its revision,
@@ -218,6 +289,10 @@ export interface MassOutageWarning
 
 /** @public */
 export interface FleetSummary extends FleetApiSchema<'FleetSummary'> {}
+
+/** One cluster's deployments per status (`GET /deployment-counts`). @public */
+export interface ClusterDeploymentCounts
+  extends FleetApiSchema<'ClusterDeploymentCounts'> {}
 
 /**
  * What one health cycle did.

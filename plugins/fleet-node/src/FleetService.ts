@@ -35,6 +35,8 @@ export interface FleetDeployRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+  /** For a component with its own manifests: the branch, tag or commit to deploy. */
+  version?: string;
 }
 
 /** @public */
@@ -49,6 +51,13 @@ export interface FleetReleaseRequest {
    * which validates it (an `InputError` with its reason when it is invalid).
    */
   strategy?: ReleaseStrategy;
+  /** For a component with its own manifests: the branch, tag or commit to release. */
+  version?: string;
+  /**
+   * The application's stage to release to; a stage that requires another takes only a version
+   * that stage verified (a `ConflictError` naming what is missing).
+   */
+  stage?: string;
 }
 
 /**

@@ -8,6 +8,7 @@
 export { FleetApiClient } from './FleetApiClient';
 export type * from './FleetService';
 export { fleetServiceRef } from './fleetServiceRef';
+export { fleetClockServiceRef, type FleetClock } from './fleetClockServiceRef';
 export {
   fleetManifestSourcesExtensionPoint,
   type FleetManifestRenderRequest,

@@ -195,6 +195,49 @@ describe('FleetClusterSupplier', () => {
       'Could not read the clusters from Fleet',
     );
   });
+  it("tells which supplied clusters' latest Fleet probe failed: in the grace period or never up, not recovering", async () => {
+    const ref = kubeconfig(allowed, 'a', 'https://10.0.0.1:6443', {
+      token: 't',
+    });
+    const at = '2026-12-01T10:00:00.000Z';
+    const { clusters } = supplier(async () => [
+      cluster('ok', 'https://10.0.0.1:6443', ref),
+      cluster('grace', 'https://10.0.0.1:6443', ref, {
+        consecutiveFailures: 1,
+        consecutiveSuccesses: 0,
+        lastProbeAt: at,
+      }),
+      cluster('never-up', 'https://10.0.0.1:6443', ref, {
+        status: 'UNKNOWN',
+        consecutiveFailures: 3,
+        consecutiveSuccesses: 0,
+        lastProbeAt: at,
+      }),
+      // After a confirmed outage Fleet keeps the failure count while successes add up.
+      cluster('recovering', 'https://10.0.0.1:6443', ref, {
+        status: 'UNKNOWN',
+        consecutiveFailures: 3,
+        consecutiveSuccesses: 1,
+        lastProbeAt: at,
+      }),
+    ]);
+    expect((await clusters.getClusters()).map(c => c.name)).toEqual([
+      'grace',
+      'never-up',
+      'ok',
+      'recovering',
+    ]);
+    expect(clusters.probeFailure('grace')).toEqual({
+      consecutiveFailures: 1,
+      lastProbeAt: at,
+    });
+    expect(clusters.probeFailure('never-up')).toEqual({
+      consecutiveFailures: 3,
+      lastProbeAt: at,
+    });
+    expect(clusters.probeFailure('ok')).toBeUndefined();
+    expect(clusters.probeFailure('recovering')).toBeUndefined();
+  });
 });
 
 describe('FleetAuthStrategy', () => {

@@ -51,6 +51,19 @@ interface Loaded {
   details: ClusterDetails;
 }
 
+/**
+ * Fleet's latest health probe of a cluster failed: the cluster is in its grace period before an
+ * outage is confirmed (still ONLINE), or has not come up yet (UNKNOWN).
+ *
+ * @public
+ */
+export interface ProbeFailure {
+  /** How many probes in a row failed. */
+  consecutiveFailures: number;
+  /** When the latest probe ran (ISO 8601). */
+  lastProbeAt: string | null;
+}
+
 type LoadOutcome =
   | { kind: 'ok'; loaded: Loaded }
   | { kind: 'skipped'; reason: string };
@@ -70,6 +83,7 @@ type LoadOutcome =
 export class FleetClusterSupplier implements KubernetesClustersSupplier {
   private readonly loaded = new Map<string, Loaded>();
   private readonly skipped = new Map<string, string>();
+  private failing = new Map<string, ProbeFailure>();
   private list?: { at: number; clusters: ClusterDetails[] };
   private refreshing?: Promise<ClusterDetails[]>;
 
@@ -128,6 +142,14 @@ export class FleetClusterSupplier implements KubernetesClustersSupplier {
     return this.loaded.get(name)?.kubeConfig;
   }
 
+  /**
+   * Set when Fleet's latest health probe of a cluster this supplier gives failed (as of the
+   * list last read): the tab does not wait on such a cluster.
+   */
+  probeFailure(name: string): ProbeFailure | undefined {
+    return this.failing.get(name);
+  }
+
   /** Reads Fleet's cluster list now (callers at the same time share one read). */
   refresh(): Promise<ClusterDetails[]> {
     if (!this.refreshing) {
@@ -158,6 +180,7 @@ export class FleetClusterSupplier implements KubernetesClustersSupplier {
     const names = new Set(clusters.map(c => c.name));
     for (const name of [...this.loaded.keys()])
       if (!names.has(name)) this.loaded.delete(name);
+    const failing = new Map<string, ProbeFailure>();
     const details: ClusterDetails[] = [];
     for (const cluster of clusters.sort((a, b) =>
       a.name.localeCompare(b.name),
@@ -166,6 +189,17 @@ export class FleetClusterSupplier implements KubernetesClustersSupplier {
       if (outcome.kind === 'ok') {
         this.skipped.delete(cluster.name);
         details.push(outcome.loaded.details);
+        // A failed probe resets the successes: the latest probe failed. (During a recovery
+        // Fleet keeps the outage's failure count with successes counted; not-probeable keeps
+        // both.)
+        if (
+          cluster.consecutiveFailures > 0 &&
+          cluster.consecutiveSuccesses === 0
+        )
+          failing.set(cluster.name, {
+            consecutiveFailures: cluster.consecutiveFailures,
+            lastProbeAt: cluster.lastProbeAt,
+          });
         continue;
       }
       this.loaded.delete(cluster.name);
@@ -178,6 +212,7 @@ export class FleetClusterSupplier implements KubernetesClustersSupplier {
       }
     }
     this.list = { at: this.now(), clusters: details };
+    this.failing = failing;
     return details;
   }
 

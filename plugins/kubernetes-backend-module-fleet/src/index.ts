@@ -9,5 +9,8 @@ export {
   FleetClusterSupplier,
   FLEET_AUTH_PROVIDER,
 } from './FleetClusterSupplier';
-export type { FleetClusterSupplierOptions } from './FleetClusterSupplier';
+export type {
+  FleetClusterSupplierOptions,
+  ProbeFailure,
+} from './FleetClusterSupplier';
 export { FleetAuthStrategy } from './FleetAuthStrategy';

@@ -9,7 +9,9 @@ import {
 } from '@backstage/plugin-kubernetes-node';
 import { fleetServiceRef } from '@cnp/plugin-fleet-node';
 import { FleetAuthStrategy } from './FleetAuthStrategy';
+import { readRequestTimeoutMs } from './config';
 import { FleetEnvRedactingFetcher } from './FleetEnvRedactingFetcher';
+import { FleetKubernetesFetcher } from './FleetKubernetesFetcher';
 import {
   FLEET_AUTH_PROVIDER,
   FleetClusterSupplier,
@@ -19,7 +21,9 @@ import {
  * Makes Fleet's clusters the Kubernetes plugin's clusters: a cluster supplier that follows
  * Fleet's cluster list, and the `fleet` auth strategy that signs each request with the
  * credentials of that cluster's own kubeconfig. What Fleet deployed reaches the tab without its
- * environment values (Fleet shows those only to who may deploy the component).
+ * environment values (Fleet shows those only to who may deploy the component). Each cluster has
+ * `kubernetes.fleet.requestTimeout` (10 s) to answer the tab, and one whose latest Fleet health
+ * probe failed is not asked: either shows as that cluster's error while the others render.
  *
  * @public
  */
@@ -44,6 +48,8 @@ export const kubernetesModuleFleetClusters = createBackendModule({
         authStrategy,
         fetcher,
       }) {
+        // Read first: a bad value stops the backend at startup, naming its key.
+        const requestTimeoutMs = readRequestTimeoutMs(config);
         const clusters = FleetClusterSupplier.fromConfig(config, {
           fleet,
           logger,
@@ -54,8 +60,13 @@ export const kubernetesModuleFleetClusters = createBackendModule({
           new FleetAuthStrategy(clusters),
         );
         fetcher.addFetcher(
-          async ({ getDefault }) =>
-            new FleetEnvRedactingFetcher(await getDefault()),
+          new FleetEnvRedactingFetcher(
+            new FleetKubernetesFetcher({
+              logger,
+              health: clusters,
+              requestTimeoutMs,
+            }),
+          ),
         );
       },
     });

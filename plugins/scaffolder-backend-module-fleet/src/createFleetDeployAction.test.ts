@@ -14,28 +14,31 @@ let sim: KubeSimulator;
 let fleet: Awaited<ReturnType<typeof startFleetForActions>>['fleet'];
 let client: FleetApiClient;
 
-beforeAll(async () => {
-  ({ sim, fleet, client } = await startFleetForActions(databases));
-});
+describe.each(databases.eachSupportedId())('fleet:deploy (%s)', databaseId => {
+  beforeAll(async () => {
+    ({ sim, fleet, client } = await startFleetForActions(
+      databases,
+      databaseId,
+    ));
+  });
 
-beforeAll(async () => {
-  // The application the deploys below use, registered as the template's first step does.
-  await createFleetRegisterApplicationAction({ client }).handler(
-    createMockActionContext({
-      input: {
-        entityRef: 'component:default/scaffolded-app',
-        spec: {
-          image: 'ghcr.io/acme/scaffolded-app:1.0',
-          replicas: 2,
-          port: 8080,
+  beforeAll(async () => {
+    // The application the deploys below use, registered as the template's first step does.
+    await createFleetRegisterApplicationAction({ client }).handler(
+      createMockActionContext({
+        input: {
+          entityRef: 'component:default/scaffolded-app',
+          spec: {
+            image: 'ghcr.io/acme/scaffolded-app:1.0',
+            replicas: 2,
+            port: 8080,
+          },
+          placement: { clusters: ['alpha'] },
         },
-        placement: { clusters: ['alpha'] },
-      },
-    }),
-  );
-});
+      }),
+    );
+  });
 
-describe('fleet:deploy', () => {
   const action = () => createFleetDeployAction({ client, pollIntervalMs: 50 });
   const outputs = (ctx: { output: unknown }) =>
     Object.fromEntries(
@@ -44,6 +47,19 @@ describe('fleet:deploy', () => {
         value,
       ]),
     );
+
+  it('passes a version on to Fleet, which takes it only for a component with its own manifests', async () => {
+    const ctx = createMockActionContext({
+      input: {
+        entityRef: 'component:default/scaffolded-app',
+        cluster: 'alpha',
+        version: 'v2',
+      },
+    });
+    await expect(action().handler(ctx)).rejects.toThrow(
+      /Fleet did not deploy component:default\/scaffolded-app to 'alpha': .*a version applies only to those/,
+    );
+  });
 
   it('deploys and reports the final status of the rollout', async () => {
     const ctx = createMockActionContext({
@@ -57,6 +73,8 @@ describe('fleet:deploy', () => {
     expect(outputs(ctx)).toEqual({
       deploymentId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       status: 'DEPLOYED',
+      // What a template shows: words, no id.
+      statusText: 'Deployed',
     });
     expect(
       sim
@@ -147,6 +165,7 @@ describe('fleet:deploy', () => {
     expect(outputs(ctx)).toMatchObject({
       status: 'FAILED',
       statusReason: 'CLUSTER_NOT_CONFIGURED',
+      statusText: 'Failed (Cluster not configured)',
     });
   });
 });

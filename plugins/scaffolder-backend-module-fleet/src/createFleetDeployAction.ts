@@ -1,7 +1,7 @@
-import type { Deployment } from '@cnp/plugin-fleet-common';
+import { reasonWords, type Deployment } from '@cnp/plugin-fleet-common';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import type { FleetService } from '@cnp/plugin-fleet-node';
-import { entityRefInput } from './inputs';
+import { entityRefInput, versionInput } from './inputs';
 import { toError } from '@backstage/errors';
 import { examples } from './createFleetDeployAction.examples';
 
@@ -43,6 +43,7 @@ export function createFleetDeployAction(options: {
             .describe("Image (default: the application's)"),
         replicas: z =>
           z.number().int().min(0).max(1000).optional().describe('Replicas'),
+        version: z => versionInput(z, 'deploy'),
         waitForRollout: z =>
           z
             .boolean()
@@ -68,21 +69,28 @@ export function createFleetDeployAction(options: {
             .describe('PENDING, PROGRESSING, DEPLOYED, DEGRADED or FAILED'),
         statusReason: z =>
           z.string().optional().describe('Why, e.g. CLUSTER_NOT_CONFIGURED'),
+        statusText: z =>
+          z
+            .string()
+            .describe(
+              'The status and its reason in words, for a template\'s output text: "Deployed", "Degraded (Cluster offline)"',
+            ),
       },
     },
     async handler(ctx) {
-      const { entityRef, cluster, image, replicas } = ctx.input;
+      const { entityRef, cluster, image, replicas, version } = ctx.input;
       if (ctx.isDryRun) {
         ctx.logger.info(`Dry run: would deploy ${entityRef} to ${cluster}`);
         ctx.output('deploymentId', 'dry-run');
         ctx.output('status', 'PENDING');
+        ctx.output('statusText', reasonWords('PENDING'));
         return;
       }
       const credentials = await ctx.getInitiatorCredentials();
       let deployment: Deployment;
       try {
         deployment = await client.deploy(
-          { entityRef, cluster, image, replicas },
+          { entityRef, cluster, image, replicas, version },
           { credentials },
         );
       } catch (error) {
@@ -93,7 +101,9 @@ export function createFleetDeployAction(options: {
         );
       }
       ctx.logger.info(
-        `Deployment ${deployment.id} of ${entityRef} on ${cluster}: ${deployment.status}`,
+        `Deploying ${entityRef} to ${cluster}: ${reasonWords(
+          deployment.status,
+        )}`,
       );
 
       if (ctx.input.waitForRollout ?? true) {
@@ -114,7 +124,7 @@ export function createFleetDeployAction(options: {
           if (!current) break;
           if (current.status !== deployment.status) {
             ctx.logger.info(
-              `Deployment ${deploymentId}: ${current.status}${
+              `${entityRef} on ${cluster}: ${reasonWords(current.status)}${
                 current.message ? ` (${current.message})` : ''
               }`,
             );
@@ -125,6 +135,14 @@ export function createFleetDeployAction(options: {
 
       ctx.output('deploymentId', deployment.id);
       ctx.output('status', deployment.status);
+      ctx.output(
+        'statusText',
+        `${reasonWords(deployment.status)}${
+          deployment.statusReason
+            ? ` (${reasonWords(deployment.statusReason)})`
+            : ''
+        }`,
+      );
       if (deployment.statusReason)
         ctx.output('statusReason', deployment.statusReason);
       if (deployment.status === 'FAILED') {

@@ -7,7 +7,8 @@ import { examples } from './createFleetRegisterApplicationAction.examples';
 /**
  * `fleet:application:register`: records a component as a Fleet application with origin
  * `scaffolded`, on behalf of the user who runs the template (Fleet checks
- * `fleet.deployment.create` on the entity for that user).
+ * `fleet.deployment.create` on the entity for that user). A component that brings its own
+ * manifests is registered with no image: what it runs is in its repository.
  *
  * @public
  */
@@ -31,7 +32,10 @@ export function createFleetRegisterApplicationAction(options: {
                 .string()
                 .min(1)
                 .max(512)
-                .describe('Container image, e.g. ghcr.io/acme/payments:1.0'),
+                .optional()
+                .describe(
+                  "Container image of Fleet's generated workload, e.g. ghcr.io/acme/payments:1.0; none for a component that brings its own manifests (cnp.io/manifests-ref)",
+                ),
               replicas: z
                 .number()
                 .int()
@@ -91,7 +95,7 @@ export function createFleetRegisterApplicationAction(options: {
         );
       }
       ctx.logger.info(
-        `Registered ${application.entityRef} with Fleet as application ${application.id} (origin ${application.origin})`,
+        `Registered ${application.entityRef} with Fleet (origin ${application.origin})`,
       );
       ctx.output('applicationId', application.id);
     },

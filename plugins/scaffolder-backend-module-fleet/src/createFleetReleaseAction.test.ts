@@ -13,11 +13,11 @@ const databases = createTestDatabases();
 let fleet: Awaited<ReturnType<typeof startFleetForActions>>['fleet'];
 let client: FleetApiClient;
 
-beforeAll(async () => {
-  ({ fleet, client } = await startFleetForActions(databases));
-});
+describe.each(databases.eachSupportedId())('fleet:release (%s)', databaseId => {
+  beforeAll(async () => {
+    ({ fleet, client } = await startFleetForActions(databases, databaseId));
+  });
 
-describe('fleet:release', () => {
   const outputs = (ctx: { output: unknown }) =>
     Object.fromEntries(
       (ctx.output as jest.Mock).mock.calls.map(([name, value]) => [
@@ -209,6 +209,49 @@ describe('fleet:release', () => {
         /Fleet did not release component:default\/payments: .*400.*Invalid strategy: canary.steps\[0\].setWeight must be at most 100/,
       );
       expect(sent).toEqual([invalid]);
+    });
+  });
+
+  it('passes a stage on to Fleet, which refuses one the application does not name', async () => {
+    const entityRef = 'component:default/released-app';
+    await expect(
+      createFleetReleaseAction({ client }).handler(
+        createMockActionContext({ input: { entityRef, stage: 'prod' } }),
+      ),
+    ).rejects.toThrow(
+      /Fleet did not release component:default\/released-app: .*stage 'prod' is not one of/,
+    );
+  });
+
+  it('says that a release to a governed stage waits, instead of listing no cluster', async () => {
+    const fake = {
+      listApplications: jest.fn().mockResolvedValue([{ id: 'app-9' }]),
+      release: jest.fn().mockResolvedValue({
+        id: 'rel-7',
+        status: 'WAITING_FOR_APPROVAL',
+        stage: 'prod',
+        targets: [],
+        skipped: [],
+        progress: null,
+        gate: {
+          approvals: { groups: ['group:default/sre'], count: 1 },
+          decisions: [],
+          window: null,
+        },
+      }),
+    } as unknown as Pick<FleetService, 'listApplications' | 'release'>;
+    const ctx = createMockActionContext({
+      input: { entityRef: 'component:default/payments', stage: 'prod' },
+    });
+    const info = jest.spyOn(ctx.logger, 'info');
+    await createFleetReleaseAction({ client: fake }).handler(ctx);
+    expect(info).toHaveBeenCalledWith(
+      'The release of component:default/payments to stage prod is waiting for approval: nothing is applied until then',
+    );
+    expect(outputs(ctx)).toEqual({
+      releaseId: 'rel-7',
+      clusters: [],
+      skipped: [],
     });
   });
 

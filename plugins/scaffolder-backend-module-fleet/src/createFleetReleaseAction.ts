@@ -1,8 +1,8 @@
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
-import type { ReleaseStrategy } from '@cnp/plugin-fleet-common';
+import { reasonWords, type ReleaseStrategy } from '@cnp/plugin-fleet-common';
 import type { FleetService } from '@cnp/plugin-fleet-node';
 import { toError } from '@backstage/errors';
-import { entityRefInput } from './inputs';
+import { entityRefInput, versionInput } from './inputs';
 import { examples } from './createFleetReleaseAction.examples';
 
 /**
@@ -37,6 +37,17 @@ export function createFleetReleaseAction(options: {
             .describe("Image (default: each cluster's current one)"),
         replicas: z =>
           z.number().int().min(0).max(1000).optional().describe('Replicas'),
+        version: z => versionInput(z, 'release'),
+        stage: z =>
+          z
+            .string()
+            .min(1)
+            .max(63)
+            .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+            .optional()
+            .describe(
+              "The application's stage to release to (its clusters); a stage that requires another takes only a version that stage verified",
+            ),
         clusters: z =>
           z
             .array(z.string().min(1).max(63))
@@ -58,7 +69,7 @@ export function createFleetReleaseAction(options: {
                 .record(z.unknown())
                 .optional()
                 .describe(
-                  'Canary per cluster: `steps` (`{ setWeight: 0-100 }` or `{ pause: { duration?: 30s } }`; `pause: {}` waits for promote), `maxSurge`, `maxUnavailable`, `trafficRouting.istio`',
+                  'Canary per cluster: `steps` (`{ setWeight: 0-100 }` or `{ pause: { duration?: 30s } }`; `pause: {}` waits for promote), `maxSurge`, `maxUnavailable`, `trafficRouting.istio` or `trafficRouting.gatewayAPI`',
                 ),
               analysis: z
                 .record(z.unknown())
@@ -92,7 +103,8 @@ export function createFleetReleaseAction(options: {
       },
     },
     async handler(ctx) {
-      const { entityRef, image, replicas, clusters, strategy } = ctx.input;
+      const { entityRef, image, replicas, clusters, strategy, version, stage } =
+        ctx.input;
       if (ctx.isDryRun) {
         ctx.logger.info(`Dry run: would release ${entityRef} with Fleet`);
         ctx.output('releaseId', 'dry-run');
@@ -118,6 +130,8 @@ export function createFleetReleaseAction(options: {
             image,
             replicas,
             clusters,
+            version,
+            stage,
             ...(strategy && {
               strategy: strategy as unknown as ReleaseStrategy,
             }),
@@ -129,6 +143,24 @@ export function createFleetReleaseAction(options: {
           `Fleet did not release ${entityRef}: ${toError(error).message}`,
         );
       }
+      // A release to a stage that requires approvals (or into a freeze window) waits: it has
+      // touched no cluster, and saying so beats listing none.
+      if (
+        release.status === 'WAITING_FOR_APPROVAL' ||
+        release.status === 'WAITING_FOR_WINDOW'
+      ) {
+        ctx.logger.info(
+          `The release of ${entityRef}${
+            release.stage ? ` to stage ${release.stage}` : ''
+          } is ${reasonWords(release.status).toLocaleLowerCase(
+            'en-US',
+          )}: nothing is applied until then`,
+        );
+        ctx.output('releaseId', release.id);
+        ctx.output('clusters', []);
+        ctx.output('skipped', []);
+        return;
+      }
       // A progressive release may not have touched a cluster yet: its targets are then its waves'.
       const released =
         release.targets.length > 0
@@ -136,8 +168,12 @@ export function createFleetReleaseAction(options: {
           : (release.progress?.waves ?? []).flat();
       const skipped = release.skipped.map(s => `${s.cluster}: ${s.reason}`);
       ctx.logger.info(
-        `Release ${release.id} of ${entityRef}${
-          release.progress ? ` (progressive, ${release.status})` : ''
+        `Released ${entityRef}${
+          release.progress
+            ? ` (progressive, ${reasonWords(release.status).toLocaleLowerCase(
+                'en-US',
+              )})`
+            : ''
         }: ${released.join(', ') || 'no cluster'}${
           skipped.length ? `; skipped ${skipped.join('; ')}` : ''
         }`,

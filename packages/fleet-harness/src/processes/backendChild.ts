@@ -10,6 +10,11 @@
  * second one whose access restrictions allow Fleet's deploy permissions only: a caller that is
  * not a cluster admin, decided by the real permissions service. FLEET_BENCH_CATALOG_FILE, when
  * set, adds Backstage's catalog backend reading that file of entities (owners decide projects).
+ * FLEET_BENCH_CONFIG, when set, is JSON merged into the backend's config at the top level (e.g. a
+ * `kubernetes` section); FLEET_BENCH_FEATURES, when set, is a JSON list of module specifiers
+ * whose default export is a backend feature, each added as `backend.add(import(specifier))` (e.g.
+ * `@backstage/plugin-kubernetes-backend` and Fleet's module of it): the caller names what it
+ * installs, so this package does not depend on it.
  */
 import { createBackend } from '@backstage/backend-defaults';
 import {
@@ -48,6 +53,10 @@ async function main() {
   const catalogFile = process.env.FLEET_BENCH_CATALOG_FILE;
   const health = JSON.parse(process.env.FLEET_BENCH_HEALTH ?? '{}');
   const fleet = JSON.parse(process.env.FLEET_BENCH_FLEET ?? '{}');
+  const extraConfig = JSON.parse(process.env.FLEET_BENCH_CONFIG ?? '{}');
+  const features: string[] = JSON.parse(
+    process.env.FLEET_BENCH_FEATURES ?? '[]',
+  );
   const knex = knexFactory({
     client: 'pg',
     connection,
@@ -58,6 +67,7 @@ async function main() {
 
   const backend = createBackend();
   const config = new ConfigReader({
+    ...extraConfig,
     backend: {
       baseUrl: `http://127.0.0.1:${port}`,
       listen: { host: '127.0.0.1', port },
@@ -141,6 +151,7 @@ async function main() {
   // FLEET_BENCH_NO_FLEET: the same backend without the plugin, to tell Fleet's memory apart.
   if (!process.env.FLEET_BENCH_NO_FLEET) backend.add(fleetPlugin);
   if (catalogFile) backend.add(import('@backstage/plugin-catalog-backend'));
+  for (const feature of features) backend.add(import(feature));
   const started = performance.now();
   await backend.start();
   process.send!({ type: 'ready', port, startMs: performance.now() - started });

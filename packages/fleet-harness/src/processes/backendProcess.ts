@@ -2,6 +2,7 @@
  * Parent side of backendChild.ts: a Backstage backend with the Fleet plugin in a process of its
  * own, on 127.0.0.1, authenticated callers via a static token.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { harnessScript } from './scripts';
 import { forkTs } from './simProcess';
@@ -29,8 +30,8 @@ export interface BackendProcess {
    * 1 when stopping failed; SIGKILL after 20 s. Says how the process ended.
    */
   stop(): Promise<BackendExit>;
-  /** Kills the process at once, like a crash or an OOM kill. */
-  kill(): Promise<void>;
+  /** Kills the process at once (SIGKILL), like a crash or an OOM kill. Says how it ended. */
+  kill(): Promise<BackendExit>;
   exited(): boolean;
   /** process.memoryUsage() of the backend after a full GC, in bytes. */
   liveMemory(): Promise<NodeJS.MemoryUsage | undefined>;
@@ -51,7 +52,9 @@ export interface BackendProcess {
  * Env: FLEET_BENCH_DB (connection string), FLEET_BENCH_KUBECONFIG_DIR, FLEET_BENCH_TOKEN,
  * FLEET_BENCH_HEALTH (JSON merged into fleet.health), FLEET_BENCH_FLEET (JSON merged into fleet),
  * FLEET_BENCH_NO_FLEET, LOG_LEVEL; FLEET_BENCH_GUEST_TOKEN (a token for a caller allowed only to
- * deploy, not to administer clusters).
+ * deploy, not to administer clusters); FLEET_BENCH_CATALOG_FILE (the catalog backend reading that
+ * file); FLEET_BENCH_CONFIG (JSON merged into the config at the top level) and
+ * FLEET_BENCH_FEATURES (JSON list of module specifiers of more backend features to add).
  */
 export async function startBackendProcess(
   env: NodeJS.ProcessEnv,
@@ -97,7 +100,13 @@ export async function startBackendProcess(
       });
       child.once('exit', code => {
         clearTimeout(timer);
-        reject(new Error(`backend exited with ${code} before it was ready`));
+        reject(
+          new Error(
+            `backend exited with ${code} before it was ready${logTail(
+              options.logFile,
+            )}`,
+          ),
+        );
       });
     },
   );
@@ -165,9 +174,8 @@ export async function startBackendProcess(
       return waitExit(20_000);
     },
     kill: async () => {
-      if (exited()) return;
-      child.kill('SIGKILL');
-      await waitExit(5_000);
+      if (!exited()) child.kill('SIGKILL');
+      return waitExit(5_000);
     },
     exited,
     liveMemory: () => ask<NodeJS.MemoryUsage>('memory', 'usage'),
@@ -180,4 +188,14 @@ export async function startBackendProcess(
     profileStop: async (file: string) =>
       (await ask<boolean>('profileStop', 'done', 60_000, { file })) === true,
   };
+}
+
+/** The last lines of a backend's log, to say why it exited (empty without a log). */
+function logTail(logFile: string | undefined, lines = 15): string {
+  if (!logFile || !existsSync(logFile)) return '';
+  const tail = readFileSync(logFile, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines);
+  return tail.length ? `; its log ends:\n${tail.join('\n')}` : '';
 }

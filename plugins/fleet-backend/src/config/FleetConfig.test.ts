@@ -54,6 +54,7 @@ describe('readFleetConfig', () => {
       database: { preparedStatements: true },
       signals: { enabled: true },
       analysis: { prometheus: { allowedAddresses: [] } },
+      release: { freezeWindows: [] },
       notifications: {
         enabled: true,
         clusterAdmins: [],
@@ -379,5 +380,53 @@ describe('readFleetConfig', () => {
         read({ deploy: { preStopSleep: { milliseconds: 1500 } } }),
       ).toThrow(/fleet\.deploy\.preStopSleep/);
     });
+  });
+
+  describe('freeze windows', () => {
+    const weekend = {
+      name: 'weekend',
+      clusterSelector: 'env=prod',
+      cron: '0 18 * * 5',
+      duration: '64h',
+      timeZone: 'Europe/Paris',
+    };
+    const once = {
+      name: 'once',
+      start: '2026-12-24T18:00:00Z',
+      duration: '2d',
+    };
+    const windows = (...list: JsonObject[]) =>
+      readFleetConfig(
+        new ConfigReader({ fleet: { release: { freezeWindows: list } } }),
+        {},
+      ).release.freezeWindows;
+
+    it('reads them as given, a missing time zone being UTC', () => {
+      expect(windows(weekend, once)).toEqual([
+        weekend,
+        { ...once, timeZone: 'UTC' },
+      ]);
+    });
+
+    it.each([
+      [{ ...weekend, start: once.start }, '[1]: give cron or start, not both'],
+      [{ name: 'x', duration: '1h' }, '[1]: needs cron or start'],
+      [{ ...weekend, cron: '0 18 * * FRI-' }, '[1].cron: '],
+      [{ ...weekend, timeZone: 'Paris' }, "[1].timeZone: 'Paris' is not"],
+      [{ ...once, name: 'x', start: '24/12/2026' }, "[1].start: '24/12/2026'"],
+      [{ ...weekend, duration: '64 hours' }, "[1].duration: '64 hours'"],
+      [{ ...weekend, duration: 64 }, '[1].duration: '],
+      [{ ...weekend, cron: '0 9 * * *' }, "[1].name: 'weekend' is the name"],
+      [{ ...weekend, clusterSelector: 'env=(prod' }, '[1].clusterSelector: '],
+      [{ ...weekend, timezone: 'UTC' }, '[1].timezone: not a setting'],
+      [{ cron: '0 9 * * *', duration: '1h' }, '[1].name: '],
+    ] as Array<[JsonObject, string]>)(
+      'stops on %j, naming the key and the index',
+      (second, message) => {
+        expect(() => windows(weekend, second)).toThrow(
+          `Invalid config value fleet.release.freezeWindows${message}`,
+        );
+      },
+    );
   });
 });

@@ -9,6 +9,8 @@ import { KubeconfigAccessPolicy } from '@cnp/plugin-fleet-node';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { readAllowedAddresses } from './prometheusAddresses';
 import { readDefaultResources } from './defaultResources';
+import { readFreezeWindows } from './freezeWindowsConfig';
+import type { FreezeWindowSpec } from '../stages/freezeWindows';
 import {
   DNS1123_LABEL,
   durationMsFromConfig,
@@ -124,6 +126,10 @@ export interface FleetConfig {
       allowedAddresses: string[];
     };
   };
+  release: {
+    /** When releases to some clusters wait (`fleet.release.freezeWindows`; default none). */
+    freezeWindows: FreezeWindowSpec[];
+  };
   notifications: {
     /** Whether Fleet sends Backstage notifications (default true). */
     enabled: boolean;
@@ -213,6 +219,7 @@ function readFleetSection(config: Config, env: NodeJS.ProcessEnv): FleetConfig {
         ),
       },
     },
+    release: { freezeWindows: readFreezeWindows(config) },
     notifications: {
       enabled: config.getOptionalBoolean('notifications.enabled') ?? true,
       clusterAdmins: (

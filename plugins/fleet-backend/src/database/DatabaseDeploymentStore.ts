@@ -16,6 +16,7 @@ import {
   isPostgres,
   isUniqueViolation,
 } from './dialect';
+import { countDeploymentsPerCluster } from './deploymentCounts';
 import { revisionRow } from './DatabaseRevisionStore';
 import { EventLog } from './eventLog';
 import {
@@ -471,5 +472,11 @@ export class DatabaseDeploymentStore implements DeploymentStore {
         SYNC_STATUSES,
       ),
     };
+  }
+
+  countDeploymentsByCluster(): Promise<
+    Array<{ cluster: string; byStatus: Record<DeploymentStatus, number> }>
+  > {
+    return countDeploymentsPerCluster(this.db);
   }
 }

@@ -6,6 +6,7 @@ import type { ReleaseProgress } from '@cnp/plugin-fleet-common';
 import type {
   NewEvent,
   PageRequest,
+  ReleaseChange,
   ReleaseRecord,
   ReleaseStore,
 } from './types';
@@ -26,12 +27,18 @@ interface ReleaseRow {
   skipped: string;
   /** JSON */
   progress: string | null;
+  stage?: string | null;
+  /** JSON */
+  gate?: string | null;
   version: number;
   updated_at?: Date | string | number | null;
 }
 
 /** The phases of a progressive release still running. */
 const ACTIVE_PHASES = ['PROGRESSING', 'PAUSED', 'ABORTING'];
+
+/** The phases of a release waiting before it starts. */
+const WAITING_PHASES = ['WAITING_FOR_APPROVAL', 'WAITING_FOR_WINDOW'];
 
 function toRelease(row: ReleaseRow): ReleaseRecord {
   return {
@@ -45,6 +52,8 @@ function toRelease(row: ReleaseRow): ReleaseRecord {
     targets: parseJson(row.targets, []),
     skipped: parseJson(row.skipped, []),
     progress: row.progress ? parseJson(row.progress, undefined) : undefined,
+    stage: row.stage ?? undefined,
+    gate: row.gate ? parseJson(row.gate, undefined) : undefined,
     version: Number(row.version ?? 0),
   };
 }
@@ -75,6 +84,8 @@ export class DatabaseReleaseStore
       targets: JSON.stringify(release.targets),
       skipped: JSON.stringify(release.skipped),
       progress: release.progress ? JSON.stringify(release.progress) : null,
+      stage: release.stage ?? null,
+      gate: release.gate ? JSON.stringify(release.gate) : null,
       version: 0,
       updated_at: new Date(),
     });
@@ -116,6 +127,52 @@ export class DatabaseReleaseStore
       .orderBy('created_at')
       .orderBy('id');
     return rows.map(toRelease);
+  }
+
+  async listWaitingReleases(
+    options: { phases?: string[]; limit?: number } = {},
+  ): Promise<ReleaseRecord[]> {
+    const phases = (options.phases ?? WAITING_PHASES).filter(p =>
+      WAITING_PHASES.includes(p),
+    );
+    const rows = await this.db<ReleaseRow>('fleet_releases')
+      .whereIn('phase', phases)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(options.limit ?? 500);
+    return rows.map(toRelease);
+  }
+
+  async updateRelease(
+    id: string,
+    expectedVersion: number,
+    change: ReleaseChange,
+    events: NewEvent[] = [],
+  ): Promise<boolean> {
+    return this.db.transaction(async tx => {
+      const changed = await tx<ReleaseRow>('fleet_releases')
+        .where({ id, version: expectedVersion })
+        .update({
+          version: expectedVersion + 1,
+          updated_at: new Date(),
+          ...(change.phase !== undefined ? { phase: change.phase } : {}),
+          ...(change.gate ? { gate: JSON.stringify(change.gate) } : {}),
+          ...(change.progress
+            ? { progress: JSON.stringify(change.progress) }
+            : {}),
+          ...(change.targets
+            ? { targets: JSON.stringify(change.targets) }
+            : {}),
+          ...(change.skipped
+            ? { skipped: JSON.stringify(change.skipped) }
+            : {}),
+        });
+      if (changed !== 1) return false;
+      if (events.length) {
+        await this.log.write(tx, events, new Date());
+      }
+      return true;
+    });
   }
 
   async countReleasesByPhase(): Promise<Record<string, number>> {

@@ -1,4 +1,5 @@
 import type { Revision } from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Knex } from 'knex';
 import { afterSortKey } from './dialect';
 import { toRevision, type RevisionRow } from './tables';
@@ -6,6 +7,28 @@ import type { NewRevision, PageRequest, RevisionStore } from './types';
 
 /** Deployment ids per statement in a read of given deployments' revisions. */
 const ID_CHUNK = 500;
+
+/** Every column but the rendered objects, which only `getRevisionObjects` reads. */
+const COLUMNS = [
+  'id',
+  'deployment_id',
+  'application_id',
+  'cluster',
+  'revision',
+  'image',
+  'replicas',
+  'env',
+  'resources',
+  'namespace',
+  'port',
+  'cause',
+  'created_by',
+  'created_at',
+  'outcome',
+  'outcome_reason',
+  'outcome_at',
+  'source',
+] as const;
 
 /** The row of a new revision of a deployment (its id comes from the database). */
 export function revisionRow(
@@ -31,6 +54,8 @@ export function revisionRow(
     outcome: null,
     outcome_reason: null,
     outcome_at: null,
+    source: spec.source ? JSON.stringify(spec.source) : null,
+    objects: spec.objects ? JSON.stringify(spec.objects) : null,
   };
 }
 
@@ -47,6 +72,7 @@ export class DatabaseRevisionStore implements RevisionStore {
     page?: PageRequest,
   ): Promise<Revision[]> {
     const query = this.db<RevisionRow>('fleet_revisions')
+      .select(...COLUMNS)
       .where({ deployment_id: deploymentId })
       .orderBy('revision', 'desc');
     if (page) {
@@ -64,9 +90,21 @@ export class DatabaseRevisionStore implements RevisionStore {
     revision: number,
   ): Promise<Revision | undefined> {
     const row = await this.db<RevisionRow>('fleet_revisions')
+      .select(...COLUMNS)
       .where({ deployment_id: deploymentId, revision })
       .first();
     return row ? toRevision(row) : undefined;
+  }
+
+  async getRevisionObjects(
+    deploymentId: string,
+    revision: number,
+  ): Promise<KubernetesObject[] | undefined> {
+    const row = await this.db<RevisionRow>('fleet_revisions')
+      .select('objects')
+      .where({ deployment_id: deploymentId, revision })
+      .first();
+    return row?.objects ? JSON.parse(row.objects) : undefined;
   }
 
   async listCurrentRevisions(
@@ -79,7 +117,7 @@ export class DatabaseRevisionStore implements RevisionStore {
             .on('d.id', '=', 'r.deployment_id')
             .andOn('d.revision', '=', 'r.revision'),
         )
-        .select('r.*');
+        .select(COLUMNS.map(column => `r.${column}`));
       if (filter.applicationId)
         q.where('d.application_id', filter.applicationId);
       return q;

@@ -12,9 +12,12 @@ import type {
   SyncDifference,
   SyncStatus,
   EnvMap,
+  ManifestSource,
+  ReleaseGate,
   ReleaseProgress,
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 
 /*
  * What the stores take and give besides the API's own types: new rows, updates, filters and
@@ -130,6 +133,13 @@ export interface RevisionSpec {
   namespace?: string;
   /** The container port (unset: the default one). */
   port?: number;
+  /** For a component's own manifests: where the objects came from. */
+  source?: ManifestSource;
+  /**
+   * For a component's own manifests: the objects rendered for the cluster, with Fleet's marks,
+   * as applied (a rollback applies them again; the next revision prunes what they had).
+   */
+  objects?: KubernetesObject[];
 }
 
 export interface NewRevision extends RevisionSpec {
@@ -245,6 +255,10 @@ export interface ReleaseRecord {
     image?: string;
     replicas?: number;
     env?: EnvMap;
+    /** The version of the component's own manifests. */
+    version?: string;
+    /** The clusters it goes to, kept while it waits before it starts. */
+    clusters?: string[];
   };
   strategy?: ReleaseStrategy;
   phase?: string;
@@ -252,6 +266,10 @@ export interface ReleaseRecord {
   skipped: Array<{ cluster: string; reason: string }>;
   /** The running state of a release with a strategy. */
   progress?: ReleaseProgress;
+  /** The application's stage the release goes to. */
+  stage?: string;
+  /** What the release waits for (or waited for) before it starts; none when it started at once. */
+  gate?: ReleaseGate;
   /** Bumped on every progress write (optimistic concurrency). */
   version: number;
 }

@@ -114,6 +114,10 @@ export interface RevisionRow {
   outcome: 'DEPLOYED' | 'FAILED' | null;
   outcome_reason: string | null;
   outcome_at: Timestamp | null;
+  /** JSON ManifestSource, for a component's own manifests */
+  source?: string | null;
+  /** JSON array of the objects rendered for the cluster, for a component's own manifests */
+  objects?: string | null;
 }
 
 export interface EventRow {
@@ -293,6 +297,7 @@ export function toRevision(row: RevisionRow): Revision {
     outcome: orNull(row.outcome),
     outcomeReason: orNull(row.outcome_reason),
     outcomeAt: isoOrNull(row.outcome_at),
+    source: jsonOrNull(row.source ?? null),
   };
 }
 

@@ -10,10 +10,12 @@ import type {
   HealthCycleSummary,
   MassOutageWarning,
   PlacementRefusal,
+  ReleaseGate,
   ReleaseProgress,
   Revision,
   SyncStatus,
 } from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type {
   ClusterHealthUpdate,
   ClusterOrigin,
@@ -290,6 +292,10 @@ export interface DeploymentStore {
     byStatus: Record<DeploymentStatus, number>;
     bySyncStatus: Record<SyncStatus, number>;
   }>;
+  /** Deployments per cluster and status, by cluster name; clusters without any left out. */
+  countDeploymentsByCluster(): Promise<
+    Array<{ cluster: string; byStatus: Record<DeploymentStatus, number> }>
+  >;
 }
 
 /** Every deployment's revisions: what it ran and should run, with the outcome of each. */
@@ -300,11 +306,28 @@ export interface RevisionStore {
     deploymentId: string,
     revision: number,
   ): Promise<Revision | undefined>;
+  /**
+   * The objects a revision of a component's own manifests rendered for its cluster, as applied;
+   * undefined for Fleet's generated workload.
+   */
+  getRevisionObjects(
+    deploymentId: string,
+    revision: number,
+  ): Promise<KubernetesObject[] | undefined>;
   /** The current revision of each deployment (of one application, of the given ones, or all). */
   listCurrentRevisions(filter?: {
     applicationId?: string;
     deploymentIds?: string[];
   }): Promise<Revision[]>;
+}
+
+/** What {@link ReleaseStore.updateRelease} writes of a release: only the fields given. */
+export interface ReleaseChange {
+  phase?: string | null;
+  gate?: ReleaseGate;
+  progress?: ReleaseProgress;
+  targets?: ReleaseRecord['targets'];
+  skipped?: ReleaseRecord['skipped'];
 }
 
 /** Fleet releases, newest first. */
@@ -322,6 +345,25 @@ export interface ReleaseStore {
   listActiveReleases(): Promise<ReleaseRecord[]>;
   /** How many releases stand in each phase; a release without a strategy counts as `IMMEDIATE`. */
   countReleasesByPhase(): Promise<Record<string, number>>;
+  /**
+   * The fleet's releases waiting before they start (phase `WAITING_FOR_APPROVAL` or
+   * `WAITING_FOR_WINDOW`, or only the given ones), oldest first, at most `limit` (default 500).
+   */
+  listWaitingReleases(options?: {
+    phases?: string[];
+    limit?: number;
+  }): Promise<ReleaseRecord[]>;
+  /**
+   * Writes what changed of a release (its phase, gate, progress, targets, skipped clusters) and
+   * the events of the change in one transaction, only if nobody wrote it since
+   * `expectedVersion` was read. False when someone did: nothing is written, read it again.
+   */
+  updateRelease(
+    id: string,
+    expectedVersion: number,
+    change: ReleaseChange,
+    events?: NewEvent[],
+  ): Promise<boolean>;
   /**
    * Writes a progressive release's state (its phase, its targets when given) and the events of
    * its transitions in one transaction, only if nobody wrote it since `expectedVersion` was read.

@@ -10,6 +10,7 @@ import {
   type Application,
   type Deployment,
 } from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { normalizeEntityRef } from '../catalog/entityRefs';
 import type { ClusterRecord, NewRevision } from '../database/types';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
@@ -20,9 +21,13 @@ import type {
   DeployRequest,
   DesiredState,
 } from './deploymentTypes';
-import type { DesiredStates } from './DesiredStates';
+import type { DesiredStates, ReadManifests } from './DesiredStates';
 import type { ApplyResult } from './ManifestApplier';
+import { objectsOf } from './generatedWorkload';
+import { objectsLeftBy } from './leftObjects';
+import { identityOf, refOf } from './objectRefs';
 import { OwnershipConflictError } from './ownership';
+import { recordedImageOf, sourceLabelOf } from './repositoryObjects';
 import type { RolloutFollower } from './RolloutFollower';
 import { assertNoRunningRelease } from './runningRelease';
 
@@ -60,7 +65,7 @@ export class Deployer {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
-      'stores' | 'applier' | 'logger'
+      'stores' | 'applier' | 'logger' | 'objectApplier'
     > & { desired: DesiredStates; follower: RolloutFollower },
   ) {}
 
@@ -72,7 +77,10 @@ export class Deployer {
       throw new NotFoundError(`Cluster '${request.cluster}' not found`);
     assertClusterAcceptsDeployments(cluster);
 
-    const application = await this.applicationFor(entityRef, request);
+    // A component's own manifests are read once per deploy, before anything is recorded: a
+    // version that does not exist or a kind the project refuses leaves nothing behind.
+    const early = await desired.manifestsOf(entityRef, request.version);
+    const application = await this.applicationFor(entityRef, request, early);
     if (application.removing) {
       throw new ConflictError(
         `The application of '${entityRef}' is being removed: deploy it again once it is gone`,
@@ -98,11 +106,19 @@ export class Deployer {
     const currentRevision = existing
       ? await stores.revisions.getRevision(existing.id, existing.revision)
       : undefined;
+    // A deployment running manifests never falls back to the generated workload because the
+    // catalog did not answer.
+    const manifests =
+      early ??
+      (currentRevision?.source
+        ? await desired.manifestsOf(entityRef, request.version, true)
+        : undefined);
     const spec = await desired.revisionFor({
       application,
       request,
       current: currentRevision,
       cluster,
+      manifests,
     });
     return this.applyRevision({
       application,
@@ -117,13 +133,19 @@ export class Deployer {
   private async applicationFor(
     entityRef: string,
     request: DeployRequest,
+    manifests: ReadManifests | undefined,
   ): Promise<Application> {
     const { stores, desired } = this.options;
     const application = await stores.applications.getApplicationByEntityRef(
       entityRef,
     );
     if (application) return application;
-    const image = request.image ?? (await desired.annotatedImage(entityRef));
+    const image =
+      request.image ??
+      (await desired.annotatedImage(entityRef)) ??
+      (manifests &&
+        (recordedImageOf(manifests.set.objects, manifests.annotations) ??
+          sourceLabelOf(manifests.set)));
     if (!image) {
       throw new InputError(
         `No image to deploy for '${entityRef}': give 'image', register the application with spec.image, or annotate the entity with ${FLEET_ANNOTATION_IMAGE}`,
@@ -167,12 +189,12 @@ export class Deployer {
         revision: spec,
         cluster,
       });
-      result = await this.options.applier.apply(
-        cluster,
-        desired.namespace,
-        desired.manifests,
-        { ignoreReplicas: ignoresReplicas(application) },
-      );
+      result = await this.applyDesired(application, cluster, desired, {
+        previous: request.existing && {
+          deploymentId: request.existing.id,
+          revision: request.existing.revision,
+        },
+      });
     } catch (error) {
       // The application's manifest source rendered nothing Fleet may apply.
       result = {
@@ -278,7 +300,7 @@ export class Deployer {
     applied: number,
     cluster: ClusterRecord,
   ): Promise<void> {
-    const { stores, applier, logger } = this.options;
+    const { stores, logger } = this.options;
     let after = applied;
     for (let attempt = 0; attempt < 5; attempt++) {
       const latest = await stores.deployments.getDeployment(deploymentId);
@@ -292,10 +314,7 @@ export class Deployer {
       const result = await this.options.desired
         .desiredFor({ application, revision: current, cluster })
         .then(
-          desired =>
-            applier.apply(cluster, desired.namespace, desired.manifests, {
-              ignoreReplicas: ignoresReplicas(application),
-            }),
+          desired => this.applyDesired(application, cluster, desired, {}),
           (error): ApplyResult => ({
             kind: 'failed',
             message: asError(error).message,
@@ -312,6 +331,130 @@ export class Deployer {
       }
       after = latest.revision;
     }
+  }
+
+  /**
+   * Applies a desired state to its cluster: the generated workload through the manifest applier;
+   * a component's own objects through the object applier, pruning those the new objects drop
+   * of `previous` (the revision the deployment ran before) and of the revisions before it that
+   * an apply failing part way may have left (see `objectsLeftBy`). A component that switches
+   * between the two loses what the other left: the generated workload's objects, or those of
+   * its manifests.
+   */
+  async applyDesired(
+    application: Application,
+    cluster: ClusterRecord,
+    desired: DesiredState,
+    options: { previous?: { deploymentId: string; revision: number } },
+  ): Promise<ApplyResult> {
+    if (!desired.objects) {
+      const applied = await this.options.applier.apply(
+        cluster,
+        desired.namespace,
+        desired.manifests,
+        { ignoreReplicas: ignoresReplicas(application) },
+      );
+      if (applied.kind !== 'applied' || !options.previous) return applied;
+      return this.removeOwnObjects(
+        application,
+        cluster,
+        options.previous,
+        objectsOf(desired.manifests),
+      );
+    }
+    const { objectApplier } = this.options;
+    if (!objectApplier) {
+      return {
+        kind: 'failed',
+        message: "This Fleet backend cannot apply a component's own manifests",
+      };
+    }
+    const namespaces = new Set(
+      desired.objects.flatMap(o =>
+        o.metadata?.namespace ? [o.metadata.namespace] : [],
+      ),
+    );
+    for (const namespace of namespaces) {
+      const made = await this.options.applier.ensureNamespace(cluster, {
+        entityRef: application.entityRef,
+        appName: application.name,
+        namespace,
+      });
+      if (made.kind !== 'applied') return made;
+    }
+    const previous = options.previous
+      ? await this.previousObjects(application, cluster, options.previous)
+      : undefined;
+    const result = await objectApplier.apply(cluster, {
+      entityRef: application.entityRef,
+      objects: desired.objects,
+      previous,
+    });
+    return result.kind === 'applied' ? { kind: 'applied' } : result;
+  }
+
+  /**
+   * What the deployment may have on its cluster before a revision of the component's own
+   * manifests: the objects its earlier revisions of manifests left (see `objectsLeftBy`), and,
+   * when the revision before ran Fleet's generated workload, that workload's objects, which the
+   * new objects replace.
+   */
+  private async previousObjects(
+    application: Application,
+    cluster: ClusterRecord,
+    previous: { deploymentId: string; revision: number },
+  ): Promise<KubernetesObject[] | undefined> {
+    const { stores, desired } = this.options;
+    const left = await objectsLeftBy(
+      stores.revisions,
+      previous.deploymentId,
+      previous.revision,
+    );
+    const before = await stores.revisions.getRevision(
+      previous.deploymentId,
+      previous.revision,
+    );
+    if (!before || before.source) return left;
+    const generated = await desired.desiredFor({
+      application,
+      revision: before,
+      cluster,
+    });
+    return [
+      ...(left ?? []),
+      ...(generated.manifests ? objectsOf(generated.manifests) : []),
+    ];
+  }
+
+  /**
+   * After Fleet's generated workload was applied over a deployment that ran the component's own
+   * manifests: removes the objects those manifests left that the workload does not replace (those
+   * still Fleet's for the component only).
+   */
+  private async removeOwnObjects(
+    application: Application,
+    cluster: ClusterRecord,
+    previous: { deploymentId: string; revision: number },
+    kept: KubernetesObject[],
+  ): Promise<ApplyResult> {
+    const { stores, objectApplier } = this.options;
+    const left = await objectsLeftBy(
+      stores.revisions,
+      previous.deploymentId,
+      previous.revision,
+    );
+    if (!left || !objectApplier) return { kind: 'applied' };
+    const keptIds = new Set(kept.map(o => identityOf(refOf(o))));
+    const dropped = left.filter(o => !keptIds.has(identityOf(refOf(o))));
+    if (dropped.length === 0) return { kind: 'applied' };
+    const removed = await objectApplier.remove(
+      cluster,
+      application.entityRef,
+      dropped,
+    );
+    return removed.kind === 'removed'
+      ? { kind: 'applied' }
+      : { kind: 'failed', message: removed.message };
   }
 
   /** The deployment, PENDING on its new revision: inserted with revision 1, or moved on. */

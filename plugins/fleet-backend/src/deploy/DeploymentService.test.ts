@@ -576,6 +576,58 @@ describe.each(databases.eachSupportedId())(
       ]);
     });
 
+    it("fails a first deploy of a ':broken' image, and rolls a ':crashloop' one back", async () => {
+      // The simulator's image switches: pods of a tag ending in `broken` never become ready, of
+      // one ending in `crashloop` crash-loop; the cluster's other workloads are unaffected.
+      const { stores, deployments, namespace } = await setup({
+        progressDeadlineMs: 800,
+      });
+      const broken = await deployments.deploy(
+        {
+          entityRef: 'component:default/tag-broken',
+          cluster: 'charlie',
+          image: 'shop:broken',
+        },
+        'test',
+      );
+      expect(await settle(stores, broken.id)).toMatchObject({
+        status: 'FAILED',
+        statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
+        revision: 1,
+      });
+
+      const entityRef = 'component:default/tag-crash';
+      const good = await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'shop:1.0.0' },
+        'test',
+      );
+      expect(await settle(stores, good.id)).toMatchObject({
+        status: 'DEPLOYED',
+      });
+      await deployments.deploy(
+        { entityRef, cluster: 'charlie', image: 'shop:1.1.0-crashloop' },
+        'test',
+      );
+      await onRevision(stores, good.id, 3);
+      expect(await settle(stores, good.id)).toMatchObject({
+        status: 'DEPLOYED',
+        statusReason: 'ROLLED_BACK',
+        image: 'shop:1.0.0',
+      });
+      expect(imageOn('charlie', namespace, 'tag-crash')).toBe('shop:1.0.0');
+      expect(
+        (await stores.revisions.listRevisions(good.id)).map(r => [
+          r.revision,
+          r.outcome,
+          r.outcomeReason,
+        ]),
+      ).toEqual([
+        [3, 'DEPLOYED', null],
+        [2, 'FAILED', 'PROGRESS_DEADLINE_EXCEEDED'],
+        [1, 'DEPLOYED', null],
+      ]);
+    });
+
     it('never rolls back an automatic rollback, and not at all with autoRollback: false', async () => {
       const { stores, deployments } = await setup({
         progressDeadlineMs: 600,

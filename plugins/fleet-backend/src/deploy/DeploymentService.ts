@@ -1,5 +1,9 @@
-import type { Application, Deployment } from '@cnp/plugin-fleet-common';
-import type { RevisionSpec } from '../database/types';
+import type {
+  Application,
+  Deployment,
+  Preview,
+} from '@cnp/plugin-fleet-common';
+import type { ClusterRecord, RevisionSpec } from '../database/types';
 import { ApplicationWriter, type ApplicationUpdate } from './ApplicationWriter';
 import { Deployer } from './Deployer';
 import type {
@@ -15,6 +19,8 @@ import {
 } from './DesiredStates';
 import { generatedWorkloadSource } from './generatedWorkload';
 import { ManifestSources } from './manifestSources';
+import { Previews, type PreviewRequest } from './Previews';
+import { steeredWorkload } from './repositoryObjects';
 import { Rollbacks, type RollbackRequest } from './Rollbacks';
 import { RolloutFollower } from './RolloutFollower';
 import { Undeployer, type UndeployOptions } from './Undeployer';
@@ -34,6 +40,7 @@ export type {
   RevisionSettings,
 } from './DesiredStates';
 export type { RollbackRequest } from './Rollbacks';
+export type { PreviewRequest } from './Previews';
 export type { UndeployOptions } from './Undeployer';
 
 /**
@@ -54,6 +61,7 @@ export class DeploymentService {
   private readonly deployer: Deployer;
   private readonly rollbacks: Rollbacks;
   private readonly undeployer: Undeployer;
+  private readonly previews: Previews;
 
   private constructor(options: DeploymentServiceOptions) {
     this.applications = new ApplicationWriter(options);
@@ -75,6 +83,7 @@ export class DeploymentService {
     });
     this.rollbacks = new Rollbacks({ ...options, deployer: this.deployer });
     this.undeployer = new Undeployer({ ...options, follower: this.follower });
+    this.previews = new Previews({ ...options, desired: this.desired });
   }
 
   static create(options: DeploymentServiceOptions): DeploymentService {
@@ -119,7 +128,54 @@ export class DeploymentService {
    * the application's defaults. Nothing of it changes any other cluster.
    */
   async revisionFor(asked: RevisionRequest): Promise<RevisionSpec> {
-    return this.desired.revisionFor(asked);
+    // A component's own manifests are read here when the caller did not read them.
+    const manifests =
+      asked.manifests ??
+      (await this.desired.manifestsOf(
+        asked.application.entityRef,
+        asked.request.version,
+        !!asked.current?.source,
+      ));
+    return this.desired.revisionFor({ ...asked, manifests });
+  }
+
+  /**
+   * What a deploy or release of the application would do on each of `clusters`, by a
+   * server-side dry run (see `Previews`).
+   */
+  async preview(request: PreviewRequest): Promise<Preview> {
+    return this.previews.preview(request);
+  }
+
+  /**
+   * Checks, before a release changes any cluster, that the component's own manifests (when it
+   * brings them) can be read at `version` and that the project allows what they render for
+   * each cluster: an `InputError` or a `NotAllowedError` otherwise; for a progressive release,
+   * that they hold the Deployment and Service it steers. Nothing for the generated workload.
+   */
+  async checkManifests(
+    application: Application,
+    clusters: ClusterRecord[],
+    version: string | undefined,
+    options: { progressive?: boolean } = {},
+  ): Promise<void> {
+    const manifests = await this.desired.manifestsOf(
+      application.entityRef,
+      version,
+    );
+    if (!manifests) return;
+    for (const cluster of clusters) {
+      const spec = await this.desired.revisionFor({
+        application,
+        request: {},
+        current: undefined,
+        cluster,
+        manifests,
+      });
+      // A progressive release steers one Deployment and its Service: refused up front without.
+      if (options.progressive)
+        steeredWorkload(spec.objects ?? [], application.name);
+    }
   }
 
   async deploy(request: DeployRequest, actor: string): Promise<Deployment> {

@@ -142,6 +142,46 @@ export class ManifestApplier {
     }
   }
 
+  /** Whether `ensureNamespace` would create `namespace` for the application when it is missing. */
+  createsNamespace(request: {
+    entityRef: string;
+    appName: string;
+    namespace: string;
+  }): Promise<boolean> {
+    return this.mayCreateNamespace(request);
+  }
+
+  /**
+   * Creates `namespace` on the cluster when it is missing and the application's project names
+   * it exactly (one matched by a pattern must exist already); leaves one that is there as it is.
+   * An error is the apply's failure.
+   */
+  async ensureNamespace(
+    cluster: ClusterAccess,
+    request: { entityRef: string; appName: string; namespace: string },
+  ): Promise<ApplyResult> {
+    const loaded = await this.clients.kubeConfigFor(cluster);
+    if (loaded.kind === 'unusable')
+      return { kind: 'not-configured', message: loaded.reason };
+    try {
+      if (await this.mayCreateNamespace(request)) {
+        await createNamespace({
+          kc: loaded.kubeConfig,
+          namespace: request.namespace,
+          name: request.appName,
+          entityRef: request.entityRef,
+          opts: () => loaded.requestOptions(this.requestTimeoutMs),
+        });
+      }
+      return { kind: 'applied' };
+    } catch (error) {
+      return {
+        kind: 'failed',
+        message: describeKubeError(error, this.requestTimeoutMs),
+      };
+    }
+  }
+
   /**
    * Reads the live objects that correspond to `manifests` (absent ones are undefined). With
    * `autoscalers`, the namespace's HPA list is read once per cluster and namespace for all the

@@ -3,7 +3,12 @@ import {
   NotAllowedError,
   NotFoundError,
 } from '@backstage/errors';
-import { DeploymentReasons, type Deployment } from '@cnp/plugin-fleet-common';
+import {
+  DeploymentReasons,
+  type Deployment,
+  type Revision,
+} from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { assertClusterAcceptsDeployments } from '../health/clusterHealthRules';
 import { asError } from '../util/errors';
 import type { DeploymentServiceOptions } from './deploymentTypes';
@@ -31,7 +36,7 @@ export class Rollbacks {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
-      'stores' | 'logger' | 'deploy' | 'revisionRefusal'
+      'stores' | 'logger' | 'deploy' | 'revisionRefusal' | 'objectsRefusal'
     > & { deployer: Deployer },
   ) {}
 
@@ -83,14 +88,50 @@ export class Rollbacks {
         cluster.name,
       );
     }
+    const objects = await this.recordedObjects(deploymentId, target);
+    if (objects) {
+      const refusedObjects = await this.options.objectsRefusal?.({
+        entityRef: application.entityRef,
+        appName: application.name,
+        objects,
+      });
+      if (refusedObjects)
+        throw new NotAllowedError(`revision refused: ${refusedObjects}`);
+    }
     return this.options.deployer.applyRevision({
       application,
       cluster,
       existing: deployment,
-      spec: { ...copyOf(target), cause: 'rollback', createdBy: actor },
+      spec: {
+        ...copyOf(target),
+        ...(objects ? { objects } : {}),
+        cause: 'rollback',
+        createdBy: actor,
+      },
       actor,
       message: `Rollback to revision ${target.revision} requested`,
     });
+  }
+
+  /**
+   * The objects an earlier revision of a component's own manifests recorded, to apply exactly
+   * again; undefined for a revision of the generated workload.
+   */
+  private async recordedObjects(
+    deploymentId: string,
+    revision: Revision,
+  ): Promise<KubernetesObject[] | undefined> {
+    if (!revision.source) return undefined;
+    const objects = await this.options.stores.revisions.getRevisionObjects(
+      deploymentId,
+      revision.revision,
+    );
+    if (!objects) {
+      throw new ConflictError(
+        `Revision ${revision.revision} of deployment '${deploymentId}' recorded no objects to apply again`,
+      );
+    }
+    return objects;
   }
 
   /** See `DeploymentService.rollBackDegraded`. */
@@ -146,6 +187,7 @@ export class Rollbacks {
     // An earlier revision outside the component's project now (or a project that cannot be
     // read) is not applied again: the failed revision stays, for its owner to act on.
     let refused: string | undefined;
+    let objects: KubernetesObject[] | undefined;
     try {
       refused = await this.options.revisionRefusal?.({
         entityRef: application.entityRef,
@@ -153,6 +195,14 @@ export class Rollbacks {
         namespace: predecessor.namespace ?? undefined,
         env: predecessor.env ?? undefined,
       });
+      objects = await this.recordedObjects(failed.id, predecessor);
+      if (!refused && objects) {
+        refused = await this.options.objectsRefusal?.({
+          entityRef: application.entityRef,
+          appName: application.name,
+          objects,
+        });
+      }
     } catch (error) {
       refused = asError(error).message;
     }
@@ -168,6 +218,7 @@ export class Rollbacks {
       existing: failed,
       spec: {
         ...copyOf(predecessor),
+        ...(objects ? { objects } : {}),
         cause: 'auto-rollback',
         createdBy: 'fleet-rollout',
       },

@@ -4,9 +4,11 @@ import {
   type Deployment,
   type Revision,
 } from '@cnp/plugin-fleet-common';
+import type { ClusterRecord } from '../database/types';
 import { asError } from '../util/errors';
 import type { DeploymentServiceOptions } from './deploymentTypes';
 import type { RolloutState } from './ManifestApplier';
+import { objectSetHealth } from './objectHealth';
 
 /** A revision whose rollout failed its deadline, for the automatic rollback to judge. */
 export interface FailedRollout {
@@ -31,7 +33,7 @@ export class RolloutFollower {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
-      'stores' | 'applier' | 'logger' | 'deploy'
+      'stores' | 'applier' | 'logger' | 'deploy' | 'objectApplier'
     > & {
       onRolloutFailed: (rollout: FailedRollout) => Promise<void>;
     },
@@ -111,11 +113,13 @@ export class RolloutFollower {
       deployment.id,
       deployment.revision,
     );
-    const state = await applier.rolloutState(
-      cluster,
-      current?.namespace ?? deploy.namespace,
-      application.name,
-    );
+    const state = current?.source
+      ? await this.objectsState(cluster, current)
+      : await applier.rolloutState(
+          cluster,
+          current?.namespace ?? deploy.namespace,
+          application.name,
+        );
     const appliedAt = deployment.lastAppliedAt
       ? Date.parse(deployment.lastAppliedAt)
       : Date.now();
@@ -124,11 +128,52 @@ export class RolloutFollower {
       await this.complete(deploymentId, revision, current);
       return;
     }
-    if (state.kind === 'deadline-exceeded' || overdue) {
+    if (
+      state.kind === 'deadline-exceeded' ||
+      state.kind === 'degraded' ||
+      overdue
+    ) {
       await this.fail({ deploymentId, revision, state, current, application });
       return;
     }
     this.track(deploymentId, revision);
+  }
+
+  /**
+   * Where the rollout of a component's own objects stands, by each object's health: ready once
+   * all are healthy, degraded when one is degraded, else progressing, naming the first object
+   * that is not healthy.
+   */
+  private async objectsState(
+    cluster: ClusterRecord,
+    current: Revision,
+  ): Promise<RolloutState> {
+    const { stores, objectApplier } = this.options;
+    const objects = await stores.revisions.getRevisionObjects(
+      current.deploymentId,
+      current.revision,
+    );
+    if (!objects || !objectApplier) {
+      return {
+        kind: 'unreachable',
+        message: 'The objects of this revision cannot be read',
+      };
+    }
+    const live = await objectApplier.readLive(cluster, objects);
+    if (live.kind !== 'read')
+      return { kind: 'unreachable', message: live.message };
+    const health = objectSetHealth(
+      objects.map((object, i) => ({
+        kind: object.kind ?? '',
+        name: object.metadata?.name ?? '',
+        namespace: object.metadata?.namespace,
+        live: live.live[i],
+      })),
+    );
+    const message = health.message ?? health.status;
+    if (health.status === 'Healthy') return { kind: 'ready' };
+    if (health.status === 'Degraded') return { kind: 'degraded', message };
+    return { kind: 'progressing', message };
   }
 
   /** The rollout is complete: DEPLOYED. */
@@ -168,13 +213,19 @@ export class RolloutFollower {
     const detail = rolloutDetail(rollout.state);
     const failed = await stores.deployments.updateDeploymentStatus(
       rollout.deploymentId,
-      {
-        status: 'FAILED',
-        statusReason: DeploymentReasons.PROGRESS_DEADLINE_EXCEEDED,
-        message: `Rollout not complete after ${Math.round(
-          deploy.progressDeadlineMs / 1000,
-        )} s${detail ? `: ${detail}` : ''}`,
-      },
+      rollout.state.kind === 'degraded'
+        ? {
+            status: 'FAILED',
+            statusReason: DeploymentReasons.WORKLOAD_UNHEALTHY,
+            message: `Rollout failed: ${detail}`,
+          }
+        : {
+            status: 'FAILED',
+            statusReason: DeploymentReasons.PROGRESS_DEADLINE_EXCEEDED,
+            message: `Rollout not complete after ${Math.round(
+              deploy.progressDeadlineMs / 1000,
+            )} s${detail ? `: ${detail}` : ''}`,
+          },
       'fleet-rollout',
       { status: 'PROGRESSING', revision: rollout.revision },
     );

@@ -1,7 +1,10 @@
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import type { Application, Deployment } from '@cnp/plugin-fleet-common';
 import { asError } from '../util/errors';
+import type { ClusterRecord } from '../database/types';
 import type { DeploymentServiceOptions } from './deploymentTypes';
+import type { RemoveResult } from './ManifestRemover';
+import { objectsLeftBy } from './leftObjects';
 import { deploymentOr404 } from './lookups';
 import type { RolloutFollower } from './RolloutFollower';
 
@@ -21,7 +24,7 @@ export class Undeployer {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
-      'stores' | 'remover' | 'logger' | 'deploy'
+      'stores' | 'remover' | 'logger' | 'deploy' | 'objectApplier'
     > & { follower: Pick<RolloutFollower, 'keep'> },
   ) {}
 
@@ -96,20 +99,63 @@ export class Undeployer {
       await stores.applications.deleteIfEmpty(application.id);
   }
 
-  /** The namespace of a deployment's objects: its current revision's, else the default one. */
-  private async namespaceOf(
-    deployment: Pick<Deployment, 'id' | 'revision'>,
-  ): Promise<string> {
-    const revision = await this.options.stores.revisions.getRevision(
+  /**
+   * Deletes the deployment's objects that are Fleet's for its component: for a component's own
+   * manifests, those its current revision recorded and those earlier revisions may have left
+   * (see `objectsLeftBy`); else the generated workload's.
+   */
+  private async removeObjects(
+    deployment: Deployment,
+    cluster: ClusterRecord,
+    application: Application,
+  ): Promise<RemoveResult> {
+    const { stores, remover, objectApplier } = this.options;
+    const revision = await stores.revisions.getRevision(
       deployment.id,
       deployment.revision,
     );
-    return revision?.namespace ?? this.options.deploy.namespace;
+    const objects = revision?.source
+      ? await objectsLeftBy(
+          stores.revisions,
+          deployment.id,
+          deployment.revision,
+        )
+      : undefined;
+    if (!objects) {
+      return remover.remove({
+        cluster,
+        namespace: revision?.namespace ?? this.options.deploy.namespace,
+        name: application.name,
+        entityRef: application.entityRef,
+      });
+    }
+    if (!objectApplier) {
+      return {
+        kind: 'failed',
+        message: "This Fleet backend cannot remove a component's own manifests",
+      };
+    }
+    const result = await objectApplier.remove(
+      cluster,
+      application.entityRef,
+      objects,
+    );
+    if (result.kind !== 'removed')
+      return {
+        kind: result.kind === 'not-configured' ? 'not-configured' : 'failed',
+        message: result.message,
+      };
+    const named = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
+    return {
+      kind: 'removed',
+      removed: result.removed.map(named),
+      kept: result.left.map(named),
+    };
   }
 
   /** See `DeploymentService.finishRemoval`. */
   async finishRemoval(deploymentId: string): Promise<boolean> {
-    const { stores, remover } = this.options;
+    const { stores } = this.options;
     const deployment = await stores.deployments.getDeployment(deploymentId);
     if (!deployment || deployment.status !== 'REMOVING') return false;
     const cluster = await stores.clusters.getCluster(deployment.cluster);
@@ -118,12 +164,7 @@ export class Undeployer {
       deployment.applicationId,
     );
     if (!application) return false;
-    const result = await remover.remove({
-      cluster,
-      namespace: await this.namespaceOf(deployment),
-      name: application.name,
-      entityRef: application.entityRef,
-    });
+    const result = await this.removeObjects(deployment, cluster, application);
     if (result.kind !== 'removed') {
       await stores.deployments.updateDeploymentStatus(
         deploymentId,
@@ -178,7 +219,13 @@ export class Undeployer {
       applicationId,
     });
     for (const deployment of current) {
-      await this.undeploy(deployment.id, {}, actor);
+      try {
+        await this.undeploy(deployment.id, {}, actor);
+      } catch (error) {
+        // A deployment whose removal (an undeploy just before) finished since it was listed
+        // is gone already: that is what the removal wants, never a 404 for the application.
+        if (!(error instanceof NotFoundError)) throw error;
+      }
     }
     if (current.length === 0)
       await stores.applications.deleteIfEmpty(applicationId);

@@ -47,6 +47,8 @@ export type RolloutState =
   | { kind: 'ready' }
   | { kind: 'progressing'; message: string }
   | { kind: 'deadline-exceeded'; message: string }
+  /** One of a component's own objects is unhealthy for good (a Job out of retries). */
+  | { kind: 'degraded'; message: string }
   | { kind: 'unreachable'; message: string }
   | { kind: 'missing' };
 

@@ -17,9 +17,12 @@ import type {
   ReleaseStore,
   RevisionStore,
 } from '../database/types';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ManifestReader } from '../repository/ManifestReader';
 import type { ManifestApplier } from './ManifestApplier';
 import type { ManifestRemover } from './ManifestRemover';
 import type { Manifests } from './manifests';
+import type { ObjectSetApplier } from './ObjectSetApplier';
 
 export interface DeployRequest {
   entityRef: string;
@@ -28,6 +31,11 @@ export interface DeployRequest {
   replicas?: number;
   /** Set over the application's default env for this revision. */
   env?: EnvMap;
+  /**
+   * For a component that brings its own manifests: the branch, tag or commit to read them at
+   * (default: the ref its source location names).
+   */
+  version?: string;
   /** Why this revision is made (default `deploy`). */
   cause?: RevisionCause;
   /**
@@ -61,16 +69,22 @@ export type DeploymentServiceStores = {
     | 'startRevision'
     | 'deleteDeployment'
   >;
-  revisions: Pick<RevisionStore, 'getRevision' | 'listRevisions'>;
+  revisions: Pick<
+    RevisionStore,
+    'getRevision' | 'listRevisions' | 'getRevisionObjects'
+  >;
   /** Running releases: a deploy or rollback by hand on one of their clusters is a 409. */
   releases?: Pick<ReleaseStore, 'listReleases'>;
 };
 
-/** What a deployment should have on its cluster, and where. */
-export interface DesiredState {
-  manifests: Manifests;
-  namespace: string;
-}
+/**
+ * What a deployment should have on its cluster, and where: Fleet's generated workload
+ * (`manifests`), or the objects a component's own manifests rendered for the cluster (`objects`,
+ * as its revision recorded them).
+ */
+export type DesiredState =
+  | { namespace: string; manifests: Manifests; objects?: undefined }
+  | { namespace: string; objects: KubernetesObject[]; manifests?: undefined };
 
 /** The deploy settings of `fleet.deploy`, with the defaults of the ones a test may leave out. */
 export type DeploySettings = Omit<
@@ -95,9 +109,24 @@ export type RevisionRefusal = (request: {
   env?: EnvMap;
 }) => Promise<string | undefined>;
 
+/**
+ * Why the component's project refuses the objects of its own manifests rendered for a cluster;
+ * undefined when it may. Throws when it cannot be decided.
+ */
+export type ObjectsRefusal = (request: {
+  entityRef: string;
+  appName: string;
+  objects: readonly KubernetesObject[];
+}) => Promise<string | undefined>;
+
 export interface DeploymentServiceOptions {
   stores: DeploymentServiceStores;
   applier: ManifestApplier;
+  /** Applies, reads and removes the objects of components that bring their own manifests. */
+  objectApplier?: ObjectSetApplier;
+  /** Reads components' own manifests (`cnp.io/manifests-ref`) through the URL readers. */
+  manifestReader?: ManifestReader;
+  objectsRefusal?: ObjectsRefusal;
   remover: Pick<ManifestRemover, 'remove'>;
   logger: LoggerService;
   deploy: DeploySettings;

@@ -7,15 +7,9 @@ import type {
 } from '@kubernetes/client-node';
 import type { Application } from '@cnp/plugin-fleet-common';
 import type { FleetManifestSource } from '@cnp/plugin-fleet-node';
-import {
-  ENTITY_REF_ANNOTATION,
-  KUBERNETES_ID_LABEL,
-  kubernetesIdOf,
-  MANAGED_BY_LABEL,
-  serviceNameFor,
-  type Manifests,
-} from './manifests';
-import { describeObject, OwnershipConflictError } from './ownership';
+import { withFleetMarks } from './fleetMarks';
+import { serviceNameFor, type Manifests } from './manifests';
+import { describeObject } from './ownership';
 
 /**
  * The manifest sources of a Fleet backend: the ones modules added, in the order they were added,
@@ -122,10 +116,13 @@ export function workloadFromObjects(
         `Manifest source '${target.sourceId}' rendered ${where} twice`,
       );
     }
-    (found as Record<string, KubernetesObject>)[known.key] = owned(
+    (found as Record<string, KubernetesObject>)[known.key] = withFleetMarks(
       object,
-      kind,
-      target,
+      {
+        entityRef: target.entityRef,
+        namespace: target.namespace,
+        rendered: `manifest source '${target.sourceId}' rendered`,
+      },
     );
   }
   const { deployment, service } = found;
@@ -149,58 +146,4 @@ export function workloadFromObjects(
       : {}),
     ...(found.ingress ? { ingress: found.ingress as V1Ingress } : {}),
   };
-}
-
-/**
- * The object with Fleet's ownership marks for `entityRef` (kept where the object already has
- * them, so Fleet's own objects stay as built); refused when it claims another owner.
- */
-function owned(
-  object: KubernetesObject,
-  kind: string,
-  target: { sourceId: string; entityRef: string; namespace: string },
-): KubernetesObject {
-  const metadata = object.metadata ?? {};
-  const name = metadata.name ?? '';
-  const managedBy = metadata.labels?.[MANAGED_BY_LABEL];
-  const owner = metadata.annotations?.[ENTITY_REF_ANNOTATION];
-  if (
-    (managedBy !== undefined && managedBy !== 'fleet') ||
-    (owner !== undefined && owner !== target.entityRef)
-  ) {
-    throw new OwnershipConflictError(
-      kind,
-      target.namespace,
-      name,
-      `OWNERSHIP_CONFLICT: manifest source '${
-        target.sourceId
-      }' rendered ${describeObject(kind, target.namespace, name)} ${
-        owner !== undefined && owner !== target.entityRef
-          ? `for ${owner}`
-          : `managed by ${managedBy}`
-      }: every object Fleet applies for ${
-        target.entityRef
-      } is labelled ${MANAGED_BY_LABEL}: fleet and annotated ${ENTITY_REF_ANNOTATION}: ${
-        target.entityRef
-      }. Nothing was applied.`,
-    );
-  }
-  return {
-    ...object,
-    metadata: {
-      ...metadata,
-      namespace: target.namespace,
-      labels: {
-        ...metadata.labels,
-        [MANAGED_BY_LABEL]: 'fleet',
-        [KUBERNETES_ID_LABEL]:
-          metadata.labels?.[KUBERNETES_ID_LABEL] ??
-          kubernetesIdOf(target.entityRef),
-      },
-      annotations: {
-        ...metadata.annotations,
-        [ENTITY_REF_ANNOTATION]: target.entityRef,
-      },
-    },
-  } as KubernetesObject;
 }

@@ -60,9 +60,9 @@ export class OwnershipConflictError extends Error {
   }
 }
 
-/** `kind namespace/name`, as messages name an object. */
+/** `kind namespace/name` (`kind name` when cluster-scoped), as messages name an object. */
 export function describeObject(kind: string, namespace: string, name: string) {
-  return `${kind} ${namespace}/${name}`;
+  return namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`;
 }
 
 /** The conflict for a live object that is not Fleet's for `entityRef`. */

@@ -177,7 +177,9 @@ describe.each(databases.eachSupportedId())(
       );
       expect(
         before.metadata.managedFields.map((e: any) => [e.manager, e.operation]),
-      ).toEqual([['fleet', 'Update']]); // created (never applied into one made meanwhile)
+        // Created (never applied into one made meanwhile), then handed to Fleet's Apply entry at
+        // once, so that a dry run of the next apply already removes what Fleet stops sending.
+      ).toEqual([['fleet', 'Apply']]);
 
       await h.deployments.updateApplication(app.id, {
         spec: {

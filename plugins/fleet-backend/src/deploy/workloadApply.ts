@@ -12,12 +12,12 @@ import {
 } from '@kubernetes/client-node';
 import { isKubeStatus } from '../kubernetes/requestOptions';
 import {
-  FIELD_MANAGER,
   ObjectAppearedError,
   serverSideApply,
 } from '../kubernetes/serverSideApply';
 import { MANAGED_BY_LABEL } from './manifests';
 import { assertFleetOwned, deleteIfFleetOwned } from './ownership';
+import { withReplicasLeftTo } from './replicas';
 
 /** A live object as far as its ownership goes. */
 interface LiveMetadata {
@@ -115,30 +115,6 @@ export async function createNamespace(ctx: WorkloadApply): Promise<void> {
     if (error instanceof ObjectAppearedError) return;
     if (!isKubeStatus(error, 403)) throw error;
   }
-}
-
-/**
- * The Deployment to apply when something else owns its replica count (an HPA): without
- * `spec.replicas` once another manager holds that field (it stays theirs, and an apply of a
- * count read a moment ago cannot conflict with their next scaling); with the live count while
- * only Fleet holds it (leaving it out would remove it).
- */
-function withReplicasLeftTo(
-  deployment: V1Deployment,
-  live: V1Deployment,
-): V1Deployment {
-  const othersHold = (live.metadata?.managedFields ?? []).some(
-    entry =>
-      entry.manager !== FIELD_MANAGER &&
-      (entry.fieldsV1 as any)?.['f:spec']?.['f:replicas'] !== undefined,
-  );
-  const { replicas: _replicas, ...spec } = deployment.spec!;
-  return {
-    ...deployment,
-    spec: othersHold
-      ? (spec as V1Deployment['spec'])
-      : { ...spec, replicas: live.spec?.replicas },
-  };
 }
 
 /**

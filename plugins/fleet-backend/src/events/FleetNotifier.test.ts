@@ -83,7 +83,7 @@ describe.each(databases.eachSupportedId())(
       expect(bob).toEqual([
         expect.objectContaining({
           payload: expect.objectContaining({
-            title: 'Fleet: cluster east is OFFLINE',
+            title: 'Fleet: cluster east is offline',
             link: '/catalog/default/resource/east',
             severity: 'high',
             topic: 'fleet',
@@ -98,9 +98,13 @@ describe.each(databases.eachSupportedId())(
       expect(alice).toEqual([
         expect.objectContaining({
           payload: expect.objectContaining({
-            title: 'Fleet: payments is DEGRADED on east',
+            title: 'Fleet: payments is degraded on east',
             link: '/catalog/default/component/payments',
-            description: expect.stringContaining('CLUSTER_OFFLINE'),
+            description: expect.stringMatching(
+              /^Deployed → Degraded: Cluster offline: /,
+            ),
+            // A degradation is a warning, never the check mark of `normal`.
+            severity: 'high',
           }),
         }),
       ]);
@@ -114,15 +118,15 @@ describe.each(databases.eachSupportedId())(
       await eventually(
         "west's notification",
         () => titles('bob'),
-        t => t.includes('Fleet: cluster west is OFFLINE'),
+        t => t.includes('Fleet: cluster west is offline'),
       );
       expect(await titles('bob')).toEqual([
-        'Fleet: cluster east is OFFLINE',
-        'Fleet: cluster west is OFFLINE',
+        'Fleet: cluster east is offline',
+        'Fleet: cluster west is offline',
       ]);
       // Nothing of payments ran on west; the owners heard of east only. Nobody else heard.
       expect(await titles('alice')).toEqual([
-        'Fleet: payments is DEGRADED on east',
+        'Fleet: payments is degraded on east',
       ]);
       expect(await listed('carol')).toEqual([]);
     });
@@ -144,11 +148,11 @@ describe.each(databases.eachSupportedId())(
       await eventually(
         "north's notification",
         () => titles('bob'),
-        t => t.includes('Fleet: cluster north is OFFLINE'),
+        t => t.includes('Fleet: cluster north is offline'),
       );
       expect(await titles('bob')).toEqual([
-        'Fleet: cluster north is OFFLINE',
-        'Fleet: mass outage suspected, 3 clusters OFFLINE',
+        'Fleet: cluster north is offline',
+        'Fleet: mass outage suspected, 3 clusters offline',
       ]);
       expect(await titles('alice')).toEqual([]);
     });
@@ -182,7 +186,7 @@ describe.each(databases.eachSupportedId())(
         "the owners' notification",
         () => listed('alice'),
         n =>
-          n.some(x => x.payload.title === 'Fleet: payments is FAILED on prod'),
+          n.some(x => x.payload.title === 'Fleet: payments is failed on prod'),
       );
       const text = JSON.stringify(alice);
       expect(text).not.toContain(dir);
@@ -219,14 +223,14 @@ describe.each(databases.eachSupportedId())(
         t => t.length >= 2,
       );
       expect(await titles('alice')).toEqual([
-        'Fleet: payments is FAILED on west',
+        'Fleet: payments is failed on west',
         'Fleet: payments was rolled back on west',
       ]);
       const failed = (await listed('alice')).find(n =>
-        n.payload.title.includes('FAILED'),
+        n.payload.title.includes('failed'),
       );
       expect(failed?.payload).toMatchObject({
-        severity: 'high',
+        severity: 'critical',
         link: '/catalog/default/component/payments',
       });
 
@@ -245,18 +249,16 @@ describe.each(databases.eachSupportedId())(
         () => listed('dave'),
         n =>
           n.some(x =>
-            (x.payload as any).description?.startsWith(
-              'Rolled back by user:default/alice',
-            ),
+            (x.payload as any).description?.startsWith('Rolled back by alice'),
           ),
       );
       // The same news about the same deployment updated his notification: no new one.
       expect(dave.map(n => n.payload.title).sort()).toEqual([
-        'Fleet: payments is FAILED on west',
+        'Fleet: payments is failed on west',
         'Fleet: payments was rolled back on west',
       ]);
       expect(await titles('alice')).toEqual([
-        'Fleet: payments is FAILED on west',
+        'Fleet: payments is failed on west',
         'Fleet: payments was rolled back on west',
       ]);
     });
@@ -315,7 +317,9 @@ describe('FleetNotifier', () => {
         recipients: { type: 'entity', entityRef: 'component:default/payments' },
         payload: expect.objectContaining({
           title: 'Fleet: a release of payments was rolled back',
-          scope: 'fleet:release:r-1:ROLLED_BACK',
+          description: 'The release was rolled back: Analysis failed',
+          // Every release of the component shares it: a newer one's news replaces this.
+          scope: 'fleet:releases:component:default/payments',
         }),
       },
     ]);
@@ -361,7 +365,7 @@ describe('FleetNotifier', () => {
     expect(text).not.toContain('prod-admin');
     expect(text).not.toContain('ENOENT');
     expect(sent[0].payload.description).toBe(
-      'PENDING → FAILED (CLUSTER_NOT_CONFIGURED): the details are shown to cluster admins',
+      'Pending → Failed: Cluster not configured: the details are shown to cluster admins',
     );
   });
 
@@ -410,7 +414,7 @@ describe('FleetNotifier', () => {
     await failing.eventsCommitted([failed, failed, failed]);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith(
-      'Could not send the Fleet notification "Fleet: payments is FAILED on east"',
+      'Could not send the Fleet notification "Fleet: payments is failed on east"',
       expect.objectContaining({ message: 'Request failed with status 404' }),
     );
     expect(logger.debug).toHaveBeenCalledTimes(2);

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { parseEntityRef } from '@backstage/catalog-model';
+import { reasonWords } from '@cnp/plugin-fleet-common';
 import type {
   NotificationSendOptions,
   NotificationService,
@@ -24,6 +25,33 @@ export interface FleetNotifierOptions {
   clusterAdmins: string[];
   /** The catalog namespace of the cluster entities (their page is the link). */
   clusterNamespace: string;
+}
+
+/**
+ * Who did something, for people, as the portal names them: `guest` for `user:default/guest`,
+ * `release-managers` for `group:default/release-managers`, `team-a/ops` outside the default
+ * namespace ("via <service>" kept); one of Fleet's workers as it signs.
+ */
+export function actorWords(actor: string): string {
+  const [who, ...via] = actor.split(' via ');
+  let name = who.trim();
+  if (/^[a-z]+:/i.test(name)) {
+    try {
+      const ref = parseEntityRef(name);
+      const kind = ref.kind.toLocaleLowerCase('en-US');
+      const short =
+        ref.namespace === 'default' ? ref.name : `${ref.namespace}/${ref.name}`;
+      name = kind === 'user' || kind === 'group' ? short : `${kind}:${short}`;
+    } catch {
+      // not a ref after all: as it is
+    }
+  }
+  return [name, ...via].join(' via ');
+}
+
+/** A status in a sentence: `degraded` for `DEGRADED`. */
+function statusWord(status: string): string {
+  return reasonWords(status).toLocaleLowerCase('en-US');
 }
 
 /** An entity's page in the app, relative to its base URL. */
@@ -80,7 +108,7 @@ export class FleetNotifier implements FleetListener {
       await this.send(
         { entityRef: clusterAdmins },
         {
-          title: `Fleet: mass outage suspected, ${summary.massOutage.clusters.length} clusters OFFLINE`,
+          title: `Fleet: mass outage suspected, ${summary.massOutage.clusters.length} clusters offline`,
           description: `${
             summary.massOutage.message ?? ''
           } Clusters: ${summary.massOutage.clusters.join(', ')}.`.trim(),
@@ -101,10 +129,12 @@ export class FleetNotifier implements FleetListener {
           return this.send(
             { entityRef: clusterAdmins },
             {
-              title: `Fleet: cluster ${t.cluster} is OFFLINE`,
-              description: `${t.from} → OFFLINE: ${redactDetail(t.reason)}.${
+              title: `Fleet: cluster ${t.cluster} is offline`,
+              description: `${reasonWords(t.from)} → Offline: ${reasonWords(
+                redactDetail(t.reason),
+              )}.${
                 t.from === 'ONLINE'
-                  ? ' Its DEPLOYED deployments are now DEGRADED.'
+                  ? ' Its deployed deployments are now degraded.'
                   : ''
               }`,
               link: entityPath(ref),
@@ -133,6 +163,7 @@ export class FleetNotifier implements FleetListener {
     };
     const base = { link, topic: FLEET_NOTIFICATION_TOPIC };
     const detail = event.message ? `: ${redactDetail(event.message)}` : '';
+    const why = event.reason ? `: ${reasonWords(event.reason)}` : '';
     if (event.subjectKind === 'release') {
       if (event.to !== 'ROLLED_BACK' || event.from === 'ROLLED_BACK')
         return undefined;
@@ -141,11 +172,9 @@ export class FleetNotifier implements FleetListener {
         payload: {
           ...base,
           title: `Fleet: a release of ${name} was rolled back`,
-          description: `Release ${event.subject}${
-            event.reason ? ` (${event.reason})` : ''
-          }${detail}`,
+          description: `The release was rolled back${why}${detail}`,
           severity: 'high',
-          scope: `fleet:release:${event.subject}:ROLLED_BACK`,
+          scope: releaseScope(entityRef),
         },
       };
     }
@@ -153,7 +182,6 @@ export class FleetNotifier implements FleetListener {
     const where = event.cluster ? ` on ${event.cluster}` : '';
     // One scope per deployment and kind of news: a repeat updates its notification.
     const scope = (kind: string) => `fleet:deployment:${event.subject}:${kind}`;
-    const why = event.reason ? ` (${event.reason})` : '';
     if (event.to === 'REMOVED' && event.reason === 'PRUNED') {
       return {
         recipients,
@@ -178,7 +206,7 @@ export class FleetNotifier implements FleetListener {
           description: `${
             event.reason === 'AUTO_ROLLED_BACK'
               ? 'Rolled back automatically'
-              : `Rolled back by ${event.actor}`
+              : `Rolled back by ${actorWords(event.actor)}`
           }${detail}`,
           severity: 'high',
           scope: scope('ROLLED_BACK'),
@@ -193,9 +221,12 @@ export class FleetNotifier implements FleetListener {
         recipients,
         payload: {
           ...base,
-          title: `Fleet: ${name} is ${event.to}${where}`,
-          description: `${event.from ?? 'new'} → ${event.to}${why}${detail}`,
-          severity: event.to === 'FAILED' ? 'high' : 'normal',
+          title: `Fleet: ${name} is ${statusWord(event.to)}${where}`,
+          description: `${
+            event.from ? reasonWords(event.from) : 'New'
+          } → ${reasonWords(event.to)}${why}${detail}`,
+          // A failure is critical, a degradation a warning: never the check mark of `normal`.
+          severity: event.to === 'FAILED' ? 'critical' : 'high',
           scope: scope(event.to),
         },
       };
@@ -237,4 +268,12 @@ export class FleetNotifier implements FleetListener {
 }
 
 type NotificationPayload = NotificationSendOptions['payload'];
+
+/**
+ * The one scope of every notification about a component's releases: a newer release's news
+ * replaces an older one's (updated, unread again) instead of leaving it beside it.
+ */
+export function releaseScope(entityRef: string): string {
+  return `fleet:releases:${entityRef}`;
+}
 type Recipients = { entityRef: string | string[]; excludeEntityRef?: string };

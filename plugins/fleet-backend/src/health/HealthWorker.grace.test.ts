@@ -1,5 +1,6 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { useSimulator } from '@cnp/kube-simulator';
+import { holdDate } from '../testing/clock';
 import { createTestDatabases } from '../testing/databases';
 import { createFleet, seedDeployment } from '../testing/fleet';
 
@@ -13,7 +14,6 @@ jest.setTimeout(60_000);
 const databases = createTestDatabases();
 const CLUSTERS = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const sim = useSimulator({ clusters: CLUSTERS });
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 describe.each(databases.eachSupportedId())(
   'HealthWorker grace period and manual runs (%s)',
@@ -83,15 +83,23 @@ describe.each(databases.eachSupportedId())(
       await worker.runCycle();
       const onBravo = await seedDeployment(stores, 'bravo', 'web', 'DEPLOYED');
       sim.setFault('bravo', { mode: 'down' });
-      const first = await worker.runCycle();
-      await worker.runCycle();
-      expect(await stores.clusters.getCluster('bravo')).toMatchObject({
-        status: 'ONLINE',
-        consecutiveFailures: 2,
-        firstFailureAt: first.startedAt,
-      });
-      await sleep(1_500 - (Date.now() - Date.parse(first.startedAt)));
-      const confirming = await worker.runCycle();
+      // The cycles' times are set here, not by how long a loaded machine takes to run them.
+      const clock = holdDate();
+      let confirming;
+      try {
+        const first = await worker.runCycle();
+        clock.advance(100);
+        await worker.runCycle();
+        expect(await stores.clusters.getCluster('bravo')).toMatchObject({
+          status: 'ONLINE',
+          consecutiveFailures: 2,
+          firstFailureAt: first.startedAt,
+        });
+        clock.set(Date.parse(first.startedAt) + 1_500);
+        confirming = await worker.runCycle();
+      } finally {
+        clock.restore();
+      }
       expect(confirming.transitions).toEqual([
         { cluster: 'bravo', from: 'ONLINE', to: 'OFFLINE' },
       ]);
@@ -170,10 +178,18 @@ describe.each(databases.eachSupportedId())(
       const { worker, probes } = await setup({
         health: { manualMinIntervalMs: 500 },
       });
-      await worker.runManualCycle();
-      expect((await worker.runManualCycle()).reused).toBeDefined();
-      await sleep(600);
-      const later = await worker.runManualCycle();
+      // The runs' times are set here, not by how long a loaded machine takes to run them.
+      const clock = holdDate();
+      let later;
+      try {
+        await worker.runManualCycle();
+        clock.advance(100);
+        expect((await worker.runManualCycle()).reused).toBeDefined();
+        clock.advance(500);
+        later = await worker.runManualCycle();
+      } finally {
+        clock.restore();
+      }
       expect(later.reused).toBeUndefined();
       expect(probes()).toBe(2 * CLUSTERS.length);
     });

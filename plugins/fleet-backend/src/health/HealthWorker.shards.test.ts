@@ -1,6 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
+import { eventually } from '../testing/eventually';
 import { createFleet, seedDeployment } from '../testing/fleet';
 import type { Knex } from 'knex';
 import { HealthWorker } from './HealthWorker';
@@ -140,37 +141,40 @@ describe.each(databases.eachSupportedId())(
       const b = await replica(knex);
       await b.discovery.run();
       expect(await b.worker.claimShards()).toEqual([0, 1, 2, 3]);
-      // b dies; its last renewal's leases (presence and shards) run out in 2 s.
+      // b dies: its leases (presence and shards) run on for their 30 s.
       await b.worker.stop();
       const leases = await b.stores.state.listLeases('health-cycle:shard-');
       const bHolder = leases[0].holder;
-      await knex('fleet_locks')
-        .where({ holder: bHolder })
-        .update({ expires_at: new Date(Date.now() + 2_000) });
-      // a runs as the backend runs it: started, it claims every third of a lease (10 s here).
-      const a = await replica(knex);
+      // a runs as the backend runs it: started, it claims every third of a lease (30 s here,
+      // far beyond the waits below).
+      const a = await replica(knex, {
+        sharding: { shards: SHARDS, leaseMs: 90_000 },
+      });
       const { worker } = await started(a);
       try {
+        // b's last renewal, as a sees it from now: its leases run out in 4 s (set after a's
+        // start, so that a slow start cannot outlast them).
+        await knex('fleet_locks')
+          .where({ holder: bHolder })
+          .update({ expires_at: new Date(Date.now() + 4_000) });
         // Its claim while b's leases still run finds no shard free ...
         expect(await worker.claimShards()).toEqual([]);
-        // ... and, with no claim of its own before its next periodic one (10 s away), it holds
-        // every shard once they have run out, within a second of it.
+        // ... and, with no claim of its own before its next periodic one (30 s away), it holds
+        // every shard once they have run out: waited for up to 20 s, still short of that claim.
         const holders = async () =>
           (await a.stores.state.listLeases('health-cycle:shard-'))
             .filter(l => Date.parse(l.expiresAt) > Date.now())
             .map(l => l.holder);
-        const deadline = Date.now() + 6_000;
-        let held = await holders();
-        while (
-          Date.now() < deadline &&
-          !(held.length === SHARDS && held.every(h => h !== bHolder))
-        ) {
-          await new Promise(resolve => setTimeout(resolve, 100));
-          held = await holders();
-        }
-        expect(held).toHaveLength(SHARDS);
+        const held = await eventually(
+          async () => {
+            const now = await holders();
+            expect(now).toHaveLength(SHARDS);
+            expect(now).not.toContain(bHolder);
+            return now;
+          },
+          { timeoutMs: 20_000, intervalMs: 100 },
+        );
         expect(new Set(held).size).toBe(1);
-        expect(held).not.toContain(bHolder);
       } finally {
         await worker.stop({ release: true });
       }
@@ -185,42 +189,47 @@ describe.each(databases.eachSupportedId())(
       const bHolder = (
         await b.stores.state.listLeases('health-cycle:shard-')
       )[0].holder;
-      // b's last renewal: its leases (presence, then shards a little later) run out in 2 s.
-      await knex('fleet_locks')
-        .where({ holder: bHolder })
-        .whereNot('name', 'like', 'health-cycle:shard-%')
-        .update({ expires_at: new Date(Date.now() + 2_000) });
-      await knex('fleet_locks')
-        .where({ holder: bHolder })
-        .where('name', 'like', 'health-cycle:shard-%')
-        .update({ expires_at: new Date(Date.now() + 2_050) });
-      const a = await replica(knex);
+      // a claims every third of a lease: 30 s here, far beyond the waits below.
+      const a = await replica(knex, {
+        sharding: { shards: SHARDS, leaseMs: 90_000 },
+      });
       const { worker, probed } = await started(a);
       try {
+        // b's last renewal, as a sees it from now (set after a's start, so that a slow start
+        // cannot outlast it): its leases (presence, then shards a little later) run out in 4 s.
+        await knex('fleet_locks')
+          .where({ holder: bHolder })
+          .whereNot('name', 'like', 'health-cycle:shard-%')
+          .update({ expires_at: new Date(Date.now() + 4_000) });
+        await knex('fleet_locks')
+          .where({ holder: bHolder })
+          .where('name', 'like', 'health-cycle:shard-%')
+          .update({ expires_at: new Date(Date.now() + 4_050) });
         // Two replicas live: a takes its fair half, of which none is free yet.
         expect(await worker.claimShards()).toEqual([]);
-        // Once b's leases have run out, a takes all four, at once.
-        const deadline = Date.now() + 6_000;
-        let held: number[] = [];
-        while (Date.now() < deadline && held.length < SHARDS) {
-          await new Promise(resolve => setTimeout(resolve, 100));
-          held = (await a.stores.state.listLeases('health-cycle:shard-'))
-            .filter(
-              l => Date.parse(l.expiresAt) > Date.now() && l.holder !== bHolder,
+        // Once b's leases have run out, a takes all four, at once (waited for up to 20 s, short
+        // of its periodic claim).
+        await eventually(
+          async () => {
+            const held = (
+              await a.stores.state.listLeases('health-cycle:shard-')
             )
-            .map(l => Number(l.name.slice('health-cycle:shard-'.length)));
-        }
-        expect(held.sort()).toEqual([0, 1, 2, 3]);
+              .filter(
+                l =>
+                  Date.parse(l.expiresAt) > Date.now() && l.holder !== bHolder,
+              )
+              .map(l => Number(l.name.slice('health-cycle:shard-'.length)));
+            expect(held.sort()).toEqual([0, 1, 2, 3]);
+          },
+          { timeoutMs: 20_000, intervalMs: 100 },
+        );
         // ... probes their clusters at once, each once, not at its next interval, and keeps
         // them.
-        const probedAll = Date.now() + 6_000;
-        while (
-          Date.now() < probedAll &&
-          new Set(probed).size < CLUSTERS.length
-        ) {
-          await new Promise(resolve => setTimeout(resolve, 100));
-        }
-        expect([...new Set(probed)].sort()).toEqual([...CLUSTERS].sort());
+        await eventually(
+          () =>
+            expect([...new Set(probed)].sort()).toEqual([...CLUSTERS].sort()),
+          { timeoutMs: 20_000, intervalMs: 100 },
+        );
         await new Promise(resolve => setTimeout(resolve, 300));
         expect(probed).toHaveLength(CLUSTERS.length);
         expect(await worker.claimShards()).toEqual([0, 1, 2, 3]);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ClusterStore, FleetStores } from '../database/types';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
+import { eventually } from '../testing/eventually';
 import { createFleet, seedDeployment } from '../testing/fleet';
 
 jest.setTimeout(60_000);
@@ -515,13 +516,16 @@ describe.each(databases.eachSupportedId())(
       let inFlight = 0;
       let maxInFlight = 0;
       let cycles = 0;
+      /** alpha's probe waits for it: the first cycle holds the lease until the test lets go. */
+      let gate: Promise<void> = Promise.resolve();
+      let letGo = () => {};
       const { worker, stores } = await setup({
         health: { failureThreshold: 1 },
         wrapProbe: probe => async (cluster, timeoutMs) => {
           if (cluster.name === 'alpha') {
             maxInFlight = Math.max(maxInFlight, ++inFlight);
             cycles++;
-            await new Promise(r => setTimeout(r, 300));
+            await gate;
             inFlight--;
           }
           return probe(cluster, timeoutMs);
@@ -530,12 +534,17 @@ describe.each(databases.eachSupportedId())(
       await worker.runCycle();
       sim.setFault('bravo', { mode: 'down' });
       cycles = 0;
+      gate = new Promise(resolve => {
+        letGo = resolve;
+      });
       const first = worker.runCycle({ wait: true });
-      await new Promise(r => setTimeout(r, 100)); // the first cycle holds the lease now
+      // The first cycle probes alpha, so it holds the lease, until letGo.
+      await eventually(() => expect(inFlight).toBe(1));
       await expect(worker.runCycle({ wait: false })).rejects.toMatchObject({
         name: 'ConflictError',
       });
       const second = worker.runCycle({ wait: true });
+      letGo();
       await Promise.all([first, second]);
       expect(cycles).toBe(2);
       expect(maxInFlight).toBe(1);
@@ -572,10 +581,7 @@ describe.each(databases.eachSupportedId())(
       // Really aborted: each probe closed its request, so the simulator holds none of them open.
       for (const [i, c] of CLUSTERS.entries()) {
         expect(sim.requestCount(c)).toBeGreaterThan(requestsBefore[i]);
-        for (let wait = 0; wait < 500 && sim.heldRequestCount(c) > 0; wait++) {
-          await new Promise(resolve => setTimeout(resolve, 10));
-        }
-        expect(sim.heldRequestCount(c)).toBe(0);
+        await eventually(() => expect(sim.heldRequestCount(c)).toBe(0));
       }
     });
   },

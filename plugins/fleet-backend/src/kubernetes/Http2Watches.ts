@@ -394,6 +394,9 @@ export class Http2Watches {
       }, this.connectTimeoutMs);
       session.once('connect', () => {
         clearTimeout(timer);
+        // The connect timeout may have destroyed the session already (a loaded event loop
+        // runs the timer first): its window can no longer be set, and the promise is settled.
+        if (session.destroyed) return;
         session.setLocalWindowSize(CONNECTION_WINDOW);
         resolve();
       });

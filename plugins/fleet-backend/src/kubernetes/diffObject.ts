@@ -178,38 +178,51 @@ function isUnder(path: string, prefix: string): boolean {
   );
 }
 
+/** Top-level fields never compared: the type, the metadata (but labels and annotations) and the status. */
+const NOT_COMPARED = new Set(['apiVersion', 'kind', 'metadata', 'status']);
+
 /**
- * The fields of `desired` that `live` does not match, leaving out those under an ignored
- * pointer. A missing live object is one difference at `/`.
+ * The fields of `desired` that `live` does not match (its labels, annotations and every
+ * top-level field but the status: a Deployment's `spec`, a ConfigMap's `data`, a Role's
+ * `rules`), leaving out those under an ignored pointer. A missing live object is one difference
+ * at `/`.
  */
 export function diffObject(
   desired: {
     kind?: string;
     metadata?: { name?: string; labels?: unknown; annotations?: unknown };
-    spec?: unknown;
   },
-  live:
-    | { metadata?: { labels?: unknown; annotations?: unknown }; spec?: unknown }
-    | undefined,
+  live: object | undefined,
   ignore: string[] = [],
 ): Difference[] {
   const kind = desired.kind ?? 'Object';
   const name = desired.metadata?.name ?? '';
   if (!live) return [{ kind, name, path: '/' }];
+  const liveFields = live as {
+    metadata?: { labels?: unknown; annotations?: unknown };
+  } & Record<string, unknown>;
   const paths: string[] = [];
   collect(
     desired.metadata?.labels,
-    live.metadata?.labels,
+    liveFields.metadata?.labels,
     '/metadata/labels',
     paths,
   );
   collect(
     desired.metadata?.annotations,
-    live.metadata?.annotations,
+    liveFields.metadata?.annotations,
     '/metadata/annotations',
     paths,
   );
-  collect(desired.spec, live.spec, '/spec', paths);
+  for (const [field, value] of Object.entries(desired)) {
+    if (NOT_COMPARED.has(field)) continue;
+    collect(
+      value,
+      (live as Record<string, unknown>)[field],
+      `/${field}`,
+      paths,
+    );
+  }
   return paths
     .filter(path => !ignore.some(prefix => isUnder(path, prefix)))
     .map(path => ({ kind, name, path }));

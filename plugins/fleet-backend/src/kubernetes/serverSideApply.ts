@@ -381,8 +381,9 @@ export async function serverSideApply<T>(
     fieldValidation: 'Strict' as const,
   };
   if (!live) {
+    let created: T;
     try {
-      return await calls.create({ ...base, body }, options());
+      created = await calls.create({ ...base, body }, options());
     } catch (error) {
       if (!isKubeStatus(error, 409)) throw error;
       throw new ObjectAppearedError(
@@ -390,6 +391,23 @@ export async function serverSideApply<T>(
         body.metadata?.name ?? '',
       );
     }
+    // A create is recorded as Fleet's `Update` entry: it is handed to Fleet's `Apply` entry at
+    // once, so that the next apply, and a dry run of it (a preview), removes a field Fleet
+    // stops sending. When that fails, the next apply hands it over as for an earlier Fleet.
+    const made = created as KubernetesObject;
+    const upgrade = ownershipUpgrade(made, body);
+    if (!upgrade) return created;
+    // Only on the object Fleet made: one deleted and made again by someone else meanwhile fails
+    // the uid test, and is left to the next apply's checks.
+    const onlyOnIt = made.metadata?.uid
+      ? [{ op: 'test', path: '/metadata/uid', value: made.metadata.uid }]
+      : [];
+    return calls
+      .patch(
+        { ...base, body: [...onlyOnIt, ...upgrade] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, options()),
+      )
+      .catch(() => created);
   }
   const upgrade = ownershipUpgrade(live, body);
   if (upgrade) {

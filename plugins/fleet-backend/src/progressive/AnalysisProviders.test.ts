@@ -74,14 +74,14 @@ describe('AnalysisProviders', () => {
     ).toMatchObject({ phase: 'Successful', value: 0.995, cluster: 'east' });
   });
 
-  it('is inconclusive, never a success, for a type no provider measures', async () => {
+  it('is an error, never a success, for a type no provider measures', async () => {
     const analysis = AnalysisProviders.create({
       providers: [createPrometheusAnalysisProvider()],
     });
     expect(
       await analysis.measure(template({ datadog: { query: 'q' } }), context),
     ).toMatchObject({
-      phase: 'Inconclusive',
+      phase: 'Error',
       value: null,
       message: 'error',
       template: 'success-rate',
@@ -97,6 +97,8 @@ describe('AnalysisProviders', () => {
       { phase: 'Failed', value: 0.5, message: 'low, token=s3cr3t' },
       { phase: 'Error', value: 2, message: 'bad condition, token=s3cr3t' },
       { phase: 'Passed', value: 'high', extra: 's3cr3t' },
+      { phase: 'Inconclusive', value: null, message: 'unreachable' },
+      { phase: 'Inconclusive', value: null, message: 'error' },
     ];
     const debug: string[] = [];
     const analysis = AnalysisProviders.create({
@@ -115,7 +117,7 @@ describe('AnalysisProviders', () => {
       logger: { debug: (message: string) => debug.push(message) } as any,
     });
     const measured = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 8; i++) {
       measured.push(await analysis.measure(template({ datadog: {} }), context));
     }
     expect(
@@ -125,12 +127,17 @@ describe('AnalysisProviders', () => {
       }),
     ).toEqual(
       [
-        { phase: 'Inconclusive', value: null, message: 'error' },
+        // A provider's own inconclusive text is kept out: its word is Fleet's.
+        { phase: 'Inconclusive', value: null, message: 'no data' },
         { phase: 'Inconclusive', value: null, message: 'no data' },
         { phase: 'Successful', value: 1 },
         { phase: 'Failed', value: 0.5 },
         { phase: 'Error', value: 2, message: 'error' },
-        { phase: 'Inconclusive', value: null, message: 'error' },
+        // A phase Fleet does not know, and an inconclusive result that says it could not be
+        // taken, are errors.
+        { phase: 'Error', value: null, message: 'error' },
+        { phase: 'Error', value: null, message: 'unreachable' },
+        { phase: 'Error', value: null, message: 'error' },
       ].map(m => ({
         template: 'success-rate',
         cluster: 'east',
@@ -164,7 +171,7 @@ describe('AnalysisProviders', () => {
       cluster: 'east',
       condition: 'result[0] >= 0.99',
       at: expect.any(String),
-      phase: 'Inconclusive',
+      phase: 'Error',
       value: null,
       message: 'error',
     });
@@ -182,7 +189,7 @@ describe('AnalysisProviders', () => {
     const measured = await analysis.measure(template({ stuck: {} }), context, {
       timeoutMs: 50,
     });
-    expect(measured).toMatchObject({ phase: 'Inconclusive', message: 'error' });
+    expect(measured).toMatchObject({ phase: 'Error', message: 'error' });
     expect(warn).toEqual([
       "Analysis provider 'stuck' could not measure success-rate on east: no answer within 1050 ms",
     ]);
@@ -208,7 +215,7 @@ describe('AnalysisProviders', () => {
         }),
         context,
       ),
-    ).toMatchObject({ phase: 'Inconclusive', message: 'error' });
+    ).toMatchObject({ phase: 'Error', message: 'error' });
     expect(queried).toBe(false);
   });
 

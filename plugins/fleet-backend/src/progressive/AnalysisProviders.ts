@@ -10,7 +10,7 @@ import type {
   FleetAnalysisProvider,
 } from '@cnp/plugin-fleet-node';
 import { asError } from '../util/errors';
-import { isNoResult, measure } from './analysis';
+import { measure } from './analysis';
 
 /** The providers whose results are Fleet's own words already: its Prometheus. */
 const FLEETS_OWN = new WeakSet<FleetAnalysisProvider>();
@@ -42,9 +42,11 @@ const PHASES: readonly string[] = [
 /**
  * A module provider's result in Fleet's own words, the only ones stored with a release and shown:
  * the phase and the value it measured; a success or a failure has no message, an inconclusive
- * measurement `unreachable`, `error` or `no data`, an error `error`. Whatever else the provider
- * wrote (an error text naming a host or a credential) is not kept. The template, the cluster and
- * the condition are those measured, whatever the provider answered.
+ * measurement `no data`, an error `unreachable` or `error`. An inconclusive result that says
+ * `unreachable` or `error` could not be taken: it is an error. No result, or a phase Fleet does
+ * not know, is an error too. Whatever else the provider wrote (an error text naming a host or a
+ * credential) is not kept. The template, the cluster and the condition are those measured,
+ * whatever the provider answered.
  */
 function inFleetWords(
   result: Partial<AnalysisMeasurement> | undefined,
@@ -63,15 +65,20 @@ function inFleetWords(
       : null;
   const phase = PHASES.includes(result?.phase as string)
     ? (result!.phase as AnalysisMeasurement['phase'])
-    : 'Inconclusive';
+    : 'Error';
   if (phase === 'Successful' || phase === 'Failed') {
     return { ...base, phase, value };
   }
-  const message =
-    phase === 'Inconclusive' && isNoResult(result?.message)
-      ? result!.message
-      : 'error';
-  return { ...base, phase, value, message };
+  const word = result?.message;
+  if (phase === 'Inconclusive' && word !== 'unreachable' && word !== 'error') {
+    return { ...base, phase, value, message: 'no data' };
+  }
+  return {
+    ...base,
+    phase: 'Error',
+    value,
+    message: word === 'unreachable' ? word : 'error',
+  };
 }
 
 /**
@@ -105,8 +112,8 @@ export class AnalysisProviders {
 
   /**
    * One measurement of the template on one cluster, by the provider its `provider` names. A type
-   * no provider measures is inconclusive (`error`), never a success, and so is a provider that
-   * throws. A module provider's result is kept in Fleet's words only (see `inFleetWords`); its
+   * no provider measures is an error (`error`), never a success, and so is a provider that
+   * throws or does not answer in time. A module provider's result is kept in Fleet's words only (see `inFleetWords`); its
    * own text goes to the log (at debug; at warn when it threw).
    */
   async measure(
@@ -123,7 +130,7 @@ export class AnalysisProviders {
         cluster: context.cluster,
         condition: template.successCondition,
         at: new Date().toISOString(),
-        phase: 'Inconclusive',
+        phase: 'Error',
         value: null,
         message: 'error',
       };

@@ -53,9 +53,14 @@ export class ReleaseOrchestrator {
     return held;
   }
 
-  /** Advances every running release once. */
+  /** Starts the releases whose freeze window closed, then advances every running release once. */
   async tick(): Promise<void> {
-    const { stores, logger } = this.options;
+    const { stores, logger, openGates } = this.options;
+    try {
+      await openGates?.();
+    } catch (error) {
+      logger.warn('Waiting releases could not be started', asError(error));
+    }
     const active = await stores.releases.listActiveReleases();
     if (active.length === 0) return;
     // Only the clusters the releases' current work names: not the whole fleet, twice a second.

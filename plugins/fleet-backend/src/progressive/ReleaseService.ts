@@ -1,3 +1,4 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type {
   EnvMap,
@@ -6,11 +7,8 @@ import type {
   ReleaseStrategy,
   ReleaseTarget,
 } from '@cnp/plugin-fleet-common';
-import { randomUUID } from 'node:crypto';
 import { applySteering } from './steering';
-import { assertNoRunningRelease } from '../deploy/runningRelease';
-import { initialProgress, Transition } from './releaseMachine';
-import { resolveWaves } from './strategy';
+import { Transition } from './releaseMachine';
 import type {
   ApplicationStore,
   ClusterRecord,
@@ -21,11 +19,23 @@ import type {
   ReleaseStore,
   RevisionStore,
 } from '../database/types';
-import { asError } from '../util/errors';
+import { StageService, type StageStatus } from '../stages/StageService';
 import {
-  ignoresReplicas,
-  type DeploymentService,
-} from '../deploy/DeploymentService';
+  decided,
+  isWaiting,
+  type Decider,
+  type FreezeWindowLookup,
+  type ReleaseGateNotices,
+} from '../stages/gates';
+import type { DeploymentService } from '../deploy/DeploymentService';
+import {
+  assertProgressiveCanStart,
+  startImmediate,
+  startProgressive,
+  type OpenedRelease,
+  type StartDeps,
+} from './releaseStart';
+import { ReleaseGates, type DecisionInput } from './ReleaseGates';
 
 export interface ReleaseRequest {
   image?: string;
@@ -34,6 +44,13 @@ export interface ReleaseRequest {
   /** Only these clusters (each must be known); default: every cluster the application is placed on. */
   clusters?: string[];
   strategy?: ReleaseStrategy;
+  /** For a component that brings its own manifests: the branch, tag or commit to release. */
+  version?: string;
+  /**
+   * The application's stage to release to: its clusters unless `clusters` names some of them;
+   * when it requires another stage, only a version that stage verified (see ../stages).
+   */
+  stage?: string;
 }
 
 export interface ReleaseServiceOptions {
@@ -44,10 +61,17 @@ export interface ReleaseServiceOptions {
       DeploymentStore,
       'listDeployments' | 'getDeployment' | 'getDeploymentFor'
     >;
-    revisions: Pick<RevisionStore, 'getRevision'>;
+    revisions: Pick<RevisionStore, 'getRevision' | 'listCurrentRevisions'>;
     releases: ReleaseStore;
   };
-  deployments: Pick<DeploymentService, 'deploy'>;
+  deployments: Pick<DeploymentService, 'deploy' | 'checkManifests'>;
+  /** The time soaks and freeze windows are measured against (default: the system clock). */
+  clock?: () => Date;
+  /** The freeze windows releases wait for (none: nothing is ever frozen). */
+  windows?: FreezeWindowLookup;
+  /** Who hears of approvals wanted and of decisions. */
+  notices?: ReleaseGateNotices;
+  logger?: LoggerService;
 }
 
 /**
@@ -57,15 +81,119 @@ export interface ReleaseServiceOptions {
  * progress is read from its targets' deployments.
  */
 export class ReleaseService {
-  private constructor(private readonly options: ReleaseServiceOptions) {}
+  private readonly stages: StageService;
+  private readonly gates: ReleaseGates;
+  private readonly startDeps: StartDeps;
+
+  private constructor(private readonly options: ReleaseServiceOptions) {
+    const clock = options.clock ?? (() => new Date());
+    this.stages = StageService.create({ stores: options.stores, clock });
+    this.startDeps = {
+      stores: options.stores,
+      deployments: options.deployments,
+    };
+    this.gates = ReleaseGates.create({
+      stores: options.stores,
+      windows: options.windows,
+      notices: options.notices,
+      logger: options.logger,
+      clock,
+      start: (application, clusters, request, actor, waited) =>
+        this.start(application, clusters, request, actor, waited),
+    });
+  }
 
   static create(options: ReleaseServiceOptions): ReleaseService {
     return new ReleaseService(options);
   }
 
-  async release(
+  /**
+   * A release to a stage as it will run: the stage's clusters (or the named ones, each of the
+   * stage) and, when the stage requires another and the request names no version, the version
+   * that stage verified. 409 when the required stage has not verified the version (see
+   * ../stages); a request without a stage is answered as given.
+   */
+  async planStage(
     applicationId: string,
     request: ReleaseRequest,
+  ): Promise<ReleaseRequest> {
+    if (request.stage === undefined) return request;
+    const application = await this.options.stores.applications.getApplication(
+      applicationId,
+    );
+    if (!application)
+      throw new NotFoundError(`Application '${applicationId}' not found`);
+    return this.plannedFor(application, request);
+  }
+
+  /**
+   * The release as it will run: a release that names no stage is its clusters' stage when one
+   * of them is in a stage that requires another (see StageService.stageOf), so that naming no
+   * stage never skips a stage's requirements.
+   */
+  private async plannedFor(
+    application: Application,
+    request: ReleaseRequest,
+  ): Promise<ReleaseRequest> {
+    let { stage, clusters } = request;
+    if (stage === undefined) {
+      clusters = clusters ?? (await this.placedClusters(application));
+      stage = await this.stages.stageOf(application, clusters);
+      if (stage === undefined) return request;
+    }
+    const plan = await this.stages.planRelease(application, {
+      stage,
+      clusters,
+      image: request.image,
+      version: request.version,
+    });
+    return { ...request, ...plan, stage };
+  }
+
+  /**
+   * Refuses (409) a deploy by hand to a cluster of a stage that requires another: such a stage
+   * takes a version only by a release, once the stage it requires verified it (and, when it
+   * requires approvals, once they are given), so a deploy must not go around it. A rollback is
+   * not a deploy: it stays the owners' way back.
+   */
+  async assertDirectDeploy(
+    application: Application,
+    cluster: string,
+  ): Promise<void> {
+    const stage = await this.stages.stageOf(application, [cluster]);
+    if (stage === undefined) return;
+    throw new ConflictError(
+      `Cluster '${cluster}' is in stage '${stage}' of '${application.entityRef}', which takes a version only by a release to the stage: release to stage ${stage} instead of deploying`,
+    );
+  }
+
+  /**
+   * Why the placement may not deploy the application to `cluster` by itself; undefined when it
+   * may. A cluster of a stage that requires another takes a version only by a release to the
+   * stage: placed there, the application would bring whatever its spec or its manifests name
+   * now, which the stage it requires may never have verified.
+   */
+  async placementRefusal(
+    application: Application,
+    cluster: string,
+  ): Promise<string | undefined> {
+    try {
+      await this.assertDirectDeploy(application, cluster);
+      return undefined;
+    } catch (error) {
+      if (error instanceof ConflictError) return error.message;
+      throw error;
+    }
+  }
+
+  /** The application's stages, each with what it runs and verified (see ../stages). */
+  async listStages(applicationId: string): Promise<StageStatus[]> {
+    return this.stages.listStages(applicationId);
+  }
+
+  async release(
+    applicationId: string,
+    asked: ReleaseRequest,
     actor: string,
   ): Promise<Release> {
     const { stores, deployments } = this.options;
@@ -77,6 +205,7 @@ export class ReleaseService {
         `Application '${applicationId}' is being removed`,
       );
     }
+    const request = await this.plannedFor(application, asked);
     const names = [
       ...new Set(request.clusters ?? (await this.placedClusters(application))),
     ];
@@ -95,161 +224,131 @@ export class ReleaseService {
         return cluster;
       }),
     );
-    if (request.strategy) {
-      return this.startProgressive(application, clusters, request, actor);
-    }
-    // An immediate release would overwrite what a running canary is doing on every cluster.
-    await assertNoRunningRelease(
-      stores.releases,
-      application,
-      'an immediate release',
-    );
-    const targets: ReleaseRecord['targets'] = [];
-    const skipped: ReleaseRecord['skipped'] = [];
-    for (const cluster of clusters) {
-      const name = cluster.name;
-      if (cluster.status === 'OFFLINE') {
-        skipped.push({ cluster: name, reason: 'cluster is OFFLINE' });
-        continue;
-      }
-      try {
-        const deployment = await deployments.deploy(
-          {
-            entityRef: application.entityRef,
-            cluster: name,
-            image: request.image,
-            replicas: request.replicas,
-            env: request.env,
-            cause: 'release',
-          },
-          actor,
-        );
-        targets.push({
-          cluster: name,
-          deploymentId: deployment.id,
-          revision: deployment.revision,
-        });
-      } catch (error) {
-        skipped.push({ cluster: name, reason: asError(error).message });
-      }
-    }
-    const record = await stores.releases.insertRelease({
-      id: randomUUID(),
-      applicationId,
-      createdBy: actor,
-      request: {
-        image: request.image,
-        replicas: request.replicas,
-        env: request.env,
-      },
-      targets,
-      skipped,
+    // The component's own manifests are read, and checked against its project for every
+    // cluster, before the first cluster changes.
+    await deployments.checkManifests(application, clusters, request.version, {
+      progressive: !!request.strategy,
     });
-    return this.view(record, application);
+    if (request.strategy) {
+      await assertProgressiveCanStart(this.startDeps, application, clusters);
+    }
+    // A release to a stage that requires approvals, or into an open freeze window, waits.
+    const waiting = await this.gates.hold(
+      application,
+      clusters,
+      request,
+      actor,
+    );
+    if (waiting) return this.view(waiting, application);
+    const id = await this.start(application, clusters, request, actor);
+    return this.getRelease(id);
   }
 
-  /**
-   * A release with a strategy: nothing is applied now. The targets are split into waves and the
-   * release is stored PROGRESSING; the release task runs the waves. Each target needs a running
-   * deployment (the canary starts from what it runs); OFFLINE clusters are skipped and listed.
-   */
-  private async startProgressive(
+  private async start(
     application: Application,
     clusters: ClusterRecord[],
     request: ReleaseRequest,
     actor: string,
-  ): Promise<Release> {
-    const { stores } = this.options;
-    const strategy = request.strategy!;
-    if (ignoresReplicas(application)) {
-      throw new ConflictError(
-        `'${application.entityRef}' leaves its replica count to someone else (ignoreDifferences lists /spec/replicas): a canary sized by replicas cannot run; release it without a strategy`,
-      );
-    }
-    const skipped: ReleaseRecord['skipped'] = [];
-    const usable: ClusterRecord[] = [];
-    for (const cluster of clusters) {
-      if (cluster.status === 'OFFLINE') {
-        skipped.push({ cluster: cluster.name, reason: 'cluster is OFFLINE' });
-        continue;
-      }
-      const deployment = await stores.deployments.getDeploymentFor(
-        application.id,
-        cluster.name,
-      );
-      if (!deployment || deployment.status === 'REMOVING') {
-        throw new ConflictError(
-          `A release with a strategy starts from what each cluster runs, and '${application.entityRef}' has no deployment on '${cluster.name}': deploy it there first, or leave it out of 'clusters'`,
-        );
-      }
-      usable.push(cluster);
-    }
-    if (usable.length === 0) {
-      throw new ConflictError(
-        `No target of this release is reachable: ${skipped
-          .map(s => s.cluster)
-          .join(', ')} ${skipped.length === 1 ? 'is' : 'are'} OFFLINE`,
-      );
-    }
-    const running = (await stores.releases.listReleases(application.id)).find(
-      r => r.phase && ['PROGRESSING', 'PAUSED', 'ABORTING'].includes(r.phase),
-    );
-    if (running) {
-      throw new ConflictError(
-        `Release '${running.id}' of '${application.entityRef}' is still ${running.phase}: abort it or wait for it to end`,
-      );
-    }
-    const waves = resolveWaves(
-      strategy.waves,
-      usable.map(c => ({ name: c.name, labels: c.labels })),
-      skipped.map(x => x.cluster),
-    );
-    const record = await stores.releases.insertRelease({
-      id: randomUUID(),
-      applicationId: application.id,
-      createdBy: actor,
-      request: {
+    waited?: OpenedRelease,
+  ): Promise<string> {
+    if (waited && request.stage !== undefined) {
+      // A release that waited starts only with what its stage still takes: the stage it requires
+      // may have verified another version, or been rolled back, since it was asked for (409).
+      await this.stages.planRelease(application, {
+        stage: request.stage,
+        clusters: clusters.map(c => c.name),
         image: request.image,
-        replicas: request.replicas,
-        env: request.env,
-      },
-      strategy,
-      phase: 'PROGRESSING',
-      progress: initialProgress(waves, new Date()),
-      targets: [],
-      skipped,
+        version: request.version,
+      });
+    }
+    return request.strategy
+      ? startProgressive(
+          this.startDeps,
+          application,
+          clusters,
+          request,
+          actor,
+          waited,
+        )
+      : startImmediate(
+          this.startDeps,
+          application,
+          clusters,
+          request,
+          actor,
+          waited,
+        );
+  }
+
+  /** Approves a waiting release (see ReleaseGates). */
+  async approve(
+    id: string,
+    decider: Decider,
+    input: DecisionInput,
+  ): Promise<Release> {
+    await this.gates.approve(id, decider, input);
+    return this.getRelease(id);
+  }
+
+  /** Rejects a waiting release: it ends REJECTED, nothing applied. */
+  async reject(
+    id: string,
+    decider: Decider,
+    input: DecisionInput,
+  ): Promise<Release> {
+    await this.gates.reject(id, decider, input);
+    return this.getRelease(id);
+  }
+
+  /**
+   * Rejects every release of the application still waiting at its gate: once the application
+   * is removed nothing may start them (their clusters were undeployed on purpose).
+   */
+  async withdrawWaiting(applicationId: string, actor: string): Promise<void> {
+    const { releases } = this.options.stores;
+    const now = (this.options.clock ?? (() => new Date()))();
+    const waiting = (await releases.listReleases(applicationId)).filter(
+      r => isWaiting(r.phase) && r.gate,
+    );
+    for (const record of waiting) {
+      const comment = 'the application was removed';
+      await releases.updateRelease(
+        record.id,
+        record.version,
+        {
+          phase: 'REJECTED',
+          gate: decided(
+            record.gate!,
+            { actor, decision: 'REJECTED', comment, overrideFreeze: false },
+            now,
+          ),
+        },
+        [
+          {
+            subjectKind: 'release',
+            subject: record.id,
+            actor,
+            from: record.phase,
+            to: 'REJECTED',
+            reason: 'REJECTED',
+            message: `Rejected: ${comment}; nothing was applied`,
+          },
+        ],
+      );
+    }
+  }
+
+  /** Starts the releases whose freeze window closed (the release task's turn). */
+  async openClosedWindows(): Promise<void> {
+    await this.gates.openClosedWindows();
+  }
+
+  /** The fleet's releases waiting before they start, oldest first. */
+  async listWaitingReleases(phases?: string[]): Promise<Release[]> {
+    const records = await this.options.stores.releases.listWaitingReleases({
+      phases,
     });
-    // The release's first events: who started it, and its first wave.
-    const t = new Transition(
-      record.id,
-      structuredClone(record.progress!),
-      Date.now(),
-    );
-    t.event(
-      'CREATED',
-      `Release of ${
-        request.image ?? 'the current image'
-      } started by ${actor}: ${waves.length} wave${
-        waves.length === 1 ? '' : 's'
-      } over ${usable.length} cluster${usable.length === 1 ? '' : 's'}${
-        skipped.length
-          ? `; skipped ${skipped.map(x => x.cluster).join(', ')}`
-          : ''
-      }`,
-      { actor },
-    );
-    t.event(
-      'WAVE_STARTED',
-      `Wave 1 of ${waves.length} started: ${waves[0].join(', ')}`,
-      { actor },
-    );
-    await stores.releases.updateProgress(
-      record.id,
-      record.version,
-      t.progress,
-      { events: t.events },
-    );
-    return this.getRelease(record.id);
+    return Promise.all(records.map(r => this.view(r)));
   }
 
   /**
@@ -358,7 +457,14 @@ export class ReleaseService {
       }),
     );
     let status: Release['status'] = 'COMPLETED';
-    if (record.progress) status = record.progress.phase;
+    if (
+      record.phase === 'WAITING_FOR_APPROVAL' ||
+      record.phase === 'WAITING_FOR_WINDOW' ||
+      record.phase === 'REJECTED'
+    )
+      status = record.phase;
+    else if (record.phase === 'STARTING') status = 'PROGRESSING';
+    else if (record.progress) status = record.progress.phase;
     else if (targets.some(t => t.outcome === 'FAILED')) status = 'FAILED';
     else if (
       targets.some(
@@ -373,6 +479,7 @@ export class ReleaseService {
       createdBy: record.createdBy,
       createdAt: record.createdAt,
       image: record.request.image ?? null,
+      version: record.request.version ?? null,
       replicas: record.request.replicas ?? null,
       env: record.request.env ?? null,
       status,
@@ -380,6 +487,8 @@ export class ReleaseService {
       skipped: record.skipped,
       strategy: record.strategy ?? null,
       progress: record.progress ?? null,
+      stage: record.stage ?? null,
+      gate: record.gate ?? null,
     };
   }
 }

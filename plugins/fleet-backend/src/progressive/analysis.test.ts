@@ -73,12 +73,20 @@ describe('Prometheus analysis', () => {
     });
   });
 
-  it('is Inconclusive, never Successful, on an empty vector, an error answer, NaN or no Prometheus', async () => {
+  it('is Inconclusive, never Successful, on an empty vector or NaN', async () => {
     answer = { status: 200, body: vector() };
     expect(await measure(template(), context)).toMatchObject({
       phase: 'Inconclusive',
       message: 'no data',
     });
+    answer = { status: 200, body: vector('NaN') };
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Inconclusive',
+      message: 'no data',
+    });
+  });
+
+  it('is Error, never Successful, on an error answer, an HTTP error or no Prometheus', async () => {
     answer = {
       status: 422,
       body: JSON.stringify({
@@ -88,16 +96,19 @@ describe('Prometheus analysis', () => {
       }),
     };
     expect(await measure(template(), context)).toMatchObject({
-      phase: 'Inconclusive',
+      phase: 'Error',
       message: 'error',
-    });
-    answer = { status: 200, body: vector('NaN') };
-    expect(await measure(template(), context)).toMatchObject({
-      phase: 'Inconclusive',
     });
     answer = { status: 502, body: 'bad gateway' };
     expect(await measure(template(), context)).toMatchObject({
-      phase: 'Inconclusive',
+      phase: 'Error',
+      message: 'error',
+    });
+    // An HTTP error is an error even with a body that reads as a result.
+    answer = { status: 503, body: vector('0.999') };
+    expect(await measure(template(), context)).toMatchObject({
+      phase: 'Error',
+      message: 'error',
     });
     const down = await measure(
       template({
@@ -107,7 +118,7 @@ describe('Prometheus analysis', () => {
       }),
       context,
     );
-    expect(down.phase).toBe('Inconclusive');
+    expect(down.phase).toBe('Error');
     expect(down.message).toBe('unreachable');
   });
 
@@ -124,14 +135,16 @@ describe('Prometheus analysis', () => {
             error: SECRET,
           }),
         },
+        'Error',
         'error',
       ],
       [
         'an answer that is not JSON',
         { status: 200, body: `<html>${SECRET}</html>` },
+        'Error',
         'error',
       ],
-      ['an HTTP error', { status: 500, body: SECRET }, 'error'],
+      ['an HTTP error', { status: 500, body: SECRET }, 'Error', 'error'],
       [
         'JSON of another service',
         {
@@ -141,14 +154,20 @@ describe('Prometheus analysis', () => {
             data: { resultType: SECRET, admin: SECRET },
           }),
         },
+        'Error',
         'error',
       ],
-      ['an empty vector', { status: 200, body: vector() }, 'no data'],
-      ['NaN', { status: 200, body: vector('NaN') }, 'no data'],
-    ])('%s is %s', async (_, given, word) => {
+      [
+        'an empty vector',
+        { status: 200, body: vector() },
+        'Inconclusive',
+        'no data',
+      ],
+      ['NaN', { status: 200, body: vector('NaN') }, 'Inconclusive', 'no data'],
+    ])('%s is %s (%s)', async (_, given, phase, word) => {
       answer = given;
       const m = await measure(template(), context);
-      expect(m).toMatchObject({ phase: 'Inconclusive', message: word });
+      expect(m).toMatchObject({ phase, message: word });
       expect(JSON.stringify(m)).not.toContain(SECRET);
     });
 
@@ -172,7 +191,7 @@ describe('Prometheus analysis', () => {
     const m = await measure(template(), context, {
       allowedAddresses: ['http://prometheus.monitoring.svc:9090'],
     });
-    expect(m).toMatchObject({ phase: 'Inconclusive', message: 'error' });
+    expect(m).toMatchObject({ phase: 'Error', message: 'error' });
     expect(queries.length).toBe(before);
     // Listed, in another spelling: queried.
     expect(

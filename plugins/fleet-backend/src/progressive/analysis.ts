@@ -30,7 +30,7 @@ export function fillQuery(query: string, context: AnalysisContext): string {
 }
 
 /** A sample value as Prometheus writes it: a number, `NaN`, `+Inf` or `-Inf`, as a string. */
-function promNumber(value: unknown): number {
+export function promNumber(value: unknown): number {
   if (value === '+Inf') return Infinity;
   if (value === '-Inf') return -Infinity;
   return Number(value);
@@ -39,6 +39,8 @@ function promNumber(value: unknown): number {
 /**
  * Why a measurement has no value, in the only words Fleet shows: a provider's own text (its error
  * message, an HTTP status, whatever answered at that address) is never passed on, to anyone.
+ * `unreachable` and `error` say the measurement could not be taken (`Error`), `no data` that the
+ * query answered with nothing to judge (`Inconclusive`).
  */
 export type NoResult = 'error' | 'unreachable' | 'no data';
 
@@ -62,48 +64,133 @@ export function noResultWord(message: string): NoResult {
 
 type QueryResult =
   | { kind: 'values'; values: number[] }
-  | { kind: 'inconclusive'; message: NoResult };
+  | { kind: 'no data' }
+  | { kind: 'error'; message: 'error' | 'unreachable' };
 
 /**
  * Reads a Prometheus answer (`GET /api/v1/query`): a vector's sample values in order, a scalar's
  * value; an error answer or a shape it does not know is an error, an empty vector no data.
  */
 function readAnswer(body: any): QueryResult {
-  if (body?.status !== 'success')
-    return { kind: 'inconclusive', message: 'error' };
+  if (body?.status !== 'success') return { kind: 'error', message: 'error' };
   const data = body.data ?? {};
   if (data.resultType === 'scalar') {
     return { kind: 'values', values: [promNumber(data.result?.[1])] };
   }
   if (data.resultType === 'vector' && Array.isArray(data.result)) {
     if (data.result.length === 0) {
-      return { kind: 'inconclusive', message: 'no data' };
+      return { kind: 'no data' };
     }
     return {
       kind: 'values',
       values: data.result.map((sample: any) => promNumber(sample?.value?.[1])),
     };
   }
-  return { kind: 'inconclusive', message: 'error' };
+  return { kind: 'error', message: 'error' };
+}
+
+/** How a Prometheus server is asked: the timeout, the servers allowed, the fetch used. */
+export interface PrometheusRequestOptions {
+  timeoutMs?: number;
+  fetchImpl?: typeof fetch;
+  allowedAddresses?: readonly string[];
+}
+
+/** The most of an answer Fleet reads: a larger one is an error, never held in memory. */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** An answer's text, or undefined past `MAX_ANSWER_BYTES`. */
+async function boundedText(response: Response): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > MAX_ANSWER_BYTES) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  if (!response.body) return response.text();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * One GET of a Prometheus API path (`api/v1/query`, `api/v1/query_range`) at the address a
+ * template names: the parsed answer of a 2xx, or why there is none, in Fleet's words only. An
+ * address off the allow-list is not asked at all (`error`); an HTTP error, a body that is not
+ * JSON or is past `MAX_ANSWER_BYTES` is an `error`; a refusal, a timeout or a redirect (the
+ * address is the one the strategy names: a redirect elsewhere is not followed) `unreachable`.
+ */
+export async function getPrometheus(
+  address: string,
+  path: string,
+  params: Record<string, string>,
+  options: PrometheusRequestOptions = {},
+): Promise<
+  | { kind: 'body'; body: any }
+  | { kind: 'error'; message: 'error' | 'unreachable' }
+> {
+  if (
+    options.allowedAddresses &&
+    !isAllowedAddress(address, options.allowedAddresses)
+  ) {
+    return { kind: 'error', message: 'error' };
+  }
+  const url = new URL(
+    path,
+    `${normalizePrometheusAddress(address) ?? address}/`,
+  );
+  for (const [key, value] of Object.entries(params))
+    url.searchParams.set(key, value);
+  try {
+    const response = await (options.fetchImpl ?? fetch)(url, {
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      headers: { accept: 'application/json' },
+      redirect: 'error',
+    });
+    const text = await boundedText(response);
+    let body: unknown;
+    try {
+      body = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    // An HTTP error is an error whatever its body says.
+    return response.ok && body
+      ? { kind: 'body', body }
+      : { kind: 'error', message: 'error' };
+  } catch {
+    // Refused, timed out, redirected: the reason stays here (it names hosts and system errors).
+    return { kind: 'error', message: 'unreachable' };
+  }
 }
 
 /**
  * One measurement of one analysis template on one cluster, with Argo Rollouts' semantics: the
- * success condition true is `Successful`, false is `Failed`; an unreachable Prometheus, an error
- * answer or an empty vector is `Inconclusive` (never a success). The condition is evaluated by
- * jexl over `result` (the vector's values), never by `eval`. Its message is `error`,
- * `unreachable` or `no data`: nothing the provider said. With `allowedAddresses`, an address not
- * among them is not queried at all (`error`): a release stored before the list was set, or since
- * taken off it, measures nothing there.
+ * success condition true is `Successful`, false is `Failed`; a query that could not be made (an
+ * unreachable Prometheus, a timeout, an HTTP error, an error answer, a condition that cannot be
+ * evaluated) is `Error`; an answer with nothing to judge (an empty vector, NaN) is
+ * `Inconclusive`. Neither is ever a success. The condition is evaluated by jexl over `result`
+ * (the vector's values), never by `eval`. Its message is `error`, `unreachable` or `no data`:
+ * nothing the provider said. With `allowedAddresses`, an address not among them is not queried
+ * at all (`error`): a release stored before the list was set, or since taken off it, measures
+ * nothing there. A template judged against a baseline (`compare`) has no condition: it is
+ * judged by the orchestrator from two range queries, never measured here, and is an `error`
+ * without a query.
  */
 export async function measure(
   template: AnalysisTemplate,
   context: AnalysisContext,
-  options: {
-    timeoutMs?: number;
-    fetchImpl?: typeof fetch;
-    allowedAddresses?: readonly string[];
-  } = {},
+  options: PrometheusRequestOptions = {},
 ): Promise<AnalysisMeasurement> {
   const at = new Date().toISOString();
   const base = {
@@ -112,50 +199,23 @@ export async function measure(
     condition: template.successCondition,
     at,
   };
-  if (!template.provider.prometheus) {
-    return { ...base, phase: 'Inconclusive', value: null, message: 'error' };
+  const condition = template.successCondition;
+  if (!template.provider.prometheus || condition === undefined) {
+    return { ...base, phase: 'Error', value: null, message: 'error' };
   }
   const { address, query } = template.provider.prometheus;
-  if (
-    options.allowedAddresses &&
-    !isAllowedAddress(address, options.allowedAddresses)
-  ) {
-    return { ...base, phase: 'Inconclusive', value: null, message: 'error' };
-  }
-  const url = new URL(
+  const got = await getPrometheus(
+    address,
     'api/v1/query',
-    `${normalizePrometheusAddress(address) ?? address}/`,
+    { query: fillQuery(query, context) },
+    options,
   );
-  url.searchParams.set('query', fillQuery(query, context));
-  let answer: QueryResult;
-  try {
-    const response = await (options.fetchImpl ?? fetch)(url, {
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-      headers: { accept: 'application/json' },
-      // The address is the one the strategy names: a redirect elsewhere is not followed.
-      redirect: 'error',
-    });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    answer = body
-      ? readAnswer(body)
-      : { kind: 'inconclusive', message: 'error' };
-  } catch {
-    // Refused, timed out, redirected: the reason stays here (it names hosts and system errors).
-    answer = { kind: 'inconclusive', message: 'unreachable' };
+  const answer: QueryResult = got.kind === 'body' ? readAnswer(got.body) : got;
+  if (answer.kind === 'error') {
+    return { ...base, phase: 'Error', value: null, message: answer.message };
   }
-  if (answer.kind !== 'values') {
-    return {
-      ...base,
-      phase: 'Inconclusive',
-      value: null,
-      message: answer.message,
-    };
+  if (answer.kind === 'no data') {
+    return { ...base, phase: 'Inconclusive', value: null, message: 'no data' };
   }
   const value = answer.values[0];
   if (answer.values.some(v => Number.isNaN(v))) {
@@ -167,9 +227,7 @@ export async function measure(
     };
   }
   try {
-    const passed = await jexl.eval(template.successCondition, {
-      result: answer.values,
-    });
+    const passed = await jexl.eval(condition, { result: answer.values });
     return { ...base, phase: passed === true ? 'Successful' : 'Failed', value };
   } catch (error) {
     return {

@@ -6,6 +6,7 @@ import type {
   ReleaseStrategy,
 } from '@cnp/plugin-fleet-common';
 import type { NewEvent } from '../database/types';
+import { isNoResult } from './analysis';
 import { parseDuration } from './strategy';
 
 /*
@@ -151,13 +152,59 @@ export function abortRelease(
   t.event('ABORTING', reason.message, { reason: reason.reason, from, actor });
 }
 
-/** Records a measurement on a cluster; answers the abort it calls for, if any. */
+/** How many measurements a template tolerates, by their phase. */
+export interface AnalysisLimits {
+  /** Failed measurements tolerated over the release; one more aborts it. */
+  failureLimit: number;
+  /** Inconclusive measurements in a row tolerated; one more pauses the release. */
+  inconclusiveLimit: number;
+  /** Measurements in a row that could not be taken tolerated; one more aborts the release. */
+  consecutiveErrorLimit: number;
+}
+
+/** Argo Rollouts' default: a provider may fail to answer four times in a row, not five. */
+export const DEFAULT_CONSECUTIVE_ERROR_LIMIT = 4;
+
+/** What a measurement calls for: an abort (and rollback), or a pause for a human. */
+export type MeasurementVerdict =
+  | { kind: 'abort'; reason: Omit<ReleaseAbortReason, 'at'> }
+  | { kind: 'pause'; message: string; pauseReason?: string };
+
+/**
+ * Why a measurement could not be taken, in Fleet's words only (`unreachable`, `error`): what a
+ * provider said names hosts and credentials, and is never stored with a release.
+ */
+function errorWord(message: string | undefined): string {
+  return isNoResult(message) ? message : 'error';
+}
+
+function valueText(m: AnalysisMeasurement): string {
+  return m.value === null || m.value === undefined
+    ? 'no value'
+    : String(m.value);
+}
+
+/** A measurement was taken: its template's count of errors in a row starts over. */
+function clearErrors(c: CanaryClusterProgress, template: string) {
+  if (!c.errors || !(template in c.errors)) return;
+  const { [template]: _cleared, ...rest } = c.errors;
+  c.errors = rest;
+}
+
+/**
+ * Records a measurement on a cluster, with Argo Rollouts' semantics; answers what it calls for:
+ * - `Failed`: counted over the release; more than `failureLimit` aborts it.
+ * - `Error` (the measurement could not be taken): counted in a row per template; more than
+ *   `consecutiveErrorLimit` aborts the release. Any measurement taken starts the count over.
+ * - `Inconclusive` (no data): counted in a row; more than `inconclusiveLimit` pauses the release
+ *   for a human to resume or abort: no data is no reason to roll a fleet back.
+ */
 export function recordMeasurement(
   t: Transition,
   c: CanaryClusterProgress,
   m: AnalysisMeasurement,
-  limits: { failureLimit: number; inconclusiveLimit: number },
-): Omit<ReleaseAbortReason, 'at'> | undefined {
+  limits: AnalysisLimits,
+): MeasurementVerdict | undefined {
   const p = t.progress;
   p.analysis = [
     ...p.analysis.filter(
@@ -166,8 +213,9 @@ export function recordMeasurement(
     m,
   ];
   t.changed = true;
-  const value =
-    m.value === null || m.value === undefined ? 'no value' : String(m.value);
+  if (m.phase === 'Error') return recordError(t, c, m, limits);
+  clearErrors(c, m.template);
+  const value = valueText(m);
   if (m.phase === 'Successful') {
     c.inconclusive = 0;
     if (!c.passed?.includes(m.template))
@@ -182,39 +230,94 @@ export function recordMeasurement(
       `${m.template} on ${c.cluster}: ${value} does not meet ${m.condition} (${c.failures} failed, limit ${limits.failureLimit})`,
       { reason: 'ANALYSIS_FAILED' },
     );
-    if (c.failures > limits.failureLimit) {
-      return {
+    if (c.failures <= limits.failureLimit) return undefined;
+    return {
+      kind: 'abort',
+      reason: {
         reason: 'ANALYSIS_FAILED',
         message: `Analysis ${m.template} failed on ${c.cluster}: ${value} does not meet ${m.condition}`,
         cluster: c.cluster,
         metric: m.template,
         value: m.value ?? null,
         condition: m.condition,
-      };
-    }
-    return undefined;
+      },
+    };
   }
   c.inconclusive += 1;
+  const why = isNoResult(m.message) ? m.message : 'no data';
   t.event(
     'ANALYSIS_INCONCLUSIVE',
-    `${m.template} on ${c.cluster}: inconclusive (${
-      m.message ?? 'no result'
-    }; ${c.inconclusive} in a row, limit ${limits.inconclusiveLimit})`,
+    `${m.template} on ${c.cluster}: inconclusive (${why}; ${c.inconclusive} in a row, limit ${limits.inconclusiveLimit})`,
     { reason: 'ANALYSIS_INCONCLUSIVE' },
   );
-  if (c.inconclusive > limits.inconclusiveLimit) {
-    return {
+  if (c.inconclusive <= limits.inconclusiveLimit) return undefined;
+  return {
+    kind: 'pause',
+    message: `Analysis ${m.template} on ${c.cluster} was inconclusive ${c.inconclusive} times in a row (limit ${limits.inconclusiveLimit}): ${value} (${why}); the release is paused: resume it to measure again, or abort it`,
+  };
+}
+
+/** A measurement that could not be taken: counted in a row for its cluster and template. */
+function recordError(
+  t: Transition,
+  c: CanaryClusterProgress,
+  m: AnalysisMeasurement,
+  limits: AnalysisLimits,
+): MeasurementVerdict | undefined {
+  const count = (c.errors?.[m.template] ?? 0) + 1;
+  c.errors = { ...c.errors, [m.template]: count };
+  const word = errorWord(m.message);
+  t.event(
+    'ANALYSIS_ERROR',
+    `${m.template} on ${c.cluster}: could not be measured (${word}; ${count} in a row, limit ${limits.consecutiveErrorLimit})`,
+    { reason: 'ANALYSIS_ERROR' },
+  );
+  if (count <= limits.consecutiveErrorLimit) return undefined;
+  return {
+    kind: 'abort',
+    reason: {
       reason: 'ANALYSIS_FAILED',
-      message: `Analysis ${m.template} on ${c.cluster} was inconclusive ${
-        c.inconclusive
-      } times in a row: ${m.message ?? 'no result'}`,
+      message: `Analysis ${m.template} on ${c.cluster} could not be measured ${count} times in a row (limit ${limits.consecutiveErrorLimit}): ${word}`,
       cluster: c.cluster,
       metric: m.template,
       value: m.value ?? null,
       condition: m.condition,
-    };
+    },
+  };
+}
+
+/**
+ * Pauses a release whose analysis was inconclusive: its timed pauses freeze, nothing goes
+ * back, and a human resumes it (it measures again) or aborts it.
+ */
+export function pauseForAnalysis(
+  t: Transition,
+  message: string,
+  reason = 'INCONCLUSIVE',
+) {
+  const p = t.progress;
+  if (p.phase !== 'PROGRESSING') return;
+  p.phase = 'PAUSED';
+  p.pausedBy = 'fleet-release';
+  freezePauses(t);
+  t.event('PAUSED', message, { reason, from: 'PROGRESSING' });
+}
+
+/**
+ * A resumed release's analysis starts over: the counts of inconclusive measurements and of
+ * errors in a row are zero, and each template that was inconclusive or could not be measured
+ * is measured again at the next tick, not an interval after its last measurement. Failed
+ * measurements stay counted against `failureLimit`.
+ */
+export function restartAnalysis(t: Transition) {
+  const p = t.progress;
+  for (const c of p.clusters) {
+    c.inconclusive = 0;
+    c.errors = {};
   }
-  return undefined;
+  p.analysis = p.analysis.filter(
+    m => m.phase === 'Successful' || m.phase === 'Failed',
+  );
 }
 
 /** When the next measurement of `template` on `cluster` is due (now if never measured). */

@@ -4,6 +4,7 @@ import {
   abortRelease,
   freezePauses,
   nextStep,
+  restartAnalysis,
   thawPauses,
   type Transition,
 } from './releaseMachine';
@@ -76,6 +77,8 @@ export function applySteering(
       if (p.phase !== 'PAUSED')
         throw new ConflictError(`The release is ${p.phase}, not PAUSED`);
       thawPauses(t);
+      // A human resumed past what the analysis could not decide: it measures again, from zero.
+      restartAnalysis(t);
       p.phase = 'PROGRESSING';
       p.pausedBy = null;
       // A failure that paused a release without rollback is left behind by a resume.

@@ -39,6 +39,30 @@ const valid = {
   rollback: { enabled: true, timeout: '15m' },
 };
 
+const judged = {
+  name: 'latency',
+  compare: { baseline: true, direction: 'increase', alpha: 0.05 },
+  weight: 2,
+  provider: {
+    prometheus: {
+      address: 'http://prometheus:9090',
+      query:
+        'histogram_quantile(0.99, rate(latency_bucket{variant="{{variant}}"}[1m]))',
+    },
+  },
+};
+
+/** The valid strategy with one more template, judged against a baseline. */
+function withJudged(template: object, judge?: object) {
+  return {
+    ...valid,
+    analysis: {
+      templates: [...valid.analysis.templates, { ...judged, ...template }],
+      ...(judge ? { judge } : {}),
+    },
+  };
+}
+
 function problem(strategy: unknown): string {
   try {
     parseOrThrow(releaseSchema, { strategy }, 'release');
@@ -51,6 +75,42 @@ function problem(strategy: unknown): string {
 describe('release strategy', () => {
   it('accepts the strategy of the design as written', () => {
     expect(strategySchema.parse(valid)).toEqual(valid);
+  });
+
+  it('accepts Gateway API routing by an HTTPRoute, and refuses it beside Istio routing', () => {
+    const gateway = {
+      ...valid,
+      canary: {
+        ...valid.canary,
+        trafficRouting: { gatewayAPI: { httpRoute: 'payments-route' } },
+      },
+    };
+    expect(strategySchema.parse(gateway)).toEqual(gateway);
+    const both = {
+      ...valid,
+      canary: {
+        ...valid.canary,
+        trafficRouting: {
+          ...valid.canary.trafficRouting,
+          ...gateway.canary.trafficRouting,
+        },
+      },
+    };
+    expect(() => strategySchema.parse(both)).toThrow(
+      /name either istio or gatewayAPI, not both/,
+    );
+    expect(() =>
+      strategySchema.parse({
+        ...valid,
+        canary: { ...valid.canary, trafficRouting: { gatewayAPI: {} } },
+      }),
+    ).toThrow(/httpRoute/);
+  });
+
+  it('accepts a template judged against a baseline, without a successCondition', () => {
+    const strategy = withJudged({}, { pass: 90, marginal: 60 });
+    expect(strategySchema.parse(strategy)).toEqual(strategy);
+    expect(strategySchema.parse(withJudged({}, { marginal: 95 }))).toBeTruthy();
   });
 
   it("accepts an analysis by any provider's name, its settings kept as given", () => {
@@ -136,6 +196,65 @@ describe('release strategy', () => {
         },
       },
       'strategy.analysis.templates.0.successCondition: is not a valid expression',
+    ],
+    [
+      'a compared template with an alpha above 0.5',
+      withJudged({ compare: { ...judged.compare, alpha: 0.6 } }),
+      'strategy.analysis.templates.1.compare.alpha: must be above 0 and at most 0.5',
+    ],
+    [
+      'a compared template with an alpha of 0',
+      withJudged({ compare: { ...judged.compare, alpha: 0 } }),
+      'strategy.analysis.templates.1.compare.alpha: must be above 0 and at most 0.5',
+    ],
+    [
+      'a compared template with too few minSamples',
+      withJudged({ compare: { ...judged.compare, minSamples: 2 } }),
+      'strategy.analysis.templates.1.compare.minSamples',
+    ],
+    [
+      'a compare that is not against a baseline',
+      withJudged({ compare: { ...judged.compare, baseline: false } }),
+      'strategy.analysis.templates.1.compare.baseline: must be true',
+    ],
+    [
+      'a weight of 0',
+      withJudged({ weight: 0 }),
+      'strategy.analysis.templates.1.weight: must be above 0',
+    ],
+    [
+      'a marginal score above the pass score',
+      withJudged({}, { pass: 80, marginal: 90 }),
+      'strategy.analysis.judge.marginal: must be at most pass: 90 is above 80',
+    ],
+    [
+      'a marginal score above the default pass score',
+      withJudged({}, { marginal: 96 }),
+      'strategy.analysis.judge.marginal: must be at most pass: 96 is above 95',
+    ],
+    [
+      'a compared query without {{variant}}',
+      withJudged({
+        provider: {
+          prometheus: { address: 'http://prometheus:9090', query: 'up' },
+        },
+      }),
+      'strategy.analysis.templates.1.provider.prometheus.query: must use {{variant}}',
+    ],
+    [
+      'a compared template of a provider a module added',
+      withJudged({ provider: { datadog: { query: '{{variant}}' } } }),
+      'strategy.analysis.templates.1.compare: is measured through the prometheus provider only',
+    ],
+    [
+      'a template with both a successCondition and compare',
+      withJudged({ successCondition: 'result[0] < 1' }),
+      'strategy.analysis.templates.1.compare: give either a successCondition',
+    ],
+    [
+      'a template with neither a successCondition nor compare',
+      withJudged({ compare: undefined }),
+      'strategy.analysis.templates.1.successCondition: give either a successCondition',
     ],
     [
       'a wave naming two ways',

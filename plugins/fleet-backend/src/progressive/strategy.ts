@@ -2,6 +2,11 @@ import { InputError } from '@backstage/errors';
 import type { CanaryStep, ReleaseWave } from '@cnp/plugin-fleet-common';
 import jexl from 'jexl';
 import { z } from 'zod';
+import {
+  checkJudgedTemplate,
+  compareSchema,
+  judgeSchema,
+} from './judge/compareSchema';
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
 const DURATION = /^(\d+(?:\.\d+)?(ms|h|m|s))+$/;
@@ -121,7 +126,10 @@ const templateSchema = z
       .optional(),
     failureLimit: z.number().int().min(0).max(100).optional(),
     inconclusiveLimit: z.number().int().min(0).max(100).optional(),
-    successCondition: condition,
+    consecutiveErrorLimit: z.number().int().min(0).max(100).optional(),
+    successCondition: condition.optional(),
+    compare: compareSchema.optional(),
+    weight: z.number().gt(0, 'must be above 0').max(1_000_000).optional(),
     // One key: the provider's name (Fleet's `prometheus`, or one a backend module added; the
     // route checks it is registered), its value the provider's settings.
     provider: z
@@ -143,7 +151,8 @@ const templateSchema = z
         'must name exactly one analysis provider',
       ),
   })
-  .strict();
+  .strict()
+  .superRefine(checkJudgedTemplate);
 
 export const strategySchema = z
   .object({
@@ -169,13 +178,27 @@ export const strategySchema = z
               })
               .strict()
               .optional(),
+            gatewayAPI: z
+              .object({
+                // The HTTPRoute's name: a DNS subdomain, in the application's namespace.
+                httpRoute: z.string().min(1).max(253),
+              })
+              .strict()
+              .optional(),
           })
           .strict()
+          .refine(
+            routing => !(routing.istio && routing.gatewayAPI),
+            'name either istio or gatewayAPI, not both',
+          )
           .optional(),
       })
       .strict(),
     analysis: z
-      .object({ templates: z.array(templateSchema).min(1).max(10) })
+      .object({
+        templates: z.array(templateSchema).min(1).max(10),
+        judge: judgeSchema.optional(),
+      })
       .strict()
       .optional(),
     rollback: z

@@ -1,59 +1,25 @@
-import {
-  DeploymentReasons,
-  type Application,
-  type Revision,
-  type SyncDifference,
-} from '@cnp/plugin-fleet-common';
+import { DeploymentReasons, type Application } from '@cnp/plugin-fleet-common';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import pLimit from 'p-limit';
-import type {
-  ClusterRecord,
-  DeploymentState,
-  DeploymentSyncUpdate,
-} from '../database/types';
+import type { DeploymentState, DeploymentSyncUpdate } from '../database/types';
 import { ignoresReplicas } from '../deploy/DeploymentService';
-import type { AutoscalerCache, LiveObjects } from '../deploy/ManifestApplier';
-import { diffObject } from '../kubernetes/diffObject';
+import type { AutoscalerCache } from '../deploy/ManifestApplier';
+import type { ObjectSetApplyResult } from '../deploy/objectSetTypes';
 import { asError } from '../util/errors';
+import {
+  compareLive,
+  type CheckBatch,
+  type CheckerOptions,
+  type CheckOne,
+  type Compared,
+  type WorkloadHealth,
+} from './liveComparison';
 import {
   RECONCILE_ACTOR as ACTOR,
   type ReconcileSummary,
-  type ReconcileWorkerOptions,
 } from './reconcileTypes';
 
-type CheckerOptions = Pick<
-  ReconcileWorkerOptions,
-  'stores' | 'applier' | 'deployments' | 'logger' | 'reconcile' | 'liveState'
->;
-
-/** Deployments to compare, with what they are compared against. */
-export interface CheckBatch {
-  deployments: DeploymentState[];
-  revisionOf: Map<string, Revision>;
-  apps: Map<string, Application>;
-  clustersByName: Map<string, ClusterRecord>;
-  summary: ReconcileSummary;
-  /** Compared because a watch saw their objects change (heals are then limited). */
-  fromEvent?: boolean;
-}
-
-/** One deployment of a batch, with its own revision, application and cluster. */
-type CheckOne = {
-  deployment: DeploymentState;
-  revision: Revision | undefined;
-  application: Application;
-  cluster: ClusterRecord;
-  summary: ReconcileSummary;
-  autoscalers: AutoscalerCache;
-  fromEvent: boolean;
-};
-
-/** The live read of one deployment and how it differs from the desired objects. */
-type Compared = {
-  live: Extract<LiveObjects, { kind: 'read' }>;
-  differences: SyncDifference[];
-  described: string;
-  desired: Awaited<ReturnType<CheckerOptions['deployments']['desiredFor']>>;
-};
+export type { CheckBatch } from './liveComparison';
 
 /**
  * Drift, self-heal and workload health: compares a deployment's live objects with the desired
@@ -157,59 +123,26 @@ export class DeploymentChecker {
     const compared = await this.compare(one);
     if (!compared) return;
     const judge = await this.recordCompare(one, compared);
-    if (judge) await this.judgeWorkload(deployment, compared.live, summary);
+    if (judge) await this.judgeWorkload(deployment, compared.health, summary);
   }
 
   /** Reads the live objects and diffs them; undefined (recorded UNKNOWN) when unreadable. */
   private async compare(one: CheckOne): Promise<Compared | undefined> {
-    const { stores, applier, deployments, liveState } = this.options;
-    const { deployment, application, summary } = one;
-    const desired = await deployments.desiredFor({
-      application,
-      revision: one.revision,
-      cluster: one.cluster,
-    });
-    const { manifests, namespace } = desired;
-    const live = await (liveState ?? applier).readLive(
-      one.cluster,
-      namespace,
-      manifests,
-      { autoscalers: one.autoscalers },
-    );
-    if (live.kind === 'unreachable') {
-      summary.unknown += 1;
-      await stores.deployments.recordSync(
-        deployment.id,
-        { syncStatus: 'UNKNOWN', reason: 'READ_FAILED', message: live.message },
+    const compared = await compareLive(this.options, one);
+    if ('unreadable' in compared) {
+      one.summary.unknown += 1;
+      await this.options.stores.deployments.recordSync(
+        one.deployment.id,
+        {
+          syncStatus: 'UNKNOWN',
+          reason: 'READ_FAILED',
+          message: compared.unreadable,
+        },
         ACTOR,
       );
       return undefined;
     }
-    const ignore = [
-      ...(application.spec.ignoreDifferences ?? []),
-      ...(live.autoscaled ? ['/spec/replicas'] : []),
-    ];
-    const differences: SyncDifference[] = [
-      ...diffObject(manifests.deployment, live.deployment, ignore),
-      ...diffObject(manifests.service, live.service, ignore),
-      ...(manifests.podDisruptionBudget
-        ? diffObject(
-            manifests.podDisruptionBudget,
-            live.podDisruptionBudget,
-            ignore,
-          )
-        : []),
-      ...(manifests.ingress
-        ? diffObject(manifests.ingress, live.ingress, ignore)
-        : []),
-    ];
-    const described = differences
-      .map(
-        d =>
-          `${d.kind}/${d.name}${d.path === '/' ? ' (missing)' : ` ${d.path}`}`,
-      )
-      .join(', ');
-    return { live, differences, described, desired };
+    return compared;
   }
 
   /**
@@ -274,17 +207,14 @@ export class DeploymentChecker {
   ): Promise<boolean> {
     const { stores, applier } = this.options;
     const { deployment, application, summary } = one;
-    const { live, described, desired } = compared;
+    const { described, desired } = compared;
     this.healedAt.set(deployment.id, Date.now());
-    const result = await applier.apply(
-      one.cluster,
-      desired.namespace,
-      desired.manifests,
-      {
-        autoscalers: one.autoscalers,
-        ignoreReplicas: live.autoscaled || ignoresReplicas(application),
-      },
-    );
+    const result = desired.objects
+      ? await this.healObjects(one, desired.objects)
+      : await applier.apply(one.cluster, desired.namespace, desired.manifests, {
+          autoscalers: one.autoscalers,
+          ignoreReplicas: compared.autoscaled || ignoresReplicas(application),
+        });
     if (result.kind === 'applied') {
       summary.healed += 1;
       summary.synced += 1;
@@ -309,6 +239,43 @@ export class DeploymentChecker {
       forceEvent: deployment.syncStatus !== 'OUT_OF_SYNC',
     });
     return true;
+  }
+
+  /** Re-applies a component's own objects, unless its project refuses them now. */
+  private async healObjects(
+    one: CheckOne,
+    objects: KubernetesObject[],
+  ): Promise<ObjectSetApplyResult> {
+    const refused = await this.objectsRefusal(one.application, objects);
+    if (refused) return { kind: 'failed', message: refused };
+    return this.options.objectApplier!.apply(one.cluster, {
+      entityRef: one.application.entityRef,
+      objects,
+    });
+  }
+
+  /**
+   * Why a self-heal may not re-apply a component's own objects as its revision recorded them:
+   * its project refuses them now (narrowed since), or cannot be read.
+   */
+  private async objectsRefusal(
+    application: Application,
+    objects: KubernetesObject[],
+  ): Promise<string | undefined> {
+    try {
+      const refusal = await this.options.objectsRefusal?.({
+        entityRef: application.entityRef,
+        appName: application.name,
+        objects,
+      });
+      return (
+        refusal && `Not re-applied, the project refuses it now: ${refusal}`
+      );
+    } catch (error) {
+      return `Not re-applied, the project cannot be read: ${
+        asError(error).message
+      }`;
+    }
   }
 
   /**
@@ -354,13 +321,11 @@ export class DeploymentChecker {
   /** DEPLOYED -> DEGRADED / WORKLOAD_UNHEALTHY when replicas are missing, and back when they return. */
   private async judgeWorkload(
     deployment: DeploymentState,
-    live: Extract<LiveObjects, { kind: 'read' }>,
+    health: WorkloadHealth,
     summary: ReconcileSummary,
   ): Promise<void> {
     const { stores } = this.options;
-    const desired = live.deployment?.spec?.replicas ?? 1;
-    const available = live.deployment?.status?.availableReplicas ?? 0;
-    const healthy = live.deployment !== undefined && available >= desired;
+    const { healthy } = health;
     const condition = {
       status: deployment.status,
       revision: deployment.revision,
@@ -371,9 +336,7 @@ export class DeploymentChecker {
         {
           status: 'DEGRADED',
           statusReason: DeploymentReasons.WORKLOAD_UNHEALTHY,
-          message: live.deployment
-            ? `${available} of ${desired} replicas available`
-            : 'The Deployment is missing',
+          message: health.unhealthy,
         },
         ACTOR,
         condition,
@@ -393,7 +356,7 @@ export class DeploymentChecker {
         {
           status: 'DEPLOYED',
           statusReason: null,
-          message: `${available} of ${desired} replicas available again`,
+          message: health.recovered,
         },
         ACTOR,
         condition,

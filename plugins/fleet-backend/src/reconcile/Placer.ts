@@ -205,14 +205,8 @@ export class Placer {
       summary.refused.push({ entityRef, cluster, reason });
       return { refused: reason };
     }
-    if (!application.spec.image) {
-      summary.errors.push({
-        entityRef,
-        cluster,
-        message: 'the application has no image to place',
-      });
-      return undefined;
-    }
+    // An application without an image is placed all the same: its component may bring its own
+    // manifests, or name its image with cnp.io/image; the deploy says when there is none.
     try {
       const placed = await deployments.deploy(
         { entityRef, cluster, cause: 'placement' },

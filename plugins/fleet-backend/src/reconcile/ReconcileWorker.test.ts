@@ -7,6 +7,7 @@ import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
+import { eventually } from '../testing/eventually';
 import { createFleet } from '../testing/fleet';
 import { ReconcileWorker } from './ReconcileWorker';
 
@@ -78,12 +79,12 @@ describe.each(databases.eachSupportedId())(
       stores: FleetStores,
       id: string,
     ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
+      return eventually(async () => {
         const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
+        if (d.status === 'PROGRESSING' || d.status === 'PENDING')
+          throw new Error(`deployment ${id} did not settle: ${d.status}`);
+        return d;
+      });
     }
 
     async function deployed(
@@ -518,13 +519,16 @@ describe.each(databases.eachSupportedId())(
         (await h.stores.deployments.getDeployment(deployment.id))!.statusReason,
       ).toBe('WORKLOAD_UNHEALTHY');
       sim.setReadiness('east', { neverReady: false, readyDelayMs: 0 });
-      await new Promise(r => setTimeout(r, 50));
-      await h.reconciler.runOnce();
-      expect(
-        (await h.stores.deployments.getDeployment(deployment.id))!,
-      ).toMatchObject({
-        status: 'DEPLOYED',
-        statusReason: null,
+      // Once the simulator has made the pods ready (however long a loaded machine takes), a
+      // reconcile run marks it DEPLOYED again.
+      await eventually(async () => {
+        await h.reconciler.runOnce();
+        expect(
+          (await h.stores.deployments.getDeployment(deployment.id))!,
+        ).toMatchObject({
+          status: 'DEPLOYED',
+          statusReason: null,
+        });
       });
     });
 
@@ -578,10 +582,9 @@ describe.each(databases.eachSupportedId())(
       await h.worker.runCycle();
       const summary = await h.reconciler.runOnce();
       expect(summary.pruned).toEqual([{ entityRef, cluster: 'west' }]);
-      for (let i = 0; i < 200 && (await byCluster()).west; i++) {
-        await new Promise(r => setTimeout(r, 10));
-      }
-      expect((await byCluster()).west).toBeUndefined();
+      await eventually(async () =>
+        expect((await byCluster()).west).toBeUndefined(),
+      );
       expect(liveImage('west', app.name)).toBeUndefined();
       expect(liveImage('east', app.name)).toBe('dropped:1.0.0');
       const [last] = await h.stores.events.listEvents({
@@ -610,14 +613,11 @@ describe.each(databases.eachSupportedId())(
       // Its pods crash-loop now: the reconcile sees the missing replicas.
       sim.setReadiness('east', { neverReady: true });
       await h.reconciler.runOnce();
-      for (
-        let i = 0;
-        i < 200 &&
-        (await h.stores.deployments.getDeployment(d.id))!.revision < 3;
-        i++
-      ) {
-        await new Promise(r => setTimeout(r, 10));
-      }
+      await eventually(async () =>
+        expect(
+          (await h.stores.deployments.getDeployment(d.id))!.revision,
+        ).toBeGreaterThanOrEqual(3),
+      );
       const revisions = await h.stores.revisions.listRevisions(d.id);
       expect(revisions.map(r => [r.revision, r.image, r.cause])).toEqual([
         [3, 'sickly:1.0.0', 'auto-rollback'],
@@ -697,10 +697,7 @@ describe.each(databases.eachSupportedId())(
       await settle(h.stores, west.id);
       await settle(h.stores, (await on('east'))!.id);
       await h.deployments.undeploy(west.id, {}, 'ada');
-      for (let i = 0; i < 200 && (await on('west')); i++) {
-        await new Promise(r => setTimeout(r, 10));
-      }
-      expect(await on('west')).toBeUndefined();
+      await eventually(async () => expect(await on('west')).toBeUndefined());
       for (let run = 0; run < 2; run++) {
         expect((await h.reconciler.runOnce()).placed).toEqual([]);
       }
@@ -739,13 +736,13 @@ describe.each(databases.eachSupportedId())(
       expect(
         (await h.stores.applications.listApplications({ entityRef }))[0],
       ).toMatchObject({ removing: true });
-      for (let i = 0; i < 200; i++) {
-        const left = await h.stores.deployments.listDeployments({
-          applicationId: app.id,
-        });
-        if (left.length === 1) break;
-        await new Promise(r => setTimeout(r, 10));
-      }
+      await eventually(async () =>
+        expect(
+          await h.stores.deployments.listDeployments({
+            applicationId: app.id,
+          }),
+        ).toHaveLength(1),
+      );
       const summary = await h.reconciler.runOnce();
       expect(summary.placed).toEqual([]);
       expect(

@@ -17,6 +17,8 @@ import type {
   LiveObjects,
   ManifestApplier,
 } from '../deploy/ManifestApplier';
+import type { ObjectSetApplier } from '../deploy/ObjectSetApplier';
+import type { ObjectsRefusal } from '../deploy/deploymentTypes';
 import type { FleetListener } from '../events/FleetListener';
 import type { ShardOwnership } from '../sharding/types';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
@@ -103,6 +105,8 @@ export type ReconcileShards = ShardOwnership;
 export interface ReconcileWorkerOptions {
   stores: ReconcileStores;
   applier: Pick<ManifestApplier, 'apply' | 'readLive'>;
+  /** Reads and re-applies the objects of components that bring their own manifests. */
+  objectApplier?: Pick<ObjectSetApplier, 'apply' | 'readLive'>;
   deployments: Pick<
     DeploymentService,
     | 'deploy'
@@ -144,6 +148,12 @@ export interface ReconcileWorkerOptions {
     application: Application,
     cluster: ClusterRecord,
   ) => Promise<string | undefined>;
+  /**
+   * Why the component's project refuses the objects of its own manifests now (see
+   * `DeploymentServiceOptions.objectsRefusal`): a self-heal does not re-apply objects recorded
+   * before the project was narrowed. Throws when the project cannot be read.
+   */
+  objectsRefusal?: ObjectsRefusal;
   /**
    * Live state from watches: with it, a deployment whose cluster is watched is compared when one
    * of its objects changes (`checkChanged`) and in a full compare every

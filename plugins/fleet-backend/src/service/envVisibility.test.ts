@@ -14,6 +14,7 @@ const release: Release = {
   entityRef: 'component:default/payments',
   createdBy: 'user:default/ada',
   createdAt: '2026-12-01T00:00:00.000Z',
+  version: null,
   env: {
     LOG_LEVEL: 'debug',
     DB: { valueFrom: { secretKeyRef: { name: 'db', key: 'p' } } },

@@ -201,6 +201,20 @@ describe.each(databases.eachSupportedId())(
       const started = await startFleetTestBackend({
         knex,
         kubeconfigDir: sim.kubeconfigDir,
+        // A window that selects none of the clusters: listed, it never makes a release wait.
+        fleet: {
+          release: {
+            freezeWindows: [
+              {
+                name: 'nights',
+                clusterSelector: 'fleet-test=never',
+                cron: '0 22 * * *',
+                duration: '8h',
+                timeZone: 'Europe/Paris',
+              },
+            ],
+          },
+        },
       });
       running.push(started.backend);
       const { server, stores } = started;
@@ -261,6 +275,9 @@ describe.each(databases.eachSupportedId())(
       await call('get', '/summary', { expect: 200 });
       await call('get', '/events?limit=5', { expect: 200 });
       await call('get', '/events?limit=0', { expect: 400 });
+      await call('get', '/freeze-windows', { expect: 200 });
+      await call('get', '/analysis-providers', { expect: 200 });
+      await call('get', '/deployment-counts', { expect: 200 });
 
       await call('get', '/clusters?status=ONLINE&limit=1', { expect: 200 });
       await call('get', '/clusters?limit=zero', { expect: 400 });
@@ -373,6 +390,19 @@ describe.each(databases.eachSupportedId())(
         body: { toRevision: 99 },
         expect: 404,
       });
+      const preview = await call(
+        'post',
+        `/applications/${applicationId}/preview`,
+        { body: { image: 'nginx:1.28', clusters: ['east'] }, expect: 200 },
+      );
+      expect(preview.body.clusters[0]).toMatchObject({
+        cluster: 'east',
+        status: 'previewed',
+      });
+      await call('post', `/applications/${applicationId}/preview`, {
+        body: { version: '../main' },
+        expect: 400,
+      });
 
       const release = await call(
         'post',
@@ -387,10 +417,126 @@ describe.each(databases.eachSupportedId())(
         expect: 200,
       });
       await call('get', `/releases/${release.body.id}`, { expect: 200 });
+      // Stages: east is staging, west is prod, which takes only what staging verified.
+      await call('patch', `/applications/${applicationId}`, {
+        body: {
+          spec: {
+            stages: [
+              { name: 'staging', clusters: ['east'] },
+              {
+                name: 'prod',
+                clusters: ['west'],
+                requires: { stage: 'staging', soak: '1d' },
+              },
+            ],
+          },
+        },
+        expect: 200,
+      });
+      const stages = await call(
+        'get',
+        `/applications/${applicationId}/stages`,
+        {
+          expect: 200,
+        },
+      );
+      expect(stages.body.items.map((s: { name: string }) => s.name)).toEqual([
+        'staging',
+        'prod',
+      ]);
+      await call(
+        'get',
+        '/applications/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b99/stages',
+        { expect: 404 },
+      );
+      await call('post', `/applications/${applicationId}/releases`, {
+        body: { stage: 'prod' },
+        expect: 409,
+      });
+      await call('post', `/applications/${applicationId}/releases`, {
+        body: { stage: 'qa' },
+        expect: 400,
+      });
       await call('post', `/deployments/${deploymentId}/rollback`, {
         body: { toRevision: 1 },
         expect: 201,
       });
+
+      // Releases waiting before they start: listed, approved (inside a freeze window, with an
+      // override: it starts at once), rejected.
+      const waitingGate = {
+        approvals: null,
+        decisions: [],
+        window: { name: 'friday', clusters: ['east'], closesAt: null },
+        openedAt: null,
+        openedBy: null,
+      };
+      for (const id of [
+        '6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b21',
+        '6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b22',
+      ]) {
+        await stores.releases.insertRelease({
+          id,
+          applicationId,
+          createdBy: 'user:default/someone-else',
+          request: { image: 'nginx:1.29', clusters: ['east'] },
+          phase: 'WAITING_FOR_WINDOW',
+          gate: waitingGate,
+          targets: [],
+          skipped: [],
+        });
+      }
+      const waiting = await call('get', '/releases?status=WAITING_FOR_WINDOW', {
+        expect: 200,
+      });
+      expect(waiting.body.items).toHaveLength(2);
+      await call('get', '/releases?status=DONE', { expect: 400 });
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b21/approve',
+        {
+          body: { comment: 'no window yet' },
+          expect: 409,
+        },
+      );
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b21/approve',
+        {
+          body: { overrideFreeze: 'yes' },
+          expect: 400,
+        },
+      );
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b21/approve',
+        {
+          body: { comment: 'hotfix', overrideFreeze: true },
+          expect: 200,
+        },
+      );
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b22/reject',
+        {
+          body: { comment: 'not this week' },
+          expect: 200,
+        },
+      );
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b22/reject',
+        {
+          expect: 409,
+        },
+      );
+      await call(
+        'post',
+        '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b98/approve',
+        {
+          expect: 404,
+        },
+      );
 
       // A progressive release waiting at a pause: every steering action applies.
       const progressive = await stores.releases.insertRelease({

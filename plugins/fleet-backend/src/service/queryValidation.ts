@@ -58,6 +58,17 @@ export function parsePageQuery(
   return parseOrThrow(z.object(pageQueryShape()), query, 'query');
 }
 
+/** `GET /releases`'s query: the spec's (the waiting status to list, both when absent). */
+export function parseWaitingQuery(query: unknown): {
+  status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+} {
+  checkQuery('get', '/releases', query);
+  const { status } = query as {
+    status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+  };
+  return { status };
+}
+
 /** `DELETE /deployments/:id`'s query: the spec's; `force` as a boolean. */
 export function parseUndeployQuery(query: unknown): { force?: boolean } {
   checkQuery('delete', '/deployments/{id}', query);

@@ -8,6 +8,8 @@ import { registerHealthRoutes } from './routes/health';
 import { registerApplicationRoutes } from './routes/applications';
 import { registerReleaseRoutes } from './routes/releases';
 import { registerDeploymentRoutes } from './routes/deployments';
+import { registerFreezeWindowRoutes } from './routes/freezeWindows';
+import { registerAnalysisProviderRoutes } from './routes/analysisProviders';
 
 export type { RouterOptions, RouterStores } from './routerOptions';
 
@@ -92,6 +94,8 @@ export async function createRouter(
   registerApplicationRoutes(router, ctx);
   registerReleaseRoutes(router, ctx);
   registerDeploymentRoutes(router, ctx);
+  registerFreezeWindowRoutes(router, ctx);
+  registerAnalysisProviderRoutes(router, ctx);
 
   return router;
 }

@@ -1,5 +1,6 @@
 import type {
   AuditorService,
+  BackstageCredentials,
   HttpAuthService,
   LoggerService,
   PermissionsService,
@@ -15,6 +16,8 @@ import type {
 } from '../database/types';
 import type { DeploymentService } from '../deploy/DeploymentService';
 import type { ReleaseService } from '../progressive/ReleaseService';
+import type { Decider } from '../stages/gates';
+import type { FreezeWindows } from '../stages/freezeWindows';
 import type { TenancyChecks } from './tenancyChecks';
 
 /** What the API reads, and the cluster writes it makes itself. */
@@ -32,7 +35,10 @@ export type RouterStores = {
   >;
   deployments: Pick<
     DeploymentStore,
-    'listDeployments' | 'getDeployment' | 'countDeploymentsByStatus'
+    | 'listDeployments'
+    | 'getDeployment'
+    | 'countDeploymentsByStatus'
+    | 'countDeploymentsByCluster'
   >;
   revisions: Pick<RevisionStore, 'listRevisions'>;
   events: Pick<EventStore, 'listEvents' | 'listRecentEvents'>;
@@ -59,11 +65,28 @@ export interface RouterOptions {
     | 'rollback'
     | 'undeploy'
     | 'removeApplication'
+    | 'preview'
   >;
   releases: Pick<
     ReleaseService,
-    'release' | 'getRelease' | 'listReleases' | 'steer'
+    | 'release'
+    | 'getRelease'
+    | 'listReleases'
+    | 'steer'
+    | 'planStage'
+    | 'listStages'
+    | 'approve'
+    | 'reject'
+    | 'listWaitingReleases'
+    | 'assertDirectDeploy'
+    | 'withdrawWaiting'
   >;
+  /**
+   * Who a caller deciding on a release is, with their groups (the catalog's word); without it
+   * a caller belongs to no group, so only releases whose stage names no approver group can be
+   * decided on.
+   */
+  deciderOf?: (credentials: BackstageCredentials) => Promise<Decider>;
   /**
    * Whether discovery still finds a cluster of this name in the kubeconfig sources (from a
    * recent discovery, shared: not one discovery per call).
@@ -92,6 +115,11 @@ export interface RouterOptions {
    * those backend modules added (default: `prometheus` only).
    */
   analysisProviders?: readonly string[];
+  /**
+   * The freeze windows of the configuration (`fleet.release.freezeWindows`), for
+   * `GET /freeze-windows`; absent: none.
+   */
+  freezeWindows?: FreezeWindows;
   /**
    * The key list cursors are signed with, the same on every replica (the state store's); a
    * random one when not given (cursors then hold for this router only).

@@ -10,7 +10,8 @@ import { useSimulator } from '@cnp/kube-simulator';
 import { startFleetTestBackend } from '../testBackend';
 import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
 
-jest.setTimeout(60_000);
+// Generous: the write-route test waits on background applies, slow on a loaded machine.
+jest.setTimeout(240_000);
 
 const databases = createTestDatabases();
 
@@ -117,6 +118,8 @@ function allRoutes(seed: Seed): RouteCase[] {
     { method: 'get', path: '/clusters/east' },
     { method: 'get', path: '/clusters/east/events' },
     { method: 'get', path: '/summary' },
+    { method: 'get', path: '/deployment-counts' },
+    { method: 'get', path: '/analysis-providers' },
     { method: 'get', path: '/events' },
     { method: 'get', path: '/events?limit=5' },
     { method: 'get', path: '/applications' },
@@ -338,7 +341,7 @@ describe.each(databases.eachSupportedId())(
     it('answers 401 on every route but /health without valid credentials, and changes nothing', async () => {
       const { server, knex, seed } = await start();
       const routes = allRoutes(seed);
-      expect(routes).toHaveLength(32);
+      expect(routes).toHaveLength(34);
       const before = await snapshotFleetTables(knex);
       const simBefore = simState();
 
@@ -433,7 +436,8 @@ describe.each(databases.eachSupportedId())(
         // An undeploy or a removal answers 409 while a deployment is still being applied (the
         // deploy by hand, the release and its steps above apply in the background): as a
         // caller would, it is asked again once those applies started.
-        const deadline = Date.now() + 20_000;
+        // A generous bound: on a loaded machine those applies take tens of seconds.
+        const deadline = Date.now() + 120_000;
         let res;
         for (;;) {
           permissions.authorize.mockClear();
@@ -451,6 +455,9 @@ describe.each(databases.eachSupportedId())(
         // A route that would supersede the seeded running release is allowed, then a 409.
         expect({
           route: `${route.method} ${route.path}`,
+          ...(res.status >= 300 && !route.supersedesRelease
+            ? { answer: [res.status, res.body?.error?.message] }
+            : {}),
           ok: route.supersedesRelease
             ? res.status === 409 &&
               String(res.body.error?.message).includes(seed.releaseId)

@@ -161,3 +161,91 @@ describe('list queries', () => {
     );
   });
 });
+
+describe('a canary judged against its baseline, in the spec', () => {
+  const strategy = (template: object, judge?: object) => ({
+    canary: { steps: [{ setWeight: 50 }] },
+    analysis: {
+      templates: [
+        {
+          name: 'latency',
+          provider: {
+            prometheus: {
+              address: 'http://prometheus:9090',
+              query: 'latency{variant="{{variant}}"}',
+            },
+          },
+          ...template,
+        },
+      ],
+      ...(judge ? { judge } : {}),
+    },
+  });
+  const compare = { baseline: true, direction: 'increase' };
+
+  it('takes a template with compare and no successCondition, and a judge', () => {
+    expect(
+      isSchema(
+        'ReleaseStrategy',
+        strategy({ compare, weight: 2 }, { pass: 90, marginal: 70 }),
+      ),
+    ).toBe(true);
+    expect(
+      isSchema('ReleaseStrategy', strategy({ successCondition: 'true' })),
+    ).toBe(true);
+  });
+
+  it('refuses an alpha, minSamples, direction, weight or score out of range', () => {
+    const refused = [
+      strategy({ compare: { ...compare, alpha: 0 } }),
+      strategy({ compare: { ...compare, alpha: 0.51 } }),
+      strategy({ compare: { ...compare, minSamples: 2 } }),
+      strategy({ compare: { ...compare, minSamples: 3.5 } }),
+      strategy({ compare: { ...compare, direction: 'up' } }),
+      strategy({ compare: { ...compare, baseline: false } }),
+      strategy({ compare: { direction: 'increase' } }),
+      strategy({ compare, weight: 0 }),
+      strategy({ compare }, { pass: 101 }),
+      strategy({ compare }, { marginal: -1 }),
+    ];
+    refused.forEach(value =>
+      expect(isSchema('ReleaseStrategy', value)).toBe(false),
+    );
+  });
+
+  it('describes what a step stores', () => {
+    const metric = {
+      template: 'latency',
+      result: 'High',
+      canaryMedian: 0.4,
+      baselineMedian: 0.2,
+      u: 850,
+      p: 0.0001,
+      canarySamples: 30,
+      baselineSamples: 30,
+      weight: 1,
+    };
+    const judgment = {
+      at: '2026-12-06T14:00:00.000Z',
+      cluster: 'east',
+      stepIndex: 1,
+      score: 0,
+      verdict: 'Fail',
+      metrics: [
+        metric,
+        {
+          ...metric,
+          result: 'NoData',
+          canaryMedian: null,
+          baselineMedian: null,
+          u: null,
+          p: null,
+        },
+      ],
+    };
+    expect(isSchema('CanaryJudgment', judgment)).toBe(true);
+    expect(isSchema('CanaryJudgment', { ...judgment, verdict: 'Maybe' })).toBe(
+      false,
+    );
+  });
+});

@@ -9,6 +9,8 @@ import {
 } from './kubernetesValues';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
 import { strategySchema } from '../progressive/strategy';
+import { stageIssues, type Stage } from '../stages/stageRules';
+import { affinitySchema, tolerationSchema } from './podSchedulingSchemas';
 import { checkBody, isPathParameter, isSchema } from './specValidation';
 
 /*
@@ -192,132 +194,6 @@ export function applicationIdOr404(value: string): string {
 /** Trimmed before it is used: a schema checks a value, it does not change it. */
 export const entityRef = z.string().trim().min(1).max(255);
 
-/**
- * Kubernetes' rules between a selector requirement's operator and its values (In and NotIn need
- * values, Exists and DoesNotExist take none, Gt and Lt one integer): rules between fields.
- */
-const selectorRequirement = z
-  .object({ operator: z.string(), values: z.array(z.string()).optional() })
-  .passthrough()
-  .superRefine((r, ctx) => {
-    const count = r.values?.length ?? 0;
-    if ((r.operator === 'In' || r.operator === 'NotIn') && count === 0)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['values'],
-        message: `${r.operator} needs at least one value`,
-      });
-    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && count)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['values'],
-        message: `${r.operator} takes no values`,
-      });
-    if (
-      (r.operator === 'Gt' || r.operator === 'Lt') &&
-      (count !== 1 || !/^-?\d+$/.test(r.values![0]))
-    )
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['values'],
-        message: `${r.operator} needs exactly one integer value`,
-      });
-  });
-
-/** A node selector term needs matchExpressions or matchFields: a rule between fields. */
-const nodeSelectorTerm = z
-  .object({
-    matchExpressions: z.array(selectorRequirement).optional(),
-    matchFields: z.array(selectorRequirement).optional(),
-  })
-  .passthrough()
-  .refine(
-    t => (t.matchExpressions?.length ?? 0) + (t.matchFields?.length ?? 0) > 0,
-    'a node selector term needs matchExpressions or matchFields',
-  );
-
-const podAffinityTerm = z
-  .object({
-    labelSelector: z
-      .object({ matchExpressions: z.array(selectorRequirement).optional() })
-      .passthrough()
-      .optional(),
-  })
-  .passthrough();
-
-const podAffinity = z
-  .object({
-    requiredDuringSchedulingIgnoredDuringExecution: z
-      .array(podAffinityTerm)
-      .optional(),
-    preferredDuringSchedulingIgnoredDuringExecution: z
-      .array(z.object({ podAffinityTerm }).passthrough())
-      .optional(),
-  })
-  .passthrough();
-
-/** Kubernetes `affinity`: its selector requirements' operator and values rules. */
-export const affinitySchema: z.ZodTypeAny = z
-  .object({
-    nodeAffinity: z
-      .object({
-        requiredDuringSchedulingIgnoredDuringExecution: z
-          .object({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
-          .passthrough()
-          .optional(),
-        preferredDuringSchedulingIgnoredDuringExecution: z
-          .array(z.object({ preference: nodeSelectorTerm }).passthrough())
-          .optional(),
-      })
-      .passthrough()
-      .optional(),
-    podAffinity: podAffinity.optional(),
-    podAntiAffinity: podAffinity.optional(),
-  })
-  .passthrough();
-
-/**
- * A Kubernetes toleration, with the API server's rules between operator, key, value and effect:
- * rules between fields.
- */
-export const tolerationSchema = z
-  .object({
-    key: z.string().optional(),
-    operator: z.string().optional(),
-    value: z.string().optional(),
-    effect: z.string().optional(),
-    tolerationSeconds: z.number().optional(),
-  })
-  .passthrough()
-  .superRefine((t, ctx) => {
-    if (!t.key && t.operator !== 'Exists')
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['operator'],
-        message: "must be 'Exists' when key is empty (to tolerate every taint)",
-      });
-    if (t.operator === 'Exists' && t.value)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['value'],
-        message: "must be empty when operator is 'Exists'",
-      });
-    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute')
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['tolerationSeconds'],
-        message: "is only allowed with effect 'NoExecute'",
-      });
-  });
-
-/** What the spec cannot check of an application's spec: the scheduling fields' rules. */
-const applicationSpecRules = z
-  .object({
-    affinity: affinitySchema.optional(),
-    tolerations: z.array(tolerationSchema).optional(),
-  })
-  .passthrough();
-
 const labelSelectorExpression = z
   .object({ operator: z.string(), values: z.array(z.string()).optional() })
   .passthrough()
@@ -360,6 +236,33 @@ const clusterSelectorSchema = z.unknown().transform((value, ctx) => {
   }
   return structured as Schemas['ClusterSelector'];
 });
+
+/**
+ * What the spec cannot check of an application's spec: the scheduling fields' rules, and its
+ * stages' (their selectors parsed as a placement's; names, order and clusters by ../stages).
+ */
+const applicationSpecRules = z
+  .object({
+    affinity: affinitySchema.optional(),
+    tolerations: z.array(tolerationSchema).optional(),
+    stages: z
+      .array(
+        z
+          .object({ clusterSelector: clusterSelectorSchema.optional() })
+          .passthrough(),
+      )
+      .optional(),
+  })
+  .passthrough()
+  .superRefine((spec, ctx) =>
+    addIssues(
+      ctx,
+      stageIssues(spec.stages as Stage[] | undefined).map(issue => ({
+        ...issue,
+        path: ['stages', ...issue.path],
+      })),
+    ),
+  );
 
 /** What the spec cannot check of a placement: its cluster selectors. */
 export const placementSchema = z
@@ -470,6 +373,18 @@ export const parseRelease = bodyParser<ReleaseBody>(
   releaseSchema,
 );
 
+/** `POST /releases/:id/approve`'s body (none: `{}`): all the spec's. */
+export const parseApproval = bodyParser<Schemas['ReleaseDecisionRequest']>(
+  'post /releases/{id}/approve',
+  'approval',
+);
+
+/** `POST /releases/:id/reject`'s body (none: `{}`): all the spec's. */
+export const parseRejection = bodyParser<Schemas['ReleaseDecisionRequest']>(
+  'post /releases/{id}/reject',
+  'rejection',
+);
+
 /** `POST /deployments/:id/rollback`'s body (none: `{}`): all the spec's. */
 export const parseRollback = bodyParser<Schemas['RollbackRequest']>(
   'post /deployments/{id}/rollback',
@@ -484,3 +399,9 @@ export const parseRollback = bodyParser<Schemas['RollbackRequest']>(
 export const writeTargetSchema = z
   .object({ entityRef: entityRef.optional() })
   .passthrough();
+
+/** `POST /applications/:id/preview`'s body: all the spec's. */
+export const parsePreview = bodyParser<Schemas['PreviewRequest']>(
+  'post /applications/{id}/preview',
+  'preview',
+);

@@ -84,6 +84,32 @@ describe('readProjects', () => {
     expect(bad({ secrets: ['{name}-*'] })).toThrow(
       /secrets entry '\{name\}-\*'/,
     );
+    expect(bad({ podSecurity: 'strict' })).toThrow(
+      "Invalid config value fleet.projects[0].podSecurity 'strict': expected one of privileged, baseline, restricted",
+    );
+  });
+
+  it('holds pods to baseline unless a project names its pod security level', () => {
+    expect(defaultProject('apps').podSecurity).toBe('baseline');
+    const levels = readProjects(
+      new ConfigReader({
+        projects: ['baseline', 'restricted', 'privileged', undefined].map(
+          (podSecurity, i) => ({
+            name: `p${i}`,
+            owners: [`p${i}`],
+            namespaces: [`p${i}`],
+            ...(podSecurity && { podSecurity }),
+          }),
+        ),
+      }),
+      'default',
+    ).map(p => p.podSecurity);
+    expect(levels).toEqual([
+      'baseline',
+      'restricted',
+      'privileged',
+      'baseline',
+    ]);
   });
 });
 
@@ -275,5 +301,306 @@ describe('ProjectGuard', () => {
         namespace: 'payments',
       }),
     ).toBe(false);
+  });
+});
+
+describe('ProjectGuard.objectsRefusal', () => {
+  const ingress = (spec: JsonObject) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: 'web', namespace: 'payments' },
+    spec,
+  });
+  const backend = {
+    service: { name: 'web', port: { number: 80 } },
+  };
+  const rule = (host?: string) => ({
+    ...(host !== undefined ? { host } : {}),
+    http: { paths: [{ path: '/', pathType: 'Prefix', backend }] },
+  });
+  const refusal = (objects: object[]) =>
+    guard(teams).objectsRefusalOf({
+      entityRef: 'component:default/payments',
+      appName: 'payments',
+      objects,
+    });
+
+  it("lets an Ingress of the manifests answer for the project's hosts only", async () => {
+    await expect(
+      refusal([ingress({ rules: [rule('shop.payments.example.com')] })]),
+    ).resolves.toBeUndefined();
+    await expect(
+      refusal([
+        ingress({
+          rules: [rule('shop.payments.example.com'), rule('login.bank.com')],
+        }),
+      ]),
+    ).resolves.toBe(
+      "Ingress 'web': Ingress host 'login.bank.com' is not in project payments (its hosts: *.payments.example.com)",
+    );
+    await expect(
+      refusal([ingress({ rules: [rule('*.payments.example.com')] })]),
+    ).resolves.toMatch("Ingress host '*.payments.example.com' is a wildcard");
+  });
+
+  it('refuses an Ingress that would answer for every host: a rule without one, or a default backend', async () => {
+    await expect(refusal([ingress({ rules: [rule()] })])).resolves.toMatch(
+      "Ingress 'web': a rule names no host",
+    );
+    await expect(
+      refusal([ingress({ defaultBackend: backend })]),
+    ).resolves.toMatch("Ingress 'web': a default backend");
+  });
+
+  it("checks an Ingress's TLS hosts and certificate Secret", async () => {
+    await expect(
+      refusal([
+        ingress({
+          rules: [rule('shop.payments.example.com')],
+          tls: [
+            {
+              hosts: ['shop.payments.example.com'],
+              secretName: 'payments-tls',
+            },
+          ],
+        }),
+      ]),
+    ).resolves.toBeUndefined();
+    await expect(
+      refusal([
+        ingress({
+          rules: [rule('shop.payments.example.com')],
+          tls: [{ hosts: ['login.bank.com'], secretName: 'payments-tls' }],
+        }),
+      ]),
+    ).resolves.toMatch("Ingress host 'login.bank.com' is not in project");
+    await expect(
+      refusal([
+        ingress({
+          rules: [rule('shop.payments.example.com')],
+          tls: [
+            {
+              hosts: ['shop.payments.example.com'],
+              secretName: 'bank-wildcard-cert',
+            },
+          ],
+        }),
+      ]),
+    ).resolves.toMatch(
+      "TLS Secret 'bank-wildcard-cert' is not in project payments",
+    );
+  });
+
+  const workload = (podSpec: JsonObject, kind = 'Deployment') => ({
+    apiVersion: 'apps/v1',
+    kind,
+    metadata: { name: 'web', namespace: 'payments' },
+    spec:
+      kind === 'CronJob'
+        ? { jobTemplate: { spec: { template: { spec: podSpec } } } }
+        : { template: { spec: podSpec } },
+  });
+  const container = (extra: JsonObject) => ({
+    name: 'web',
+    image: 'nginx:1.27',
+    ...extra,
+  });
+
+  it('lets pods of the manifests read Secrets and ConfigMaps of the project only', async () => {
+    await expect(
+      refusal([
+        workload({
+          containers: [
+            container({
+              envFrom: [{ secretRef: { name: 'payments-db' } }],
+              env: [
+                {
+                  name: 'KEY',
+                  valueFrom: {
+                    configMapKeyRef: { name: 'payments-cfg', key: 'k' },
+                  },
+                },
+              ],
+            }),
+          ],
+          volumes: [
+            { name: 'c', secret: { secretName: 'payments-cert' } },
+            { name: 'ca', configMap: { name: 'kube-root-ca.crt' } },
+          ],
+        }),
+      ]),
+    ).resolves.toBeUndefined();
+    const refused: Array<[string, JsonObject, string?]> = [
+      [
+        'env',
+        {
+          containers: [
+            container({
+              env: [
+                {
+                  name: 'PASSWORD',
+                  valueFrom: {
+                    secretKeyRef: { name: 'ledger-db', key: 'password' },
+                  },
+                },
+              ],
+            }),
+          ],
+        },
+      ],
+      [
+        'envFrom',
+        {
+          initContainers: [
+            container({ envFrom: [{ secretRef: { name: 'ledger-db' } }] }),
+          ],
+          containers: [container({})],
+        },
+      ],
+      [
+        'volume',
+        {
+          containers: [container({})],
+          volumes: [{ name: 'db', secret: { secretName: 'ledger-db' } }],
+        },
+      ],
+      [
+        'projected volume',
+        {
+          containers: [container({})],
+          volumes: [
+            {
+              name: 'db',
+              projected: { sources: [{ secret: { name: 'ledger-db' } }] },
+            },
+          ],
+        },
+        'CronJob',
+      ],
+    ];
+    const answers = await Promise.all(
+      refused.map(async ([how, podSpec, kind]) => [
+        how,
+        await refusal([workload(podSpec, kind)]),
+      ]),
+    );
+    expect(Object.fromEntries(answers)).toEqual(
+      Object.fromEntries(
+        refused.map(([how, , kind]) => [
+          how,
+          `${
+            kind ?? 'Deployment'
+          } 'web': Secret 'ledger-db' is not in project payments (its secrets: payments-*)`,
+        ]),
+      ),
+    );
+  });
+
+  it('lets a project that may apply Namespaces make only those it names exactly', async () => {
+    const g = guard([{ ...teams[0], kinds: { allow: ['Namespace'] } }]);
+    const namespace = (name: string) =>
+      g.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects: [{ kind: 'Namespace', metadata: { name } }],
+      });
+    await expect(namespace('payments')).resolves.toBeUndefined();
+    await expect(namespace('kube-system')).resolves.toBe(
+      "Namespace 'kube-system': namespace 'kube-system' is a system namespace Fleet does not deploy to",
+    );
+    for (const name of ['payments-blue', 'ledger']) {
+      await expect(namespace(name)).resolves.toBe(
+        `Namespace '${name}': project payments names no namespace '${name}' exactly, and a Namespace of the manifests must be one it names so (its namespaces: payments, payments-*, *)`,
+      );
+    }
+  });
+
+  it("holds the pods of the manifests to the project's pod security level", async () => {
+    const privileged = workload({
+      containers: [container({ securityContext: { privileged: true } })],
+    });
+    const builtIn = ProjectGuard.create({
+      projects: [defaultProject('payments')],
+      ownerOf: async () => undefined,
+      deployNamespace: 'payments',
+    });
+    await expect(
+      builtIn.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects: [privileged],
+      }),
+    ).resolves.toBe(
+      "Deployment 'web' container 'web': privileged containers are not allowed by project default's pod security (baseline)",
+    );
+    // A configured project that names no level is at baseline too; a rule of the pod itself
+    // names no container.
+    await expect(
+      refusal([
+        workload(
+          {
+            hostPID: true,
+            containers: [container({})],
+          },
+          'CronJob',
+        ),
+      ]),
+    ).resolves.toBe(
+      "CronJob 'web': sharing the host's namespaces (hostPID) is not allowed by project payments's pod security (baseline)",
+    );
+    const at = (podSecurity: string, objects: object[]) =>
+      guard([{ ...teams[0], podSecurity }]).objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects,
+      });
+    const plain = workload({ containers: [container({})] });
+    await expect(at('baseline', [plain])).resolves.toBeUndefined();
+    await expect(at('restricted', [plain])).resolves.toBe(
+      "Deployment 'web' container 'web': securityContext.runAsNonRoot: true (on the container or the pod) is required by project payments's pod security (restricted)",
+    );
+    await expect(
+      at('restricted', [
+        workload({
+          securityContext: {
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            container({
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+              },
+            }),
+          ],
+        }),
+      ]),
+    ).resolves.toBeUndefined();
+    await expect(
+      at('privileged', [
+        privileged,
+        workload({
+          hostNetwork: true,
+          volumes: [{ name: 'root', hostPath: { path: '/' } }],
+          containers: [container({})],
+        }),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it('refuses a Service with external IPs, which takes their traffic from the whole cluster', async () => {
+    const service = (spec: JsonObject) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'payments' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80 }], ...spec },
+    });
+    await expect(refusal([service({})])).resolves.toBeUndefined();
+    await expect(
+      refusal([service({ externalIPs: ['10.96.0.10'] })]),
+    ).resolves.toBe(
+      "Service 'web': external IPs (10.96.0.10) would take the traffic for those addresses of every pod of the cluster: Fleet applies no Service with spec.externalIPs",
+    );
   });
 });

@@ -6,6 +6,8 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import { matchesSelector } from '../kubernetes/labelSelector';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
+import { objectsRefusal } from './manifestRules';
+import { expand, hostRefusal, matchesPattern } from './patterns';
 import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
 
 /** The owner of a component in the catalog (a full, lower-case entity ref), or undefined. */
@@ -16,6 +18,18 @@ export type EntityOwnerReader = (
 /** A cluster as a project sees it. */
 export type ProjectCluster = { name: string; labels: Record<string, string> };
 
+/** An object of a component's own manifests, as the project rules look at it. */
+export interface ManifestObject {
+  kind?: string;
+  /** Its name and namespace; a Pod's annotations are read for its AppArmor profiles. */
+  metadata?: { name?: string; namespace?: string };
+  /**
+   * Read for an Ingress's hosts and Secrets, and for the pod templates: what pods read
+   * (Secrets, ConfigMaps) and how they run (the project's pod security).
+   */
+  spec?: unknown;
+}
+
 /** What a write would set, as the project rules look at it. */
 export interface ProjectWrite {
   /** The application's Kubernetes name (`{app}` in patterns). */
@@ -24,19 +38,6 @@ export interface ProjectWrite {
   placement?: Pick<ApplicationPlacement, 'overrides'>;
   /** Environment set by a release. */
   env?: EnvMap;
-}
-
-/** `*` matches any run of characters (none included); anything else matches itself. */
-export function matchesPattern(value: string, pattern: string): boolean {
-  const source = pattern
-    .split('*')
-    .map(part => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`).test(value);
-}
-
-function expand(pattern: string, appName: string): string {
-  return pattern.split('{app}').join(appName);
 }
 
 /**
@@ -113,6 +114,11 @@ export class ProjectGuard {
   }
 
   /** The namespace the application's objects go to. */
+  /** Whether Fleet never deploys to `namespace` (a system namespace). */
+  isForbiddenNamespace(namespace: string): boolean {
+    return this.forbidden.has(namespace);
+  }
+
   namespaceOf(spec: ProjectWrite['spec']): string {
     return spec?.namespace ?? this.deployNamespace;
   }
@@ -162,7 +168,7 @@ export class ProjectGuard {
     );
   }
 
-  private secretRefusal(
+  secretRefusal(
     project: FleetProject,
     what: string,
     name: string,
@@ -201,6 +207,25 @@ export class ProjectGuard {
     return undefined;
   }
 
+  /** See `objectsRefusal` (manifestRules.ts). */
+  objectsRefusal(
+    project: FleetProject,
+    objects: readonly ManifestObject[],
+    appName: string,
+  ): string | undefined {
+    return objectsRefusal(this, project, objects, appName);
+  }
+
+  /** Why the component's project refuses the objects (see `objectsRefusal`), or undefined. */
+  async objectsRefusalOf(request: {
+    entityRef: string;
+    appName: string;
+    objects: readonly ManifestObject[];
+  }): Promise<string | undefined> {
+    const project = await this.projectOf(request.entityRef);
+    return this.objectsRefusal(project, request.objects, request.appName);
+  }
+
   /** The first rule a write breaks, in words, or undefined. */
   writeRefusal(project: FleetProject, write: ProjectWrite): string | undefined {
     const { appName, spec } = write;
@@ -221,18 +246,8 @@ export class ProjectGuard {
     }
     const ingress = spec?.ingress;
     if (ingress) {
-      if (ingress.host.startsWith('*')) {
-        return `Ingress host '${ingress.host}' is a wildcard: Fleet applies Ingresses for one host only`;
-      }
-      if (!project.ingressHosts.some(p => matchesPattern(ingress.host, p))) {
-        return `Ingress host '${ingress.host}' is not in project ${
-          project.name
-        } (${
-          project.ingressHosts.length
-            ? `its hosts: ${project.ingressHosts.join(', ')}`
-            : 'it allows no Ingress host'
-        })`;
-      }
+      const refusedHost = hostRefusal(project, ingress.host);
+      if (refusedHost) return refusedHost;
       if (ingress.tls) {
         // `tls: true` reads the certificate of `<app>-tls`: a Secret all the same.
         const refusal = this.secretRefusal(
@@ -325,3 +340,5 @@ export class ProjectGuard {
     return project;
   }
 }
+
+export { matchesPattern } from './patterns';

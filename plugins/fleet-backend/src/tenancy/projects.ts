@@ -2,6 +2,11 @@ import { type Config } from '@backstage/config';
 import { configGroupRef } from '../catalog/entityRefs';
 import type { ClusterSelector } from '@cnp/plugin-fleet-common';
 import { parseLabelSelector } from '../kubernetes/labelSelector';
+import {
+  DEFAULT_POD_SECURITY_LEVEL,
+  POD_SECURITY_LEVELS,
+  type PodSecurityLevel,
+} from './podSecurity';
 
 /**
  * A project: what the components of some owners may make Fleet touch (after Argo CD's
@@ -25,6 +30,11 @@ export interface FleetProject {
   ingressHosts: string[];
   /** The kinds of manifests it may apply (for manifests brought from repositories). */
   kinds: { allow: string[]; deny: string[] };
+  /**
+   * The Pod Security Standards level the pod templates of its manifests meet (`baseline` unless
+   * it names another): Fleet applies them with its own credentials on nodes many teams share.
+   */
+  podSecurity: PodSecurityLevel;
   /** The built-in project used when none is configured. */
   builtIn?: boolean;
 }
@@ -63,7 +73,7 @@ export const DEFAULT_PROJECT_NAME = 'default';
 /**
  * Without `fleet.projects`, one project holds every component: the deploy namespace, Secrets
  * and ConfigMaps named after the application (`<application name>-*`), no Ingress host, every
- * cluster.
+ * cluster, pods of its manifests at the `baseline` Pod Security Standard.
  */
 export function defaultProject(deployNamespace: string): FleetProject {
   return {
@@ -73,6 +83,7 @@ export function defaultProject(deployNamespace: string): FleetProject {
     secrets: ['{app}-*'],
     ingressHosts: [],
     kinds: { allow: DEFAULT_PROJECT_KINDS, deny: [] },
+    podSecurity: DEFAULT_POD_SECURITY_LEVEL,
     builtIn: true,
   };
 }
@@ -105,7 +116,7 @@ function patterns(
 
 /**
  * Reads `fleet.projects` (the `fleet` section given): each project's name, owners, clusters,
- * namespaces, secrets, ingressHosts and kinds. Without it, the built-in `default` project. A
+ * namespaces, secrets, ingressHosts, kinds and podSecurity. Without it, the built-in `default` project. A
  * mistake stops the backend naming the entry: a wrong project would open or close the wrong
  * doors.
  */
@@ -179,6 +190,15 @@ export function readProjects(
       return list;
     };
     const allow = kindList('allow');
+    const podSecurity =
+      section.getOptionalString('podSecurity') ?? DEFAULT_POD_SECURITY_LEVEL;
+    if (!POD_SECURITY_LEVELS.includes(podSecurity as PodSecurityLevel)) {
+      throw new Error(
+        `Invalid config value ${at}.podSecurity '${podSecurity}': expected one of ${POD_SECURITY_LEVELS.join(
+          ', ',
+        )}`,
+      );
+    }
     return {
       name,
       owners,
@@ -190,6 +210,7 @@ export function readProjects(
         allow: allow.length > 0 ? allow : DEFAULT_PROJECT_KINDS,
         deny: kindList('deny'),
       },
+      podSecurity: podSecurity as PodSecurityLevel,
     };
   });
 }

@@ -33,16 +33,19 @@ export interface FleetAnalysisProvider {
   readonly type: string;
   /**
    * One measurement of the template on one cluster: the success condition true is `Successful`,
-   * false `Failed`; no answer, an error answer or no data is `Inconclusive` (never a success),
-   * with the message `unreachable`, `error` or `no data`. Fleet keeps only the phase, the value
-   * and those words (any other message is `error`); a rejection is an `error` measurement. The
+   * false `Failed`; a measurement that could not be taken (no answer, an error answer) is `Error`
+   * with the message `unreachable` or `error`, an answer with nothing to judge `Inconclusive`
+   * with the message `no data` (neither is ever a success). Fleet keeps only the phase, the value
+   * and those words; an `Inconclusive` one that says `unreachable` or `error` is an `Error`, and a
+   * rejection, or a phase Fleet does not know, is an `Error` (`error`). Errors in a row abort a
+   * release past the template's `consecutiveErrorLimit`; inconclusive ones pause it. The
    * provider's own text goes to the backend's log, never to the release.
    */
   measure(options: {
     template: AnalysisTemplate;
     /**
      * The template's settings for this provider (`template.provider[type]`), as the release gave
-     * them: an object, which the provider checks itself (settings it cannot use: `Inconclusive`).
+     * them: an object, which the provider checks itself (settings it cannot use: `Error`).
      */
     config: Record<string, unknown>;
     context: FleetAnalysisContext;

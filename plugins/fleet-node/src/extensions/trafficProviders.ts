@@ -73,6 +73,8 @@ export interface FleetTrafficTarget {
   weights: number[];
   /** The strategy's Istio routing, when it names a VirtualService. */
   istio?: { virtualService: string; routes?: string[] };
+  /** The strategy's Gateway API routing, when it names an HTTPRoute. */
+  gatewayAPI?: { httpRoute: string };
   /** The strategy's analysis templates and what their queries are filled with. */
   analysis?: { templates: AnalysisTemplate[]; context: FleetAnalysisContext };
 }
@@ -95,10 +97,11 @@ export type FleetTrafficStepOutcome =
     };
 
 /**
- * One way of steering a canary's traffic on a cluster (Fleet's own: `rollout` for Argo Rollouts,
- * `istio` for an Istio VirtualService's weights, `replicas` for a canary Deployment beside the
- * stable one). Every call must be idempotent: the release orchestrator calls again after a
- * restart, or at the next tick while an outcome is `waiting`.
+ * One way of steering a canary's traffic on a cluster (Fleet's own: `gateway-api` for a Gateway
+ * API HTTPRoute's weights, `rollout` for Argo Rollouts, `istio` for an Istio VirtualService's
+ * weights, `replicas` for a canary Deployment beside the stable one). Every call must be
+ * idempotent: the release orchestrator calls again after a restart, or at the next tick while an
+ * outcome is `waiting`.
  *
  * @public
  */
@@ -166,8 +169,8 @@ export interface FleetTrafficProvider {
  */
 export interface FleetTrafficProvidersExtensionPoint {
   /**
-   * Adds traffic providers, asked before Fleet's own (`rollout`, `istio`, `replicas`) in the
-   * order added. An id already taken is an error at startup.
+   * Adds traffic providers, asked before Fleet's own (`gateway-api`, `rollout`, `istio`,
+   * `replicas`) in the order added. An id already taken is an error at startup.
    */
   addTrafficProvider(...providers: FleetTrafficProvider[]): void;
 }

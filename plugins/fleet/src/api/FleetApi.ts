@@ -8,8 +8,14 @@ import type {
   Deployment,
   FleetEvent,
   FleetSummary,
+  ClusterDeploymentCounts,
   HealthCycleSummary,
+  Preview,
+  PreviewRequest,
   Release,
+  FreezeWindow,
+  AnalysisProvider,
+  StageStatus,
   ReleaseStrategy,
   Revision,
 } from '@cnp/plugin-fleet-common';
@@ -20,6 +26,11 @@ export interface CreateDeploymentRequest {
   cluster: string;
   image?: string;
   replicas?: number;
+  /**
+   * For a component that brings its own manifests (`cnp.io/manifests-ref`): the branch, tag or
+   * commit to deploy; unset, the ref its source location names.
+   */
+  version?: string;
 }
 
 /**
@@ -36,6 +47,13 @@ export interface CreateReleaseRequest {
    * validates it (400 with its reason).
    */
   strategy?: ReleaseStrategy;
+  /** As {@link CreateDeploymentRequest.version}. */
+  version?: string;
+  /**
+   * The application's stage to release to (its clusters); a stage that requires another takes
+   * only a version that stage verified, and may wait for approvals.
+   */
+  stage?: string;
 }
 
 /**
@@ -56,6 +74,8 @@ export interface FleetApi {
   listClusterEvents(name: string): Promise<FleetEvent[]>;
   listRecentEvents(options?: { limit?: number }): Promise<FleetEvent[]>;
   getSummary(): Promise<FleetSummary>;
+  /** Deployments per cluster and status; clusters without any are left out. */
+  listDeploymentCounts(): Promise<ClusterDeploymentCounts[]>;
   runHealthCycle(): Promise<HealthCycleSummary>;
   listApplications(options?: { entityRef?: string }): Promise<Application[]>;
   /** One application across the fleet: per cluster its revision, image and sync status. */
@@ -69,6 +89,17 @@ export interface FleetApi {
     applicationId: string,
     request: CreateReleaseRequest,
   ): Promise<Release>;
+  /**
+   * What a deploy or release would change, by a server-side dry run on each target cluster
+   * (`request.clusters`; unset, the clusters the application is deployed to, else the ones its
+   * placement selects): per object whether it is created, updated (with the changed paths),
+   * unchanged or pruned. Nothing is written. A cluster the project or an ownership rule refuses
+   * is `refused` in the answer, not an error.
+   */
+  previewApplication(
+    applicationId: string,
+    request: PreviewRequest,
+  ): Promise<Preview>;
   getRelease(id: string): Promise<Release>;
   /** The application's releases, newest first. */
   listReleases(applicationId: string): Promise<Release[]>;
@@ -86,6 +117,30 @@ export interface FleetApi {
    * The API answers 409 on a finished release.
    */
   abortRelease(id: string): Promise<Release>;
+  /**
+   * Approves a release waiting for approval; with `overrideFreeze`, starts it inside an open
+   * freeze window. The API answers 403 to the release's author and to whoever is not in one of
+   * the stage's approver groups, 409 when the release waits for nothing an approval gives.
+   */
+  approveRelease(
+    id: string,
+    decision?: { comment?: string; overrideFreeze?: boolean },
+  ): Promise<Release>;
+  /** Rejects a waiting release: it ends REJECTED, nothing applied. */
+  rejectRelease(id: string, decision?: { comment?: string }): Promise<Release>;
+  /** The fleet's releases waiting for an approval or a freeze window, oldest first. */
+  listWaitingReleases(options?: {
+    status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+  }): Promise<Release[]>;
+  /** The configured freeze windows, open ones first. */
+  listFreezeWindows(): Promise<FreezeWindow[]>;
+  /**
+   * The analysis providers a release's strategy may name; for `prometheus`, the servers the
+   * backend allows it to query (`fleet.analysis.prometheus.allowedAddresses`).
+   */
+  listAnalysisProviders(): Promise<AnalysisProvider[]>;
+  /** The application's stages in order, each with what it runs and verified. */
+  listStages(applicationId: string): Promise<StageStatus[]>;
   listDeployments(options?: {
     entityRef?: string;
     cluster?: string;

@@ -6,6 +6,7 @@ import {
   cluster,
   deployment,
   event,
+  manifestsPreview,
   release,
   revision,
   summary,
@@ -185,7 +186,7 @@ describe('FleetClient', () => {
     ]);
   });
 
-  it('creates a deployment with a JSON body', async () => {
+  it('creates a deployment with a JSON body, a version among it', async () => {
     let body: unknown;
     server.use(
       http.post(`${base}/deployments`, async ({ request }) => {
@@ -207,6 +208,17 @@ describe('FleetClient', () => {
       cluster: 'sim-1',
       image: 'nginx:1.27',
       replicas: 2,
+    });
+
+    await client.createDeployment({
+      entityRef: 'component:default/ledger',
+      cluster: 'sim-1',
+      version: 'release/2.1',
+    });
+    expect(body).toEqual({
+      entityRef: 'component:default/ledger',
+      cluster: 'sim-1',
+      version: 'release/2.1',
     });
   });
 
@@ -348,17 +360,17 @@ describe('FleetClient', () => {
     const id = 'app a/1#2?x';
     const encoded = 'app%20a%2F1%232%3Fx';
     let seen: Array<{ method: string; path: string; body?: unknown }>;
+    const record = async (request: Request) => {
+      const text = await request.text();
+      seen.push({
+        method: request.method,
+        path: new URL(request.url).pathname,
+        ...(text ? { body: JSON.parse(text) } : {}),
+      });
+    };
 
     beforeEach(() => {
       seen = [];
-      const record = async (request: Request) => {
-        const text = await request.text();
-        seen.push({
-          method: request.method,
-          path: new URL(request.url).pathname,
-          ...(text ? { body: JSON.parse(text) } : {}),
-        });
-      };
       server.use(
         http.post(`${base}/applications/:id/releases`, async ({ request }) => {
           await record(request);
@@ -399,6 +411,61 @@ describe('FleetClient', () => {
             image: 'ghcr.io/acme/payments:1.5.0',
             clusters: ['sim-1', 'sim-2'],
           },
+        },
+      ]);
+    });
+
+    it('previews with POST and the JSON body, answering the preview of each cluster', async () => {
+      const answer = manifestsPreview();
+      server.use(
+        http.post(`${base}/applications/:id/preview`, async ({ request }) => {
+          await record(request);
+          return HttpResponse.json(answer);
+        }),
+      );
+      expect(
+        await client.previewApplication(id, {
+          clusters: ['sim-1', 'sim-2'],
+          version: 'v2.1.0',
+          replicas: 2,
+        }),
+      ).toEqual(answer);
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          path: `/api/fleet/applications/${encoded}/preview`,
+          body: {
+            clusters: ['sim-1', 'sim-2'],
+            version: 'v2.1.0',
+            replicas: 2,
+          },
+        },
+      ]);
+    });
+
+    it('previewApplication throws the API error in its own words', async () => {
+      const message =
+        "Could not read the manifests of component:default/ledger at 'nope': no such ref";
+      server.use(
+        http.post(`${base}/applications/:id/preview`, () =>
+          errorBody('InputError', message, 400),
+        ),
+      );
+      const error = await client
+        .previewApplication('app-1', { version: 'nope' })
+        .catch(e => e);
+      expect(error.name).toBe('ResponseError');
+      expect(error.statusCode).toBe(400);
+      expect(apiErrorMessage(error)).toBe(message);
+    });
+
+    it('sends the version of a release', async () => {
+      await client.createRelease(id, { version: 'v2.1.0' });
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          path: `/api/fleet/applications/${encoded}/releases`,
+          body: { version: 'v2.1.0' },
         },
       ]);
     });

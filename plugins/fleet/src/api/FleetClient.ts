@@ -15,9 +15,15 @@ import {
   type Deployment,
   type FleetEvent,
   type FleetSummary,
+  type ClusterDeploymentCounts,
   type HealthCycleSummary,
+  type Preview,
+  type PreviewRequest,
+  type FreezeWindow,
+  type AnalysisProvider,
   type Release,
   type Revision,
+  type StageStatus,
 } from '@cnp/plugin-fleet-common';
 import type {
   CreateDeploymentRequest,
@@ -108,6 +114,10 @@ export class FleetClient implements FleetApi {
     return this.call('get', '/summary');
   }
 
+  async listDeploymentCounts(): Promise<ClusterDeploymentCounts[]> {
+    return (await this.call('get', '/deployment-counts')).items;
+  }
+
   runHealthCycle(): Promise<HealthCycleSummary> {
     return this.call('post', '/health/run');
   }
@@ -131,6 +141,16 @@ export class FleetClient implements FleetApi {
     request: CreateReleaseRequest,
   ): Promise<Release> {
     return this.call('post', '/applications/{id}/releases', {
+      path: { id: applicationId },
+      body: request,
+    });
+  }
+
+  previewApplication(
+    applicationId: string,
+    request: PreviewRequest,
+  ): Promise<Preview> {
+    return this.call('post', '/applications/{id}/preview', {
       path: { id: applicationId },
       body: request,
     });
@@ -162,6 +182,52 @@ export class FleetClient implements FleetApi {
 
   abortRelease(id: string): Promise<Release> {
     return this.call('post', '/releases/{id}/abort', { path: { id } });
+  }
+
+  approveRelease(
+    id: string,
+    decision: { comment?: string; overrideFreeze?: boolean } = {},
+  ): Promise<Release> {
+    return this.call('post', '/releases/{id}/approve', {
+      path: { id },
+      body: decision,
+    });
+  }
+
+  rejectRelease(
+    id: string,
+    decision: { comment?: string } = {},
+  ): Promise<Release> {
+    return this.call('post', '/releases/{id}/reject', {
+      path: { id },
+      body: decision,
+    });
+  }
+
+  async listWaitingReleases(options?: {
+    status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+  }): Promise<Release[]> {
+    const { items } = await this.call('get', '/releases', {
+      query: { status: options?.status },
+    });
+    return items;
+  }
+
+  async listFreezeWindows(): Promise<FreezeWindow[]> {
+    const { items } = await this.call('get', '/freeze-windows');
+    return items;
+  }
+
+  async listAnalysisProviders(): Promise<AnalysisProvider[]> {
+    const { items } = await this.call('get', '/analysis-providers');
+    return items;
+  }
+
+  async listStages(applicationId: string): Promise<StageStatus[]> {
+    const { items } = await this.call('get', '/applications/{id}/stages', {
+      path: { id: applicationId },
+    });
+    return items;
   }
 
   listDeployments(options?: {

@@ -6,6 +6,8 @@ import type {
   Deployment,
   FleetEvent,
   FleetSummary,
+  ManifestSource,
+  Preview,
   Release,
   Revision,
 } from '@cnp/plugin-fleet-common';
@@ -106,6 +108,7 @@ export function revision(
     outcome: 'DEPLOYED',
     outcomeReason: null,
     outcomeAt: now(),
+    source: null,
     ...extra,
   };
 }
@@ -138,6 +141,7 @@ export function release(released: string[], offline: string[] = []): Release {
     createdBy: 'user:default/alice',
     createdAt: now(),
     image: 'ghcr.io/acme/payments:1.5.0',
+    version: null,
     status: 'PROGRESSING',
     targets: released.map(c => ({
       cluster: c,
@@ -251,6 +255,97 @@ export function applicationStatus(
   };
 }
 
+/** Where `ledger`'s manifests came from: `deploy/` of its repository at v2.1.0. */
+export function manifestSource(
+  extra: Partial<ManifestSource> = {},
+): ManifestSource {
+  return {
+    url: 'https://github.com/acme/ledger/tree/v2.1.0/deploy',
+    version: 'v2.1.0',
+    commit: '3f9c2a17b0d84e5c9a6f1e2d3c4b5a6978695a4b',
+    digest:
+      'sha256:9d1c0f2e6b7a8c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9d0e1f',
+    objectCount: 4,
+    ...extra,
+  };
+}
+
+/**
+ * A preview of `ledger` at v2.1.0: on sim-1 a ConfigMap created, the Deployment updated (its
+ * image and replicas), the Service unchanged and an old CronJob pruned; sim-2 refused.
+ */
+export function manifestsPreview(extra: Partial<Preview> = {}): Preview {
+  return {
+    source: manifestSource(),
+    clusters: [
+      {
+        cluster: 'sim-1',
+        status: 'previewed',
+        message: null,
+        objects: [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            namespace: 'ledger',
+            name: 'ledger-settings',
+            action: 'create',
+            paths: [],
+          },
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            namespace: 'ledger',
+            name: 'ledger-api',
+            action: 'update',
+            paths: ['/spec/replicas', '/spec/template/spec/containers/0/image'],
+          },
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            namespace: 'ledger',
+            name: 'ledger-api',
+            action: 'unchanged',
+            paths: [],
+          },
+          {
+            apiVersion: 'batch/v1',
+            kind: 'CronJob',
+            namespace: 'ledger',
+            name: 'ledger-nightly-report',
+            action: 'prune',
+            paths: [],
+          },
+        ],
+      },
+      {
+        cluster: 'sim-2',
+        status: 'refused',
+        message:
+          "Project 'finance' does not allow kind ClusterRole on cluster 'sim-2'",
+        objects: [],
+      },
+    ],
+    ...extra,
+  };
+}
+
+/** `ledger`, whose own manifests are in `deploy/` of its repository. */
+export const ledgerEntity: Entity = {
+  apiVersion: 'backstage.io/v1alpha1',
+  kind: 'Component',
+  metadata: {
+    name: 'ledger',
+    namespace: 'default',
+    annotations: {
+      'cnp.io/manifests-ref': 'dir:./deploy',
+      // Beside its manifests: never sent for them unless the user types it.
+      'cnp.io/image': 'ghcr.io/acme/ledger:2.1.0',
+      'cnp.io/clusters': 'sim-1,sim-2',
+    },
+  },
+  spec: { type: 'service', lifecycle: 'production', owner: 'guests' },
+};
+
 export const paymentsEntity: Entity = {
   apiVersion: 'backstage.io/v1alpha1',
   kind: 'Component',
@@ -323,16 +418,26 @@ export function mockFleetApi(
     listClusterEvents: jest.fn().mockResolvedValue([event]),
     listRecentEvents: jest.fn().mockResolvedValue([event]),
     getSummary: jest.fn().mockResolvedValue(summary),
+    listDeploymentCounts: jest.fn().mockResolvedValue([]),
     runHealthCycle: jest.fn(),
     listApplications: jest.fn().mockResolvedValue([]),
     getApplicationStatus: jest.fn(),
     createRelease: jest.fn(),
+    previewApplication: jest.fn(),
     getRelease: jest.fn(),
     listReleases: jest.fn().mockResolvedValue([]),
     promoteRelease: jest.fn(),
     pauseRelease: jest.fn(),
     resumeRelease: jest.fn(),
     abortRelease: jest.fn(),
+    approveRelease: jest.fn(),
+    rejectRelease: jest.fn(),
+    listWaitingReleases: jest.fn().mockResolvedValue([]),
+    listFreezeWindows: jest.fn().mockResolvedValue([]),
+    listAnalysisProviders: jest
+      .fn()
+      .mockResolvedValue([{ type: 'prometheus', addresses: [] }]),
+    listStages: jest.fn().mockResolvedValue([]),
     listDeployments: jest.fn().mockResolvedValue([]),
     createDeployment: jest.fn(),
     listDeploymentEvents: jest.fn().mockResolvedValue([]),

@@ -1,6 +1,7 @@
 import type { DiscoveryService } from '@backstage/backend-plugin-api';
 import {
   mockServices,
+  type TestDatabaseId,
   type TestDatabases,
 } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
@@ -17,12 +18,15 @@ export type Authorization = {
 };
 
 /**
- * The real Fleet backend the actions talk to, on SQLite of `databases`, over a simulator with
+ * The real Fleet backend the actions talk to, on a fresh `databaseId` database of `databases`, over a simulator with
  * the clusters alpha and bravo (one health cycle run, so both are ONLINE), and the client the
  * scaffolder uses. The permission service allows everyone but user:default/mallory and records
  * every check in `authorized`.
  */
-export async function startFleetForActions(databases: TestDatabases): Promise<{
+export async function startFleetForActions(
+  databases: TestDatabases,
+  databaseId: TestDatabaseId,
+): Promise<{
   sim: KubeSimulator;
   fleet: Awaited<ReturnType<typeof startFleetTestBackend>>;
   client: FleetApiClient;
@@ -63,7 +67,7 @@ export async function startFleetForActions(databases: TestDatabases): Promise<{
     },
   });
   const fleet = await startFleetTestBackend({
-    knex: await databases.init('SQLITE_3'),
+    knex: await databases.init(databaseId),
     kubeconfigDir: sim.kubeconfigDir,
     features: [permissions.factory],
   });

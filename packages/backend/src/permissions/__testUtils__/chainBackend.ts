@@ -55,6 +55,8 @@ export async function startChainBackend(options: {
       }),
       mockServices.rootConfig.factory({
         data: {
+          // Where links in notifications point (the notifications backend needs it).
+          app: { baseUrl: 'http://localhost:3000' },
           permission: { enabled: true },
           catalog: {
             rules: [{ allow: options.allowKinds }],

@@ -1,3 +1,4 @@
+import { steeredWorkload } from '../../deploy/repositoryObjects';
 import type { CanaryClusterProgress } from '@cnp/plugin-fleet-common';
 import type {
   FleetTrafficProvider,
@@ -96,8 +97,10 @@ async function readTarget(
     cluster: tick.deps.traffic.cluster(cluster),
     namespace: stable.namespace,
     name: application.name,
-    stable: stable.manifests,
-    canary: canary.manifests,
+    stable:
+      stable.manifests ?? steeredWorkload(stable.objects, application.name),
+    canary:
+      canary.manifests ?? steeredWorkload(canary.objects, application.name),
     stableRevision: c.previousRevision,
     canaryRevision: c.previousRevision + 1,
     replicas,
@@ -112,6 +115,7 @@ async function readTarget(
           routes: strategy.canary.trafficRouting.istio.virtualService.routes,
         }
       : undefined,
+    gatewayAPI: strategy.canary.trafficRouting?.gatewayAPI,
     analysis: strategy.analysis
       ? { templates: strategy.analysis.templates, context }
       : undefined,

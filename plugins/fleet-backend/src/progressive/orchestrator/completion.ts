@@ -44,6 +44,7 @@ async function deployNewRevision(tick: Tick, c: CanaryClusterProgress) {
         image: record.request.image,
         replicas: record.request.replicas,
         env: record.request.env,
+        version: record.request.version,
         cause: 'release',
       },
       record.createdBy,

@@ -3,6 +3,7 @@ import type { FleetTrafficProvider } from '@cnp/plugin-fleet-node';
 import type { ClusterRecord } from '../../database/types';
 import { asError } from '../../util/errors';
 import { targetFor } from './canaryTarget';
+import { baselineRefusal } from './judging';
 import { deploymentOn, fail, type Tick } from './tick';
 
 export async function startCluster(
@@ -50,16 +51,19 @@ export async function startCluster(
     t.changed = true;
     return;
   }
-  if (provider.startRefusal) {
+  const noBaseline = baselineRefusal(strategy, provider);
+  if (noBaseline || provider.startRefusal) {
     const revision = await tick.deps.stores.revisions.getRevision(
       deployment.id,
       deployment.revision,
     );
-    const refusal = await provider.startRefusal({
-      cluster: traffic.cluster(cluster),
-      namespace: revision?.namespace ?? tick.deps.namespace,
-      name: application.name,
-    });
+    const refusal =
+      noBaseline ??
+      (await provider.startRefusal?.({
+        cluster: traffic.cluster(cluster),
+        namespace: revision?.namespace ?? tick.deps.namespace,
+        name: application.name,
+      }));
     if (refusal) {
       fail(tick, {
         reason: 'STEP_FAILED',

@@ -6,12 +6,14 @@ import type {
 import { asError } from '../../util/errors';
 import { measure as measurePrometheus } from '../analysis';
 import {
+  DEFAULT_CONSECUTIVE_ERROR_LIMIT,
   measurementDue,
   nextStep,
   pauseMs,
   recordMeasurement,
 } from '../releaseMachine';
 import { targetFor } from './canaryTarget';
+import { judge, judgedInStep, thresholdTemplates } from './judging';
 import { fail, type Tick } from './tick';
 
 export async function runStep(tick: Tick, c: CanaryClusterProgress) {
@@ -45,7 +47,7 @@ export async function runStep(tick: Tick, c: CanaryClusterProgress) {
       c.pauseUntil = new Date(
         Date.parse(c.stepStartedAt ?? t.iso) + duration,
       ).toISOString();
-      c.message = `paused until ${c.pauseUntil}`;
+      c.message = `timed pause of ${step.pause.duration}`;
       t.event(
         'PAUSE_STARTED',
         `${c.cluster}: step ${c.stepIndex + 1} pauses ${
@@ -55,6 +57,16 @@ export async function runStep(tick: Tick, c: CanaryClusterProgress) {
       );
     }
     if (c.pauseUntil && Date.parse(c.pauseUntil) <= t.now) {
+      // A timed pause is where the canary is judged against its baseline at its weight: it
+      // ends once a judgment of this step passed.
+      if (!judgedInStep(tick, c)) {
+        const message = `pause over: waiting for a passing judgment against the baseline at ${c.weight}%`;
+        if (c.message !== message) {
+          c.message = message;
+          t.changed = true;
+        }
+        return;
+      }
       nextStep(t, c, 'pause over');
       t.event('STEP_DONE', `${c.cluster}: pause of step ${c.stepIndex} over`, {
         reason: 'STEP_DONE',
@@ -158,7 +170,9 @@ export async function toCompletion(tick: Tick, c: CanaryClusterProgress) {
 
 export async function analyse(tick: Tick, c: CanaryClusterProgress) {
   const { t, strategy } = tick;
-  const templates = strategy.analysis?.templates ?? [];
+  await judge(tick, c);
+  if (tick.failure) return;
+  const templates = thresholdTemplates(strategy);
   const due = templates.filter(tp =>
     measurementDue(t.progress, c.cluster, tp, t.now),
   );
@@ -173,8 +187,9 @@ export async function analyse(tick: Tick, c: CanaryClusterProgress) {
         const m = await measure(tp, context, {
           timeoutMs: tick.deps.analysisTimeoutMs ?? 5_000,
         }).catch((error): AnalysisMeasurement => {
-          // A measurement that rejects is an error, counted against the limits like any other,
-          // never a tick that fails (and tries again) for ever; its text stays in the log.
+          // A measurement that rejects could not be taken: an error, counted against
+          // `consecutiveErrorLimit` like any other, never a tick that fails (and tries again)
+          // for ever; its text stays in the log.
           tick.deps.logger.warn(
             `Release ${tick.record.id}: ${tp.name} on ${
               c.cluster
@@ -185,7 +200,7 @@ export async function analyse(tick: Tick, c: CanaryClusterProgress) {
             cluster: c.cluster,
             condition: tp.successCondition,
             at: new Date().toISOString(),
-            phase: 'Inconclusive',
+            phase: 'Error',
             value: null,
             message: 'error',
           };
@@ -195,13 +210,17 @@ export async function analyse(tick: Tick, c: CanaryClusterProgress) {
     );
   for (const [tp, m] of results) {
     const failureLimit = tp.failureLimit ?? 0;
-    const abort = recordMeasurement(t, c, m, {
+    const verdict = recordMeasurement(t, c, m, {
       failureLimit,
       inconclusiveLimit: tp.inconclusiveLimit ?? failureLimit,
+      consecutiveErrorLimit:
+        tp.consecutiveErrorLimit ?? DEFAULT_CONSECUTIVE_ERROR_LIMIT,
     });
-    if (abort && t.progress.phase === 'PROGRESSING') {
-      fail(tick, abort);
+    if (verdict?.kind === 'abort' && t.progress.phase === 'PROGRESSING') {
+      fail(tick, verdict.reason);
       return;
     }
+    // A pause waits for the wave to settle: a failure found in the same tick aborts instead.
+    if (verdict?.kind === 'pause') tick.pause ??= verdict.message;
   }
 }

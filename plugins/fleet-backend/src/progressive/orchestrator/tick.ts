@@ -21,6 +21,7 @@ import type {
 import type { DeploymentService } from '../../deploy/DeploymentService';
 import { asError } from '../../util/errors';
 import type { AnalysisContext } from '../analysis';
+import type { QueryRange } from '../judge/rangeQuery';
 import { abortRelease, freezePauses, type Transition } from '../releaseMachine';
 import type { CanaryTarget } from '../traffic/canaryObjects';
 import type { TrafficProviders } from '../traffic/TrafficProviders';
@@ -65,7 +66,17 @@ export interface ReleaseOrchestratorOptions {
     context: AnalysisContext,
     options: { timeoutMs?: number },
   ) => Promise<AnalysisMeasurement>;
+  /**
+   * One side (canary or baseline) of a template judged against a baseline, over a window
+   * (default: Prometheus's query_range, any address).
+   */
+  queryRange?: QueryRange;
   concurrency?: number;
+  /**
+   * Runs first at every tick: the releases waiting for a freeze window that closed start
+   * (see ReleaseGates.openClosedWindows). None: releases never wait for a window.
+   */
+  openGates?: () => Promise<void>;
 }
 
 /** What one tick knows about a release. */
@@ -86,6 +97,13 @@ export interface Tick {
    * an abort decided while other clusters are mid-step would have them write over it.
    */
   failure?: Parameters<typeof abortRelease>[1];
+  /**
+   * Why this tick's analysis pauses the release (an inconclusive one past its limit): applied,
+   * like a failure, once every cluster of the wave has settled, and only if none failed.
+   */
+  pause?: string;
+  /** The pause's reason (`INCONCLUSIVE` unless said, `JUDGMENT_MARGINAL`). */
+  pauseReason?: string;
   /** The clusters whose Kubernetes objects this tick may have changed. */
   touched: Set<string>;
   /** Each cluster's canary description, read once per tick (step, analysis and cleanup share it). */

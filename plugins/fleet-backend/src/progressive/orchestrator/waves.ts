@@ -1,7 +1,11 @@
 import type { CanaryClusterProgress } from '@cnp/plugin-fleet-common';
 import pLimit from 'p-limit';
 import { asError } from '../../util/errors';
-import { abortRelease, rollbackTimeoutMs } from '../releaseMachine';
+import {
+  abortRelease,
+  pauseForAnalysis,
+  rollbackTimeoutMs,
+} from '../releaseMachine';
 import { targetFor } from './canaryTarget';
 import { complete } from './completion';
 import { startCluster } from './startCluster';
@@ -37,6 +41,10 @@ export async function progressWave(tick: Tick) {
     // The abort sends every cluster the release changed back, or marks it pending.
     await tick.loadClusters(p.clusters.map(x => x.cluster));
     applyFailure(tick);
+    return;
+  }
+  if (tick.pause) {
+    pauseForAnalysis(t, tick.pause, tick.pauseReason);
     return;
   }
   if (p.phase !== 'PROGRESSING') return;
@@ -126,8 +134,9 @@ export async function advanceCluster(
   c: CanaryClusterProgress,
 ): Promise<void> {
   const { t, strategy } = tick;
-  // Nothing more on a cluster once this tick has a failure to apply.
-  const going = () => t.progress.phase === 'PROGRESSING' && !tick.failure;
+  // Nothing more on a cluster once this tick has a failure (or a pause) to apply.
+  const going = () =>
+    t.progress.phase === 'PROGRESSING' && !tick.failure && !tick.pause;
   if (!going()) return;
   const cluster = tick.clusters.get(c.cluster);
   if (c.state === 'WAITING') {

@@ -66,6 +66,7 @@ describe('TrafficProviders', () => {
 
   it("keeps Fleet's own ids and order for its built-in providers", () => {
     expect(builtInTrafficProviders().map(p => p.id)).toEqual([
+      'gateway-api',
       'rollout',
       'istio',
       'replicas',

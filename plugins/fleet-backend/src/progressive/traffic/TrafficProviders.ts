@@ -8,6 +8,7 @@ import type {
   ClusterAccess,
   ClusterClients,
 } from '../../kubernetes/ClusterClients';
+import { createGatewayApiTrafficProvider } from './gatewayProvider';
 import { createIstioTrafficProvider } from './istioProvider';
 import { createReplicasTrafficProvider } from './replicasProvider';
 import { createRolloutTrafficProvider } from './rolloutProvider';
@@ -15,14 +16,18 @@ import { createRolloutTrafficProvider } from './rolloutProvider';
 const PROVIDER_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
- * Fleet's own traffic providers, in the order they are asked: an Argo Rollout where the cluster
- * serves them, Istio weights where asked and served, else replicas (which steers anywhere).
+ * Fleet's own traffic providers, in the order they are asked: Gateway API weights where asked
+ * and served (before Argo Rollouts, which steers an HTTPRoute only through a plugin Fleet does
+ * not configure: a Rollout would size the canary by replicas and leave the route as it is), an
+ * Argo Rollout where the cluster serves them, Istio weights where asked and served, else
+ * replicas (which steers anywhere).
  */
 export function builtInTrafficProviders(
   options: { requestTimeoutMs?: number } = {},
 ): FleetTrafficProvider[] {
   const requestTimeoutMs = options.requestTimeoutMs ?? 15_000;
   return [
+    createGatewayApiTrafficProvider({ requestTimeoutMs }),
     createRolloutTrafficProvider({ requestTimeoutMs }),
     createIstioTrafficProvider({ requestTimeoutMs }),
     createReplicasTrafficProvider({ requestTimeoutMs }),

@@ -84,6 +84,8 @@ export async function openSession(
 }
 
 export const canaryName = (name: string) => `${name}-canary`;
+/** The baseline a canary judged against one runs beside it: the stable revision's pods. */
+export const baselineName = (name: string) => `${name}-baseline`;
 
 /**
  * The canary's Service: `<service>-canary`, shortened with a hash of the whole name when that
@@ -91,6 +93,9 @@ export const canaryName = (name: string) => `${name}-canary`;
  */
 export const canaryServiceName = (target: Pick<CanaryTarget, 'name'>) =>
   sanitizeK8sName(canaryName(serviceNameFor(target.name)));
+/** The baseline's Service under Istio: `<service>-baseline`, shortened as the canary's is. */
+export const baselineServiceName = (target: Pick<CanaryTarget, 'name'>) =>
+  sanitizeK8sName(baselineName(serviceNameFor(target.name)));
 
 /** The component a canary is for: its objects carry this entity ref. */
 export function entityRefOf(target: CanaryTarget): string | undefined {
@@ -142,17 +147,20 @@ export function analysisTemplateName(
 }
 
 /**
- * The strategy's templates an Argo Rollout runs as AnalysisTemplates: the Prometheus ones. An
- * AnalysisTemplate names one of Argo's own providers, so a provider a backend module added cannot
- * be one; Fleet measures every template itself in every mode, those included, and aborts the
- * Rollout when one fails.
+ * The strategy's templates an Argo Rollout runs as AnalysisTemplates: the Prometheus ones with a
+ * successCondition. An AnalysisTemplate names one of Argo's own providers, so a provider a backend
+ * module added cannot be one, and it is a threshold, so a template judged against a baseline
+ * (`compare`) cannot be one either; Fleet measures every template itself in every mode, those
+ * included, and aborts the Rollout when one fails.
  */
 export function rolloutAnalysisTemplates(target: CanaryTarget) {
-  return (target.analysis?.templates ?? []).flatMap(template =>
-    template.provider.prometheus
-      ? [{ ...template, prometheus: template.provider.prometheus }]
-      : [],
-  );
+  return (target.analysis?.templates ?? []).flatMap(template => {
+    const { prometheus } = template.provider;
+    const { successCondition } = template;
+    return prometheus && successCondition !== undefined
+      ? [{ ...template, successCondition, prometheus }]
+      : [];
+  });
 }
 
 /** The API groups the cluster serves (`/apis`). */
@@ -380,7 +388,7 @@ export async function guarded(
 }
 
 /**
- * Deletes the canary's objects (Deployment, Service, Rollout, AnalysisTemplates) that are
+ * Deletes the canary's objects (Deployments, the baseline's too, Service, Rollout, AnalysisTemplates) that are
  * Fleet's for this component, each conditionally on the object read; gone is fine, and an
  * object of the same name that is someone else's stays as it is. Whatever the cluster's mode
  * was: one of Fleet's providers cleans up after any of them.
@@ -396,31 +404,40 @@ export function removeCanaryObjects(
     const note = (kind: string, name: string) => (result: string) => {
       if (result === 'foreign') kept.push(`${kind} ${namespace}/${name}`);
     };
-    const deployment = canaryName(target.name);
-    await deleteIfFleetOwned(
-      entityRef,
-      () =>
-        s.apps.readNamespacedDeployment(
-          { namespace, name: deployment },
-          s.opts(),
-        ),
-      body =>
-        s.apps.deleteNamespacedDeployment(
-          { namespace, name: deployment, body },
-          s.opts(),
-        ),
-    ).then(note('Deployment', deployment));
-    const service = canaryServiceName(target);
-    await deleteIfFleetOwned(
-      entityRef,
-      () =>
-        s.core.readNamespacedService({ namespace, name: service }, s.opts()),
-      body =>
-        s.core.deleteNamespacedService(
-          { namespace, name: service, body },
-          s.opts(),
-        ),
-    ).then(note('Service', service));
+    // The baseline goes with the canary, whichever mode ran it.
+    for (const deployment of [
+      canaryName(target.name),
+      baselineName(target.name),
+    ]) {
+      await deleteIfFleetOwned(
+        entityRef,
+        () =>
+          s.apps.readNamespacedDeployment(
+            { namespace, name: deployment },
+            s.opts(),
+          ),
+        body =>
+          s.apps.deleteNamespacedDeployment(
+            { namespace, name: deployment, body },
+            s.opts(),
+          ),
+      ).then(note('Deployment', deployment));
+    }
+    for (const service of [
+      canaryServiceName(target),
+      baselineServiceName(target),
+    ]) {
+      await deleteIfFleetOwned(
+        entityRef,
+        () =>
+          s.core.readNamespacedService({ namespace, name: service }, s.opts()),
+        body =>
+          s.core.deleteNamespacedService(
+            { namespace, name: service, body },
+            s.opts(),
+          ),
+      ).then(note('Service', service));
+    }
     if ((await servedGroups(s)).has(ROLLOUTS.group)) {
       const custom = async (kind: string, plural: string, name: string) => {
         const ref = { ...ROLLOUTS, namespace, plural, name };

@@ -71,9 +71,14 @@ function replicasStep(
     if (down > 0) {
       await scale(s, target.namespace, target.name, stableSpec - down);
     }
+    // The stable workload shrinks towards what it keeps: "stable 3 → 2" while it has more, never
+    // "3/2" (read as 3 of 2).
+    const stableNow = stableSpec - down;
     const split = `canary ${canaryAvailable}/${wantCanary}, stable ${
-      stableSpec - down
-    }/${wantStable}`;
+      stableNow > wantStable
+        ? `${stableNow} → ${wantStable}`
+        : `${stableNow}/${wantStable}`
+    }`;
     // A scale-down waits for nothing: the split holds as soon as it is written.
     if (
       up === 0 &&

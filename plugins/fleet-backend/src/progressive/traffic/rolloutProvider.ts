@@ -152,6 +152,10 @@ async function ensureAnalysisTemplates(s: Session, target: CanaryTarget) {
                 ? `${template.interval}s`
                 : template.interval ?? '1m',
             failureLimit: template.failureLimit ?? 0,
+            // Unset, Argo's default is Fleet's: 4 errors in a row.
+            ...(template.consecutiveErrorLimit !== undefined && {
+              consecutiveErrorLimit: template.consecutiveErrorLimit,
+            }),
             successCondition: template.successCondition,
             provider: {
               prometheus: {
@@ -281,19 +285,20 @@ async function followRollout(
       await promote(s, ref);
     return {
       kind: 'waiting',
-      message: `Rollout ${status.phase ?? ''} at step ${index}`,
+      message: `Rollout completing${status.phase ? ` (${status.phase})` : ''}`,
     };
   }
   const pauseAt = rolloutPauseIndex(weightIndex);
+  // The messages name no Argo step: its step numbers are not the release's, which is shown.
   if (index === pauseAt && atStepPause) {
     return {
       kind: 'reached',
-      message: `weight ${weight}%: Rollout paused at step ${index}`,
+      message: `weight ${weight}%: Rollout paused at this weight`,
     };
   }
   if (index < pauseAt && atStepPause) {
     await promote(s, ref);
-    return { kind: 'waiting', message: `Rollout promoted from step ${index}` };
+    return { kind: 'waiting', message: 'Rollout promoted past a pause' };
   }
   if (status.phase === 'Degraded')
     return {

@@ -2,7 +2,9 @@ import { isKubeStatus } from '../../kubernetes/requestOptions';
 import { FIELD_MANAGER } from '../../kubernetes/serverSideApply';
 import { serviceNameFor } from '../../deploy/manifests';
 import { isSteerableBy, ownershipConflict } from '../../deploy/ownership';
+import { baselineWeight } from './baselineObjects';
 import {
+  baselineServiceName,
   canaryServiceName,
   entityRefOf,
   ISTIO_GROUP,
@@ -59,12 +61,21 @@ export function canaryHostLike(stableHost: string, target: CanaryTarget) {
   return canary;
 }
 
-/** Whether a destination's host names the canary's Service (in any of its forms). */
+/** The host of the baseline's Service, in the form the user wrote the stable one. */
+function baselineHostLike(stableHost: string, target: CanaryTarget) {
+  const service = serviceNameFor(target.name);
+  const baseline = baselineServiceName(target);
+  if (stableHost.startsWith(`${service}.`))
+    return `${baseline}${stableHost.slice(service.length)}`;
+  return baseline;
+}
+
+/** Whether a destination's host names the canary's Service, or the baseline's (any form). */
 function isCanaryHost(host: unknown, target: CanaryTarget) {
-  const canary = canaryServiceName(target);
-  return (
-    typeof host === 'string' &&
-    (host === canary || host.startsWith(`${canary}.`))
+  return [canaryServiceName(target), baselineServiceName(target)].some(
+    name =>
+      typeof host === 'string' &&
+      (host === name || host.startsWith(`${name}.`)),
   );
 }
 
@@ -73,13 +84,15 @@ function isCanaryHost(host: unknown, target: CanaryTarget) {
  * (host form, subset, port), and the canary's Service in the same host form and port without
  * the subset: the canary's Service selects the canary's pods alone, and a subset only the
  * stable host's DestinationRule defines would make Envoy answer 503. `keepCanary` keeps the
- * canary's destination at weight 0 (Argo Rollouts needs it there to steer).
+ * canary's destination at weight 0 (Argo Rollouts needs it there to steer). A `baseline` share
+ * adds the baseline's Service as a third destination, taken from the stable's share.
  */
 export function routeFor(
   route: any,
   target: CanaryTarget,
   weight: number,
   keepCanary = false,
+  baseline = 0,
 ): any[] {
   const stable = (route.route ?? []).find(
     (r: any) => !isCanaryHost(r.destination?.host, target),
@@ -88,9 +101,14 @@ export function routeFor(
     host: canaryHostLike(String(stable.host), target),
     ...(stable.port ? { port: stable.port } : {}),
   };
+  const third = {
+    host: baselineHostLike(String(stable.host), target),
+    ...(stable.port ? { port: stable.port } : {}),
+  };
   return [
-    { destination: stable, weight: 100 - weight },
+    { destination: stable, weight: 100 - weight - baseline },
     ...(weight > 0 || keepCanary ? [{ destination: canary, weight }] : []),
+    ...(baseline > 0 ? [{ destination: third, weight: baseline }] : []),
   ];
 }
 
@@ -99,8 +117,9 @@ export async function setRouteWeights(
   s: Session,
   target: CanaryTarget,
   weight: number,
-  options: { keepCanary?: boolean } = {},
+  options: { keepCanary?: boolean; baseline?: boolean } = {},
 ): Promise<StepOutcome> {
+  const baseline = options.baseline ? baselineWeight(weight) : 0;
   const vsName = target.istio!.virtualService;
   const vs = await readSteerableVirtualService(s, target);
   if (!vs) {
@@ -124,7 +143,7 @@ export async function setRouteWeights(
   }
   let changed = false;
   for (const route of chosen) {
-    const next = routeFor(route, target, weight, options.keepCanary);
+    const next = routeFor(route, target, weight, options.keepCanary, baseline);
     if (JSON.stringify(route.route) !== JSON.stringify(next)) {
       route.route = next;
       changed = true;
@@ -148,7 +167,7 @@ export async function setRouteWeights(
   return {
     kind: 'reached',
     message: `weight ${weight}%: VirtualService ${vsName} routes ${
-      100 - weight
-    }/${weight}`,
+      100 - weight - baseline
+    }/${weight}${baseline ? `/${baseline} (stable/canary/baseline)` : ''}`,
   };
 }

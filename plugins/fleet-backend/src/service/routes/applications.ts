@@ -1,3 +1,5 @@
+import { InputError, NotAllowedError } from '@backstage/errors';
+import { stageChangeRefusal } from '../../stages/gates';
 import {
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
@@ -11,12 +13,13 @@ import { sendJson } from '../sendJson';
 import {
   parseCreateApplication,
   parsePatchApplication,
+  parsePreview,
   applicationIdOr404,
 } from '../validation';
 import { parseListQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 
-/** The applications: list, registration, reads, updates, their fleet status and removal. */
+/** The applications: list, registration, reads, updates, their fleet status, stages and removal. */
 export function registerApplicationRoutes(
   router: FleetRouter,
   ctx: RouteContext,
@@ -26,6 +29,8 @@ export function registerApplicationRoutes(
   getApplication(router, ctx);
   updateApplication(router, ctx);
   getApplicationStatus(router, ctx);
+  getApplicationStages(router, ctx);
+  previewApplication(router, ctx);
   removeApplication(router, ctx);
 }
 
@@ -128,7 +133,7 @@ function getApplication(router: FleetRouter, ctx: RouteContext) {
 
 /** `PATCH /applications/:id`, If-Match on its version. */
 function updateApplication(router: FleetRouter, ctx: RouteContext) {
-  const { permissions, logger, deployments, tenancy } = ctx.options;
+  const { permissions, logger, deployments, tenancy, deciderOf } = ctx.options;
   const { authorize, checkClusters, audited, getApplicationOr404 } = ctx;
   router.patch('/applications/:id', async (req, res) => {
     const id = applicationIdOr404(req.params.id);
@@ -145,6 +150,17 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
           application.entityRef,
         );
         const body = parsePatchApplication(req.body);
+        // Stages that require approvals are changed by their approvers, not by the owners they
+        // hold back.
+        const refused = stageChangeRefusal({
+          entityRef: application.entityRef,
+          current: application.spec.stages,
+          next: body.spec?.stages,
+          decider: deciderOf
+            ? await deciderOf(credentials)
+            : { ref: actorOf(credentials), groups: [] },
+        });
+        if (refused) throw new NotAllowedError(refused);
         await tenancy.application({
           entityRef: application.entityRef,
           applicationId: id,
@@ -183,6 +199,20 @@ function updateApplication(router: FleetRouter, ctx: RouteContext) {
   });
 }
 
+/**
+ * `GET /applications/:id/stages`: the application's stages, what each runs and verified, and
+ * what keeps each from taking its required stage's version. Read like its status.
+ */
+function getApplicationStages(router: FleetRouter, ctx: RouteContext) {
+  const { releases } = ctx.options;
+  const { getApplicationOr404 } = ctx;
+  router.get('/applications/:id/stages', async (req, res) => {
+    const id = applicationIdOr404(req.params.id);
+    await getApplicationOr404(id);
+    sendJson(req, res, { items: await releases.listStages(id) });
+  });
+}
+
 /** `GET /applications/:id/status`: where the application runs across the fleet. */
 function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
   const { stores } = ctx.options;
@@ -197,17 +227,86 @@ function getApplicationStatus(router: FleetRouter, ctx: RouteContext) {
   });
 }
 
+/**
+ * `POST /applications/:id/preview` (`fleet.deployment.create`): what a deploy or release would
+ * change on each cluster (the named ones, else those the application is deployed to, else those
+ * its placement names), by a server-side dry run. Nothing is written.
+ */
+function previewApplication(router: FleetRouter, ctx: RouteContext) {
+  const { deployments, stores, tenancy } = ctx.options;
+  const { applicationWrite, checkClusters } = ctx;
+  router.post('/applications/:id/preview', async (req, res) => {
+    const preview = await applicationWrite(
+      req,
+      'application-preview',
+      fleetDeploymentCreatePermission,
+      async ({ id, application, credentials }) => {
+        const body = parsePreview(req.body);
+        const names = body.clusters ?? [
+          ...new Set(
+            (await stores.deployments.listDeployments({ applicationId: id }))
+              .filter(d => d.status !== 'REMOVING')
+              .map(d => d.cluster),
+          ),
+        ];
+        const targets =
+          names.length > 0 ? names : application.placement?.clusters ?? [];
+        if (targets.length === 0) {
+          throw new InputError(
+            `Invalid preview: ${application.entityRef} is deployed nowhere and its placement names no cluster; name 'clusters'`,
+          );
+        }
+        const clusters = await Promise.all(
+          targets.map(async name => {
+            const cluster = await stores.clusters.getCluster(name);
+            if (!cluster) {
+              throw new InputError(
+                `Invalid preview: unknown cluster '${name}'`,
+              );
+            }
+            return cluster;
+          }),
+        );
+        // A dry run reads the clusters as a deploy would: within the same project rules.
+        await tenancy.workload({
+          entityRef: application.entityRef,
+          clusters: targets,
+          spec: application.spec,
+        });
+        await checkClusters(credentials, targets);
+        return deployments.preview({
+          application,
+          clusters,
+          request: {
+            image: body.image,
+            replicas: body.replicas,
+            version: body.version,
+          },
+        });
+      },
+    );
+    sendJson(req, res, preview);
+  });
+}
+
 /** `DELETE /applications/:id` (`fleet.deployment.delete`). */
 function removeApplication(router: FleetRouter, ctx: RouteContext) {
-  const { deployments } = ctx.options;
+  const { deployments, releases } = ctx.options;
   const { applicationWrite } = ctx;
   router.delete('/applications/:id', async (req, res) => {
     const application = await applicationWrite(
       req,
       'application-delete',
       fleetDeploymentDeletePermission,
-      async ({ id, credentials }) =>
-        deployments.removeApplication(id, actorOf(credentials)),
+      async ({ id, credentials }) => {
+        const removed = await deployments.removeApplication(
+          id,
+          actorOf(credentials),
+        );
+        // Nothing may start its waiting releases any more.
+        await releases.withdrawWaiting(id, actorOf(credentials));
+        return removed;
+      },
     );
     res.status(202).json(application);
   });

@@ -70,7 +70,7 @@ function listDeployments(router: FleetRouter, ctx: RouteContext) {
 
 /** `POST /deployments`: a deploy by hand to one cluster (`fleet.deployment.create`). */
 function createDeployment(router: FleetRouter, ctx: RouteContext) {
-  const { permissions, stores, deployments, tenancy } = ctx.options;
+  const { permissions, stores, deployments, releases, tenancy } = ctx.options;
   const { checkClusters, authorizedWrite, writeTarget, textField } = ctx;
   router.post('/deployments', async (req, res) => {
     const entityRef = writeTarget(req.body, 'deployment');
@@ -93,6 +93,10 @@ function createDeployment(router: FleetRouter, ctx: RouteContext) {
           spec: application?.spec,
         });
         await checkClusters(credentials, [body.cluster]);
+        // A stage that requires another takes versions by releases only.
+        if (application) {
+          await releases.assertDirectDeploy(application, body.cluster);
+        }
         // A deploy by hand to one cluster says nothing about the placement, unless it creates
         // the application (from the component's annotations): then its author decides.
         const creates = !application;

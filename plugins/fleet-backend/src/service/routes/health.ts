@@ -15,6 +15,7 @@ export function registerHealthRoutes(
 ): void {
   runHealth(router, ctx);
   getSummary(router, ctx);
+  listDeploymentCounts(router, ctx);
   listRecentEvents(router, ctx);
 }
 
@@ -57,6 +58,24 @@ function getSummary(router: FleetRouter, ctx: RouteContext) {
       lastCycleAt: lastCycle?.finishedAt ?? null,
     };
     sendJson(req, res, summary);
+  });
+}
+
+/**
+ * `GET /deployment-counts`: deployments per cluster and status (as `GET /summary` counts them for
+ * the whole fleet), for the fleet map.
+ */
+function listDeploymentCounts(router: FleetRouter, ctx: RouteContext) {
+  const { stores } = ctx.options;
+  router.get('/deployment-counts', async (req, res) => {
+    const counts = await stores.deployments.countDeploymentsByCluster();
+    sendJson(req, res, {
+      items: counts.map(({ cluster, byStatus }) => ({
+        cluster,
+        total: Object.values(byStatus).reduce((a, b) => a + b, 0),
+        byStatus,
+      })),
+    });
   });
 }
 

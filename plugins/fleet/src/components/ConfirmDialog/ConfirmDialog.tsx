@@ -11,6 +11,7 @@ import { apiErrorMessage } from '../../api';
 /**
  * Cancel and a confirm button for a dialog whose call may take a while: both are disabled while
  * it runs, the confirm button showing a spinner. Without `onConfirm`, confirm submits the form.
+ * `secondary` (e.g. a Preview button) stands between them.
  */
 export function DialogButtons(props: {
   submitting: boolean;
@@ -18,6 +19,7 @@ export function DialogButtons(props: {
   confirmLabel: string;
   confirmDisabled?: boolean;
   onConfirm?: () => void;
+  secondary?: ReactNode;
 }) {
   const { submitting } = props;
   return (
@@ -25,6 +27,7 @@ export function DialogButtons(props: {
       <Button onClick={props.onCancel} disabled={submitting}>
         Cancel
       </Button>
+      {props.secondary}
       <Button
         type={props.onConfirm ? 'button' : 'submit'}
         color="primary"

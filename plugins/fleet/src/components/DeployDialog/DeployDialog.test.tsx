@@ -3,7 +3,13 @@ import { ResponseError } from '@backstage/errors';
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { fleetApiRef } from '../../api';
-import { cluster, deployment, mockFleetApi } from '../../testUtils/fixtures';
+import {
+  application,
+  cluster,
+  deployment,
+  manifestsPreview,
+  mockFleetApi,
+} from '../../testUtils/fixtures';
 import { DeployDialog } from './DeployDialog';
 
 const clusters = [
@@ -57,9 +63,7 @@ describe('DeployDialog', () => {
     const offline = within(listbox).getByText('sim-2 — OFFLINE').closest('li')!;
     expect(offline).toHaveAttribute('aria-disabled', 'true');
     expect(
-      within(offline).getByText(
-        /Unavailable: FAILURE_THRESHOLD_REACHED: 2\/2 consecutive probes failed/,
-      ),
+      within(offline).getByText('Unavailable: Outage confirmed'),
     ).toBeInTheDocument();
     const unknown = within(listbox).getByText('sim-3 — UNKNOWN').closest('li')!;
     expect(unknown).not.toHaveAttribute('aria-disabled', 'true');
@@ -82,6 +86,36 @@ describe('DeployDialog', () => {
     });
     expect(onDeployed).toHaveBeenCalledWith(created);
     expect(onClose).toHaveBeenCalled();
+  });
+
+  it('offers a preview of a generated workload but deploys without one', async () => {
+    const { api } = await renderDialog(
+      mockFleetApi({
+        listApplications: jest.fn().mockResolvedValue([application()]),
+        previewApplication: jest.fn().mockResolvedValue(manifestsPreview()),
+        createDeployment: jest
+          .fn()
+          .mockResolvedValue(deployment('sim-1', 'PROGRESSING')),
+      }),
+    );
+    expect(screen.queryByRole('textbox', { name: 'Version' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Deploy' })).toBeEnabled();
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Preview' }),
+    );
+    expect(
+      await screen.findByRole('table', { name: 'Preview of sim-1' }),
+    ).toBeInTheDocument();
+    expect(api.previewApplication).toHaveBeenCalledWith('app-1', {
+      clusters: ['sim-1'],
+      image: 'ghcr.io/acme/payments:1.4.2',
+    });
+    await userEvent.click(screen.getByRole('button', { name: 'Deploy' }));
+    expect(api.createDeployment).toHaveBeenCalledWith({
+      entityRef: 'component:default/payments',
+      cluster: 'sim-1',
+      image: 'ghcr.io/acme/payments:1.4.2',
+    });
   });
 
   it('shows a 409 from the API in the words the API used', async () => {

@@ -142,6 +142,11 @@ export function ReleaseOptions(props: {
           onChange={onChosenChange}
         />
       )}
+      {target === 'several' && chosen.length === 0 && (
+        <FormHelperText>
+          Pick the clusters to release to: Release is enabled once one is picked
+        </FormHelperText>
+      )}
     </FormControl>
   );
 }

@@ -21,23 +21,41 @@ export type DeploymentAction = 'history' | 'rollback' | 'undeploy';
 
 /**
  * A button the user may be denied: disabled while the permission is checked, and disabled with
- * `deniedText` as its tooltip when it is denied.
+ * `deniedText` as its tooltip when it is denied; disabled for another reason with
+ * `disabledReason` as its tooltip (a disabled button always says why).
  */
 export function PermittedButton(
-  props: ButtonProps & { permission: PermissionState; deniedText: string },
+  props: ButtonProps & {
+    permission: PermissionState;
+    deniedText: string;
+    /** Why it is disabled, when it is for another reason than the permission. */
+    disabledReason?: string;
+  },
 ) {
-  const { permission, deniedText, disabled, ...rest } = props;
+  const { permission, deniedText, disabledReason, disabled, ...rest } = props;
   const denied = !permission.loading && !permission.allowed;
-  const button = (
-    <Button {...rest} disabled={disabled || permission.loading || denied} />
-  );
-  if (!denied) return button;
-  // A disabled button gets no pointer events: the span carries the tooltip.
+  let reason = '';
+  if (denied) reason = deniedText;
+  else if (disabled && disabledReason) reason = disabledReason;
+  else if (permission.loading) reason = 'Checking your permissions…';
+  // One shape whatever the answer: the button is not remounted when the permission's answer
+  // arrives (or changes), and a disabled button gets no pointer events, so the span carries the
+  // tooltip. An empty title shows no tooltip.
   return (
-    <Tooltip title={deniedText}>
-      <span>{button}</span>
+    <Tooltip title={reason}>
+      <span>
+        <Button {...rest} disabled={disabled || permission.loading || denied} />
+      </span>
     </Tooltip>
   );
+}
+
+/** Why a deployment cannot be rolled back, if it cannot: it has no earlier revision. */
+export function rollbackUnavailable(
+  deployment: Deployment,
+): string | undefined {
+  if (deployment.revision > 1) return undefined;
+  return `Nothing to roll back to: revision ${deployment.revision} is the only revision on ${deployment.cluster}`;
 }
 
 /**
@@ -59,6 +77,7 @@ export function DeploymentActions(props: {
     icon: ReactElement;
     permission: PermissionState;
     deniedText: string;
+    disabledReason?: string;
   }> = [
     {
       action: 'history',
@@ -75,6 +94,7 @@ export function DeploymentActions(props: {
       icon: <RestoreIcon />,
       permission: permissions.rollback,
       deniedText: `You are not allowed to deploy ${componentName}, so not to roll it back either`,
+      disabledReason: rollbackUnavailable(deployment),
     },
     {
       action: 'undeploy',
@@ -95,6 +115,8 @@ export function DeploymentActions(props: {
           aria-label={b.name}
           permission={b.permission}
           deniedText={b.deniedText}
+          disabled={b.disabledReason !== undefined}
+          disabledReason={b.disabledReason}
           onClick={() => onAction(b.action)}
         >
           {b.label}

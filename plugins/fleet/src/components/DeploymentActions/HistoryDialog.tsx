@@ -1,6 +1,7 @@
 import { Progress, ResponseErrorPanel } from '@backstage/core-components';
 import type { Deployment, Revision } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
+import Checkbox from '@material-ui/core/Checkbox';
 import Button from '@material-ui/core/Button';
 import Dialog from '@material-ui/core/Dialog';
 import DialogActions from '@material-ui/core/DialogActions';
@@ -13,9 +14,18 @@ import TableHead from '@material-ui/core/TableHead';
 import TableRow from '@material-ui/core/TableRow';
 import Typography from '@material-ui/core/Typography';
 import { EventList } from '../EventList';
+import { ManifestSourceText } from '../ManifestPreview';
+import { useTableStyles } from '../tables';
 import { RelativeTime } from '../RelativeTime';
 import { deploymentReasonText } from '../StatusChip';
 import { useDeploymentHistory } from './useDeploymentHistory';
+import { usePermission } from '@backstage/plugin-permission-react';
+import { fleetDeploymentCreatePermission } from '@cnp/plugin-fleet-common';
+import { useRef, useState } from 'react';
+import { PermittedButton } from './DeploymentActions';
+import { RevisionDiff } from './RevisionDiff';
+import { RollbackDialog } from './RollbackDialog';
+import { ActorName } from '../EntityName';
 
 /** How a revision's rollout ended, with the reason in words; "in progress" while it runs. */
 export function revisionOutcome(revision: Revision): string {
@@ -25,40 +35,126 @@ export function revisionOutcome(revision: Revision): string {
     : outcome;
 }
 
-const columns = ['Revision', 'Image', 'Cause', 'By', 'When', 'Outcome'];
+/** An image whole on one line, cut with an ellipsis past `maxWidth`, all of it on hover. */
+function ImageText(props: { image: string }) {
+  return (
+    <code
+      title={props.image}
+      style={{
+        whiteSpace: 'nowrap',
+        overflow: 'hidden',
+        textOverflow: 'ellipsis',
+        display: 'inline-block',
+        maxWidth: '28ch',
+        verticalAlign: 'bottom',
+      }}
+    >
+      {props.image}
+    </code>
+  );
+}
 
-function RevisionTable(props: { revisions: Revision[]; current: number }) {
+/**
+ * What a revision runs: for a component with its own manifests the source they came from
+ * (version and commit, linked to the URL read) and the image if one was given; else the image.
+ */
+export function RevisionContent(props: { revision: Revision }) {
+  const { source, image } = props.revision;
+  if (!source) return <ImageText image={image} />;
+  return (
+    <>
+      <ManifestSourceText source={source} />
+      {image && (
+        <>
+          {' · '}
+          <ImageText image={image} />
+        </>
+      )}
+    </>
+  );
+}
+
+const columns = [
+  'Revision',
+  'Image or source',
+  'Cause',
+  'By',
+  'When',
+  'Outcome',
+  '',
+];
+
+function RevisionTable(props: {
+  revisions: Revision[];
+  current: number;
+  componentName: string;
+  entityRef: string;
+  onRollBack: (revision: number) => void;
+  /** The revisions picked to compare (two at most). */
+  compared: number[];
+  onCompare: (revision: number) => void;
+}) {
+  const classes = useTableStyles();
+  const canRollBack = usePermission({
+    permission: fleetDeploymentCreatePermission,
+    resourceRef: props.entityRef,
+  });
   if (props.revisions.length === 0)
     return <Typography variant="body2">No revisions yet.</Typography>;
   return (
-    <Table size="small" aria-label="Revisions">
-      <TableHead>
-        <TableRow>
-          {columns.map(column => (
-            <TableCell key={column}>{column}</TableCell>
-          ))}
-        </TableRow>
-      </TableHead>
-      <TableBody>
-        {props.revisions.map(r => (
-          <TableRow key={r.revision}>
-            <TableCell>
-              {r.revision}
-              {r.revision === props.current && ' (current)'}
-            </TableCell>
-            <TableCell>
-              <code>{r.image}</code>
-            </TableCell>
-            <TableCell>{r.cause}</TableCell>
-            <TableCell>{r.createdBy}</TableCell>
-            <TableCell>
-              <RelativeTime value={r.createdAt} />
-            </TableCell>
-            <TableCell>{revisionOutcome(r)}</TableCell>
+    <Box className={classes.scroll}>
+      <Table size="small" aria-label="Revisions" className={classes.table}>
+        <TableHead>
+          <TableRow>
+            {columns.map(column => (
+              <TableCell key={column}>{column}</TableCell>
+            ))}
           </TableRow>
-        ))}
-      </TableBody>
-    </Table>
+        </TableHead>
+        <TableBody>
+          {props.revisions.map(r => (
+            <TableRow key={r.revision}>
+              <TableCell className={classes.nowrap}>
+                <Checkbox
+                  size="small"
+                  checked={props.compared.includes(r.revision)}
+                  onChange={() => props.onCompare(r.revision)}
+                  inputProps={{
+                    'aria-label': `Compare revision ${r.revision}`,
+                  }}
+                />
+                {r.revision}
+                {r.revision === props.current && ' (current)'}
+              </TableCell>
+              <TableCell>
+                <RevisionContent revision={r} />
+              </TableCell>
+              <TableCell>{r.cause}</TableCell>
+              <TableCell>
+                <ActorName actor={r.createdBy} />
+              </TableCell>
+              <TableCell>
+                <RelativeTime value={r.createdAt} />
+              </TableCell>
+              <TableCell>{revisionOutcome(r)}</TableCell>
+              <TableCell className={classes.nowrap}>
+                {r.revision !== props.current && (
+                  <PermittedButton
+                    size="small"
+                    permission={canRollBack}
+                    deniedText={`You are not allowed to roll back ${props.componentName}`}
+                    onClick={() => props.onRollBack(r.revision)}
+                    aria-label={`Roll back to revision ${r.revision}`}
+                  >
+                    Roll back to this
+                  </PermittedButton>
+                )}
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </Box>
   );
 }
 
@@ -67,9 +163,40 @@ export function HistoryDialog(props: {
   deployment: Deployment;
   componentName: string;
   onClose: () => void;
+  /** After a rollback started from a row. */
+  onDone?: () => void;
 }) {
   const { deployment } = props;
   const { value, error, loading } = useDeploymentHistory(deployment.id, true);
+  const [rollbackTo, setRollbackTo] = useState<number>();
+  const rolledBack = useRef(false);
+  // The two revisions compared: picking a third drops the older pick.
+  const [compared, setCompared] = useState<number[]>([]);
+  const toggleCompare = (revision: number) =>
+    setCompared(picked =>
+      picked.includes(revision)
+        ? picked.filter(r => r !== revision)
+        : [...picked, revision].slice(-2),
+    );
+  const comparedRevisions = (value?.revisions ?? []).filter(r =>
+    compared.includes(r.revision),
+  );
+  if (rollbackTo !== undefined)
+    return (
+      <RollbackDialog
+        deployment={deployment}
+        componentName={props.componentName}
+        initialRevision={rollbackTo}
+        // Cancel goes back to the history; once rolled back, the history closes too.
+        onClose={() =>
+          rolledBack.current ? props.onClose() : setRollbackTo(undefined)
+        }
+        onDone={() => {
+          rolledBack.current = true;
+          props.onDone?.();
+        }}
+      />
+    );
   let content;
   if (loading) content = <Progress />;
   else if (error) content = <ResponseErrorPanel error={error} />;
@@ -79,7 +206,23 @@ export function HistoryDialog(props: {
         <RevisionTable
           revisions={value.revisions}
           current={deployment.revision}
+          componentName={props.componentName}
+          entityRef={deployment.entityRef}
+          onRollBack={setRollbackTo}
+          compared={compared}
+          onCompare={toggleCompare}
         />
+        <Box mt={2} data-testid="revision-diff">
+          {comparedRevisions.length === 2 ? (
+            <RevisionDiff
+              revisions={[comparedRevisions[0], comparedRevisions[1]]}
+            />
+          ) : (
+            <Typography variant="caption" color="textSecondary">
+              Tick two revisions to see what changed between them.
+            </Typography>
+          )}
+        </Box>
         <Box mt={3}>
           <Typography variant="h6" component="h3">
             Events

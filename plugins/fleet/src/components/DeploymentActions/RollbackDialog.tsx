@@ -9,8 +9,9 @@ import { useEffect, useState } from 'react';
 import { fleetApiRef } from '../../api';
 import { RelativeTime } from '../RelativeTime';
 import { ConfirmDialog } from '../ConfirmDialog';
-import { revisionOutcome } from './HistoryDialog';
+import { RevisionContent, revisionOutcome } from './HistoryDialog';
 import { useDeploymentHistory } from './useDeploymentHistory';
+import { actorText } from '../EntityName';
 
 /** What the API rolls back to when not told: the newest earlier revision that was DEPLOYED. */
 export function defaultRollbackTarget(
@@ -28,6 +29,8 @@ export function defaultRollbackTarget(
 export function RollbackDialog(props: {
   deployment: Deployment;
   componentName: string;
+  /** The revision picked when the dialog opens (a row's "Roll back to this"); else the default. */
+  initialRevision?: number;
   onClose: () => void;
   onDone: () => void;
 }) {
@@ -37,7 +40,10 @@ export function RollbackDialog(props: {
   const [picked, setPicked] = useState<number | undefined>();
   useEffect(() => {
     if (value)
-      setPicked(defaultRollbackTarget(value.revisions, deployment.revision));
+      setPicked(
+        props.initialRevision ??
+          defaultRollbackTarget(value.revisions, deployment.revision),
+      );
     // Pick the default once the history is there, not again when the row refreshes.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [value]);
@@ -71,11 +77,11 @@ export function RollbackDialog(props: {
                   <Typography variant="body2">
                     Revision {r.revision}
                     {r.revision === deployment.revision && ' (current)'}:{' '}
-                    <code>{r.image}</code>
+                    <RevisionContent revision={r} />
                   </Typography>
                   <Typography variant="caption" color="textSecondary">
-                    {revisionOutcome(r)} · {r.cause} by {r.createdBy} ·{' '}
-                    <RelativeTime value={r.createdAt} />
+                    {revisionOutcome(r)} · {r.cause} by {actorText(r.createdBy)}{' '}
+                    · <RelativeTime value={r.createdAt} />
                   </Typography>
                 </>
               }

@@ -23,6 +23,7 @@ import {
   DeploymentStatusChip,
   ReasonText,
 } from '../StatusChip';
+import { EntityName } from '../EntityName';
 
 /** Annotation the catalog provider may set when the entity name differs from the cluster name. */
 export const FLEET_CLUSTER_NAME_ANNOTATION = 'cnp.io/cluster-name';
@@ -123,6 +124,7 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
             <ClusterStatusChip
               status={cluster.status}
               reason={cluster.statusReason}
+              consecutiveFailures={cluster.consecutiveFailures}
             />
             {cluster.statusReason && (
               <ReasonText reason={cluster.statusReason} variant="body2" />
@@ -171,7 +173,7 @@ export function EntityFleetClusterCard(props: { pollIntervalMs?: number }) {
             >
               {deployments.map(d => (
                 <li key={d.id}>
-                  {d.entityRef}{' '}
+                  <EntityName entityRef={d.entityRef} />{' '}
                   <DeploymentStatusChip status={d.status} reason={d.message} />{' '}
                   {d.statusReason && (
                     <ReasonText reason={d.statusReason} display="inline" />

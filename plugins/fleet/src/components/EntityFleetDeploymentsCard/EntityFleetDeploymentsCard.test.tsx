@@ -4,6 +4,8 @@ import {
   application,
   cluster,
   deployment,
+  ledgerEntity,
+  manifestsPreview,
   mockFleetApi,
 } from '../../testUtils/fixtures';
 import { renderDeploymentsCard } from './__testUtils__/renderDeploymentsCard';
@@ -63,7 +65,7 @@ describe('EntityFleetDeploymentsCard', () => {
       /sim-1.*ONLINE.*DEPLOYED.*SYNCED.*ghcr.io\/acme\/payments:1.4.2/,
     );
     expect(rows[1]).toHaveTextContent(
-      /sim-2.*OFFLINE.*DEGRADED.*CLUSTER_OFFLINE.*UNKNOWN/,
+      /sim-2.*OFFLINE.*DEGRADED.*Cluster offline.*UNKNOWN/,
     );
     // Each cluster name links to the cluster's catalog page.
     expect(
@@ -231,5 +233,41 @@ describe('EntityFleetDeploymentsCard', () => {
     );
     const table = await screen.findByRole('table', { name: 'Deployments' });
     expect(within(table).getByText('PROGRESSING')).toBeInTheDocument();
+  });
+
+  it('asks for a version in the Deploy dialog of a component with its own manifests, and previews it', async () => {
+    const ledger = application('app-9', 'component:default/ledger');
+    const api = await renderDeploymentsCard(
+      mockFleetApi({
+        listApplications: jest.fn().mockResolvedValue([ledger]),
+        previewApplication: jest.fn().mockResolvedValue(manifestsPreview()),
+      }),
+      { entity: ledgerEntity },
+    );
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Deploy' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(
+      within(dialog).getByRole('textbox', { name: 'Version' }),
+    ).toBeInTheDocument();
+    expect(dialog).toHaveTextContent(/manifests in dir:\.\/deploy/);
+    // The manifests' own images are deployed unless one is typed: no cnp.io/image filled in.
+    expect(within(dialog).getByRole('textbox', { name: 'Image' })).toHaveValue(
+      '',
+    );
+    expect(
+      within(dialog).getByRole('button', { name: 'Deploy' }),
+    ).toBeDisabled();
+    await userEvent.click(
+      await within(dialog).findByRole('button', { name: 'Preview' }),
+    );
+    await within(dialog).findByRole('table', { name: 'Preview of sim-1' });
+    expect(api.previewApplication).toHaveBeenCalledWith('app-9', {
+      clusters: ['sim-1'],
+    });
+    expect(
+      within(dialog).getByRole('button', { name: 'Deploy' }),
+    ).toBeEnabled();
   });
 });

@@ -9,21 +9,18 @@ import { useEntity } from '@backstage/plugin-catalog-react';
 import { usePermission } from '@backstage/plugin-permission-react';
 import {
   annotatedClusters,
+  FLEET_ANNOTATION_CLUSTER_SELECTOR,
   FLEET_ANNOTATION_IMAGE,
+  FLEET_ANNOTATION_MANIFESTS_REF,
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
   fleetReleaseManagePermission,
   type Cluster,
   type Deployment,
+  type Release,
   fleetSignalChannels,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
-import Table from '@material-ui/core/Table';
-import TableBody from '@material-ui/core/TableBody';
-import TableCell from '@material-ui/core/TableCell';
-import TableHead from '@material-ui/core/TableHead';
-import TableRow from '@material-ui/core/TableRow';
-import Tooltip from '@material-ui/core/Tooltip';
 import Typography from '@material-ui/core/Typography';
 import CloudUploadIcon from '@material-ui/icons/CloudUpload';
 import LayersIcon from '@material-ui/icons/Layers';
@@ -32,23 +29,17 @@ import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import {
   DeploymentActionDialog,
-  DeploymentActions,
   PermittedButton,
   type DeploymentAction,
-  type PermissionState,
 } from '../DeploymentActions';
 import { DeployDialog } from '../DeployDialog';
-import { useTableStyles } from '../tables';
 import { ReleaseDialog } from '../ReleaseDialog';
 import { ReleasePanel } from '../ReleasePanel';
-import { RelativeTime } from '../RelativeTime';
-import {
-  ClusterStatusChip,
-  DeploymentStatusChip,
-  ReasonText,
-  SyncStatusChip,
-} from '../StatusChip';
+import { StageStrip } from '../StageStrip';
+import { ClusterStatusChip } from '../StatusChip';
 import { ClusterLink } from '../ClusterLink';
+import { DeploymentRows } from './DeploymentRows';
+import { VersionMatrix } from './VersionMatrix';
 import { fleetView } from './fleetView';
 import { loadDeploymentsCard } from './loadDeploymentsCard';
 import { useEveryCluster } from './useEveryCluster';
@@ -99,6 +90,7 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
               <ClusterStatusChip
                 status={cluster.status}
                 reason={cluster.statusReason}
+                consecutiveFailures={cluster.consecutiveFailures}
               />
             ) : (
               <Typography variant="caption" color="textSecondary">
@@ -112,116 +104,45 @@ function ClusterChips(props: { clusters: Cluster[]; named: string[] }) {
   );
 }
 
-function DeploymentRows(props: {
-  deployments: Deployment[];
-  clusters: Cluster[];
-  componentName: string;
-  permissions: { rollback: PermissionState; undeploy: PermissionState };
-  onAction: (action: DeploymentAction, deployment: Deployment) => void;
+/**
+ * What the card says when the component runs nowhere: where it was undeployed from when its
+ * releases say so, that it is not deployed (never "yet": it may have been), or, before its first
+ * deploy, how to start.
+ */
+function NotDeployedText(props: {
+  applicationId?: string;
+  releases: Release[];
 }) {
-  const classes = useTableStyles();
-  const status = new Map(props.clusters.map(c => [c.name, c]));
+  if (!props.applicationId)
+    return (
+      <Typography variant="body2">
+        Not deployed to any cluster yet. Use Deploy to start.
+      </Typography>
+    );
+  const removed = [
+    ...new Set(
+      props.releases.flatMap(r =>
+        r.targets.filter(t => t.status === 'REMOVED').map(t => t.cluster),
+      ),
+    ),
+  ];
   return (
-    <Box className={classes.scroll}>
-      <Table size="small" aria-label="Deployments" className={classes.table}>
-        <TableHead>
-          <TableRow>
-            <TableCell>Cluster</TableCell>
-            <TableCell>Deployment</TableCell>
-            <TableCell>Sync</TableCell>
-            <TableCell>Image</TableCell>
-            <TableCell>Last change</TableCell>
-            <TableCell>Actions</TableCell>
-          </TableRow>
-        </TableHead>
-        <TableBody>
-          {props.deployments.map(d => {
-            const cluster = status.get(d.cluster);
-            const clusterStatus =
-              cluster?.status ?? d.clusterStatus ?? 'UNKNOWN';
-            return (
-              <TableRow
-                key={d.id}
-                data-deployment={d.id}
-                data-cluster={d.cluster}
-              >
-                <TableCell>
-                  <Box display="flex" alignItems="center" style={{ gap: 6 }}>
-                    <span className={classes.nowrap}>
-                      <ClusterLink name={d.cluster} />
-                    </span>
-                    <ClusterStatusChip
-                      status={clusterStatus}
-                      reason={cluster?.statusReason}
-                    />
-                  </Box>
-                  {!d.placed && (
-                    <Tooltip title="The application's placement no longer selects this cluster: the deployment stays, but Fleet no longer heals it">
-                      <Typography variant="caption" display="block">
-                        no longer placed
-                      </Typography>
-                    </Tooltip>
-                  )}
-                </TableCell>
-                <TableCell>
-                  <DeploymentStatusChip status={d.status} reason={d.message} />
-                  {d.statusReason && <ReasonText reason={d.statusReason} />}
-                </TableCell>
-                <TableCell>
-                  <SyncStatusChip status={d.syncStatus} />
-                  {d.syncStatus === 'OUT_OF_SYNC' &&
-                    d.syncDifferences &&
-                    d.syncDifferences.length > 0 && (
-                      <Box
-                        component="ul"
-                        pl={2}
-                        m={0}
-                        aria-label={`Differences on ${d.cluster}`}
-                      >
-                        {d.syncDifferences.map(diff => (
-                          <Typography
-                            component="li"
-                            variant="caption"
-                            key={`${diff.kind}/${diff.name}${diff.path}`}
-                          >
-                            {diff.kind} {diff.name}:{' '}
-                            {diff.path === '/' ? (
-                              'missing'
-                            ) : (
-                              <code>{diff.path}</code>
-                            )}
-                          </Typography>
-                        ))}
-                      </Box>
-                    )}
-                </TableCell>
-                <TableCell>
-                  <code className={classes.nowrap}>{d.image ?? '—'}</code>
-                </TableCell>
-                <TableCell className={classes.nowrap}>
-                  <RelativeTime value={d.updatedAt} />
-                </TableCell>
-                <TableCell>
-                  <DeploymentActions
-                    deployment={d}
-                    componentName={props.componentName}
-                    permissions={props.permissions}
-                    onAction={action => props.onAction(action, d)}
-                  />
-                </TableCell>
-              </TableRow>
-            );
-          })}
-        </TableBody>
-      </Table>
-    </Box>
+    <Typography variant="body2">
+      {removed.length > 0
+        ? `Undeployed from ${removed.join(
+            ', ',
+          )}: not deployed to any cluster now.`
+        : 'Not deployed to any cluster.'}{' '}
+      Use Deploy to deploy it again.
+    </Typography>
   );
 }
 
 /**
  * On a component's page: the state of each target cluster, one row per deployment with its
  * History, Rollback and Undeploy, and a Deploy button; the header sums up which versions run
- * where. Refreshes on its own.
+ * where. Below, the application's stages (when it has some) and its releases, those waiting for
+ * approval with Approve and Reject. Refreshes on its own.
  *
  * @public
  */
@@ -248,6 +169,8 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
     resourceRef: entityRef,
   });
   const named = annotatedClusters(entity.metadata.annotations);
+  const manifestsRef =
+    entity.metadata.annotations?.[FLEET_ANNOTATION_MANIFESTS_REF];
   const namedKey = named.join(',');
   const { value, error, loading, refresh } = usePolling(
     () =>
@@ -311,21 +234,36 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
         ))}
         <Box mt={2}>
           {value.deployments.length === 0 ? (
-            <Typography variant="body2">
-              Not deployed to any cluster yet. Use Deploy to start.
-            </Typography>
-          ) : (
-            <DeploymentRows
-              deployments={value.deployments}
-              clusters={value.clusters}
-              componentName={entity.metadata.name}
-              permissions={{ rollback: canDeploy, undeploy: canUndeploy }}
-              onAction={(action, deployment) =>
-                setPicked({ action, deployment })
-              }
+            <NotDeployedText
+              applicationId={value.applicationId}
+              releases={value.releases}
             />
+          ) : (
+            <>
+              <DeploymentRows
+                deployments={value.deployments}
+                clusters={value.clusters}
+                releases={value.releases}
+                componentName={entity.metadata.name}
+                permissions={{ rollback: canDeploy, undeploy: canUndeploy }}
+                onAction={(action, deployment) =>
+                  setPicked({ action, deployment })
+                }
+              />
+              <VersionMatrix
+                deployments={value.deployments}
+                releases={value.releases}
+              />
+            </>
           )}
         </Box>
+        {value.applicationId && (
+          <StageStrip
+            stages={value.stages}
+            deployedClusters={value.deployments.map(d => d.cluster)}
+            error={value.stagesError}
+          />
+        )}
         {value.applicationId && (
           <ReleasePanel
             releases={value.releases}
@@ -351,6 +289,11 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
             startIcon={<LayersIcon />}
             onClick={() => setReleaseOpen(true)}
             disabled={!value?.applicationId}
+            disabledReason={
+              value
+                ? `${entity.metadata.name} has no Fleet application yet: deploy it to a cluster first, then release it`
+                : "Reading the component's deployments…"
+            }
             permission={canRelease}
             deniedText={`You are not allowed to release ${entity.metadata.name}`}
           >
@@ -362,6 +305,7 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
             startIcon={<CloudUploadIcon />}
             onClick={() => setDialogOpen(true)}
             disabled={!value}
+            disabledReason="Reading the component's deployments…"
             permission={canDeploy}
             deniedText={`You are not allowed to deploy ${entity.metadata.name}`}
           >
@@ -377,7 +321,16 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           entityRef={entityRef}
           clusters={pickable}
           preferredClusters={named}
-          defaultImage={entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]}
+          clusterSelector={
+            entity.metadata.annotations?.[FLEET_ANNOTATION_CLUSTER_SELECTOR]
+          }
+          // A component with its own manifests deploys their images unless one is typed.
+          defaultImage={
+            manifestsRef === undefined
+              ? entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE]
+              : undefined
+          }
+          manifestsRef={manifestsRef}
           onClose={() => setDialogOpen(false)}
           onDeployed={refresh}
           onReleased={refresh}
@@ -392,11 +345,16 @@ export function EntityFleetDeploymentsCard(props: { pollIntervalMs?: number }) {
           placedClusters={value.deployments
             .filter(d => d.placed)
             .map(d => d.cluster)}
+          // A component with its own manifests releases their images unless one is typed.
           defaultImage={
-            entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE] ??
-            value.deployments.find(d => d.image)?.image ??
-            undefined
+            manifestsRef === undefined
+              ? entity.metadata.annotations?.[FLEET_ANNOTATION_IMAGE] ??
+                value.deployments.find(d => d.image)?.image ??
+                undefined
+              : undefined
           }
+          manifestsRef={manifestsRef}
+          stages={value.stages}
           onClose={() => setReleaseOpen(false)}
           onReleased={refresh}
         />

@@ -8,6 +8,7 @@ import Typography from '@material-ui/core/Typography';
 import { ClusterLink } from '../ClusterLink';
 import { RelativeTime } from '../RelativeTime';
 import { ReasonText } from '../StatusChip';
+import { ActorName } from '../EntityName';
 
 /** A component, linked to its catalog page, by its name. */
 function ComponentLink(props: { entityRef: string }) {
@@ -112,7 +113,8 @@ export function EventList(props: {
             secondary={
               <>
                 {event.message ? `${event.message} · ` : ''}
-                by {event.actor} · <RelativeTime value={event.createdAt} />
+                by <ActorName actor={event.actor} /> ·{' '}
+                <RelativeTime value={event.createdAt} />
               </>
             }
           />

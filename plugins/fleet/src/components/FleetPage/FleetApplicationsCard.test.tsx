@@ -57,7 +57,7 @@ describe('FleetApplicationsCard', () => {
       'app-2',
     ]);
     expect(
-      within(rows[0]).getByRole('link', { name: 'component:default/payments' }),
+      within(rows[0]).getByRole('link', { name: 'payments' }),
     ).toHaveAttribute('href', '/catalog/default/component/payments');
     expect(
       await within(rows[0]).findByText(

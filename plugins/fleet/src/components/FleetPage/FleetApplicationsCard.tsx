@@ -4,7 +4,6 @@ import {
   ResponseErrorPanel,
 } from '@backstage/core-components';
 import { useApi } from '@backstage/core-plugin-api';
-import { EntityRefLink } from '@backstage/plugin-catalog-react';
 import type { Application } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import Button from '@material-ui/core/Button';
@@ -20,6 +19,7 @@ import { fleetApiRef } from '../../api';
 import { usePolling } from '../../hooks/usePolling';
 import { fleetSignalChannels, imageVersion } from '@cnp/plugin-fleet-common';
 import { SyncStatusChip } from '../StatusChip';
+import { EntityName } from '../EntityName';
 
 /** How many applications are shown at first, and how many more each "Show more" adds. */
 export const APPLICATIONS_PAGE_SIZE = 25;
@@ -48,9 +48,7 @@ function ApplicationRow(props: {
   return (
     <TableRow data-application={application.id}>
       <TableCell>
-        <EntityRefLink entityRef={application.entityRef}>
-          {application.entityRef}
-        </EntityRefLink>
+        <EntityName entityRef={application.entityRef} />
       </TableCell>
       <TableCell>
         <Typography variant="body2">{summary}</Typography>

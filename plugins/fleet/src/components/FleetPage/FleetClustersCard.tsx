@@ -97,7 +97,11 @@ function ClusterRowView(props: { cluster: Cluster; minute: number }) {
         <ClusterLink name={c.name} />
       </TableCell>
       <TableCell>
-        <ClusterStatusChip status={c.status} reason={c.statusReason} />
+        <ClusterStatusChip
+          status={c.status}
+          reason={c.statusReason}
+          consecutiveFailures={c.consecutiveFailures}
+        />
       </TableCell>
       <TableCell style={reasonCell}>
         {c.statusReason && (

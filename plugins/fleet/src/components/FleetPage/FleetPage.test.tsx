@@ -74,14 +74,16 @@ describe('FleetPage', () => {
     await userEvent.click(
       await screen.findByRole('option', { name: 'OFFLINE' }),
     );
-    expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
-    // The reason in words, its code beside them, then the details.
+    expect(api.listClusters).toHaveBeenCalledWith({ status: 'OFFLINE' });
+    // The reason in words (its code on hover), then the details.
     const table = await screen.findByRole('table', { name: 'Clusters' });
     await waitFor(() =>
       expect(within(table).getAllByRole('row')).toHaveLength(2),
     );
-    expect(within(table).getByText(/^Outage confirmed/)).toHaveTextContent(
-      'Outage confirmed FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed: socket hang up',
+    const reason = within(table).getByText('Outage confirmed');
+    expect(reason).toHaveAttribute('title', 'FAILURE_THRESHOLD_REACHED');
+    expect(reason.parentElement).toHaveTextContent(
+      'Outage confirmed: 2/2 consecutive probes failed: socket hang up',
     );
   });
 
@@ -158,11 +160,12 @@ describe('FleetPage', () => {
         <FleetPage />
       </TestApiProvider>,
     );
-    const button = await screen.findByRole('button', {
-      name: 'Run health check',
-    });
-    // The permission's answer is asynchronous: on a loaded machine it can take over a second.
-    await waitFor(() => expect(button).toBeDisabled(), { timeout: 5_000 });
+    // The permission's answer is asynchronous (on a loaded machine it can take over a second),
+    // and a cached answer may come first: the button is asked for again until it is refused.
+    const refused = () =>
+      screen.getByRole('button', { name: 'Run health check' });
+    await waitFor(() => expect(refused()).toBeDisabled(), { timeout: 5_000 });
+    const button = refused();
     expect(authorize).toHaveBeenCalledWith(
       expect.objectContaining({
         permission: expect.objectContaining({ name: 'fleet.health.run' }),
@@ -330,7 +333,7 @@ describe('FleetPage', () => {
     await userEvent.click(
       await screen.findByRole('option', { name: 'OFFLINE' }),
     );
-    expect(api.listClusters).toHaveBeenLastCalledWith({ status: 'OFFLINE' });
+    expect(api.listClusters).toHaveBeenCalledWith({ status: 'OFFLINE' });
 
     await screen.findByRole('table', { name: 'Clusters' });
     expect(shownClusters()).toEqual(['cluster-12', 'cluster-15', 'cluster-18']);

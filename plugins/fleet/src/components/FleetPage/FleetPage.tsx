@@ -22,6 +22,9 @@ import {
 } from './FleetClustersCard';
 import { FleetApplicationsCard } from './FleetApplicationsCard';
 import { FleetEventsCard } from './FleetEventsCard';
+import { FleetMap } from './FleetMap';
+import { FleetFreezeWindowsCard } from './FleetFreezeWindowsCard';
+import { FleetWaitingReleasesCard } from './FleetWaitingReleasesCard';
 import { FleetSummaryCard } from './FleetSummaryCard';
 import { PermittedButton } from '../DeploymentActions';
 import { useHealthCycleRun } from './useHealthCycleRun';
@@ -29,8 +32,8 @@ import { useHealthCycleRun } from './useHealthCycleRun';
 /**
  * The fleet at a glance: counts, the mass-outage warning, every cluster (paginated, with a status
  * filter and a name or `key=value` label filter), the applications with their version on each
- * cluster, and the latest status changes. Refreshes on its
- * own, staying on the page shown.
+ * cluster, the releases waiting for an approval or a freeze window, the freeze windows, and the
+ * latest status changes. Refreshes on its own, staying on the page shown.
  *
  * @public
  */
@@ -39,12 +42,15 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
   const [filter, setFilter] = useState<ClusterStatusFilter>('ALL');
   const { value, error, loading, refresh } = usePolling(
     async () => {
-      const [summary, clusters, events] = await Promise.all([
+      const [summary, clusters, events, counts, all] = await Promise.all([
         api.getSummary(),
         api.listClusters(filter === 'ALL' ? undefined : { status: filter }),
         api.listRecentEvents({ limit: 20 }),
+        api.listDeploymentCounts(),
+        // The map shows every cluster, whatever the table's filter.
+        filter === 'ALL' ? undefined : api.listClusters(),
       ]);
-      return { summary, clusters, events };
+      return { summary, clusters, events, counts, all: all ?? clusters };
     },
     [api, filter],
     {
@@ -90,6 +96,7 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
         )}
         <Grid container spacing={3}>
           {value && <FleetSummaryCard summary={value.summary} />}
+          <FleetMap clusters={value?.all} counts={value?.counts} />
           {/* Mounted with or without an answer, so its filters stay up while a filtered fetch loads or fails. */}
           <FleetClustersCard
             clusters={value?.clusters}
@@ -100,6 +107,8 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
             loading={loading}
           />
           <FleetApplicationsCard pollIntervalMs={props.pollIntervalMs} />
+          <FleetWaitingReleasesCard pollIntervalMs={props.pollIntervalMs} />
+          <FleetFreezeWindowsCard pollIntervalMs={props.pollIntervalMs} />
           {value && <FleetEventsCard events={value.events} />}
         </Grid>
       </Content>

@@ -19,6 +19,14 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
   return 'just now';
 }
 
+/** "6 Dec 2026, 15:30": an exact time, short, in the reader's locale and time zone. */
+export function formatExact(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  });
+}
+
 /**
  * A relative time ("2 minutes ago") with the exact time on hover.
  *

@@ -170,7 +170,9 @@ describe('ReleaseDialog', () => {
 describe('exampleStrategy', () => {
   it('parses, one cluster first, then half, then all', () => {
     expect(
-      parseStrategy(exampleStrategy(['a', 'b', 'c', 'd'])).strategy,
+      parseStrategy(
+        exampleStrategy(['a', 'b', 'c', 'd'], 'http://127.0.0.1:9091'),
+      ).strategy,
     ).toMatchObject({
       waves: [{ clusters: ['a'] }, { percent: 50 }, { percent: 100 }],
       canary: {
@@ -187,13 +189,18 @@ describe('exampleStrategy', () => {
           expect.objectContaining({
             name: 'http-success-rate',
             successCondition: 'result[0] >= 0.995',
+            provider: {
+              prometheus: expect.objectContaining({
+                address: 'http://127.0.0.1:9091',
+              }),
+            },
           }),
         ],
       },
       rollback: { enabled: true, timeout: '15m' },
     });
-    expect(parseStrategy(exampleStrategy(['a'])).strategy?.waves).toEqual([
-      { clusters: ['a'] },
-    ]);
+    const withoutAnalysis = parseStrategy(exampleStrategy(['a'])).strategy;
+    expect(withoutAnalysis?.waves).toEqual([{ clusters: ['a'] }]);
+    expect(withoutAnalysis?.analysis).toBeUndefined();
   });
 });

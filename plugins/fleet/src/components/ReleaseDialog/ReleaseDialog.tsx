@@ -1,4 +1,9 @@
-import type { Cluster, Release } from '@cnp/plugin-fleet-common';
+import type {
+  Cluster,
+  PreviewRequest,
+  Release,
+  StageStatus,
+} from '@cnp/plugin-fleet-common';
 import Dialog from '@material-ui/core/Dialog';
 import DialogContent from '@material-ui/core/DialogContent';
 import DialogTitle from '@material-ui/core/DialogTitle';
@@ -16,8 +21,35 @@ import { useSubmission } from '../../hooks/useSubmission';
 import { ClusterChoice } from '../ClusterChoice';
 import { ImageField, isImageInvalid } from '../ImageField';
 import { DialogButtons } from '../ConfirmDialog';
+import {
+  hasPreviewedCluster,
+  PreviewButton,
+  PreviewPanel,
+  usePreview,
+} from '../ManifestPreview';
+import { isVersionInvalid, VersionField } from '../VersionField';
 import { exampleStrategy } from './exampleStrategy';
 import { parseStrategy } from './parseStrategy';
+import { StageField } from './StageField';
+import { analysisHelperText, useAnalysisAddress } from './useAnalysisAddress';
+
+function imageHelper(imageInvalid: boolean, manifests: boolean): string {
+  if (imageInvalid)
+    return 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.5.0';
+  if (manifests) return 'Optional; empty: the images the manifests name';
+  return ' ';
+}
+
+/** What the release goes to, as the clusters picked say: never "none picked" once some are. */
+function clustersHelperText(chosen: string[], stage: string): string {
+  if (chosen.length > 0)
+    return `Releasing to ${chosen.join(', ')} only${
+      stage ? ` (of the stage ${stage})` : ''
+    }`;
+  return stage
+    ? 'None picked: every cluster of the stage'
+    : 'None picked: every cluster the application is placed on';
+}
 
 /** @public */
 export interface ReleaseDialogProps {
@@ -31,6 +63,13 @@ export interface ReleaseDialogProps {
   placedClusters: string[];
   /** The entity's cnp.io/image annotation, or the image it runs now. */
   defaultImage?: string;
+  /**
+   * The entity's cnp.io/manifests-ref annotation: the component brings its own manifests, so the
+   * dialog asks for a version (the image is optional) and previews before it starts the release.
+   */
+  manifestsRef?: string;
+  /** The application's stages in order: with some, the dialog offers to release to one. */
+  stages?: StageStatus[];
   onClose: () => void;
   onReleased: (release: Release) => void;
 }
@@ -39,7 +78,10 @@ export interface ReleaseDialogProps {
  * Starts a fleet release of the component: an image, optionally only some clusters, and with
  * "Progressive (strategy)" a strategy in YAML (waves, canary steps, analysis, rollback). A YAML
  * error is shown under the text; the API's refusal (e.g. a 400 on an invalid strategy) in its
- * own words.
+ * own words. Preview shows what the release would change on its clusters (the ones picked, else
+ * the API's choice); for a component that brings its own manifests (`manifestsRef`) it comes
+ * first: "Start release" waits for the preview of the inputs as they are, with a cluster in it
+ * that is neither refused nor unreachable.
  */
 export function ReleaseDialog(props: ReleaseDialogProps) {
   const { open, applicationId, clusters, placedClusters, onClose } = props;
@@ -47,7 +89,13 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
   const [image, setImage] = useState(props.defaultImage ?? '');
   const [chosen, setChosen] = useState<string[]>([]);
   const [progressive, setProgressive] = useState(false);
-  const [yamlText, setYamlText] = useState('');
+  // The user's own strategy text; until they edit it, the example for the clusters picked.
+  const [yamlEdited, setYamlEdited] = useState<string>();
+  const [version, setVersion] = useState('');
+  const [stage, setStage] = useState('');
+  const stages = props.stages ?? [];
+  const stageClusters = stages.find(s => s.name === stage)?.clusters ?? [];
+  const manifests = props.manifestsRef !== undefined;
   const { submitting, error, setError, run } = useSubmission();
 
   useEffect(() => {
@@ -55,30 +103,57 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
       setImage(props.defaultImage ?? '');
       setChosen([]);
       setProgressive(false);
-      setYamlText(exampleStrategy(placedClusters));
+      setYamlEdited(undefined);
+      setVersion('');
+      setStage('');
       setError(undefined);
     }
     // Reset only when the dialog opens, not on every poll of the card.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [open]);
 
-  const toggleProgressive = (on: boolean) => {
-    setProgressive(on);
-    // The example follows the clusters picked, until the user edits it.
-    if (on && yamlText === exampleStrategy(placedClusters) && chosen.length)
-      setYamlText(exampleStrategy(chosen));
-  };
+  // The example follows the clusters picked and the Prometheus the backend allows.
+  const analysis = useAnalysisAddress(open);
+  const yamlText =
+    yamlEdited ??
+    exampleStrategy(chosen.length ? chosen : placedClusters, analysis.address);
 
   const parsed = progressive ? parseStrategy(yamlText) : {};
-  const imageInvalid = isImageInvalid(image);
+  // With its own manifests a component may leave the image empty: the manifests name theirs.
+  const imageInvalid =
+    manifests && image.trim() === '' ? false : isImageInvalid(image);
+  const versionInvalid = manifests && isVersionInvalid(version);
+  const inputInvalid =
+    imageInvalid || versionInvalid || parsed.error !== undefined;
+
+  // The release's own inputs, as the preview and the release both send them.
+  const request: PreviewRequest = {
+    ...(image.trim() !== '' && { image: image.trim() }),
+    ...(chosen.length > 0 && { clusters: chosen }),
+    ...(manifests && version.trim() !== '' && { version: version.trim() }),
+  };
+  // A stage's release goes to the stage's clusters (or those picked among them): the preview too.
+  const previewRequest: PreviewRequest =
+    chosen.length === 0 && stageClusters.length > 0
+      ? { ...request, clusters: stageClusters }
+      : request;
+  const { current: preview, load: loadPreview } = usePreview(
+    applicationId,
+    previewRequest,
+    open,
+  );
+  const previewed =
+    preview.preview !== undefined && hasPreviewedCluster(preview.preview);
+  const confirmDisabled =
+    inputInvalid || preview.loading || (manifests && !previewed);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (imageInvalid || parsed.error) return;
+    if (confirmDisabled) return;
     await run(async () => {
       const release = await api.createRelease(applicationId, {
-        image: image.trim(),
-        ...(chosen.length > 0 && { clusters: chosen }),
+        ...request,
+        ...(stage !== '' && { stage }),
         ...(parsed.strategy && { strategy: parsed.strategy }),
       });
       props.onReleased(release);
@@ -106,15 +181,21 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
               {error}
             </Alert>
           )}
+          {props.manifestsRef !== undefined && (
+            <VersionField
+              value={version}
+              onChange={setVersion}
+              manifestsRef={props.manifestsRef}
+            />
+          )}
           <ImageField
             value={image}
             onChange={setImage}
-            helperText={
-              imageInvalid
-                ? 'An image reference without spaces, e.g. ghcr.io/acme/payments:1.5.0'
-                : ' '
-            }
+            helperText={imageHelper(imageInvalid, manifests)}
           />
+          {stages.length > 0 && (
+            <StageField stages={stages} value={stage} onChange={setStage} />
+          )}
           <FormControl component="fieldset" margin="normal" fullWidth>
             <FormLabel component="legend">Clusters (optional)</FormLabel>
             <ClusterChoice
@@ -123,15 +204,13 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
               chosen={chosen}
               onChange={setChosen}
             />
-            <FormHelperText>
-              None picked: every cluster the application is placed on
-            </FormHelperText>
+            <FormHelperText>{clustersHelperText(chosen, stage)}</FormHelperText>
           </FormControl>
           <FormControlLabel
             control={
               <Switch
                 checked={progressive}
-                onChange={e => toggleProgressive(e.target.checked)}
+                onChange={e => setProgressive(e.target.checked)}
                 color="primary"
               />
             }
@@ -146,11 +225,13 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
               variant="outlined"
               label="Strategy (YAML)"
               value={yamlText}
-              onChange={e => setYamlText(e.target.value)}
+              onChange={e => setYamlEdited(e.target.value)}
               error={parsed.error !== undefined}
               helperText={
                 parsed.error ??
-                'Waves of clusters, canary steps per cluster, Prometheus analysis and rollback'
+                `Waves of clusters, canary steps per cluster, analysis and rollback. ${
+                  yamlEdited === undefined ? analysisHelperText(analysis) : ''
+                }`
               }
               inputProps={{
                 'aria-label': 'Strategy (YAML)',
@@ -168,12 +249,30 @@ export function ReleaseDialog(props: ReleaseDialogProps) {
               }
             />
           )}
+          {manifests &&
+            !preview.preview &&
+            !preview.loading &&
+            !preview.error && (
+              <Alert severity="info" role="status" style={{ marginTop: 8 }}>
+                Preview what this release would change on each cluster: Start
+                release is enabled once the preview is shown.
+              </Alert>
+            )}
+          <PreviewPanel state={preview} />
         </DialogContent>
         <DialogButtons
           submitting={submitting}
           onCancel={onClose}
           confirmLabel="Start release"
-          confirmDisabled={imageInvalid || parsed.error !== undefined}
+          confirmDisabled={confirmDisabled}
+          secondary={
+            <PreviewButton
+              state={preview}
+              primary={manifests && !previewed}
+              disabled={inputInvalid || submitting}
+              onClick={loadPreview}
+            />
+          }
         />
       </form>
     </Dialog>

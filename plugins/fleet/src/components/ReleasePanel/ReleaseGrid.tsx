@@ -1,24 +1,22 @@
 import type {
   CanaryClusterProgress,
+  Release,
   ReleaseProgress,
 } from '@cnp/plugin-fleet-common';
 import Box from '@material-ui/core/Box';
 import LinearProgress from '@material-ui/core/LinearProgress';
 import Paper from '@material-ui/core/Paper';
 import Typography from '@material-ui/core/Typography';
+import { CodeWords } from '../StatusChip';
 import {
+  blockingText,
   latestMeasurements,
   measurementText,
   modeText,
   stepText,
   waitText,
+  waveText,
 } from './releaseText';
-
-function waveState(index: number, progress: ReleaseProgress): string {
-  if (index < progress.currentWave) return 'done';
-  if (index === progress.currentWave) return 'running';
-  return 'waiting';
-}
 
 /** One cluster of a progressive release: state, step, weight, mode, pause and analysis. */
 function ClusterCell(props: {
@@ -26,6 +24,7 @@ function ClusterCell(props: {
   progress?: CanaryClusterProgress;
   steps: number;
   release: ReleaseProgress;
+  status: Release['status'];
 }) {
   const { cluster, progress } = props;
   if (!progress) {
@@ -44,8 +43,12 @@ function ClusterCell(props: {
   const details = [
     stepText(progress, props.steps),
     modeText(progress.mode),
-    waitText(progress),
+    waitText(progress, props.status),
   ].filter(Boolean);
+  const blocking = blockingText(progress, {
+    status: props.status,
+    currentWave: props.release.currentWave,
+  });
   const measurements = latestMeasurements(props.release.analysis, cluster);
   return (
     <Paper
@@ -58,7 +61,9 @@ function ClusterCell(props: {
     >
       <Box display="flex" justifyContent="space-between" style={{ gap: 8 }}>
         <Typography variant="subtitle2">{cluster}</Typography>
-        <Typography variant="caption">{progress.state}</Typography>
+        <Typography variant="caption" data-testid="state">
+          <CodeWords code={progress.state} />
+        </Typography>
       </Box>
       <Box display="flex" alignItems="center" style={{ gap: 8 }}>
         <Box flexGrow={1}>
@@ -89,9 +94,14 @@ function ClusterCell(props: {
           {m.message ? ` (${m.message})` : ''}
         </Typography>
       ))}
-      {progress.message && (
-        <Typography variant="caption" display="block" color="textSecondary">
-          {progress.message}
+      {blocking && (
+        <Typography
+          variant="caption"
+          display="block"
+          color="textSecondary"
+          data-testid="blocking"
+        >
+          {blocking}
         </Typography>
       )}
     </Paper>
@@ -105,6 +115,8 @@ function ClusterCell(props: {
 export function ReleaseGrid(props: {
   progress: ReleaseProgress;
   steps: number;
+  /** The release's status: the one source of each wave's and pause's state. */
+  status: Release['status'];
 }) {
   const { progress } = props;
   const byCluster = new Map(progress.clusters.map(c => [c.cluster, c]));
@@ -118,7 +130,8 @@ export function ReleaseGrid(props: {
           data-wave={index + 1}
         >
           <Typography variant="overline">
-            Wave {index + 1} ({waveState(index, progress)})
+            Wave {index + 1} (
+            {waveText(index, progress.currentWave, props.status)})
           </Typography>
           <Box display="flex" flexWrap="wrap" style={{ gap: 8 }}>
             {clusters.map(cluster => (
@@ -128,6 +141,7 @@ export function ReleaseGrid(props: {
                 progress={byCluster.get(cluster)}
                 steps={props.steps}
                 release={progress}
+                status={props.status}
               />
             ))}
           </Box>

@@ -35,7 +35,11 @@ describe('ReleasePanel', () => {
     const releases = await section();
     const sim1 = await releases.findByTestId('fleet-release-cluster-sim-1');
     expect(sim1).toHaveTextContent('20%');
-    expect(sim1).toHaveTextContent('RUNNING');
+    expect(within(sim1).getByTestId('state')).toHaveTextContent('Running');
+    expect(within(sim1).getByText('Running')).toHaveAttribute(
+      'title',
+      'RUNNING',
+    );
     expect(sim1).toHaveTextContent(
       'Step 2 / 5 · Rollout · waiting for promote',
     );
@@ -53,7 +57,9 @@ describe('ReleasePanel', () => {
     expect(wave2).toHaveTextContent('Wave 2 (waiting)');
     expect(
       within(wave2).getByTestId('fleet-release-cluster-sim-2'),
-    ).toHaveTextContent(/WAITING.*0%.*Step 1 \/ 5 · Replicas/);
+    ).toHaveTextContent(
+      /Waiting.*0%.*Step 1 \/ 5 · Replicas.*starts once wave 1 is done/,
+    );
     expect(
       within(wave2).getByTestId('fleet-release-cluster-sim-3'),
     ).toHaveTextContent('not started');
@@ -194,12 +200,46 @@ describe('ReleasePanel', () => {
     });
     const rows = within(history).getAllByRole('row').slice(1);
     expect(rows[0]).toHaveTextContent(
-      /Rolled back.*payments:1\.5\.0.*user:default\/bob.*http-success-rate on sim-1: 0\.981 does not meet 'result\[0\] >= 0\.995'/,
+      /Rolled back.*payments:1\.5\.0.*bob.*http-success-rate on sim-1: 0\.981 does not meet 'result\[0\] >= 0\.995'/,
     );
     expect(rows[1]).toHaveTextContent(/Completed.*payments:1\.5\.0/);
     expect(
       (await section()).getByText('No release under way.'),
     ).toBeInTheDocument();
+  });
+
+  it("names the version of a release of the component's own manifests, whole on one line, running and finished", async () => {
+    const running = {
+      ...release(['sim-1']),
+      id: 'rel-2',
+      image: null,
+      version: 'v2',
+    };
+    await renderDeploymentsCard(
+      withReleases(
+        jest
+          .fn()
+          .mockResolvedValue([
+            running,
+            { ...running, id: 'rel-1', version: 'v1', status: 'COMPLETED' },
+          ]),
+      ),
+    );
+    const panel = await section();
+    const under = panel.getByRole('region', { name: 'Running release' });
+    expect(under).toHaveTextContent(
+      'Progressing — version v2, started just now by alice',
+    );
+    expect(under).not.toHaveTextContent('current image');
+    expect(within(under).getByText('version v2')).toHaveStyle({
+      whiteSpace: 'nowrap',
+    });
+    const history = panel.getByRole('table', { name: 'Release history' });
+    const row = within(history).getAllByRole('row')[1];
+    expect(row).toHaveTextContent(/Completed.*version v1.*alice/);
+    expect(within(row).getByText('version v1')).toHaveStyle({
+      whiteSpace: 'nowrap',
+    });
   });
 
   it('opens the Release dialog from the card, the image from the annotation, and refreshes after a release', async () => {

@@ -3,33 +3,29 @@ import Box from '@material-ui/core/Box';
 import Typography from '@material-ui/core/Typography';
 import { RelativeTime } from '../RelativeTime';
 import type { PermissionState } from '../DeploymentActions';
+import { CodeWords } from '../StatusChip';
 import { ReleaseControls } from './ReleaseControls';
+import { PlainTargets } from './PlainTargets';
 import { ReleaseGrid } from './ReleaseGrid';
 import { ReleaseHistory } from './ReleaseHistory';
-import { FINISHED_STATUSES, RUNNING_STATUSES } from './releaseText';
+import { ReleaseJudgments } from './JudgmentTable';
+import { useTableStyles } from '../tables';
+import { WAITING_STATUSES } from './gateText';
+import { WaitingRelease } from './WaitingRelease';
+import {
+  FINISHED_STATUSES,
+  RUNNING_STATUSES,
+  releasedText,
+} from './releaseText';
+import { ActorName, actorText } from '../EntityName';
 
-/** A release without a strategy: its clusters and where each stands. */
-function PlainTargets(props: { release: Release }) {
-  return (
-    <Box
-      component="ul"
-      aria-label="Release targets"
-      m={0}
-      pl={2}
-      data-testid="fleet-release-targets"
-    >
-      {props.release.targets.map(t => (
-        <Typography
-          component="li"
-          variant="body2"
-          key={t.cluster}
-          data-testid={`fleet-release-cluster-${t.cluster}`}
-        >
-          {t.cluster}: revision {t.revision}, {t.status}
-        </Typography>
-      ))}
-    </Box>
-  );
+/** What let a gated release start: an approval, or the end of its freeze window. */
+function openedText(release: Release): string {
+  const openedBy = release.gate?.openedBy;
+  if (!openedBy) return '';
+  return openedBy === 'fleet-release'
+    ? '; went on when its freeze window closed'
+    : `; approved by ${actorText(openedBy)}`;
 }
 
 function RunningRelease(props: {
@@ -38,18 +34,26 @@ function RunningRelease(props: {
   permission: PermissionState;
   onChanged: () => void;
 }) {
+  const classes = useTableStyles();
   const { release } = props;
   const { progress } = release;
   return (
     <Box mb={2} aria-label="Running release" role="region">
       <Typography variant="body2" gutterBottom>
-        <strong data-testid="fleet-release-status">{release.status}</strong>
+        <strong data-testid="fleet-release-status">
+          <CodeWords code={release.status} />
+        </strong>
         {' — '}
-        <code>{release.image ?? 'current image'}</code>, started{' '}
-        <RelativeTime value={release.createdAt} /> by {release.createdBy}
+        <code className={classes.nowrap}>
+          {releasedText(release) ?? 'current image'}
+        </code>
+        {release.stage && ` to stage ${release.stage}`}, started{' '}
+        <RelativeTime value={release.createdAt} /> by{' '}
+        <ActorName actor={release.createdBy} />
+        {openedText(release)}
         {release.status === 'PAUSED' &&
           progress?.pausedBy &&
-          `; paused by ${progress.pausedBy}`}
+          `; paused by ${actorText(progress.pausedBy)}`}
       </Typography>
       {progress?.abort && (
         <Typography variant="body2" color="error" role="status" gutterBottom>
@@ -68,10 +72,14 @@ function RunningRelease(props: {
         />
       )}
       {progress ? (
-        <ReleaseGrid
-          progress={progress}
-          steps={release.strategy?.canary?.steps?.length ?? 0}
-        />
+        <>
+          <ReleaseGrid
+            progress={progress}
+            steps={release.strategy?.canary?.steps?.length ?? 0}
+            status={release.status}
+          />
+          <ReleaseJudgments progress={progress} />
+        </>
       ) : (
         <PlainTargets release={release} />
       )}
@@ -80,8 +88,9 @@ function RunningRelease(props: {
 }
 
 /**
- * The releases of the component's application: the one under way (waves × clusters, with
- * Promote, Pause, Resume and Abort for a progressive one), then the finished ones.
+ * The releases of the component's application: those waiting for approval or a freeze window
+ * (with Approve and Reject), the one under way (waves × clusters, with Promote, Pause, Resume and
+ * Abort for a progressive one), then the finished ones.
  *
  * @public
  */
@@ -98,6 +107,9 @@ export function ReleasePanel(props: {
 }) {
   const running = props.releases.filter(r =>
     RUNNING_STATUSES.includes(r.status),
+  );
+  const waiting = props.releases.filter(r =>
+    WAITING_STATUSES.includes(r.status),
   );
   const finished = props.releases.filter(r =>
     FINISHED_STATUSES.includes(r.status),
@@ -122,6 +134,14 @@ export function ReleasePanel(props: {
           Could not read the releases ({props.error}).
         </Typography>
       )}
+      {waiting.map(r => (
+        <WaitingRelease
+          key={r.id}
+          release={r}
+          componentName={props.componentName}
+          onChanged={props.onChanged}
+        />
+      ))}
       {running.map(r => (
         <RunningRelease
           key={r.id}
@@ -131,7 +151,7 @@ export function ReleasePanel(props: {
           onChanged={props.onChanged}
         />
       ))}
-      {running.length === 0 && !props.error && (
+      {running.length === 0 && waiting.length === 0 && !props.error && (
         <Typography variant="body2" gutterBottom>
           No release under way.
         </Typography>

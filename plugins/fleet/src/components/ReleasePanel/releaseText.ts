@@ -18,7 +18,19 @@ export const FINISHED_STATUSES: ReadonlyArray<Release['status']> = [
   'COMPLETED',
   'FAILED',
   'ROLLED_BACK',
+  'REJECTED',
 ];
+
+/**
+ * What a release puts out, short: `version v2` for a version of the component's own manifests,
+ * else its image; undefined when it names neither (the current image).
+ */
+export function releasedText(
+  release: Pick<Release, 'image' | 'version'>,
+): string | undefined {
+  if (release.version) return `version ${release.version}`;
+  return release.image ?? undefined;
+}
 
 const modeLabels: Record<string, string> & Record<CanaryMode, string> = {
   rollout: 'Rollout',
@@ -39,17 +51,76 @@ export function stepText(progress: CanaryClusterProgress, steps: number) {
   return `Step ${Math.min(progress.stepIndex + 1, steps)} / ${steps}`;
 }
 
-/** What a cluster waits for: promote, the end of a timed pause, or nothing. */
+/**
+ * What a cluster waits for: promote, the end of a timed pause ("pause ends in 25 seconds"), the
+ * rest of a pause a paused release holds, or nothing. A timed pause that is over, or that a
+ * paused release froze, never shows its old end.
+ */
 export function waitText(
   progress: CanaryClusterProgress,
+  releaseStatus: Release['status'] = 'PROGRESSING',
   now: number = Date.now(),
 ): string | undefined {
+  if (progress.state !== 'RUNNING') return undefined;
   if (progress.awaitingPromote) return 'waiting for promote';
-  if (progress.pauseUntil)
-    return `pause until ${formatRelative(progress.pauseUntil, now)}`;
   if (progress.pauseRemainingMs)
     return `pause held, ${Math.ceil(progress.pauseRemainingMs / 1000)} s left`;
+  if (
+    progress.pauseUntil &&
+    releaseStatus !== 'PAUSED' &&
+    Date.parse(progress.pauseUntil) > now
+  )
+    return `pause ends ${formatRelative(progress.pauseUntil, now)}`;
   return undefined;
+}
+
+/** Words of a cluster's own message that `waitText` says better (its pause, its end). */
+const PAUSE_MESSAGE = /^(paused\b|timed pause\b)/;
+
+/**
+ * What holds a cluster of a progressive release now, in words: its own message (what the
+ * orchestrator last said), else for one whose wave has not started, the wave it waits for.
+ * Undefined when nothing holds it, or when `waitText` says it (a pause).
+ */
+export function blockingText(
+  progress: CanaryClusterProgress,
+  release: { status: Release['status']; currentWave: number },
+): string | undefined {
+  if (progress.message && !PAUSE_MESSAGE.test(progress.message))
+    return progress.message;
+  if (progress.state !== 'WAITING') return undefined;
+  if (release.status === 'PAUSED') return 'the release is paused';
+  return progress.wave > release.currentWave
+    ? `starts once wave ${release.currentWave + 1} is done`
+    : 'starting';
+}
+
+const waveWords: Partial<Record<Release['status'], string>> = {
+  PROGRESSING: 'running',
+  PAUSED: 'paused',
+  ABORTING: 'rolling back',
+  COMPLETED: 'done',
+  ROLLED_BACK: 'rolled back',
+  FAILED: 'failed',
+};
+
+/**
+ * A wave's state in words, from the release's status (one source): a wave before the current one
+ * is done (rolling back or rolled back with an aborted release); the current one is running, paused, rolling back… as the release is; a later one is
+ * waiting, or not started once the release ended or is rolling back.
+ */
+export function waveText(
+  index: number,
+  currentWave: number,
+  status: Release['status'],
+): string {
+  const undone = status === 'ABORTING' || status === 'ROLLED_BACK';
+  if (index < currentWave)
+    return undone ? waveWords[status] ?? 'rolled back' : 'done';
+  if (index === currentWave) return waveWords[status] ?? 'running';
+  return status === 'PROGRESSING' || status === 'PAUSED'
+    ? 'waiting'
+    : 'not started';
 }
 
 /** A measured value, short: 4 significant digits at most (0.981, 0.9953, 1234). */

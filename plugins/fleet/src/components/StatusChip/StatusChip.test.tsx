@@ -1,7 +1,8 @@
 import { renderInTestApp } from '@backstage/test-utils';
 import { lightTheme } from '@backstage/theme';
 import { hexToRgb } from '@material-ui/core/styles';
-import { screen } from '@testing-library/react';
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import {
   ClusterStatusChip,
   DeploymentStatusChip,
@@ -67,16 +68,46 @@ describe('status chips', () => {
     });
   });
 
-  it('renders a reason as words, then the code in a code element that does not wrap', async () => {
+  it('renders a reason as words, then its details, the code on hover', async () => {
     await renderInTestApp(
       <ReasonText reason="FAILURE_THRESHOLD_REACHED: 2 probes failed" />,
     );
-    expect(screen.getByText(/^Outage confirmed/)).toHaveTextContent(
-      'Outage confirmed FAILURE_THRESHOLD_REACHED: 2 probes failed',
+    const words = screen.getByText('Outage confirmed');
+    expect(words).toHaveAttribute('title', 'FAILURE_THRESHOLD_REACHED');
+    expect(words.parentElement).toHaveTextContent(
+      'Outage confirmed: 2 probes failed',
     );
-    const code = screen.getByText('FAILURE_THRESHOLD_REACHED');
-    expect(code.tagName).toBe('CODE');
-    expect(code).toHaveStyle({ whiteSpace: 'nowrap' });
+    expect(
+      screen.queryByText(/FAILURE_THRESHOLD_REACHED/),
+    ).not.toBeInTheDocument();
+  });
+
+  it('warns of an ONLINE cluster whose probe fails (the grace period), with the reason in words on hover', async () => {
+    await renderInTestApp(
+      <>
+        <ClusterStatusChip
+          status="ONLINE"
+          reason="PROBE_FAILED: 1/2 consecutive probes failed"
+          consecutiveFailures={1}
+        />
+        <ClusterStatusChip status="ONLINE" reason="PROBE_SUCCEEDED" />
+      </>,
+    );
+    const failing = screen.getByLabelText(
+      'Cluster status: ONLINE — probe failing',
+    );
+    expect(failing).toHaveTextContent('ONLINE — probe failing');
+    await userEvent.hover(failing);
+    expect(await screen.findByRole('tooltip')).toHaveTextContent(
+      'Probe failed: 1/2 consecutive probes failed',
+    );
+    await userEvent.unhover(failing);
+    await userEvent.hover(screen.getByLabelText('Cluster status: ONLINE'));
+    await waitFor(() =>
+      expect(screen.getByRole('tooltip')).toHaveTextContent('Probe succeeded'),
+    );
+    // The warning tone, not the plain green of ONLINE.
+    expect(failing.className).toMatch(/warning/);
   });
 
   it('takes its colours from the theme, with black or white text, whichever reads better on them', async () => {

@@ -16,8 +16,9 @@ import SyncIcon from '@material-ui/icons/Sync';
 import SyncProblemIcon from '@material-ui/icons/SyncProblem';
 import WarningIcon from '@material-ui/icons/Warning';
 import type { ReactElement } from 'react';
+import { reasonWords } from './reasonText';
 
-type Tone = 'ok' | 'error' | 'warning' | 'neutral' | 'progress';
+export type Tone = 'ok' | 'error' | 'warning' | 'neutral' | 'progress';
 
 /** The theme's status colour of each tone (`aborted` is the theme's grey). */
 const toneColour: Record<Tone, keyof BackstagePaletteAdditions['status']> = {
@@ -52,7 +53,8 @@ const useStyles = makeStyles(theme => {
   };
 });
 
-function ToneChip(props: {
+/** A chip in a tone's theme colour, with its text label and an icon, never colour alone. */
+export function ToneChip(props: {
   label: string;
   tone: Tone;
   icon: ReactElement;
@@ -80,23 +82,46 @@ const clusterTone: Record<ClusterStatus, { tone: Tone; icon: ReactElement }> = {
 };
 
 /**
+ * An ONLINE cluster whose last probe failed: in the grace period before a second failed probe
+ * confirms an outage.
+ */
+function probeFailing(props: {
+  status: ClusterStatus;
+  reason?: string | null;
+  consecutiveFailures?: number;
+}): boolean {
+  return (
+    props.status === 'ONLINE' &&
+    ((props.consecutiveFailures ?? 0) > 0 ||
+      /^PROBE_FAILED\b/.test(props.reason ?? ''))
+  );
+}
+
+/**
  * A cluster's status in the theme's status colours: ok for ONLINE, error for OFFLINE, grey for
- * UNKNOWN, always with its text label and an icon, never colour alone.
+ * UNKNOWN, always with its text label and an icon, never colour alone. An ONLINE cluster whose
+ * last probe failed (the grace period before an outage is confirmed) is a warning, "ONLINE —
+ * probe failing". The reason in words on hover.
  *
  * @public
  */
 export function ClusterStatusChip(props: {
   status: ClusterStatus;
   reason?: string | null;
+  /** Failed probes in a row: above 0 on an ONLINE cluster, its probe is failing. */
+  consecutiveFailures?: number;
 }) {
-  const { tone, icon } = clusterTone[props.status] ?? clusterTone.UNKNOWN;
+  const failing = probeFailing(props);
+  const { tone, icon } = failing
+    ? { tone: 'warning' as const, icon: <WarningIcon /> }
+    : clusterTone[props.status] ?? clusterTone.UNKNOWN;
   return (
     <ToneChip
-      label={props.status}
+      label={failing ? `${props.status} — probe failing` : props.status}
       tone={tone}
       icon={icon}
       what="Cluster status"
-      title={props.reason ?? undefined}
+      title={props.reason ? reasonWords(props.reason) : undefined}
     />
   );
 }
@@ -125,7 +150,7 @@ export function DeploymentStatusChip(props: {
       tone={tone}
       icon={icon}
       what="Deployment status"
-      title={props.reason ?? undefined}
+      title={props.reason ? reasonWords(props.reason) : undefined}
     />
   );
 }

@@ -2,5 +2,13 @@ export {
   ClusterStatusChip,
   DeploymentStatusChip,
   SyncStatusChip,
+  ToneChip,
+  type Tone,
 } from './StatusChip';
-export { deploymentReasonText, reasonParts, ReasonText } from './reasonText';
+export {
+  CodeWords,
+  deploymentReasonText,
+  reasonParts,
+  ReasonText,
+  reasonWords,
+} from './reasonText';

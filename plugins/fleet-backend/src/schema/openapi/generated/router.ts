@@ -983,7 +983,153 @@ export const spec = {
               'Exposes the Service through an Ingress controller (the Service stays ClusterIP).',
             $ref: '#/components/schemas/Ingress',
           },
+          stages: {
+            description:
+              'The stages a version is promoted through, in order (e.g. staging, then prod): each names its clusters (by name or labels); a stage that `requires` another takes only a version that stage has verified (every cluster of it DEPLOYED on that version, its release COMPLETED, at least `soak` ago).',
+            type: 'array',
+            maxItems: 10,
+            items: {
+              $ref: '#/components/schemas/Stage',
+            },
+          },
         },
+      },
+      Stage: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: {
+            $ref: '#/components/schemas/Dns1123Label',
+          },
+          clusters: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+              $ref: '#/components/schemas/Dns1123Label',
+            },
+          },
+          clusterSelector: {
+            $ref: '#/components/schemas/ClusterSelectorInput',
+          },
+          requires: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              stage: {
+                $ref: '#/components/schemas/Dns1123Label',
+              },
+              soak: {
+                description:
+                  'How long the required stage must have run the version (e.g. `30m`, `2h`, `1d`; default 0).',
+                type: 'string',
+                pattern: '^[0-9]{1,6}(s|m|h|d)$',
+                'x-message': 'must be a duration such as 30m, 2h or 1d',
+              },
+              approvals: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  groups: {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: 20,
+                    items: {
+                      $ref: '#/components/schemas/EntityRef',
+                    },
+                  },
+                  count: {
+                    type: 'integer',
+                    minimum: 1,
+                    maximum: 10,
+                  },
+                },
+                required: ['groups'],
+              },
+            },
+            required: ['stage'],
+          },
+        },
+        required: ['name'],
+      },
+      StageStatus: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: {
+            type: 'string',
+          },
+          clusters: {
+            description: 'The clusters the stage holds now.',
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          version: {
+            description:
+              'The version every cluster of the stage runs (an image, or a manifests version or commit); null when they differ or none runs one.',
+            type: ['string', 'null'],
+          },
+          verified: {
+            description:
+              'The version this stage has verified for the next (every cluster DEPLOYED on it, its release COMPLETED), with since when; null when none.',
+            oneOf: [
+              {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  version: {
+                    type: 'string',
+                  },
+                  since: {
+                    type: 'string',
+                  },
+                  soakedUntil: {
+                    description:
+                      "When the next stage's soak is over for this version.",
+                    type: ['string', 'null'],
+                  },
+                },
+                required: ['version', 'since', 'soakedUntil'],
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
+          requires: {
+            type: ['string', 'null'],
+          },
+          missing: {
+            description:
+              "What keeps this stage from taking the required stage's verified version, in words (empty when it may).",
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+        },
+        required: [
+          'name',
+          'clusters',
+          'version',
+          'verified',
+          'requires',
+          'missing',
+        ],
+      },
+      StageList: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/StageStatus',
+            },
+          },
+        },
+        required: ['items'],
       },
       ApplicationSpecInput: {
         description:
@@ -1088,7 +1234,7 @@ export const spec = {
           },
           overrides: {
             description:
-              'Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults.',
+              "Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults, `patches` are laid over the component's own manifests in order.",
             type: 'array',
             items: {
               type: 'object',
@@ -1108,6 +1254,12 @@ export const spec = {
                 },
                 env: {
                   $ref: '#/components/schemas/EnvMap',
+                },
+                patches: {
+                  type: 'array',
+                  items: {
+                    $ref: '#/components/schemas/ManifestPatch',
+                  },
                 },
               },
             },
@@ -1169,6 +1321,15 @@ export const spec = {
                         'must be a map of at most 100 environment variables',
                     },
                   ],
+                },
+                patches: {
+                  description:
+                    "JSON merge patches over objects of the component's own manifests (by kind and name) on the matching clusters, applied in order after the earlier overrides'.",
+                  type: 'array',
+                  maxItems: 50,
+                  items: {
+                    $ref: '#/components/schemas/ManifestPatch',
+                  },
                 },
               },
             },
@@ -1442,6 +1603,9 @@ export const spec = {
             minimum: 0,
             maximum: 1000,
           },
+          version: {
+            $ref: '#/components/schemas/ManifestVersion',
+          },
         },
         required: ['entityRef', 'cluster'],
       },
@@ -1545,6 +1709,18 @@ export const spec = {
           outcomeAt: {
             type: ['string', 'null'],
           },
+          source: {
+            description:
+              "For a component that brings its own manifests: where this revision's objects came from. Null for Fleet's generated workload.",
+            oneOf: [
+              {
+                $ref: '#/components/schemas/ManifestSource',
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
         },
         required: [
           'deploymentId',
@@ -1563,6 +1739,7 @@ export const spec = {
           'outcome',
           'outcomeReason',
           'outcomeAt',
+          'source',
         ],
       },
       RevisionList: {
@@ -1720,6 +1897,35 @@ export const spec = {
           },
         },
         required: ['SYNCED', 'OUT_OF_SYNC', 'UNKNOWN'],
+      },
+      ClusterDeploymentCounts: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          total: {
+            type: 'number',
+          },
+          byStatus: {
+            $ref: '#/components/schemas/CountsByDeploymentStatus',
+          },
+        },
+        required: ['cluster', 'total', 'byStatus'],
+      },
+      ClusterDeploymentCountList: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ClusterDeploymentCounts',
+            },
+          },
+        },
+        required: ['items'],
       },
       FleetSummary: {
         type: 'object',
@@ -2091,6 +2297,19 @@ export const spec = {
                     },
                     required: ['virtualService'],
                   },
+                  gatewayAPI: {
+                    type: 'object',
+                    additionalProperties: false,
+                    description:
+                      "A Gateway API HTTPRoute in the application's namespace whose rules naming the application's Service Fleet splits between it and the canary's Service.",
+                    properties: {
+                      httpRoute: {
+                        type: 'string',
+                        description: "The HTTPRoute's name.",
+                      },
+                    },
+                    required: ['httpRoute'],
+                  },
                 },
               },
             },
@@ -2121,13 +2340,28 @@ export const spec = {
                     },
                     inconclusiveLimit: {
                       description:
-                        'Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`).',
+                        'Inconclusive measurements in a row tolerated; one more pauses the release for a human to resume or abort (default `failureLimit`).',
+                      type: 'number',
+                    },
+                    consecutiveErrorLimit: {
+                      description:
+                        'Measurements in a row that could not be taken (an unreachable provider, an error answer) tolerated; one more aborts the release (default 4).',
                       type: 'number',
                     },
                     successCondition: {
                       description:
-                        "e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers.",
+                        "e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. A template has either a successCondition (a threshold on the canary alone) or `compare` (the canary judged against a baseline), not both.",
                       type: 'string',
+                    },
+                    compare: {
+                      $ref: '#/components/schemas/AnalysisCompare',
+                    },
+                    weight: {
+                      description:
+                        "The template's share of the release's score when it is judged against a baseline (default 1).",
+                      type: 'number',
+                      exclusiveMinimum: 0,
+                      maximum: 1000000,
                     },
                     provider: {
                       description:
@@ -2147,7 +2381,7 @@ export const spec = {
                             },
                             query: {
                               description:
-                                'May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`.',
+                                'May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`; with `compare`, must use `{{variant}}`.',
                               type: 'string',
                             },
                           },
@@ -2162,7 +2396,28 @@ export const spec = {
                       },
                     },
                   },
-                  required: ['name', 'successCondition', 'provider'],
+                  required: ['name', 'provider'],
+                },
+              },
+              judge: {
+                description:
+                  'How the score of the templates judged against a baseline (the weighted share of those that pass, 0–100) decides a step: under `marginal` the release fails, under `pass` it pauses for a human, else it goes on. `marginal` is at most `pass`.',
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  pass: {
+                    description: 'The score a step goes on at (default 95).',
+                    type: 'number',
+                    minimum: 0,
+                    maximum: 100,
+                  },
+                  marginal: {
+                    description:
+                      'The score under which a step fails (default 75).',
+                    type: 'number',
+                    minimum: 0,
+                    maximum: 100,
+                  },
                 },
               },
             },
@@ -2182,6 +2437,132 @@ export const spec = {
           },
         },
         required: ['canary'],
+      },
+      AnalysisCompare: {
+        description:
+          "Judges the template's metric on the canary against a baseline of the stable version, over the same window, with the Mann-Whitney U test, instead of a threshold on the canary alone. The template names the prometheus provider, whose query must use `{{variant}}`, which is `canary` or `baseline`.",
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          baseline: {
+            description:
+              'Compare with a baseline (the only comparison there is).',
+            type: 'boolean',
+            enum: [true],
+          },
+          direction: {
+            $ref: '#/components/schemas/CompareDirection',
+          },
+          alpha: {
+            description:
+              'The significance level, above 0 and at most 0.5 (default 0.05).',
+            type: 'number',
+            exclusiveMinimum: 0,
+            maximum: 0.5,
+          },
+          minSamples: {
+            description:
+              'The samples each side needs before the metric is judged (default 30).',
+            type: 'integer',
+            minimum: 3,
+            maximum: 10000,
+          },
+        },
+        required: ['baseline', 'direction'],
+      },
+      CompareDirection: {
+        description:
+          'Which change of the metric is bad: `increase` (latency, errors), `decrease` (success rate) or `either`.',
+        type: 'string',
+        enum: ['increase', 'decrease', 'either'],
+      },
+      CanaryMetricResult: {
+        description:
+          'One metric judged: `Pass`; `High` or `Low`, the canary significantly above or below the baseline in a direction that is bad; `NoData`, too few samples on a side.',
+        type: 'string',
+        enum: ['Pass', 'High', 'Low', 'NoData'],
+      },
+      CanaryVerdict: {
+        description:
+          "What a judged step's score decided: `Pass` (go on), `Marginal` (pause for a human), `Fail`.",
+        type: 'string',
+        enum: ['Pass', 'Marginal', 'Fail'],
+      },
+      CanaryJudgment: {
+        description:
+          "A step's judgment of the canary against its baseline on one cluster: each metric's result and the score, the weighted share of passing metrics (a metric without data does not pass).",
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          at: {
+            type: 'string',
+          },
+          cluster: {
+            type: 'string',
+          },
+          stepIndex: {
+            type: 'number',
+          },
+          score: {
+            description: '0–100.',
+            type: 'number',
+          },
+          verdict: {
+            $ref: '#/components/schemas/CanaryVerdict',
+          },
+          metrics: {
+            type: 'array',
+            maxItems: 10,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                template: {
+                  type: 'string',
+                },
+                result: {
+                  $ref: '#/components/schemas/CanaryMetricResult',
+                },
+                canaryMedian: {
+                  type: ['number', 'null'],
+                },
+                baselineMedian: {
+                  type: ['number', 'null'],
+                },
+                u: {
+                  description:
+                    "The Mann-Whitney U of the canary's samples (R's W); null without data.",
+                  type: ['number', 'null'],
+                },
+                p: {
+                  description: 'The two-sided p-value; null without data.',
+                  type: ['number', 'null'],
+                },
+                canarySamples: {
+                  type: 'number',
+                },
+                baselineSamples: {
+                  type: 'number',
+                },
+                weight: {
+                  type: 'number',
+                },
+              },
+              required: [
+                'template',
+                'result',
+                'canaryMedian',
+                'baselineMedian',
+                'u',
+                'p',
+                'canarySamples',
+                'baselineSamples',
+                'weight',
+              ],
+            },
+          },
+        },
+        required: ['at', 'cluster', 'stepIndex', 'score', 'verdict', 'metrics'],
       },
       ReleaseTarget: {
         type: 'object',
@@ -2264,7 +2645,7 @@ export const spec = {
           },
           mode: {
             description:
-              "The traffic provider running the cluster's canary: rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts.",
+              "The traffic provider running the cluster's canary: gateway-api, rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts.",
             oneOf: [
               {
                 type: 'string',
@@ -2312,8 +2693,16 @@ export const spec = {
             type: 'number',
           },
           inconclusive: {
-            description: 'Inconclusive (or erroneous) measurements in a row.',
+            description: 'Inconclusive measurements in a row.',
             type: 'number',
+          },
+          errors: {
+            description:
+              "Measurements in a row that could not be taken, by analysis template; a measurement taken (successful, failed or inconclusive) starts its template's count over.",
+            type: 'object',
+            additionalProperties: {
+              type: 'number',
+            },
           },
           passed: {
             description:
@@ -2361,6 +2750,8 @@ export const spec = {
             type: 'string',
           },
           phase: {
+            description:
+              'Successful or Failed by the success condition; Inconclusive when the query answered with no data (an empty vector, NaN); Error when it could not be taken (an unreachable provider, an error answer, a condition that cannot be evaluated).',
             type: 'string',
             enum: ['Successful', 'Failed', 'Inconclusive', 'Error'],
           },
@@ -2369,6 +2760,8 @@ export const spec = {
             type: ['number', 'null'],
           },
           condition: {
+            description:
+              "The template's successCondition; absent for a template judged against a baseline (`compare`), which has none.",
             type: 'string',
           },
           message: {
@@ -2379,7 +2772,7 @@ export const spec = {
             type: 'string',
           },
         },
-        required: ['template', 'cluster', 'phase', 'condition', 'at'],
+        required: ['template', 'cluster', 'phase', 'at'],
       },
       ReleaseAbortReason: {
         type: 'object',
@@ -2453,6 +2846,15 @@ export const spec = {
               $ref: '#/components/schemas/AnalysisMeasurement',
             },
           },
+          judgments: {
+            description:
+              'The latest judgments of the canary against its baseline, oldest first (at most 50).',
+            type: 'array',
+            maxItems: 50,
+            items: {
+              $ref: '#/components/schemas/CanaryJudgment',
+            },
+          },
           abort: {
             oneOf: [
               {
@@ -2501,6 +2903,11 @@ export const spec = {
           image: {
             type: ['string', 'null'],
           },
+          version: {
+            description:
+              "The version of the component's own manifests it releases; null for an image release.",
+            type: ['string', 'null'],
+          },
           replicas: {
             type: ['number', 'null'],
           },
@@ -2516,7 +2923,7 @@ export const spec = {
           },
           status: {
             description:
-              '`PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.',
+              '`PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted. Before it starts, a release to a stage that requires approvals is `WAITING_FOR_APPROVAL`, one that touches a cluster in an open freeze window is `WAITING_FOR_WINDOW`; a rejected one ends `REJECTED`, nothing applied.',
             type: 'string',
             enum: [
               'PROGRESSING',
@@ -2525,6 +2932,26 @@ export const spec = {
               'PAUSED',
               'ABORTING',
               'ROLLED_BACK',
+              'WAITING_FOR_APPROVAL',
+              'WAITING_FOR_WINDOW',
+              'REJECTED',
+            ],
+          },
+          stage: {
+            description:
+              "The application's stage the release goes to; null when it named none.",
+            type: ['string', 'null'],
+          },
+          gate: {
+            description:
+              'What the release waits for or waited for before it started (approvals, a freeze window) and every decision on it; null when it started at once.',
+            oneOf: [
+              {
+                $ref: '#/components/schemas/ReleaseGate',
+              },
+              {
+                type: 'null',
+              },
             ],
           },
           targets: {
@@ -2578,10 +3005,254 @@ export const spec = {
           'entityRef',
           'createdBy',
           'createdAt',
+          'version',
           'status',
           'targets',
           'skipped',
         ],
+      },
+      ReleaseDecision: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          actor: {
+            description: 'Who decided (a user entity ref).',
+            type: 'string',
+          },
+          decision: {
+            type: 'string',
+            enum: ['APPROVED', 'REJECTED'],
+          },
+          comment: {
+            type: ['string', 'null'],
+          },
+          overrideFreeze: {
+            description:
+              'The approval also starts the release inside an open freeze window.',
+            type: 'boolean',
+          },
+          at: {
+            type: 'string',
+          },
+        },
+        required: ['actor', 'decision', 'comment', 'overrideFreeze', 'at'],
+      },
+      ReleaseGate: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          approvals: {
+            description:
+              "The approvals the stage requires: `count` members of `groups`, never the release's author, one per person; null when it requires none.",
+            oneOf: [
+              {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  groups: {
+                    type: 'array',
+                    items: {
+                      type: 'string',
+                    },
+                  },
+                  count: {
+                    type: 'integer',
+                  },
+                },
+                required: ['groups', 'count'],
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
+          decisions: {
+            description: 'Every approval and rejection, oldest first.',
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ReleaseDecision',
+            },
+          },
+          window: {
+            description:
+              'The freeze window the release waits for (or waited for), the clusters of the release it freezes, and when it closes (null when it is not known to close).',
+            oneOf: [
+              {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  name: {
+                    type: 'string',
+                  },
+                  clusters: {
+                    type: 'array',
+                    items: {
+                      type: 'string',
+                    },
+                  },
+                  closesAt: {
+                    type: ['string', 'null'],
+                  },
+                },
+                required: ['name', 'clusters', 'closesAt'],
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
+          openedAt: {
+            description:
+              'When the gate opened and the release started; null while it waits.',
+            type: ['string', 'null'],
+          },
+          openedBy: {
+            description:
+              'Who opened it: the approver whose approval did, or `fleet-release` when a freeze window closed; null while it waits.',
+            type: ['string', 'null'],
+          },
+        },
+        required: ['approvals', 'decisions', 'window', 'openedAt', 'openedBy'],
+      },
+      ReleaseDecisionRequest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          comment: {
+            description:
+              "Why, in the approver's words (shown with the decision).",
+            type: 'string',
+            maxLength: 2000,
+          },
+          overrideFreeze: {
+            description:
+              "Approve only: start the release now even though a freeze window is open on one of its clusters (the release's events say who overrode it).",
+            type: 'boolean',
+          },
+        },
+      },
+      FreezeWindow: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: {
+            type: 'string',
+          },
+          clusterSelector: {
+            description:
+              'The clusters it freezes, by label; null for every cluster.',
+            type: ['string', 'null'],
+          },
+          cron: {
+            description:
+              'When it opens, as a cron expression; null for a window given by its start.',
+            type: ['string', 'null'],
+          },
+          start: {
+            description:
+              'When it opens, for a window given by its start; null for a cron window.',
+            type: ['string', 'null'],
+          },
+          duration: {
+            description: 'How long it stays open (e.g. `2h`, `3d`).',
+            type: 'string',
+          },
+          timeZone: {
+            description:
+              'The time zone the cron expression is read in (IANA name; default UTC).',
+            type: 'string',
+          },
+          open: {
+            description: 'Whether the window is open now.',
+            type: 'boolean',
+          },
+          openedAt: {
+            description: 'When the open window opened; null when it is closed.',
+            type: ['string', 'null'],
+          },
+          closesAt: {
+            description: 'When the open window closes; null when it is closed.',
+            type: ['string', 'null'],
+          },
+          nextOpensAt: {
+            description:
+              'When it opens next (after now); null when it never will again.',
+            type: ['string', 'null'],
+          },
+          clusters: {
+            description: 'The known clusters it freezes while open.',
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+        },
+        required: [
+          'name',
+          'clusterSelector',
+          'cron',
+          'start',
+          'duration',
+          'timeZone',
+          'open',
+          'openedAt',
+          'closesAt',
+          'nextOpensAt',
+          'clusters',
+        ],
+      },
+      AnalysisProvider: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          type: {
+            description:
+              "The key an analysis template's `provider` names: Fleet's `prometheus`, or one a backend module added.",
+            type: 'string',
+          },
+          addresses: {
+            description:
+              'For `prometheus`: the servers an analysis may query (`fleet.analysis.prometheus.allowedAddresses`, normalised), empty when none is allowed (then a release with a Prometheus analysis is a 400). `null` for the other providers.',
+            oneOf: [
+              {
+                type: 'array',
+                items: {
+                  type: 'string',
+                },
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
+        },
+        required: ['type', 'addresses'],
+      },
+      AnalysisProviderList: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/AnalysisProvider',
+            },
+          },
+        },
+        required: ['items'],
+      },
+      FreezeWindowList: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/FreezeWindow',
+            },
+          },
+        },
+        required: ['items'],
       },
       ReleaseList: {
         type: 'object',
@@ -2598,6 +3269,183 @@ export const spec = {
           },
         },
         required: ['items'],
+      },
+      ManifestVersion: {
+        description:
+          "A branch, a tag or a commit of the component's repository, for a component that brings its own manifests (annotation `cnp.io/manifests-ref`); unset: the ref its source location names.",
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$',
+        'x-message':
+          "must be a branch, a tag or a commit (letters, digits, '.', '_', '/', '-')",
+      },
+      ManifestSource: {
+        description:
+          "Where a revision's objects came from, for a component that brings its own manifests: the URL read, the version asked for, the commit the reader resolved it to, and a digest (sha256) of the objects rendered for the cluster.",
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          url: {
+            type: 'string',
+          },
+          version: {
+            type: ['string', 'null'],
+          },
+          commit: {
+            type: ['string', 'null'],
+          },
+          digest: {
+            type: 'string',
+          },
+          objectCount: {
+            type: 'integer',
+          },
+        },
+        required: ['url', 'version', 'commit', 'digest', 'objectCount'],
+      },
+      PatchTarget: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          kind: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 63,
+          },
+          name: {
+            $ref: '#/components/schemas/Dns1123Subdomain',
+          },
+        },
+        required: ['kind', 'name'],
+      },
+      ManifestPatch: {
+        description:
+          "A JSON merge patch (RFC 7386) laid over one object of the component's own manifests on the clusters the override matches.",
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          target: {
+            $ref: '#/components/schemas/PatchTarget',
+          },
+          patch: {
+            type: 'object',
+          },
+        },
+        required: ['target', 'patch'],
+      },
+      PreviewRequest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          clusters: {
+            description:
+              'The clusters to preview; unset: the clusters the application is deployed to, else the ones its placement selects.',
+            type: 'array',
+            minItems: 1,
+            maxItems: 500,
+            items: {
+              $ref: '#/components/schemas/Dns1123Label',
+            },
+          },
+          image: {
+            $ref: '#/components/schemas/Image',
+          },
+          replicas: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1000,
+          },
+          version: {
+            $ref: '#/components/schemas/ManifestVersion',
+          },
+        },
+      },
+      PreviewObject: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          apiVersion: {
+            type: 'string',
+          },
+          kind: {
+            type: 'string',
+          },
+          namespace: {
+            type: ['string', 'null'],
+          },
+          name: {
+            type: 'string',
+          },
+          action: {
+            type: 'string',
+            enum: ['create', 'update', 'unchanged', 'prune'],
+          },
+          paths: {
+            description:
+              'The changed fields as JSON pointers (`/spec/template/spec/containers/0/image`); empty for create, unchanged and prune.',
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+        },
+        required: [
+          'apiVersion',
+          'kind',
+          'namespace',
+          'name',
+          'action',
+          'paths',
+        ],
+      },
+      ClusterPreview: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          status: {
+            description:
+              "`previewed` (the server's dry run answered for every object), `refused` (the project or an ownership rule refuses it: nothing would be applied) or `unreachable`.",
+            type: 'string',
+            enum: ['previewed', 'refused', 'unreachable'],
+          },
+          message: {
+            type: ['string', 'null'],
+          },
+          objects: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/PreviewObject',
+            },
+          },
+        },
+        required: ['cluster', 'status', 'message', 'objects'],
+      },
+      Preview: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          source: {
+            oneOf: [
+              {
+                $ref: '#/components/schemas/ManifestSource',
+              },
+              {
+                type: 'null',
+              },
+            ],
+          },
+          clusters: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ClusterPreview',
+            },
+          },
+        },
+        required: ['source', 'clusters'],
       },
       CreateReleaseRequest: {
         type: 'object',
@@ -2624,6 +3472,14 @@ export const spec = {
           },
           strategy: {
             $ref: '#/components/schemas/ReleaseStrategy',
+          },
+          version: {
+            $ref: '#/components/schemas/ManifestVersion',
+          },
+          stage: {
+            description:
+              "The application's stage to release to (its clusters, unless `clusters` names some of them); a stage that requires another takes only a version that stage verified (409 naming what is missing).",
+            $ref: '#/components/schemas/Dns1123Label',
           },
         },
       },
@@ -2700,6 +3556,33 @@ export const spec = {
               'application/json': {
                 schema: {
                   $ref: '#/components/schemas/FleetSummary',
+                },
+              },
+            },
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/deployment-counts': {
+      get: {
+        operationId: 'ListDeploymentCounts',
+        tags: ['Health'],
+        description:
+          'Deployments per cluster and status, for a map of the fleet; a cluster with no deployment is left out.',
+        responses: {
+          '200': {
+            description:
+              'The counts, one item per cluster with a deployment, by cluster name.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ClusterDeploymentCountList',
                 },
               },
             },
@@ -3272,6 +4155,90 @@ export const spec = {
         },
       },
     },
+    '/applications/{id}/preview': {
+      post: {
+        operationId: 'PreviewApplication',
+        tags: ['Applications'],
+        description:
+          "What a deploy or release would change, by a server-side dry run on each target cluster: per object `create`, `update` (with the changed paths), `unchanged` or `prune` (an object of the current revision the new one drops). Nothing is written (fleet.deployment.create on the entity). A target cluster outside the component's project is a 403, as for a deploy; a refusal of the objects by the project, or an ownership conflict, is that cluster's `refused` status, not an error.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/applicationId',
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/PreviewRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'The preview of every target cluster.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Preview',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/applications/{id}/stages': {
+      get: {
+        operationId: 'GetApplicationStages',
+        tags: ['Applications'],
+        description:
+          "The application's stages in order: the clusters each holds, the version they run, the version each has verified, and what keeps each from taking its required stage's version.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/applicationId',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The stages (none when the application names none).',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/StageList',
+                },
+              },
+            },
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
     '/applications/{id}/releases': {
       get: {
         operationId: 'ListReleases',
@@ -3365,6 +4332,102 @@ export const spec = {
         },
       },
     },
+    '/releases': {
+      get: {
+        operationId: 'ListWaitingReleases',
+        tags: ['Releases'],
+        description:
+          "The fleet's releases waiting before they start, oldest first (at most 500): those waiting for an approval, for a freeze window to close, or both (the default).",
+        parameters: [
+          {
+            name: 'status',
+            in: 'query',
+            allowReserved: true,
+            required: false,
+            description:
+              'WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW; both when absent.',
+            schema: {
+              type: 'string',
+              enum: ['WAITING_FOR_APPROVAL', 'WAITING_FOR_WINDOW'],
+              'x-message': 'must be WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW',
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The waiting releases.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ReleaseList',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/analysis-providers': {
+      get: {
+        operationId: 'ListAnalysisProviders',
+        tags: ['Releases'],
+        description:
+          "The analysis providers a release's strategy may name, by type, and for `prometheus` the servers the configuration allows (`fleet.analysis.prometheus.allowedAddresses`): what a strategy's `provider` must say to be accepted.",
+        responses: {
+          '200': {
+            description: 'The providers, by type.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/AnalysisProviderList',
+                },
+              },
+            },
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/freeze-windows': {
+      get: {
+        operationId: 'ListFreezeWindows',
+        tags: ['Releases'],
+        description:
+          'The freeze windows of the configuration (`fleet.release.freezeWindows`), each with whether it is open now, until when, when it opens next and the clusters it freezes.',
+        responses: {
+          '200': {
+            description: 'The freeze windows, open ones first.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/FreezeWindowList',
+                },
+              },
+            },
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
     '/releases/{id}': {
       get: {
         operationId: 'GetRelease',
@@ -3390,6 +4453,98 @@ export const spec = {
           },
           '404': {
             $ref: '#/components/responses/NotFound',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/releases/{id}/approve': {
+      post: {
+        operationId: 'ApproveRelease',
+        tags: ['Releases'],
+        description:
+          "Approves a release waiting for approval (fleet.release.approve on the component): by a member of one of the groups its stage names, never by the release's author (403), once per person. The release starts when it has the approvals its stage requires, unless a freeze window is open on one of its clusters: it then waits for the window, or starts at once when an approval says `overrideFreeze: true`. 409 when the release waits for nothing this approval can give.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/releaseId',
+          },
+        ],
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ReleaseDecisionRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            $ref: '#/components/responses/SteeredRelease',
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '409': {
+            $ref: '#/components/responses/Conflict',
+          },
+          default: {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/releases/{id}/reject': {
+      post: {
+        operationId: 'RejectRelease',
+        tags: ['Releases'],
+        description:
+          'Rejects a release waiting for approval or for a freeze window (fleet.release.approve on the component, by a member of one of the groups its stage names, or by its author): it ends REJECTED and nothing is applied.',
+        parameters: [
+          {
+            $ref: '#/components/parameters/releaseId',
+          },
+        ],
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ReleaseDecisionRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            $ref: '#/components/responses/SteeredRelease',
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '409': {
+            $ref: '#/components/responses/Conflict',
           },
           default: {
             $ref: '#/components/responses/ErrorResponse',

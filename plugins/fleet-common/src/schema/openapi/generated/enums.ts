@@ -84,6 +84,36 @@ export const PROGRESSIVE_PHASES = [
 export type ProgressivePhase = (typeof PROGRESSIVE_PHASES)[number];
 
 /**
+ * Which change of the metric is bad: `increase` (latency, errors), `decrease` (success rate) or `either`.
+ *
+ * @public
+ */
+export const COMPARE_DIRECTIONS = ['increase', 'decrease', 'either'] as const;
+
+/** @public */
+export type CompareDirection = (typeof COMPARE_DIRECTIONS)[number];
+
+/**
+ * One metric judged: `Pass`; `High` or `Low`, the canary significantly above or below the baseline in a direction that is bad; `NoData`, too few samples on a side.
+ *
+ * @public
+ */
+export const CANARY_METRIC_RESULTS = ['Pass', 'High', 'Low', 'NoData'] as const;
+
+/** @public */
+export type CanaryMetricResult = (typeof CANARY_METRIC_RESULTS)[number];
+
+/**
+ * What a judged step's score decided: `Pass` (go on), `Marginal` (pause for a human), `Fail`.
+ *
+ * @public
+ */
+export const CANARY_VERDICTS = ['Pass', 'Marginal', 'Fail'] as const;
+
+/** @public */
+export type CanaryVerdict = (typeof CANARY_VERDICTS)[number];
+
+/**
  * Where one cluster of a progressive release stands.
  *
  * - `WAITING`: its wave has not started.

@@ -59,6 +59,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/deployment-counts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Deployments per cluster and status, for a map of the fleet; a cluster with no deployment is left out. */
+    get: operations['ListDeploymentCounts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/events': {
     parameters: {
       query?: never;
@@ -178,6 +195,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/applications/{id}/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** What a deploy or release would change, by a server-side dry run on each target cluster: per object `create`, `update` (with the changed paths), `unchanged` or `prune` (an object of the current revision the new one drops). Nothing is written (fleet.deployment.create on the entity). A target cluster outside the component's project is a 403, as for a deploy; a refusal of the objects by the project, or an ownership conflict, is that cluster's `refused` status, not an error. */
+    post: operations['PreviewApplication'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/applications/{id}/stages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The application's stages in order: the clusters each holds, the version they run, the version each has verified, and what keeps each from taking its required stage's version. */
+    get: operations['GetApplicationStages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/applications/{id}/releases': {
     parameters: {
       query?: never;
@@ -195,6 +246,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/releases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The fleet's releases waiting before they start, oldest first (at most 500): those waiting for an approval, for a freeze window to close, or both (the default). */
+    get: operations['ListWaitingReleases'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/analysis-providers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The analysis providers a release's strategy may name, by type, and for `prometheus` the servers the configuration allows (`fleet.analysis.prometheus.allowedAddresses`): what a strategy's `provider` must say to be accepted. */
+    get: operations['ListAnalysisProviders'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/freeze-windows': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The freeze windows of the configuration (`fleet.release.freezeWindows`), each with whether it is open now, until when, when it opens next and the clusters it freezes. */
+    get: operations['ListFreezeWindows'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/releases/{id}': {
     parameters: {
       query?: never;
@@ -205,6 +307,40 @@ export interface paths {
     get: operations['GetRelease'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/releases/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Approves a release waiting for approval (fleet.release.approve on the component): by a member of one of the groups its stage names, never by the release's author (403), once per person. The release starts when it has the approvals its stage requires, unless a freeze window is open on one of its clusters: it then waits for the window, or starts at once when an approval says `overrideFreeze: true`. 409 when the release waits for nothing this approval can give. */
+    post: operations['ApproveRelease'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/releases/{id}/reject': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Rejects a release waiting for approval or for a freeze window (fleet.release.approve on the component, by a member of one of the groups its stage names, or by its author): it ends REJECTED and nothing is applied. */
+    post: operations['RejectRelease'];
     delete?: never;
     options?: never;
     head?: never;
@@ -590,6 +726,42 @@ export interface components {
       tolerations?: components['schemas']['Toleration'][];
       /** Exposes the Service through an Ingress controller (the Service stays ClusterIP). */
       ingress?: components['schemas']['Ingress'];
+      /** The stages a version is promoted through, in order (e.g. staging, then prod): each names its clusters (by name or labels); a stage that `requires` another takes only a version that stage has verified (every cluster of it DEPLOYED on that version, its release COMPLETED, at least `soak` ago). */
+      stages?: components['schemas']['Stage'][];
+    };
+    Stage: {
+      name: components['schemas']['Dns1123Label'];
+      clusters?: components['schemas']['Dns1123Label'][];
+      clusterSelector?: components['schemas']['ClusterSelectorInput'];
+      requires?: {
+        stage: components['schemas']['Dns1123Label'];
+        /** How long the required stage must have run the version (e.g. `30m`, `2h`, `1d`; default 0). */
+        soak?: string;
+        approvals?: {
+          groups: components['schemas']['EntityRef'][];
+          count?: number;
+        };
+      };
+    };
+    StageStatus: {
+      name: string;
+      /** The clusters the stage holds now. */
+      clusters: string[];
+      /** The version every cluster of the stage runs (an image, or a manifests version or commit); null when they differ or none runs one. */
+      version: string | null;
+      /** The version this stage has verified for the next (every cluster DEPLOYED on it, its release COMPLETED), with since when; null when none. */
+      verified: {
+        version: string;
+        since: string;
+        /** When the next stage's soak is over for this version. */
+        soakedUntil: string | null;
+      } | null;
+      requires: string | null;
+      /** What keeps this stage from taking the required stage's verified version, in words (empty when it may). */
+      missing: string[];
+    };
+    StageList: {
+      items: components['schemas']['StageStatus'][];
     };
     /** An application's spec as a request gives it (no hidden environment values). */
     ApplicationSpecInput: components['schemas']['ApplicationSpec'] & {
@@ -618,12 +790,13 @@ export interface components {
       clusterSelector?: components['schemas']['ClusterSelector'];
       /** Undeploy (event `PRUNED`) a deployment whose cluster the placement no longer selects; otherwise it is kept with `placed: false` and never healed again. */
       prune?: boolean;
-      /** Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults. */
+      /** Per-cluster settings, merged in order into every revision made for a cluster they match (by name or labels): `replicas` replaces, `env` is merged over the defaults, `patches` are laid over the component's own manifests in order. */
       overrides?: {
         clusters?: string[];
         clusterSelector?: components['schemas']['ClusterSelector'];
         replicas?: number;
         env?: components['schemas']['EnvMap'];
+        patches?: components['schemas']['ManifestPatch'][];
       }[];
     };
     PlacementInput: {
@@ -636,6 +809,8 @@ export interface components {
         replicas?: number;
         /** As EnvMapInput; typed as EnvMap, the answers' placement type, which the clients' placement requests share (the API refuses a null value here too). */
         env?: components['schemas']['EnvMap'] & unknown;
+        /** JSON merge patches over objects of the component's own manifests (by kind and name) on the matching clusters, applied in order after the earlier overrides'. */
+        patches?: components['schemas']['ManifestPatch'][];
       }[];
     };
     PlacementRefusal: {
@@ -707,6 +882,7 @@ export interface components {
       cluster: components['schemas']['Dns1123Label'];
       image?: components['schemas']['Image'];
       replicas?: number;
+      version?: components['schemas']['ManifestVersion'];
     };
     RollbackRequest: {
       toRevision?: number;
@@ -736,6 +912,8 @@ export interface components {
       outcome: ('DEPLOYED' | 'FAILED') | null;
       outcomeReason: string | null;
       outcomeAt: string | null;
+      /** For a component that brings its own manifests: where this revision's objects came from. Null for Fleet's generated workload. */
+      source: components['schemas']['ManifestSource'] | null;
     };
     RevisionList: {
       items: components['schemas']['Revision'][];
@@ -777,6 +955,14 @@ export interface components {
       SYNCED: number;
       OUT_OF_SYNC: number;
       UNKNOWN: number;
+    };
+    ClusterDeploymentCounts: {
+      cluster: string;
+      total: number;
+      byStatus: components['schemas']['CountsByDeploymentStatus'];
+    };
+    ClusterDeploymentCountList: {
+      items: components['schemas']['ClusterDeploymentCounts'][];
     };
     FleetSummary: {
       /** Clusters in total and per status. */
@@ -876,6 +1062,11 @@ export interface components {
               routes?: string[];
             };
           };
+          /** A Gateway API HTTPRoute in the application's namespace whose rules naming the application's Service Fleet splits between it and the canary's Service. */
+          gatewayAPI?: {
+            /** The HTTPRoute's name. */
+            httpRoute: string;
+          };
         };
       };
       analysis?: {
@@ -885,15 +1076,20 @@ export interface components {
           interval?: components['schemas']['Duration'];
           /** Failed measurements tolerated; one more aborts the release (default 0). */
           failureLimit?: number;
-          /** Inconclusive measurements in a row tolerated; one more aborts (default `failureLimit`). */
+          /** Inconclusive measurements in a row tolerated; one more pauses the release for a human to resume or abort (default `failureLimit`). */
           inconclusiveLimit?: number;
-          /** e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. */
-          successCondition: string;
+          /** Measurements in a row that could not be taken (an unreachable provider, an error answer) tolerated; one more aborts the release (default 4). */
+          consecutiveErrorLimit?: number;
+          /** e.g. `result[0] >= 0.995`; `result` is the query's vector as numbers. A template has either a successCondition (a threshold on the canary alone) or `compare` (the canary judged against a baseline), not both. */
+          successCondition?: string;
+          compare?: components['schemas']['AnalysisCompare'];
+          /** The template's share of the release's score when it is judged against a baseline (default 1). */
+          weight?: number;
           /** The analysis provider that measures the template: exactly one key, the name of a registered provider (Fleet's own `prometheus`, or one a backend module added), whose value is that provider's settings. A name no provider has is a 400. */
           provider: {
             prometheus?: {
               address: string;
-              /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`. */
+              /** May use `{{cluster}}`, `{{app}}`, `{{namespace}}`, `{{revision}}`, `{{version}}`; with `compare`, must use `{{variant}}`. */
               query: string;
             };
           } & {
@@ -902,11 +1098,64 @@ export interface components {
             };
           };
         }[];
+        /** How the score of the templates judged against a baseline (the weighted share of those that pass, 0–100) decides a step: under `marginal` the release fails, under `pass` it pauses for a human, else it goes on. `marginal` is at most `pass`. */
+        judge?: {
+          /** The score a step goes on at (default 95). */
+          pass?: number;
+          /** The score under which a step fails (default 75). */
+          marginal?: number;
+        };
       };
       rollback?: {
         enabled?: boolean;
         timeout?: components['schemas']['Duration'];
       };
+    };
+    /** Judges the template's metric on the canary against a baseline of the stable version, over the same window, with the Mann-Whitney U test, instead of a threshold on the canary alone. The template names the prometheus provider, whose query must use `{{variant}}`, which is `canary` or `baseline`. */
+    AnalysisCompare: {
+      /**
+       * Compare with a baseline (the only comparison there is).
+       */
+      baseline: true;
+      direction: components['schemas']['CompareDirection'];
+      /** The significance level, above 0 and at most 0.5 (default 0.05). */
+      alpha?: number;
+      /** The samples each side needs before the metric is judged (default 30). */
+      minSamples?: number;
+    };
+    /**
+     * Which change of the metric is bad: `increase` (latency, errors), `decrease` (success rate) or `either`.
+     */
+    CompareDirection: 'increase' | 'decrease' | 'either';
+    /**
+     * One metric judged: `Pass`; `High` or `Low`, the canary significantly above or below the baseline in a direction that is bad; `NoData`, too few samples on a side.
+     */
+    CanaryMetricResult: 'Pass' | 'High' | 'Low' | 'NoData';
+    /**
+     * What a judged step's score decided: `Pass` (go on), `Marginal` (pause for a human), `Fail`.
+     */
+    CanaryVerdict: 'Pass' | 'Marginal' | 'Fail';
+    /** A step's judgment of the canary against its baseline on one cluster: each metric's result and the score, the weighted share of passing metrics (a metric without data does not pass). */
+    CanaryJudgment: {
+      at: string;
+      cluster: string;
+      stepIndex: number;
+      /** 0–100. */
+      score: number;
+      verdict: components['schemas']['CanaryVerdict'];
+      metrics: {
+        template: string;
+        result: components['schemas']['CanaryMetricResult'];
+        canaryMedian: number | null;
+        baselineMedian: number | null;
+        /** The Mann-Whitney U of the canary's samples (R's W); null without data. */
+        u: number | null;
+        /** The two-sided p-value; null without data. */
+        p: number | null;
+        canarySamples: number;
+        baselineSamples: number;
+        weight: number;
+      }[];
     };
     ReleaseTarget: {
       cluster: string;
@@ -952,7 +1201,7 @@ export interface components {
       cluster: string;
       /** 0-based wave index. */
       wave: number;
-      /** The traffic provider running the cluster's canary: rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts. */
+      /** The traffic provider running the cluster's canary: gateway-api, rollout, istio or replicas for Fleet's own, or the id of one a backend module added (lower case letters, digits and dashes). Null until the cluster's canary starts. */
       mode?: string | null;
       state: components['schemas']['CanaryClusterState'];
       /** The step being run (0-based), or the number of steps once past the last. */
@@ -970,8 +1219,12 @@ export interface components {
       revision?: number | null;
       /** Failed measurements so far. */
       failures: number;
-      /** Inconclusive (or erroneous) measurements in a row. */
+      /** Inconclusive measurements in a row. */
       inconclusive: number;
+      /** Measurements in a row that could not be taken, by analysis template; a measurement taken (successful, failed or inconclusive) starts its template's count over. */
+      errors?: {
+        [key: string]: number;
+      };
       /** The analysis templates that succeeded at least once on this cluster: it completes only once all did. */
       passed?: string[];
       /** A timed pause frozen by a paused release: what was left of it. */
@@ -984,10 +1237,14 @@ export interface components {
     AnalysisMeasurement: {
       template: string;
       cluster: string;
+      /**
+       * Successful or Failed by the success condition; Inconclusive when the query answered with no data (an empty vector, NaN); Error when it could not be taken (an unreachable provider, an error answer, a condition that cannot be evaluated).
+       */
       phase: 'Successful' | 'Failed' | 'Inconclusive' | 'Error';
       /** The query's first value, when it gave one. */
       value?: number | null;
-      condition: string;
+      /** The template's successCondition; absent for a template judged against a baseline (`compare`), which has none. */
+      condition?: string;
       /** Why it was inconclusive or an error. */
       message?: string;
       at: string;
@@ -1015,6 +1272,8 @@ export interface components {
       clusters: components['schemas']['CanaryClusterProgress'][];
       /** The latest measurement per cluster and template. */
       analysis: components['schemas']['AnalysisMeasurement'][];
+      /** The latest judgments of the canary against its baseline, oldest first (at most 50). */
+      judgments?: components['schemas']['CanaryJudgment'][];
       abort?: components['schemas']['ReleaseAbortReason'] | null;
       pausedBy?: string | null;
       updatedAt: string;
@@ -1026,10 +1285,12 @@ export interface components {
       createdBy: string;
       createdAt: string;
       image?: string | null;
+      /** The version of the component's own manifests it releases; null for an image release. */
+      version: string | null;
       replicas?: number | null;
       env?: components['schemas']['EnvMap'] | null;
       /**
-       * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted.
+       * `PROGRESSING` until every target ended; then `COMPLETED`, or `FAILED` when one failed. A release with a strategy is also `PAUSED`, `ABORTING` while it rolls back, and ends `ROLLED_BACK` when it aborted. Before it starts, a release to a stage that requires approvals is `WAITING_FOR_APPROVAL`, one that touches a cluster in an open freeze window is `WAITING_FOR_WINDOW`; a rejected one ends `REJECTED`, nothing applied.
        */
       status:
         | 'PROGRESSING'
@@ -1037,7 +1298,14 @@ export interface components {
         | 'FAILED'
         | 'PAUSED'
         | 'ABORTING'
-        | 'ROLLED_BACK';
+        | 'ROLLED_BACK'
+        | 'WAITING_FOR_APPROVAL'
+        | 'WAITING_FOR_WINDOW'
+        | 'REJECTED';
+      /** The application's stage the release goes to; null when it named none. */
+      stage?: string | null;
+      /** What the release waits for or waited for before it started (approvals, a freeze window) and every decision on it; null when it started at once. */
+      gate?: components['schemas']['ReleaseGate'] | null;
       targets: components['schemas']['ReleaseTarget'][];
       skipped: {
         cluster: string;
@@ -1048,9 +1316,126 @@ export interface components {
       /** Waves, steps and analysis of a progressive release. */
       progress?: components['schemas']['ReleaseProgress'] | null;
     };
+    ReleaseDecision: {
+      /** Who decided (a user entity ref). */
+      actor: string;
+      decision: 'APPROVED' | 'REJECTED';
+      comment: string | null;
+      /** The approval also starts the release inside an open freeze window. */
+      overrideFreeze: boolean;
+      at: string;
+    };
+    ReleaseGate: {
+      /** The approvals the stage requires: `count` members of `groups`, never the release's author, one per person; null when it requires none. */
+      approvals: {
+        groups: string[];
+        count: number;
+      } | null;
+      /** Every approval and rejection, oldest first. */
+      decisions: components['schemas']['ReleaseDecision'][];
+      /** The freeze window the release waits for (or waited for), the clusters of the release it freezes, and when it closes (null when it is not known to close). */
+      window: {
+        name: string;
+        clusters: string[];
+        closesAt: string | null;
+      } | null;
+      /** When the gate opened and the release started; null while it waits. */
+      openedAt: string | null;
+      /** Who opened it: the approver whose approval did, or `fleet-release` when a freeze window closed; null while it waits. */
+      openedBy: string | null;
+    };
+    ReleaseDecisionRequest: {
+      /** Why, in the approver's words (shown with the decision). */
+      comment?: string;
+      /** Approve only: start the release now even though a freeze window is open on one of its clusters (the release's events say who overrode it). */
+      overrideFreeze?: boolean;
+    };
+    FreezeWindow: {
+      name: string;
+      /** The clusters it freezes, by label; null for every cluster. */
+      clusterSelector: string | null;
+      /** When it opens, as a cron expression; null for a window given by its start. */
+      cron: string | null;
+      /** When it opens, for a window given by its start; null for a cron window. */
+      start: string | null;
+      /** How long it stays open (e.g. `2h`, `3d`). */
+      duration: string;
+      /** The time zone the cron expression is read in (IANA name; default UTC). */
+      timeZone: string;
+      /** Whether the window is open now. */
+      open: boolean;
+      /** When the open window opened; null when it is closed. */
+      openedAt: string | null;
+      /** When the open window closes; null when it is closed. */
+      closesAt: string | null;
+      /** When it opens next (after now); null when it never will again. */
+      nextOpensAt: string | null;
+      /** The known clusters it freezes while open. */
+      clusters: string[];
+    };
+    AnalysisProvider: {
+      /** The key an analysis template's `provider` names: Fleet's `prometheus`, or one a backend module added. */
+      type: string;
+      /** For `prometheus`: the servers an analysis may query (`fleet.analysis.prometheus.allowedAddresses`, normalised), empty when none is allowed (then a release with a Prometheus analysis is a 400). `null` for the other providers. */
+      addresses: string[] | null;
+    };
+    AnalysisProviderList: {
+      items: components['schemas']['AnalysisProvider'][];
+    };
+    FreezeWindowList: {
+      items: components['schemas']['FreezeWindow'][];
+    };
     ReleaseList: {
       items: components['schemas']['Release'][];
       nextCursor?: string;
+    };
+    /** A branch, a tag or a commit of the component's repository, for a component that brings its own manifests (annotation `cnp.io/manifests-ref`); unset: the ref its source location names. */
+    ManifestVersion: string;
+    /** Where a revision's objects came from, for a component that brings its own manifests: the URL read, the version asked for, the commit the reader resolved it to, and a digest (sha256) of the objects rendered for the cluster. */
+    ManifestSource: {
+      url: string;
+      version: string | null;
+      commit: string | null;
+      digest: string;
+      objectCount: number;
+    };
+    PatchTarget: {
+      kind: string;
+      name: components['schemas']['Dns1123Subdomain'];
+    };
+    /** A JSON merge patch (RFC 7386) laid over one object of the component's own manifests on the clusters the override matches. */
+    ManifestPatch: {
+      target: components['schemas']['PatchTarget'];
+      patch: Record<string, never>;
+    };
+    PreviewRequest: {
+      /** The clusters to preview; unset: the clusters the application is deployed to, else the ones its placement selects. */
+      clusters?: components['schemas']['Dns1123Label'][];
+      image?: components['schemas']['Image'];
+      replicas?: number;
+      version?: components['schemas']['ManifestVersion'];
+    };
+    PreviewObject: {
+      apiVersion: string;
+      kind: string;
+      namespace: string | null;
+      name: string;
+      action: 'create' | 'update' | 'unchanged' | 'prune';
+      /** The changed fields as JSON pointers (`/spec/template/spec/containers/0/image`); empty for create, unchanged and prune. */
+      paths: string[];
+    };
+    ClusterPreview: {
+      cluster: string;
+      /**
+       * `previewed` (the server's dry run answered for every object), `refused` (the project or an ownership rule refuses it: nothing would be applied) or `unreachable`.
+       */
+      status: 'previewed' | 'refused' | 'unreachable';
+      message: string | null;
+      objects: components['schemas']['PreviewObject'][];
+    };
+    Preview: {
+      source: components['schemas']['ManifestSource'] | null;
+      clusters: components['schemas']['ClusterPreview'][];
     };
     CreateReleaseRequest: {
       image?: components['schemas']['Image'];
@@ -1058,6 +1443,9 @@ export interface components {
       env?: components['schemas']['EnvMapInput'];
       clusters?: components['schemas']['Dns1123Label'][];
       strategy?: components['schemas']['ReleaseStrategy'];
+      version?: components['schemas']['ManifestVersion'];
+      /** The application's stage to release to (its clusters, unless `clusters` names some of them); a stage that requires another takes only a version that stage verified (409 naming what is missing). */
+      stage?: components['schemas']['Dns1123Label'];
     };
   };
   responses: {
@@ -1219,6 +1607,28 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['FleetSummary'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  ListDeploymentCounts: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The counts, one item per cluster with a deployment, by cluster name. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ClusterDeploymentCountList'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -1607,6 +2017,64 @@ export interface operations {
       default: components['responses']['ErrorResponse'];
     };
   };
+  PreviewApplication: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** An application id returned by the API; one that is not an id names nothing (404). */
+        id: components['parameters']['applicationId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PreviewRequest'];
+      };
+    };
+    responses: {
+      /** The preview of every target cluster. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Preview'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  GetApplicationStages: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** An application id returned by the API; one that is not an id names nothing (404). */
+        id: components['parameters']['applicationId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The stages (none when the application names none). */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StageList'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
   ListReleases: {
     parameters: {
       query?: {
@@ -1672,6 +2140,76 @@ export interface operations {
       default: components['responses']['ErrorResponse'];
     };
   };
+  ListWaitingReleases: {
+    parameters: {
+      query?: {
+        /** WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW; both when absent. */
+        status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The waiting releases. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReleaseList'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  ListAnalysisProviders: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The providers, by type. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AnalysisProviderList'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  ListFreezeWindows: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The freeze windows, open ones first. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FreezeWindowList'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
   GetRelease: {
     parameters: {
       query?: never;
@@ -1695,6 +2233,56 @@ export interface operations {
       };
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  ApproveRelease: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** A release id returned by the API; one that is not an id names nothing (404). */
+        id: components['parameters']['releaseId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ReleaseDecisionRequest'];
+      };
+    };
+    responses: {
+      200: components['responses']['SteeredRelease'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      default: components['responses']['ErrorResponse'];
+    };
+  };
+  RejectRelease: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** A release id returned by the API; one that is not an id names nothing (404). */
+        id: components['parameters']['releaseId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ReleaseDecisionRequest'];
+      };
+    };
+    responses: {
+      200: components['responses']['SteeredRelease'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
       default: components['responses']['ErrorResponse'];
     };
   };

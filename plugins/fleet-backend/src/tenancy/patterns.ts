@@ -1,0 +1,33 @@
+import type { FleetProject } from './projects';
+
+/** `*` matches any run of characters (none included); anything else matches itself. */
+export function matchesPattern(value: string, pattern: string): boolean {
+  const source = pattern
+    .split('*')
+    .map(part => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`).test(value);
+}
+
+/** A pattern with `{app}` replaced by the application's name. */
+export function expand(pattern: string, appName: string): string {
+  return pattern.split('{app}').join(appName);
+}
+
+/** Why the project refuses an Ingress host: a wildcard, or one outside its hosts. */
+export function hostRefusal(
+  project: FleetProject,
+  host: string,
+): string | undefined {
+  if (host.startsWith('*')) {
+    return `Ingress host '${host}' is a wildcard: Fleet applies Ingresses for one host only`;
+  }
+  if (!project.ingressHosts.some(p => matchesPattern(host, p))) {
+    return `Ingress host '${host}' is not in project ${project.name} (${
+      project.ingressHosts.length
+        ? `its hosts: ${project.ingressHosts.join(', ')}`
+        : 'it allows no Ingress host'
+    })`;
+  }
+  return undefined;
+}

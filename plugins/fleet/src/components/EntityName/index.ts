@@ -1,0 +1,1 @@
+export { ActorName, actorText, EntityName, humanizedRef } from './EntityName';

@@ -1,0 +1,1 @@
+export { StageStrip } from './StageStrip';

@@ -1,0 +1,1 @@
+export { VersionField, isVersionInvalid } from './VersionField';

@@ -1,0 +1,122 @@
+/*
+ * The HTTP requests the Kubernetes tab sends to a Fleet cluster: GETs with the cluster's CA, TLS
+ * settings and credential, over one keep-alive agent per cluster, each cancellable (its socket is
+ * closed when its signal aborts, so a cluster that never answers holds no connection).
+ */
+import type {
+  ClusterDetails,
+  KubernetesCredential,
+} from '@backstage/plugin-kubernetes-node';
+import http from 'node:http';
+import https from 'node:https';
+import fs from 'node:fs';
+
+/** A cluster's answer: its status and body (any status; the caller judges it). */
+export interface ClusterAnswer {
+  status: number;
+  body: string;
+}
+
+/** The agent of each cluster, replaced (and the old one's sockets closed) when its TLS settings change. */
+export class ClusterAgents {
+  private readonly agents = new Map<
+    string,
+    { key: string; agent: https.Agent }
+  >();
+
+  agentFor(
+    details: ClusterDetails,
+    credential: KubernetesCredential,
+  ): https.Agent | undefined {
+    if (new URL(details.url).protocol !== 'https:') return undefined;
+    const cert =
+      credential.type === 'x509 client certificate'
+        ? { cert: credential.cert, key: credential.key }
+        : {};
+    const key = JSON.stringify([
+      details.url,
+      details.skipTLSVerify ?? false,
+      details.caData ?? '',
+      details.caFile ?? '',
+      cert,
+    ]);
+    const cached = this.agents.get(details.name);
+    if (cached?.key === key) return cached.agent;
+    cached?.agent.destroy();
+    let ca: Buffer | undefined;
+    if (details.caFile) ca = fs.readFileSync(details.caFile);
+    else if (details.caData) ca = Buffer.from(details.caData, 'base64');
+    const agent = new https.Agent({
+      ca,
+      rejectUnauthorized: !details.skipTLSVerify,
+      keepAlive: true,
+      ...cert,
+    });
+    this.agents.set(details.name, { key, agent });
+    return agent;
+  }
+}
+
+/** The URL of `resourcePath` on the cluster (its URL may have a path, e.g. behind a proxy). */
+export function clusterUrl(
+  details: ClusterDetails,
+  resourcePath: string,
+  labelSelector?: string,
+): URL {
+  const url = new URL(details.url);
+  url.pathname =
+    url.pathname === '/' ? resourcePath : `${url.pathname}${resourcePath}`;
+  if (labelSelector)
+    url.search = `labelSelector=${encodeURIComponent(labelSelector)}`;
+  return url;
+}
+
+/** GETs `url`; rejects with the signal's reason when it aborts first (the socket is closed). */
+export function getFromCluster(
+  url: URL,
+  options: {
+    agent?: https.Agent;
+    credential: KubernetesCredential;
+    signal: AbortSignal;
+  },
+): Promise<ClusterAnswer> {
+  const { agent, credential, signal } = options;
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (credential.type === 'bearer token')
+    headers.Authorization = `Bearer ${credential.token}`;
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    const request = send(url, { method: 'GET', agent, headers });
+    // Settles the promise on abort even if the request or its answer emits nothing more.
+    const onAbort = () => {
+      request.destroy();
+      reject(signal.reason);
+    };
+    const done = () => signal.removeEventListener('abort', onAbort);
+    signal.addEventListener('abort', onAbort, { once: true });
+    request.on('response', response => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        done();
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+      });
+      response.on('error', error => {
+        done();
+        reject(error);
+      });
+    });
+    request.on('error', error => {
+      done();
+      reject(error);
+    });
+    request.end();
+  });
+}

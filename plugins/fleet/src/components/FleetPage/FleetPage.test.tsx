@@ -9,6 +9,7 @@ import {
 import type { Cluster, ClusterStatus } from '@cnp/plugin-fleet-common';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { SWRConfig } from 'swr';
 import { fleetApiRef } from '../../api';
 import {
   cluster,
@@ -23,10 +24,14 @@ import type { ReactElement } from 'react';
  * The page in the test app, with the catalog's entity pages mounted (events link to them), for a
  * user allowed everything unless the test's own providers say otherwise.
  */
+/**
+ * Renders `ui` in the app with a fresh permission cache: `usePermission` keeps answers in SWR's
+ * global cache, so an earlier test's ALLOW would otherwise answer a later test's DENY.
+ */
 const renderPage = (ui: ReactElement) =>
   renderInTestApp(
     <TestApiProvider apis={[[permissionApiRef, mockApis.permission()]]}>
-      {ui}
+      <SWRConfig value={{ provider: () => new Map() }}>{ui}</SWRConfig>
     </TestApiProvider>,
     {
       mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef },
@@ -160,11 +165,10 @@ describe('FleetPage', () => {
         <FleetPage />
       </TestApiProvider>,
     );
-    // The permission's answer is asynchronous (on a loaded machine it can take over a second),
-    // and a cached answer may come first: the button is asked for again until it is refused.
+    // The permission's answer is asynchronous: the button is enabled-looking until it arrives.
     const refused = () =>
       screen.getByRole('button', { name: 'Run health check' });
-    await waitFor(() => expect(refused()).toBeDisabled(), { timeout: 5_000 });
+    await waitFor(() => expect(refused()).toBeDisabled(), { timeout: 10_000 });
     const button = refused();
     expect(authorize).toHaveBeenCalledWith(
       expect.objectContaining({

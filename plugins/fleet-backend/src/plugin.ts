@@ -326,6 +326,7 @@ export const fleetPlugin = createBackendPlugin({
                 fleetConfig.analysis.prometheus.allowedAddresses,
             }),
           // Releases waiting for a freeze window start when it closes (none configured: none wait).
+          listener: listeners,
           openGates:
             fleetConfig.release.freezeWindows.length > 0
               ? () => releases.openClosedWindows()

@@ -44,6 +44,17 @@ export interface PlacementRefusalsChange {
 }
 
 /**
+ * A running release's progress was written without a status event: a measurement, a judgment
+ * against the baseline, a new weight. The component's release panel shows these as they come.
+ */
+export interface ReleaseProgressChange {
+  releaseId: string;
+  entityRef: string;
+  /** The release's phase after the write. */
+  phase: string;
+}
+
+/**
  * Hears what Fleet committed, on the replica that committed it, exactly once: the status events
  * of clusters, deployments and releases (after their transaction), the health cycles and the
  * reconcile runs (each run by one replica at a time, or with health shards by each replica over
@@ -58,6 +69,8 @@ export interface FleetListener {
   placementRefusalsChanged?(
     change: PlacementRefusalsChange,
   ): void | Promise<void>;
+  /** The release orchestrator wrote a release's progress and committed no event with it. */
+  releaseProgressed?(change: ReleaseProgressChange): void | Promise<void>;
 }
 
 /**
@@ -97,6 +110,10 @@ export class FleetListeners implements Required<FleetListener> {
     this.each('placementRefusalsChanged', l =>
       l.placementRefusalsChanged?.(change),
     );
+  }
+
+  releaseProgressed(change: ReleaseProgressChange): void {
+    this.each('releaseProgressed', l => l.releaseProgressed?.(change));
   }
 
   /** Resolves once every listener call made so far has ended. */

@@ -14,6 +14,7 @@ import {
 } from '@cnp/plugin-fleet-common';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
+import { FleetSignals } from './FleetSignals';
 import request from 'supertest';
 import {
   eventually,
@@ -153,3 +154,32 @@ describe.each(databases.eachSupportedId())(
     });
   },
 );
+
+describe('FleetSignals.releaseProgressed', () => {
+  it("publishes on the component's release channel, so its panel shows a new judgment", async () => {
+    const publish = jest.fn(async () => {});
+    const entityRef = 'component:default/payments';
+    await FleetSignals.create({ signals: { publish } }).releaseProgressed({
+      releaseId: 'r-1',
+      entityRef,
+      phase: 'PROGRESSING',
+    });
+    expect(publish).toHaveBeenCalledTimes(1);
+    expect(publish).toHaveBeenCalledWith({
+      recipients: { type: 'broadcast' },
+      channel: fleetSignalChannels.releasesOf(entityRef),
+      message: {
+        kind: 'release',
+        entityRef,
+        changes: [
+          {
+            subject: 'r-1',
+            from: 'PROGRESSING',
+            to: 'PROGRESSING',
+            reason: 'PROGRESS',
+          },
+        ],
+      },
+    });
+  });
+});

@@ -8,6 +8,7 @@ import type {
   CommittedEvent,
   FleetListener,
   PlacementRefusalsChange,
+  ReleaseProgressChange,
 } from './FleetListener';
 
 /** Changes per message at most: a cascade over a large cluster is sent in several. */
@@ -85,6 +86,29 @@ export class FleetSignals implements FleetListener {
         [
           fleetSignalChannels.deploymentsOf(change.entityRef),
           { kind: 'placement', entityRef: change.entityRef, changes },
+        ],
+      ]),
+    );
+  }
+
+  /** The component's release panel shows a new measurement or judgment at once. */
+  async releaseProgressed(change: ReleaseProgressChange): Promise<void> {
+    await this.publish(
+      new Map([
+        [
+          fleetSignalChannels.releasesOf(change.entityRef),
+          {
+            kind: 'release',
+            entityRef: change.entityRef,
+            changes: [
+              {
+                subject: change.releaseId,
+                from: change.phase,
+                to: change.phase,
+                reason: 'PROGRESS',
+              },
+            ],
+          },
         ],
       ]),
     );

@@ -131,7 +131,9 @@ describe.each(databases.eachSupportedId())(
         },
       });
       services.push(deployments);
+      const listener = { releaseProgressed: jest.fn() };
       const orchestrator = ReleaseOrchestrator.create({
+        listener,
         stores: harness.stores,
         deployments,
         traffic: TrafficProviders.create({
@@ -155,7 +157,14 @@ describe.each(databases.eachSupportedId())(
       await settle(harness.stores, first.id);
       const application =
         (await harness.stores.applications.getApplicationByEntityRef(ENTITY))!;
-      return { ...harness, deployments, releases, orchestrator, application };
+      return {
+        ...harness,
+        deployments,
+        releases,
+        orchestrator,
+        application,
+        listener,
+      };
     }
 
     async function settle(stores: FleetStores, id: string) {
@@ -402,6 +411,12 @@ describe.each(databases.eachSupportedId())(
         true,
       );
       expect(windows.every(w => w.stepMs === 50 && w.points >= 20)).toBe(true);
+      // A judgment commits no status event: the component's release panel is told all the same.
+      expect(ctx.listener.releaseProgressed).toHaveBeenCalledWith({
+        releaseId: started.id,
+        entityRef: ENTITY,
+        phase: 'PROGRESSING',
+      });
       expect(watch.seen.length).toBeGreaterThan(0);
       expect(watch.seen.every(b => b.image === OLD)).toBe(true);
       expect(deploymentNamed('pl-1', 'payments-baseline')).toBeUndefined();

@@ -123,6 +123,14 @@ export class ReleaseOrchestrator {
       },
     );
     if (!written) await this.afterConflict(tick);
+    else if (t.events.length === 0 && application) {
+      // No status event carries this write to the component's release panel: say it changed.
+      this.options.listener?.releaseProgressed({
+        releaseId: record.id,
+        entityRef: application.entityRef,
+        phase: t.progress.phase,
+      });
+    }
   }
 
   /**

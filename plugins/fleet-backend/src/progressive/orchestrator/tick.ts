@@ -19,6 +19,7 @@ import type {
   RevisionStore,
 } from '../../database/types';
 import type { DeploymentService } from '../../deploy/DeploymentService';
+import type { FleetListener } from '../../events/FleetListener';
 import { asError } from '../../util/errors';
 import type { AnalysisContext } from '../analysis';
 import type { QueryRange } from '../judge/rangeQuery';
@@ -77,6 +78,8 @@ export interface ReleaseOrchestratorOptions {
    * (see ReleaseGates.openClosedWindows). None: releases never wait for a window.
    */
   openGates?: () => Promise<void>;
+  /** Told of a progress write that committed no event (a measurement, a judgment, a weight). */
+  listener?: Pick<Required<FleetListener>, 'releaseProgressed'>;
 }
 
 /** What one tick knows about a release. */

@@ -260,6 +260,7 @@ export const fleetPlugin = createBackendPlugin({
           manifestSources,
           manifestReader: new ManifestReader(urlReader),
           objectApplier,
+          listener: listeners,
         });
         lifecycle.addStartupHook(async () => {
           await deployments.adoptUnfinished();
@@ -428,6 +429,7 @@ export const fleetPlugin = createBackendPlugin({
               ).has(name),
             clusterCa: cluster => clients.caFingerprintFor(cluster),
             maxManualClusters: fleetConfig.clusters.maxManual,
+            progressDeadlineMs: fleetConfig.deploy.progressDeadlineMs,
             tenancy: createTenancyChecks({ guard: projects, stores }),
             allowedPrometheusAddresses:
               fleetConfig.analysis.prometheus.allowedAddresses,

@@ -326,5 +326,73 @@ describe.each(databases.eachSupportedId())(
         expect(names).toEqual([expected, expected, expected]);
       }
     });
+
+    it("notes a rollout's progress on a PROGRESSING deployment of that revision, only when it changed, with no event", async () => {
+      const knex = await databases.init(databaseId);
+      const stores = await DatabaseFleetStores.create({
+        database: mockServices.database({ knex, migrations: { skip: false } }),
+      });
+      await stores.clusters.insertCluster({
+        name: 'c1',
+        endpoint: 'https://127.0.0.1:6443/c1',
+        kubeconfigRef: '/k/c.yaml',
+        source: 'manual',
+      });
+      const app = await stores.applications.insertApplication({
+        entityRef: 'component:default/rolling',
+        name: 'rolling',
+        spec: { image: 'x:1' },
+      });
+      const d = await stores.deployments.insertDeployment(
+        {
+          applicationId: app.id,
+          cluster: 'c1',
+          status: 'PENDING',
+          firstRevision: { image: 'x:1', cause: 'deploy', createdBy: 'test' },
+        },
+        'test',
+      );
+      const note = (revision: number, message: string) =>
+        stores.deployments.noteRolloutProgress(d.id, revision, message);
+      // Not PROGRESSING yet: nothing noted.
+      expect(await note(d.revision, '0 of 3 replicas updated')).toBeUndefined();
+      await stores.deployments.updateDeploymentStatus(
+        d.id,
+        { status: 'PROGRESSING', message: 'Applied' },
+        'test',
+      );
+      const events = async () =>
+        (
+          await stores.events.listEvents({
+            subjectKind: 'deployment',
+            subject: d.id,
+          })
+        ).length;
+      const before = await events();
+      expect(await note(d.revision, '1 of 3 replicas updated')).toMatchObject({
+        id: d.id,
+        status: 'PROGRESSING',
+        message: '1 of 3 replicas updated',
+      });
+      // The same words again, or another revision's: nothing changes.
+      expect(await note(d.revision, '1 of 3 replicas updated')).toBeUndefined();
+      expect(
+        await note(d.revision + 1, '2 of 3 replicas updated'),
+      ).toBeUndefined();
+      expect((await stores.deployments.getDeployment(d.id))?.message).toBe(
+        '1 of 3 replicas updated',
+      );
+      expect(await events()).toBe(before);
+      await stores.deployments.updateDeploymentStatus(
+        d.id,
+        { status: 'DEPLOYED', message: 'Rollout complete' },
+        'test',
+      );
+      // A finished rollout keeps its own message.
+      expect(await note(d.revision, '3 of 3 replicas updated')).toBeUndefined();
+      expect((await stores.deployments.getDeployment(d.id))?.message).toBe(
+        'Rollout complete',
+      );
+    });
   },
 );

@@ -266,6 +266,18 @@ export class DatabaseDeploymentStore implements DeploymentStore {
     });
   }
 
+  async noteRolloutProgress(
+    id: string,
+    revision: number,
+    message: string,
+  ): Promise<Deployment | undefined> {
+    const changed = await this.db<DeploymentRow>('fleet_deployments')
+      .where({ id, revision, status: 'PROGRESSING' })
+      .andWhere(q => q.whereNull('message').orWhereNot('message', message))
+      .update({ message, updated_at: new Date() });
+    return changed > 0 ? this.getDeployment(id) : undefined;
+  }
+
   /** Writes a status change of the locked row `current`, its revision's outcome and its event. */
   private async writeStatus(
     tx: Knex.Transaction,

@@ -258,6 +258,15 @@ export interface DeploymentStore {
     deployed: DeploymentStatusUpdate,
     actor: string,
   ): Promise<Deployment | undefined>;
+  /**
+   * Notes what a rollout still waits for as the deployment's message, while it is PROGRESSING
+   * on `revision`; no event. Answers the deployment when the message changed, else undefined.
+   */
+  noteRolloutProgress(
+    id: string,
+    revision: number,
+    message: string,
+  ): Promise<Deployment | undefined>;
   /** Records a sync result, with an event when the sync status changes. */
   recordSync(
     id: string,

@@ -61,7 +61,9 @@ describe.each(databases.eachSupportedId())(
       });
       if (opts.probe ?? true) await harness.worker.runCycle();
       else await harness.discovery.run();
+      const listener = { deploymentProgressed: jest.fn() };
       const deployments = DeploymentService.create({
+        listener,
         stores: harness.stores,
         applier: ManifestApplier.create({ clients: harness.clients }),
         remover: ManifestRemover.create({ clients: harness.clients }),
@@ -79,6 +81,7 @@ describe.each(databases.eachSupportedId())(
       return {
         ...harness,
         deployments,
+        listener,
         namespace:
           opts.namespace ??
           `apps-${databaseId.toLowerCase().replace(/_/g, '-')}`,
@@ -908,8 +911,8 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('ends FAILED / PROGRESS_DEADLINE_EXCEEDED when the workload never becomes ready', async () => {
-      const { stores, deployments } = await setup({
-        progressDeadlineMs: 1_000,
+      const { stores, deployments, listener } = await setup({
+        progressDeadlineMs: 2_000,
       });
       sim.setReadiness('alpha', { neverReady: true });
       const d = await deployments.deploy(
@@ -925,6 +928,13 @@ describe.each(databases.eachSupportedId())(
       expect(done).toMatchObject({
         status: 'FAILED',
         statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
+      });
+      expect(done.message).toMatch(/^Rollout not complete after 2 s/);
+      // Meanwhile the deployment said what the rollout waited for, and the card was told.
+      expect(listener.deploymentProgressed).toHaveBeenCalledWith({
+        deploymentId: d.id,
+        entityRef: 'component:default/stuck',
+        cluster: 'alpha',
       });
       const events = await stores.events.listEvents({
         subjectKind: 'deployment',

@@ -33,7 +33,7 @@ export class RolloutFollower {
   constructor(
     private readonly options: Pick<
       DeploymentServiceOptions,
-      'stores' | 'applier' | 'logger' | 'deploy' | 'objectApplier'
+      'stores' | 'applier' | 'logger' | 'deploy' | 'objectApplier' | 'listener'
     > & {
       onRolloutFailed: (rollout: FailedRollout) => Promise<void>;
     },
@@ -135,6 +135,22 @@ export class RolloutFollower {
     ) {
       await this.fail({ deploymentId, revision, state, current, application });
       return;
+    }
+    // What the rollout waits for, on the card until it completes or its deadline passes.
+    const noted =
+      'message' in state
+        ? await stores.deployments.noteRolloutProgress(
+            deploymentId,
+            revision,
+            state.message,
+          )
+        : undefined;
+    if (noted) {
+      this.options.listener?.deploymentProgressed({
+        deploymentId,
+        entityRef: noted.entityRef,
+        cluster: noted.cluster,
+      });
     }
     this.track(deploymentId, revision);
   }

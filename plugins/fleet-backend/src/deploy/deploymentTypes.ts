@@ -9,6 +9,7 @@ import type {
 import type { FleetManifestSource } from '@cnp/plugin-fleet-node';
 import type { EntityAnnotationReader } from '../catalog/entityAnnotations';
 import type { FleetConfig } from '../config/FleetConfig';
+import type { FleetListener } from '../events/FleetListener';
 import type {
   ApplicationStore,
   ClusterStore,
@@ -66,6 +67,7 @@ export type DeploymentServiceStores = {
     | 'insertDeployment'
     | 'updateDeploymentStatus'
     | 'completeRollout'
+    | 'noteRolloutProgress'
     | 'startRevision'
     | 'deleteDeployment'
   >;
@@ -142,4 +144,6 @@ export interface DeploymentServiceOptions {
    * Fleet's generated workload.
    */
   manifestSources?: FleetManifestSource[];
+  /** Told when a rollout's progress (what it still waits for) is noted on its deployment. */
+  listener?: Pick<Required<FleetListener>, 'deploymentProgressed'>;
 }

@@ -54,6 +54,13 @@ export interface ReleaseProgressChange {
   phase: string;
 }
 
+/** A PROGRESSING deployment's message now says what its rollout still waits for. */
+export interface DeploymentProgressChange {
+  deploymentId: string;
+  entityRef: string;
+  cluster: string;
+}
+
 /**
  * Hears what Fleet committed, on the replica that committed it, exactly once: the status events
  * of clusters, deployments and releases (after their transaction), the health cycles and the
@@ -71,6 +78,8 @@ export interface FleetListener {
   ): void | Promise<void>;
   /** The release orchestrator wrote a release's progress and committed no event with it. */
   releaseProgressed?(change: ReleaseProgressChange): void | Promise<void>;
+  /** The rollout follower noted a PROGRESSING deployment's progress (no event). */
+  deploymentProgressed?(change: DeploymentProgressChange): void | Promise<void>;
 }
 
 /**
@@ -114,6 +123,10 @@ export class FleetListeners implements Required<FleetListener> {
 
   releaseProgressed(change: ReleaseProgressChange): void {
     this.each('releaseProgressed', l => l.releaseProgressed?.(change));
+  }
+
+  deploymentProgressed(change: DeploymentProgressChange): void {
+    this.each('deploymentProgressed', l => l.deploymentProgressed?.(change));
   }
 
   /** Resolves once every listener call made so far has ended. */

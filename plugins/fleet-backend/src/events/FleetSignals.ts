@@ -8,6 +8,7 @@ import type {
   CommittedEvent,
   FleetListener,
   PlacementRefusalsChange,
+  DeploymentProgressChange,
   ReleaseProgressChange,
 } from './FleetListener';
 
@@ -106,6 +107,30 @@ export class FleetSignals implements FleetListener {
                 from: change.phase,
                 to: change.phase,
                 reason: 'PROGRESS',
+              },
+            ],
+          },
+        ],
+      ]),
+    );
+  }
+
+  /** The component's card shows what a rollout waits for as it changes. */
+  async deploymentProgressed(change: DeploymentProgressChange): Promise<void> {
+    await this.publish(
+      new Map([
+        [
+          fleetSignalChannels.deploymentsOf(change.entityRef),
+          {
+            kind: 'deployment',
+            entityRef: change.entityRef,
+            changes: [
+              {
+                subject: change.deploymentId,
+                from: 'PROGRESSING',
+                to: 'PROGRESSING',
+                reason: 'PROGRESS',
+                cluster: change.cluster,
               },
             ],
           },

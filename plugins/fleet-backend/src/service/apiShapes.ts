@@ -38,17 +38,34 @@ export function toApiCluster(record: ClusterRecord, view: ApiView): Cluster {
       };
 }
 
+/**
+ * A deployment as the caller may see it; while PROGRESSING, with the time its rollout fails if
+ * not complete (`progressDeadlineMs` after its last apply), when that deadline is given.
+ */
 export function toApiDeployment(
   deployment: Deployment,
   view: ApiView,
+  progressDeadlineMs?: number,
 ): Deployment {
-  return view.clusterAdmin
+  const shown = view.clusterAdmin
     ? deployment
     : {
         ...deployment,
         statusReason: redactDetail(deployment.statusReason),
         message: redactDetail(deployment.message),
       };
+  if (
+    deployment.status !== 'PROGRESSING' ||
+    !deployment.lastAppliedAt ||
+    progressDeadlineMs === undefined
+  )
+    return shown;
+  return {
+    ...shown,
+    progressDeadlineAt: new Date(
+      Date.parse(deployment.lastAppliedAt) + progressDeadlineMs,
+    ).toISOString(),
+  };
 }
 
 export function toApiRevision(revision: Revision, view: ApiView): Revision {

@@ -101,6 +101,11 @@ export interface RouterOptions {
     kubeconfigRef: string;
     context?: string;
   }) => Promise<string | undefined>;
+  /**
+   * How long a rollout may take (`fleet.deploy.progressDeadline`): a PROGRESSING deployment is
+   * answered with the time it fails if not complete. Absent: no such time is given.
+   */
+  progressDeadlineMs?: number;
   /** The most manual clusters `POST /clusters` registers (`fleet.clusters.maxManual`; default 1,000). */
   maxManualClusters?: number;
   /** The component's project: what its writes may set and where they may go. */

@@ -62,7 +62,7 @@ function listDeployments(router: FleetRouter, ctx: RouteContext) {
         page,
         found,
         d => [d.entityRef, d.cluster],
-        d => toApiDeployment(d, view),
+        d => toApiDeployment(d, view, ctx.options.progressDeadlineMs),
       ),
     );
   });
@@ -109,7 +109,15 @@ function createDeployment(router: FleetRouter, ctx: RouteContext) {
         );
       },
     );
-    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+    res
+      .status(201)
+      .json(
+        toApiDeployment(
+          deployment,
+          RESTRICTED_VIEW,
+          ctx.options.progressDeadlineMs,
+        ),
+      );
   });
 }
 
@@ -119,7 +127,15 @@ function getDeployment(router: FleetRouter, ctx: RouteContext) {
   router.get('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const deployment = await getDeploymentOr404(id);
-    sendJson(req, res, toApiDeployment(deployment, await viewOf(req)));
+    sendJson(
+      req,
+      res,
+      toApiDeployment(
+        deployment,
+        await viewOf(req),
+        ctx.options.progressDeadlineMs,
+      ),
+    );
   });
 }
 
@@ -142,7 +158,15 @@ function undeploy(router: FleetRouter, ctx: RouteContext) {
       async credentials =>
         deployments.undeploy(id, { force }, actorOf(credentials)),
     );
-    res.status(202).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+    res
+      .status(202)
+      .json(
+        toApiDeployment(
+          deployment,
+          RESTRICTED_VIEW,
+          ctx.options.progressDeadlineMs,
+        ),
+      );
   });
 }
 
@@ -211,7 +235,15 @@ function rollback(router: FleetRouter, ctx: RouteContext) {
         });
       },
     );
-    res.status(201).json(toApiDeployment(deployment, RESTRICTED_VIEW));
+    res
+      .status(201)
+      .json(
+        toApiDeployment(
+          deployment,
+          RESTRICTED_VIEW,
+          ctx.options.progressDeadlineMs,
+        ),
+      );
   });
 }
 

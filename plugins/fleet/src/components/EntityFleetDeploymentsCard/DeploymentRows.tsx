@@ -84,6 +84,30 @@ function Differences(props: { cluster: string; diffs: SyncDifference[] }) {
   );
 }
 
+/**
+ * What a rollout under way waits for ("2 of 4 updated replicas available") and when it fails if
+ * it has not completed, shown all along rather than only once it has failed.
+ */
+function RolloutProgress(props: { deployment: Deployment }) {
+  const { message, progressDeadlineAt } = props.deployment;
+  if (!message && !progressDeadlineAt) return null;
+  return (
+    <Typography
+      variant="caption"
+      display="block"
+      data-testid="rollout-progress"
+    >
+      {message}
+      {message && progressDeadlineAt && '; '}
+      {progressDeadlineAt && (
+        <>
+          fails <RelativeTime value={progressDeadlineAt} /> if not complete
+        </>
+      )}
+    </Typography>
+  );
+}
+
 function DeploymentRow(props: {
   deployment: Deployment;
   cluster?: Cluster;
@@ -117,6 +141,7 @@ function DeploymentRow(props: {
       </TableCell>
       <TableCell>
         <DeploymentStatusChip status={d.status} reason={d.message} />
+        {d.status === 'PROGRESSING' && <RolloutProgress deployment={d} />}
         {props.inFlight && (
           <Box mt={0.5} data-testid="release-in-flight">
             <ToneChip

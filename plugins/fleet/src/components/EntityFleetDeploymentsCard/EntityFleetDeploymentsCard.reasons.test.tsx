@@ -118,3 +118,30 @@ describe('EntityFleetDeploymentsCard: why a button is disabled', () => {
     expect(within(dialog).queryByText(/None picked/)).toBeNull();
   });
 });
+
+describe('EntityFleetDeploymentsCard: a rollout under way', () => {
+  it('shows what a PROGRESSING rollout waits for and when it fails if not complete', async () => {
+    const deadline = new Date(Date.now() + 9 * 60_000 + 5_000).toISOString();
+    serve([
+      deployment('sim-1', 'PROGRESSING', {
+        message: '2 of 4 updated replicas available',
+        progressDeadlineAt: deadline,
+      }),
+      deployment('sim-2', 'DEPLOYED', {
+        message: 'Rollout complete: all replicas updated and available',
+      }),
+    ]);
+    await renderDeploymentsCard(mswFleetClient());
+    const progress = await screen.findByTestId('rollout-progress');
+    expect(progress).toHaveTextContent(
+      '2 of 4 updated replicas available; fails in 9 minutes if not complete',
+    );
+    expect(within(progress).getByText('in 9 minutes')).toHaveAttribute(
+      'dateTime',
+      deadline,
+    );
+    expect(progress.closest('tr')?.getAttribute('data-cluster')).toBe('sim-1');
+    // A finished rollout shows no such line.
+    expect(screen.getAllByTestId('rollout-progress')).toHaveLength(1);
+  });
+});

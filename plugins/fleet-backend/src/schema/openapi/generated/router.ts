@@ -1540,6 +1540,11 @@ export const spec = {
           lastAppliedAt: {
             type: ['string', 'null'],
           },
+          progressDeadlineAt: {
+            description:
+              'While the deployment is PROGRESSING: when its rollout fails if it has not completed (the last apply plus `fleet.deploy.progressDeadline`). Its `message` says meanwhile what the rollout waits for, e.g. "2 of 4 updated replicas available".',
+            type: 'string',
+          },
           lastSyncedAt: {
             type: ['string', 'null'],
           },

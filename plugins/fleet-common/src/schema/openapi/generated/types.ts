@@ -869,6 +869,8 @@ export interface components {
       /** False once the application's placement no longer selects the cluster (and `prune` is off): the deployment stays, is never healed again, and shows as "no longer placed". */
       placed: boolean;
       lastAppliedAt: string | null;
+      /** While the deployment is PROGRESSING: when its rollout fails if it has not completed (the last apply plus `fleet.deploy.progressDeadline`). Its `message` says meanwhile what the rollout waits for, e.g. "2 of 4 updated replicas available". */
+      progressDeadlineAt?: string;
       lastSyncedAt: string | null;
       createdAt: string;
       updatedAt: string;

@@ -129,11 +129,11 @@ export class DatabaseReleaseStore
     return rows.map(toRelease);
   }
 
-  async listWaitingReleases(
+  async listOpenReleases(
     options: { phases?: string[]; limit?: number } = {},
   ): Promise<ReleaseRecord[]> {
-    const phases = (options.phases ?? WAITING_PHASES).filter(p =>
-      WAITING_PHASES.includes(p),
+    const phases = (options.phases ?? WAITING_PHASES).filter(
+      p => WAITING_PHASES.includes(p) || ACTIVE_PHASES.includes(p),
     );
     const rows = await this.db<ReleaseRow>('fleet_releases')
       .whereIn('phase', phases)

@@ -52,9 +52,9 @@ describe.each(databases.eachSupportedId())('Release gates (%s)', databaseId => {
         },
       ]),
     ).toBe(true);
-    expect(
-      (await stores.releases.listWaitingReleases()).map(r => r.id),
-    ).toEqual([inserted.id]);
+    expect((await stores.releases.listOpenReleases()).map(r => r.id)).toEqual([
+      inserted.id,
+    ]);
 
     await knex.migrate.down({ directory: migrationsDir, name });
     expect(await knex.schema.hasColumn('fleet_releases', 'gate')).toBe(false);

@@ -355,10 +355,12 @@ export interface ReleaseStore {
   /** How many releases stand in each phase; a release without a strategy counts as `IMMEDIATE`. */
   countReleasesByPhase(): Promise<Record<string, number>>;
   /**
-   * The fleet's releases waiting before they start (phase `WAITING_FOR_APPROVAL` or
-   * `WAITING_FOR_WINDOW`, or only the given ones), oldest first, at most `limit` (default 500).
+   * The fleet's releases not ended in the given phases, oldest first, at most `limit` (default
+   * 500): waiting before they start (`WAITING_FOR_APPROVAL`, `WAITING_FOR_WINDOW`, both by
+   * default) or running with a strategy (`PROGRESSING`, `PAUSED`, `ABORTING`); other phases are
+   * ignored.
    */
-  listWaitingReleases(options?: {
+  listOpenReleases(options?: {
     phases?: string[];
     limit?: number;
   }): Promise<ReleaseRecord[]>;

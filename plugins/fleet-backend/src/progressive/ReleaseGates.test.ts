@@ -61,7 +61,7 @@ function setup() {
       events.push(...written);
       return true;
     },
-    async listWaitingReleases() {
+    async listOpenReleases() {
       return [...records.values()].filter(r =>
         ['WAITING_FOR_APPROVAL', 'WAITING_FOR_WINDOW'].includes(r.phase!),
       );

@@ -319,7 +319,7 @@ export class ReleaseGates {
    */
   async openClosedWindows(): Promise<void> {
     const { stores, windows, clock, logger } = this.options;
-    const waiting = await stores.releases.listWaitingReleases({
+    const waiting = await stores.releases.listOpenReleases({
       phases: ['WAITING_FOR_WINDOW'],
     });
     for (const record of waiting) {

@@ -344,8 +344,8 @@ export class ReleaseService {
   }
 
   /** The fleet's releases waiting before they start, oldest first. */
-  async listWaitingReleases(phases?: string[]): Promise<Release[]> {
-    const records = await this.options.stores.releases.listWaitingReleases({
+  async listOpenReleases(phases?: string[]): Promise<Release[]> {
+    const records = await this.options.stores.releases.listOpenReleases({
       phases,
     });
     return Promise.all(records.map(r => this.view(r)));

@@ -491,6 +491,54 @@ describe.each(databases.eachSupportedId())(
       });
       expect(waiting.body.items).toHaveLength(2);
       await call('get', '/releases?status=DONE', { expect: 400 });
+      await call('get', '/releases?status=PROGRESSING,DONE', { expect: 400 });
+      // The releases under way, asked by their statuses: the waiting ones are not among them.
+      await stores.releases.insertRelease({
+        id: '6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b23',
+        applicationId,
+        createdBy: 'user:default/someone-else',
+        request: { image: 'nginx:1.29', clusters: ['east'] },
+        phase: 'PAUSED',
+        strategy: {
+          waves: [{ clusters: ['east'] }],
+          canary: { steps: [{ setWeight: 20 }, { pause: {} }] },
+        },
+        progress: {
+          phase: 'PAUSED',
+          currentWave: 0,
+          waves: [['east']],
+          clusters: [],
+          analysis: [],
+          updatedAt: new Date().toISOString(),
+        },
+        targets: [],
+        skipped: [],
+      });
+      const underWay = await call(
+        'get',
+        '/releases?status=PROGRESSING,PAUSED,ABORTING',
+        { expect: 200 },
+      );
+      expect(
+        underWay.body.items.map((r: { id: string; status: string }) => [
+          r.id,
+          r.status,
+        ]),
+      ).toEqual([['6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b23', 'PAUSED']]);
+      const both = await call(
+        'get',
+        '/releases?status=WAITING_FOR_WINDOW,PAUSED',
+        { expect: 200 },
+      );
+      expect(both.body.items).toHaveLength(3);
+      // Ended, so that it holds nothing of the component for what follows.
+      expect(
+        await stores.releases.updateRelease(
+          '6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b23',
+          0,
+          { phase: 'ROLLED_BACK' },
+        ),
+      ).toBe(true);
       await call(
         'post',
         '/releases/6f1c2b9e-0d4a-4e8b-9a53-2f7c1d0e4b21/approve',

@@ -58,15 +58,16 @@ export function parsePageQuery(
   return parseOrThrow(z.object(pageQueryShape()), query, 'query');
 }
 
-/** `GET /releases`'s query: the spec's (the waiting status to list, both when absent). */
-export function parseWaitingQuery(query: unknown): {
-  status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+/**
+ * `GET /releases`'s query: the spec's, a comma-separated list of the statuses to list (the
+ * waiting ones when absent).
+ */
+export function parseOpenReleasesQuery(query: unknown): {
+  statuses?: string[];
 } {
   checkQuery('get', '/releases', query);
-  const { status } = query as {
-    status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
-  };
-  return { status };
+  const { status } = query as { status?: string };
+  return { statuses: status ? [...new Set(status.split(','))] : undefined };
 }
 
 /** `DELETE /deployments/:id`'s query: the spec's; `force` as a boolean. */

@@ -77,7 +77,7 @@ export interface RouterOptions {
     | 'listStages'
     | 'approve'
     | 'reject'
-    | 'listWaitingReleases'
+    | 'listOpenReleases'
     | 'assertDirectDeploy'
     | 'withdrawWaiting'
   >;

@@ -132,6 +132,8 @@ export interface FleetApi {
   listWaitingReleases(options?: {
     status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
   }): Promise<Release[]>;
+  /** The fleet's releases under way with a strategy (progressing, paused, rolling back), oldest first. */
+  listReleasesUnderWay(): Promise<Release[]>;
   /** The configured freeze windows, open ones first. */
   listFreezeWindows(): Promise<FreezeWindow[]>;
   /**

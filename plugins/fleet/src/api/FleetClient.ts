@@ -213,6 +213,13 @@ export class FleetClient implements FleetApi {
     return items;
   }
 
+  async listReleasesUnderWay(): Promise<Release[]> {
+    const { items } = await this.call('get', '/releases', {
+      query: { status: 'PROGRESSING,PAUSED,ABORTING' },
+    });
+    return items;
+  }
+
   async listFreezeWindows(): Promise<FreezeWindow[]> {
     const { items } = await this.call('get', '/freeze-windows');
     return items;

@@ -433,6 +433,7 @@ export function mockFleetApi(
     approveRelease: jest.fn(),
     rejectRelease: jest.fn(),
     listWaitingReleases: jest.fn().mockResolvedValue([]),
+    listReleasesUnderWay: jest.fn().mockResolvedValue([]),
     listFreezeWindows: jest.fn().mockResolvedValue([]),
     listAnalysisProviders: jest
       .fn()

@@ -16,7 +16,7 @@ import {
   parseRejection,
   parseRelease,
 } from '../validation';
-import { parsePageQuery, parseWaitingQuery } from '../queryValidation';
+import { parseOpenReleasesQuery, parsePageQuery } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
 import { authorOf } from '../../stages/gates';
 
@@ -27,7 +27,7 @@ export function registerReleaseRoutes(
 ): void {
   createRelease(router, ctx);
   listReleases(router, ctx);
-  listWaitingReleases(router, ctx);
+  listOpenReleases(router, ctx);
   getRelease(router, ctx);
   steerRelease(router, ctx);
   decideRelease(router, ctx);
@@ -138,14 +138,12 @@ function steerRelease(router: FleetRouter, ctx: RouteContext) {
 }
 
 /** `GET /releases`: the fleet's releases waiting before they start. */
-function listWaitingReleases(router: FleetRouter, ctx: RouteContext) {
+function listOpenReleases(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
   const { releaseViewerOf } = ctx;
   router.get('/releases', async (req, res) => {
-    const { status } = parseWaitingQuery(req.query);
-    const items = await releases.listWaitingReleases(
-      status ? [status] : undefined,
-    );
+    const { statuses } = parseOpenReleasesQuery(req.query);
+    const items = await releases.listOpenReleases(statuses);
     const viewer = await releaseViewerOf(
       req,
       items.map(r => r.entityRef),

@@ -7,7 +7,11 @@ import {
 } from '@backstage/test-utils';
 import { screen, within } from '@testing-library/react';
 import { fleetApiRef } from '../../api';
-import { mockFleetApi } from '../../testUtils/fixtures';
+import {
+  mockFleetApi,
+  progressiveRelease,
+  release,
+} from '../../testUtils/fixtures';
 import { freezeWindow, waitingRelease } from '../../testUtils/gateFixtures';
 import { FleetPage } from './FleetPage';
 
@@ -105,5 +109,43 @@ describe('FleetPage: releases waiting and freeze windows', () => {
     expect(
       screen.queryByRole('table', { name: 'Releases waiting' }),
     ).toBeNull();
+  });
+
+  it('lists the releases under way across the fleet, in words, with how far each is', async () => {
+    const paused = progressiveRelease({
+      id: 'rel-3',
+      entityRef: 'component:default/ledger',
+      status: 'PAUSED',
+      createdBy: 'user:default/bob',
+    });
+    const immediate = { ...release(['sim-1', 'sim-2']), id: 'rel-4' };
+    immediate.targets[0].status = 'DEPLOYED';
+    const api = mockFleetApi({
+      listReleasesUnderWay: jest
+        .fn()
+        .mockResolvedValue([progressiveRelease(), paused, immediate]),
+    });
+    await renderPage(api);
+    const table = await screen.findByRole('table', {
+      name: 'Releases under way',
+    });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toHaveTextContent(
+      /payments.*ghcr\.io\/acme\/payments:1\.5\.0.*progressing.*wave 1 of 2, 0 of 2 clusters done.*by alice/,
+    );
+    expect(rows[1]).toHaveTextContent(/ledger.*paused.*by bob/);
+    expect(rows[2]).toHaveTextContent(/1 of 2 clusters done/);
+    expect(
+      within(rows[1]).getByRole('link', { name: 'ledger' }),
+    ).toBeInTheDocument();
+    expect(screen.queryByText('No release is under way.')).toBeNull();
+  });
+
+  it('says when no release is under way', async () => {
+    await renderPage();
+    expect(
+      await screen.findByText('No release is under way.'),
+    ).toBeInTheDocument();
   });
 });

@@ -24,6 +24,7 @@ import { FleetApplicationsCard } from './FleetApplicationsCard';
 import { FleetEventsCard } from './FleetEventsCard';
 import { FleetMap } from './FleetMap';
 import { FleetFreezeWindowsCard } from './FleetFreezeWindowsCard';
+import { FleetReleasesUnderWayCard } from './FleetReleasesUnderWayCard';
 import { FleetWaitingReleasesCard } from './FleetWaitingReleasesCard';
 import { FleetSummaryCard } from './FleetSummaryCard';
 import { PermittedButton } from '../DeploymentActions';
@@ -107,6 +108,7 @@ export function FleetPage(props: { pollIntervalMs?: number }) {
             loading={loading}
           />
           <FleetApplicationsCard pollIntervalMs={props.pollIntervalMs} />
+          <FleetReleasesUnderWayCard pollIntervalMs={props.pollIntervalMs} />
           <FleetWaitingReleasesCard pollIntervalMs={props.pollIntervalMs} />
           <FleetFreezeWindowsCard pollIntervalMs={props.pollIntervalMs} />
           {value && <FleetEventsCard events={value.events} />}

@@ -4339,10 +4339,10 @@ export const spec = {
     },
     '/releases': {
       get: {
-        operationId: 'ListWaitingReleases',
+        operationId: 'ListOpenReleases',
         tags: ['Releases'],
         description:
-          "The fleet's releases waiting before they start, oldest first (at most 500): those waiting for an approval, for a freeze window to close, or both (the default).",
+          "The fleet's releases that have not ended, in the statuses asked, oldest first (at most 500): waiting before they start (for an approval, for a freeze window to close) or under way with a strategy (progressing, paused, rolling back). The waiting ones by default.",
         parameters: [
           {
             name: 'status',
@@ -4350,17 +4350,19 @@ export const spec = {
             allowReserved: true,
             required: false,
             description:
-              'WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW; both when absent.',
+              'A comma-separated list of WAITING_FOR_APPROVAL, WAITING_FOR_WINDOW, PROGRESSING, PAUSED and ABORTING (e.g. `PROGRESSING,PAUSED,ABORTING`); the two waiting ones when absent.',
             schema: {
               type: 'string',
-              enum: ['WAITING_FOR_APPROVAL', 'WAITING_FOR_WINDOW'],
-              'x-message': 'must be WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW',
+              pattern:
+                '^(WAITING_FOR_APPROVAL|WAITING_FOR_WINDOW|PROGRESSING|PAUSED|ABORTING)(,(WAITING_FOR_APPROVAL|WAITING_FOR_WINDOW|PROGRESSING|PAUSED|ABORTING))*$',
+              'x-message':
+                'must be a comma-separated list of WAITING_FOR_APPROVAL, WAITING_FOR_WINDOW, PROGRESSING, PAUSED and ABORTING',
             },
           },
         ],
         responses: {
           '200': {
-            description: 'The waiting releases.',
+            description: 'The releases in those statuses.',
             content: {
               'application/json': {
                 schema: {

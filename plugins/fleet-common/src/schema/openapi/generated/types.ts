@@ -253,8 +253,8 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The fleet's releases waiting before they start, oldest first (at most 500): those waiting for an approval, for a freeze window to close, or both (the default). */
-    get: operations['ListWaitingReleases'];
+    /** The fleet's releases that have not ended, in the statuses asked, oldest first (at most 500): waiting before they start (for an approval, for a freeze window to close) or under way with a strategy (progressing, paused, rolling back). The waiting ones by default. */
+    get: operations['ListOpenReleases'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2142,11 +2142,11 @@ export interface operations {
       default: components['responses']['ErrorResponse'];
     };
   };
-  ListWaitingReleases: {
+  ListOpenReleases: {
     parameters: {
       query?: {
-        /** WAITING_FOR_APPROVAL or WAITING_FOR_WINDOW; both when absent. */
-        status?: 'WAITING_FOR_APPROVAL' | 'WAITING_FOR_WINDOW';
+        /** A comma-separated list of WAITING_FOR_APPROVAL, WAITING_FOR_WINDOW, PROGRESSING, PAUSED and ABORTING (e.g. `PROGRESSING,PAUSED,ABORTING`); the two waiting ones when absent. */
+        status?: string;
       };
       header?: never;
       path?: never;
@@ -2154,7 +2154,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** The waiting releases. */
+      /** The releases in those statuses. */
       200: {
         headers: {
           [name: string]: unknown;

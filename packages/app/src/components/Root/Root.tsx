@@ -29,6 +29,7 @@ import SearchIcon from '@material-ui/icons/Search';
 import { MyGroupsSidebarItem } from '@backstage/plugin-org';
 import GroupIcon from '@material-ui/icons/People';
 import { NotificationsSidebarItem } from '@backstage/plugin-notifications';
+import { notificationToasts } from './notificationToasts';
 
 const useSidebarLogoStyles = makeStyles({
   root: {
@@ -86,7 +87,7 @@ export const Root = ({ children }: PropsWithChildren<{}>) => (
       </SidebarGroup>
       <SidebarSpace />
       <SidebarDivider />
-      <NotificationsSidebarItem />
+      <NotificationsSidebarItem snackbarProps={notificationToasts} />
       <SidebarDivider />
       <SidebarGroup
         label="Settings"

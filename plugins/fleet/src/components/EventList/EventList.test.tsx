@@ -82,8 +82,12 @@ describe('EventList', () => {
     expect(rows[1]).toHaveTextContent(
       /^cluster sim-2: ONLINE → OFFLINE — Outage confirmed/,
     );
+    // A status of more than one word in words, its code on hover.
     expect(rows[2]).toHaveTextContent(
-      /^release of checkout: ROLLED_BACK — Analysis failed/,
+      /^release of checkout: Rolled back — Analysis failed/,
+    );
+    expect(within(rows[2]).getByTitle('ROLLED_BACK')).toHaveTextContent(
+      'Rolled back',
     );
     // Nothing is known any more: said so, with a short id to search for.
     expect(rows[3]).toHaveTextContent(

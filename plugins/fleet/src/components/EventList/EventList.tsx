@@ -24,6 +24,20 @@ function ComponentLink(props: { entityRef: string }) {
  * What an event is about, for people: "payments on sim-2", "cluster sim-2", "release of
  * payments", each linked; an id only when nothing else is known any more.
  */
+/**
+ * A status of an event: a one-word status as the chips show it (`DEPLOYED`), a longer one in
+ * words (`Rolled back` for `ROLLED_BACK`), its code on hover.
+ */
+function StatusWords(props: { status: string }) {
+  const { status } = props;
+  if (!status.includes('_')) return <>{status}</>;
+  return (
+    <span title={status} data-code={status}>
+      {status.charAt(0) + status.slice(1).toLowerCase().replace(/_/g, ' ')}
+    </span>
+  );
+}
+
 function EventSubject(props: { event: FleetEvent }) {
   const { event } = props;
   if (event.subjectKind === 'cluster') {
@@ -97,7 +111,12 @@ export function EventList(props: {
                     <EventSubject event={event} />:{' '}
                   </strong>
                 )}
-                {event.from ? `${event.from} → ${event.to}` : event.to}
+                {event.from && (
+                  <>
+                    <StatusWords status={event.from} /> →{' '}
+                  </>
+                )}
+                <StatusWords status={event.to} />
                 {event.reason && (
                   <>
                     {' — '}

@@ -562,7 +562,7 @@ describe.each(databases.eachSupportedId())(
       const rolledBack = events.filter(e => e.reason === 'AUTO_ROLLED_BACK');
       expect(rolledBack).toHaveLength(1);
       expect(rolledBack[0].message).toContain(
-        'Revision 2 failed (PROGRESS_DEADLINE_EXCEEDED',
+        'Revision 2 failed (Rollout missed its deadline: Rollout not complete',
       );
       expect(rolledBack[0].message).toContain('back to revision 1');
       expect(

@@ -5,6 +5,7 @@ import {
 } from '@backstage/errors';
 import {
   DeploymentReasons,
+  reasonWords,
   type Deployment,
   type Revision,
 } from '@cnp/plugin-fleet-common';
@@ -223,7 +224,10 @@ export class Rollbacks {
         createdBy: 'fleet-rollout',
       },
       actor: 'fleet-rollout',
-      message: `Revision ${revision.revision} failed (${failed.statusReason}: ${failed.message}); back to revision ${predecessor.revision}`,
+      // In words (`Rollout missed its deadline`): the failed revision's code is its outcome's.
+      message: `Revision ${revision.revision} failed (${
+        failed.statusReason ? `${reasonWords(failed.statusReason)}: ` : ''
+      }${failed.message}); back to revision ${predecessor.revision}`,
       eventReason: 'AUTO_ROLLED_BACK',
     });
   }

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { MassOutageWarning } from '@cnp/plugin-fleet-common';
+import { reasonWords, type MassOutageWarning } from '@cnp/plugin-fleet-common';
 import type { FleetConfig } from '../config/FleetConfig';
 import type {
   ClusterHealthUpdate,
@@ -89,7 +89,11 @@ export async function applyHealthDecision(
         message: decision.statusReason,
       });
     }
-    const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${decision.statusReason}`;
+    // In words for the component's people (`Outage confirmed: 2/2 consecutive probe failures`):
+    // the cluster's reason code stays on the cluster and its event.
+    const offlineMessage = `Cluster '${cluster.name}' is OFFLINE: ${reasonWords(
+      decision.statusReason,
+    )}`;
     if (decision.cascade === 'degrade') {
       // Sharded, a cluster newly OFFLINE always has its cascade held: the next cycle applies
       // it once the fleet-wide count, which then holds every shard's, stays below the guard.

@@ -7,7 +7,7 @@ import ListItemText from '@material-ui/core/ListItemText';
 import Typography from '@material-ui/core/Typography';
 import { ClusterLink } from '../ClusterLink';
 import { RelativeTime } from '../RelativeTime';
-import { ReasonText } from '../StatusChip';
+import { ReasonText, reasonWords } from '../StatusChip';
 import { ActorName } from '../EntityName';
 
 /** A component, linked to its catalog page, by its name. */
@@ -131,7 +131,7 @@ export function EventList(props: {
             }
             secondary={
               <>
-                {event.message ? `${event.message} · ` : ''}
+                {event.message ? `${reasonWords(event.message)} · ` : ''}
                 by <ActorName actor={event.actor} /> ·{' '}
                 <RelativeTime value={event.createdAt} />
               </>

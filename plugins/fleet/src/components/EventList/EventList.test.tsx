@@ -32,7 +32,7 @@ const events: FleetEvent[] = [
     from: 'ONLINE',
     to: 'OFFLINE',
     reason: 'FAILURE_THRESHOLD_REACHED',
-    message: null,
+    message: 'FAILURE_THRESHOLD_REACHED: 2/2 consecutive probes failed',
   },
   {
     ...base,
@@ -82,6 +82,11 @@ describe('EventList', () => {
     expect(rows[1]).toHaveTextContent(
       /^cluster sim-2: ONLINE → OFFLINE — Outage confirmed/,
     );
+    // A message that starts with a code says it in words too.
+    expect(rows[1]).toHaveTextContent(
+      'Outage confirmed: 2/2 consecutive probes failed · by',
+    );
+    expect(rows[1].textContent).not.toMatch(/FAILURE_THRESHOLD_REACHED/);
     // A status of more than one word in words, its code on hover.
     expect(rows[2]).toHaveTextContent(
       /^release of checkout: Rolled back — Analysis failed/,

@@ -1,10 +1,12 @@
 import {
   fleetDeploymentCreatePermission,
   fleetDeploymentDeletePermission,
+  type Deployment,
 } from '@cnp/plugin-fleet-common';
 import { normalizeEntityRef } from '../../catalog/entityRefs';
 import {
   RESTRICTED_VIEW,
+  type ApiView,
   toApiDeployment,
   toApiEvent,
   toApiRevision,
@@ -23,6 +25,11 @@ import {
   parseUndeployQuery,
 } from '../queryValidation';
 import type { FleetRouter, RouteContext } from '../routeContext';
+
+/** A deployment as the API answers it: in the caller's view, with its rollout's deadline. */
+function shown(ctx: RouteContext, deployment: Deployment, view: ApiView) {
+  return toApiDeployment(deployment, view, ctx.options.progressDeadlineMs);
+}
 
 /** The deployments: list, deploy by hand, read, undeploy, revisions, rollback and events. */
 export function registerDeploymentRoutes(
@@ -62,7 +69,7 @@ function listDeployments(router: FleetRouter, ctx: RouteContext) {
         page,
         found,
         d => [d.entityRef, d.cluster],
-        d => toApiDeployment(d, view, ctx.options.progressDeadlineMs),
+        d => shown(ctx, d, view),
       ),
     );
   });
@@ -109,15 +116,7 @@ function createDeployment(router: FleetRouter, ctx: RouteContext) {
         );
       },
     );
-    res
-      .status(201)
-      .json(
-        toApiDeployment(
-          deployment,
-          RESTRICTED_VIEW,
-          ctx.options.progressDeadlineMs,
-        ),
-      );
+    res.status(201).json(shown(ctx, deployment, RESTRICTED_VIEW));
   });
 }
 
@@ -127,15 +126,7 @@ function getDeployment(router: FleetRouter, ctx: RouteContext) {
   router.get('/deployments/:id', async (req, res) => {
     const id = parsePathNameOr404('deploymentId', req.params.id, 'Deployment');
     const deployment = await getDeploymentOr404(id);
-    sendJson(
-      req,
-      res,
-      toApiDeployment(
-        deployment,
-        await viewOf(req),
-        ctx.options.progressDeadlineMs,
-      ),
-    );
+    sendJson(req, res, shown(ctx, deployment, await viewOf(req)));
   });
 }
 
@@ -158,15 +149,7 @@ function undeploy(router: FleetRouter, ctx: RouteContext) {
       async credentials =>
         deployments.undeploy(id, { force }, actorOf(credentials)),
     );
-    res
-      .status(202)
-      .json(
-        toApiDeployment(
-          deployment,
-          RESTRICTED_VIEW,
-          ctx.options.progressDeadlineMs,
-        ),
-      );
+    res.status(202).json(shown(ctx, deployment, RESTRICTED_VIEW));
   });
 }
 
@@ -235,15 +218,7 @@ function rollback(router: FleetRouter, ctx: RouteContext) {
         });
       },
     );
-    res
-      .status(201)
-      .json(
-        toApiDeployment(
-          deployment,
-          RESTRICTED_VIEW,
-          ctx.options.progressDeadlineMs,
-        ),
-      );
+    res.status(201).json(shown(ctx, deployment, RESTRICTED_VIEW));
   });
 }
 

@@ -1,24 +1,9 @@
-import {
-  InfoCard,
-  Progress,
-  ResponseErrorPanel,
-} from '@backstage/core-components';
-import { useApi } from '@backstage/core-plugin-api';
-import { fleetSignalChannels, type Release } from '@cnp/plugin-fleet-common';
-import Box from '@material-ui/core/Box';
-import Grid from '@material-ui/core/Grid';
-import Table from '@material-ui/core/Table';
-import TableBody from '@material-ui/core/TableBody';
-import TableCell from '@material-ui/core/TableCell';
-import TableHead from '@material-ui/core/TableHead';
-import TableRow from '@material-ui/core/TableRow';
-import Typography from '@material-ui/core/Typography';
-import { fleetApiRef } from '../../api';
-import { usePolling } from '../../hooks/usePolling';
+import type { Release } from '@cnp/plugin-fleet-common';
+import type { FleetApi } from '../../api';
 import { ActorName, EntityName } from '../EntityName';
 import { RelativeTime } from '../RelativeTime';
 import { releasedText } from '../ReleasePanel/releaseText';
-import { useTableStyles } from '../tables';
+import { ReleaseListCard, type ReleaseColumn } from './ReleaseListCard';
 
 const statusWords: Partial<Record<Release['status'], string>> = {
   PROGRESSING: 'progressing',
@@ -48,74 +33,41 @@ export function releaseProgressText(release: Release): string {
   return `${wave}${done} of ${total} clusters done`;
 }
 
+const load = (api: FleetApi) => api.listReleasesUnderWay();
+
+const columns: ReleaseColumn[] = [
+  { heading: 'Component', cell: r => <EntityName entityRef={r.entityRef} /> },
+  {
+    heading: 'Releases',
+    cell: r => releasedText(r) ?? 'the current image',
+    nowrap: true,
+  },
+  { heading: 'Status', cell: r => statusWords[r.status] ?? r.status },
+  { heading: 'Progress', cell: r => releaseProgressText(r) },
+  {
+    heading: 'Started',
+    cell: r => (
+      <>
+        <RelativeTime value={r.createdAt} /> by{' '}
+        <ActorName actor={r.createdBy} />
+      </>
+    ),
+  },
+];
+
 /**
- * The fleet page's releases under way with a strategy, oldest first, as an item of its grid:
- * the component, what it releases, its status in words, how far it is, who started it and when.
- * The component's name leads to its page, where the release panel steers it.
+ * The fleet page's releases under way with a strategy, oldest first: the component, what it
+ * releases, its status in words, how far it is, who started it and when. The component's name
+ * leads to its page, where the release panel steers it.
  */
 export function FleetReleasesUnderWayCard(props: { pollIntervalMs?: number }) {
-  const api = useApi(fleetApiRef);
-  const classes = useTableStyles();
-  const { value, error, loading } = usePolling(
-    () => api.listReleasesUnderWay(),
-    [api],
-    {
-      intervalMs: props.pollIntervalMs,
-      // A release moves its clusters' deployments as it goes: the list follows them.
-      signals: { channels: [fleetSignalChannels.deployments] },
-    },
-  );
-
-  let content;
-  if (loading && !value) {
-    content = <Progress />;
-  } else if (error && !value) {
-    content = <ResponseErrorPanel error={error} />;
-  } else if (!value || value.length === 0) {
-    content = <Typography variant="body2">No release is under way.</Typography>;
-  } else {
-    content = (
-      <Box className={classes.scroll}>
-        <Table
-          size="small"
-          aria-label="Releases under way"
-          className={classes.table}
-        >
-          <TableHead>
-            <TableRow>
-              <TableCell>Component</TableCell>
-              <TableCell>Releases</TableCell>
-              <TableCell>Status</TableCell>
-              <TableCell>Progress</TableCell>
-              <TableCell>Started</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {value.map(r => (
-              <TableRow key={r.id} data-release={r.id}>
-                <TableCell>
-                  <EntityName entityRef={r.entityRef} />
-                </TableCell>
-                <TableCell className={classes.nowrap}>
-                  {releasedText(r) ?? 'the current image'}
-                </TableCell>
-                <TableCell>{statusWords[r.status] ?? r.status}</TableCell>
-                <TableCell>{releaseProgressText(r)}</TableCell>
-                <TableCell>
-                  <RelativeTime value={r.createdAt} /> by{' '}
-                  <ActorName actor={r.createdBy} />
-                </TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
-      </Box>
-    );
-  }
-
   return (
-    <Grid item xs={12} md={6}>
-      <InfoCard title="Releases under way">{content}</InfoCard>
-    </Grid>
+    <ReleaseListCard
+      title="Releases under way"
+      load={load}
+      columns={columns}
+      empty="No release is under way."
+      pollIntervalMs={props.pollIntervalMs}
+    />
   );
 }

@@ -33,6 +33,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { governedPromotion } from './governedPromotion.mjs';
+import { brokenRollout } from './brokenRollout.mjs';
+import { defaultStrategyRelease } from './defaultStrategyRelease.mjs';
 import { judgedRelease } from './judgedRelease.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -231,7 +233,59 @@ async function layoutProblems(page) {
   });
 }
 
-/** Shoots the screen at each width (full page), checking its layout at each. */
+/**
+ * What Fleet's own surfaces must not show a reader (hover titles excepted, as `innerText` leaves
+ * them out): an id, an entity ref, a code or a machine timestamp where words, names and relative
+ * times belong. The surfaces: the component's Fleet cards, the dialogs, the fleet page and the
+ * notifications page.
+ */
+async function wordsProblems(page) {
+  return page.evaluate(() => {
+    const CODES = [
+      [
+        /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/i,
+        'an id',
+      ],
+      [
+        /\b(component|user|group|resource|system|domain|api|template|location):([a-z0-9_.-]+\/)?[a-z0-9][a-z0-9_.-]*/i,
+        'an entity ref',
+      ],
+      [/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/, 'a code'],
+      [/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, 'an ISO timestamp'],
+    ];
+    const where = window.location.pathname;
+    const surfaces = [
+      ...[...document.querySelectorAll('.MuiCard-root')].filter(card =>
+        /^Fleet/.test(
+          card.querySelector('.MuiCardHeader-root')?.textContent?.trim() ?? '',
+        ),
+      ),
+      ...document.querySelectorAll('.MuiDialog-container'),
+    ];
+    if (/^\/(fleet|notifications)\b/.test(where)) {
+      const main = document.querySelector('main') ?? document.body;
+      surfaces.push(main);
+    }
+    const problems = [];
+    for (const surface of surfaces) {
+      const text = surface.innerText ?? '';
+      for (const [pattern, what] of CODES) {
+        const found = text.match(pattern);
+        if (found) {
+          const at = text.indexOf(found[0]);
+          problems.push(
+            `${what} '${found[0]}' in '${text
+              .slice(Math.max(0, at - 40), at + found[0].length + 20)
+              .replace(/\s+/g, ' ')}'`,
+          );
+        }
+      }
+    }
+    return problems;
+  });
+}
+
+/** Shoots the screen at each width (full page), checking its layout and its words at each. */
 async function shot(page, name) {
   step += 1;
   const size = page.viewportSize();
@@ -251,7 +305,10 @@ async function shot(page, name) {
       animations: 'disabled',
     });
     log('screenshot', path.relative(root, file));
-    const problems = await layoutProblems(page);
+    const problems = [
+      ...(await layoutProblems(page)),
+      ...(await wordsProblems(page)),
+    ];
     if (problems.length > 0) {
       throw new Error(`${name} at ${width} px: ${problems.join('; ')}`);
     }
@@ -834,6 +891,21 @@ async function main() {
     .waitFor();
   log('history lists the revisions');
   await dialogShot(page, 'release-history');
+  // Where a newcomer saw words broken mid-token (deplo/y, DEPLOYE/D, image tags split): 1440 px.
+  {
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: 1440, height: size.height });
+    await page.waitForTimeout(300);
+    const problems = [
+      ...(await layoutProblems(page)),
+      ...(await wordsProblems(page)),
+    ];
+    await page.setViewportSize(size);
+    if (problems.length > 0) {
+      throw new Error(`release-history at 1440 px: ${problems.join('; ')}`);
+    }
+    log('history at 1440 px: no word broken, no code');
+  }
   await history.getByRole('button', { name: 'Close' }).click();
   await history.waitFor({ state: 'detached' });
 
@@ -974,6 +1046,14 @@ async function main() {
     );
   }
 
+  await brokenRollout(page, {
+    api,
+    waitFor,
+    shot,
+    dialogShot,
+    log,
+    FRONTEND,
+  });
   await progressiveRelease(page);
   await judgedRelease(page, {
     api,
@@ -982,6 +1062,14 @@ async function main() {
     readmeImage,
     log,
     simulatorRequest,
+    FRONTEND,
+    PROMETHEUS_PORT,
+  });
+  await defaultStrategyRelease(page, {
+    api,
+    waitFor,
+    shot,
+    log,
     FRONTEND,
     PROMETHEUS_PORT,
   });
@@ -996,6 +1084,21 @@ async function main() {
     FRONTEND,
     BACKEND,
   });
+  await notificationsPage(page);
+}
+
+/**
+ * The guest's notifications (the owner of payments and inventory): Fleet's news in words, with
+ * components by name and no id, code or machine timestamp (the sweep of `shot`).
+ */
+async function notificationsPage(page) {
+  await page.goto(`${FRONTEND}/notifications`);
+  await page
+    .getByText(/payments/)
+    .first()
+    .waitFor({ timeout: 60_000 });
+  log('notifications page lists Fleet news about payments');
+  await shot(page, 'notifications');
 }
 
 /** inventory's deployments by cluster, from the API. */

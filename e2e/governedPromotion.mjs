@@ -11,6 +11,8 @@ const ENTITY = 'component:default/payments';
 const STAGING = 'sim-1';
 const PROD = 'sim-2';
 const GROUP = 'group:default/release-managers';
+// The group as the portal names it: no entity ref in visible text.
+const GROUP_NAME = 'release-managers';
 const NEW_IMAGE = 'ghcr.io/acme/payments:1.6.0';
 const AUTHOR_TEXT = 'You started this release: someone else must approve it';
 
@@ -188,7 +190,9 @@ export async function governedPromotion(page, h) {
     .getByRole('table', { name: 'Releases waiting' })
     .locator(`tr[data-release="${prodId}"]`);
   await waitingRow.getByText('Waiting for approval').waitFor();
-  await waitingRow.getByText(`1 approval from ${GROUP} (0 given)`).waitFor();
+  await waitingRow
+    .getByText(`1 approval from ${GROUP_NAME} (0 given)`)
+    .waitFor();
   log('fleet page: "Releases waiting" lists the release to prod');
 
   // payments' page: the stage strip, and the waiting release the guest may not approve.
@@ -207,7 +211,9 @@ export async function governedPromotion(page, h) {
     .getByTestId('fleet-release-status')
     .getByText('Waiting for approval', { exact: true })
     .waitFor();
-  await waiting.getByText(`Needs 1 approval from ${GROUP} (0 given)`).waitFor();
+  await waiting
+    .getByText(`Needs 1 approval from ${GROUP_NAME} (0 given)`)
+    .waitFor();
   await authorTooltip(page, waiting, waitFor);
   log(`the guest's Approve button: disabled, "${AUTHOR_TEXT}"`);
   await shot(page, 'waiting-release-author');

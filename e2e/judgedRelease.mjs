@@ -82,7 +82,7 @@ export async function judgedRelease(page, helpers) {
         canary: {
           steps: [
             { setWeight: 40 },
-            { pause: { duration: '90s' } },
+            { pause: { duration: '45s' } },
             { setWeight: 100 },
           ],
         },

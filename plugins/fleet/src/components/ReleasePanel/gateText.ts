@@ -43,7 +43,7 @@ export function approvalsGiven(gate: ReleaseGate): number {
 }
 
 /**
- * Who must approve: "1 approval from group:default/release-managers (0 given)", groups joined
+ * Who must approve: "1 approval from release-managers (0 given)", groups by name, joined
  * with "or"; undefined when the gate requires no approval.
  */
 export function approvalsText(

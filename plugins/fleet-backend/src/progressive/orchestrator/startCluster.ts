@@ -38,17 +38,15 @@ export async function startCluster(
     provider = await traffic.detect(traffic.cluster(cluster), strategy);
     c.mode = provider.id;
   } catch (error) {
-    c.message = `cannot read what ${c.cluster} serves: ${
-      asError(error).message
-    }`;
-    c.stepStartedAt ??= t.iso;
-    t.changed = true;
+    waitOn(
+      tick,
+      c,
+      `cannot read what ${c.cluster} serves: ${asError(error).message}`,
+    );
     return;
   }
   if (deployment.status === 'PENDING' || deployment.status === 'PROGRESSING') {
-    c.message = `waiting for the deploy in flight on ${c.cluster} to end`;
-    c.stepStartedAt ??= t.iso;
-    t.changed = true;
+    waitOn(tick, c, `waiting for the deploy in flight on ${c.cluster} to end`);
     return;
   }
   const noBaseline = baselineRefusal(strategy, provider);
@@ -100,4 +98,16 @@ export async function startCluster(
     `${c.cluster}: canary started through ${provider.description}, from revision ${deployment.revision}`,
     { reason: 'CLUSTER_STARTED' },
   );
+}
+
+/**
+ * A cluster whose canary cannot start yet says why; the release is written (and its panel told)
+ * only when that changes, not at every tick it waits.
+ */
+function waitOn(tick: Tick, c: CanaryClusterProgress, message: string) {
+  const { t } = tick;
+  if (c.message === message && c.stepStartedAt) return;
+  c.message = message;
+  c.stepStartedAt ??= t.iso;
+  t.changed = true;
 }

@@ -136,9 +136,11 @@ export class RolloutFollower {
       await this.fail({ deploymentId, revision, state, current, application });
       return;
     }
-    // What the rollout waits for, on the card until it completes or its deadline passes.
+    // What the rollout waits for, on the card until it completes or its deadline passes: only
+    // the workload's own progress, never why the cluster could not be read (a connection or
+    // kubeconfig error is the cluster's, for its admins).
     const noted =
-      'message' in state
+      state.kind === 'progressing'
         ? await stores.deployments.noteRolloutProgress(
             deploymentId,
             revision,

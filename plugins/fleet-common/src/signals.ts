@@ -13,13 +13,17 @@
  * - `fleet:deployments:<entityRef>`: the same, for one component's deployments; and (kind
  *   `placement`) a cluster its placement selects was refused by `fleet.cluster.deploy`
  *   (`to: 'REFUSED'`) or is no longer (`to: 'ALLOWED'`).
- * - `fleet:releases:<entityRef>`: a release of that component took a step.
+ * - `fleet:releases`: a release changed status (started, paused, resumed, completed, rolled
+ *   back...), anywhere in the fleet.
+ * - `fleet:releases:<entityRef>`: a release of that component took a step: a status change, or
+ *   (`reason: 'PROGRESS'`, `from` equal to `to`) a measurement, a judgment or a weight written.
  *
  * @public
  */
 export const fleetSignalChannels = {
   clusters: 'fleet:clusters',
   deployments: 'fleet:deployments',
+  releases: 'fleet:releases',
   deploymentsOf: (entityRef: string) =>
     `fleet:deployments:${entityRef.toLocaleLowerCase('en-US')}`,
   releasesOf: (entityRef: string) =>

@@ -183,3 +183,39 @@ describe('FleetSignals.releaseProgressed', () => {
     });
   });
 });
+
+describe('FleetSignals: release status changes', () => {
+  it("publishes a release's status change on the fleet's release channel and its component's", async () => {
+    const publish = jest.fn(async () => {});
+    const entityRef = 'component:default/payments';
+    await FleetSignals.create({ signals: { publish } }).eventsCommitted([
+      {
+        subjectKind: 'release',
+        subject: 'r-1',
+        actor: 'user:default/guest',
+        from: 'PROGRESSING',
+        to: 'PAUSED',
+        reason: 'PAUSED_BY_USER',
+        createdAt: new Date().toISOString(),
+        entityRef,
+      },
+    ]);
+    const change = {
+      subject: 'r-1',
+      from: 'PROGRESSING',
+      to: 'PAUSED',
+      reason: 'PAUSED_BY_USER',
+    };
+    expect(publish).toHaveBeenCalledTimes(2);
+    expect(publish).toHaveBeenCalledWith({
+      recipients: { type: 'broadcast' },
+      channel: fleetSignalChannels.releases,
+      message: { kind: 'release', changes: [change] },
+    });
+    expect(publish).toHaveBeenCalledWith({
+      recipients: { type: 'broadcast' },
+      channel: fleetSignalChannels.releasesOf(entityRef),
+      message: { kind: 'release', entityRef, changes: [change] },
+    });
+  });
+});

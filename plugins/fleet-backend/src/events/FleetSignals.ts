@@ -65,6 +65,7 @@ export class FleetSignals implements FleetListener {
           );
         }
       } else if (event.entityRef) {
+        add(fleetSignalChannels.releases, 'release', change);
         add(
           fleetSignalChannels.releasesOf(event.entityRef),
           'release',

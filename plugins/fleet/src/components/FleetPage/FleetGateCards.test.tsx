@@ -7,11 +7,7 @@ import {
 } from '@backstage/test-utils';
 import { screen, within } from '@testing-library/react';
 import { fleetApiRef } from '../../api';
-import {
-  mockFleetApi,
-  progressiveRelease,
-  release,
-} from '../../testUtils/fixtures';
+import { mockFleetApi, progressiveRelease } from '../../testUtils/fixtures';
 import { freezeWindow, waitingRelease } from '../../testUtils/gateFixtures';
 import { FleetPage } from './FleetPage';
 
@@ -118,12 +114,15 @@ describe('FleetPage: releases waiting and freeze windows', () => {
       status: 'PAUSED',
       createdBy: 'user:default/bob',
     });
-    const immediate = { ...release(['sim-1', 'sim-2']), id: 'rel-4' };
-    immediate.targets[0].status = 'DEPLOYED';
+    const aborting = progressiveRelease({
+      id: 'rel-4',
+      status: 'ABORTING',
+    });
+    aborting.progress!.clusters[0].state = 'DONE';
     const api = mockFleetApi({
       listReleasesUnderWay: jest
         .fn()
-        .mockResolvedValue([progressiveRelease(), paused, immediate]),
+        .mockResolvedValue([progressiveRelease(), paused, aborting]),
     });
     await renderPage(api);
     const table = await screen.findByRole('table', {
@@ -135,7 +134,9 @@ describe('FleetPage: releases waiting and freeze windows', () => {
       /payments.*ghcr\.io\/acme\/payments:1\.5\.0.*progressing.*wave 1 of 2, 0 of 2 clusters done.*by alice/,
     );
     expect(rows[1]).toHaveTextContent(/ledger.*paused.*by bob/);
-    expect(rows[2]).toHaveTextContent(/1 of 2 clusters done/);
+    expect(rows[2]).toHaveTextContent(
+      /rolling back.*wave 1 of 2, 1 of 2 clusters done/,
+    );
     expect(
       within(rows[1]).getByRole('link', { name: 'ledger' }),
     ).toBeInTheDocument();

@@ -22,11 +22,9 @@ import type { ReactElement } from 'react';
 
 /**
  * The page in the test app, with the catalog's entity pages mounted (events link to them), for a
- * user allowed everything unless the test's own providers say otherwise.
- */
-/**
- * Renders `ui` in the app with a fresh permission cache: `usePermission` keeps answers in SWR's
- * global cache, so an earlier test's ALLOW would otherwise answer a later test's DENY.
+ * user allowed everything unless the test's own providers say otherwise; with a fresh permission
+ * cache: `usePermission` keeps answers in SWR's global cache, so an earlier test's ALLOW would
+ * otherwise answer a later test's DENY.
  */
 const renderPage = (ui: ReactElement) =>
   renderInTestApp(

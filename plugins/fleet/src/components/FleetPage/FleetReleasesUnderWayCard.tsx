@@ -13,16 +13,11 @@ const statusWords: Partial<Record<Release['status'], string>> = {
 
 /**
  * How far a release under way is, in words: "wave 2 of 3, 4 of 6 clusters done" (a cluster is
- * done once its canary completed), or its targets' count without a strategy.
+ * done once its canary completed); "starting" before its first step is written.
  */
 export function releaseProgressText(release: Release): string {
   const progress = release.progress;
-  if (!progress) {
-    const ended = release.targets.filter(
-      t => t.status !== 'PENDING' && t.status !== 'PROGRESSING',
-    ).length;
-    return `${ended} of ${release.targets.length} clusters done`;
-  }
+  if (!progress) return 'starting';
   const done = progress.clusters.filter(c => c.state === 'DONE').length;
   const total = progress.clusters.length;
   const waves = progress.waves.length;

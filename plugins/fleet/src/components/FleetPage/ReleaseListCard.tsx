@@ -27,8 +27,8 @@ export interface ReleaseColumn {
 
 /**
  * A fleet page card listing releases, as an item of its grid: read by `load`, again whenever a
- * deployment changes (a release moves its clusters' deployments as it goes, and a waiting one
- * that starts or ends changes them), a row per release with `columns`, or `empty` when none.
+ * release changes status or a deployment does (a release moves its clusters' deployments as it
+ * goes), a row per release with `columns`, or `empty` when none.
  */
 export function ReleaseListCard(props: {
   title: string;
@@ -42,7 +42,9 @@ export function ReleaseListCard(props: {
   const { load, columns } = props;
   const { value, error, loading } = usePolling(() => load(api), [api, load], {
     intervalMs: props.pollIntervalMs,
-    signals: { channels: [fleetSignalChannels.deployments] },
+    signals: {
+      channels: [fleetSignalChannels.releases, fleetSignalChannels.deployments],
+    },
   });
 
   let content;

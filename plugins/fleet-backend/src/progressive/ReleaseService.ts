@@ -343,7 +343,10 @@ export class ReleaseService {
     await this.gates.openClosedWindows();
   }
 
-  /** The fleet's releases waiting before they start, oldest first. */
+  /**
+   * The fleet's releases not ended in the given phases (waiting ones, or under way with a
+   * strategy; the waiting ones by default), oldest first.
+   */
   async listOpenReleases(phases?: string[]): Promise<Release[]> {
     const records = await this.options.stores.releases.listOpenReleases({
       phases,

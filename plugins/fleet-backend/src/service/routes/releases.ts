@@ -137,7 +137,10 @@ function steerRelease(router: FleetRouter, ctx: RouteContext) {
   }
 }
 
-/** `GET /releases`: the fleet's releases waiting before they start. */
+/**
+ * `GET /releases`: the fleet's releases in the statuses asked (the waiting ones by default), each
+ * as the caller may see it.
+ */
 function listOpenReleases(router: FleetRouter, ctx: RouteContext) {
   const { releases } = ctx.options;
   const { releaseViewerOf } = ctx;

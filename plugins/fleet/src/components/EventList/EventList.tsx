@@ -21,10 +21,6 @@ function ComponentLink(props: { entityRef: string }) {
 }
 
 /**
- * What an event is about, for people: "payments on sim-2", "cluster sim-2", "release of
- * payments", each linked; an id only when nothing else is known any more.
- */
-/**
  * A status of an event: a one-word status as the chips show it (`DEPLOYED`), a longer one in
  * words (`Rolled back` for `ROLLED_BACK`), its code on hover.
  */
@@ -38,6 +34,10 @@ function StatusWords(props: { status: string }) {
   );
 }
 
+/**
+ * What an event is about, for people: "payments on sim-2", "cluster sim-2", "release of
+ * payments", each linked; an id only when nothing else is known any more.
+ */
 function EventSubject(props: { event: FleetEvent }) {
   const { event } = props;
   if (event.subjectKind === 'cluster') {

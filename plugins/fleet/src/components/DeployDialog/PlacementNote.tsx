@@ -65,16 +65,30 @@ function listed(names: string[]): string {
   return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
+/** Cluster names a group shows at most; a selector may place a component on thousands. */
+const NAMES_SHOWN = 5;
+
+/** `a, b, c, d, e and 995 other clusters` past `NAMES_SHOWN` names, else `listed`. */
+function listedNames(names: string[]): string {
+  if (names.length <= NAMES_SHOWN + 1) return listed(names);
+  const rest = names.length - NAMES_SHOWN;
+  return `${names.slice(0, NAMES_SHOWN).join(', ')} and ${rest.toLocaleString(
+    'en-US',
+  )} other clusters`;
+}
+
 /** The other clusters, grouped by what placed them: `sim-1 (from …) and sim-4 (from …)`. */
 function withSources(names: string[], reading: PlacementReading): string {
   const bySource = new Map<string, string[]>();
   for (const name of names) {
     const source = reading.sourceOf(name);
-    bySource.set(source, [...(bySource.get(source) ?? []), name]);
+    const group = bySource.get(source);
+    if (group) group.push(name);
+    else bySource.set(source, [name]);
   }
   return listed(
     [...bySource].map(
-      ([source, clusters]) => `${listed(clusters)} (from ${source})`,
+      ([source, clusters]) => `${listedNames(clusters)} (from ${source})`,
     ),
   );
 }

@@ -118,9 +118,12 @@ function transformResources(
  * once (Fleet's probe runs again on its interval; the cluster is asked again once one succeeds).
  */
 export class FleetKubernetesFetcher implements KubernetesFetcher {
-  private readonly agents = new ClusterAgents();
+  private readonly agents: ClusterAgents;
 
-  constructor(private readonly options: FleetKubernetesFetcherOptions) {}
+  constructor(private readonly options: FleetKubernetesFetcherOptions) {
+    // A retired agent's requests are all past their deadline a second after it.
+    this.agents = new ClusterAgents(options.requestTimeoutMs + 1_000);
+  }
 
   async fetchObjectsForService(
     params: ObjectFetchParams,

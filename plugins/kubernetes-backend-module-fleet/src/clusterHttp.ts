@@ -17,12 +17,26 @@ export interface ClusterAnswer {
   body: string;
 }
 
-/** The agent of each cluster, replaced (and the old one's sockets closed) when its TLS settings change. */
+/**
+ * The agent of each cluster, replaced when its TLS settings or client certificate change. The
+ * old one is retired, not destroyed under a request still using it: its idle sockets close at
+ * once, and the rest once `retireAfterMs` has passed (the per-cluster deadline: no request of it
+ * outlives that).
+ */
 export class ClusterAgents {
   private readonly agents = new Map<
     string,
     { key: string; agent: https.Agent }
   >();
+
+  constructor(private readonly retireAfterMs: number) {}
+
+  private retire(agent: https.Agent) {
+    for (const sockets of Object.values(agent.freeSockets)) {
+      for (const socket of sockets ?? []) socket.destroy();
+    }
+    setTimeout(() => agent.destroy(), this.retireAfterMs).unref();
+  }
 
   agentFor(
     details: ClusterDetails,
@@ -42,7 +56,7 @@ export class ClusterAgents {
     ]);
     const cached = this.agents.get(details.name);
     if (cached?.key === key) return cached.agent;
-    cached?.agent.destroy();
+    if (cached) this.retire(cached.agent);
     let ca: Buffer | undefined;
     if (details.caFile) ca = fs.readFileSync(details.caFile);
     else if (details.caData) ca = Buffer.from(details.caData, 'base64');

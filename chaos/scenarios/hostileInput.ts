@@ -506,14 +506,24 @@ export const hostileInput: Scenario = {
     }
     const { call, answers } = fleet;
     // Started is not enough: the process must still run and answer once discovery has read them.
-    const alive = await call('GET', '/clusters?limit=1');
-    checks.ok(
+    // A dead backend makes fetch throw: that must fail this line, not only the scenario.
+    const alive = await call('GET', '/clusters?limit=1').catch(error => ({
+      status: 0,
+      text: String((error as Error)?.cause ?? error),
+      json: undefined as any,
+    }));
+    const running = checks.ok(
       !fleet.backend.exited() &&
         alive.status === 200 &&
         Array.isArray(alive.json?.items),
       `the backend started with ${files.length} hostile kubeconfig entries in its directory, still runs and answers GET /clusters with 200`,
-      { exited: fleet.backend.exited(), status: alive.status },
+      {
+        exited: fleet.backend.exited(),
+        status: alive.status,
+        ...(alive.status === 0 ? { error: alive.text } : {}),
+      },
     );
+    if (!running) return;
     /** Every item of a paged list, following nextCursor (as `authorization`, if given). */
     const listAll = async (list: string, authorization?: string) => {
       const items: any[] = [];

@@ -338,8 +338,10 @@ async function guestSignIn() {
     headers: { 'x-requested-with': 'XMLHttpRequest' },
   });
   if (!res.ok) throw new Error(`guest sign-in: HTTP ${res.status}`);
-  const { backstageIdentity } = await res.json();
+  const body = await res.text();
+  const { backstageIdentity } = JSON.parse(body);
   return {
+    body,
     token: backstageIdentity.token,
     claims: backstageIdentity.identity.ownershipEntityRefs,
   };
@@ -460,7 +462,36 @@ async function main() {
     });
   });
 
-  // The browser too, as soon as the frontend is served: the guest sign-in page, Enter.
+  // The browser too, as soon as the frontend is served: the guest sign-in page, Enter. The
+  // frontend compiles for a minute or more, by when the catalog has mostly read the org, so the
+  // browser's first sign-in is answered with the session the backend issued before the org was
+  // read (the body above; the headers are the backend's own answer now). The browser then holds
+  // what a newcomer who signed in at once holds, a token whose claims are the user alone, and the
+  // Deploy dialog below must work on it.
+  let browserSignIns = 0;
+  const isSignIn = url => url.pathname === '/api/auth/guest/refresh';
+  await page.route(isSignIn, async route => {
+    browserSignIns += 1;
+    if (browserSignIns > 1) return route.continue();
+    const response = await route.fetch();
+    const headers = { ...response.headers() };
+    delete headers['content-length'];
+    delete headers['content-encoding'];
+    return route.fulfill({
+      status: response.status(),
+      headers,
+      body: early.body,
+    });
+  });
+  const browserDeploys = [];
+  page.on('request', request => {
+    if (
+      request.method() === 'POST' &&
+      new URL(request.url()).pathname === '/api/fleet/deployments'
+    ) {
+      browserDeploys.push(request.headers().authorization);
+    }
+  });
   await waitFor(
     'the frontend',
     async () => (await fetch(FRONTEND)).ok,
@@ -471,11 +502,18 @@ async function main() {
   await enter.waitFor();
   await enter.click();
   await page.getByRole('link', { name: 'Fleet' }).waitFor();
-  const browserBeforeOrg = !(await catalogHasOrg());
+  if (browserSignIns !== 1) {
+    throw new Error(
+      `the browser signed in ${browserSignIns} times before the catalog page, not once`,
+    );
+  }
+  // Playwright turns the browser's HTTP cache off while a route is set: the 304 step below needs
+  // it back.
+  await page.unroute(isSignIn);
   log(
-    `signed in in the browser ${
-      browserBeforeOrg ? 'before' : 'after'
-    } the catalog read the org`,
+    `signed in in the browser with the session issued before the org was read (the catalog ${
+      (await catalogHasOrg()) ? 'has read it by now' : 'has not read it yet'
+    })`,
   );
 
   // start.sh's ready line, then the three places it prints: each answers.
@@ -573,7 +611,17 @@ async function main() {
   await row
     .getByLabel('Deployment status: DEPLOYED')
     .waitFor({ timeout: 60_000 });
-  log('deployment DEPLOYED (the browser still on its first sign-in)');
+  if (
+    browserDeploys.length !== 1 ||
+    browserDeploys[0] !== `Bearer ${early.token}`
+  ) {
+    throw new Error(
+      `the dialog's deploy was not sent once with the token issued before the org was read (${browserDeploys.length} requests)`,
+    );
+  }
+  log(
+    'deployment DEPLOYED by the browser on the token issued before the org was read',
+  );
   await shot(page, 'deployed');
 
   await kubernetesTab(page);
@@ -962,6 +1010,23 @@ async function main() {
         status: now.status,
         revision: now.revision,
       })}`,
+    );
+  }
+  // Which revision it copied, in the deployment's history: two earlier revisions can share an
+  // image, so the image alone does not tell.
+  const { items: rollbackEvents } = await api(
+    'GET',
+    `/deployments/${now.id}/events`,
+  );
+  const requested = rollbackEvents.find(e => e.reason === 'REVISION_ROLLBACK');
+  const copied = requested?.message.match(
+    /Rollback to revision (\d+) requested$/,
+  )?.[1];
+  if (Number(copied) !== target) {
+    throw new Error(
+      `the rollback's event says ${JSON.stringify(
+        requested?.message,
+      )}, not a rollback to revision ${target}`,
     );
   }
   log(

@@ -74,8 +74,9 @@ async function eventually<T>(
   read: () => Promise<T>,
   check: (value: T) => boolean,
 ): Promise<T> {
+  const deadline = Date.now() + 30_000; // a loaded machine
   let value = await read();
-  for (let i = 0; i < 200 && !check(value); i++) {
+  while (!check(value) && Date.now() < deadline) {
     await new Promise(resolve => setTimeout(resolve, 50));
     value = await read();
   }

@@ -99,7 +99,8 @@ async function statusOf(promise: Promise<unknown>): Promise<number> {
 }
 
 async function until(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  const deadline = Date.now() + 30_000; // a loaded machine
+  while (Date.now() < deadline) {
     if (await condition()) return;
     await new Promise(r => setTimeout(r, 10));
   }

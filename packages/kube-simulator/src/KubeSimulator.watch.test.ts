@@ -92,7 +92,7 @@ async function openWatch(
 async function until<T>(
   what: string,
   probe: () => T | undefined | false,
-  timeoutMs = 5000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

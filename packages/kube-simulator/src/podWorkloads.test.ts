@@ -40,7 +40,7 @@ function clients(cluster = 'current') {
 async function until<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 3000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
@@ -386,7 +386,6 @@ describe('Deployments with a broken or crash-looping image', () => {
         d =>
           d.status?.conditions?.find(c => c.type === 'Progressing')?.reason ===
           'ProgressDeadlineExceeded',
-        4000,
       );
       expect(
         stalled.status?.conditions?.find(c => c.type === 'Progressing'),

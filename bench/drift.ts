@@ -4,9 +4,11 @@
  * deployment's objects really applied) served by a backend process with
  * `fleet.reconcile.watch: true`, then by one with `false` (every run reads every deployment).
  *
- * - latency: an image changed through the simulator's drift hook (behind Fleet's back) until
- *   `GET /deployments/:id` answers OUT_OF_SYNC; drifts 1 s apart, polled every 200 ms.
- * - steady CPU: the backend's CPU (from /proc) over a window with no change, as % of one core.
+ * - latency: an image changed through the simulator's drift hook (behind Fleet's back) until the
+ *   backend records the deployment OUT_OF_SYNC (its event's time; lib/driftParts.ts); drifts 1 s
+ *   apart, the API polled every 200 ms to know when to read it.
+ * - steady CPU: the backend's CPU (from /proc) over a window with no change, as % of one core,
+ *   with the health cycles and reconcile runs that fell inside it (lib/backendActivity.ts).
  * - 100 changes: the backend's CPU from 100 drifts at once until all 100 are OUT_OF_SYNC.
  *
  * With `baseline` (another installed checkout), each mode also runs that checkout's backend on
@@ -16,8 +18,8 @@
  * with a V8 CPU profile of the backend (written there as .cpuprofile), apart from the measured
  * one so that the profiler's own cost is not in the figure.
  *
- * The health interval is 1 hour (one cycle at startup), so that the CPU is the reconcile's and
- * the watches', not the probes' (docs/benchmarks.md has the health cycle's own figures).
+ * The health cycle runs on its schedule (`healthIntervalMs`, 60 s by default) as for a user; at
+ * 1 hour (one cycle at startup), the CPU is the reconcile's and the watches' alone.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -37,6 +39,18 @@ import {
   type SimProcess,
 } from '@cnp/fleet-harness';
 import { revisionApplier } from './lib/seedDeployments';
+import {
+  driftOf,
+  picker,
+  timeDrifts,
+  waitFor,
+  type Seeded,
+} from './lib/driftParts';
+import {
+  activityLine,
+  watchBackendActivity,
+  type Activity,
+} from './lib/backendActivity';
 
 export interface DriftModeResult {
   mode: 'watch' | 'poll';
@@ -44,13 +58,21 @@ export interface DriftModeResult {
   code: 'this' | 'baseline';
   /** From the backend's start until every deployment was compared once. */
   firstRunMs: number;
+  /** From the change to the backend's OUT_OF_SYNC event, ms. */
   latencies: number[];
   p50: number;
   p95: number;
   max: number;
+  /** From the change until the 200 ms poll of the API saw OUT_OF_SYNC, ms. */
+  polledLatencies: number[];
+  /** Drifts whose OUT_OF_SYNC event was not found (no backend time). */
+  noEvent: number;
+  healthIntervalMs: number;
   /** CPU over the quiet window, % of one core. */
   steadyCpuPct: number;
   steadyWindowS: number;
+  /** Health cycles and reconcile runs that overlapped the window. */
+  steadyActivity: Activity;
   /** Seconds with no change before that window. */
   settleS: number;
   /** The window's CPU seconds by thread ('main', 'other threads', …). */
@@ -68,57 +90,7 @@ export interface DriftSizeResult {
   modes: DriftModeResult[];
 }
 
-const NAMESPACE = 'default';
 const OLD = new Date('2020-01-01T00:00:00Z');
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value) return value;
-    await new Promise(r => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Picks `n` distinct deployments not picked before. */
-function picker<T>(items: T[]) {
-  const order = items
-    .map(item => ({ item, key: Math.random() }))
-    .sort((a, b) => a.key - b.key)
-    .map(x => x.item);
-  let next = 0;
-  return (n: number): T[] => {
-    if (next + n > order.length) throw new Error('not enough deployments');
-    next += n;
-    return order.slice(next - n, next);
-  };
-}
-
-interface Seeded {
-  id: string;
-  cluster: string;
-  name: string;
-}
-
-const driftOf = (d: Seeded, tag: string) => ({
-  cluster: d.cluster,
-  kind: 'Deployment',
-  namespace: NAMESPACE,
-  name: d.name,
-  patch: {
-    spec: {
-      template: {
-        spec: { containers: [{ name: d.name, image: `drifted/${tag}:1` }] },
-      },
-    },
-  },
-});
 
 export async function benchDrift(options: {
   clusters: number;
@@ -137,6 +109,8 @@ export async function benchDrift(options: {
   profileDir?: string;
   /** First port of the range this benchmark may use (simulator, then backends). */
   basePort: number;
+  /** fleet.health.interval of the backends. */
+  healthIntervalMs: number;
   log: (line: string) => void;
 }): Promise<DriftSizeResult> {
   const { log } = options;
@@ -289,7 +263,7 @@ export async function benchDrift(options: {
           FLEET_BENCH_TOKEN: token,
           FLEET_BENCH_PORT: String(port++),
           FLEET_BENCH_HEALTH: JSON.stringify({
-            interval: { hours: 1 },
+            interval: { milliseconds: options.healthIntervalMs },
             probeTimeout: { seconds: 5 },
             concurrency: 64,
           }),
@@ -300,9 +274,9 @@ export async function benchDrift(options: {
         },
         code === 'baseline' ? { checkout: options.baseline } : {},
       );
+      const activity = watchBackendActivity(knex);
       try {
         const base = `http://127.0.0.1:${backend.port}/api/fleet`;
-        const headers = { Authorization: `Bearer ${token}` };
         // The first run compares every deployment (and, with watches, starts them).
         await waitFor(
           'the first reconcile run',
@@ -341,34 +315,25 @@ export async function benchDrift(options: {
         // Latency, change by change.
         const sample = pick(options.latencySamples);
         drifted.push(...sample);
-        const latencies: number[] = [];
-        await Promise.all(
-          sample.map(async (d, i) => {
-            await new Promise(r => setTimeout(r, i * 1000));
-            const at = Date.now();
-            await sim.drift([driftOf(d, `${mode}-${i}`)]);
-            await waitFor(
-              `OUT_OF_SYNC of ${d.id}`,
-              async () => {
-                const res = await fetch(`${base}/deployments/${d.id}`, {
-                  headers,
-                });
-                const body = (await res.json()) as { syncStatus?: string };
-                return body.syncStatus === 'OUT_OF_SYNC';
-              },
-              600_000,
-              200,
-            );
-            latencies.push(Date.now() - at);
-          }),
-        );
+        const latencyFrom = Date.now();
+        const timed = await timeDrifts({ sim, base, token, sample, tag: mode });
+        const latencies = timed.backendMs;
         const p50 = percentile(latencies, 50);
         const p95 = percentile(latencies, 95);
         const max = Math.max(...latencies);
+        const polled = timed.polledMs;
         log(
-          `    drift → OUT_OF_SYNC in the API (${
+          `    drift → OUT_OF_SYNC, the backend's event time minus the change's (${
             latencies.length
-          } changes): p50 ${ms(p50)}, p95 ${ms(p95)}, max ${ms(max)}`,
+          } changes${
+            timed.noEvent ? `, ${timed.noEvent} with no event` : ''
+          }): p50 ${ms(p50)}, p95 ${ms(p95)}, max ${ms(
+            max,
+          )}; seen by the 200 ms poll: p50 ${ms(
+            percentile(polled, 50),
+          )}, p95 ${ms(percentile(polled, 95))}; during it ${activityLine(
+            await activity.since(latencyFrom),
+          )}`,
         );
 
         // Steady state: no change, once the changes above have settled.
@@ -382,6 +347,7 @@ export async function benchDrift(options: {
         const threads1 = await threadCpuSeconds(backend.pid);
         const steadyWindowS = (Date.now() - t0) / 1000;
         const steadyCpuPct = ((cpu1 - cpu0) / steadyWindowS) * 100;
+        const steadyActivity = await activity.since(t0);
         // The machine's load at the window's end: the backend's CPU seconds are less sensitive to
         // other work than wall time, not immune (GC threads, caches).
         log(
@@ -389,7 +355,9 @@ export async function benchDrift(options: {
             0,
           )} s (after ${settle} s with none): backend CPU ${steadyCpuPct.toFixed(
             1,
-          )} % of one core (load average ${loadAverage()})`,
+          )} % of one core (load average ${loadAverage()}); health cycle every ${
+            options.healthIntervalMs / 1000
+          } s; in the window ${activityLine(steadyActivity)}`,
         );
         log(`      by thread: ${threadCpuDelta(threads0, threads1)}`);
 
@@ -455,7 +423,11 @@ export async function benchDrift(options: {
           p50,
           p95,
           max,
+          polledLatencies: polled,
+          noEvent: timed.noEvent,
+          healthIntervalMs: options.healthIntervalMs,
           steadyCpuPct,
+          steadyActivity,
           steadyWindowS,
           settleS: settle,
           steadyThreads: Object.fromEntries(
@@ -469,6 +441,7 @@ export async function benchDrift(options: {
           openWatches,
         });
       } finally {
+        await activity.stop();
         await backend.stop();
       }
     }

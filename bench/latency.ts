@@ -3,11 +3,19 @@
  * clusters × 10,000 deployments by default; 10,000 × 100,000 for the scale issue), under 20
  * concurrent clients, over real HTTP on loopback; and the peak RSS of the backend process that
  * serves it (VmHWM from /proc).
+ *
+ * By default the backend runs as a user runs it: watches on (unless `reconcile.watch` says
+ * otherwise), every deployment's objects applied on the simulated clusters, the health cycle on
+ * its schedule (`healthIntervalMs`) and the reconcile on the backend's (60 s) during the measure,
+ * which goes on, run after run, until `cycles` health cycles ran during it; the cycles and
+ * reconcile runs that did are counted (lib/backendActivity.ts) and printed with the figures.
+ * With `quiet`, today's quiet backend: both every hour (one of each after startup), restarted
+ * when the first reconcile run outlasts the wait, objects applied up to 20,000 deployments.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { ConfigReader } from '@backstage/config';
 import {
   createTempDatabase,
   loadAverage,
@@ -29,6 +37,15 @@ import {
 } from './lib/cardLoadBytes';
 import { seedFleetDeployments } from './lib/seedDeployments';
 import { waitFor, waitForStartupCycle } from './lib/waitFor';
+import {
+  activityLine,
+  conditionsLine,
+  watchBackendActivity,
+  type Activity,
+  type MeasureConditions,
+} from './lib/backendActivity';
+import { browserGetter, postLong, withHeap } from './lib/httpLoad';
+import { readFleetConfig } from './lib/releaseParts';
 
 /**
  * The load generator of a run: `http` (node:http keep-alive, gzip like a browser, no HTTP cache:
@@ -55,6 +72,8 @@ export interface LoadRun {
   /** Load generator (this process) CPU per request, ms. */
   clientCpuMsPerRequest: number;
   machineBusyPct: number;
+  /** What the backend ran in the background during the run. */
+  activity?: Activity;
 }
 
 export interface LatencyResult {
@@ -81,6 +100,11 @@ export interface LatencyResult {
   /** Browsers that already show every card, revalidating (304 when unchanged). */
   browserRun: LoadRun;
   median: { p50: number; p95: number; p99: number };
+  /** Every request of the measured runs together. */
+  overall: { requests: number; p50: number; p95: number; p99: number };
+  /** The worst measured run's p95. */
+  worstP95: number;
+  conditions: MeasureConditions;
   other: Record<string, number>;
   memory: Array<{
     phase: string;
@@ -100,33 +124,6 @@ const MAX_APPLIED_DEPLOYMENTS = 20_000;
 
 /** The most cards a simulated browser shows and keeps in its HTTP cache. */
 const BROWSER_CARDS = 250;
-
-/** A POST that may take minutes (fetch gives up on headers after 300 s). */
-function postLong(
-  url: string,
-  token: string,
-  timeoutMs: number,
-): Promise<{ status: number; body: string }> {
-  return new Promise(resolve => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(timeoutMs),
-      },
-      res => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', chunk => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', error => resolve({ status: 0, body: String(error) }));
-      },
-    );
-    req.on('error', error => resolve({ status: 0, body: String(error) }));
-    req.end();
-  });
-}
 
 export async function benchLatency(options: {
   clusters: number;
@@ -151,6 +148,14 @@ export async function benchLatency(options: {
   basePort?: number;
   /** Also profile the backend (V8 CPU profile) over one more measured run, written here. */
   profileDir?: string;
+  /** Today's quiet backend (see the top of this file); by default, a running one. */
+  quiet?: boolean;
+  /** A running backend's fleet.health.interval. */
+  healthIntervalMs: number;
+  /** A running backend: the measured runs go on until this many health cycles ended in them. */
+  cycles: number;
+  /** The simulator's V8 heap (MiB) when it holds the objects of more than 20,000 deployments. */
+  simHeapMiB?: number;
   log: (line: string) => void;
 }): Promise<LatencyResult> {
   const { log } = options;
@@ -160,16 +165,29 @@ export async function benchLatency(options: {
   const deployments = options.applications * options.deploymentsPerApplication;
   const cycleBudgetMs = Math.max(300_000, options.clusters * 60);
   const reconcileBudgetMs = Math.max(900_000, deployments * 30);
+  const quiet = options.quiet ?? false;
+  // One simulator process holds every cluster's objects and their pods: at 10,000 clusters ×
+  // 90,000 applied deployments it ran out of its 4 GiB heap. A quiet backend beyond 20,000
+  // deployments has the rows seeded alone (the card reads rows, not objects); a running one has
+  // every deployment's objects, in a simulator with a larger heap.
+  const applyObjects = !quiet || deployments <= MAX_APPLIED_DEPLOYMENTS;
   const db = await createTempDatabase('fleet_bench');
-  const sim = await startSimProcess({
-    clusters: options.clusters,
-    port: options.basePort,
-    // The simulator's controllers run every second on each cluster with open watches: at 1,000
-    // watched clusters, over the seeded objects, they would take a share of the 2 cores the
-    // card is measured on (an API server's work, done elsewhere in a real fleet). The seeded
-    // workloads are ready before the backend starts; spec changes are streamed at once anyway.
-    watch: { controllerTickMs: 30_000 },
-  });
+  const sim = await withHeap(
+    deployments > MAX_APPLIED_DEPLOYMENTS && applyObjects
+      ? options.simHeapMiB
+      : undefined,
+    () =>
+      startSimProcess({
+        clusters: options.clusters,
+        port: options.basePort,
+        // The simulator's controllers run every second on each cluster with open watches: at
+        // 1,000 watched clusters, over the seeded objects, they would take a share of the 2
+        // cores the card is measured on (an API server's work, done elsewhere in a real fleet).
+        // The seeded workloads are ready before the backend starts; spec changes are streamed
+        // at once anyway.
+        watch: { controllerTickMs: 30_000 },
+      }),
+  );
   const token = randomBytes(24).toString('hex');
   const step = Math.round(1 / options.downFraction);
   const downNames = sim.names.filter((_, i) => (i + 1) % step === 0);
@@ -183,24 +201,37 @@ export async function benchLatency(options: {
     clusterNames,
     applications: options.applications,
     deploymentsPerApplication: options.deploymentsPerApplication,
-    // One simulator process holds every cluster's objects and their pods: at 10,000 clusters ×
-    // 90,000 applied deployments it ran out of its 4 GiB heap. Beyond 20,000 deployments the
-    // rows are seeded alone (the card reads rows, not objects).
-    applyObjects: deployments <= MAX_APPLIED_DEPLOYMENTS,
+    applyObjects,
     log,
   });
+  const reconcileIntervalMs = quiet
+    ? 3_600_000
+    : readFleetConfig(new ConfigReader({}), {}).reconcile.intervalMs;
+  const healthIntervalMs = quiet ? 3_600_000 : options.healthIntervalMs;
 
   const env = {
     FLEET_BENCH_DB: db.connection,
     FLEET_BENCH_KUBECONFIG_DIR: sim.kubeconfigDir,
     FLEET_BENCH_TOKEN: token,
+    // Running: the health cycle on its schedule, an outage confirmed after one interval (the
+    // backend's default); quiet: the harness's (every hour, one cycle at startup).
     FLEET_BENCH_HEALTH: JSON.stringify({
       probeTimeout: { seconds: 2 },
       concurrency: options.concurrency,
+      ...(quiet
+        ? {}
+        : {
+            interval: { milliseconds: healthIntervalMs },
+            minOutage: { milliseconds: healthIntervalMs },
+          }),
     }),
-    // The reconcile task runs once, 15 s after startup; then not again during the measurement.
+    // Quiet: the reconcile task runs once, 15 s after startup, then not again during the
+    // measurement; running: on the backend's default schedule.
     FLEET_BENCH_FLEET: JSON.stringify({
-      reconcile: { ...options.reconcile, interval: { hours: 1 } },
+      reconcile: {
+        ...options.reconcile,
+        ...(quiet ? { interval: { hours: 1 } } : {}),
+      },
     }),
     LOG_LEVEL: process.env.FLEET_BENCH_VERBOSE ? 'info' : 'error',
     ...(options.basePort
@@ -224,6 +255,7 @@ export async function benchLatency(options: {
 
   const backendStartedAt = Date.now();
   let backend = await startBackendProcess(env);
+  const activity = watchBackendActivity(knex);
   const ready = backend;
   const memory: LatencyResult['memory'] = [];
   const sample = async (phase: string) => {
@@ -293,49 +325,7 @@ export async function benchLatency(options: {
       keepAlive: true,
       maxSockets: options.clients,
     });
-    const browserHeaders = {
-      Authorization: `Bearer ${token}`,
-      'Accept-Encoding': 'gzip, deflate, br',
-      Accept: 'application/json',
-    };
-    const httpGet = (url: string, etag?: string) =>
-      new Promise<{ status: number; body: string; etag?: string }>(
-        (resolve, reject) => {
-          const req = http.get(
-            url,
-            {
-              agent: keepAlive,
-              headers: etag
-                ? { ...browserHeaders, 'If-None-Match': etag }
-                : browserHeaders,
-              signal: AbortSignal.timeout(30_000),
-            },
-            res => {
-              const chunks: Buffer[] = [];
-              res.on('data', (chunk: Buffer) => chunks.push(chunk));
-              res.on('end', () => {
-                const raw = Buffer.concat(chunks);
-                const encoding = res.headers['content-encoding'];
-                const body =
-                  encoding === 'gzip'
-                    ? gunzipSync(raw)
-                    : encoding === 'br'
-                    ? brotliDecompressSync(raw)
-                    : encoding === 'deflate'
-                    ? inflateSync(raw)
-                    : raw;
-                resolve({
-                  status: res.statusCode ?? 0,
-                  body: body.toString('utf8'),
-                  etag: res.headers.etag,
-                });
-              });
-              res.on('error', reject);
-            },
-          );
-          req.on('error', reject);
-        },
-      );
+    const httpGet = browserGetter(keepAlive, token);
     const browserCaches = Array.from(
       { length: options.clients },
       () => new Map<string, { etag: string; body: unknown }>(),
@@ -352,7 +342,10 @@ export async function benchLatency(options: {
       label: string,
       requests: number,
       client: LoadClient = 'http',
+      /** Every latency of the run is also added here. */
+      into?: number[],
     ): Promise<LoadRun> => {
+      const wallStart = Date.now();
       const latencies: number[] = [];
       let errors = 0;
       let issued = 0;
@@ -420,6 +413,8 @@ export async function benchLatency(options: {
       const backendCpu = (await processCpuSeconds(backend.pid)) - backendCpu0;
       const clientCpu = process.cpuUsage(clientCpu0);
       const machine1 = await machineCpu();
+      for (const l of into ? latencies : []) into!.push(l);
+      const during = await activity.since(wallStart);
       const run: LoadRun = {
         label,
         requests: latencies.length,
@@ -439,6 +434,7 @@ export async function benchLatency(options: {
         machineBusyPct:
           (100 * (machine1.busy - machine0.busy)) /
           Math.max(1, machine1.total - machine0.total),
+        activity: during,
       };
       log(
         `    ${label}: ${run.requests} requests in ${ms(
@@ -459,7 +455,7 @@ export async function benchLatency(options: {
           client === 'browser'
             ? `; ${revalidated} answered 304 Not Modified`
             : ''
-        }`,
+        }; during it ${activityLine(during)}`,
       );
       return { ...run, client, revalidated };
     };
@@ -472,15 +468,13 @@ export async function benchLatency(options: {
         .first()) as
         | {
             current_run_ticket: string | null;
-            current_run_started_at: unknown;
-            next_run_start_at: unknown;
+            last_run_ended_at: unknown;
           }
         | undefined;
+    // A run of this backend's has ended (the scheduler's time of its end).
     const hasRun = (task: Awaited<ReturnType<typeof reconcileTask>>) =>
-      !!task &&
-      !task.current_run_ticket &&
-      new Date(task.next_run_start_at as string).getTime() >
-        Date.now() + 30 * 60_000;
+      !!task?.last_run_ended_at &&
+      new Date(task.last_run_ended_at as string).getTime() >= backendStartedAt;
     const state = await waitFor(
       'the first reconcile run',
       async () => {
@@ -497,7 +491,7 @@ export async function benchLatency(options: {
         `during the reconcile run, ${options.clients} clients`,
         options.requestsPerRun,
       );
-      if (!(await reconcileTask())?.current_run_ticket) {
+      if (hasRun(await reconcileTask())) {
         log(
           '    (the reconcile run ended before that load run did: figure not kept)',
         );
@@ -511,8 +505,7 @@ export async function benchLatency(options: {
     const reconcileWaitMs = options.reconcileWaitMs ?? reconcileBudgetMs;
     const reconcileEnded = await waitFor(
       'the first reconcile run to end',
-      async () =>
-        (await reconcileTask())?.current_run_ticket ? undefined : true,
+      async () => (hasRun(await reconcileTask()) ? true : undefined),
       reconcileWaitMs,
     ).catch(() => false);
     const reconcileMs = Date.now() - reconcileStarted;
@@ -554,7 +547,11 @@ export async function benchLatency(options: {
     await sample(
       reconcileEnded ? 'reconcile run' : 'reconcile run (unfinished)',
     );
-    if (!reconcileEnded) {
+    if (!reconcileEnded && !quiet) {
+      log(
+        '  measured anyway, as a user would read cards: the run under way is counted with the figures',
+      );
+    } else if (!reconcileEnded) {
       // A quiet backend for the measured runs, as at sizes where the run ends: a new process on
       // the same database. Its scheduler finds the reconcile run still claimed (until the run's
       // timeout, an hour) and the health task's next run an hour after the startup cycle.
@@ -585,15 +582,55 @@ export async function benchLatency(options: {
       'warm-up (not counted)',
       Math.min(1000, options.requestsPerRun),
     );
+    // The measure: `runs` runs, and with a running backend more, back to back, until `cycles`
+    // health cycles ended during it (bounded by a few intervals past what they should take).
     const runs: LoadRun[] = [];
-    for (let i = 0; i < options.runs; i++) {
+    const measured: number[] = [];
+    const measureStart = Date.now();
+    const cyclesWanted = quiet ? 0 : options.cycles;
+    const measureEnd =
+      measureStart + (cyclesWanted + 2) * healthIntervalMs + cycleBudgetMs;
+    let sofar = await activity.since(measureStart);
+    while (
+      runs.length < options.runs ||
+      (sofar.healthCycleMs.length < cyclesWanted && Date.now() < measureEnd)
+    ) {
       runs.push(
         await runLoad(
-          `run ${i + 1}/${options.runs}, ${options.clients} clients`,
+          `run ${runs.length + 1}${quiet ? `/${options.runs}` : ''}, ${
+            options.clients
+          } clients`,
           options.requestsPerRun,
+          'http',
+          measured,
         ),
       );
+      sofar = await activity.since(measureStart);
     }
+    const conditions: MeasureConditions = {
+      quiet,
+      watch: options.reconcile?.watch !== false,
+      openWatches: await sim.openWatches(),
+      objectsApplied: seeded.applied,
+      healthIntervalMs,
+      reconcileIntervalMs,
+      restarted: !reconcileEnded && quiet,
+      measureMs: Date.now() - measureStart,
+      activity: sofar,
+    };
+    const overall = {
+      requests: measured.length,
+      p50: percentile(measured, 50),
+      p95: percentile(measured, 95),
+      p99: percentile(measured, 99),
+    };
+    log(
+      `  the measure: ${runs.length} runs, ${overall.requests} requests in ${ms(
+        conditions.measureMs,
+      )}: p95 ${ms(overall.p95)} over them all (p50 ${ms(
+        overall.p50,
+      )}, p99 ${ms(overall.p99)}); ${conditionsLine(conditions)}`,
+    );
     await sample('entity-card load');
     if (options.profileDir) {
       // One more run, not counted: profiled (the profiler costs CPU of its own), with the CPU of
@@ -718,6 +755,9 @@ export async function benchLatency(options: {
         p95: median(runs.map(r => r.p95)),
         p99: median(runs.map(r => r.p99)),
       },
+      overall,
+      worstP95: Math.max(...runs.map(r => r.p95)),
+      conditions,
       other,
       memory,
       peakMiB,
@@ -725,6 +765,7 @@ export async function benchLatency(options: {
       cardBytes,
     };
   } finally {
+    await activity.stop();
     await backend.stop();
     await sim.stop();
     await db.drop();

@@ -5,7 +5,10 @@
  * deployment's live objects), the entity-card load, and a health cycle under that load. For each:
  * peak RSS (VmHWM from /proc), then, after a full GC, the JS heap in use and what the process
  * holds outside the JS heap (RSS minus the V8 heap: native TLS state, sockets, buffers, code).
- * 10 % of the clusters time out, as in the other benchmarks. Then Fleet's cost per idle cluster:
+ * 10 % of the clusters time out, as in the other benchmarks. The control gets the same request
+ * load as Fleet's two card loads (the same count from as many clients, each spread over as long as
+ * Fleet's took) on a route of its own (its liveness), not idling; `runs` rounds of a Fleet run
+ * then a control, alternating, give the spread. Then Fleet's cost per idle cluster:
  * the backend with N registered clusters (all answering) and no deployment against the backend
  * with none.
  *
@@ -22,15 +25,13 @@ import {
   readFileSync,
   rmSync,
 } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import {
   createTempDatabase,
   establishedConnections,
+  median,
   ms,
-  percentile,
   processMemory,
   startBackendProcess,
   table,
@@ -40,6 +41,10 @@ import {
 import { parse } from 'yaml';
 import { seedFleetDeployments } from './lib/seedDeployments';
 import { waitFor, waitForStartupCycle } from './lib/waitFor';
+import { postLong, routeLoad, type RouteLoadResult } from './lib/httpLoad';
+
+/** The control's own route: the backend's liveness, answered without Fleet or credentials. */
+const CONTROL_ROUTE = '/.backstage/health/v1/liveness';
 
 const MiB = 2 ** 20;
 
@@ -75,7 +80,10 @@ export interface MemoryRun {
   peakMiB: number;
   startupCycleMs?: number;
   reconcileMs?: number;
-  card?: { requests: number; errors: number; p95: number };
+  /** Fleet: the card load; the control: the same load on its own route. */
+  card?: RouteLoadResult;
+  /** The second load (Fleet: during a health cycle run on demand). */
+  secondLoad?: RouteLoadResult;
 }
 
 export interface IdleRun {
@@ -94,7 +102,9 @@ export interface MemoryResult {
   clusters: number;
   deploymentsPerCluster: number;
   requests: number;
-  control: MemoryRun;
+  /** One control per round, each after that round's Fleet run(s). */
+  controls: MemoryRun[];
+  /** Each round's Fleet run (and baseline run, first, with a baseline). */
   runs: MemoryRun[];
   idle: IdleRun[];
   /** Native memory of one TLS secure context built from a cluster CA (this machine's Node). */
@@ -182,100 +192,6 @@ async function reconcileTask(
     | undefined;
 }
 
-/** node:http keep-alive GETs of the entity card's route, gzip like a browser. */
-async function cardLoad(options: {
-  base: string;
-  token: string;
-  applications: number;
-  clients: number;
-  requests: number;
-  deploymentsPerApplication: number;
-}): Promise<{ requests: number; errors: number; p95: number }> {
-  const agent = new http.Agent({
-    keepAlive: true,
-    maxSockets: options.clients,
-  });
-  const latencies: number[] = [];
-  let issued = 0;
-  let errors = 0;
-  const get = (url: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.get(
-        url,
-        {
-          agent,
-          headers: {
-            Authorization: `Bearer ${options.token}`,
-            'Accept-Encoding': 'gzip',
-          },
-          signal: AbortSignal.timeout(30_000),
-        },
-        res => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const raw = Buffer.concat(chunks);
-            const body =
-              res.headers['content-encoding'] === 'gzip'
-                ? gunzipSync(raw)
-                : raw;
-            resolve({ status: res.statusCode ?? 0, body: body.toString() });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-    });
-  const deadline = Date.now() + 300_000;
-  await Promise.all(
-    Array.from({ length: options.clients }, async () => {
-      while (issued < options.requests && Date.now() < deadline) {
-        issued += 1;
-        const ref = `component:default/service-${
-          Math.floor(Math.random() * options.applications) + 1
-        }`;
-        const t = performance.now();
-        try {
-          const res = await get(
-            `${options.base}/deployments?entityRef=${encodeURIComponent(ref)}`,
-          );
-          latencies.push(performance.now() - t);
-          if (
-            res.status !== 200 ||
-            JSON.parse(res.body).items?.length !==
-              options.deploymentsPerApplication
-          )
-            errors += 1;
-        } catch {
-          errors += 1;
-        }
-      }
-    }),
-  );
-  agent.destroy();
-  return { requests: latencies.length, errors, p95: percentile(latencies, 95) };
-}
-
-function postLong(url: string, token: string): Promise<number> {
-  return new Promise(resolve => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(900_000),
-      },
-      res => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 const fleetEnv = (db: string, kubeconfigDir: string, token: string) => ({
   FLEET_BENCH_DB: db,
   FLEET_BENCH_KUBECONFIG_DIR: kubeconfigDir,
@@ -301,6 +217,11 @@ async function measureFleet(options: {
   deploymentsPerApplication: number;
   requests: number;
   control?: boolean;
+  /**
+   * The control: the times its two loads (the same count and concurrency as Fleet's, on its own
+   * route) are spread over, Fleet's loads' durations in the same round.
+   */
+  controlLoadMs?: [number, number];
   /** 10 % of the clusters time out (probe timeout 2 s), as in the other benchmarks. */
   timingOut?: boolean;
   heapSnapshotDir?: string;
@@ -358,7 +279,9 @@ async function measureFleet(options: {
       if (!options.heapSnapshotDir || options.checkout) return;
       const file = path.join(
         path.resolve(options.heapSnapshotDir),
-        `${options.label}-${options.clusters}-${phase}.heapsnapshot`,
+        `${options.label.replace(/\W+/g, '-')}-${
+          options.clusters
+        }-${phase}.heapsnapshot`,
       );
       mkdirSync(path.dirname(file), { recursive: true });
       const written = await backend!.heapSnapshot(file);
@@ -379,9 +302,32 @@ async function measureFleet(options: {
       peakMiB: 0,
     };
     if (options.control) {
-      // No Fleet: nothing to wait for but the backend settling (its own startup tasks).
+      // No Fleet: nothing to wait for but the backend settling (its own startup tasks); then
+      // Fleet's two loads' requests on a route of its own, each over as long as Fleet's took.
       await new Promise(r => setTimeout(r, 20_000));
       await sample('20 s idle');
+      for (const [i, spreadOverMs] of (options.controlLoadMs ?? []).entries()) {
+        const result = await routeLoad({
+          base: new URL(backend.base).origin,
+          clients: 20,
+          requests: options.requests,
+          pathOf: () => CONTROL_ROUTE,
+          ok: body => body.includes('ok'),
+          spreadOverMs,
+        });
+        if (i === 0) run.card = result;
+        else run.secondLoad = result;
+        log(
+          `    load on ${CONTROL_ROUTE}: ${
+            result.requests
+          } requests from 20 clients in ${ms(result.durationMs)} (Fleet's: ${ms(
+            spreadOverMs,
+          )}), ${result.errors} errors, p95 ${ms(result.p95)}`,
+        );
+        await sample(
+          i === 0 ? 'load on its route' : 'second load on its route',
+        );
+      }
     } else {
       const cycle = await waitForStartupCycle(knex, startedAt, 600_000);
       run.startupCycleMs = cycle.durationMs;
@@ -421,25 +367,41 @@ async function measureFleet(options: {
       );
       await sample('reconcile run');
       if (options.applications > 0) {
+        // node:http keep-alive GETs of the entity card's route, gzip like a browser.
         const load = {
           base: backend.base,
           token,
-          applications: options.applications,
           clients: 20,
           requests: options.requests,
-          deploymentsPerApplication: options.deploymentsPerApplication,
+          pathOf: () =>
+            `/deployments?entityRef=${encodeURIComponent(
+              `component:default/service-${
+                Math.floor(Math.random() * options.applications) + 1
+              }`,
+            )}`,
+          ok: (body: string) =>
+            JSON.parse(body).items?.length ===
+            options.deploymentsPerApplication,
         };
-        run.card = await cardLoad(load);
+        run.card = await routeLoad(load);
         log(
-          `    card load: ${run.card.requests} requests, ${
-            run.card.errors
-          } errors, p95 ${ms(run.card.p95)}`,
+          `    card load: ${run.card.requests} requests in ${ms(
+            run.card.durationMs,
+          )}, ${run.card.errors} errors, p95 ${ms(run.card.p95)}`,
         );
         await sample('card load');
-        const cycleDone = postLong(`${backend.base}/health/run`, token);
+        const cycleDone = postLong(
+          `${backend.base}/health/run`,
+          token,
+          900_000,
+        );
         await new Promise(r => setTimeout(r, 200));
-        await cardLoad(load);
-        log(`    (the health cycle under load answered ${await cycleDone})`);
+        run.secondLoad = await routeLoad(load);
+        log(
+          `    (the health cycle under load answered ${
+            (await cycleDone).status
+          }; that load: ${ms(run.secondLoad.durationMs)})`,
+        );
         await sample('health cycle under card load');
       }
     }
@@ -532,10 +494,12 @@ export async function benchMemory(options: {
   clusters: number;
   deploymentsPerCluster: number;
   requests: number;
+  /** Rounds: Fleet (the baseline first, with one), then the control, alternating. */
+  runs: number;
   baseline?: string;
   /**
    * Also write a V8 heap snapshot here of this checkout's Fleet backend and of the control, each
-   * after its last sample (not of the idle-cluster or baseline runs).
+   * after its last sample (first round only; not of the idle-cluster or baseline runs).
    */
   heapSnapshotDir?: string;
   log: (line: string) => void;
@@ -550,15 +514,8 @@ export async function benchMemory(options: {
     heapSnapshotDir: options.heapSnapshotDir,
     log,
   };
-  // Without the plugin the database and the simulator are never read: none is seeded.
-  const control = await measureFleet({
-    ...common,
-    clusters: 0,
-    applications: 0,
-    label: 'control',
-    control: true,
-  });
   const runs: MemoryRun[] = [];
+  const controls: MemoryRun[] = [];
   const idle: IdleRun[] = [];
   const variants: Array<{ label: string; checkout?: string }> = [
     ...(options.baseline
@@ -566,8 +523,36 @@ export async function benchMemory(options: {
       : []),
     { label: 'fleet' },
   ];
-  for (const v of variants) {
-    runs.push(await measureFleet({ ...common, ...v, timingOut: true }));
+  for (let round = 1; round <= options.runs; round++) {
+    const suffix = options.runs > 1 ? ` ${round}/${options.runs}` : '';
+    const heapSnapshotDir = round === 1 ? options.heapSnapshotDir : undefined;
+    let fleet: MemoryRun | undefined;
+    for (const v of variants) {
+      fleet = await measureFleet({
+        ...common,
+        ...v,
+        label: `${v.label}${suffix}`,
+        heapSnapshotDir,
+        timingOut: true,
+      });
+      runs.push(fleet);
+    }
+    // Without the plugin the database and the simulator are never read: none is seeded. Its
+    // load: the same requests from as many clients as the Fleet run's, over as long.
+    controls.push(
+      await measureFleet({
+        ...common,
+        clusters: 0,
+        applications: 0,
+        label: `control${suffix}`,
+        heapSnapshotDir,
+        control: true,
+        controlLoadMs:
+          fleet?.card && fleet.secondLoad
+            ? [fleet.card.durationMs, fleet.secondLoad.durationMs]
+            : undefined,
+      }),
+    );
   }
   for (const v of variants) {
     idle.push(
@@ -603,7 +588,7 @@ export async function benchMemory(options: {
     clusters: options.clusters,
     deploymentsPerCluster: options.deploymentsPerCluster,
     requests: options.requests,
-    control,
+    controls,
     runs,
     idle,
     secureContextKiB: ctxKiB,
@@ -616,26 +601,35 @@ export function memorySummary(m: MemoryResult): string {
     Number.isFinite(v) ? `${v.toFixed(0)} MiB` : 'n/a';
   const over = (v: number) =>
     Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(0)} MiB` : 'n/a';
-  const control = m.control.samples[m.control.samples.length - 1];
   const at = (r: MemoryResult['runs'][number], phase: string) =>
     r.samples.find(s => s.phase === phase);
-  const rows: string[][] = [
-    [
-      'control (no Fleet)',
-      mib(control.peakMiB),
-      '',
-      '',
-      '',
-      '',
-      mib(control.heapUsedMiB),
-      '',
-      '',
-    ],
-  ];
-  for (const r of m.runs) {
+  const rows: string[][] = [];
+  // Each round's runs against that round's control (same load, same time).
+  const perRound = m.runs.length / Math.max(1, m.controls.length);
+  const overs: Record<string, number[]> = {};
+  for (const [i, r] of m.runs.entries()) {
+    const controlRun = m.controls[Math.floor(i / perRound)];
+    const control = controlRun.samples[controlRun.samples.length - 1];
+    if (i % perRound === 0)
+      rows.push([
+        `${controlRun.label} (no Fleet; ${
+          controlRun.card
+            ? `${controlRun.card.requests} + ${controlRun.secondLoad?.requests} requests on its own route`
+            : 'idle'
+        })`,
+        mib(controlRun.peakMiB),
+        '',
+        '',
+        '',
+        '',
+        mib(control.heapUsedMiB),
+        '',
+        '',
+      ]);
     const last = r.samples[r.samples.length - 1];
     const overPeak = r.peakMiB - control.peakMiB;
     const overHeap = last.heapUsedMiB - control.heapUsedMiB;
+    (overs[r.label.split(' ')[0]] ??= []).push(overPeak);
     rows.push([
       `${r.label} (${r.checkout.split('/').pop()})`,
       mib(r.peakMiB),
@@ -648,6 +642,31 @@ export function memorySummary(m: MemoryResult): string {
       over(overPeak - overHeap),
     ]);
   }
+  const spread = (list: number[], f: (v: number) => string) =>
+    list.length
+      ? `min ${f(Math.min(...list))} / median ${f(median(list))} / max ${f(
+          Math.max(...list),
+        )}`
+      : 'n/a';
+  const peaksOf = (label: string) =>
+    m.runs.filter(r => r.label.split(' ')[0] === label).map(r => r.peakMiB);
+  const spreadLines = [
+    `peak RSS over ${
+      m.controls.length
+    } round(s), each Fleet run then a control with the same load (${
+      m.requests
+    } requests twice, 20 clients, over as long) on its own route: control ${spread(
+      m.controls.map(c => c.peakMiB),
+      mib,
+    )}`,
+    ...Object.entries(overs).map(
+      ([label, list]) =>
+        `  ${label}: peak ${spread(
+          peaksOf(label),
+          mib,
+        )}; over the control of its round **${spread(list, over)}**`,
+    ),
+  ];
   const idleRows = m.idle.map(i => [
     i.label,
     mib(i.none.peakMiB),
@@ -675,6 +694,7 @@ export function memorySummary(m: MemoryResult): string {
       ],
       rows,
     ),
+    ...spreadLines,
     `idle clusters (${
       m.idle[0]?.clusters ?? 0
     } registered, no deployment, after the startup health cycle and reconcile run):`,

@@ -19,10 +19,22 @@
  *                                     next one); default: any free port
  *   --latency-reconcile-wait 900      seconds to wait for the first reconcile run to end before
  *                                     the measured runs (default: 900, more beyond 30,000
- *                                     deployments); past it the backend is restarted, so that the
- *                                     measured runs see no reconcile run under way
+ *                                     deployments); past it, measured anyway (--latency-quiet:
+ *                                     the backend is restarted, no reconcile run under way)
  *   --latency-watch true|false        fleet.reconcile.watch of its backend (default: the
  *                                     backend's default, true)
+ *   --latency-health-interval 60      its fleet.health.interval, seconds (--quick: 30); by default
+ *                                     the backend runs as a user runs it: every deployment's
+ *                                     objects applied, the health cycle on that schedule and the
+ *                                     reconcile on its default one (60 s) during the measure
+ *   --latency-cycles 3                the measured runs go on until that many health cycles
+ *                                     ended during them (--quick: 2); each figure is printed with
+ *                                     the health cycles and reconcile runs that ran
+ *   --latency-sim-heap 12288          the simulator's V8 heap, MiB, beyond 20,000 deployments
+ *                                     (it holds every deployment's objects)
+ *   --latency-quiet                   today's quiet backend instead: health cycle and reconcile
+ *                                     every hour (one of each after startup), objects applied up
+ *                                     to 20,000 deployments; its figures say "quiet backend"
  *   --cold 64                         also time cycles that start with no open connection (health
  *                                     interval > the clients' 30 s idle timeout) at that
  *                                     concurrency; 0 to skip
@@ -46,8 +58,12 @@
  *                                     many clusters at a time (~4 min; default 0: left out)
  *   --drift-sizes 1000,10000          drift benchmark (opt-in: --only drift) fleet sizes in
  *                                     deployments, 10 per cluster; watches vs polling (today)
- *   --drift-samples 20                drifts timed one by one per size and mode
+ *   --drift-samples 20                drifts timed one by one per size and mode, each from the
+ *                                     change to the backend's OUT_OF_SYNC event (its createdAt)
  *   --drift-steady 120                seconds of the no-change CPU window
+ *   --drift-health-interval 60        fleet.health.interval of its backends, seconds: the health
+ *                                     cycle on its schedule, also in that window (default on;
+ *                                     3600: off, one cycle at startup, as before)
  *   --drift-settle 60                 seconds with no change before that window
  *   --drift-port 47200                first of the ports it uses (simulator, then backends)
  *   --drift-modes watch,poll          reconcile modes measured (watches, polling)
@@ -62,16 +78,19 @@
  *   --latency-profile <dir>           also take a V8 CPU profile of the backend over one more
  *                                     measured run (not counted), written to <dir>
  *   --only memory                     Fleet's memory against the same backend without Fleet (opt-in,
- *                                     ~25 min at 1,000 clusters): phases, heap, outside the heap,
+ *                                     ~25 min a round at 1,000 clusters): phases, heap, outside the heap,
  *                                     MiB per 1,000 idle clusters
  *   --memory-clusters 1000            its fleet size (10 deployments per cluster)
- *   --memory-requests 5000            entity-card requests of its card load
+ *   --memory-requests 5000            entity-card requests of its card load (the control: as many
+ *                                     on a route of its own, from as many clients, over as long)
+ *   --memory-runs 3                   rounds of Fleet then the control, alternating (--quick: 1);
+ *                                     min / median / max of the peaks and of Fleet over the control
  *   --memory-baseline <dir>           also measure the code of another installed checkout (e.g. a
  *                                     git worktree of main after `yarn install`), in the same run
  *   --memory-heap-snapshots <dir>     also write each backend's V8 heap snapshot there, after its
  *                                     last sample (this checkout's backends); summarize them with
  *                                     bench/heapSummary.ts (its header says how)
- *   --only shards                     the health cycle shared by 2 backend processes (opt-in, ~7 min):
+ *   --only shards                     the health cycle shared by 2 backend processes (opt-in, ~10 min):
  *                                     10,000 clusters, 10 % timing out, fleet.health.shards; then
  *                                     one replica SIGKILLed mid-cycle (takeover, gaps between probes)
  *   --shards-clusters 10000           its fleet size
@@ -80,7 +99,8 @@
  *   --shards-lease 30                 fleet.health.shardLease, seconds (the default)
  *   --shards-interval 60              fleet.health.interval, seconds
  *   --shards-concurrency 64           fleet.health.concurrency (probe timeout 2 s, as for cycle)
- *   --shards-cycles 2                 steady cycles measured before the kill
+ *   --shards-cycles 5                 steady cycles measured before the kill (--quick: 2), each
+ *                                     printed; the verdict is the worst one's
  *   --shards-port 47480               first of the ports it uses (simulator, then backends)
  *   --shards-watch true|false         fleet.reconcile.watch of the replicas (default true, the
  *                                     backend's default: each replica watches its shards' clusters)
@@ -112,6 +132,7 @@ import {
   table,
 } from '@cnp/fleet-harness';
 import { benchLatency, type LatencyResult } from './latency';
+import { activityLine, conditionsLine } from './lib/backendActivity';
 import { benchCardBytes, type CardBytesRun } from './cardBytes';
 import { benchDrift, type DriftSizeResult } from './drift';
 import { benchShards, shardsSummary, type ShardsResult } from './shards';
@@ -158,7 +179,7 @@ function parseArgs(argv: string[]) {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    if (a === '--quick') args.set('quick', '1');
+    if (a === '--quick' || a === '--latency-quiet') args.set(a.slice(2), '1');
     else args.set(a.slice(2), argv[++i] ?? '');
   }
   const quick = args.has('quick');
@@ -204,6 +225,10 @@ function parseArgs(argv: string[]) {
       : undefined,
     latencyPort: args.has('latency-port') ? int('latency-port', 0) : undefined,
     latencyProfile: args.get('latency-profile'),
+    latencyQuiet: args.has('latency-quiet'),
+    latencyHealthInterval: int('latency-health-interval', quick ? 30 : 60),
+    latencyCycles: int('latency-cycles', quick ? 2 : 3),
+    latencySimHeap: int('latency-sim-heap', 12_288),
     cardBytesClusters: list('card-bytes-clusters', quick ? '200' : '1000').map(
       checkedInt('card-bytes-clusters'),
     ),
@@ -228,6 +253,7 @@ function parseArgs(argv: string[]) {
     driftSamples: int('drift-samples', quick ? 5 : 20),
     driftSteady: int('drift-steady', quick ? 20 : 120),
     driftSettle: int('drift-settle', quick ? 5 : 60),
+    driftHealthInterval: int('drift-health-interval', 60),
     driftPort: int('drift-port', 47200),
     driftModes: list('drift-modes', 'watch,poll').map(mode => {
       if (mode !== 'watch' && mode !== 'poll')
@@ -238,6 +264,7 @@ function parseArgs(argv: string[]) {
     driftProfile: args.get('drift-profile'),
     memoryClusters: int('memory-clusters', quick ? 50 : 1000),
     memoryRequests: int('memory-requests', quick ? 1000 : 5000),
+    memoryRuns: int('memory-runs', quick ? 1 : 3),
     memoryBaseline: args.get('memory-baseline'),
     memorySnapshots: args.get('memory-heap-snapshots'),
     shardsClusters: int('shards-clusters', quick ? 1000 : 10_000),
@@ -246,7 +273,7 @@ function parseArgs(argv: string[]) {
     shardsLease: int('shards-lease', quick ? 10 : 30),
     shardsInterval: int('shards-interval', quick ? 30 : 60),
     shardsConcurrency: int('shards-concurrency', 64),
-    shardsCycles: int('shards-cycles', quick ? 1 : 2),
+    shardsCycles: int('shards-cycles', quick ? 2 : 5),
     shardsPort: int('shards-port', 47480),
     shardsWatch: bool('shards-watch') ?? true,
     peerClusters: int('peer-clusters', quick ? 100 : 1000),
@@ -262,15 +289,16 @@ const USAGE = `usage: bash bench/run.sh [--only cycle,statements,latency,peer] [
   [--fleet-runs 5] [--baseline-runs 3] [--baseline-runs-large 1] [--statement-sizes 100,300,1000]
   [--latency-runs 3] [--requests 5000] [--latency-clusters 1000,10000]
   [--latency-deployments 10000,100000] [--latency-watch true|false] [--latency-port 47300]
-  [--latency-reconcile-wait 900] [--latency-profile <dir>] [--cold 64]
+  [--latency-reconcile-wait 900] [--latency-profile <dir>] [--latency-health-interval 60]
+  [--latency-cycles 3] [--latency-sim-heap 12288] [--latency-quiet] [--cold 64]
   [--card-bytes-clusters 1000,10000] [--card-bytes-port 47600]
   [--release-databases sqlite,postgres] [--release-clusters 100] [--release-ready 700,1700]
   [--manifests-clusters 100] [--manifests-concurrency 16,1] [--manifests-deploy 0]
-  [--memory-clusters 1000] [--memory-requests 5000] [--memory-baseline <checkout>] [--memory-heap-snapshots <dir>] [--quick] [--json <file>]
-  [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-port 47200]
+  [--memory-clusters 1000] [--memory-requests 5000] [--memory-runs 3] [--memory-baseline <checkout>] [--memory-heap-snapshots <dir>] [--quick] [--json <file>]
+  [--drift-sizes 1000,10000] [--drift-samples 20] [--drift-steady 120] [--drift-settle 60] [--drift-health-interval 60] [--drift-port 47200]
   [--drift-modes watch,poll] [--drift-baseline <checkout>] [--drift-profile <dir>]
   [--shards-clusters 10000] [--shards-replicas 2] [--shards-count 8] [--shards-lease 30]
-  [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 2] [--shards-port 47480]
+  [--shards-interval 60] [--shards-concurrency 64] [--shards-cycles 5] [--shards-port 47480]
   [--shards-watch true|false]
   [--peer-clusters 1000] [--peer-requests 20] [--peer-fault-requests 5] [--peer-bound 60] [--peer-port 47700]
   --only release: the progressive-release benchmark (opt-in, not in the default run)
@@ -399,7 +427,9 @@ async function main(): Promise<number> {
           `--latency-deployments: ${deployments} is not 10 per application on 10 of ${clusters} clusters`,
         );
       log(
-        `\n== GET /deployments?entityRef= and backend memory (PostgreSQL), ${clusters} clusters × ${deployments} deployments` +
+        `\n== GET /deployments?entityRef= and backend memory (PostgreSQL), ${clusters} clusters × ${deployments} deployments, ${
+          options.latencyQuiet ? 'quiet backend' : 'running backend'
+        }` +
           (options.latencyWatch === undefined
             ? ''
             : `, fleet.reconcile.watch: ${options.latencyWatch}`),
@@ -425,6 +455,10 @@ async function main(): Promise<number> {
               ? undefined
               : options.latencyReconcileWait * 1000,
           profileDir: options.latencyProfile,
+          quiet: options.latencyQuiet,
+          healthIntervalMs: options.latencyHealthInterval * 1000,
+          cycles: options.latencyCycles,
+          simHeapMiB: options.latencySimHeap,
           log,
         }),
       );
@@ -519,6 +553,7 @@ async function main(): Promise<number> {
       clusters: options.memoryClusters,
       deploymentsPerCluster: 10,
       requests: options.memoryRequests,
+      runs: Math.max(1, options.memoryRuns),
       baseline: options.memoryBaseline,
       heapSnapshotDir: options.memorySnapshots,
       log,
@@ -641,10 +676,17 @@ async function main(): Promise<number> {
   }
   for (const l of results.latency) {
     log(
-      `GET /deployments?entityRef= at ${l.clusters} clusters × ${l.deployments} deployments, ${l.clients} clients, ${l.runs.length} runs of ${l.requestsPerRun}: ` +
-        `median p50 ${ms(l.median.p50)}, p95 ${ms(l.median.p95)}, p99 ${ms(
-          l.median.p99,
-        )}` +
+      `GET /deployments?entityRef= at ${l.clusters} clusters × ${
+        l.deployments
+      } deployments, ${l.clients} clients, ${l.runs.length} runs of ${
+        l.requestsPerRun
+      } [${conditionsLine(l.conditions)}]: p95 over the measure's ${
+        l.overall.requests
+      } requests ${ms(l.overall.p95)} (p99 ${ms(
+        l.overall.p99,
+      )}); the runs' median p50 ${ms(l.median.p50)}, p95 ${ms(
+        l.median.p95,
+      )}, p99 ${ms(l.median.p99)}, worst run's p95 ${ms(l.worstP95)}` +
         ` (node:http load generator, gzip, no HTTP cache); with Node's fetch as the load generator p95 ${ms(
           l.fetchClientRun.p95,
         )}; browsers revalidating (304) p95 ${ms(l.browserRun.p95)}` +
@@ -660,7 +702,11 @@ async function main(): Promise<number> {
               l.reconcileMs,
             )} (${l.reconcileCompared} of ${
               l.deployments
-            } deployments compared): the measured runs are on a restarted backend`) +
+            } deployments compared)${
+              l.conditions.restarted
+                ? ': the measured runs are on a restarted backend'
+                : ''
+            }`) +
         `; backend peak RSS ${l.peakMiB.toFixed(
           0,
         )} MiB (the same backend without Fleet: ${l.controlMiB.toFixed(
@@ -727,6 +773,7 @@ async function main(): Promise<number> {
           baseline: options.driftBaseline,
           profileDir: options.driftProfile,
           basePort: options.driftPort,
+          healthIntervalMs: options.driftHealthInterval * 1000,
           log,
         }),
       );
@@ -738,10 +785,13 @@ async function main(): Promise<number> {
           'deployments',
           'mode',
           'first run',
-          'latency p50',
+          "drift → backend's OUT_OF_SYNC event: p50",
           'p95',
           'max',
+          'changes',
+          'health cycle',
           'steady CPU',
+          'in the window',
           '100 changes: time',
           'CPU',
         ],
@@ -759,7 +809,14 @@ async function main(): Promise<number> {
             ms(m.p50),
             ms(m.p95),
             ms(m.max),
-            `${m.steadyCpuPct.toFixed(1)} %`,
+            `${m.latencies.length}${
+              m.noEvent ? ` (${m.noEvent} no event)` : ''
+            }`,
+            m.healthIntervalMs >= 3_600_000
+              ? 'every hour'
+              : `every ${m.healthIntervalMs / 1000} s`,
+            `${m.steadyCpuPct.toFixed(1)} % (${m.steadyWindowS.toFixed(0)} s)`,
+            activityLine(m.steadyActivity),
             ms(m.hundredMs),
             `${m.hundredCpuS.toFixed(2)} s`,
           ]),

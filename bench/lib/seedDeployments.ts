@@ -37,6 +37,8 @@ export interface SeededFleet {
   /** `component:default/service-<i+1>` is application i's entity. */
   applications: number;
   deployments: number;
+  /** Deployments whose objects were applied (those on clusters the registering cycle found ONLINE). */
+  applied: number;
 }
 
 export async function seedFleetDeployments(options: {
@@ -177,7 +179,11 @@ export async function seedFleetDeployments(options: {
     } (${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
   );
 
-  return { applications: apps.length, deployments: Number(counts?.n) };
+  return {
+    applications: apps.length,
+    deployments: Number(counts?.n),
+    applied,
+  };
 }
 
 /**

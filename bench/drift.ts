@@ -39,13 +39,8 @@ import {
   type SimProcess,
 } from '@cnp/fleet-harness';
 import { revisionApplier } from './lib/seedDeployments';
-import {
-  driftOf,
-  picker,
-  timeDrifts,
-  waitFor,
-  type Seeded,
-} from './lib/driftParts';
+import { driftOf, picker, timeDrifts, type Seeded } from './lib/driftParts';
+import { waitFor } from './lib/waitFor';
 import {
   activityLine,
   watchBackendActivity,

@@ -3,24 +3,9 @@
  * and the time of each drift until the backend recorded the deployment OUT_OF_SYNC.
  */
 import type { SimProcess } from '@cnp/fleet-harness';
+import { waitFor } from './waitFor';
 
 const NAMESPACE = 'default';
-
-/** Polls `fn` every `everyMs` until it answers a truthy value (a throw counts as none). */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value) return value;
-    await new Promise(r => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Picks `n` distinct deployments not picked before. */
 export function picker<T>(items: T[]) {

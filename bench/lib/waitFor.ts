@@ -1,16 +1,19 @@
 import type { Knex } from 'knex';
 
-/** Polls `fn` every `everyMs` (250 ms) until it answers a value (not undefined; a throw counts as none). */
+/**
+ * Polls `fn` every `everyMs` (250 ms) until it answers a value (not undefined or false; a throw
+ * counts as none).
+ */
 export async function waitFor<T>(
   what: string,
-  fn: () => Promise<T | undefined>,
+  fn: () => Promise<T | undefined | false>,
   timeoutMs: number,
   everyMs = 250,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
+    if (value !== undefined && value !== false) return value;
     await new Promise(r => setTimeout(r, everyMs));
   }
   throw new Error(`timed out waiting for ${what}`);

@@ -556,6 +556,7 @@ export async function benchLatency(options: {
       // the same database. Its scheduler finds the reconcile run still claimed (until the run's
       // timeout, an hour) and the health task's next run an hour after the startup cycle.
       await backend.stop();
+      activity.restartedAt(Date.now());
       backend = await startBackendProcess(env);
       base = `http://127.0.0.1:${backend.port}/api/fleet`;
       const tasks = await knex('backstage_backend_tasks__tasks')

@@ -38,6 +38,8 @@ export function watchBackendActivity(knex: Knex, everyMs = 1000) {
   let leaseHolder: string | undefined;
   const holderSeen = new Map<string, number>();
   let reconcileRunning: number | undefined;
+  /** Runs and claims that began before this were a stopped backend's (see `restartedAt`). */
+  let ignoreBefore = 0;
   const time = (v: unknown) =>
     v === null || v === undefined ? undefined : new Date(v as any).getTime();
   const poll = async () => {
@@ -61,7 +63,10 @@ export function watchBackendActivity(knex: Knex, everyMs = 1000) {
       .whereIn('id', [HEALTH_TASK, RECONCILE_TASK])
       .select('id', 'current_run_started_at', 'last_run_ended_at');
     for (const t of tasks) {
-      const started = time(t.current_run_started_at);
+      const claimed = time(t.current_run_started_at);
+      // A claim left by a backend stopped mid-run stays until its timeout: not a run under way.
+      const started =
+        claimed !== undefined && claimed >= ignoreBefore ? claimed : undefined;
       if (t.id === HEALTH_TASK) {
         healthRunning = started;
         continue;
@@ -118,6 +123,16 @@ export function watchBackendActivity(knex: Knex, everyMs = 1000) {
         reconcileRuns: runs.length,
         underWay,
       };
+    },
+    /**
+     * The backend was stopped and another started at `at`: a run the stopped one had claimed is
+     * not under way any more (its claim stays in the table until its timeout).
+     */
+    restartedAt(at: number) {
+      ignoreBefore = at;
+      for (const r of reconciles) {
+        if (r.end === undefined && r.start! < at) r.end = at;
+      }
     },
     async stop() {
       polling = false;

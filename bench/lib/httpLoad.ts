@@ -43,9 +43,10 @@ export interface RouteLoadResult {
 
 /**
  * `requests` GETs from `clients` concurrent clients over keep-alive connections: request i of
- * `pathOf(i)`, answered 200 with a body `ok(body)` accepts. With `spreadOverMs`, request i is
- * not sent before i × spreadOverMs / requests from the start: the same load over (at least) that
- * time, for a backend that answers faster than the one it stands beside.
+ * `pathOf(i)`, answered 200 with a body `ok(body)` accepts. With `spreadOverMs`, the requests go
+ * in bursts of `clients` at once, burst k not before k × clients × spreadOverMs / requests from
+ * the start: the same count, as many in flight at a time, over (at least) that time, for a
+ * backend that answers faster than the one it stands beside.
  */
 export async function routeLoad(options: {
   base: string;
@@ -100,7 +101,10 @@ export async function routeLoad(options: {
       while (issued < options.requests && Date.now() < deadline) {
         const i = issued++;
         if (options.spreadOverMs) {
-          const at = started + (i * options.spreadOverMs) / options.requests;
+          // In bursts of `clients`: as many in flight at once as the load it stands beside.
+          const burst = i - (i % options.clients);
+          const at =
+            started + (burst * options.spreadOverMs) / options.requests;
           if (at > Date.now())
             await new Promise(r => setTimeout(r, at - Date.now()));
         }

@@ -988,7 +988,26 @@ async function main() {
       )}`,
     );
   }
-  await confirmRollback.click();
+  // The dialog must ask for that revision: without it the backend picks the newest earlier one
+  // that was DEPLOYED, the same here, and the history below could not tell them apart.
+  const [rollbackRequest] = await Promise.all([
+    page.waitForRequest(
+      request =>
+        request.method() === 'POST' &&
+        /\/api\/fleet\/deployments\/[^/]+\/rollback$/.test(
+          new URL(request.url()).pathname,
+        ),
+    ),
+    confirmRollback.click(),
+  ]);
+  const asked = rollbackRequest.postDataJSON()?.toRevision;
+  if (asked !== target) {
+    throw new Error(
+      `the dialog asked to roll back to ${JSON.stringify(
+        asked,
+      )}, not to revision ${target}`,
+    );
+  }
   await rollback.waitFor({ state: 'detached' });
   await row
     .getByText('nginx:1.28')

@@ -158,8 +158,8 @@ describe('StatefulSets', () => {
   });
 
   it('roll a template change out from the highest ordinal down', async () => {
-    // Slow enough that the pods are read before the next one is replaced.
-    sim.setReadiness('current', { readyDelayMs: 500 });
+    // Slow enough that the pods are read before the next one is replaced, even on a busy machine.
+    sim.setReadiness('current', { readyDelayMs: 3000 });
     const { apps } = clients();
     const body = statefulSet('cache', 'redis:7', 2);
     await apps.createNamespacedStatefulSet({ namespace: 'default', body });
@@ -507,8 +507,9 @@ describe('DaemonSets', () => {
 
 describe('Jobs', () => {
   it('start, then complete after the delay (Kubernetes 1.30: Complete alone)', async () => {
-    // Slow enough that the Job is read running before it completes.
-    sim.setReadiness('current', { readyDelayMs: 500 });
+    // Slow enough that the Job is read running before it completes, even on a busy machine (at
+    // 500 ms a loaded run read it complete).
+    sim.setReadiness('current', { readyDelayMs: 3000 });
     const { batch } = clients();
     const created = await batch.createNamespacedJob({
       namespace: 'default',

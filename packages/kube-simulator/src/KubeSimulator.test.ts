@@ -626,6 +626,8 @@ describe('objects', () => {
 
   it('a Deployment becomes available after the ready delay; neverReady keeps it at 0', async () => {
     const { apps } = clients('sim-1');
+    // Long enough for the first read to come before the pods are ready, even on a busy machine.
+    sim.setReadiness('sim-1', { readyDelayMs: 3000 });
     await apps.createNamespacedDeployment({
       namespace: 'default',
       body: deployment('ready', undefined, 2),
@@ -640,11 +642,15 @@ describe('objects', () => {
       updatedReplicas: 2,
     });
     expect(early.status?.availableReplicas ?? 0).toBe(0);
-    await new Promise(r => setTimeout(r, 200));
-    const late = await apps.readNamespacedDeployment({
-      name: 'ready',
-      namespace: 'default',
-    });
+    let late = early;
+    const deadline = Date.now() + 30_000; // a loaded machine
+    while ((late.status?.availableReplicas ?? 0) < 2 && Date.now() < deadline) {
+      await new Promise(r => setTimeout(r, 100));
+      late = await apps.readNamespacedDeployment({
+        name: 'ready',
+        namespace: 'default',
+      });
+    }
     expect(late.status).toMatchObject({
       readyReplicas: 2,
       availableReplicas: 2,
@@ -671,7 +677,7 @@ describe('objects', () => {
       expect(stuck.status?.availableReplicas ?? 0).toBe(0);
       expect(stuck.status?.updatedReplicas).toBe(2);
     } finally {
-      sim.setReadiness('sim-1', { neverReady: false });
+      sim.setReadiness('sim-1', { neverReady: false, readyDelayMs: 150 });
     }
   });
 

@@ -103,6 +103,8 @@ async function errorOf(promise: Promise<unknown>): Promise<ApiException<any>> {
 describe('StatefulSets', () => {
   it('start their pods <name>-0..n-1 in order, each once the previous one is ready', async () => {
     const { apps } = clients();
+    // Long enough for db-0 to be read alone, before it is ready, even on a busy machine.
+    sim.setReadiness('current', { readyDelayMs: 3000 });
     const created = await apps.createNamespacedStatefulSet({
       namespace: 'default',
       body: statefulSet('db', 'postgres:16'),
@@ -119,6 +121,7 @@ describe('StatefulSets', () => {
     });
     expect(created.status?.readyReplicas).toBeUndefined();
     expect((await podsOf('db')).map(p => p.metadata?.name)).toEqual(['db-0']);
+    sim.setReadiness('current', { readyDelayMs: READY_DELAY_MS });
 
     const ready = await until(
       () =>

@@ -1172,7 +1172,8 @@ describe.each(databases.eachSupportedId())(
 
     it('writes DEGRADED / CLUSTER_OFFLINE, not DEPLOYED, when the cluster went OFFLINE during the rollout', async () => {
       const { stores, deployments } = await setup();
-      sim.setReadiness('alpha', { readyDelayMs: 600 });
+      // The cluster goes OFFLINE before the rollout is done, even on a busy machine.
+      sim.setReadiness('alpha', { readyDelayMs: 3000 });
       const d = await deployments.deploy(
         {
           entityRef: 'component:default/caught-out',

@@ -337,7 +337,8 @@ describe('Rollouts through the API', () => {
               { setWeight: 20 },
               { pause: {} },
               { setWeight: 60 },
-              { pause: { duration: 1 } },
+              // Long enough to be read paused, even on a busy machine.
+              { pause: { duration: 10 } },
               { setWeight: 100 },
             ],
           },
@@ -373,8 +374,12 @@ describe('Rollouts through the API', () => {
       merge,
     );
     expect(promoted.status.currentStepIndex).toBe(2);
-    await until(async () => (await get()).currentStepIndex === 3);
-    expect(await get()).toMatchObject({ phase: 'Paused', updatedReplicas: 3 });
+    let timedPause: any;
+    await until(async () => {
+      timedPause = await get();
+      return timedPause.currentStepIndex === 3;
+    });
+    expect(timedPause).toMatchObject({ phase: 'Paused', updatedReplicas: 3 });
     await until(async () => (await get()).phase === 'Healthy');
     const done = await get();
     expect(done).toMatchObject({ currentStepIndex: 5, updatedReplicas: 5 });

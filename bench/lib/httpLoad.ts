@@ -78,19 +78,11 @@ export async function routeLoad(options: {
           },
           signal: AbortSignal.timeout(30_000),
         },
-        res => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const raw = Buffer.concat(chunks);
-            const body =
-              res.headers['content-encoding'] === 'gzip'
-                ? gunzipSync(raw)
-                : raw;
-            resolve({ status: res.statusCode ?? 0, body: body.toString() });
-          });
-          res.on('error', reject);
-        },
+        res =>
+          decodedBody(res).then(
+            body => resolve({ status: res.statusCode ?? 0, body }),
+            reject,
+          ),
       );
       req.on('error', reject);
     });
@@ -134,6 +126,20 @@ const DECODERS: Record<string, (raw: Buffer) => Buffer> = {
   deflate: inflateSync,
 };
 
+/** An answer's body, decoded as its Content-Encoding says, as text. */
+function decodedBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const decode = DECODERS[res.headers['content-encoding'] ?? ''];
+      resolve((decode ? decode(raw) : raw).toString('utf8'));
+    });
+    res.on('error', reject);
+  });
+}
+
 /**
  * A GET like a browser's (gzip, deflate or br; with `etag`, If-None-Match as its HTTP cache
  * sends it; a 304 has no body) over `agent`, authenticated with `token`.
@@ -156,21 +162,16 @@ export function browserGetter(agent: http.Agent, token: string) {
               : browserHeaders,
             signal: AbortSignal.timeout(30_000),
           },
-          res => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => {
-              const raw = Buffer.concat(chunks);
-              const decode = DECODERS[res.headers['content-encoding'] ?? ''];
-              const body = decode ? decode(raw) : raw;
-              resolve({
-                status: res.statusCode ?? 0,
-                body: body.toString('utf8'),
-                etag: res.headers.etag,
-              });
-            });
-            res.on('error', reject);
-          },
+          res =>
+            decodedBody(res).then(
+              body =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  body,
+                  etag: res.headers.etag,
+                }),
+              reject,
+            ),
         );
         req.on('error', reject);
       },

@@ -69,25 +69,29 @@ export class DatabaseReleaseStore
 
   async insertRelease(
     release: Omit<ReleaseRecord, 'createdAt' | 'version'>,
+    events: NewEvent[] = [],
   ): Promise<ReleaseRecord> {
-    await this.db<ReleaseRow>('fleet_releases').insert({
-      id: release.id,
-      application_id: release.applicationId,
-      created_by: release.createdBy.slice(0, 255),
-      created_at: new Date(),
-      request: JSON.stringify(release.request),
-      strategy:
-        release.strategy === undefined
-          ? null
-          : JSON.stringify(release.strategy),
-      phase: release.phase ?? null,
-      targets: JSON.stringify(release.targets),
-      skipped: JSON.stringify(release.skipped),
-      progress: release.progress ? JSON.stringify(release.progress) : null,
-      stage: release.stage ?? null,
-      gate: release.gate ? JSON.stringify(release.gate) : null,
-      version: 0,
-      updated_at: new Date(),
+    await this.db.transaction(async tx => {
+      await tx<ReleaseRow>('fleet_releases').insert({
+        id: release.id,
+        application_id: release.applicationId,
+        created_by: release.createdBy.slice(0, 255),
+        created_at: new Date(),
+        request: JSON.stringify(release.request),
+        strategy:
+          release.strategy === undefined
+            ? null
+            : JSON.stringify(release.strategy),
+        phase: release.phase ?? null,
+        targets: JSON.stringify(release.targets),
+        skipped: JSON.stringify(release.skipped),
+        progress: release.progress ? JSON.stringify(release.progress) : null,
+        stage: release.stage ?? null,
+        gate: release.gate ? JSON.stringify(release.gate) : null,
+        version: 0,
+        updated_at: new Date(),
+      });
+      await this.log.write(tx, events, new Date());
     });
     return (await this.getRelease(release.id))!;
   }

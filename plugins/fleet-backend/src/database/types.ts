@@ -341,8 +341,13 @@ export interface ReleaseChange {
 
 /** Fleet releases, newest first. */
 export interface ReleaseStore {
+  /**
+   * Stores a new release with the events of its start in one transaction: the release task, which
+   * reads running releases twice a second, never finds one without them, nor writes it between.
+   */
   insertRelease(
     release: Omit<ReleaseRecord, 'createdAt' | 'version'>,
+    events?: NewEvent[],
   ): Promise<ReleaseRecord>;
   getRelease(id: string): Promise<ReleaseRecord | undefined>;
   /** Newest first; with a page, the releases after its key (`[createdAt, id]`). */

@@ -104,35 +104,42 @@ export class ReleaseGates {
     if (!approvals && frozen.length === 0) return undefined;
     const gate = newGate(approvals, frozen);
     const phase = gatePhase(gate, frozen) as WaitingPhase;
-    const record = await stores.releases.insertRelease({
-      id: randomUUID(),
-      applicationId: application.id,
-      createdBy: actor,
-      request: recordedRequest(
-        request,
-        clusters.map(c => c.name),
-      ),
-      strategy: request.strategy,
-      stage: request.stage,
-      phase,
-      gate,
-      targets: [],
-      skipped: [],
-    });
+    const id = randomUUID();
     const what = `${releasedWhat(request)}${
       request.stage ? ` to stage ${request.stage}` : ''
     }`;
-    await stores.releases.updateRelease(record.id, record.version, {}, [
-      event(record, {
-        actor,
-        to: phase,
-        reason: phase,
-        message: `Release of ${what} by ${actor} waits for ${waitingFor(
-          gate,
-          phase,
-        )}`,
-      }),
-    ]);
+    // Stored with its first event in one write: the gates' task may open it at once.
+    const record = await stores.releases.insertRelease(
+      {
+        id,
+        applicationId: application.id,
+        createdBy: actor,
+        request: recordedRequest(
+          request,
+          clusters.map(c => c.name),
+        ),
+        strategy: request.strategy,
+        stage: request.stage,
+        phase,
+        gate,
+        targets: [],
+        skipped: [],
+      },
+      [
+        event(
+          { id },
+          {
+            actor,
+            to: phase,
+            reason: phase,
+            message: `Release of ${what} by ${actor} waits for ${waitingFor(
+              gate,
+              phase,
+            )}`,
+          },
+        ),
+      ],
+    );
     if (phase === 'WAITING_FOR_APPROVAL' && approvals) {
       await this.notify(n =>
         n.approvalWanted({

@@ -592,6 +592,58 @@ describe.each(databases.eachSupportedId())(
       expect(replicas).toBe(5);
     });
 
+    it('starts a release the task takes up the moment it is stored: no conflict, its start events and each step once', async () => {
+      const ctx = await setup();
+      // The scheduled task ticks twice a second: here it reads the release as soon as the start
+      // stored it, before the start answers.
+      const insert = ctx.stores.releases.insertRelease.bind(
+        ctx.stores.releases,
+      );
+      const versionsAfterTick: number[] = [];
+      const spy = jest
+        .spyOn(ctx.stores.releases, 'insertRelease')
+        .mockImplementation(async (...args) => {
+          const record = await insert(...args);
+          await ctx.orchestrator.tick();
+          versionsAfterTick.push(
+            (await ctx.stores.releases.getRelease(record.id))!.version,
+          );
+          return record;
+        });
+      const started = await ctx.releases.release(
+        ctx.application.id,
+        {
+          image: NEW,
+          clusters: ['pl-1'],
+          strategy: strategy({
+            waves: [{ clusters: ['pl-1'] }],
+            canary: { steps: [{ setWeight: 20 }, { pause: {} }] },
+          }),
+        },
+        'user:default/ada',
+      );
+      spy.mockRestore();
+      // The task wrote the release before the start answered.
+      expect(versionsAfterTick).toEqual([1]);
+      expect(started.status).toBe('PROGRESSING');
+      await runUntil(
+        ctx,
+        started.id,
+        r => r.progress!.clusters[0].awaitingPromote === true,
+      );
+      const reasons = (
+        await ctx.stores.events.listEvents({
+          subjectKind: 'release',
+          subject: started.id,
+          limit: 500,
+        })
+      )
+        .reverse()
+        .map(e => e.reason)
+        .filter(r => ['CREATED', 'WAVE_STARTED', 'WEIGHT_SET'].includes(r!));
+      expect(reasons).toEqual(['CREATED', 'WAVE_STARTED', 'WEIGHT_SET']);
+    });
+
     it('resumes a timed pause after a restart with the time that was left, never re-running a finished step', async () => {
       const ctx = await setup();
       const started = await ctx.releases.release(

@@ -207,24 +207,13 @@ export async function startProgressive(
     usable.map(c => ({ name: c.name, labels: c.labels })),
     skipped.map(x => x.cluster),
   );
-  const record =
-    waited?.record ??
-    (await stores.releases.insertRelease({
-      id: randomUUID(),
-      applicationId: application.id,
-      createdBy: actor,
-      request: recordedRequest(request),
-      strategy,
-      stage: request.stage,
-      phase: 'PROGRESSING',
-      progress: initialProgress(waves, new Date()),
-      targets: [],
-      skipped,
-    }));
   // The release's first events: who started it, and its first wave.
+  const id = waited?.record.id ?? randomUUID();
   const t = new Transition(
-    record.id,
-    structuredClone(record.progress ?? initialProgress(waves, new Date())),
+    id,
+    structuredClone(
+      waited?.record.progress ?? initialProgress(waves, new Date()),
+    ),
     Date.now(),
   );
   t.event(
@@ -245,26 +234,39 @@ export async function startProgressive(
     `Wave 1 of ${waves.length} started: ${waves[0].join(', ')}`,
     { actor },
   );
-  const written = waited
-    ? await stores.releases.updateRelease(
-        record.id,
-        record.version,
-        {
-          ...waited.change,
-          phase: t.progress.phase,
-          progress: t.progress,
-          skipped,
-        },
-        [...waited.events, ...t.events],
-      )
-    : await stores.releases.updateProgress(
-        record.id,
-        record.version,
-        t.progress,
-        { events: t.events },
-      );
-  if (!written) throw changing(record.id);
-  return record.id;
+  if (!waited) {
+    // Stored PROGRESSING with its first events in one write: the release task may take it up at
+    // once, and a second write here would race the task's first steps.
+    await stores.releases.insertRelease(
+      {
+        id,
+        applicationId: application.id,
+        createdBy: actor,
+        request: recordedRequest(request),
+        strategy,
+        stage: request.stage,
+        phase: 'PROGRESSING',
+        progress: t.progress,
+        targets: [],
+        skipped,
+      },
+      t.events,
+    );
+    return id;
+  }
+  const written = await stores.releases.updateRelease(
+    id,
+    waited.record.version,
+    {
+      ...waited.change,
+      phase: t.progress.phase,
+      progress: t.progress,
+      skipped,
+    },
+    [...waited.events, ...t.events],
+  );
+  if (!written) throw changing(id);
+  return id;
 }
 
 function changing(id: string): ConflictError {

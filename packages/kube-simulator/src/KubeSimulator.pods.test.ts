@@ -17,12 +17,19 @@ import { KubeSimulator } from './KubeSimulator';
 
 const READY_DELAY_MS = 300;
 let sim: KubeSimulator;
+/** Set, the simulator's clock stands at that time: a rollout is read mid-way however slow the machine. */
+let heldAt: number | undefined;
 
 beforeAll(async () => {
   sim = await KubeSimulator.start({
     clusters: 2,
     readyDelayMs: READY_DELAY_MS,
+    now: () => heldAt ?? Date.now(),
   });
+});
+
+afterEach(() => {
+  heldAt = undefined;
 });
 
 afterAll(async () => {
@@ -219,6 +226,8 @@ describe('pods of Deployments', () => {
         apps.readNamespacedDeployment({ name: 'api', namespace: 'default' }),
       d => d.status?.availableReplicas === 2,
     );
+    // Time stands still from the new image until the mid-rollout reads are done.
+    heldAt = Date.now();
     await apps.patchNamespacedDeployment(
       {
         name: 'api',
@@ -254,6 +263,7 @@ describe('pods of Deployments', () => {
     });
     expect(duringPods.items.length).toBe(first.spec!.replicas);
     expect(duringPods.items.every(isReady)).toBe(true);
+    heldAt = undefined;
 
     const done = await eventually(
       () =>

@@ -80,6 +80,8 @@ export class KubeSimulator {
   private rootCluster?: string;
   private watchSettings: WatchSettings = { ...DEFAULT_WATCH_SETTINGS };
   private watchHistoryLimit = DEFAULT_WATCH_HISTORY_LIMIT;
+  /** The clusters' clock (option `now`). */
+  private now: () => number = Date.now;
 
   private readonly listener: Listener;
 
@@ -98,6 +100,8 @@ export class KubeSimulator {
 
   static async start(options: KubeSimulatorOptions): Promise<KubeSimulator> {
     const { names, port, readyDelayMs } = checkStartOptions(options);
+    if (options.now !== undefined && typeof options.now !== 'function')
+      throw new Error('now must be a function answering milliseconds');
     let outDir: string;
     if (options.outDir) {
       outDir = resolve(options.outDir);
@@ -120,6 +124,7 @@ export class KubeSimulator {
       readyDelayMs,
     );
     sim.ownsKubeconfigDir = !options.outDir;
+    if (options.now) sim.now = options.now;
     try {
       await sim.configure(options, names);
     } catch (e) {
@@ -187,6 +192,7 @@ export class KubeSimulator {
       readyDelayMs: this.readyDelayMs,
       kubeconfigPath: join(this.kubeconfigDir, `${name}.yaml`),
       historyLimit: this.watchHistoryLimit,
+      now: this.now,
     });
     this.clusters.set(name, state);
     try {

@@ -76,12 +76,13 @@ export function newClusterState(
     readyDelayMs: number;
     kubeconfigPath: string;
     historyLimit: number;
+    now?: () => number;
   },
 ): ClusterState {
   const state: ClusterState = {
     name,
     token: randomBytes(24).toString('hex'),
-    store: new ClusterStore(options.readyDelayMs),
+    store: new ClusterStore(options.readyDelayMs, options.now),
     fault: { ...NO_FAULT },
     requests: 0,
     held: 0,

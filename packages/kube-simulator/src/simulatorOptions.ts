@@ -24,6 +24,12 @@ export interface KubeSimulatorOptions {
   /** Delay before a Deployment's replicas become available (default 200 ms). */
   readyDelayMs?: number;
   /**
+   * The clock every cluster's controllers read (default `Date.now`): ready delays, a
+   * LoadBalancer's or an Ingress's address, a Job's run, timestamps. A test moves it on instead
+   * of sleeping, so that a loaded machine cannot make "not ready yet" ready.
+   */
+  now?: () => number;
+  /**
    * Default true: HTTP/2 is offered by ALPN beside HTTP/1.1, as kube-apiserver does. False
    * serves HTTP/1.1 only, as an API server behind a proxy that speaks only 1.1.
    */

@@ -789,7 +789,8 @@ describe('runtime clusters and stop', () => {
     await new Promise(r => setTimeout(r, 100));
     const t0 = Date.now();
     await extra.stop();
-    expect(Date.now() - t0).toBeLessThan(1000);
+    // Held requests would keep stop() waiting for ever; 10 s is a loaded machine's margin.
+    expect(Date.now() - t0).toBeLessThan(10_000);
     await expect(held).rejects.toThrow();
   });
 });

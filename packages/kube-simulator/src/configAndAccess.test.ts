@@ -662,7 +662,7 @@ describe('watch', () => {
     const role = MANIFESTS.ClusterRole('watched-role');
     await api.create(role);
     await api.delete(role);
-    for (let i = 0; i < 50 && events.length < 2; i++)
+    for (let i = 0; i < 500 && events.length < 2; i++)
       await new Promise(r => setTimeout(r, 20));
     req.abort();
     expect(events).toEqual(['ADDED watched-role', 'DELETED watched-role']);
@@ -691,7 +691,7 @@ describe('watch', () => {
       PatchStrategy.ServerSideApply,
     );
     await api.delete(cm);
-    for (let i = 0; i < 50 && events.length < 3; i++)
+    for (let i = 0; i < 500 && events.length < 3; i++)
       await new Promise(r => setTimeout(r, 20));
     req.abort();
     expect(events).toEqual([

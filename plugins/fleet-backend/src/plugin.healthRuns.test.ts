@@ -58,8 +58,9 @@ describe.each(databases.eachSupportedId())(
         .body;
 
     it('a blip shorter than minOutage with failureThreshold reached does not make the cluster OFFLINE nor degrade deployments; reaching both does', async () => {
+      // minOutage long enough for three runs on a loaded machine to stay within it.
       const { server, stores } = await start({
-        minOutage: { seconds: 3 },
+        minOutage: { seconds: 8 },
         manualMinInterval: { seconds: 0 },
       });
       await run(server);
@@ -82,7 +83,7 @@ describe.each(databases.eachSupportedId())(
       ).toMatchObject({ ONLINE: 3, OFFLINE: 0 });
 
       // The same outage, still there minOutage after its first failure: confirmed.
-      await sleep(3_000 - (Date.now() - Date.parse(first.startedAt)));
+      await sleep(8_000 - (Date.now() - Date.parse(first.startedAt)));
       const confirming = await run(server);
       expect(confirming.transitions).toEqual([
         { cluster: 'west', from: 'ONLINE', to: 'OFFLINE' },
@@ -97,8 +98,9 @@ describe.each(databases.eachSupportedId())(
     });
 
     it('keeps the first failure time across a backend restart: the outage is confirmed minOutage after its first failure, not after the restart', async () => {
+      // minOutage long enough for a restart on a loaded machine to come well within it.
       const health = {
-        minOutage: { seconds: 6 },
+        minOutage: { seconds: 15 },
         manualMinInterval: { seconds: 0 },
       };
       const first = await start(health);
@@ -115,7 +117,7 @@ describe.each(databases.eachSupportedId())(
         consecutiveFailures: 2,
       });
       // minOutage after the first failure (before the restart), not after the restart.
-      await sleep(6_000 - (Date.now() - Date.parse(failed.startedAt)));
+      await sleep(15_000 - (Date.now() - Date.parse(failed.startedAt)));
       await run(second.server);
       expect(await cluster(second.server, 'north')).toMatchObject({
         status: 'OFFLINE',

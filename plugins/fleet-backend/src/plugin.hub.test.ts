@@ -179,7 +179,7 @@ describe.each(databases.eachSupportedId())(
         ).body;
       for (
         let i = 0;
-        i < 100 && (await deploymentNow()).status !== 'DEPLOYED';
+        i < 600 && (await deploymentNow()).status !== 'DEPLOYED';
         i++
       )
         await new Promise(r => setTimeout(r, 50));

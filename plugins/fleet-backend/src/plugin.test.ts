@@ -763,7 +763,7 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       status: 'PROGRESSING',
     });
     let deployment = created.body;
-    for (let i = 0; i < 100 && deployment.status === 'PROGRESSING'; i++) {
+    for (let i = 0; i < 300 && deployment.status === 'PROGRESSING'; i++) {
       await new Promise(r => setTimeout(r, 100));
       deployment = (
         await request(server)

@@ -50,8 +50,9 @@ describe('Http2Watches', () => {
       await until('one watch', () => sim.openWatches('h2') === 1);
       // The server drains the connection (kube-apiserver's --goaway-chance, a graceful
       // shutdown): the open stream goes on, new ones must go over another connection.
+      expect(watches.usable(agent)).toBe(true);
       for (const session of sim.http2Sessions()) session.goaway();
-      await new Promise(r => setTimeout(r, 200));
+      await until('the client read the GOAWAY', () => !watches.usable(agent));
       const second = await open();
       await until('two watches', () => sim.openWatches('h2') === 2);
       expect(sim.openWatches('h2')).toBe(2);
@@ -138,10 +139,11 @@ describe('Http2Watches', () => {
 
   it('pings a connection only once nothing was read from it for the idle time', async () => {
     const { kubeConfig, agent } = client();
-    const watches = new Http2Watches(5_000, {
-      idleMs: 1_000,
-      timeoutMs: 1_000,
-    });
+    // Long enough that a loaded machine's slow answers neither look idle nor miss the ping's
+    // deadline.
+    const idleMs = 2_000;
+    const timeoutMs = 3_000;
+    const watches = new Http2Watches(5_000, { idleMs, timeoutMs });
     let pings = 0;
     const counted = new WeakSet<ServerHttp2Session>();
     const onPing = () => {
@@ -165,16 +167,20 @@ describe('Http2Watches', () => {
       );
       countPings();
       // Answers keep arriving every 100 ms: the connection is alive without a ping.
-      const busyUntil = Date.now() + 2_500;
+      const busyUntil = Date.now() + 2 * idleMs;
       while (Date.now() < busyUntil) {
         await watches.get(kubeConfig, agent, '/api/v1/namespaces', 2_000);
         await new Promise(r => setTimeout(r, 100));
       }
       expect(pings).toBe(0);
       // Silent (the watch has nothing to say): pinged within the idle time and a check.
-      await until('a ping on the silent connection', () => pings > 0, 3_000);
+      await until(
+        'a ping on the silent connection',
+        () => pings > 0,
+        3 * idleMs,
+      );
       // Past the ping's deadline the connection is still open: the ping was answered.
-      await new Promise(r => setTimeout(r, 1_500));
+      await new Promise(r => setTimeout(r, timeoutMs + 500));
       expect(watches.usable(agent)).toBe(true);
       watch.abort();
     } finally {

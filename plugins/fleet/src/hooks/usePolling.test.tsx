@@ -113,14 +113,17 @@ describe('usePolling', () => {
     await sleep(300);
     expect(fetch).toHaveBeenCalledTimes(2);
 
-    // A burst (a cascade, a release's steps) is one fetch.
-    for (let i = 0; i < 5; i++) await signals.publish(own, degraded);
-    await signals.publish(fleetSignalChannels.clusters, {
-      kind: 'cluster',
-      changes: [
-        { subject: 'east', from: 'ONLINE', to: 'OFFLINE', reason: null },
-      ],
-    });
+    // A burst (a cascade, a release's steps) is one fetch: sent in one go, so that a slow
+    // machine cannot spread it over more than the coalescing window.
+    await Promise.all([
+      ...Array.from({ length: 5 }, () => signals.publish(own, degraded)),
+      signals.publish(fleetSignalChannels.clusters, {
+        kind: 'cluster',
+        changes: [
+          { subject: 'east', from: 'ONLINE', to: 'OFFLINE', reason: null },
+        ],
+      }),
+    ]);
     await waitFor(() => expect(result.current.value).toBe(3));
     await sleep(300);
     expect(fetch).toHaveBeenCalledTimes(3);

@@ -27,9 +27,15 @@ export interface EventInput {
   fieldPath?: string;
 }
 
+/**
+ * Tells apart events recorded at the same millisecond: one count for the process, since each
+ * controller pass has a recorder of its own and a held clock (the `now` option) gives every
+ * pass the same time.
+ */
+let eventSerial = 0;
+
 /** Records events as the API server's event sink does: a repeat bumps `count`. */
 export class EventRecorder {
-  private serial = 0;
   /** The stored events by involved object, reason and message (read at the first record). */
   private index?: Map<string, JsonObject>;
   constructor(
@@ -68,8 +74,8 @@ export class EventRecorder {
       this.index.set(key, this.host.save('Event', next));
       return;
     }
-    this.serial += 1;
-    const stamp = (BigInt(this.now) * 1_000_000n + BigInt(this.serial))
+    eventSerial = (eventSerial + 1) % 1_000_000;
+    const stamp = (BigInt(this.now) * 1_000_000n + BigInt(eventSerial))
       .toString(16)
       .padStart(16, '0');
     const saved = this.host.save('Event', {

@@ -18,6 +18,7 @@ import request from 'supertest';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from './testing/databases';
 import { fleetPlugin } from './plugin';
+import { eventually } from './testing/eventually';
 
 jest.setTimeout(60_000);
 
@@ -177,13 +178,9 @@ describe.each(databases.eachSupportedId())(
             .get(`/api/fleet/deployments/${deployed.body.id}`)
             .expect(200)
         ).body;
-      for (
-        let i = 0;
-        i < 600 && (await deploymentNow()).status !== 'DEPLOYED';
-        i++
-      )
-        await new Promise(r => setTimeout(r, 50));
-      expect(await deploymentNow()).toMatchObject({ status: 'DEPLOYED' });
+      await eventually(async () =>
+        expect(await deploymentNow()).toMatchObject({ status: 'DEPLOYED' }),
+      );
       expect(
         sim
           .objects('edge')

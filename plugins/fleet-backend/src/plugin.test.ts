@@ -13,6 +13,7 @@ import { createTestDatabases } from './testing/databases';
 import { deployedApplication, waitUntil } from './testing/apiCalls';
 import { KubeSimulator, useSimulator } from '@cnp/kube-simulator';
 import path from 'node:path';
+import { eventually } from './testing/eventually';
 
 jest.setTimeout(60_000);
 
@@ -762,15 +763,15 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
       clusterStatus: 'ONLINE',
       status: 'PROGRESSING',
     });
-    let deployment = created.body;
-    for (let i = 0; i < 300 && deployment.status === 'PROGRESSING'; i++) {
-      await new Promise(r => setTimeout(r, 100));
-      deployment = (
+    const deployment = await eventually(async () => {
+      const d = (
         await request(server)
           .get('/api/fleet/deployments?entityRef=component:default/payments')
           .expect(200)
       ).body.items[0];
-    }
+      expect(d.status).not.toBe('PROGRESSING');
+      return d;
+    });
     expect(deployment.status).toBe('DEPLOYED');
     const events = await request(server)
       .get(`/api/fleet/deployments/${deployment.id}/events`)

@@ -198,4 +198,56 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
       PAUSED: 1,
     });
   });
+
+  it("stores a release with its start's events, heard once it is committed, and neither when the insert fails", async () => {
+    const { stores, heard } = await storesHeard();
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
+    heard.length = 0;
+    const release = {
+      id: '00000000-0000-4000-8000-000000000002',
+      applicationId: deployment.applicationId,
+      createdBy: 'user:default/alice',
+      request: { image: 'payments:2' },
+      phase: 'PROGRESSING',
+      targets: [],
+      skipped: [],
+    };
+    const created = {
+      subjectKind: 'release' as const,
+      subject: release.id,
+      actor: 'user:default/alice',
+      to: 'PROGRESSING',
+      reason: 'CREATED',
+      message: 'Release of payments:2 started by user:default/alice',
+    };
+    const stored = await stores.releases.insertRelease(release, [created]);
+    expect(stored).toMatchObject({ id: release.id, version: 0 });
+    expect(heard).toEqual([
+      [
+        expect.objectContaining({
+          subject: release.id,
+          reason: 'CREATED',
+          entityRef: 'component:default/payments',
+        }),
+      ],
+    ]);
+    // The same id again: the insert fails, and its event is neither written nor heard.
+    heard.length = 0;
+    await expect(
+      stores.releases.insertRelease(release, [
+        { ...created, message: 'a second start' },
+      ]),
+    ).rejects.toThrow();
+    expect(heard).toEqual([]);
+    const events = await stores.events.listEvents({
+      subjectKind: 'release',
+      subject: release.id,
+    });
+    expect(events.map(e => e.message)).toEqual([created.message]);
+  });
 });

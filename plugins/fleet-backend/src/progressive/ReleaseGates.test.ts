@@ -34,9 +34,13 @@ function setup() {
   const records = new Map<string, ReleaseRecord>();
   const events: NewEvent[] = [];
   const releases = {
-    async insertRelease(r: Omit<ReleaseRecord, 'createdAt' | 'version'>) {
+    async insertRelease(
+      r: Omit<ReleaseRecord, 'createdAt' | 'version'>,
+      written: NewEvent[] = [],
+    ) {
       const record = { ...r, createdAt: 'now', version: 0 } as ReleaseRecord;
       records.set(r.id, record);
+      events.push(...written);
       return record;
     },
     async getRelease(id: string) {
@@ -122,6 +126,13 @@ describe('ReleaseGates', () => {
       { stage: 'prod', image: 'payments:1.5.0' },
       'user:default/jane',
     );
+    // Stored with its first event.
+    expect(events).toEqual([
+      expect.objectContaining({
+        subject: held!.id,
+        reason: 'WAITING_FOR_APPROVAL',
+      }),
+    ]);
     // Carol approves "overriding" a freeze while none is open; then the weekend freeze opens.
     await gates.approve(held!.id, person('carol'), { overrideFreeze: true });
     freeze(true);

@@ -28,6 +28,28 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
     return { knex, stores, heard };
   }
 
+  /** The stores with `payments` deployed on east, and a release of it to store, nothing heard yet. */
+  async function releaseToStore(id: string) {
+    const { stores, heard } = await storesHeard();
+    const deployment = await seedDeployment(
+      stores,
+      'east',
+      'payments',
+      'DEPLOYED',
+    );
+    heard.length = 0;
+    const release = {
+      id,
+      applicationId: deployment.applicationId,
+      createdBy: 'user:default/alice',
+      request: { image: 'payments:2' },
+      phase: 'PROGRESSING',
+      targets: [],
+      skipped: [],
+    };
+    return { stores, heard, release };
+  }
+
   it('hears a transaction’s events once it committed, not before, and never those rolled back', async () => {
     const { knex, stores, heard } = await storesHeard();
     await stores.clusters.inClusterTransaction(async tx => {
@@ -148,23 +170,12 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
   });
 
   it('names the component of release events', async () => {
-    const { stores, heard } = await storesHeard();
-    const deployment = await seedDeployment(
+    const {
       stores,
-      'east',
-      'payments',
-      'DEPLOYED',
-    );
-    heard.length = 0;
-    const release = await stores.releases.insertRelease({
-      id: '00000000-0000-4000-8000-000000000001',
-      applicationId: deployment.applicationId,
-      createdBy: 'user:default/alice',
-      request: { image: 'payments:2' },
-      phase: 'PROGRESSING',
-      targets: [],
-      skipped: [],
-    });
+      heard,
+      release: toStore,
+    } = await releaseToStore('00000000-0000-4000-8000-000000000001');
+    const release = await stores.releases.insertRelease(toStore);
     expect(
       await stores.releases.updateProgress(
         release.id,
@@ -200,23 +211,9 @@ describe.each(databases.eachSupportedId())('EventLog (%s)', databaseId => {
   });
 
   it("stores a release with its start's events, heard once it is committed, and neither when the insert fails", async () => {
-    const { stores, heard } = await storesHeard();
-    const deployment = await seedDeployment(
-      stores,
-      'east',
-      'payments',
-      'DEPLOYED',
+    const { stores, heard, release } = await releaseToStore(
+      '00000000-0000-4000-8000-000000000002',
     );
-    heard.length = 0;
-    const release = {
-      id: '00000000-0000-4000-8000-000000000002',
-      applicationId: deployment.applicationId,
-      createdBy: 'user:default/alice',
-      request: { image: 'payments:2' },
-      phase: 'PROGRESSING',
-      targets: [],
-      skipped: [],
-    };
     const created = {
       subjectKind: 'release' as const,
       subject: release.id,

@@ -80,8 +80,6 @@ export class KubeSimulator {
   private rootCluster?: string;
   private watchSettings: WatchSettings = { ...DEFAULT_WATCH_SETTINGS };
   private watchHistoryLimit = DEFAULT_WATCH_HISTORY_LIMIT;
-  /** The clusters' clock (option `now`). */
-  private now: () => number = Date.now;
 
   private readonly listener: Listener;
 
@@ -91,6 +89,7 @@ export class KubeSimulator {
     readonly caPem: string,
     readonly kubeconfigDir: string,
     private readonly readyDelayMs: number,
+    private readonly now: () => number,
   ) {
     this.url = `https://127.0.0.1:${port}`;
     this.listener = new Listener(server, (req, res) =>
@@ -99,9 +98,7 @@ export class KubeSimulator {
   }
 
   static async start(options: KubeSimulatorOptions): Promise<KubeSimulator> {
-    const { names, port, readyDelayMs } = checkStartOptions(options);
-    if (options.now !== undefined && typeof options.now !== 'function')
-      throw new Error('now must be a function answering milliseconds');
+    const { names, port, readyDelayMs, now } = checkStartOptions(options);
     let outDir: string;
     if (options.outDir) {
       outDir = resolve(options.outDir);
@@ -122,9 +119,9 @@ export class KubeSimulator {
       cert.certPem,
       outDir,
       readyDelayMs,
+      now,
     );
     sim.ownsKubeconfigDir = !options.outDir;
-    if (options.now) sim.now = options.now;
     try {
       await sim.configure(options, names);
     } catch (e) {

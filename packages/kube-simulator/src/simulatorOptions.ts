@@ -76,7 +76,7 @@ export const DEFAULT_CRDS: readonly string[] = ['rollouts.argoproj.io'];
 
 const DEFAULT_READY_DELAY_MS = 200;
 
-/** The cluster names, port and readiness delay of `options`, checked before anything starts. */
+/** The cluster names, port, readiness delay and clock of `options`, checked before any start. */
 export function checkStartOptions(options: KubeSimulatorOptions) {
   const names = resolveNames(options.clusters).map(checkClusterName);
   if (new Set(names).size !== names.length)
@@ -95,7 +95,10 @@ export function checkStartOptions(options: KubeSimulatorOptions) {
       `readyDelayMs must be a non-negative number, got ${readyDelayMs}`,
     );
   }
-  return { names, port, readyDelayMs };
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function')
+    throw new Error('now must be a function answering milliseconds');
+  return { names, port, readyDelayMs, now };
 }
 
 /** The watch settings of `options` (defaults for the rest), and the history limit if set. */

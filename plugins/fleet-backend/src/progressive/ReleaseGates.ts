@@ -152,7 +152,7 @@ export class ReleaseGates {
         }),
       );
     }
-    return (await stores.releases.getRelease(record.id))!;
+    return record;
   }
 
   /**

@@ -41,8 +41,9 @@ export interface ClusterWatchesOptions {
   onChange?: (change: ObjectChange) => void;
   timings?: Partial<ReflectorTimings>;
   /**
-   * Every watch stops when `setClusters` has not been called for this long (without health
-   * shards, the reconcile task moved to another replica); unset, never.
+   * Every watch stops when no reconcile run started here for this long after the last one ended
+   * (without health shards, the reconcile task moved to another replica); never during a run,
+   * however long it takes; unset, never.
    */
   staleAfterMs?: number;
 }
@@ -86,13 +87,15 @@ export class ClusterWatches {
 
   /**
    * Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the
-   * others. Answers the clusters whose watches start now. Without another call within
-   * `staleAfterMs`, every watch stops: without health shards the reconcile that calls this runs
-   * on one replica at a time, and a replica it left must not keep watching (and checking) the
-   * fleet for ever. With shards each replica calls it with the clusters of its own shards.
+   * others. Answers the clusters whose watches start now. A reconcile run calls it as it
+   * starts, and `runFinished` as it ends: without another run within `staleAfterMs` of that end,
+   * every watch stops. Without health shards the reconcile runs on one replica at a time, and a
+   * replica it left must not keep watching (and checking) the fleet for ever; a run that takes
+   * longer (the first over a large fleet, which lists every cluster) keeps them. With shards
+   * each replica calls it with the clusters of its own shards.
    */
   setClusters(clusters: ClusterRecord[]): string[] {
-    this.armStaleness();
+    this.holdStaleness();
     const online = new Map(
       clusters.filter(c => c.status === 'ONLINE').map(c => [c.name, c]),
     );
@@ -120,21 +123,29 @@ export class ClusterWatches {
     return started;
   }
 
-  private armStaleness() {
+  /** The reconcile run that called `setClusters` ended: the staleness count starts now. */
+  runFinished(): void {
     const { staleAfterMs } = this.options;
     if (!staleAfterMs) return;
-    if (this.staleTimer) clearTimeout(this.staleTimer);
+    this.holdStaleness();
     this.staleTimer = setTimeout(() => {
       this.staleTimer = undefined;
       if (this.watched.size === 0) return;
       this.options.logger.info(
-        `No reconcile run here for ${Math.round(
+        `No reconcile run here in the ${Math.round(
           staleAfterMs / 1000,
-        )} s: stopping the watches of ${this.watched.size} cluster(s)`,
+        )} s since the last one ended: stopping the watches of ${
+          this.watched.size
+        } cluster(s)`,
       );
       this.stop();
     }, staleAfterMs);
     this.staleTimer.unref?.();
+  }
+
+  private holdStaleness() {
+    if (this.staleTimer) clearTimeout(this.staleTimer);
+    this.staleTimer = undefined;
   }
 
   stopCluster(name: string): void {
@@ -145,8 +156,7 @@ export class ClusterWatches {
   }
 
   stop(): void {
-    if (this.staleTimer) clearTimeout(this.staleTimer);
-    this.staleTimer = undefined;
+    this.holdStaleness();
     for (const name of [...this.watched.keys()]) this.stopCluster(name);
   }
 

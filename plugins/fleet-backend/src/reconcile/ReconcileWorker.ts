@@ -133,6 +133,15 @@ export class ReconcileWorker {
   }
 
   async runOnce(): Promise<ReconcileSummary> {
+    try {
+      return await this.run();
+    } finally {
+      // However long the run took, the watches' staleness counts from its end.
+      this.options.liveState?.runFinished?.();
+    }
+  }
+
+  private async run(): Promise<ReconcileSummary> {
     const started = Date.now();
     const summary = emptySummary(started);
     const { stores, deployments: deployService } = this.options;

@@ -77,8 +77,13 @@ export type ReconcileStores = {
  * answered from memory where it can.
  */
 export interface LiveState {
-  /** Watches the ONLINE clusters, stops the others; answers the clusters whose watches started. */
+  /**
+   * Watches the ONLINE clusters, stops the others; answers the clusters whose watches started.
+   * Called as a reconcile run starts.
+   */
   setClusters(clusters: ClusterRecord[]): string[];
+  /** The run that called `setClusters` ended (however it ended). */
+  runFinished?(): void;
   /** Every change of the cluster's objects is reported (its watches are all synced). */
   watching(cluster: string): boolean;
   /**

@@ -1,0 +1,146 @@
+/*
+ * The watches of a replica the reconcile left stop (`staleAfterMs` after its last run ended),
+ * never during a run however long it takes: a first run over a large fleet lists every cluster
+ * and can take longer than the staleness bound, and stopping the watches in the middle of it
+ * made every next run start them (and compare every deployment) again.
+ */
+import { mockServices } from '@backstage/backend-test-utils';
+import { useSimulator } from '@cnp/kube-simulator';
+import { createTestDatabases } from '../testing/databases';
+import { eventually } from '../testing/eventually';
+import { createFleet, seedDeployment } from '../testing/fleet';
+import { DeploymentService } from '../deploy/DeploymentService';
+import { ManifestApplier } from '../deploy/ManifestApplier';
+import { ManifestRemover } from '../deploy/ManifestRemover';
+import { ClusterWatches } from '../livestate/ClusterWatches';
+import { ReconcileWorker } from './ReconcileWorker';
+
+jest.setTimeout(90_000);
+
+const databases = createTestDatabases();
+const sim = useSimulator({ clusters: ['north', 'south'], readyDelayMs: 50 });
+
+/** The staleness bound here; a run is held three times as long. */
+const STALE_AFTER_MS = 1_000;
+
+describe.each(databases.eachSupportedId())(
+  'ReconcileWorker and the staleness of its watches (%s)',
+  databaseId => {
+    const stops: Array<() => unknown> = [];
+    afterEach(async () => {
+      for (const stop of stops.splice(0)) await stop();
+    });
+
+    /** A reconcile whose runs wait in `heldDeployments` until `release` is called. */
+    async function setup() {
+      const harness = await createFleet({
+        knex: await databases.init(databaseId),
+        kubeconfigDir: sim.kubeconfigDir,
+        logger: mockServices.logger.mock(),
+      });
+      await harness.worker.runCycle();
+      // One deployment, so that a run asks which deployments releases hold.
+      await seedDeployment(harness.stores, 'north', 'payments', 'DEPLOYED');
+      const applier = ManifestApplier.create({ clients: harness.clients });
+      const deployments = DeploymentService.create({
+        stores: harness.stores,
+        applier,
+        remover: ManifestRemover.create({ clients: harness.clients }),
+        logger: harness.logger,
+        deploy: {
+          namespace: 'stale',
+          defaultReplicas: 1,
+          progressDeadlineMs: 5_000,
+          pollIntervalMs: 25,
+        },
+      });
+      const logger = mockServices.logger.mock();
+      const liveState = ClusterWatches.create({
+        clients: harness.clients,
+        applier,
+        logger,
+        timings: { backoffMs: 50, maxBackoffMs: 200 },
+        staleAfterMs: STALE_AFTER_MS,
+      });
+      let inRun: (() => void) | undefined;
+      let held: 'wait' | 'fail' = 'wait';
+      const heldDeployments = jest.fn(
+        () =>
+          new Promise<Set<string>>((resolve, reject) => {
+            if (held === 'fail') reject(new Error('the store is down'));
+            else inRun = () => resolve(new Set());
+          }),
+      );
+      const reconciler = ReconcileWorker.create({
+        stores: harness.stores,
+        applier,
+        deployments,
+        logger: harness.logger,
+        deploy: { namespace: 'stale' },
+        reconcile: { intervalMs: 60_000, concurrency: 4 },
+        liveState,
+        heldDeployments,
+      });
+      stops.push(
+        () => deployments.stop(),
+        () => liveState.stop(),
+      );
+      return {
+        reconciler,
+        liveState,
+        logger,
+        failRuns: () => {
+          held = 'fail';
+        },
+        /** Waits until a run is inside `heldDeployments`, then lets it go on. */
+        async endRun() {
+          await eventually(() => expect(inRun).toBeDefined());
+          const release = inRun!;
+          inRun = undefined;
+          release();
+        },
+      };
+    }
+
+    it('keeps the watches through a run longer than the bound, and stops them that long after it', async () => {
+      const { reconciler, liveState, logger, endRun } = await setup();
+      const run = reconciler.runOnce();
+      await eventually(() =>
+        expect(liveState.clusters().sort()).toEqual(['north', 'south']),
+      );
+      // The run goes on for three times the bound: nothing stops its watches meanwhile.
+      await new Promise(r => setTimeout(r, 3 * STALE_AFTER_MS));
+      expect(liveState.clusters().sort()).toEqual(['north', 'south']);
+      await endRun();
+      await run;
+      expect(liveState.clusters().sort()).toEqual(['north', 'south']);
+      // No run after it: the bound after its end, the watches stop, saying why.
+      await eventually(() => expect(liveState.clusters()).toEqual([]));
+      expect(logger.info).toHaveBeenCalledWith(
+        expect.stringContaining(
+          'No reconcile run here in the 1 s since the last one ended: stopping the watches of 2 cluster(s)',
+        ),
+      );
+    });
+
+    it('keeps them when the next run starts within the bound', async () => {
+      const { reconciler, liveState, endRun } = await setup();
+      const first = reconciler.runOnce();
+      await endRun();
+      await first;
+      const second = reconciler.runOnce();
+      await new Promise(r => setTimeout(r, 3 * STALE_AFTER_MS));
+      expect(liveState.clusters().sort()).toEqual(['north', 'south']);
+      await endRun();
+      await second;
+    });
+
+    it('counts the bound from the end of a run that failed', async () => {
+      const { reconciler, liveState, failRuns } = await setup();
+      failRuns();
+      await expect(reconciler.runOnce()).rejects.toThrow('the store is down');
+      expect(liveState.clusters().sort()).toEqual(['north', 'south']);
+      await eventually(() => expect(liveState.clusters()).toEqual([]));
+    });
+  },
+);

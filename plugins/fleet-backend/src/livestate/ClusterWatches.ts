@@ -87,9 +87,9 @@ export class ClusterWatches {
 
   /**
    * Watches the ONLINE clusters among `clusters` (restarted when their access changed); stops the
-   * others. Answers the clusters whose watches start now. A reconcile run calls it as it
-   * starts, and `runFinished` as it ends: without another run within `staleAfterMs` of that end,
-   * every watch stops. Without health shards the reconcile runs on one replica at a time, and a
+   * others. Answers the clusters whose watches start now. A reconcile run calls `runStarted`
+   * as it starts, then this, and `runFinished` as it ends: without another run within
+   * `staleAfterMs` of that end, every watch stops. Without health shards the reconcile runs on one replica at a time, and a
    * replica it left must not keep watching (and checking) the fleet for ever; a run that takes
    * longer (the first over a large fleet, which lists every cluster) keeps them. With shards
    * each replica calls it with the clusters of its own shards.
@@ -123,7 +123,12 @@ export class ClusterWatches {
     return started;
   }
 
-  /** The reconcile run that called `setClusters` ended: the staleness count starts now. */
+  /** A reconcile run starts: no watch goes stale until it ended. */
+  runStarted(): void {
+    this.holdStaleness();
+  }
+
+  /** The reconcile run ended: the staleness count starts now. */
   runFinished(): void {
     const { staleAfterMs } = this.options;
     if (!staleAfterMs) return;

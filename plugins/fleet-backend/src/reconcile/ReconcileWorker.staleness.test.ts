@@ -63,12 +63,14 @@ describe.each(databases.eachSupportedId())(
         staleAfterMs: STALE_AFTER_MS,
       });
       let inRun: (() => void) | undefined;
-      let held: 'wait' | 'fail' = 'wait';
+      let ending: 'pass' | 'fail' = 'pass';
       const heldDeployments = jest.fn(
         () =>
           new Promise<Set<string>>((resolve, reject) => {
-            if (held === 'fail') reject(new Error('the store is down'));
-            else inRun = () => resolve(new Set());
+            inRun = () =>
+              ending === 'fail'
+                ? reject(new Error('the store is down'))
+                : resolve(new Set());
           }),
       );
       const reconciler = ReconcileWorker.create({
@@ -86,13 +88,19 @@ describe.each(databases.eachSupportedId())(
         () => liveState.stop(),
       );
       return {
+        stores: harness.stores,
         reconciler,
         liveState,
         logger,
+        /** Runs from now on fail where they wait. */
         failRuns: () => {
-          held = 'fail';
+          ending = 'fail';
         },
-        /** Waits until a run is inside `heldDeployments`, then lets it go on. */
+        /** Waits until a run is inside `heldDeployments` (past `setClusters`). */
+        async inRun() {
+          await eventually(() => expect(inRun).toBeDefined());
+        },
+        /** Waits until a run is inside `heldDeployments`, then lets it go on (or fail). */
         async endRun() {
           await eventually(() => expect(inRun).toBeDefined());
           const release = inRun!;
@@ -123,24 +131,46 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
-    it('keeps them when the next run starts within the bound', async () => {
-      const { reconciler, liveState, endRun } = await setup();
+    it('keeps them when the next run starts within the bound, however long it takes to read the fleet', async () => {
+      const { stores, reconciler, liveState, logger, endRun, inRun } =
+        await setup();
       const first = reconciler.runOnce();
       await endRun();
       await first;
+      // The next run starts at once, and reads the fleet for three times the bound.
+      const listClusters = stores.clusters.listClusters.bind(stores.clusters);
+      jest
+        .spyOn(stores.clusters, 'listClusters')
+        .mockImplementationOnce(async () => {
+          await new Promise(r => setTimeout(r, 3 * STALE_AFTER_MS));
+          return listClusters();
+        });
       const second = reconciler.runOnce();
+      await inRun();
       await new Promise(r => setTimeout(r, 3 * STALE_AFTER_MS));
       expect(liveState.clusters().sort()).toEqual(['north', 'south']);
       await endRun();
       await second;
+      expect(logger.info).not.toHaveBeenCalledWith(
+        expect.stringContaining('No reconcile run here'),
+      );
     });
 
-    it('counts the bound from the end of a run that failed', async () => {
-      const { reconciler, liveState, failRuns } = await setup();
+    it('keeps them through a long run that fails, and counts the bound from its end', async () => {
+      const { reconciler, liveState, logger, failRuns, endRun, inRun } =
+        await setup();
       failRuns();
-      await expect(reconciler.runOnce()).rejects.toThrow('the store is down');
+      const run = reconciler.runOnce();
+      await inRun();
+      await new Promise(r => setTimeout(r, 3 * STALE_AFTER_MS));
+      expect(liveState.clusters().sort()).toEqual(['north', 'south']);
+      await endRun();
+      await expect(run).rejects.toThrow('the store is down');
       expect(liveState.clusters().sort()).toEqual(['north', 'south']);
       await eventually(() => expect(liveState.clusters()).toEqual([]));
+      expect(logger.info).toHaveBeenCalledWith(
+        expect.stringContaining('No reconcile run here in the 1 s'),
+      );
     });
   },
 );

@@ -133,10 +133,11 @@ export class ReconcileWorker {
   }
 
   async runOnce(): Promise<ReconcileSummary> {
+    // However long the run takes, the watches' staleness counts from its end.
+    this.options.liveState?.runStarted?.();
     try {
       return await this.run();
     } finally {
-      // However long the run took, the watches' staleness counts from its end.
       this.options.liveState?.runFinished?.();
     }
   }

@@ -82,7 +82,9 @@ export interface LiveState {
    * Called as a reconcile run starts.
    */
   setClusters(clusters: ClusterRecord[]): string[];
-  /** The run that called `setClusters` ended (however it ended). */
+  /** A reconcile run starts (before it reads anything): nothing it watches goes stale meanwhile. */
+  runStarted?(): void;
+  /** That run ended (however it ended). */
   runFinished?(): void;
   /** Every change of the cluster's objects is reported (its watches are all synced). */
   watching(cluster: string): boolean;

@@ -16,6 +16,7 @@ import {
   builtInTrafficProviders,
   TrafficProviders,
 } from './traffic/TrafficProviders';
+import { lookAlpha } from './judge/judgment';
 import { queryRange, type QueryRange } from './judge/rangeQuery';
 import { ReleaseOrchestrator } from './ReleaseOrchestrator';
 import { ReleaseService } from './ReleaseService';
@@ -327,7 +328,7 @@ describe.each(databases.eachSupportedId())(
         metric: 'latency-p99',
       });
       expect(done.progress!.abort!.message).toMatch(
-        /^Judged against the baseline, score 0: latency-p99 on pl-1: canary median 0\.1[23]\d vs baseline 0\.(09|10)\d \(p=(0\.\d{4}|\d\.\de-\d+)\), High$/,
+        /^Judged against the baseline, score 0: latency-p99 on pl-1: canary median 0\.1[23]\d vs baseline 0\.(09|10)\d \(p=(0\.\d{4}|\d\.\de-\d+), level (0\.\d{4}|\d\.\de-\d+)\), High$/,
       );
       const judgment = done.progress!.judgments!.at(-1)!;
       expect(judgment).toMatchObject({
@@ -345,6 +346,11 @@ describe.each(databases.eachSupportedId())(
         0.03,
         1,
       );
+      // One cluster, one judged step: the release's 0.05 spent over that step's looks.
+      const looks = done.progress!.clusters[0].judgmentLooks!;
+      expect(looks.count).toBeGreaterThanOrEqual(1);
+      expect(metric.alpha).toBeCloseTo(lookAlpha(0.05, looks.count, 1), 12);
+      expect(metric.p!).toBeLessThan(metric.alpha!);
       // The baseline ran the stable revision beside the canary, at its size, then went.
       expect(watch.seen.length).toBeGreaterThan(0);
       expect(watch.seen.at(-1)).toMatchObject({
@@ -406,9 +412,15 @@ describe.each(databases.eachSupportedId())(
       const judgments = done.progress!.judgments!;
       expect(judgments.length).toBeGreaterThan(0);
       expect(judgments.every(j => j.verdict === 'Pass')).toBe(true);
-      // The pause step was judged before it ended.
+      // The pause step was judged before it ended, each look at a stricter level.
       expect(judgments.some(j => j.stepIndex === 1 && j.score === 100)).toBe(
         true,
+      );
+      const levels = judgments
+        .filter(j => j.stepIndex === 1)
+        .map(j => j.metrics[0].alpha);
+      expect(levels).toEqual(
+        levels.map((_, i) => expect.closeTo(lookAlpha(0.001, i + 1, 1), 12)),
       );
       expect(windows.every(w => w.stepMs === 50 && w.points >= 20)).toBe(true);
       // A judgment commits no status event: the component's release panel is told all the same.

@@ -53,6 +53,8 @@ export function judgedRelease(extra: Partial<Release> = {}): Release {
           baselineMedian: 100,
           u: 1450,
           p: 0.00004,
+          alpha: 0.0304,
+          serialCorrelation: 0.42,
         }),
         metric({
           template: 'error-rate',

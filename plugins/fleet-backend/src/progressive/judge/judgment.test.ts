@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { judgeMetric, scoreJudgment } from './judgment';
+import { judgeMetric, lookAlpha, scoreJudgment } from './judgment';
 
 const range = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => from + i);
@@ -19,6 +19,8 @@ describe('judgeMetric', () => {
       baselineMedian: null,
       u: null,
       p: null,
+      alpha: null,
+      serialCorrelation: null,
       canarySamples: 2,
       baselineSamples: 40,
     });
@@ -56,21 +58,36 @@ describe('judgeMetric', () => {
   });
 
   it('passes a difference that is not significant at alpha', () => {
-    // p = 0.2446 (see mannWhitney.test.ts): a Pass at 0.05, High at 0.3.
+    // p = 0.2446 (see mannWhitney.test.ts; the baseline shows no serial correlation): a Pass
+    // at 0.05, High at 0.5 on a first look (level 0.304), a Pass at its second (0.076).
     const x = [0.8, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46];
     const y = [1.15, 0.88, 0.9, 0.74, 1.21];
     const base = { canary: x, baseline: y, direction: 'increase' as const };
     expect(judgeMetric({ ...base, minSamples: 5 }).result).toBe('Pass');
-    expect(judgeMetric({ ...base, minSamples: 5, alpha: 0.3 }).result).toBe(
-      'High',
-    );
+    const first = judgeMetric({ ...base, minSamples: 5, alpha: 0.5 });
+    expect(first).toMatchObject({ result: 'High', serialCorrelation: 0 });
+    expect(first.p).toBeCloseTo(0.2446, 4);
+    expect(first.alpha).toBeCloseTo(0.304, 3);
+    expect(
+      judgeMetric({ ...base, minSamples: 5, alpha: 0.5, look: 2 }).result,
+    ).toBe('Pass');
   });
 
   it('tells the side from the ranks when the medians are equal', () => {
     // Same median (5), but the canary's upper half is far above the baseline's.
     const canary = [...Array(20).fill(1), 5, ...Array(20).fill(100)];
-    const baseline = [...Array(20).fill(1), 5, ...Array(20).fill(6)];
-    const judged = judgeMetric({ canary, baseline, direction: 'increase' });
+    // In time order the baseline alternates (no serial correlation to count).
+    const baseline = [
+      5,
+      ...Array.from({ length: 40 }, (_, i) => (i % 2 ? 6 : 1)),
+    ];
+    // p = 0.045: High at a level of 0.1 (0.061 at a first look).
+    const judged = judgeMetric({
+      canary,
+      baseline,
+      direction: 'increase',
+      alpha: 0.1,
+    });
     expect(judged.canaryMedian).toBe(judged.baselineMedian);
     expect(judged.result).toBe('High');
   });
@@ -178,5 +195,91 @@ describe('scoreJudgment', () => {
         return score >= 0 && score <= 100;
       }),
     );
+  });
+});
+
+describe('lookAlpha', () => {
+  it('spends alpha over the looks of a step, shared by the family', () => {
+    expect(lookAlpha(0.05)).toBeCloseTo(0.0304, 4);
+    expect(lookAlpha(0.05, 2)).toBeCloseTo(0.0076, 4);
+    expect(lookAlpha(0.05, 1, 10)).toBeCloseTo(0.00304, 5);
+    // However many looks, their levels sum to at most alpha.
+    let spent = 0;
+    for (let look = 1; look <= 10_000; look++) spent += lookAlpha(0.05, look);
+    expect(spent).toBeLessThan(0.05);
+    expect(spent).toBeGreaterThan(0.0499);
+  });
+});
+
+/** A seeded generator (mulberry32): the same trials on every run. */
+function seeded(seed: number) {
+  let a = seed;
+  const uniform = () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const normal = () =>
+    Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+  /** n points of a first-order autoregressive series of correlation rho, moved by shift. */
+  return (n: number, rho: number, shift = 0) => {
+    const out: number[] = [];
+    let x = normal();
+    for (let i = 0; i < n; i++) {
+      x = rho * x + Math.sqrt(1 - rho * rho) * normal();
+      out.push(100 + 10 * (x + shift));
+    }
+    return out;
+  };
+}
+
+describe('a step judged look after look', () => {
+  /**
+   * The share of `trials` steps failed: each a canary and a baseline series of `points`, judged
+   * once 30 points are in, then every 4 more (16 looks at 90 points), as a step is every interval.
+   */
+  function failedShare(options: {
+    rho: number;
+    shift?: number;
+    trials?: number;
+    points?: number;
+  }) {
+    const series = seeded(7);
+    const { rho, shift = 0, trials = 400, points = 90 } = options;
+    let failed = 0;
+    for (let trial = 0; trial < trials; trial++) {
+      const canary = series(points, rho, shift);
+      const baseline = series(points, rho);
+      let look = 0;
+      for (let n = 30; n <= points; n += 4) {
+        look++;
+        const judged = judgeMetric({
+          canary: canary.slice(0, n),
+          baseline: baseline.slice(0, n),
+          direction: 'increase',
+          look,
+        });
+        if (judged.result !== 'Pass') {
+          failed++;
+          break;
+        }
+      }
+    }
+    return failed / trials;
+  }
+
+  // A level of 0.05 at each of the 16 looks, the points counted as independent, failed 8.5 % of
+  // these steps with independent points and 33 % with a serial correlation of 0.5 (as a rate
+  // read over twice its step has); this judge fails 1 % and 3 % of them.
+  it('fails a canary no different from its baseline at most alpha of the time', () => {
+    expect(failedShare({ rho: 0 })).toBeLessThanOrEqual(0.05);
+    expect(failedShare({ rho: 0.5 })).toBeLessThanOrEqual(0.06);
+  });
+
+  // 99.5 % and 70 %: correlated points are less evidence, and the judge counts them so.
+  it('still fails a canary a standard deviation worse', () => {
+    expect(failedShare({ rho: 0, shift: 1 })).toBeGreaterThanOrEqual(0.95);
+    expect(failedShare({ rho: 0.5, shift: 1 })).toBeGreaterThanOrEqual(0.6);
   });
 });

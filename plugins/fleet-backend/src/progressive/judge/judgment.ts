@@ -5,6 +5,7 @@ import type {
 } from '@cnp/plugin-fleet-common';
 import { median } from 'simple-statistics';
 import { mannWhitneyU } from './mannWhitney';
+import { serialCorrelation, varianceInflation } from './serialCorrelation';
 
 // The directions, results and verdicts are the API spec's (CompareDirection, CanaryMetricResult,
 // CanaryVerdict): `increase` fails a rise, `decrease` a fall, `either` both; a metric is `Pass`,
@@ -19,13 +20,34 @@ export const DEFAULT_MIN_SAMPLES = 30;
 /** The scores a step passes at, and under which it fails, unless the strategy says otherwise. */
 export const DEFAULT_JUDGE = { pass: 95, marginal: 75 } as const;
 
+/**
+ * The level one judgment is taken at, out of a release's `alpha`: shared by the `family` of
+ * sequences of judgments the release takes (each cluster's judged steps), and within one
+ * sequence spent over its looks, the `look`-th (from 1) at 6 / (pi^2 look^2) of its share. The
+ * shares of every look sum to 1 (the sum of 1 / k^2 is pi^2 / 6), so a canary no different from
+ * its baseline fails a release at most `alpha` of the time however many times its steps are
+ * looked at, where a fixed level at every look would fail it more and more often the longer a
+ * step is watched (about 22 % over 50 looks at 0.05).
+ */
+export function lookAlpha(alpha: number, look = 1, family = 1): number {
+  const k = Math.max(1, Math.floor(look));
+  return (alpha / Math.max(1, family)) * (6 / (Math.PI * Math.PI * k * k));
+}
+
 /** A metric's samples and how to judge them. */
 export interface MetricSamples {
+  /** The canary's samples, in time order. */
   canary: readonly number[];
+  /** The baseline's samples, in time order. */
   baseline: readonly number[];
   direction: CompareDirection;
+  /** The release's significance level (see `lookAlpha`); 0.05 without one. */
   alpha?: number;
   minSamples?: number;
+  /** This judgment's place among its step's on its cluster, from 1 (the default). */
+  look?: number;
+  /** The sequences of judgments the release's `alpha` is shared by (default 1). */
+  family?: number;
 }
 
 /** One metric judged. Medians, U and p are null when it was not (`NoData`). */
@@ -35,8 +57,12 @@ export interface MetricJudgment {
   baselineMedian: number | null;
   /** U of the canary against the baseline (R's W with the canary as x). */
   u: number | null;
-  /** The two-sided p-value. */
+  /** The two-sided p-value, the series' serial correlation accounted for. */
   p: number | null;
+  /** The level p was held against at this look (see `lookAlpha`). */
+  alpha: number | null;
+  /** The baseline series' serial correlation the test counted (see `serialCorrelation.ts`). */
+  serialCorrelation: number | null;
   /** The samples counted: finite values only. */
   canarySamples: number;
   baselineSamples: number;
@@ -46,8 +72,11 @@ export interface MetricJudgment {
  * Judges one metric of the canary against the baseline with the two-sided Mann-Whitney U test.
  *
  * Values that are not finite numbers (Prometheus's NaN, +Inf) are dropped first. With fewer than
- * `minSamples` values on either side the result is `NoData`. Otherwise the metric is `High`
- * (or `Low`) when p is under `alpha`, the canary's median is above (below) the baseline's and
+ * `minSamples` values on either side the result is `NoData`. Otherwise the test's variance is
+ * widened by the baseline series' serial correlation (the baseline's: the stable version's
+ * series says what the query's overlapping windows cost, where a canary drifting away would
+ * pass its drift for correlation), and the metric is `High` (or `Low`) when p is under this
+ * look's level (`lookAlpha`), the canary's median is above (below) the baseline's and
  * the direction makes that bad: `increase` fails an increase only, `decrease` a decrease only,
  * `either` both. A significant change the other way is a `Pass`. When the medians are equal but
  * the distributions differ significantly, the side of the ranks (U above or below half of
@@ -59,7 +88,11 @@ export interface MetricJudgment {
 export function judgeMetric(samples: MetricSamples): MetricJudgment {
   const canary = samples.canary.filter(Number.isFinite);
   const baseline = samples.baseline.filter(Number.isFinite);
-  const alpha = samples.alpha ?? DEFAULT_ALPHA;
+  const alpha = lookAlpha(
+    samples.alpha ?? DEFAULT_ALPHA,
+    samples.look,
+    samples.family,
+  );
   const minSamples = Math.max(1, samples.minSamples ?? DEFAULT_MIN_SAMPLES);
   const counts = {
     canarySamples: canary.length,
@@ -72,10 +105,15 @@ export function judgeMetric(samples: MetricSamples): MetricJudgment {
       baselineMedian: null,
       u: null,
       p: null,
+      alpha: null,
+      serialCorrelation: null,
       ...counts,
     };
   }
-  const { u, p } = mannWhitneyU(canary, baseline);
+  const correlation = serialCorrelation(baseline);
+  const { u, p } = mannWhitneyU(canary, baseline, {
+    varianceInflation: varianceInflation(correlation),
+  });
   const canaryMedian = median(canary);
   const baselineMedian = median(baseline);
   let moved: 'up' | 'down' | undefined;
@@ -89,7 +127,16 @@ export function judgeMetric(samples: MetricSamples): MetricJudgment {
   let result: CanaryMetricResult = 'Pass';
   if (moved === 'up' && samples.direction !== 'decrease') result = 'High';
   if (moved === 'down' && samples.direction !== 'increase') result = 'Low';
-  return { result, canaryMedian, baselineMedian, u, p, ...counts };
+  return {
+    result,
+    canaryMedian,
+    baselineMedian,
+    u,
+    p,
+    alpha,
+    serialCorrelation: correlation,
+    ...counts,
+  };
 }
 
 /** A judged metric as the score counts it: its result and its template's weight (default 1). */

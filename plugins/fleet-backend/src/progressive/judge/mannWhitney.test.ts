@@ -86,3 +86,16 @@ describe('mannWhitneyU', () => {
     expect(b).toEqual([6, 4, 5]);
   });
 });
+
+describe('mannWhitneyU with a variance inflation', () => {
+  it('divides z by the root of the inflation, and refuses one under 1', () => {
+    const plain = mannWhitneyU(x, y, { correct: false });
+    const wide = mannWhitneyU(x, y, { correct: false, varianceInflation: 4 });
+    expect(wide.u).toBe(plain.u);
+    expect(wide.z).toBeCloseTo(plain.z / 2, 12);
+    expect(wide.p).toBeGreaterThan(plain.p);
+    expect(() => mannWhitneyU(x, y, { varianceInflation: 0.5 })).toThrow(
+      RangeError,
+    );
+  });
+});

@@ -40,10 +40,24 @@ export interface MannWhitneyResult {
 export function mannWhitneyU(
   x: readonly number[],
   y: readonly number[],
-  options: { alternative?: Alternative; correct?: boolean } = {},
+  options: {
+    alternative?: Alternative;
+    correct?: boolean;
+    /**
+     * What the variance of U is multiplied by: 1 (the default) for independent samples, more
+     * for samples of a serially correlated series (see `serialCorrelation.ts`).
+     */
+    varianceInflation?: number;
+  } = {},
 ): MannWhitneyResult {
   const alternative = options.alternative ?? 'two-sided';
   const correct = options.correct ?? true;
+  const inflation = options.varianceInflation ?? 1;
+  if (!(Number.isFinite(inflation) && inflation >= 1)) {
+    throw new RangeError(
+      `the variance inflation must be a number of at least 1, not ${inflation}`,
+    );
+  }
   if (x.length === 0 || y.length === 0) {
     throw new RangeError('the Mann-Whitney U test needs two non-empty samples');
   }
@@ -55,7 +69,9 @@ export function mannWhitneyU(
   const n = nx + ny;
   const u = wilcoxonRankSum([...x], [...y]) - (nx * (nx + 1)) / 2;
   const sigma = Math.sqrt(
-    ((nx * ny) / 12) * (n + 1 - tieSum([...x, ...y]) / (n * (n - 1))),
+    inflation *
+      ((nx * ny) / 12) *
+      (n + 1 - tieSum([...x, ...y]) / (n * (n - 1))),
   );
   if (!(sigma > 0)) return { u, z: 0, p: 1 };
   const shift = u - (nx * ny) / 2;

@@ -54,6 +54,10 @@ const templates = [
 
 describe('a judgment kept with its release', () => {
   it('names a metric by its medians and p, or by its samples without data', () => {
+    expect(metricText(metric({ alpha: 0.0152 }), 'sim-1')).toBe(
+      'latency-p99 on sim-1: canary median 0.130 vs baseline 0.100 (p=0.0001, level 0.0152), High',
+    );
+    // A judgment kept before its level was recorded.
     expect(metricText(metric(), 'sim-1')).toBe(
       'latency-p99 on sim-1: canary median 0.130 vs baseline 0.100 (p=0.0001), High',
     );

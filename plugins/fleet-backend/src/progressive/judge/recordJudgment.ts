@@ -26,7 +26,7 @@ function pText(p: number): string {
 
 /**
  * What one metric's judgment says, e.g. `latency-p99 on sim-1: canary median 0.130 vs baseline
- * 0.100 (p=0.0001), High`.
+ * 0.100 (p=0.0001, level 0.0152), High`: p and the level it was held against at that look.
  */
 export function metricText(
   m: JudgedMetric,
@@ -40,9 +40,16 @@ export function metricText(
       minSamples ?? DEFAULT_MIN_SAMPLES
     } needed each)`;
   }
+  // Judgments kept before the level was recorded have none.
+  const level =
+    m.alpha === null || m.alpha === undefined
+      ? ''
+      : `, level ${pText(m.alpha)}`;
   return `${m.template} on ${cluster}: canary median ${num(
     m.canaryMedian,
-  )} vs baseline ${num(m.baselineMedian)} (p=${pText(m.p)}), ${m.result}`;
+  )} vs baseline ${num(m.baselineMedian)} (p=${pText(m.p)}${level}), ${
+    m.result
+  }`;
 }
 
 /**

@@ -246,13 +246,45 @@ function limitsOf(tp: AnalysisTemplate) {
   };
 }
 
-/** Every compared template judged, and the step's score over them. */
+/**
+ * The steps of the canary that are judged: its pauses once the canary has traffic (a judgment
+ * needs a window of `minSamples` points, which a pause gives it; a weight step ends when the
+ * weight is reached). At least one.
+ */
+export function judgedSteps(strategy: ReleaseStrategy): number {
+  let weight = 0;
+  let judged = 0;
+  for (const step of strategy.canary.steps) {
+    if ('setWeight' in step) weight = step.setWeight;
+    else if (weight > 0) judged++;
+  }
+  return Math.max(1, judged);
+}
+
+/**
+ * This judgment's look at the cluster's step, from 1: the count kept with the cluster
+ * (`judgmentLooks`), started again when the step's clock did (a new step, or a resume).
+ */
+function nextLook(c: CanaryClusterProgress, stepStartedAt: string): number {
+  const looks = c.judgmentLooks;
+  const look = (looks?.stepStartedAt === stepStartedAt ? looks.count : 0) + 1;
+  c.judgmentLooks = { stepStartedAt, count: look };
+  return look;
+}
+
+/**
+ * Every compared template judged, and the step's score over them. The release's `alpha` is
+ * shared by every cluster's judged steps (`family`), and spent over the looks at each.
+ */
 function judgmentOf(
   tick: Tick,
   c: CanaryClusterProgress,
   read: Array<{ tp: AnalysisTemplate; sides: Record<Variant, RangeResult> }>,
 ): CanaryJudgment {
   const values = (r: RangeResult) => (r.kind === 'values' ? r.values : []);
+  const look = nextLook(c, c.stepStartedAt ?? tick.t.iso);
+  const family =
+    Math.max(1, tick.t.progress.clusters.length) * judgedSteps(tick.strategy);
   const metrics = read.map(({ tp, sides }) => {
     const judged = judgeMetric({
       canary: values(sides.canary),
@@ -260,6 +292,8 @@ function judgmentOf(
       direction: tp.compare!.direction,
       alpha: tp.compare!.alpha,
       minSamples: tp.compare!.minSamples,
+      look,
+      family,
     });
     return { template: tp.name, weight: tp.weight ?? 1, ...judged };
   });

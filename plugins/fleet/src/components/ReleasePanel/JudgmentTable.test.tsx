@@ -83,6 +83,14 @@ describe('the judgment of the canary against its baseline', () => {
     expect(
       within(rows['latency-p99']).getByLabelText('Result: High'),
     ).toBeInTheDocument();
+    // p's cell says what it was held against; a judgment kept before that was recorded, nothing.
+    expect(within(rows['latency-p99']).getByText('< 0.001')).toHaveAttribute(
+      'title',
+      'p held against a level of 0.0304 at this look, counting a serial correlation of 0.42',
+    );
+    expect(
+      within(rows['error-rate (weight 4)']).getByText('0.412'),
+    ).not.toHaveAttribute('title');
   });
 
   it('shows dashes, a grey chip and no marks for a metric without data', async () => {

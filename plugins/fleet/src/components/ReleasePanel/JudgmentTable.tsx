@@ -22,6 +22,7 @@ import { useTableStyles } from '../tables';
 import {
   changeText,
   judgmentsByCluster,
+  levelText,
   medianText,
   pText,
   verdictText,
@@ -78,7 +79,11 @@ function MetricRow(props: { metric: JudgedMetric }) {
       <TableCell align="right" className={classes.nowrap}>
         {changeText(metric)}
       </TableCell>
-      <TableCell align="right" className={classes.nowrap}>
+      <TableCell
+        align="right"
+        className={classes.nowrap}
+        title={levelText(metric)}
+      >
         {pText(metric.p)}
       </TableCell>
       <TableCell

@@ -35,6 +35,28 @@ export function pText(p: number | null): string {
   return p.toPrecision(3);
 }
 
+/**
+ * What p was held against, for the p cell's title: the level at that look and the serial
+ * correlation counted; undefined for a judgment kept before they were recorded, or without data.
+ */
+export function levelText(metric: {
+  p: number | null;
+  alpha?: number | null;
+  serialCorrelation?: number | null;
+}): string | undefined {
+  if (metric.p === null || metric.alpha === null || metric.alpha === undefined)
+    return undefined;
+  const correlation =
+    metric.serialCorrelation === null || metric.serialCorrelation === undefined
+      ? ''
+      : `, counting a serial correlation of ${metric.serialCorrelation.toFixed(
+          2,
+        )}`;
+  return `p held against a level of ${metric.alpha.toPrecision(
+    3,
+  )} at this look${correlation}`;
+}
+
 const verdictMeaning: Record<CanaryVerdict, string> = {
   Pass: 'goes on',
   Marginal: 'paused for a human',

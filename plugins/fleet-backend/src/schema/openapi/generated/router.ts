@@ -2460,7 +2460,7 @@ export const spec = {
           },
           alpha: {
             description:
-              'The significance level, above 0 and at most 0.5 (default 0.05).',
+              "The release's false-alarm rate for this metric, above 0 and at most 0.5 (default 0.05): shared by every cluster's judged steps, and spent over each step's looks.",
             type: 'number',
             exclusiveMinimum: 0,
             maximum: 0.5,
@@ -2540,7 +2540,18 @@ export const spec = {
                   type: ['number', 'null'],
                 },
                 p: {
-                  description: 'The two-sided p-value; null without data.',
+                  description:
+                    'The two-sided p-value, the serial correlation of the series accounted for; null without data.',
+                  type: ['number', 'null'],
+                },
+                alpha: {
+                  description:
+                    "The level p was held against at this look: the release's alpha shared by every cluster's judged steps and spent over a step's looks; null without data.",
+                  type: ['number', 'null'],
+                },
+                serialCorrelation: {
+                  description:
+                    "The baseline series' serial correlation (0 to 0.95) the test counted; null without data.",
                   type: ['number', 'null'],
                 },
                 canarySamples: {
@@ -2732,6 +2743,21 @@ export const spec = {
           },
           stepStartedAt: {
             type: ['string', 'null'],
+          },
+          judgmentLooks: {
+            description:
+              "The judgments against the baseline taken in the step that started at `stepStartedAt`: the release's alpha is spent over them.",
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              stepStartedAt: {
+                type: 'string',
+              },
+              count: {
+                type: 'number',
+              },
+            },
+            required: ['stepStartedAt', 'count'],
           },
         },
         required: [

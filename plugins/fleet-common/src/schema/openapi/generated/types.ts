@@ -1120,7 +1120,7 @@ export interface components {
        */
       baseline: true;
       direction: components['schemas']['CompareDirection'];
-      /** The significance level, above 0 and at most 0.5 (default 0.05). */
+      /** The release's false-alarm rate for this metric, above 0 and at most 0.5 (default 0.05): shared by every cluster's judged steps, and spent over each step's looks. */
       alpha?: number;
       /** The samples each side needs before the metric is judged (default 30). */
       minSamples?: number;
@@ -1152,8 +1152,12 @@ export interface components {
         baselineMedian: number | null;
         /** The Mann-Whitney U of the canary's samples (R's W); null without data. */
         u: number | null;
-        /** The two-sided p-value; null without data. */
+        /** The two-sided p-value, the serial correlation of the series accounted for; null without data. */
         p: number | null;
+        /** The level p was held against at this look: the release's alpha shared by every cluster's judged steps and spent over a step's looks; null without data. */
+        alpha?: number | null;
+        /** The baseline series' serial correlation (0 to 0.95) the test counted; null without data. */
+        serialCorrelation?: number | null;
         canarySamples: number;
         baselineSamples: number;
         weight: number;
@@ -1235,6 +1239,11 @@ export interface components {
       stage?: string | null;
       message?: string | null;
       stepStartedAt?: string | null;
+      /** The judgments against the baseline taken in the step that started at `stepStartedAt`: the release's alpha is spent over them. */
+      judgmentLooks?: {
+        stepStartedAt: string;
+        count: number;
+      };
     };
     AnalysisMeasurement: {
       template: string;

@@ -13,3 +13,4 @@ export {
   judgeMetric,
   scoreJudgment,
 } from '../../plugins/fleet-backend/src/progressive/judge/judgment';
+export { mannWhitneyU } from '../../plugins/fleet-backend/src/progressive/judge/mannWhitney';

@@ -346,10 +346,12 @@ describe.each(databases.eachSupportedId())(
         0.03,
         1,
       );
-      // One cluster, one judged step: the release's 0.05 spent over that step's looks.
+      // One cluster, one compared template, three steps and the completion: the release's
+      // 0.05 shared by 4 sequences, and spent over the looks at the pause.
       const looks = done.progress!.clusters[0].judgmentLooks!;
+      expect(looks).toMatchObject({ stepIndex: 1 });
       expect(looks.count).toBeGreaterThanOrEqual(1);
-      expect(metric.alpha).toBeCloseTo(lookAlpha(0.05, looks.count, 1), 12);
+      expect(metric.alpha).toBeCloseTo(lookAlpha(0.05, looks.count, 4), 12);
       expect(metric.p!).toBeLessThan(metric.alpha!);
       // The baseline ran the stable revision beside the canary, at its size, then went.
       expect(watch.seen.length).toBeGreaterThan(0);
@@ -420,7 +422,7 @@ describe.each(databases.eachSupportedId())(
         .filter(j => j.stepIndex === 1)
         .map(j => j.metrics[0].alpha);
       expect(levels).toEqual(
-        levels.map((_, i) => expect.closeTo(lookAlpha(0.001, i + 1, 1), 12)),
+        levels.map((_, i) => expect.closeTo(lookAlpha(0.001, i + 1, 4), 12)),
       );
       expect(windows.every(w => w.stepMs === 50 && w.points >= 20)).toBe(true);
       // A judgment commits no status event: the component's release panel is told all the same.

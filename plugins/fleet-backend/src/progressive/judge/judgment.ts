@@ -22,12 +22,12 @@ export const DEFAULT_JUDGE = { pass: 95, marginal: 75 } as const;
 
 /**
  * The level one judgment is taken at, out of a release's `alpha`: shared by the `family` of
- * sequences of judgments the release takes (each cluster's judged steps), and within one
- * sequence spent over its looks, the `look`-th (from 1) at 6 / (pi^2 look^2) of its share. The
- * shares of every look sum to 1 (the sum of 1 / k^2 is pi^2 / 6), so a canary no different from
- * its baseline fails a release at most `alpha` of the time however many times its steps are
- * looked at, where a fixed level at every look would fail it more and more often the longer a
- * step is watched (about 22 % over 50 looks at 0.05).
+ * sequences of tests the release takes (each compared template on each step of each cluster),
+ * and within one sequence spent over its looks, the `look`-th (from 1) at 6 / (pi^2 look^2) of
+ * its share. The shares of every look sum to 1 (the sum of 1 / k^2 is pi^2 / 6): a union bound,
+ * so with independent points a canary no different from its baseline fails a release at most
+ * `alpha` of the time however often its steps are looked at, where a fixed level at every look
+ * fails it more the longer a step is watched.
  */
 export function lookAlpha(alpha: number, look = 1, family = 1): number {
   const k = Math.max(1, Math.floor(look));
@@ -46,7 +46,7 @@ export interface MetricSamples {
   minSamples?: number;
   /** This judgment's place among its step's on its cluster, from 1 (the default). */
   look?: number;
-  /** The sequences of judgments the release's `alpha` is shared by (default 1). */
+  /** The sequences of tests the release's `alpha` is shared by (default 1). */
   family?: number;
 }
 

@@ -61,18 +61,22 @@ export function lagOneAutocorrelation(
 }
 
 /**
- * The serial correlation of a series in time order, 0 to `MAX_SERIAL_CORRELATION`: the lag-one
- * autocorrelation of its ranks (an outlier moves it by one rank, as it moves the test) once
- * their straight trend is taken out (a rise both sides share, such as traffic growing over the
- * step, is not noise that lingers), with the usual small-sample bias added back (the estimate
- * falls short by about (1 + 4 r) / n), never below 0 (a series never counts as more than
- * independent). 0 when it cannot be told.
+ * The serial correlation of a series in time order, 0 to `MAX_SERIAL_CORRELATION`, erring high:
+ * the lag-one autocorrelation of its ranks (an outlier moves it by one rank, as it moves the
+ * test) once their straight trend is taken out (a rise both sides share, such as traffic growing
+ * over the step, is not noise that lingers), with its small-sample bias added back (about
+ * (2 + 4 r) / n once a line is fitted), then one standard error, sqrt((1 - r^2) / n), above it:
+ * from 30 points the estimate scatters widely, and one that falls short makes the test fail
+ * healthy canaries, where one too high only makes it slower to fail a bad one. Never below 0 (a
+ * series never counts as more than independent); 0 when it cannot be told.
  */
 export function serialCorrelation(series: readonly number[]): number {
+  const n = series.length;
   const r = lagOneAutocorrelation(detrended(ranks(series)));
   if (r === undefined) return 0;
-  const corrected = r + (1 + 4 * r) / series.length;
-  return Math.min(MAX_SERIAL_CORRELATION, Math.max(0, corrected));
+  const unbiased = Math.min(1, r + (2 + 4 * r) / n);
+  const high = unbiased + Math.sqrt(Math.max(0, 1 - unbiased * unbiased) / n);
+  return Math.min(MAX_SERIAL_CORRELATION, Math.max(0, high));
 }
 
 /**

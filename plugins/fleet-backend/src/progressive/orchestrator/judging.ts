@@ -247,34 +247,36 @@ function limitsOf(tp: AnalysisTemplate) {
 }
 
 /**
- * The steps of the canary that are judged: its pauses once the canary has traffic (a judgment
- * needs a window of `minSamples` points, which a pause gives it; a weight step ends when the
- * weight is reached). At least one.
+ * The sequences of tests a release's `alpha` is shared by: each compared template on each step
+ * of each of its clusters, and on the wait for completion (a cluster is judged whenever its
+ * canary has traffic, in a pause as while a weight is being reached or the completion waits).
  */
-export function judgedSteps(strategy: ReleaseStrategy): number {
-  let weight = 0;
-  let judged = 0;
-  for (const step of strategy.canary.steps) {
-    if ('setWeight' in step) weight = step.setWeight;
-    else if (weight > 0) judged++;
-  }
-  return Math.max(1, judged);
+export function judgmentFamily(
+  strategy: ReleaseStrategy,
+  clusters: number,
+): number {
+  return (
+    Math.max(1, clusters) *
+    Math.max(1, comparedTemplates(strategy).length) *
+    (strategy.canary.steps.length + 1)
+  );
 }
 
 /**
  * This judgment's look at the cluster's step, from 1: the count kept with the cluster
- * (`judgmentLooks`), started again when the step's clock did (a new step, or a resume).
+ * (`judgmentLooks`), started again at a new step and not at a resume (the resumed step's looks
+ * spend the same share).
  */
-function nextLook(c: CanaryClusterProgress, stepStartedAt: string): number {
+function nextLook(c: CanaryClusterProgress): number {
   const looks = c.judgmentLooks;
-  const look = (looks?.stepStartedAt === stepStartedAt ? looks.count : 0) + 1;
-  c.judgmentLooks = { stepStartedAt, count: look };
+  const look = (looks?.stepIndex === c.stepIndex ? looks.count : 0) + 1;
+  c.judgmentLooks = { stepIndex: c.stepIndex, count: look };
   return look;
 }
 
 /**
  * Every compared template judged, and the step's score over them. The release's `alpha` is
- * shared by every cluster's judged steps (`family`), and spent over the looks at each.
+ * shared by its sequences of tests (`judgmentFamily`), and spent over each one's looks.
  */
 function judgmentOf(
   tick: Tick,
@@ -282,9 +284,8 @@ function judgmentOf(
   read: Array<{ tp: AnalysisTemplate; sides: Record<Variant, RangeResult> }>,
 ): CanaryJudgment {
   const values = (r: RangeResult) => (r.kind === 'values' ? r.values : []);
-  const look = nextLook(c, c.stepStartedAt ?? tick.t.iso);
-  const family =
-    Math.max(1, tick.t.progress.clusters.length) * judgedSteps(tick.strategy);
+  const look = nextLook(c);
+  const family = judgmentFamily(tick.strategy, tick.t.progress.clusters.length);
   const metrics = read.map(({ tp, sides }) => {
     const judged = judgeMetric({
       canary: values(sides.canary),

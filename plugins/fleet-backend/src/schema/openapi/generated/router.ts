@@ -2460,7 +2460,7 @@ export const spec = {
           },
           alpha: {
             description:
-              "The release's false-alarm rate for this metric, above 0 and at most 0.5 (default 0.05): shared by every cluster's judged steps, and spent over each step's looks.",
+              "The release's significance level for its judgments, above 0 and at most 0.5 (default 0.05): shared by every compared template on every step of every cluster, and spent over each step's looks.",
             type: 'number',
             exclusiveMinimum: 0,
             maximum: 0.5,
@@ -2546,12 +2546,12 @@ export const spec = {
                 },
                 alpha: {
                   description:
-                    "The level p was held against at this look: the release's alpha shared by every cluster's judged steps and spent over a step's looks; null without data.",
+                    "The level p was held against at this look: the release's alpha shared by every compared template on every step of every cluster, and spent over a step's looks; null without data.",
                   type: ['number', 'null'],
                 },
                 serialCorrelation: {
                   description:
-                    "The baseline series' serial correlation (0 to 0.95) the test counted; null without data.",
+                    "The baseline series' serial correlation (0 to 0.95) the test counted; null without data, set when the samples were too few in independent points.",
                   type: ['number', 'null'],
                 },
                 canarySamples: {
@@ -2746,18 +2746,18 @@ export const spec = {
           },
           judgmentLooks: {
             description:
-              "The judgments against the baseline taken in the step that started at `stepStartedAt`: the release's alpha is spent over them.",
+              "The judgments against the baseline taken at step `stepIndex` (resumes included): the release's alpha is spent over them.",
             type: 'object',
             additionalProperties: false,
             properties: {
-              stepStartedAt: {
-                type: 'string',
+              stepIndex: {
+                type: 'number',
               },
               count: {
                 type: 'number',
               },
             },
-            required: ['stepStartedAt', 'count'],
+            required: ['stepIndex', 'count'],
           },
         },
         required: [

@@ -1120,7 +1120,7 @@ export interface components {
        */
       baseline: true;
       direction: components['schemas']['CompareDirection'];
-      /** The release's false-alarm rate for this metric, above 0 and at most 0.5 (default 0.05): shared by every cluster's judged steps, and spent over each step's looks. */
+      /** The release's significance level for its judgments, above 0 and at most 0.5 (default 0.05): shared by every compared template on every step of every cluster, and spent over each step's looks. */
       alpha?: number;
       /** The samples each side needs before the metric is judged (default 30). */
       minSamples?: number;
@@ -1154,9 +1154,9 @@ export interface components {
         u: number | null;
         /** The two-sided p-value, the serial correlation of the series accounted for; null without data. */
         p: number | null;
-        /** The level p was held against at this look: the release's alpha shared by every cluster's judged steps and spent over a step's looks; null without data. */
+        /** The level p was held against at this look: the release's alpha shared by every compared template on every step of every cluster, and spent over a step's looks; null without data. */
         alpha?: number | null;
-        /** The baseline series' serial correlation (0 to 0.95) the test counted; null without data. */
+        /** The baseline series' serial correlation (0 to 0.95) the test counted; null without data, set when the samples were too few in independent points. */
         serialCorrelation?: number | null;
         canarySamples: number;
         baselineSamples: number;
@@ -1239,9 +1239,9 @@ export interface components {
       stage?: string | null;
       message?: string | null;
       stepStartedAt?: string | null;
-      /** The judgments against the baseline taken in the step that started at `stepStartedAt`: the release's alpha is spent over them. */
+      /** The judgments against the baseline taken at step `stepIndex` (resumes included): the release's alpha is spent over them. */
       judgmentLooks?: {
-        stepStartedAt: string;
+        stepIndex: number;
         count: number;
       };
     };

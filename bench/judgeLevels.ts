@@ -11,35 +11,17 @@
  *
  * (after `source scripts/toolchain.sh`; about 30 s at 600 steps on one core).
  */
-import { judgeMetric, mannWhitneyU } from './lib/judgmentParts';
+import {
+  autoregressiveSeries,
+  judgeMetric,
+  mannWhitneyU,
+} from './lib/judgmentParts';
 
 const steps = Number(process.argv[2] ?? 600);
 const seed = Number(process.argv[3] ?? 99);
 if (!(Number.isInteger(steps) && steps > 0) || !Number.isInteger(seed)) {
   console.error('usage: judgeLevels.ts [steps, a whole number] [seed]');
   process.exit(2);
-}
-
-/** mulberry32, then Box-Muller: the same series on every run of a seed. */
-function generator(start: number) {
-  let a = start;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const normal = () =>
-    Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-  return (n: number, rho: number, shift: number) => {
-    const out: number[] = [];
-    let x = normal();
-    for (let i = 0; i < n; i++) {
-      x = rho * x + Math.sqrt(1 - rho * rho) * normal();
-      out.push(100 + 10 * (x + shift));
-    }
-    return out;
-  };
 }
 
 const median = (values: number[]) => {
@@ -63,7 +45,7 @@ function shareFailed(
   shift: number,
   family: number,
 ): number {
-  const series = generator(seed);
+  const series = autoregressiveSeries(seed);
   let failed = 0;
   for (let step = 0; step < steps; step++) {
     const canary = series(90, rho, shift);

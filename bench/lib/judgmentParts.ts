@@ -14,3 +14,4 @@ export {
   scoreJudgment,
 } from '../../plugins/fleet-backend/src/progressive/judge/judgment';
 export { mannWhitneyU } from '../../plugins/fleet-backend/src/progressive/judge/mannWhitney';
+export { autoregressiveSeries } from '../../plugins/fleet-backend/src/testing/autoregressive';

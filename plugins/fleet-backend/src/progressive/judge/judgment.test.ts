@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { autoregressiveSeries } from '../../testing/autoregressive';
 import { judgeMetric, lookAlpha, scoreJudgment } from './judgment';
 
 const range = (from: number, count: number) =>
@@ -211,29 +212,6 @@ describe('lookAlpha', () => {
   });
 });
 
-/** A seeded generator (mulberry32): the same trials on every run. */
-function seeded(seed: number) {
-  let a = seed;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const normal = () =>
-    Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-  /** n points of a first-order autoregressive series of correlation rho, moved by shift. */
-  return (n: number, rho: number, shift = 0) => {
-    const out: number[] = [];
-    let x = normal();
-    for (let i = 0; i < n; i++) {
-      x = rho * x + Math.sqrt(1 - rho * rho) * normal();
-      out.push(100 + 10 * (x + shift));
-    }
-    return out;
-  };
-}
-
 describe('a step judged look after look', () => {
   /**
    * The share of `trials` steps failed: each a canary and a baseline series of 90 points, judged
@@ -246,7 +224,7 @@ describe('a step judged look after look', () => {
     family?: number;
     trials?: number;
   }) {
-    const series = seeded(7);
+    const series = autoregressiveSeries(7);
     const { rho, shift = 0, family = 1, trials = 300 } = options;
     let failed = 0;
     for (let trial = 0; trial < trials; trial++) {

@@ -1,3 +1,4 @@
+import { autoregressiveSeries } from '../../testing/autoregressive';
 import {
   lagOneAutocorrelation,
   MAX_SERIAL_CORRELATION,
@@ -5,25 +6,9 @@ import {
   varianceInflation,
 } from './serialCorrelation';
 
-/** A seeded first-order autoregressive series (mulberry32, Box-Muller). */
-function series(n: number, rho: number, seed = 11): number[] {
-  let a = seed;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const normal = () =>
-    Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-  const out: number[] = [];
-  let x = normal();
-  for (let i = 0; i < n; i++) {
-    x = rho * x + Math.sqrt(1 - rho * rho) * normal();
-    out.push(x);
-  }
-  return out;
-}
+/** The seeded series of `seed` (11 unless said), from its start. */
+const series = (n: number, rho: number, seed = 11) =>
+  autoregressiveSeries(seed)(n, rho);
 
 describe('serialCorrelation', () => {
   it('is 0 for a constant series, a short one, or one that alternates', () => {

@@ -8,10 +8,8 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
 import { eventually } from '../testing/eventually';
-import { createFleet, seedDeployment } from '../testing/fleet';
-import { DeploymentService } from '../deploy/DeploymentService';
-import { ManifestApplier } from '../deploy/ManifestApplier';
-import { ManifestRemover } from '../deploy/ManifestRemover';
+import { createDeployStack } from '../testing/deployStack';
+import { seedDeployment } from '../testing/fleet';
 import { ClusterWatches } from '../livestate/ClusterWatches';
 import { ReconcileWorker } from './ReconcileWorker';
 
@@ -33,27 +31,13 @@ describe.each(databases.eachSupportedId())(
 
     /** A reconcile whose runs wait in `heldDeployments` until `release` is called. */
     async function setup() {
-      const harness = await createFleet({
+      const { deployments, applier, ...harness } = await createDeployStack({
         knex: await databases.init(databaseId),
         kubeconfigDir: sim.kubeconfigDir,
-        logger: mockServices.logger.mock(),
+        deploy: { namespace: 'stale' },
       });
-      await harness.worker.runCycle();
       // One deployment, so that a run asks which deployments releases hold.
       await seedDeployment(harness.stores, 'north', 'payments', 'DEPLOYED');
-      const applier = ManifestApplier.create({ clients: harness.clients });
-      const deployments = DeploymentService.create({
-        stores: harness.stores,
-        applier,
-        remover: ManifestRemover.create({ clients: harness.clients }),
-        logger: harness.logger,
-        deploy: {
-          namespace: 'stale',
-          defaultReplicas: 1,
-          progressDeadlineMs: 5_000,
-          pollIntervalMs: 25,
-        },
-      });
       const logger = mockServices.logger.mock();
       const liveState = ClusterWatches.create({
         clients: harness.clients,

@@ -6,10 +6,10 @@ import { ClusterAgents } from './clusterHttp';
 
 const credential: KubernetesCredential = { type: 'bearer token', token: 't' };
 
-function details(caData: string): ClusterDetails {
+function details(caData: string, name = 'sim-1'): ClusterDetails {
   return {
-    name: 'sim-1',
-    url: 'https://127.0.0.1:6443/clusters/sim-1',
+    name,
+    url: `https://127.0.0.1:6443/clusters/${name}`,
     authMetadata: {},
     caData,
   };
@@ -33,5 +33,28 @@ describe('ClusterAgents', () => {
     jest.advanceTimersByTime(1);
     expect(destroy).toHaveBeenCalledTimes(1);
     second.destroy();
+  });
+
+  it('retires the agent of a cluster no request asked for during the idle period, and only that one', () => {
+    jest.useFakeTimers();
+    const agents = new ClusterAgents(11_000, 600_000);
+    const removed = agents.agentFor(details('Y2E=', 'sim-1'), credential)!;
+    const kept = agents.agentFor(details('Y2E=', 'sim-2'), credential)!;
+    const destroyRemoved = jest.spyOn(removed, 'destroy');
+    const destroyKept = jest.spyOn(kept, 'destroy');
+
+    // sim-2 is asked every minute; sim-1 (say, removed from the fleet) never again.
+    for (let minute = 1; minute <= 10; minute++) {
+      jest.advanceTimersByTime(60_000);
+      expect(agents.agentFor(details('Y2E=', 'sim-2'), credential)).toBe(kept);
+    }
+    jest.advanceTimersByTime(11_000);
+    expect(destroyRemoved).toHaveBeenCalledTimes(1);
+    expect(destroyKept).not.toHaveBeenCalled();
+    // Asked again, the cluster gets a new agent.
+    const again = agents.agentFor(details('Y2E=', 'sim-1'), credential)!;
+    expect(again).not.toBe(removed);
+    again.destroy();
+    kept.destroy();
   });
 });

@@ -21,15 +21,32 @@ export interface ClusterAnswer {
  * The agent of each cluster, replaced when its TLS settings or client certificate change. The
  * old one is retired, not destroyed under a request still using it: its idle sockets close at
  * once, and the rest once `retireAfterMs` has passed (the per-cluster deadline: no request of it
- * outlives that).
+ * outlives that). An agent no request asked for during `idleAfterMs` (a cluster removed from the
+ * fleet, or one no page shows) is retired too, so the map holds the clusters in use, not every
+ * cluster the backend ever served.
  */
 export class ClusterAgents {
   private readonly agents = new Map<
     string,
-    { key: string; agent: https.Agent }
+    { key: string; agent: https.Agent; usedAt: number }
   >();
+  private sweptAt = Date.now();
 
-  constructor(private readonly retireAfterMs: number) {}
+  constructor(
+    private readonly retireAfterMs: number,
+    private readonly idleAfterMs: number = 10 * 60_000,
+  ) {}
+
+  /** Retires the agents unused for `idleAfterMs`; looks at most ten times per such period. */
+  private sweep(now: number) {
+    if (now - this.sweptAt < this.idleAfterMs / 10) return;
+    this.sweptAt = now;
+    for (const [name, entry] of this.agents) {
+      if (now - entry.usedAt < this.idleAfterMs) continue;
+      this.agents.delete(name);
+      this.retire(entry.agent);
+    }
+  }
 
   private retire(agent: https.Agent) {
     for (const sockets of Object.values(agent.freeSockets)) {
@@ -54,8 +71,13 @@ export class ClusterAgents {
       details.caFile ?? '',
       cert,
     ]);
+    const now = Date.now();
+    this.sweep(now);
     const cached = this.agents.get(details.name);
-    if (cached?.key === key) return cached.agent;
+    if (cached?.key === key) {
+      cached.usedAt = now;
+      return cached.agent;
+    }
     if (cached) this.retire(cached.agent);
     let ca: Buffer | undefined;
     if (details.caFile) ca = fs.readFileSync(details.caFile);
@@ -66,7 +88,7 @@ export class ClusterAgents {
       keepAlive: true,
       ...cert,
     });
-    this.agents.set(details.name, { key, agent });
+    this.agents.set(details.name, { key, agent, usedAt: now });
     return agent;
   }
 }

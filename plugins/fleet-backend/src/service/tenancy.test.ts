@@ -4,6 +4,7 @@ import request from 'supertest';
 import { useSimulator } from '@cnp/kube-simulator';
 import { startFleetTestBackend } from '../testBackend';
 import { createTestDatabases, snapshotFleetTables } from '../testing/databases';
+import { eventually } from '../testing/eventually';
 
 /*
  * Projects: what a team's components may make Fleet touch, with Fleet's own credentials, on
@@ -305,6 +306,13 @@ describe.each(databases.eachSupportedId())(
         .post('/api/fleet/deployments')
         .send({ entityRef: PAYMENTS, cluster: 'east', image: 'nginx:1.28' })
         .expect(201);
+      // The deploy answers before its rollout ends: until its pod is ready the cluster's objects
+      // and Fleet's rows still change, whatever the refused rollback does.
+      await eventually(async () =>
+        expect(
+          await started.stores.deployments.getDeployment(first.body.id),
+        ).toMatchObject({ status: 'DEPLOYED', image: 'nginx:1.28' }),
+      );
       await expectRefusedUntouched(
         started,
         () =>

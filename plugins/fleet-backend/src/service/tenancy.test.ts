@@ -56,6 +56,11 @@ const PAYMENTS = 'component:default/payments';
 describe.each(databases.eachSupportedId())(
   'projects over HTTP (%s)',
   databaseId => {
+    const running: Array<{ stop(): Promise<void> }> = [];
+    afterEach(async () => {
+      await Promise.all(running.splice(0).map(b => b.stop()));
+    });
+
     async function start() {
       const knex = await databases.init(databaseId);
       const started = await startFleetTestBackend({
@@ -75,6 +80,7 @@ describe.each(databases.eachSupportedId())(
           },
         },
       });
+      running.push(started.backend);
       await request(started.server).post('/api/fleet/health/run').expect(200);
       return { ...started, knex };
     }
@@ -306,13 +312,29 @@ describe.each(databases.eachSupportedId())(
         .post('/api/fleet/deployments')
         .send({ entityRef: PAYMENTS, cluster: 'east', image: 'nginx:1.28' })
         .expect(201);
-      // The deploy answers before its rollout ends: until its pod is ready the cluster's objects
-      // and Fleet's rows still change, whatever the refused rollback does.
-      await eventually(async () =>
+      // The deploy answers before its rollout ends: until it is DEPLOYED and its pod ready (the
+      // pod may turn ready a moment after the Deployment's status), the cluster's objects and
+      // Fleet's rows still change, whatever the refused rollback does.
+      await eventually(async () => {
         expect(
           await started.stores.deployments.getDeployment(first.body.id),
-        ).toMatchObject({ status: 'DEPLOYED', image: 'nginx:1.28' }),
-      );
+        ).toMatchObject({ status: 'DEPLOYED', image: 'nginx:1.28' });
+        const pods = sim
+          .objects('east')
+          .filter(
+            o =>
+              o.kind === 'Pod' &&
+              o.metadata.namespace === 'payments' &&
+              o.metadata.labels?.['app.kubernetes.io/name'] === 'payments',
+          );
+        expect(
+          pods.map(p => ({
+            image: p.spec.containers[0].image,
+            ready: p.status.conditions.find((c: any) => c.type === 'Ready')
+              ?.status,
+          })),
+        ).toEqual([{ image: 'nginx:1.28', ready: 'True' }]);
+      });
       await expectRefusedUntouched(
         started,
         () =>

@@ -5,7 +5,7 @@
 # The clones go to <dir> (default a new temporary directory) and stay there; each run's output is
 # <dir>/run<N>.log, the type-check loop's lines <dir>/tsc.txt, and one line per run (exit code,
 # seconds) <dir>/summary.txt, also printed. Exits non-zero when a run failed. On a 2-core machine
-# a run takes 26 to 32 minutes this way (about 21 on an idle machine; 2026-12-07).
+# a run takes 26 to 47 minutes this way, depending on the day (about 21 on an idle machine).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs="${1:-5}"

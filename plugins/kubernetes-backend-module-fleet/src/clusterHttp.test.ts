@@ -47,8 +47,12 @@ describe('ClusterAgents', () => {
     for (let minute = 1; minute <= 10; minute++) {
       jest.advanceTimersByTime(60_000);
       expect(agents.agentFor(details('Y2E=', 'sim-2'), credential)).toBe(kept);
+      expect(destroyRemoved).not.toHaveBeenCalled();
     }
-    jest.advanceTimersByTime(11_000);
+    // Retired at the tenth minute, not destroyed under a request that may still be under way.
+    jest.advanceTimersByTime(10_999);
+    expect(destroyRemoved).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(1);
     expect(destroyRemoved).toHaveBeenCalledTimes(1);
     expect(destroyKept).not.toHaveBeenCalled();
     // Asked again, the cluster gets a new agent.

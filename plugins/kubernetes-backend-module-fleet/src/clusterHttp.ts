@@ -30,7 +30,8 @@ export class ClusterAgents {
     string,
     { key: string; agent: https.Agent; usedAt: number }
   >();
-  private sweptAt = Date.now();
+  // A monotonic clock: a wall-clock step neither stops the sweeps nor retires every agent.
+  private sweptAt = performance.now();
 
   constructor(
     private readonly retireAfterMs: number,
@@ -59,6 +60,8 @@ export class ClusterAgents {
     details: ClusterDetails,
     credential: KubernetesCredential,
   ): https.Agent | undefined {
+    const now = performance.now();
+    this.sweep(now);
     if (new URL(details.url).protocol !== 'https:') return undefined;
     const cert =
       credential.type === 'x509 client certificate'
@@ -71,8 +74,6 @@ export class ClusterAgents {
       details.caFile ?? '',
       cert,
     ]);
-    const now = Date.now();
-    this.sweep(now);
     const cached = this.agents.get(details.name);
     if (cached?.key === key) {
       cached.usedAt = now;

@@ -5,6 +5,7 @@ import type { FleetStores } from '../database/types';
 import { DeploymentService } from '../deploy/DeploymentService';
 import { ManifestApplier } from '../deploy/ManifestApplier';
 import { ManifestRemover } from '../deploy/ManifestRemover';
+import { eventually } from './eventually';
 import { createFleet } from './fleet';
 
 type DeploySettings = Parameters<typeof DeploymentService.create>[0]['deploy'];
@@ -45,15 +46,21 @@ export async function createDeployStack(options: {
   return { ...harness, applier, deploy, deployments };
 }
 
-/** The deployment once it is neither PENDING nor PROGRESSING (fails after about 10 s). */
+/**
+ * The deployment once it is neither PENDING nor PROGRESSING (read every 25 ms; fails after
+ * `eventually`'s bound, generous for a loaded machine).
+ */
 export async function settled(
   stores: Pick<FleetStores, 'deployments'>,
   id: string,
 ): Promise<Deployment> {
-  for (let i = 0; i < 400; i++) {
-    const d = (await stores.deployments.getDeployment(id))!;
-    if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-    await new Promise(r => setTimeout(r, 25));
-  }
-  throw new Error(`deployment ${id} did not settle`);
+  return eventually(
+    async () => {
+      const d = (await stores.deployments.getDeployment(id))!;
+      if (d.status === 'PROGRESSING' || d.status === 'PENDING')
+        throw new Error(`deployment ${id} did not settle: ${d.status}`);
+      return d;
+    },
+    { intervalMs: 25 },
+  );
 }

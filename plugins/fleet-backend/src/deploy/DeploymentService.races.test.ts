@@ -1,5 +1,4 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import type { Deployment } from '@cnp/plugin-fleet-common';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
 import { createFleet } from '../testing/fleet';
@@ -7,6 +6,7 @@ import type { FleetStores } from '../database/types';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';
+import { settled } from '../testing/deployStack';
 
 jest.setTimeout(60_000);
 
@@ -66,18 +66,6 @@ describe.each(databases.eachSupportedId())(
       return { ...harness, deployments };
     }
 
-    async function settle(
-      stores: FleetStores,
-      id: string,
-    ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
-        const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
-    }
-
     it('two concurrent deploys of different images to one deployment end with the live image equal to the current revision image, whichever apply lands last', async () => {
       // The first deploy's apply is held until the second's has landed, so the older revision's
       // apply reaches the cluster last: the interleaving that left it running under the newer
@@ -107,7 +95,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'alpha', image: 'nginx:1.25' },
         'test',
       );
-      await settle(stores, first.id);
+      await settled(stores, first.id);
       const name = (await stores.applications.getApplicationByEntityRef(ref))!
         .name;
 
@@ -123,7 +111,7 @@ describe.each(databases.eachSupportedId())(
       );
       await Promise.all([older, newer]);
 
-      const done = await settle(stores, first.id);
+      const done = await settled(stores, first.id);
       const current = (await stores.revisions.getRevision(
         done.id,
         done.revision,
@@ -234,7 +222,7 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
-      await settle(stores, started.id);
+      await settled(stores, started.id);
       // The poll's write may commit before the cascade does (they run side by side): what the
       // two leave behind is read once both are done.
       expect(cascaded).toBeDefined();

@@ -9,6 +9,7 @@ import { createFleet, seedDeployment } from '../testing/fleet';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';
+import { settled } from '../testing/deployStack';
 
 jest.setTimeout(60_000);
 
@@ -88,18 +89,6 @@ describe.each(databases.eachSupportedId())(
       };
     }
 
-    async function settle(
-      stores: FleetStores,
-      id: string,
-    ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
-        const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
-    }
-
     it('deploys for real: PENDING -> PROGRESSING -> DEPLOYED, every change an event', async () => {
       const { stores, deployments, namespace } = await setup();
       const entity = `web-${databaseId.toLowerCase()}`;
@@ -118,7 +107,7 @@ describe.each(databases.eachSupportedId())(
         revision: 1,
         clusterStatus: 'ONLINE',
       });
-      const done = await settle(stores, started.id);
+      const done = await settled(stores, started.id);
       expect(done).toMatchObject({ status: 'DEPLOYED', syncStatus: 'SYNCED' });
       expect(done.lastAppliedAt).toBeDefined();
 
@@ -164,7 +153,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27', replicas: 2 },
         'test',
       );
-      await settle(stores, first.id);
+      await settled(stores, first.id);
       const name = (await stores.applications.getApplicationByEntityRef(ref))!
         .name;
       const before = {
@@ -180,7 +169,7 @@ describe.each(databases.eachSupportedId())(
       );
       expect(second.id).toBe(first.id);
       expect(second.revision).toBe(2);
-      expect(await settle(stores, second.id)).toMatchObject({
+      expect(await settled(stores, second.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       const after = {
@@ -212,7 +201,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'bravo', image: 'nginx:1.27' },
         'test',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       const name = (await stores.applications.getApplicationByEntityRef(ref))!
         .name;
       expect(liveObject('bravo', 'Deployment', name)).toBeDefined();
@@ -231,11 +220,11 @@ describe.each(databases.eachSupportedId())(
         { entityRef: ref, cluster: 'charlie', image: 'nginx:1.27' },
         'test',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       const app = (await stores.applications.getApplicationByEntityRef(ref))!;
       const before = liveObject('charlie', 'Service', app.name);
       await deployments.updateApplication(app.id, { spec: { port: 9000 } });
-      await settle(
+      await settled(
         stores,
         (
           await deployments.deploy(
@@ -291,7 +280,7 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       expect(d.clusterStatus).toBe('UNKNOWN');
-      expect(await settle(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
+      expect(await settled(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
     });
 
     it('records FAILED / CLUSTER_NOT_CONFIGURED for a cluster without a readable kubeconfig', async () => {
@@ -368,7 +357,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: app.entityRef, cluster: 'alpha' },
         'test',
       );
-      expect(await settle(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
+      expect(await settled(stores, d.id)).toMatchObject({ status: 'DEPLOYED' });
       expect(
         sim
           .objects('alpha')
@@ -432,8 +421,8 @@ describe.each(databases.eachSupportedId())(
       ]);
       const alpha = (await stores.revisions.getRevision(onAlpha.id, 1))!;
       expect([alpha.replicas, alpha.env]).toEqual([2, { MODE: 'live' }]);
-      await settle(stores, onBravo.id);
-      await settle(stores, onAlpha.id);
+      await settled(stores, onBravo.id);
+      await settled(stores, onAlpha.id);
       await stores.clusters.updateClusterSettings('bravo', { labels: {} });
     });
 
@@ -444,7 +433,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'charlie', image: 'rolling:1.0.0', replicas: 2 },
         'test',
       );
-      expect(await settle(stores, first.id)).toMatchObject({
+      expect(await settled(stores, first.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       await expect(
@@ -454,7 +443,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'charlie', image: 'rolling:2.0.0', replicas: 4 },
         'test',
       );
-      expect(await settle(stores, second.id)).toMatchObject({
+      expect(await settled(stores, second.id)).toMatchObject({
         revision: 2,
         status: 'DEPLOYED',
       });
@@ -464,7 +453,7 @@ describe.each(databases.eachSupportedId())(
         deploymentId: first.id,
         actor: 'ada',
       });
-      expect(await settle(stores, back.id)).toMatchObject({
+      expect(await settled(stores, back.id)).toMatchObject({
         status: 'DEPLOYED',
         revision: 3,
         image: 'rolling:1.0.0',
@@ -487,7 +476,7 @@ describe.each(databases.eachSupportedId())(
         toRevision: 2,
         actor: 'ada',
       });
-      expect(await settle(stores, forward.id)).toMatchObject({
+      expect(await settled(stores, forward.id)).toMatchObject({
         revision: 4,
         image: 'rolling:2.0.0',
       });
@@ -538,7 +527,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'alpha', image: 'bird:1.0.0' },
         'test',
       );
-      await settle(stores, good.id);
+      await settled(stores, good.id);
       sim.setReadiness('alpha', { neverReady: true });
       const bad = await deployments.deploy(
         { entityRef, cluster: 'alpha', image: 'bird:2.0.0' },
@@ -547,7 +536,7 @@ describe.each(databases.eachSupportedId())(
       expect(bad.revision).toBe(2);
       await onRevision(stores, bad.id, 3);
       sim.setReadiness('alpha', { neverReady: false, readyDelayMs: 100 });
-      const done = await settle(stores, bad.id);
+      const done = await settled(stores, bad.id);
       expect(done).toMatchObject({
         status: 'DEPLOYED',
         statusReason: 'ROLLED_BACK',
@@ -593,7 +582,7 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
-      expect(await settle(stores, broken.id)).toMatchObject({
+      expect(await settled(stores, broken.id)).toMatchObject({
         status: 'FAILED',
         statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
         revision: 1,
@@ -604,7 +593,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'charlie', image: 'shop:1.0.0' },
         'test',
       );
-      expect(await settle(stores, good.id)).toMatchObject({
+      expect(await settled(stores, good.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       await deployments.deploy(
@@ -612,7 +601,7 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       await onRevision(stores, good.id, 3);
-      expect(await settle(stores, good.id)).toMatchObject({
+      expect(await settled(stores, good.id)).toMatchObject({
         status: 'DEPLOYED',
         statusReason: 'ROLLED_BACK',
         image: 'shop:1.0.0',
@@ -640,7 +629,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'bravo', image: 'stubborn:1.0.0' },
         'test',
       );
-      await settle(stores, good.id);
+      await settled(stores, good.id);
       sim.setReadiness('bravo', { neverReady: true });
       await deployments.deploy(
         { entityRef, cluster: 'bravo', image: 'stubborn:2.0.0' },
@@ -648,7 +637,7 @@ describe.each(databases.eachSupportedId())(
       );
       // The rollback fails too (the cluster stays unready): FAILED on revision 3, and no more.
       await onRevision(stores, good.id, 3);
-      const failed = await settle(stores, good.id);
+      const failed = await settled(stores, good.id);
       expect(failed).toMatchObject({ status: 'FAILED', revision: 3 });
       await new Promise(r => setTimeout(r, 1_500));
       expect((await stores.deployments.getDeployment(good.id))!.revision).toBe(
@@ -660,7 +649,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: other, cluster: 'charlie', image: 'no-undo:1.0.0' },
         'test',
       );
-      await settle(stores, kept.id);
+      await settled(stores, kept.id);
       const app = (await stores.applications.getApplicationByEntityRef(other))!;
       await deployments.updateApplication(app.id, {
         spec: { autoRollback: false },
@@ -670,7 +659,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef: other, cluster: 'charlie', image: 'no-undo:2.0.0' },
         'test',
       );
-      expect(await settle(stores, kept.id)).toMatchObject({
+      expect(await settled(stores, kept.id)).toMatchObject({
         status: 'FAILED',
         revision: 2,
       });
@@ -696,7 +685,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'bravo', image: 'leaving:1.0.0', replicas: 2 },
         'test',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       const named = () =>
         sim
           .objects('bravo')
@@ -777,8 +766,8 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'bravo', image: 'retired:1.0.0' },
         'test',
       );
-      await settle(stores, a.id);
-      await settle(stores, b.id);
+      await settled(stores, a.id);
+      await settled(stores, b.id);
       const app = (await stores.applications.getApplicationByEntityRef(
         entityRef,
       ))!;
@@ -806,7 +795,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'charlie', image: 'racy:1.0.0' },
         'test',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       // A PENDING deployment: its apply runs.
       await stores.deployments.updateDeploymentStatus(
         d.id,
@@ -855,7 +844,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'charlie', image: 'away:1.0.0' },
         'test',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       sim.setFault('charlie', { mode: 'down' });
       await worker.runCycle();
       await worker.runCycle();
@@ -891,7 +880,7 @@ describe.each(databases.eachSupportedId())(
         },
         'test',
       );
-      await settle(stores, other.id);
+      await settled(stores, other.id);
       const forced = await deployments.undeploy(
         other.id,
         { force: true },
@@ -924,7 +913,7 @@ describe.each(databases.eachSupportedId())(
         'test',
       );
       expect(d.status).toBe('PROGRESSING');
-      const done = await settle(stores, d.id);
+      const done = await settled(stores, d.id);
       expect(done).toMatchObject({
         status: 'FAILED',
         statusReason: 'PROGRESS_DEADLINE_EXCEEDED',
@@ -1001,7 +990,7 @@ describe.each(databases.eachSupportedId())(
       const { stores, worker, deployments } = await setup({
         progressDeadlineMs: 1_000,
       });
-      const healthy = await settle(
+      const healthy = await settled(
         stores,
         (
           await deployments.deploy(
@@ -1016,7 +1005,7 @@ describe.each(databases.eachSupportedId())(
       );
       expect(healthy.status).toBe('DEPLOYED');
       sim.setReadiness('bravo', { neverReady: true });
-      const failed = await settle(
+      const failed = await settled(
         stores,
         (
           await deployments.deploy(
@@ -1069,7 +1058,7 @@ describe.each(databases.eachSupportedId())(
     });
     it('gives components of other namespaces, or with cleaned names, their own object names', async () => {
       const { stores, deployments } = await setup();
-      const a = await settle(
+      const a = await settled(
         stores,
         (
           await deployments.deploy(
@@ -1082,7 +1071,7 @@ describe.each(databases.eachSupportedId())(
           )
         ).id,
       );
-      const b = await settle(
+      const b = await settled(
         stores,
         (
           await deployments.deploy(
@@ -1165,7 +1154,7 @@ describe.each(databases.eachSupportedId())(
         ),
       ]);
       expect(first.id).toBe(second.id);
-      const done = await settle(stores, first.id);
+      const done = await settled(stores, first.id);
       expect(done.status).toBe('DEPLOYED');
       expect(done.revision).toBe(2);
     });
@@ -1190,7 +1179,7 @@ describe.each(databases.eachSupportedId())(
           consecutiveSuccesses: 0,
         }),
       );
-      expect(await settle(stores, d.id)).toMatchObject({
+      expect(await settled(stores, d.id)).toMatchObject({
         status: 'DEGRADED',
         statusReason: 'CLUSTER_OFFLINE',
       });

@@ -6,8 +6,7 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
-import type { ApplicationSpec, Deployment } from '@cnp/plugin-fleet-common';
-import type { FleetStores } from '../database/types';
+import type { ApplicationSpec } from '@cnp/plugin-fleet-common';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
 import { createFleet } from '../testing/fleet';
@@ -15,6 +14,7 @@ import { ReconcileWorker } from '../reconcile/ReconcileWorker';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';
+import { settled } from '../testing/deployStack';
 
 jest.setTimeout(90_000);
 
@@ -93,18 +93,6 @@ describe.each(databases.eachSupportedId())(
       return { ...harness, deployments, reconciler };
     }
 
-    async function settle(
-      stores: FleetStores,
-      id: string,
-    ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
-        const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
-    }
-
     const live = (kind: string, name: string) =>
       sim
         .objects('east')
@@ -135,7 +123,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'east' },
         'test',
       );
-      expect(await settle(h.stores, d.id)).toMatchObject({
+      expect(await settled(h.stores, d.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       const name = app.name;
@@ -236,7 +224,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'east' },
         'test',
       );
-      await settle(h.stores, again.id);
+      await settled(h.stores, again.id);
       expect(live('Ingress', name).spec).not.toHaveProperty('tls');
       expect(live('Ingress', name).spec).not.toHaveProperty('ingressClassName');
       await h.deployments.updateApplication(app.id, {
@@ -246,7 +234,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'east' },
         'test',
       );
-      await settle(h.stores, third.id);
+      await settled(h.stores, third.id);
       expect(live('Ingress', name)).toBeUndefined();
       expect(live('Deployment', name)).toBeDefined();
 
@@ -254,7 +242,7 @@ describe.each(databases.eachSupportedId())(
       await h.deployments.updateApplication(app.id, {
         spec: { ingress: { host: 'payments.example.com' } },
       });
-      await settle(
+      await settled(
         h.stores,
         (
           await h.deployments.deploy({ entityRef, cluster: 'east' }, 'test')
@@ -305,7 +293,7 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'east' },
         'test',
       );
-      expect(await settle(h.stores, d.id)).toMatchObject({
+      expect(await settled(h.stores, d.id)).toMatchObject({
         status: 'DEPLOYED',
       });
       const pdb = live('PodDisruptionBudget', app.name);

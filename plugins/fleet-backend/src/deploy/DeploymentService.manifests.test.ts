@@ -3,6 +3,7 @@ import type { UrlReaderService } from '@backstage/backend-plugin-api';
 import { useSimulator } from '@cnp/kube-simulator';
 import { ManifestReader } from '../repository/ManifestReader';
 import { createTestDatabases } from '../testing/databases';
+import { eventually } from '../testing/eventually';
 import { createFleet } from '../testing/fleet';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
@@ -222,14 +223,11 @@ describe.each(databases.eachSupportedId())(
         { entityRef, cluster: 'alpha' },
         'user:default/ada',
       );
-      for (let i = 0; i < 200; i++) {
-        const d = await stores.deployments.getDeployment(started.id);
-        if (d?.status === 'DEPLOYED') break;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      expect(await stores.deployments.getDeployment(started.id)).toMatchObject({
-        status: 'DEPLOYED',
-      });
+      await eventually(async () =>
+        expect(
+          await stores.deployments.getDeployment(started.id),
+        ).toMatchObject({ status: 'DEPLOYED' }),
+      );
 
       project.refusal = "ConfigMap 'shop-config': kind ConfigMap is denied";
       sim.drift('alpha', {

@@ -10,6 +10,7 @@ import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';
 import { settled } from '../testing/deployStack';
+import { eventually } from '../testing/eventually';
 
 jest.setTimeout(60_000);
 
@@ -510,12 +511,11 @@ describe.each(databases.eachSupportedId())(
       id: string,
       revision: number,
     ) {
-      for (let i = 0; i < 400; i++) {
-        if ((await stores.deployments.getDeployment(id))!.revision >= revision)
-          return;
-        await new Promise(r => setTimeout(r, 10));
-      }
-      throw new Error(`deployment ${id} never reached revision ${revision}`);
+      await eventually(async () =>
+        expect(
+          (await stores.deployments.getDeployment(id))!.revision,
+        ).toBeGreaterThanOrEqual(revision),
+      );
     }
 
     it('rolls a revision that misses its deadline back to the last DEPLOYED one, once', async () => {
@@ -671,11 +671,9 @@ describe.each(databases.eachSupportedId())(
 
     /** Waits until the deployment is gone from every list. */
     async function gone(stores: FleetStores, id: string) {
-      for (let i = 0; i < 400; i++) {
-        if (!(await stores.deployments.getDeployment(id))) return;
-        await new Promise(r => setTimeout(r, 10));
-      }
-      throw new Error(`deployment ${id} was never removed`);
+      await eventually(async () =>
+        expect(await stores.deployments.getDeployment(id)).toBeFalsy(),
+      );
     }
 
     it("undeploys: deletes Fleet's Deployment, Service and PDB, keeps what is not Fleet's, keeps history", async () => {
@@ -776,11 +774,11 @@ describe.each(databases.eachSupportedId())(
       expect(removing.removing).toBe(true);
       await gone(stores, a.id);
       await gone(stores, b.id);
-      for (let i = 0; i < 200; i++) {
-        if (!(await stores.applications.getApplication(app.id))) break;
-        await new Promise(r => setTimeout(r, 10));
-      }
-      expect(await stores.applications.getApplication(app.id)).toBeUndefined();
+      await eventually(async () =>
+        expect(
+          await stores.applications.getApplication(app.id),
+        ).toBeUndefined(),
+      );
       // Its revisions stay readable.
       expect(await stores.revisions.listRevisions(a.id)).toHaveLength(1);
       await expect(

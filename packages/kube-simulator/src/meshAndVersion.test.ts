@@ -287,8 +287,8 @@ describe("Argo Rollouts' Istio traffic routing", () => {
           name: 'shop',
         })) as any
       ).spec.http.map((r: any) => r.route.map((d: any) => d.weight));
-    for (let i = 0; i < 200; i++) {
-      if ((await weights())[0][1] === 20) break;
+    const deadline = Date.now() + 30_000; // a loaded machine
+    while ((await weights())[0][1] !== 20 && Date.now() < deadline) {
       await new Promise(r => setTimeout(r, 10));
     }
     expect(await weights()).toEqual([[80, 20], [100]]);

@@ -477,11 +477,13 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         .send({ entityRef, cluster: 'manual-north', image: 'moving:1.0.0' })
         .expect(201);
       const id = deployed.body.id;
-      for (let i = 0; i < 200; i++) {
-        const d = await request(server).get(`/api/fleet/deployments/${id}`);
-        if (d.body.status === 'DEPLOYED') break;
-        await new Promise(r => setTimeout(r, 50));
-      }
+      await eventually(async () =>
+        expect(
+          (
+            await request(server).get(`/api/fleet/deployments/${id}`)
+          ).body.status,
+        ).toBe('DEPLOYED'),
+      );
       const refused = await request(server)
         .delete('/api/fleet/clusters/manual-north')
         .expect(409);
@@ -490,12 +492,9 @@ describe.each(databases.eachSupportedId())('fleet plugin (%s)', databaseId => {
         .delete(`/api/fleet/deployments/${id}`)
         .expect(202);
       expect(removing.body.status).toBe('REMOVING');
-      for (let i = 0; i < 200; i++) {
-        const d = await request(server).get(`/api/fleet/deployments/${id}`);
-        if (d.status === 404) break;
-        await new Promise(r => setTimeout(r, 50));
-      }
-      await request(server).get(`/api/fleet/deployments/${id}`).expect(404);
+      await eventually(() =>
+        request(server).get(`/api/fleet/deployments/${id}`).expect(404),
+      );
       await request(server)
         .delete('/api/fleet/clusters/manual-north')
         .expect(204);

@@ -1,14 +1,13 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { Deployment } from '@cnp/plugin-fleet-common';
 import { useSimulator } from '@cnp/kube-simulator';
 import { createTestDatabases } from '../testing/databases';
 import { createFleet } from '../testing/fleet';
-import type { FleetStores } from '../database/types';
 import { DeploymentService } from './DeploymentService';
 import { ManifestApplier } from './ManifestApplier';
 import { ManifestRemover } from './ManifestRemover';
 import { deleteIfFleetOwned, isFleetOwned } from './ownership';
+import { settled } from '../testing/deployStack';
 
 jest.setTimeout(60_000);
 
@@ -106,20 +105,8 @@ describe.each(databases.eachSupportedId())(
       return { ...harness, deployments, namespace };
     }
 
-    async function settle(
-      stores: FleetStores,
-      id: string,
-    ): Promise<Deployment> {
-      for (let i = 0; i < 400; i++) {
-        const d = (await stores.deployments.getDeployment(id))!;
-        if (d.status !== 'PROGRESSING' && d.status !== 'PENDING') return d;
-        await new Promise(r => setTimeout(r, 25));
-      }
-      throw new Error(`deployment ${id} did not settle`);
-    }
-
     /** The object's whole JSON, resourceVersion included, once controllers are done with it. */
-    async function settled(namespace: string, kind: string, name: string) {
+    async function stable(namespace: string, kind: string, name: string) {
       const read = () =>
         JSON.stringify(
           sim
@@ -161,7 +148,7 @@ describe.each(databases.eachSupportedId())(
           namespace,
           body: foreignDeployment(metadata),
         });
-        const before = await settled(namespace, 'Deployment', 'checkout');
+        const before = await stable(namespace, 'Deployment', 'checkout');
         const started = await deployments.deploy(
           {
             entityRef: ENTITY,
@@ -170,11 +157,11 @@ describe.each(databases.eachSupportedId())(
           },
           'user:default/ada',
         );
-        const d = await settle(stores, started.id);
+        const d = await settled(stores, started.id);
         expect(d.status).toBe('FAILED');
         expect(d.statusReason).toBe('OWNERSHIP_CONFLICT');
         expect(d.message).toContain(`Deployment ${namespace}/checkout`);
-        expect(await settled(namespace, 'Deployment', 'checkout')).toBe(before);
+        expect(await stable(namespace, 'Deployment', 'checkout')).toBe(before);
       },
     );
 
@@ -188,7 +175,7 @@ describe.each(databases.eachSupportedId())(
         },
         'user:default/ada',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       // Another team takes over the Service name: same name, its own owner annotation.
       sim.drift('own-a', {
         kind: 'Service',
@@ -201,7 +188,7 @@ describe.each(databases.eachSupportedId())(
           },
         },
       });
-      const before = await settled(namespace, 'Service', 'checkout');
+      const before = await stable(namespace, 'Service', 'checkout');
       await deployments.undeploy(d.id, {}, 'user:default/ada');
       for (
         let i = 0;
@@ -210,7 +197,7 @@ describe.each(databases.eachSupportedId())(
       )
         await new Promise(r => setTimeout(r, 25));
       expect(await stores.deployments.getDeployment(d.id)).toBeUndefined();
-      expect(await settled(namespace, 'Service', 'checkout')).toBe(before);
+      expect(await stable(namespace, 'Service', 'checkout')).toBe(before);
       await expect(
         kube().apps.readNamespacedDeployment({ name: 'checkout', namespace }),
       ).rejects.toMatchObject({ code: 404 });
@@ -226,7 +213,7 @@ describe.each(databases.eachSupportedId())(
         },
         'user:default/ada',
       );
-      await settle(stores, d.id);
+      await settled(stores, d.id);
       const { apps } = kube();
       const ours = await apps.readNamespacedDeployment({
         name: 'checkout',

@@ -13,6 +13,8 @@ const schemas = [
   'plugins/fleet-backend/config.d.ts',
   'plugins/fleet/config.d.ts',
   'plugins/catalog-backend-module-fleet/config.d.ts',
+  'packages/backend/config.d.ts',
+  'packages/git-host/config.d.ts',
 ];
 
 /** The key paths a config.d.ts declares, down to its leaves (a type literal is walked into). */

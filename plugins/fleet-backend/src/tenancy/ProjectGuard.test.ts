@@ -496,6 +496,62 @@ describe('ProjectGuard.objectsRefusal', () => {
     );
   });
 
+  it("checks the pods a custom kind makes: an AnalysisTemplate's job", async () => {
+    // Argo Rollouts runs this template as a Job when a canary step asks for the analysis.
+    const analysisTemplate = (podSpec: JsonObject) => ({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'AnalysisTemplate',
+      metadata: { name: 'check', namespace: 'payments' },
+      spec: {
+        metrics: [
+          {
+            name: 'smoke',
+            provider: { job: { spec: { template: { spec: podSpec } } } },
+          },
+        ],
+      },
+    });
+    await expect(
+      refusal([
+        analysisTemplate({
+          containers: [
+            container({
+              env: [
+                {
+                  name: 'PASSWORD',
+                  valueFrom: {
+                    secretKeyRef: { name: 'ledger-db', key: 'password' },
+                  },
+                },
+              ],
+            }),
+          ],
+          restartPolicy: 'Never',
+        }),
+      ]),
+    ).resolves.toBe(
+      "AnalysisTemplate 'check': Secret 'ledger-db' is not in project payments (its secrets: payments-*)",
+    );
+    await expect(
+      refusal([
+        analysisTemplate({
+          containers: [container({ securityContext: { privileged: true } })],
+          restartPolicy: 'Never',
+        }),
+      ]),
+    ).resolves.toBe(
+      "AnalysisTemplate 'check' container 'web': privileged containers are not allowed by project payments's pod security (baseline)",
+    );
+    await expect(
+      refusal([
+        analysisTemplate({
+          containers: [container({})],
+          restartPolicy: 'Never',
+        }),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
   it('lets a project that may apply Namespaces make only those it names exactly', async () => {
     const g = guard([{ ...teams[0], kinds: { allow: ['Namespace'] } }]);
     const namespace = (name: string) =>

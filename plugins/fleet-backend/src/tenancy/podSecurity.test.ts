@@ -659,6 +659,54 @@ describe('podSecurityProblem', () => {
       ),
     ).toBeUndefined();
   });
+
+  it('finds the pods a custom kind makes, however deep its template sits', () => {
+    const hostPod = {
+      metadata: { labels: { job: 'x' } },
+      spec: {
+        hostPID: true,
+        containers: [{ name: 'app', image: 'alpine' }],
+        volumes: [{ name: 'root', hostPath: { path: '/' } }],
+      },
+    };
+    // Argo Rollouts runs an AnalysisTemplate's job metric as a Job of this template.
+    const analysisTemplate = {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'AnalysisTemplate',
+      metadata: { name: 'check' },
+      spec: {
+        metrics: [
+          { name: 'web', provider: { web: { url: 'http://x' } } },
+          { name: 'job', provider: { job: { spec: { template: hostPod } } } },
+        ],
+      },
+    };
+    // A batch scheduler's job keeps a template per task.
+    const batchJob = {
+      apiVersion: 'batch.volcano.sh/v1alpha1',
+      kind: 'Job',
+      metadata: { name: 'train' },
+      spec: { tasks: [{ name: 'worker', replicas: 2, template: hostPod }] },
+    };
+    for (const object of [analysisTemplate, batchJob]) {
+      expect(podTemplatesOf(object)).toEqual([hostPod]);
+      expect([object.kind, podSecurityProblem(object, 'baseline')]).toEqual([
+        object.kind,
+        { rule: "sharing the host's namespaces (hostPID) is not allowed" },
+      ]);
+    }
+    // A template found both where the built-in kinds keep it and by the search is one template.
+    const workload = { kind: 'Deployment', spec: { template: hostPod } };
+    expect(podTemplatesOf(workload)).toEqual([hostPod]);
+    // Objects that only look alike are not pods: no `spec` with containers.
+    expect(
+      podTemplatesOf({
+        kind: 'ConfigMap',
+        data: { containers: '[]' },
+        spec: { x: { containers: 'none' } },
+      } as object),
+    ).toEqual([]);
+  });
 });
 
 describe('the workloads Fleet ships and builds', () => {

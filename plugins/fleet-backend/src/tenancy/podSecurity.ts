@@ -63,15 +63,31 @@ function list(value: unknown): Loose[] {
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
 
+/** How deep into an object pod templates are looked for (a manifest nests a few levels). */
+const MAX_TEMPLATE_DEPTH = 32;
+
+/** Whether a value is a pod spec: it lists containers (or init or ephemeral ones). */
+function isPodSpec(value: unknown): value is Loose {
+  return (
+    isObject(value) &&
+    (Array.isArray(value.containers) ||
+      Array.isArray(value.initContainers) ||
+      Array.isArray(value.ephemeralContainers))
+  );
+}
+
 /**
- * The pod templates of an object, where the built-in kinds and most custom ones keep them: a
- * Pod's own metadata and spec, `spec.template` (Deployment, StatefulSet, DaemonSet, ReplicaSet,
- * ReplicationController, Job, Argo Rollout), a CronJob's `spec.jobTemplate.spec.template`, and a
- * PodTemplate's `template`.
+ * The pod templates of an object: where the built-in kinds keep them (a Pod's own metadata and
+ * spec, `spec.template` of a Deployment, StatefulSet, DaemonSet, ReplicaSet,
+ * ReplicationController, Job or Argo Rollout, a CronJob's `spec.jobTemplate.spec.template`, a
+ * PodTemplate's `template`), and any other object within it whose `spec` lists containers,
+ * however deep: the pods a custom kind makes are checked as well as the built-in ones (an Argo
+ * AnalysisTemplate's `spec.metrics[].provider.job.spec.template`, a batch scheduler's
+ * `spec.tasks[].template`), whatever its controller.
  */
 export function podTemplatesOf(object: PodTemplateHolder): PodTemplate[] {
   const spec = isObject(object.spec) ? object.spec : undefined;
-  const candidates: unknown[] = [
+  const known: unknown[] = [
     spec?.template,
     spec?.jobTemplate?.spec?.template,
     (object as { template?: unknown }).template,
@@ -79,16 +95,38 @@ export function podTemplatesOf(object: PodTemplateHolder): PodTemplate[] {
       ? { metadata: object.metadata, spec: object.spec }
       : undefined,
   ];
-  return candidates.filter(isObject).flatMap(template =>
-    isObject(template.spec)
-      ? [
-          {
-            metadata: isObject(template.metadata) ? template.metadata : {},
-            spec: template.spec,
-          },
-        ]
-      : [],
-  );
+  const templates: PodTemplate[] = [];
+  const seen = new Set<unknown>();
+  const add = (holder: Loose) => {
+    if (seen.has(holder.spec)) return;
+    seen.add(holder.spec);
+    templates.push({
+      metadata: isObject(holder.metadata) ? holder.metadata : {},
+      spec: holder.spec,
+    });
+  };
+  for (const holder of known) {
+    if (isObject(holder) && isObject(holder.spec)) add(holder);
+  }
+  const stack: Array<{ value: unknown; depth: number }> = [
+    { value: object, depth: 0 },
+  ];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (depth > MAX_TEMPLATE_DEPTH) continue;
+    let children: unknown[] = [];
+    if (Array.isArray(value)) children = value;
+    else if (isObject(value)) {
+      if (isPodSpec(value.spec)) add(value);
+      children = Object.values(value);
+    }
+    for (const child of children) {
+      if (child && typeof child === 'object') {
+        stack.push({ value: child, depth: depth + 1 });
+      }
+    }
+  }
+  return templates;
 }
 
 /** Unset, in the standard's words "Undefined/nil". */

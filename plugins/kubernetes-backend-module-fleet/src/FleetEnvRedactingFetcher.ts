@@ -4,16 +4,6 @@ import type {
   ObjectFetchParams,
 } from '@backstage/plugin-kubernetes-node';
 
-/** The label Fleet puts on every object it deploys, and on their pod templates. */
-const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-const FLEET = 'fleet';
-
-function isFleetManaged(object: unknown): boolean {
-  const labels = (object as { metadata?: { labels?: Record<string, string> } })
-    ?.metadata?.labels;
-  return labels?.[MANAGED_BY_LABEL] === FLEET;
-}
-
 /**
  * Drops the plain values of every `env` list in `value` (containers, init containers, at any
  * depth: a Pod, a ReplicaSet's or a Deployment's template); names and references
@@ -42,10 +32,11 @@ function withoutEnvValues(value: unknown): unknown {
  *
  * Fleet shows an application's environment values only to those allowed to deploy the component
  * (others see the names); the Kubernetes tab is read with `kubernetes.resources.read`, which is
- * not per component, so it would show every pod's values to every reader. Objects carrying
- * Fleet's managed-by label therefore reach the tab without their plain `env` values (names and
- * `valueFrom` references stay); other objects are untouched. Their owners read the values in
- * Fleet's own history.
+ * not per component, so it would show every pod's values to every reader. Every object
+ * therefore reaches the tab without its plain `env` values (names and `valueFrom` references
+ * stay): those Fleet generated, the pods and ReplicaSets of a component's own manifests (whose
+ * pod templates carry no mark of Fleet's) and anything else the tab lists with Fleet's
+ * credentials. Owners read the values Fleet deployed in Fleet's own history.
  */
 export class FleetEnvRedactingFetcher implements KubernetesFetcher {
   constructor(private readonly inner: KubernetesFetcher) {}
@@ -58,9 +49,7 @@ export class FleetEnvRedactingFetcher implements KubernetesFetcher {
       errors: result.errors,
       responses: result.responses.map(response => ({
         ...response,
-        resources: (response.resources as unknown[]).map(object =>
-          isFleetManaged(object) ? withoutEnvValues(object) : object,
-        ),
+        resources: (response.resources as unknown[]).map(withoutEnvValues),
       })) as FetchResponseWrapper['responses'],
     };
   }

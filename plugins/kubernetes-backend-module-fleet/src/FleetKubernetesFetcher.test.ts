@@ -10,6 +10,7 @@ import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import { useSimulator } from '@cnp/kube-simulator';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { readRequestTimeoutMs } from './config';
+import { FleetEnvRedactingFetcher } from './FleetEnvRedactingFetcher';
 import {
   FleetKubernetesFetcher,
   type ClusterHealthView,
@@ -72,21 +73,52 @@ describe('FleetKubernetesFetcher', () => {
   it("reads the lists as the plugin's own fetcher does: Secrets' values starred, the cluster's refusals as status errors", async () => {
     const kc = new KubeConfig();
     kc.loadFromFile(sim.kubeconfigPath('a'));
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+    const core = kc.makeApiClient(CoreV1Api);
+    const shop = { 'backstage.io/kubernetes-id': 'shop' };
+    await core.createNamespacedSecret({
       namespace: 'default',
       body: {
-        metadata: { name: 'db' },
+        metadata: { name: 'db', labels: shop },
         stringData: { password: 'hunter2' },
       },
+    });
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'shop', labels: shop },
+        spec: { ports: [{ port: 80 }], selector: shop },
+      },
+    });
+    // Another team's Secret in the same namespace, not labelled as the component's.
+    await core.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: 'ledger' }, stringData: { key: 'k' } },
     });
     const result = await fetcher(10_000).fetchObjectsForService(params('a'));
     const of = (type: string) =>
       result.responses.find(r => r.type === type)!.resources as any[];
-    expect(of('services').map(s => s.metadata.name)).toContain('kubernetes');
-    const [secret] = of('secrets');
+    expect(of('services').map(s => s.metadata.name)).toEqual(['shop']);
+    const [secret, ...others] = of('secrets');
     expect(secret.metadata.name).toBe('db');
+    expect(others).toEqual([]);
     expect(secret.data).toEqual({ password: '***' });
     expect(JSON.stringify(result)).not.toContain('hunter2');
+    // The component's label selector annotation narrows the lists, never widens them: one that
+    // matches every object still lists the component's own only.
+    const everything = await fetcher(10_000).fetchObjectsForService({
+      ...params('a'),
+      labelSelector: 'nothing!=x',
+    });
+    expect(
+      everything.responses.flatMap(r =>
+        (r.resources as any[]).map(o => o.metadata.name),
+      ),
+    ).toEqual(['shop', 'db']);
+    const narrower = await fetcher(10_000).fetchObjectsForService({
+      ...params('a'),
+      labelSelector: 'tier=none',
+    });
+    expect(narrower.responses.flatMap(r => r.resources)).toEqual([]);
     // No such kind on the cluster: the plugin's status error, as its own fetcher gives it.
     expect(result.errors).toEqual([
       {
@@ -119,6 +151,61 @@ describe('FleetKubernetesFetcher', () => {
         errorType: 'NOT_FOUND',
         statusCode: 404,
         resourcePath: '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods',
+      },
+    ]);
+  });
+
+  it("hides every object's plain env values, not only those Fleet generated", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(sim.kubeconfigPath('a'));
+    // A pod as a component's own manifests make it: its template carries the component's
+    // Kubernetes id but none of Fleet's marks.
+    await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: {
+          name: 'shop-worker',
+          labels: { 'backstage.io/kubernetes-id': 'shop' },
+        },
+        spec: {
+          containers: [
+            {
+              name: 'worker',
+              image: 'shop:1.0',
+              env: [
+                { name: 'TOKEN', value: 'plain-s3cret' },
+                {
+                  name: 'DB',
+                  valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const pods = {
+      ...params('a'),
+      objectTypesToFetch: new Set([
+        {
+          group: '',
+          apiVersion: 'v1',
+          plural: 'pods',
+          objectType: 'pods' as const,
+        },
+      ]),
+      customResources: [],
+    };
+    const redacting = new FleetEnvRedactingFetcher(fetcher(10_000));
+    const result = await redacting.fetchObjectsForService(pods);
+    expect(JSON.stringify(result)).not.toContain('plain-s3cret');
+    const [pod] = result.responses[0].resources as any[];
+    expect(pod.metadata.name).toBe('shop-worker');
+    expect(pod.spec.containers[0].env).toEqual([
+      { name: 'TOKEN' },
+      {
+        name: 'DB',
+        valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
       },
     ]);
   });

@@ -109,6 +109,27 @@ function transformResources(
   return resources.map(item => ({ ...item, kind: itemKind }));
 }
 
+/** The label by which the Kubernetes plugin finds a component's objects. */
+const KUBERNETES_ID_LABEL = 'backstage.io/kubernetes-id';
+
+/**
+ * The label selector the tab lists a component's objects with: the one the plugin passes (the
+ * component's `backstage.io/kubernetes-label-selector` annotation, else
+ * `backstage.io/kubernetes-id=<id>`), always narrowed to the objects labelled with the
+ * component's Kubernetes id. The tab reads with Fleet's own credentials, so a selector the
+ * component's author writes must not reach objects that are not the component's (every
+ * ConfigMap of every namespace, through a selector that matches everything).
+ */
+export function componentSelector(
+  serviceId: string,
+  labelSelector: string | undefined,
+): string {
+  const own = `${KUBERNETES_ID_LABEL}=${serviceId}`;
+  const given = labelSelector?.trim();
+  if (!given || given === own) return own;
+  return `${own},${given}`;
+}
+
 /**
  * The Kubernetes plugin's fetcher for Fleet's clusters: the same lists the plugin's own fetcher
  * reads (with Secrets' values starred), but each cluster has `requestTimeoutMs` to answer a call
@@ -116,6 +137,7 @@ function transformResources(
  * shows a FETCH_ERROR naming it and the deadline, while the other clusters render. A cluster
  * whose latest Fleet health probe failed is not asked at all: it shows an error saying so at
  * once (Fleet's probe runs again on its interval; the cluster is asked again once one succeeds).
+ * Every list is narrowed to the component's own objects (see `componentSelector`).
  */
 export class FleetKubernetesFetcher implements KubernetesFetcher {
   private readonly agents: ClusterAgents;
@@ -133,10 +155,11 @@ export class FleetKubernetesFetcher implements KubernetesFetcher {
     if (failing) return { errors: [failing], responses: [] };
     const resources = [...params.objectTypesToFetch, ...params.customResources];
     const paths = resources.map(r => resourcePath(r, params.namespace));
+    const selector = componentSelector(params.serviceId, params.labelSelector);
     const outcomes = await this.withDeadline(signal =>
       Promise.all(
         paths.map(path =>
-          this.get(details, credential, path, params.labelSelector, signal),
+          this.get(details, credential, path, selector, signal),
         ),
       ),
     );

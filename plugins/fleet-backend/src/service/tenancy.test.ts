@@ -26,11 +26,21 @@ function component(name: string, owner: string): Entity {
   };
 }
 
+/** A component whose catalog entry opens its deploys to `deployers` (cnp.io/deployers). */
+function openTo(name: string, owner: string, deployers: string): Entity {
+  const entity = component(name, owner);
+  entity.metadata.annotations = { 'cnp.io/deployers': deployers };
+  return entity;
+}
+
 const entities = [
   component('payments', 'group:default/payments'),
   component('payments-admin', 'payments'),
   component('ledger', 'group:default/finance'),
   component('stray', 'group:default/nobody'),
+  // Its author names finance as its owner and their own group as its deployers.
+  openTo('ledger-copy', 'group:default/finance', 'guests'),
+  openTo('ledger-ops', 'group:default/finance', 'group:default/finance'),
 ];
 
 const projects = [
@@ -276,6 +286,44 @@ describe.each(databases.eachSupportedId())(
             }),
         'component:default/stray belongs to no Fleet project',
       );
+    });
+
+    it("refuses a component opened to deployers outside its project: no way into another team's namespaces", async () => {
+      const started = await start();
+      const register = (name: string) =>
+        request(started.server)
+          .post('/api/fleet/applications')
+          .send({
+            entityRef: `component:default/${name}`,
+            spec: {
+              image: 'nginx:1.27',
+              namespace: 'finance',
+              env: {
+                PASSWORD: {
+                  valueFrom: {
+                    secretKeyRef: { name: 'ledger-db', key: 'password' },
+                  },
+                },
+              },
+            },
+          });
+      await expectRefusedUntouched(
+        started,
+        () => register('ledger-copy'),
+        'component:default/ledger-copy names group:default/guests in its cnp.io/deployers annotation, which is not among the owners of its project finance (group:default/finance)',
+      );
+      await expectRefusedUntouched(
+        started,
+        () =>
+          request(started.server).post('/api/fleet/deployments').send({
+            entityRef: 'component:default/ledger-copy',
+            cluster: 'west',
+            image: 'nginx:1.27',
+          }),
+        'is not among the owners of its project finance',
+      );
+      // Opened to a group of its own project, the same component is finance's as before.
+      await register('ledger-ops').expect(201);
     });
 
     it("refuses a rollback to a revision recorded with another project's Secret, and writes nothing", async () => {

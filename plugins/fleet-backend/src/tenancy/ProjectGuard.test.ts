@@ -3,9 +3,19 @@ import { ConfigReader } from '@backstage/config';
 import { matchesPattern, ProjectGuard } from './ProjectGuard';
 import { defaultProject, readProjects } from './projects';
 
-const owners: Record<string, string | undefined> = {
-  'component:default/payments': 'group:default/payments',
-  'component:default/ledger': 'group:default/finance',
+const owners: Record<string, { owner?: string; deployers?: string }> = {
+  'component:default/payments': { owner: 'group:default/payments' },
+  'component:default/ledger': { owner: 'group:default/finance' },
+  // Opens its deploys to a group of its own project.
+  'component:default/checkout': {
+    owner: 'group:default/payments',
+    deployers: 'group:default/checkout',
+  },
+  // Names payments as its owner, and another project's group as its deployers.
+  'component:default/intruder': {
+    owner: 'group:default/payments',
+    deployers: 'group:default/guests',
+  },
 };
 
 function guard(projects: JsonObject[] | undefined) {
@@ -14,7 +24,7 @@ function guard(projects: JsonObject[] | undefined) {
       new ConfigReader(projects ? { projects } : {}),
       'default',
     ),
-    ownerOf: async ref => owners[ref],
+    ownerOf: async ref => owners[ref] ?? {},
     deployNamespace: 'default',
   });
 }
@@ -22,7 +32,7 @@ function guard(projects: JsonObject[] | undefined) {
 const teams = [
   {
     name: 'payments',
-    owners: ['payments'],
+    owners: ['payments', 'checkout'],
     clusters: { selector: 'env in (staging, prod)', names: ['lab'] },
     namespaces: ['payments', 'payments-*', '*'],
     secrets: ['payments-*'],
@@ -60,7 +70,9 @@ describe('readProjects', () => {
   it('reads owners as full group refs, and refuses a mistake naming the entry', () => {
     expect(
       readProjects(new ConfigReader({ projects: teams }), 'default')[0],
-    ).toMatchObject({ owners: ['group:default/payments'] });
+    ).toMatchObject({
+      owners: ['group:default/payments', 'group:default/checkout'],
+    });
     const bad = (project: object) => () =>
       readProjects(
         new ConfigReader({
@@ -120,7 +132,7 @@ describe('ProjectGuard', () => {
       projects: [defaultProject('default')],
       ownerOf: async ref => {
         asked.push(ref);
-        return undefined;
+        return {};
       },
       deployNamespace: 'default',
     });
@@ -281,6 +293,41 @@ describe('ProjectGuard', () => {
     await expect(g.projectOf('component:default/ghost')).rejects.toThrow(
       'it has no owner in the catalog',
     );
+  });
+
+  it("refuses a component that opens its deploys to a group outside its project's owners", async () => {
+    const g = guard(teams);
+    await expect(
+      g.projectOf('component:default/checkout'),
+    ).resolves.toMatchObject({ name: 'payments' });
+    // Its own catalog entry names payments as its owner and guests as its deployers: a guest
+    // would otherwise deploy into payments' namespaces with payments' Secrets.
+    const write = {
+      appName: 'intruder',
+      spec: {
+        namespace: 'payments',
+        env: {
+          DB: {
+            valueFrom: { secretKeyRef: { name: 'payments-db', key: 'p' } },
+          },
+        },
+      },
+    };
+    const refusal =
+      'component:default/intruder names group:default/guests in its cnp.io/deployers annotation, which is not among the owners of its project payments (group:default/payments, group:default/checkout): a component may open its deploys only to a group of its own project';
+    await expect(g.projectOf('component:default/intruder')).rejects.toThrow(
+      refusal,
+    );
+    await expect(
+      g.checkWrite('component:default/intruder', write),
+    ).rejects.toThrow(refusal);
+    await expect(
+      g.objectsRefusalOf({
+        entityRef: 'component:default/intruder',
+        appName: 'intruder',
+        objects: [],
+      }),
+    ).rejects.toThrow(refusal);
   });
 
   it('may create only a namespace the project names exactly, never through a pattern', async () => {
@@ -577,7 +624,7 @@ describe('ProjectGuard.objectsRefusal', () => {
     });
     const builtIn = ProjectGuard.create({
       projects: [defaultProject('payments')],
-      ownerOf: async () => undefined,
+      ownerOf: async () => ({}),
       deployNamespace: 'payments',
     });
     await expect(

@@ -10,10 +10,13 @@ import { objectsRefusal } from './manifestRules';
 import { expand, hostRefusal, matchesPattern } from './patterns';
 import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
 
-/** The owner of a component in the catalog (a full, lower-case entity ref), or undefined. */
+/**
+ * A component's owner in the catalog and the group its `cnp.io/deployers` annotation names (full,
+ * lower-case entity refs); neither when the catalog does not know it.
+ */
 export type EntityOwnerReader = (
   entityRef: string,
-) => Promise<string | undefined>;
+) => Promise<{ owner?: string; deployers?: string }>;
 
 /** A cluster as a project sees it. */
 export type ProjectCluster = { name: string; labels: Record<string, string> };
@@ -70,13 +73,20 @@ export class ProjectGuard {
     private readonly forbidden: Set<string>,
   ) {}
 
-  /** The project of a component: the first whose owners hold the component's owner. */
+  /**
+   * The project of a component: the first whose owners hold the component's owner. A component
+   * whose `cnp.io/deployers` names a group outside that project's owners belongs to none: the
+   * component's own catalog entry names both its owner and that group, so otherwise a member of
+   * a deployer group could put a component of its own in another team's project (by naming
+   * that team as its owner) and deploy into that project's namespaces and Secrets.
+   */
   async projectOf(entityRef: string): Promise<FleetProject> {
     const builtIn = this.projects.find(p => p.builtIn);
     if (builtIn) return builtIn;
     let owner: string | undefined;
+    let deployers: string | undefined;
     try {
-      owner = await this.ownerOf(entityRef);
+      ({ owner, deployers } = await this.ownerOf(entityRef));
     } catch (error) {
       // Not the caller's doing: a 503, and nobody is let into a project on an outage.
       throw new ServiceUnavailableError(
@@ -94,6 +104,15 @@ export class ProjectGuard {
             ? `its owner ${owner} is`
             : 'it has no owner in the catalog, and'
         } not among the owners of any project in fleet.projects`,
+      );
+    }
+    if (deployers !== undefined && !project.owners.includes(deployers)) {
+      throw new NotAllowedError(
+        `${entityRef} names ${deployers} in its cnp.io/deployers annotation, which is not among the owners of its project ${
+          project.name
+        } (${project.owners.join(
+          ', ',
+        )}): a component may open its deploys only to a group of its own project`,
       );
     }
     return project;

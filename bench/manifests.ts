@@ -230,10 +230,11 @@ export function shopManifests(changed = false): KubernetesObject[] {
   const accounts = ['shop-api', 'shop-worker', 'shop-db', 'shop-migrate'].map(
     name => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } }),
   );
+  // Rights a project lets a component's own Roles grant: its own Secrets by name, reads.
   const roles = [
     ['shop-read-config', ['configmaps'], ['get', 'list', 'watch']],
     ['shop-read-secrets', ['secrets'], ['get']],
-    ['shop-run-jobs', ['jobs'], ['get', 'list', 'create', 'delete']],
+    ['shop-watch-jobs', ['jobs'], ['get', 'list', 'watch']],
   ] as const;
   const roleObjects = roles.flatMap(([name, resources, verbs], i) => [
     {
@@ -244,6 +245,9 @@ export function shopManifests(changed = false): KubernetesObject[] {
         {
           apiGroups: [resources[0] === 'jobs' ? 'batch' : ''],
           resources: [...resources],
+          ...(resources[0] === 'secrets'
+            ? { resourceNames: secrets.map(secret => secret.metadata.name) }
+            : {}),
           verbs: [...verbs],
         },
       ],

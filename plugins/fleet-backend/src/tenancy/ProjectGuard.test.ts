@@ -599,6 +599,200 @@ describe('ProjectGuard.objectsRefusal', () => {
     ).resolves.toBeUndefined();
   });
 
+  it("refuses objects that reach beyond the component's own: identities, rights, workloads", async () => {
+    const meta = (kind: string, name: string) => ({
+      kind,
+      metadata: { name, namespace: 'payments' },
+    });
+    const account = meta('ServiceAccount', 'web');
+    const role = (rules: JsonObject[]) => ({
+      ...meta('Role', 'web'),
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      rules,
+    });
+    const binding = (roleRef: JsonObject, subjects: JsonObject[]) => ({
+      ...meta('RoleBinding', 'web'),
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef },
+      subjects,
+    });
+    const asWeb = { kind: 'ServiceAccount', name: 'web' };
+    const runAs = (serviceAccountName: string) =>
+      workload({ serviceAccountName, containers: [container({})] });
+    // What a component may do with its own: run as its ServiceAccount, bind it to its Role that
+    // reads its own Secret and writes ConfigMaps, or to view; scale and roll out its workload.
+    await expect(
+      refusal([
+        account,
+        role([
+          {
+            apiGroups: [''],
+            resources: ['secrets'],
+            resourceNames: ['payments-db'],
+            verbs: ['get'],
+          },
+          {
+            apiGroups: [''],
+            resources: ['configmaps'],
+            verbs: ['get', 'list', 'watch', 'create', 'update'],
+          },
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+        ]),
+        binding({ kind: 'Role', name: 'web' }, [asWeb]),
+        runAs('web'),
+        runAs('default'),
+        {
+          ...meta('HorizontalPodAutoscaler', 'web'),
+          spec: {
+            scaleTargetRef: {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              name: 'web',
+            },
+            maxReplicas: 3,
+          },
+        },
+      ]),
+    ).resolves.toBeUndefined();
+    await expect(
+      refusal([
+        account,
+        binding({ kind: 'ClusterRole', name: 'view' }, [asWeb]),
+        runAs('web'),
+      ]),
+    ).resolves.toBeUndefined();
+    const refused: Array<[string, object[], string]> = [
+      [
+        "another team's ServiceAccount",
+        [runAs('ci-deployer')],
+        "Deployment 'web': pods run as ServiceAccount 'ci-deployer', which the component's manifests do not hold",
+      ],
+      [
+        'a ClusterRole that reads every Secret',
+        [account, binding({ kind: 'ClusterRole', name: 'admin' }, [asWeb])],
+        "RoleBinding 'web': roleRef ClusterRole 'admin' is neither a Role of the component's manifests nor the ClusterRole view",
+      ],
+      [
+        'rights to a subject not its own',
+        [
+          binding({ kind: 'ClusterRole', name: 'view' }, [
+            { kind: 'Group', name: 'system:authenticated' },
+          ]),
+        ],
+        "RoleBinding 'web': subject Group 'system:authenticated' is not a ServiceAccount of the component's manifests",
+      ],
+      [
+        'every Secret of the namespace',
+        [role([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }])],
+        "Role 'web': a rule on secrets without resourceNames reads every Secret of the namespace",
+      ],
+      [
+        "another project's Secret",
+        [
+          role([
+            {
+              apiGroups: [''],
+              resources: ['secrets'],
+              resourceNames: ['ledger-db'],
+              verbs: ['get'],
+            },
+          ]),
+        ],
+        "Secret 'ledger-db' is not in project payments",
+      ],
+      [
+        'a wildcard',
+        [role([{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }])],
+        "Role 'web': a rule with a wildcard (*)",
+      ],
+      [
+        'pods of its own making',
+        [
+          role([
+            { apiGroups: [''], resources: ['pods'], verbs: ['get', 'create'] },
+          ]),
+        ],
+        "Role 'web': a rule lets the component's pods create pods: pods, workloads, identities and rights are Fleet's to apply",
+      ],
+      [
+        'exec into pods',
+        [role([{ apiGroups: [''], resources: ['pods/exec'], verbs: ['get'] }])],
+        "Role 'web': a rule lets the component's pods get pods/exec",
+      ],
+      [
+        'bind',
+        [
+          role([
+            {
+              apiGroups: ['rbac.authorization.k8s.io'],
+              resources: ['clusterroles'],
+              verbs: ['bind'],
+            },
+          ]),
+        ],
+        "Role 'web': the verb 'bind' grants rights beyond the Role's own",
+      ],
+      [
+        "a token for another team's ServiceAccount",
+        [
+          {
+            ...meta('Secret', 'payments-token'),
+            type: 'kubernetes.io/service-account-token',
+            metadata: {
+              name: 'payments-token',
+              namespace: 'payments',
+              annotations: {
+                'kubernetes.io/service-account.name': 'ci-deployer',
+              },
+            },
+          },
+        ],
+        "Secret 'payments-token': a token Secret for ServiceAccount 'ci-deployer', which the component's manifests do not hold",
+      ],
+      [
+        "an autoscaler of another component's Deployment",
+        [
+          {
+            ...meta('HorizontalPodAutoscaler', 'web'),
+            spec: {
+              scaleTargetRef: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: 'checkout',
+              },
+              maxReplicas: 1,
+            },
+          },
+        ],
+        "HorizontalPodAutoscaler 'web': it takes over Deployment 'checkout', which the component's manifests do not hold",
+      ],
+      [
+        "a Rollout of another component's Deployment",
+        [
+          {
+            ...meta('Rollout', 'web'),
+            apiVersion: 'argoproj.io/v1alpha1',
+            spec: {
+              workloadRef: {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: 'checkout',
+                scaleDown: 'onsuccess',
+              },
+            },
+          },
+        ],
+        "Rollout 'web': it takes over Deployment 'checkout', which the component's manifests do not hold",
+      ],
+    ];
+    for (const [how, objects, message] of refused) {
+      expect([how, await refusal(objects)]).toEqual([
+        how,
+        expect.stringContaining(message),
+      ]);
+    }
+  });
+
   it('lets a project that may apply Namespaces make only those it names exactly', async () => {
     const g = guard([{ ...teams[0], kinds: { allow: ['Namespace'] } }]);
     const namespace = (name: string) =>

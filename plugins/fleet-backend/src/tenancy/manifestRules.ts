@@ -2,6 +2,7 @@ import type { ManifestObject, ProjectGuard } from './ProjectGuard';
 import { expand, hostRefusal } from './patterns';
 import { podSecurityProblem, podTemplatesOf } from './podSecurity';
 import type { FleetProject } from './projects';
+import { ownObjectsOf, referencesRefusal } from './referenceRules';
 
 /** The ConfigMap of the cluster's CA certificates that every namespace holds. */
 const ROOT_CA_CONFIG_MAP = 'kube-root-ca.crt';
@@ -27,9 +28,10 @@ export type ProjectRules = Pick<
  * its `kinds.allow` does not (a cluster-scoped kind only when allowed by name), a namespace
  * outside it, a Namespace it does not name exactly, a Secret named outside its secrets, pods
  * that read a Secret or ConfigMap named outside them (see `podReferencesRefusal`), a pod
- * template below the project's Pod Security Standards level (see `podSecurityRefusal`), a
- * Service with external IPs, or an Ingress for a host outside its ingress hosts (see
- * `ingressRefusal`). Undefined when it may.
+ * template below the project's Pod Security Standards level (see `podSecurityRefusal`), an
+ * object that reaches beyond the component's own (see `referencesRefusal`), a Service with
+ * external IPs, or an Ingress for a host outside its ingress hosts (see `ingressRefusal`).
+ * Undefined when it may.
  */
 export function objectsRefusal(
   rules: ProjectRules,
@@ -37,6 +39,7 @@ export function objectsRefusal(
   objects: readonly ManifestObject[],
   appName: string,
 ): string | undefined {
+  const own = ownObjectsOf(objects);
   for (const object of objects) {
     const kind = object.kind ?? '';
     const name = object.metadata?.name ?? '';
@@ -68,6 +71,8 @@ export function objectsRefusal(
     if (podRefusal) return `${what}: ${podRefusal}`;
     const securityRefusal = podSecurityRefusal(project, object);
     if (securityRefusal) return `${what}${securityRefusal}`;
+    const reach = referencesRefusal(rules, project, object, own, appName);
+    if (reach) return `${what}: ${reach}`;
     if (kind === 'Service') {
       const refusal = externalIpsRefusal(object.spec);
       if (refusal) return `${what}: ${refusal}`;

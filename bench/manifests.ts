@@ -230,7 +230,8 @@ export function shopManifests(changed = false): KubernetesObject[] {
   const accounts = ['shop-api', 'shop-worker', 'shop-db', 'shop-migrate'].map(
     name => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } }),
   );
-  // Rights a project lets a component's own Roles grant: its own Secrets by name, reads.
+  // Rights a project lets a component's own Roles grant: its own ConfigMaps and Secrets by
+  // name, reads.
   const roles = [
     ['shop-read-config', ['configmaps'], ['get', 'list', 'watch']],
     ['shop-read-secrets', ['secrets'], ['get']],
@@ -247,6 +248,9 @@ export function shopManifests(changed = false): KubernetesObject[] {
           resources: [...resources],
           ...(resources[0] === 'secrets'
             ? { resourceNames: secrets.map(secret => secret.metadata.name) }
+            : {}),
+          ...(resources[0] === 'configmaps'
+            ? { resourceNames: configMaps.map(map => map.metadata.name) }
             : {}),
           verbs: [...verbs],
         },

@@ -599,48 +599,66 @@ describe('ProjectGuard.objectsRefusal', () => {
     ).resolves.toBeUndefined();
   });
 
-  it("refuses objects that reach beyond the component's own: identities, rights, workloads", async () => {
+  it("refuses objects that reach beyond the component's own: identities, rights, workloads, routes", async () => {
     const meta = (kind: string, name: string) => ({
       kind,
       metadata: { name, namespace: 'payments' },
     });
     const account = meta('ServiceAccount', 'web');
-    const role = (rules: JsonObject[]) => ({
-      ...meta('Role', 'web'),
-      apiVersion: 'rbac.authorization.k8s.io/v1',
+    const rbac = 'rbac.authorization.k8s.io';
+    const role = (rules: JsonObject[], kind = 'Role') => ({
+      ...(kind === 'Role'
+        ? meta('Role', 'web')
+        : { kind, metadata: { name: 'web' } }),
+      apiVersion: `${rbac}/v1`,
       rules,
     });
     const binding = (roleRef: JsonObject, subjects: JsonObject[]) => ({
       ...meta('RoleBinding', 'web'),
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef },
+      apiVersion: `${rbac}/v1`,
+      roleRef: { apiGroup: rbac, ...roleRef },
       subjects,
     });
     const asWeb = { kind: 'ServiceAccount', name: 'web' };
     const runAs = (serviceAccountName: string) =>
       workload({ serviceAccountName, containers: [container({})] });
-    // What a component may do with its own: run as its ServiceAccount, bind it to its Role that
-    // reads its own Secret and writes ConfigMaps, or to view; scale and roll out its workload.
+    const grant = (resources: string[], verbs: string[], more = {}) => ({
+      apiGroups: [''],
+      resources,
+      verbs,
+      ...more,
+    });
+    const rollout = (strategy: JsonObject) => ({
+      ...meta('Rollout', 'web'),
+      apiVersion: 'argoproj.io/v1alpha1',
+      spec: { strategy },
+    });
+    // What a component may do with its own: run as its ServiceAccount (or the default one, or
+    // none: an empty name is none), bind it to its Role that reads and writes its own Secret and
+    // ConfigMap by name, elects a leader with a Lease and reads pods; scale its own workload and
+    // route its own Services.
     await expect(
       refusal([
         account,
+        meta('Service', 'web'),
+        meta('Service', 'web-canary'),
         role([
+          grant(['secrets'], ['get'], { resourceNames: ['payments-db'] }),
+          grant(['configmaps'], ['get', 'update'], {
+            resourceNames: ['payments-cfg'],
+          }),
           {
-            apiGroups: [''],
-            resources: ['secrets'],
-            resourceNames: ['payments-db'],
-            verbs: ['get'],
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['get', 'create', 'update'],
           },
-          {
-            apiGroups: [''],
-            resources: ['configmaps'],
-            verbs: ['get', 'list', 'watch', 'create', 'update'],
-          },
-          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+          grant(['pods', 'pods/log'], ['get', 'list', 'watch']),
         ]),
         binding({ kind: 'Role', name: 'web' }, [asWeb]),
+        binding({ kind: 'Role', name: 'web' }, [{ ...asWeb, namespace: '' }]),
         runAs('web'),
         runAs('default'),
+        runAs(''),
         {
           ...meta('HorizontalPodAutoscaler', 'web'),
           spec: {
@@ -652,15 +670,12 @@ describe('ProjectGuard.objectsRefusal', () => {
             maxReplicas: 3,
           },
         },
+        rollout({
+          canary: { stableService: 'web', canaryService: 'web-canary' },
+        }),
       ]),
     ).resolves.toBeUndefined();
-    await expect(
-      refusal([
-        account,
-        binding({ kind: 'ClusterRole', name: 'view' }, [asWeb]),
-        runAs('web'),
-      ]),
-    ).resolves.toBeUndefined();
+    const roleRefusal = (rules: JsonObject[]) => [role(rules)];
     const refused: Array<[string, object[], string]> = [
       [
         "another team's ServiceAccount",
@@ -668,75 +683,134 @@ describe('ProjectGuard.objectsRefusal', () => {
         "Deployment 'web': pods run as ServiceAccount 'ci-deployer', which the component's manifests do not hold",
       ],
       [
+        "another team's ServiceAccount, by the deprecated field",
+        [
+          workload({
+            serviceAccount: 'ci-deployer',
+            containers: [container({})],
+          }),
+        ],
+        "pods run as ServiceAccount 'ci-deployer'",
+      ],
+      [
         'a ClusterRole that reads every Secret',
         [account, binding({ kind: 'ClusterRole', name: 'admin' }, [asWeb])],
-        "RoleBinding 'web': roleRef ClusterRole 'admin' is neither a Role of the component's manifests nor the ClusterRole view",
+        "RoleBinding 'web': roleRef ClusterRole 'admin' is not a role of the component's manifests",
+      ],
+      [
+        "view, which reads other components' ConfigMaps",
+        [account, binding({ kind: 'ClusterRole', name: 'view' }, [asWeb])],
+        "roleRef ClusterRole 'view' is not a role of the component's manifests",
       ],
       [
         'rights to a subject not its own',
         [
-          binding({ kind: 'ClusterRole', name: 'view' }, [
+          role([]),
+          binding({ kind: 'Role', name: 'web' }, [
             { kind: 'Group', name: 'system:authenticated' },
           ]),
         ],
         "RoleBinding 'web': subject Group 'system:authenticated' is not a ServiceAccount of the component's manifests",
       ],
       [
+        'an account of the same name in another namespace',
+        [
+          account,
+          role([]),
+          binding({ kind: 'Role', name: 'web' }, [
+            { ...asWeb, namespace: 'finance' },
+          ]),
+        ],
+        "subject ServiceAccount 'web' of namespace 'finance' is not a ServiceAccount of the component's manifests",
+      ],
+      [
         'every Secret of the namespace',
-        [role([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }])],
-        "Role 'web': a rule on secrets without resourceNames reads every Secret of the namespace",
+        roleRefusal([grant(['secrets'], ['get'])]),
+        "Role 'web': a rule on secrets without resourceNames reaches every Secret of the namespace",
+      ],
+      [
+        'every ConfigMap of the namespace',
+        roleRefusal([grant(['configmaps'], ['get', 'list'])]),
+        "Role 'web': a rule on configmaps without resourceNames reaches every ConfigMap of the namespace",
       ],
       [
         "another project's Secret",
-        [
-          role([
-            {
-              apiGroups: [''],
-              resources: ['secrets'],
-              resourceNames: ['ledger-db'],
-              verbs: ['get'],
-            },
-          ]),
-        ],
+        roleRefusal([
+          grant(['secrets'], ['get'], { resourceNames: ['ledger-db'] }),
+        ]),
         "Secret 'ledger-db' is not in project payments",
       ],
       [
         'a wildcard',
-        [role([{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }])],
+        roleRefusal([{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]),
         "Role 'web': a rule with a wildcard (*)",
       ],
       [
-        'pods of its own making',
-        [
-          role([
-            { apiGroups: [''], resources: ['pods'], verbs: ['get', 'create'] },
-          ]),
-        ],
-        "Role 'web': a rule lets the component's pods create pods: pods, workloads, identities and rights are Fleet's to apply",
+        "every resource's exec",
+        roleRefusal([grant(['*/exec'], ['create'])]),
+        "Role 'web': a rule with a wildcard (*)",
       ],
       [
         'exec into pods',
-        [role([{ apiGroups: [''], resources: ['pods/exec'], verbs: ['get'] }])],
+        roleRefusal([grant(['pods/exec'], ['get'])]),
         "Role 'web': a rule lets the component's pods get pods/exec",
       ],
       [
+        'tokens of any account',
+        roleRefusal([grant(['serviceaccounts/token'], ['create'])]),
+        "a rule lets the component's pods create serviceaccounts/token",
+      ],
+      [
+        'scaling other workloads',
+        roleRefusal([
+          {
+            apiGroups: ['apps'],
+            resources: ['deployments/scale'],
+            verbs: ['patch'],
+          },
+        ]),
+        "a rule lets the component's pods patch deployments/scale",
+      ],
+      [
+        'pods of its own making',
+        roleRefusal([grant(['pods'], ['get', 'create'])]),
+        "Role 'web': a rule lets the component's pods create pods: a role of the manifests may write only leases, events",
+      ],
+      [
+        'Services and Ingresses of its own making',
+        roleRefusal([grant(['services'], ['create', 'patch'])]),
+        "a rule lets the component's pods create, patch services",
+      ],
+      [
+        'Argo analyses, which run pods as the controller',
+        roleRefusal([
+          {
+            apiGroups: ['argoproj.io'],
+            resources: ['analysisruns'],
+            verbs: ['create'],
+          },
+        ]),
+        "a rule lets the component's pods create analysisruns",
+      ],
+      [
         'bind',
-        [
-          role([
-            {
-              apiGroups: ['rbac.authorization.k8s.io'],
-              resources: ['clusterroles'],
-              verbs: ['bind'],
-            },
-          ]),
-        ],
-        "Role 'web': the verb 'bind' grants rights beyond the Role's own",
+        roleRefusal([
+          { apiGroups: [rbac], resources: ['clusterroles'], verbs: ['bind'] },
+        ]),
+        "Role 'web': the verb 'bind' grants rights beyond the role's own",
+      ],
+      [
+        'escalate',
+        roleRefusal([
+          { apiGroups: [rbac], resources: ['roles'], verbs: ['escalate'] },
+        ]),
+        "the verb 'escalate'",
       ],
       [
         "a token for another team's ServiceAccount",
         [
           {
-            ...meta('Secret', 'payments-token'),
+            kind: 'Secret',
             type: 'kubernetes.io/service-account-token',
             metadata: {
               name: 'payments-token',
@@ -748,6 +822,27 @@ describe('ProjectGuard.objectsRefusal', () => {
           },
         ],
         "Secret 'payments-token': a token Secret for ServiceAccount 'ci-deployer', which the component's manifests do not hold",
+      ],
+      [
+        "an analysis argument read from another project's Secret",
+        [
+          {
+            ...meta('AnalysisTemplate', 'check'),
+            apiVersion: 'argoproj.io/v1alpha1',
+            spec: {
+              args: [
+                {
+                  name: 'token',
+                  valueFrom: {
+                    secretKeyRef: { name: 'ledger-db', key: 'password' },
+                  },
+                },
+              ],
+              metrics: [{ name: 'm', provider: { web: { url: 'http://x' } } }],
+            },
+          },
+        ],
+        "AnalysisTemplate 'check': argument 'token': Secret 'ledger-db' is not in project payments",
       ],
       [
         "an autoscaler of another component's Deployment",
@@ -784,6 +879,42 @@ describe('ProjectGuard.objectsRefusal', () => {
         ],
         "Rollout 'web': it takes over Deployment 'checkout', which the component's manifests do not hold",
       ],
+      [
+        "a Rollout steering another component's Service",
+        [
+          meta('Service', 'web'),
+          rollout({
+            canary: { stableService: 'checkout', canaryService: 'web' },
+          }),
+        ],
+        "Rollout 'web': it takes over Service 'checkout'",
+      ],
+      [
+        "a Rollout steering another component's Ingress",
+        [
+          meta('Service', 'web'),
+          rollout({
+            canary: {
+              stableService: 'web',
+              trafficRouting: { nginx: { stableIngress: 'checkout' } },
+            },
+          }),
+        ],
+        "Rollout 'web': it takes over Ingress 'checkout'",
+      ],
+      [
+        "a Rollout steering another component's VirtualService",
+        [
+          rollout({
+            canary: {
+              trafficRouting: {
+                istio: { virtualServices: [{ name: 'storefront' }] },
+              },
+            },
+          }),
+        ],
+        "Rollout 'web': it takes over VirtualService 'storefront'",
+      ],
     ];
     for (const [how, objects, message] of refused) {
       expect([how, await refusal(objects)]).toEqual([
@@ -791,6 +922,64 @@ describe('ProjectGuard.objectsRefusal', () => {
         expect.stringContaining(message),
       ]);
     }
+
+    // Where a project allows cluster-wide RBAC, the same rules hold, and a ClusterRole that
+    // would add its rules to others' (aggregation) is refused.
+    const operators = guard([
+      {
+        ...teams[0],
+        kinds: {
+          allow: ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'],
+        },
+      },
+    ]);
+    const clusterRefusal = (objects: object[]) =>
+      operators.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects,
+      });
+    const clusterBinding = (subjects: JsonObject[]) => ({
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'web' },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'web' },
+      subjects,
+    });
+    const podReader = role([grant(['pods'], ['get', 'list'])], 'ClusterRole');
+    await expect(
+      clusterRefusal([
+        account,
+        podReader,
+        clusterBinding([{ ...asWeb, namespace: 'payments' }]),
+      ]),
+    ).resolves.toBeUndefined();
+    await expect(
+      clusterRefusal([
+        account,
+        podReader,
+        clusterBinding([{ ...asWeb, namespace: 'kube-system' }]),
+      ]),
+    ).resolves.toContain(
+      "ClusterRoleBinding 'web': subject ServiceAccount 'web' of namespace 'kube-system' is not a ServiceAccount of the component's manifests",
+    );
+    await expect(
+      clusterRefusal([role([grant(['secrets'], ['list'])], 'ClusterRole')]),
+    ).resolves.toContain(
+      "ClusterRole 'web': a rule on secrets without resourceNames",
+    );
+    await expect(
+      clusterRefusal([
+        {
+          ...podReader,
+          metadata: {
+            name: 'web',
+            labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' },
+          },
+        },
+      ]),
+    ).resolves.toContain(
+      "ClusterRole 'web': an aggregated ClusterRole (rbac.authorization.k8s.io/aggregate-to-view) adds rules to roles other subjects hold",
+    );
   });
 
   it('lets a project that may apply Namespaces make only those it names exactly', async () => {

@@ -698,6 +698,28 @@ describe('podSecurityProblem', () => {
     // A template found both where the built-in kinds keep it and by the search is one template.
     const workload = { kind: 'Deployment', spec: { template: hostPod } };
     expect(podTemplatesOf(workload)).toEqual([hostPod]);
+    // Two templates that share a spec (a YAML alias) are two: their annotations may differ.
+    const unconfined = {
+      metadata: {
+        annotations: {
+          'container.apparmor.security.beta.kubernetes.io/app': 'unconfined',
+        },
+      },
+      spec: { containers: [{ name: 'app', image: 'alpine' }] },
+    };
+    const shared = {
+      kind: 'Experiment',
+      spec: {
+        templates: [
+          { name: 'a', template: { metadata: {}, spec: unconfined.spec } },
+          { name: 'b', template: unconfined },
+        ],
+      },
+    };
+    expect(podTemplatesOf(shared)).toHaveLength(2);
+    expect(podSecurityProblem(shared, 'baseline')).toMatchObject({
+      rule: expect.stringMatching(/^AppArmor profile 'unconfined'/),
+    });
     // Objects that only look alike are not pods: no `spec` with containers.
     expect(
       podTemplatesOf({

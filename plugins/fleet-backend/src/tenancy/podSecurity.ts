@@ -96,10 +96,14 @@ export function podTemplatesOf(object: PodTemplateHolder): PodTemplate[] {
       : undefined,
   ];
   const templates: PodTemplate[] = [];
-  const seen = new Set<unknown>();
+  // One template per metadata and spec: two templates may share a spec (a YAML alias) and still
+  // differ in their metadata's annotations.
+  const seen = new Map<unknown, Set<unknown>>();
   const add = (holder: Loose) => {
-    if (seen.has(holder.spec)) return;
-    seen.add(holder.spec);
+    const metadatas = seen.get(holder.spec) ?? new Set<unknown>();
+    if (metadatas.has(holder.metadata)) return;
+    metadatas.add(holder.metadata);
+    seen.set(holder.spec, metadatas);
     templates.push({
       metadata: isObject(holder.metadata) ? holder.metadata : {},
       spec: holder.spec,

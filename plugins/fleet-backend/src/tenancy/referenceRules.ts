@@ -2,8 +2,8 @@
  * What the objects of a component's manifests make the cluster do to objects that are not the
  * component's. Fleet checks that it writes only the component's own objects; these rules check
  * that those objects, once the cluster's controllers act on them, reach no further: the
- * identity the pods run as, the rights a Role grants and a RoleBinding gives, the workload an
- * autoscaler or an Argo Rollout takes over.
+ * identity the pods run as, the rights a Role grants and a binding gives, the Secrets an Argo
+ * analysis reads, the workload, Services and routes an autoscaler or an Argo Rollout takes over.
  */
 import type { ManifestObject } from './ProjectGuard';
 import type { ProjectRules } from './manifestRules';
@@ -33,46 +33,39 @@ function list(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** The one ClusterRole a RoleBinding of the manifests may give: Kubernetes' read-only `view`. */
-const BINDABLE_CLUSTER_ROLES = new Set(['view']);
+/** A name as Kubernetes reads it: an empty string is no name. */
+function nonEmpty(value: unknown): unknown {
+  return value === '' || value === null ? undefined : value;
+}
 
 /** Verbs that only read. */
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 
-/**
- * Resources whose write would make pods Fleet never checks (their pod security, what they read),
- * or hand out identities and rights: a Role of the manifests may only read them.
- */
-const GUARDED_RESOURCES = new Set([
-  'pods',
-  'pods/exec',
-  'pods/attach',
-  'pods/portforward',
-  'pods/ephemeralcontainers',
-  'podtemplates',
-  'replicationcontrollers',
-  'deployments',
-  'replicasets',
-  'statefulsets',
-  'daemonsets',
-  'jobs',
-  'cronjobs',
-  'rollouts',
-  'serviceaccounts',
-  'serviceaccounts/token',
-  'roles',
-  'rolebindings',
-  'clusterroles',
-  'clusterrolebindings',
-]);
+/** Resources a Role of the manifests may write without naming them: coordination, events. */
+const FREE_WRITE_RESOURCES = new Set(['leases', 'events']);
 
-/** Verbs that grant more than their resource: never in a Role of the manifests. */
+/** Resources a Role of the manifests may touch only by name, among the project's `secrets`. */
+const NAMED_RESOURCES: Record<string, string> = {
+  secrets: 'Secret',
+  configmaps: 'ConfigMap',
+};
+
+/** Subresources a Role of the manifests may read (never write). */
+const READABLE_SUBRESOURCES = new Set(['log', 'status', 'scale']);
+
+/** Verbs that grant more than their resource: never in a role of the manifests. */
 const ESCALATING_VERBS = new Set(['escalate', 'bind', 'impersonate']);
 
+/** The label that adds a ClusterRole's rules to another (`aggregate-to-view`, ...). */
+const AGGREGATE_LABEL_PREFIX = 'rbac.authorization.k8s.io/aggregate-to-';
+
 /**
- * Why a Role's rules grant more than the component may have: a wildcard, a Secret outside the
- * project's secrets (or every Secret), an escalating verb, or a write (or `pods/exec`) on what
- * makes pods or hands out identities and rights.
+ * Why a Role's (or a ClusterRole's) rules grant more than the component may have: a wildcard
+ * (`*`, alone or in a resource: every resource's `exec`), an escalating verb, an endpoint outside the API's resources, a Secret or a
+ * ConfigMap not named or named outside the project's secrets, a subresource other than a read
+ * of `log`, `status` or `scale`, or a write of anything but leases and events. What the
+ * component's pods could write otherwise (pods, workloads, Services, Ingresses, autoscalers, Argo
+ * analyses, RBAC) would reach other components and escape the project's rules.
  */
 function roleRulesRefusal(
   rules: ProjectRules,
@@ -80,82 +73,185 @@ function roleRulesRefusal(
   role: ManifestObject,
   appName: string,
 ): string | undefined {
-  for (const rule of list((role as Loose).rules)) {
+  const loose = role as Loose;
+  if (role.kind === 'ClusterRole') {
+    const labels = isObject(loose.metadata?.labels)
+      ? loose.metadata.labels
+      : {};
+    const aggregate = Object.keys(labels).find(l =>
+      l.startsWith(AGGREGATE_LABEL_PREFIX),
+    );
+    if (aggregate || loose.aggregationRule !== undefined) {
+      return `an aggregated ClusterRole (${
+        aggregate ?? 'aggregationRule'
+      }) adds rules to roles other subjects hold`;
+    }
+  }
+  for (const rule of list(loose.rules)) {
     if (!isObject(rule)) continue;
     const verbs = list(rule.verbs).map(String);
     const resources = list(rule.resources).map(String);
     const groups = list(rule.apiGroups).map(String);
-    if ([...verbs, ...resources, ...groups].includes('*')) {
+    if ([...verbs, ...resources, ...groups].some(v => v.includes('*'))) {
       return 'a rule with a wildcard (*) grants what no project bounds: name the verbs, resources and API groups';
+    }
+    if (list(rule.nonResourceURLs).length > 0) {
+      return "a rule on nonResourceURLs reaches the API server's own endpoints";
     }
     const escalating = verbs.find(v => ESCALATING_VERBS.has(v));
     if (escalating) {
-      return `the verb '${escalating}' grants rights beyond the Role's own`;
+      return `the verb '${escalating}' grants rights beyond the role's own`;
     }
-    if (resources.includes('secrets')) {
-      const names = list(rule.resourceNames).map(String);
-      if (names.length === 0) {
-        return `a rule on secrets without resourceNames reads every Secret of the namespace: name the component's own (project ${
-          project.name
-        }'s secrets: ${project.secrets.join(', ')})`;
+    const writes = verbs.filter(v => !READ_VERBS.has(v));
+    for (const resource of resources) {
+      const [base, sub] = resource.split('/');
+      if (sub !== undefined) {
+        if (!READABLE_SUBRESOURCES.has(sub) || writes.length > 0) {
+          return `a rule lets the component's pods ${verbs.join(
+            ', ',
+          )} ${resource}: a role of the manifests may only read the log, status and scale of what it reads`;
+        }
+        continue;
       }
-      for (const name of names) {
-        const refusal = rules.secretRefusal(project, 'Secret', name, appName);
-        if (refusal) return refusal;
+      const named = NAMED_RESOURCES[base];
+      if (named) {
+        const names = list(rule.resourceNames).map(String);
+        if (names.length === 0) {
+          return `a rule on ${base} without resourceNames reaches every ${named} of the namespace: name the component's own (project ${
+            project.name
+          }'s secrets: ${project.secrets.join(', ')})`;
+        }
+        for (const name of names) {
+          const refusal = rules.secretRefusal(project, named, name, appName);
+          if (refusal) return refusal;
+        }
+        continue;
       }
-    }
-    const written = verbs.filter(v => !READ_VERBS.has(v));
-    const guarded = resources.find(r => GUARDED_RESOURCES.has(r));
-    if (guarded && (written.length > 0 || guarded.includes('/'))) {
-      return `a rule lets the component's pods ${
-        written.length > 0 ? written.join(', ') : verbs.join(', ')
-      } ${guarded}: pods, workloads, identities and rights are Fleet's to apply, checked against the project, not the component's pods'`;
+      if (writes.length > 0 && !FREE_WRITE_RESOURCES.has(base)) {
+        return `a rule lets the component's pods ${writes.join(
+          ', ',
+        )} ${resource}: a role of the manifests may write only leases, events, and the project's Secrets and ConfigMaps by name (what its pods would make otherwise meets none of the project's rules)`;
+      }
     }
   }
   return undefined;
 }
 
 /**
- * Why a RoleBinding gives rights beyond the component: to a subject that is not one of its
- * ServiceAccounts, or a role that is neither one of its Roles nor the read-only `view`.
+ * Why a RoleBinding (or a ClusterRoleBinding) gives rights beyond the component: to a subject
+ * that is not one of its ServiceAccounts, or a role that is not one of its own.
  */
-function roleBindingRefusal(
+function bindingRefusal(
   binding: ManifestObject,
   own: OwnObjects,
 ): string | undefined {
   const loose = binding as Loose;
+  const cluster = binding.kind === 'ClusterRoleBinding';
   const namespace = binding.metadata?.namespace;
   for (const subject of list(loose.subjects)) {
     const s = isObject(subject) ? subject : {};
-    const ownAccount =
-      s.kind === 'ServiceAccount' &&
-      (s.namespace === undefined || s.namespace === namespace) &&
-      own.has(key('ServiceAccount', namespace, s.name));
-    if (!ownAccount) {
-      return `subject ${String(s.kind)} '${String(
-        s.name,
-      )}' is not a ServiceAccount of the component's manifests: a binding gives rights to the component's own ServiceAccounts only`;
+    const at = cluster
+      ? nonEmpty(s.namespace)
+      : nonEmpty(s.namespace) ?? namespace;
+    if (
+      s.kind !== 'ServiceAccount' ||
+      !own.has(key('ServiceAccount', at, s.name))
+    ) {
+      return `subject ${String(s.kind)} '${String(s.name)}'${
+        s.kind === 'ServiceAccount' ? ` of namespace '${String(at ?? '')}'` : ''
+      } is not a ServiceAccount of the component's manifests: a binding gives rights to the component's own ServiceAccounts only`;
     }
   }
   const ref = isObject(loose.roleRef) ? loose.roleRef : {};
-  if (ref.kind === 'Role' && own.has(key('Role', namespace, ref.name))) {
-    return undefined;
-  }
-  if (ref.kind === 'ClusterRole' && BINDABLE_CLUSTER_ROLES.has(ref.name)) {
-    return undefined;
-  }
+  const ownRole =
+    ref.apiGroup === 'rbac.authorization.k8s.io' &&
+    ((ref.kind === 'Role' &&
+      !cluster &&
+      own.has(key('Role', namespace, ref.name))) ||
+      (ref.kind === 'ClusterRole' &&
+        own.has(key('ClusterRole', undefined, ref.name))));
+  if (ownRole) return undefined;
   return `roleRef ${String(ref.kind)} '${String(
     ref.name,
-  )}' is neither a Role of the component's manifests nor the ClusterRole view`;
+  )}' is not a role of the component's manifests (a ClusterRole such as view, edit or admin reads other components' ConfigMaps and pods, or more)`;
+}
+
+/** The Secrets an Argo AnalysisTemplate's arguments read (the controller reads them). */
+function analysisSecretRefusal(
+  rules: ProjectRules,
+  project: FleetProject,
+  template: ManifestObject,
+  appName: string,
+): string | undefined {
+  const spec = isObject(template.spec) ? template.spec : {};
+  for (const arg of list(spec.args)) {
+    const name = isObject(arg) ? arg.valueFrom?.secretKeyRef?.name : undefined;
+    if (name === undefined) continue;
+    const refusal = rules.secretRefusal(
+      project,
+      'Secret',
+      String(name),
+      appName,
+    );
+    if (refusal) return `argument '${String((arg as Loose).name)}': ${refusal}`;
+  }
+  return undefined;
+}
+
+/** What an Argo Rollout takes over, by kind and name: its workload, Services and routes. */
+function rolloutTargets(spec: Loose): Array<[string, unknown]> {
+  const targets: Array<[string, unknown]> = [];
+  if (isObject(spec.workloadRef)) {
+    targets.push([String(spec.workloadRef.kind), spec.workloadRef.name]);
+  }
+  const canary = isObject(spec.strategy?.canary) ? spec.strategy.canary : {};
+  const blueGreen = isObject(spec.strategy?.blueGreen)
+    ? spec.strategy.blueGreen
+    : {};
+  const routing = isObject(canary.trafficRouting) ? canary.trafficRouting : {};
+  const services = [
+    canary.stableService,
+    canary.canaryService,
+    blueGreen.activeService,
+    blueGreen.previewService,
+    routing.alb?.rootService,
+    routing.smi?.rootService,
+  ];
+  for (const name of services) targets.push(['Service', name]);
+  const ingresses = [
+    routing.nginx?.stableIngress,
+    ...list(routing.nginx?.stableIngresses),
+    routing.alb?.ingress,
+    ...list(routing.alb?.ingresses),
+  ];
+  for (const name of ingresses) targets.push(['Ingress', name]);
+  const istio = isObject(routing.istio) ? routing.istio : {};
+  for (const vs of [istio.virtualService, ...list(istio.virtualServices)]) {
+    if (isObject(vs)) targets.push(['VirtualService', vs.name]);
+  }
+  if (isObject(istio.destinationRule)) {
+    targets.push(['DestinationRule', istio.destinationRule.name]);
+  }
+  const gateway = isObject(routing.plugins)
+    ? routing.plugins['argoproj-labs/gatewayAPI']
+    : undefined;
+  if (isObject(gateway)) {
+    targets.push(['HTTPRoute', gateway.httpRoute]);
+    for (const route of list(gateway.httpRoutes)) {
+      if (isObject(route)) targets.push(['HTTPRoute', route.name]);
+    }
+  }
+  return targets.filter(([, name]) => nonEmpty(name) !== undefined);
 }
 
 /**
  * Why the project refuses what an object of the manifests makes the cluster do beyond the
  * component: pods that run as a ServiceAccount the manifests do not hold (the namespace's
- * `default` aside), a ServiceAccount token Secret for another account, a Role or RoleBinding
- * that grants more than the component's own (see `roleRulesRefusal`, `roleBindingRefusal`), an
- * autoscaler or an Argo Rollout (`workloadRef`) that takes over a workload the manifests do
- * not hold. Undefined when it may.
+ * `default` aside), a ServiceAccount token Secret for another account, a role or binding that
+ * grants more than the component's own (see `roleRulesRefusal`, `bindingRefusal`), an Argo
+ * analysis argument read from a Secret outside the project, an autoscaler or an Argo Rollout
+ * that takes over a workload, a Service or a route the manifests do not hold. Undefined when it
+ * may.
  */
 export function referencesRefusal(
   rules: ProjectRules,
@@ -166,7 +262,8 @@ export function referencesRefusal(
 ): string | undefined {
   const namespace = object.metadata?.namespace;
   for (const { spec } of podTemplatesOf(object)) {
-    const account = spec.serviceAccountName ?? spec.serviceAccount;
+    const account =
+      nonEmpty(spec.serviceAccountName) ?? nonEmpty(spec.serviceAccount);
     if (
       account !== undefined &&
       account !== 'default' &&
@@ -178,15 +275,23 @@ export function referencesRefusal(
     }
   }
   const loose = object as Loose;
+  const spec = isObject(object.spec) ? (object.spec as Loose) : {};
+  const takenOver = (targets: Array<[string, unknown]>) => {
+    const [kind, name] =
+      targets.find(([k, n]) => !own.has(key(k, namespace, n))) ?? [];
+    return kind === undefined
+      ? undefined
+      : `it takes over ${kind} '${String(
+          name,
+        )}', which the component's manifests do not hold`;
+  };
   switch (object.kind) {
     case 'Secret': {
       if (loose.type !== 'kubernetes.io/service-account-token') break;
-      const account =
-        object.metadata && isObject((object.metadata as Loose).annotations)
-          ? (object.metadata as Loose).annotations[
-              'kubernetes.io/service-account.name'
-            ]
-          : undefined;
+      const annotations = isObject(loose.metadata?.annotations)
+        ? loose.metadata.annotations
+        : {};
+      const account = annotations['kubernetes.io/service-account.name'];
       if (!own.has(key('ServiceAccount', namespace, account))) {
         return `a token Secret for ServiceAccount '${String(
           account,
@@ -195,24 +300,23 @@ export function referencesRefusal(
       break;
     }
     case 'Role':
+    case 'ClusterRole':
       return roleRulesRefusal(rules, project, object, appName);
     case 'RoleBinding':
-      return roleBindingRefusal(object, own);
+    case 'ClusterRoleBinding':
+      return bindingRefusal(object, own);
+    case 'AnalysisTemplate':
+    case 'ClusterAnalysisTemplate':
+      return analysisSecretRefusal(rules, project, object, appName);
     case 'HorizontalPodAutoscaler':
-    case 'Rollout': {
-      const target = isObject(object.spec)
-        ? (object.spec as Loose)[
-            object.kind === 'Rollout' ? 'workloadRef' : 'scaleTargetRef'
-          ]
-        : undefined;
-      if (!isObject(target)) break;
-      if (!own.has(key(target.kind, namespace, target.name))) {
-        return `it takes over ${String(target.kind)} '${String(
-          target.name,
-        )}', which the component's manifests do not hold`;
+      if (isObject(spec.scaleTargetRef)) {
+        return takenOver([
+          [String(spec.scaleTargetRef.kind), spec.scaleTargetRef.name],
+        ]);
       }
       break;
-    }
+    case 'Rollout':
+      return takenOver(rolloutTargets(spec));
     default:
       break;
   }

@@ -27,6 +27,17 @@ function withoutEnvValues(value: unknown): unknown {
   return out;
 }
 
+/** A fetcher's answer without the plain env values of what it holds. */
+function redacted(result: FetchResponseWrapper): FetchResponseWrapper {
+  return {
+    errors: result.errors,
+    responses: result.responses.map(response => ({
+      ...response,
+      resources: (response.resources as unknown[]).map(withoutEnvValues),
+    })) as FetchResponseWrapper['responses'],
+  };
+}
+
 /**
  * The Kubernetes plugin's fetcher, minus the environment values of what Fleet deployed.
  *
@@ -44,19 +55,13 @@ export class FleetEnvRedactingFetcher implements KubernetesFetcher {
   async fetchObjectsForService(
     params: ObjectFetchParams,
   ): Promise<FetchResponseWrapper> {
-    const result = await this.inner.fetchObjectsForService(params);
-    return {
-      errors: result.errors,
-      responses: result.responses.map(response => ({
-        ...response,
-        resources: (response.resources as unknown[]).map(withoutEnvValues),
-      })) as FetchResponseWrapper['responses'],
-    };
+    return redacted(await this.inner.fetchObjectsForService(params));
   }
 
-  fetchPodMetricsByNamespaces(
+  /** Pod metrics carry each pod whole: their env values are dropped too. */
+  async fetchPodMetricsByNamespaces(
     ...args: Parameters<KubernetesFetcher['fetchPodMetricsByNamespaces']>
   ): Promise<FetchResponseWrapper> {
-    return this.inner.fetchPodMetricsByNamespaces(...args);
+    return redacted(await this.inner.fetchPodMetricsByNamespaces(...args));
   }
 }

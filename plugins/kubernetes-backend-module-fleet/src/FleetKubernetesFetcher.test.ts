@@ -6,13 +6,17 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import type { JsonObject } from '@backstage/types';
-import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
+import type {
+  ClusterDetails,
+  KubernetesFetcher,
+} from '@backstage/plugin-kubernetes-node';
 import { useSimulator } from '@cnp/kube-simulator';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { readRequestTimeoutMs } from './config';
 import { FleetEnvRedactingFetcher } from './FleetEnvRedactingFetcher';
 import {
   FleetKubernetesFetcher,
+  metricsSelector,
   type ClusterHealthView,
 } from './FleetKubernetesFetcher';
 
@@ -208,6 +212,58 @@ describe('FleetKubernetesFetcher', () => {
         valueFrom: { secretKeyRef: { name: 'db', key: 'password' } },
       },
     ]);
+  });
+
+  it("hides the env values of the pods pod metrics carry, and lists only components' pods for them", async () => {
+    // The simulated clusters have no metrics-server: the metrics' answer is what the plugin's
+    // own fetcher makes of metrics and pods (client-node's topPods), each pod whole.
+    const pod = {
+      metadata: { name: 'shop-1', namespace: 'default' },
+      spec: {
+        containers: [
+          { name: 'shop', env: [{ name: 'TOKEN', value: 'plain-s3cret' }] },
+        ],
+      },
+    };
+    const withMetrics: KubernetesFetcher = {
+      fetchObjectsForService: async () => ({ errors: [], responses: [] }),
+      fetchPodMetricsByNamespaces: async () => ({
+        errors: [],
+        responses: [
+          {
+            type: 'podstatus',
+            resources: [
+              {
+                Pod: pod,
+                CPU: { CurrentUsage: 0.1, RequestTotal: 0.1, LimitTotal: 0.2 },
+                Memory: { CurrentUsage: 1, RequestTotal: 2, LimitTotal: 3 },
+                Containers: [],
+              },
+            ],
+          } as any,
+        ],
+      }),
+    };
+    const metrics = await new FleetEnvRedactingFetcher(
+      withMetrics,
+    ).fetchPodMetricsByNamespaces(
+      details('a'),
+      { type: 'bearer token', token: sim.token('a') },
+      new Set(['default']),
+      'nothing!=x',
+    );
+    expect(JSON.stringify(metrics)).not.toContain('plain-s3cret');
+    expect(
+      (metrics.responses[0].resources[0] as any).Pod.spec.containers[0].env,
+    ).toEqual([{ name: 'TOKEN' }]);
+    expect((metrics.responses[0].resources[0] as any).CPU.CurrentUsage).toBe(
+      0.1,
+    );
+    // The pods listed for metrics carry a component's Kubernetes id, whatever the annotation.
+    expect(metricsSelector('nothing!=x')).toBe(
+      'backstage.io/kubernetes-id,nothing!=x',
+    );
+    expect(metricsSelector(undefined)).toBe('backstage.io/kubernetes-id');
   });
 
   it('cancels what a cluster did not answer by the deadline and names the cluster; a cluster that drops connections is named too', async () => {

@@ -131,6 +131,17 @@ export function componentSelector(
 }
 
 /**
+ * The label selector the tab lists pods with for their metrics. The plugin passes the
+ * component's selector (its annotation) but not its id, so the pods are narrowed to those
+ * labelled with some component's Kubernetes id: never the namespace's other pods, whose specs
+ * (environment values included) the metrics' answer carries whole.
+ */
+export function metricsSelector(labelSelector: string | undefined): string {
+  const given = labelSelector?.trim();
+  return given ? `${KUBERNETES_ID_LABEL},${given}` : KUBERNETES_ID_LABEL;
+}
+
+/**
  * The Kubernetes plugin's fetcher for Fleet's clusters: the same lists the plugin's own fetcher
  * reads (with Secrets' values starred), but each cluster has `requestTimeoutMs` to answer a call
  * of the tab; past it, its requests are cancelled (their connections closed) and the cluster
@@ -210,7 +221,7 @@ export class FleetKubernetesFetcher implements KubernetesFetcher {
                 details,
                 credential,
                 resourcePath(resource, namespace),
-                labelSelector,
+                metricsSelector(labelSelector),
                 signal,
               ),
             ),

@@ -12,7 +12,7 @@ const OWNER_TTL_MS = 10_000;
  */
 export interface EntityOwnership {
   owner?: string;
-  /** Set when the annotation is; its text as written when it is not an entity ref. */
+  /** Set when the annotation is (and not empty); its text as written when it is no entity ref. */
   deployers?: string;
 }
 
@@ -35,20 +35,26 @@ function fullRef(raw: unknown, namespace: string): string | undefined {
  * Reads a component's owner and deployer group from the catalog with Fleet's own service
  * credentials, as full, lower-case entity refs (`owner: payments` on a component of namespace
  * `shop` is `group:shop/payments`, as the catalog's own relations read it); no owner when the
- * catalog does not know the entity or it names none. Reused for 10 s (every apply asks). A
- * catalog that cannot be read throws: nobody is let into a project on an outage.
+ * catalog does not know the entity or it names none. Reused for 10 s (every apply asks) unless
+ * asked `fresh`, which reads the catalog now and keeps that read. A catalog that cannot be read
+ * throws: nobody is let into a project on an outage.
  */
 export function createEntityOwnerReader(options: {
   catalog: CatalogService;
   auth: AuthService;
   now?: () => number;
-}): (entityRef: string) => Promise<EntityOwnership> {
+}): (
+  entityRef: string,
+  options?: { fresh?: boolean },
+) => Promise<EntityOwnership> {
   const { catalog, auth } = options;
   const now = options.now ?? Date.now;
   const cache = new Map<string, { read: EntityOwnership; at: number }>();
-  return async entityRef => {
+  return async (entityRef, readOptions) => {
     const hit = cache.get(entityRef);
-    if (hit && now() - hit.at < OWNER_TTL_MS) return hit.read;
+    if (!readOptions?.fresh && hit && now() - hit.at < OWNER_TTL_MS) {
+      return hit.read;
+    }
     const entity = await catalog.getEntityByRef(entityRef, {
       credentials: await auth.getOwnServiceCredentials(),
     });
@@ -58,7 +64,7 @@ export function createEntityOwnerReader(options: {
       read.owner = fullRef(entity.spec?.owner, namespace);
       const deployers =
         entity.metadata.annotations?.[FLEET_ANNOTATION_DEPLOYERS];
-      if (deployers !== undefined) {
+      if (typeof deployers === 'string' && deployers.trim()) {
         read.deployers = fullRef(deployers, namespace) ?? deployers;
       }
     }

@@ -296,6 +296,24 @@ describe('ProjectGuard', () => {
   });
 
   it("refuses a component that opens its deploys to a group outside its project's owners", async () => {
+    // A caller's write reads the catalog afresh: the policy has just read it too.
+    const asked: Array<[string, boolean]> = [];
+    const recording = ProjectGuard.create({
+      projects: readProjects(new ConfigReader({ projects: teams }), 'default'),
+      ownerOf: async (ref, options) => {
+        asked.push([ref, !!options?.fresh]);
+        return owners[ref] ?? {};
+      },
+      deployNamespace: 'default',
+    });
+    await recording.checkWrite('component:default/payments', {
+      appName: 'payments',
+    });
+    await recording.projectOf('component:default/payments');
+    expect(asked).toEqual([
+      ['component:default/payments', true],
+      ['component:default/payments', false],
+    ]);
     const g = guard(teams);
     await expect(
       g.projectOf('component:default/checkout'),

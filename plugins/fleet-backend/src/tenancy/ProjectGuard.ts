@@ -16,6 +16,10 @@ import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
  */
 export type EntityOwnerReader = (
   entityRef: string,
+  options?: {
+    /** Read the catalog now rather than reuse a recent read (a caller's request). */
+    fresh?: boolean;
+  },
 ) => Promise<{ owner?: string; deployers?: string }>;
 
 /** A cluster as a project sees it. */
@@ -80,13 +84,16 @@ export class ProjectGuard {
    * a deployer group could put a component of its own in another team's project (by naming
    * that team as its owner) and deploy into that project's namespaces and Secrets.
    */
-  async projectOf(entityRef: string): Promise<FleetProject> {
+  async projectOf(
+    entityRef: string,
+    options?: { fresh?: boolean },
+  ): Promise<FleetProject> {
     const builtIn = this.projects.find(p => p.builtIn);
     if (builtIn) return builtIn;
     let owner: string | undefined;
     let deployers: string | undefined;
     try {
-      ({ owner, deployers } = await this.ownerOf(entityRef));
+      ({ owner, deployers } = await this.ownerOf(entityRef, options));
     } catch (error) {
       // Not the caller's doing: a 503, and nobody is let into a project on an outage.
       throw new ServiceUnavailableError(
@@ -120,13 +127,16 @@ export class ProjectGuard {
 
   /**
    * Checks the namespace the application deploys to (its spec's, else the deploy namespace), its
-   * env references, its Ingress and its placement overrides: 403 on the first rule broken.
+   * env references, its Ingress and its placement overrides: 403 on the first rule broken. The
+   * catalog is read afresh: a caller's request is decided on the component's owner and
+   * deployers as the permission policy sees them now, not as they were some seconds ago (the
+   * later checks of the same request reuse this read).
    */
   async checkWrite(
     entityRef: string,
     write: ProjectWrite,
   ): Promise<FleetProject> {
-    const project = await this.projectOf(entityRef);
+    const project = await this.projectOf(entityRef, { fresh: true });
     const refusal = this.writeRefusal(project, write);
     if (refusal) throw new NotAllowedError(refusal);
     return project;

@@ -457,7 +457,7 @@ describe('ProjectGuard.objectsRefusal', () => {
   });
 
   const workload = (podSpec: JsonObject, kind = 'Deployment') => ({
-    apiVersion: 'apps/v1',
+    apiVersion: ['Job', 'CronJob'].includes(kind) ? 'batch/v1' : 'apps/v1',
     kind,
     metadata: { name: 'web', namespace: 'payments' },
     spec:
@@ -997,6 +997,123 @@ describe('ProjectGuard.objectsRefusal', () => {
       ]),
     ).resolves.toContain(
       "ClusterRole 'web': an aggregated ClusterRole (rbac.authorization.k8s.io/aggregate-to-view) adds rules to roles other subjects hold",
+    );
+  });
+
+  it("tells kinds apart by their API group: another group's Job or Role is not Kubernetes'", async () => {
+    const volcanoJob = {
+      apiVersion: 'batch.volcano.sh/v1alpha1',
+      kind: 'Job',
+      metadata: { name: 'train', namespace: 'payments' },
+      spec: { tasks: [] },
+    };
+    await expect(refusal([volcanoJob])).resolves.toMatch(
+      /^Job 'train': kind Job\.batch\.volcano\.sh is not allowed in project payments/,
+    );
+    const withVolcano = guard([
+      {
+        ...teams[0],
+        kinds: {
+          allow: [
+            'Job.batch.volcano.sh',
+            'Certificate',
+            'StatefulSet.apps.kruise.io',
+            'HorizontalPodAutoscaler',
+            'Role.iam.services.k8s.aws',
+            'RoleBinding',
+            'ServiceAccount',
+          ],
+        },
+      },
+    ]);
+    const refusalIn = (objects: object[]) =>
+      withVolcano.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects,
+      });
+    await expect(
+      refusalIn([
+        volcanoJob,
+        {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Certificate',
+          metadata: { name: 'web', namespace: 'payments' },
+        },
+      ]),
+    ).resolves.toBeUndefined();
+    // The pods a kind of another group makes are still held to the project's rules.
+    await expect(
+      refusalIn([
+        {
+          ...volcanoJob,
+          spec: {
+            tasks: [
+              {
+                template: {
+                  spec: { hostNetwork: true, containers: [container({})] },
+                },
+              },
+            ],
+          },
+        },
+      ]),
+    ).resolves.toContain("sharing the host's namespaces (hostNetwork)");
+    // A reference means the group it names: an autoscaler of Kubernetes' StatefulSet `checkout`
+    // does not scale the manifests' OpenKruise StatefulSet of that name.
+    await expect(
+      refusalIn([
+        {
+          apiVersion: 'apps.kruise.io/v1beta1',
+          kind: 'StatefulSet',
+          metadata: { name: 'checkout', namespace: 'payments' },
+          spec: {},
+        },
+        {
+          apiVersion: 'autoscaling/v2',
+          kind: 'HorizontalPodAutoscaler',
+          metadata: { name: 'web', namespace: 'payments' },
+          spec: {
+            scaleTargetRef: {
+              apiVersion: 'apps/v1',
+              kind: 'StatefulSet',
+              name: 'checkout',
+            },
+            maxReplicas: 2,
+          },
+        },
+      ]),
+    ).resolves.toBe(
+      "HorizontalPodAutoscaler 'web': it takes over StatefulSet 'checkout', which the component's manifests do not hold",
+    );
+    // Nor does a RoleBinding bind a cloud controller's Role of the manifests: it binds RBAC's.
+    await expect(
+      refusalIn([
+        {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name: 'web', namespace: 'payments' },
+        },
+        {
+          apiVersion: 'iam.services.k8s.aws/v1alpha1',
+          kind: 'Role',
+          metadata: { name: 'ns-admin', namespace: 'payments' },
+          spec: {},
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'web', namespace: 'payments' },
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'ns-admin',
+          },
+          subjects: [{ kind: 'ServiceAccount', name: 'web' }],
+        },
+      ]),
+    ).resolves.toContain(
+      "RoleBinding 'web': roleRef Role 'ns-admin' is not a role of the component's manifests",
     );
   });
 

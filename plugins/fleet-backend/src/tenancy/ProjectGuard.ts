@@ -27,6 +27,8 @@ export type ProjectCluster = { name: string; labels: Record<string, string> };
 
 /** An object of a component's own manifests, as the project rules look at it. */
 export interface ManifestObject {
+  /** Its API group decides which kind it is (see `projectKindOf`). */
+  apiVersion?: string;
   kind?: string;
   /** Its name and namespace; a Pod's annotations are read for its AppArmor profiles. */
   metadata?: { name?: string; namespace?: string };

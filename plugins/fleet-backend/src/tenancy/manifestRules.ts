@@ -2,6 +2,7 @@ import type { ManifestObject, ProjectGuard } from './ProjectGuard';
 import { expand, hostRefusal } from './patterns';
 import { podSecurityProblem, podTemplatesOf } from './podSecurity';
 import type { FleetProject } from './projects';
+import { kindListed, projectKindOf } from './kinds';
 import { ownObjectsOf, referencesRefusal } from './referenceRules';
 
 /** The ConfigMap of the cluster's CA certificates that every namespace holds. */
@@ -45,25 +46,32 @@ export function objectsRefusal(
     const name = object.metadata?.name ?? '';
     const namespace = object.metadata?.namespace;
     const what = `${kind} '${name}'`;
-    if (project.kinds.deny.includes(kind)) {
-      return `${what}: kind ${kind} is denied in project ${project.name}`;
+    const named = projectKindOf(kind, object.apiVersion);
+    if (
+      project.kinds.deny.includes(kind) ||
+      kindListed(project.kinds.deny, kind, object.apiVersion)
+    ) {
+      return `${what}: kind ${named} is denied in project ${project.name}`;
     }
-    if (!project.kinds.allow.includes(kind)) {
-      return `${what}: kind ${kind}${
+    if (!kindListed(project.kinds.allow, kind, object.apiVersion)) {
+      return `${what}: kind ${named}${
         namespace === undefined ? ' (cluster-scoped)' : ''
       } is not allowed in project ${
         project.name
       } (its kinds: ${project.kinds.allow.join(', ')})`;
     }
+    // Another group's kind of a known name (`Job.batch.volcano.sh`) gets no rule of Kubernetes'
+    // own kind below: the project allowed it by that name.
+    const builtIn = named === kind;
     if (namespace !== undefined) {
       const refusal = rules.namespaceRefusal(project, namespace, appName);
       if (refusal) return `${what}: ${refusal}`;
     }
-    if (kind === 'Namespace') {
+    if (builtIn && kind === 'Namespace') {
       const refusal = namespaceObjectRefusal(rules, project, name, appName);
       if (refusal) return `${what}: ${refusal}`;
     }
-    if (kind === 'Secret') {
+    if (builtIn && kind === 'Secret') {
       const refusal = rules.secretRefusal(project, 'Secret', name, appName);
       if (refusal) return refusal;
     }
@@ -71,13 +79,14 @@ export function objectsRefusal(
     if (podRefusal) return `${what}: ${podRefusal}`;
     const securityRefusal = podSecurityRefusal(project, object);
     if (securityRefusal) return `${what}${securityRefusal}`;
-    const reach = referencesRefusal(rules, project, object, own, appName);
+    const reach =
+      builtIn && referencesRefusal(rules, project, object, own, appName);
     if (reach) return `${what}: ${reach}`;
-    if (kind === 'Service') {
+    if (builtIn && kind === 'Service') {
       const refusal = externalIpsRefusal(object.spec);
       if (refusal) return `${what}: ${refusal}`;
     }
-    if (kind === 'Ingress') {
+    if (builtIn && kind === 'Ingress') {
       const refusal = ingressRefusal(
         rules,
         project,

@@ -93,7 +93,9 @@ const NAMESPACE_PATTERN = /^[-a-z0-9*{}]+$/;
 const SECRET_PATTERN = /^[-.a-z0-9*{}]+$/;
 const HOST_PATTERN =
   /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
+/** A kind (`Deployment`), or a kind with its API group (`Job.batch.volcano.sh`). */
+const KIND =
+  /^[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 
 function patterns(
   section: Config,
@@ -184,7 +186,7 @@ export function readProjects(
       for (const kind of list) {
         if (!KIND.test(kind))
           throw new Error(
-            `Invalid config value ${at}.kinds.${key} entry '${kind}': expected a kind such as Deployment`,
+            `Invalid config value ${at}.kinds.${key} entry '${kind}': expected a kind such as Deployment, or a kind with its API group such as Job.batch.volcano.sh`,
           );
       }
       return list;

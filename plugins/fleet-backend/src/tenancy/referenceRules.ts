@@ -7,21 +7,38 @@
  */
 import type { ManifestObject } from './ProjectGuard';
 import type { ProjectRules } from './manifestRules';
+import { groupOf, kindName } from './kinds';
 import { podTemplatesOf } from './podSecurity';
 import type { FleetProject } from './projects';
 
 type Loose = Record<string, any>;
 
-/** The objects of the manifests, rendered for a cluster, by `Kind/namespace/name`. */
+/** An object a reference names: its group, kind and name. */
+type Target = [group: string, kind: string, name: unknown];
+
+/** The objects of the manifests, rendered for a cluster, by `group/Kind/namespace/name`. */
 export type OwnObjects = ReadonlySet<string>;
 
-function key(kind: unknown, namespace: unknown, name: unknown): string {
-  return `${String(kind)}/${String(namespace ?? '')}/${String(name)}`;
+/** An object's or a reference's key: the group decides which kind it is. */
+function key(
+  group: string,
+  kind: unknown,
+  namespace: unknown,
+  name: unknown,
+): string {
+  return `${group}/${String(kind)}/${String(namespace ?? '')}/${String(name)}`;
 }
 
 export function ownObjectsOf(objects: readonly ManifestObject[]): OwnObjects {
   return new Set(
-    objects.map(o => key(o.kind, o.metadata?.namespace, o.metadata?.name)),
+    objects.map(o =>
+      key(
+        groupOf(o.kind, o.apiVersion),
+        o.kind,
+        o.metadata?.namespace,
+        o.metadata?.name,
+      ),
+    ),
   );
 }
 
@@ -37,6 +54,8 @@ function list(value: unknown): unknown[] {
 function nonEmpty(value: unknown): unknown {
   return value === '' || value === null ? undefined : value;
 }
+
+const RBAC = 'rbac.authorization.k8s.io';
 
 /** Verbs that only read. */
 const READ_VERBS = new Set(['get', 'list', 'watch']);
@@ -155,7 +174,7 @@ function bindingRefusal(
       : nonEmpty(s.namespace) ?? namespace;
     if (
       s.kind !== 'ServiceAccount' ||
-      !own.has(key('ServiceAccount', at, s.name))
+      !own.has(key('', 'ServiceAccount', at, s.name))
     ) {
       return `subject ${String(s.kind)} '${String(s.name)}'${
         s.kind === 'ServiceAccount' ? ` of namespace '${String(at ?? '')}'` : ''
@@ -164,12 +183,12 @@ function bindingRefusal(
   }
   const ref = isObject(loose.roleRef) ? loose.roleRef : {};
   const ownRole =
-    ref.apiGroup === 'rbac.authorization.k8s.io' &&
+    ref.apiGroup === RBAC &&
     ((ref.kind === 'Role' &&
       !cluster &&
-      own.has(key('Role', namespace, ref.name))) ||
+      own.has(key(RBAC, 'Role', namespace, ref.name))) ||
       (ref.kind === 'ClusterRole' &&
-        own.has(key('ClusterRole', undefined, ref.name))));
+        own.has(key(RBAC, 'ClusterRole', undefined, ref.name))));
   if (ownRole) return undefined;
   return `roleRef ${String(ref.kind)} '${String(
     ref.name,
@@ -198,11 +217,16 @@ function analysisSecretRefusal(
   return undefined;
 }
 
-/** What an Argo Rollout takes over, by kind and name: its workload, Services and routes. */
-function rolloutTargets(spec: Loose): Array<[string, unknown]> {
-  const targets: Array<[string, unknown]> = [];
-  if (isObject(spec.workloadRef)) {
-    targets.push([String(spec.workloadRef.kind), spec.workloadRef.name]);
+/** What an Argo Rollout takes over, by group, kind and name: its workload, Services, routes. */
+function rolloutTargets(spec: Loose): Target[] {
+  const targets: Target[] = [];
+  const ref = spec.workloadRef;
+  if (isObject(ref)) {
+    targets.push([
+      groupOf(ref.kind, ref.apiVersion),
+      String(ref.kind),
+      ref.name,
+    ]);
   }
   const canary = isObject(spec.strategy?.canary) ? spec.strategy.canary : {};
   const blueGreen = isObject(spec.strategy?.blueGreen)
@@ -217,31 +241,42 @@ function rolloutTargets(spec: Loose): Array<[string, unknown]> {
     routing.alb?.rootService,
     routing.smi?.rootService,
   ];
-  for (const name of services) targets.push(['Service', name]);
+  for (const name of services) targets.push(['', 'Service', name]);
   const ingresses = [
     routing.nginx?.stableIngress,
     ...list(routing.nginx?.stableIngresses),
     routing.alb?.ingress,
     ...list(routing.alb?.ingresses),
   ];
-  for (const name of ingresses) targets.push(['Ingress', name]);
+  for (const name of ingresses) {
+    targets.push(['networking.k8s.io', 'Ingress', name]);
+  }
   const istio = isObject(routing.istio) ? routing.istio : {};
   for (const vs of [istio.virtualService, ...list(istio.virtualServices)]) {
-    if (isObject(vs)) targets.push(['VirtualService', vs.name]);
+    if (isObject(vs)) {
+      targets.push(['networking.istio.io', 'VirtualService', vs.name]);
+    }
   }
   if (isObject(istio.destinationRule)) {
-    targets.push(['DestinationRule', istio.destinationRule.name]);
+    targets.push([
+      'networking.istio.io',
+      'DestinationRule',
+      istio.destinationRule.name,
+    ]);
   }
   const gateway = isObject(routing.plugins)
     ? routing.plugins['argoproj-labs/gatewayAPI']
     : undefined;
   if (isObject(gateway)) {
-    targets.push(['HTTPRoute', gateway.httpRoute]);
-    for (const route of list(gateway.httpRoutes)) {
-      if (isObject(route)) targets.push(['HTTPRoute', route.name]);
+    const routes = [
+      gateway.httpRoute,
+      ...list(gateway.httpRoutes).map(r => (isObject(r) ? r.name : r)),
+    ];
+    for (const name of routes) {
+      targets.push(['gateway.networking.k8s.io', 'HTTPRoute', name]);
     }
   }
-  return targets.filter(([, name]) => nonEmpty(name) !== undefined);
+  return targets.filter(([, , name]) => nonEmpty(name) !== undefined);
 }
 
 /**
@@ -267,7 +302,7 @@ export function referencesRefusal(
     if (
       account !== undefined &&
       account !== 'default' &&
-      !own.has(key('ServiceAccount', namespace, account))
+      !own.has(key('', 'ServiceAccount', namespace, account))
     ) {
       return `pods run as ServiceAccount '${String(
         account,
@@ -276,12 +311,12 @@ export function referencesRefusal(
   }
   const loose = object as Loose;
   const spec = isObject(object.spec) ? (object.spec as Loose) : {};
-  const takenOver = (targets: Array<[string, unknown]>) => {
-    const [kind, name] =
-      targets.find(([k, n]) => !own.has(key(k, namespace, n))) ?? [];
+  const takenOver = (targets: Target[]) => {
+    const [group, kind, name] =
+      targets.find(([g, k, n]) => !own.has(key(g, k, namespace, n))) ?? [];
     return kind === undefined
       ? undefined
-      : `it takes over ${kind} '${String(
+      : `it takes over ${kindName(kind, group!)} '${String(
           name,
         )}', which the component's manifests do not hold`;
   };
@@ -292,7 +327,7 @@ export function referencesRefusal(
         ? loose.metadata.annotations
         : {};
       const account = annotations['kubernetes.io/service-account.name'];
-      if (!own.has(key('ServiceAccount', namespace, account))) {
+      if (!own.has(key('', 'ServiceAccount', namespace, account))) {
         return `a token Secret for ServiceAccount '${String(
           account,
         )}', which the component's manifests do not hold`;
@@ -310,8 +345,13 @@ export function referencesRefusal(
       return analysisSecretRefusal(rules, project, object, appName);
     case 'HorizontalPodAutoscaler':
       if (isObject(spec.scaleTargetRef)) {
+        const target = spec.scaleTargetRef;
         return takenOver([
-          [String(spec.scaleTargetRef.kind), spec.scaleTargetRef.name],
+          [
+            groupOf(target.kind, target.apiVersion),
+            String(target.kind),
+            target.name,
+          ],
         ]);
       }
       break;

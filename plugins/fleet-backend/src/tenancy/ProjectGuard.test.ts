@@ -800,6 +800,17 @@ describe('ProjectGuard.objectsRefusal', () => {
         "a rule lets the component's pods create, patch services",
       ],
       [
+        "another group's resource named like a Lease",
+        roleRefusal([
+          {
+            apiGroups: ['coordination.k8s.io', 'jobs.example.com'],
+            resources: ['leases'],
+            verbs: ['create'],
+          },
+        ]),
+        "a rule lets the component's pods create leases",
+      ],
+      [
         'Argo analyses, which run pods as the controller',
         roleRefusal([
           {

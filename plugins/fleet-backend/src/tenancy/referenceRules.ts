@@ -61,7 +61,10 @@ const RBAC = 'rbac.authorization.k8s.io';
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 
 /** Resources a Role of the manifests may write without naming them: coordination, events. */
-const FREE_WRITE_RESOURCES = new Set(['leases', 'events']);
+const FREE_WRITE_RESOURCES: Readonly<Record<string, readonly string[]>> = {
+  leases: ['coordination.k8s.io'],
+  events: ['', 'events.k8s.io'],
+};
 
 /** Resources a Role of the manifests may touch only by name, among the project's `secrets`. */
 const NAMED_RESOURCES: Record<string, string> = {
@@ -146,7 +149,10 @@ function roleRulesRefusal(
         }
         continue;
       }
-      if (writes.length > 0 && !FREE_WRITE_RESOURCES.has(base)) {
+      // Of their own groups only: another group's `leases` is another resource.
+      const free = FREE_WRITE_RESOURCES[base];
+      const freeWrite = !!free && groups.every(g => free.includes(g));
+      if (writes.length > 0 && !freeWrite) {
         return `a rule lets the component's pods ${writes.join(
           ', ',
         )} ${resource}: a role of the manifests may write only leases, events, and the project's Secrets and ConfigMaps by name (what its pods would make otherwise meets none of the project's rules)`;

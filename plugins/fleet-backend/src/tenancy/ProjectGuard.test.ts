@@ -670,7 +670,13 @@ describe('ProjectGuard.objectsRefusal', () => {
             resources: ['leases'],
             verbs: ['get', 'create', 'update'],
           },
-          grant(['pods', 'pods/log'], ['get', 'list', 'watch']),
+          grant(['pods', 'pods/log', 'pods/status'], ['get', 'list', 'watch']),
+          grant(['events'], ['create', 'patch']),
+          {
+            apiGroups: ['apps'],
+            resources: ['deployments/scale'],
+            verbs: ['get'],
+          },
         ]),
         binding({ kind: 'Role', name: 'web' }, [asWeb]),
         binding({ kind: 'Role', name: 'web' }, [{ ...asWeb, namespace: '' }]),
@@ -829,6 +835,11 @@ describe('ProjectGuard.objectsRefusal', () => {
         "Role 'web': the verb 'bind' grants rights beyond the role's own",
       ],
       [
+        'impersonate',
+        roleRefusal([grant(['serviceaccounts'], ['impersonate'])]),
+        "the verb 'impersonate'",
+      ],
+      [
         'escalate',
         roleRefusal([
           { apiGroups: [rbac], resources: ['roles'], verbs: ['escalate'] },
@@ -944,6 +955,86 @@ describe('ProjectGuard.objectsRefusal', () => {
         ],
         "Rollout 'web': it takes over VirtualService 'storefront'",
       ],
+      [
+        "a Rollout's ping-pong Service of another component",
+        [
+          meta('Service', 'web'),
+          rollout({
+            canary: {
+              pingPong: { pingService: 'web', pongService: 'checkout' },
+            },
+          }),
+        ],
+        "Rollout 'web': it takes over Service 'checkout'",
+      ],
+      [
+        "a VirtualService of another namespace (Argo reads 'name.namespace')",
+        [
+          rollout({
+            canary: {
+              trafficRouting: {
+                istio: { virtualService: { name: 'checkout.finance' } },
+              },
+            },
+          }),
+        ],
+        "VirtualService 'checkout.finance' names another namespace",
+      ],
+      [
+        'the Gateway API plugin in another namespace',
+        [
+          rollout({
+            canary: {
+              trafficRouting: {
+                plugins: {
+                  'argoproj-labs/gatewayAPI': {
+                    httpRoute: 'web',
+                    namespace: 'finance',
+                  },
+                },
+              },
+            },
+          }),
+        ],
+        "the Gateway API plugin steers routes of namespace 'finance'",
+      ],
+      [
+        "a route kind of the Gateway API plugin that is another component's",
+        [
+          rollout({
+            canary: {
+              trafficRouting: {
+                plugins: {
+                  'argoproj-labs/gatewayAPI': { grpcRoute: 'checkout' },
+                },
+              },
+            },
+          }),
+        ],
+        "it takes over GRPCRoute 'checkout'",
+      ],
+      [
+        'a traffic router Fleet does not check',
+        [
+          rollout({
+            canary: {
+              trafficRouting: { ambassador: { mappings: ['checkout'] } },
+            },
+          }),
+        ],
+        'traffic routing by ambassador is not one Fleet checks',
+      ],
+      [
+        'a traffic plugin Fleet does not check',
+        [
+          rollout({
+            canary: {
+              trafficRouting: { plugins: { 'acme/router': { route: 'x' } } },
+            },
+          }),
+        ],
+        'traffic routing by the plugin acme/router is not one Fleet checks',
+      ],
     ];
     for (const [how, objects, message] of refused) {
       expect([how, await refusal(objects)]).toEqual([
@@ -952,7 +1043,72 @@ describe('ProjectGuard.objectsRefusal', () => {
       ]);
     }
 
-    // Where a project allows cluster-wide RBAC, the same rules hold, and a ClusterRole that
+    // Kinds a project allows beyond the default list get the same rules.
+    const wide = guard([
+      {
+        ...teams[0],
+        kinds: { allow: ['Job.batch.volcano.sh', 'ClusterAnalysisTemplate'] },
+      },
+    ]);
+    const wideRefused: Array<[string, object[], string]> = [
+      [
+        "a cluster-wide analysis argument read from another project's Secret",
+        [
+          {
+            kind: 'ClusterAnalysisTemplate',
+            apiVersion: 'argoproj.io/v1alpha1',
+            metadata: { name: 'check' },
+            spec: {
+              args: [
+                {
+                  name: 'token',
+                  valueFrom: {
+                    secretKeyRef: { name: 'ledger-db', key: 'password' },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+        "ClusterAnalysisTemplate 'check': argument 'token': Secret 'ledger-db' is not in project payments",
+      ],
+      [
+        "another team's ServiceAccount for the pods of another group's kind",
+        [
+          {
+            apiVersion: 'batch.volcano.sh/v1alpha1',
+            kind: 'Job',
+            metadata: { name: 'train', namespace: 'payments' },
+            spec: {
+              tasks: [
+                {
+                  template: {
+                    spec: {
+                      serviceAccountName: 'ci-deployer',
+                      containers: [container({})],
+                    },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+        "Job 'train': pods run as ServiceAccount 'ci-deployer'",
+      ],
+    ];
+    for (const [how, objects, message] of wideRefused) {
+      expect([
+        how,
+        await wide.objectsRefusalOf({
+          entityRef: 'component:default/payments',
+          appName: 'payments',
+          objects,
+        }),
+      ]).toEqual([how, expect.stringContaining(message)]);
+    }
+
+    // Where a project allows cluster-wide RBAC, a ClusterRole applies in every namespace: it may
+    // only read, and not what holds other teams' Secrets, ConfigMaps, pods or nodes; one that
     // would add its rules to others' (aggregation) is refused.
     const operators = guard([
       {
@@ -974,7 +1130,16 @@ describe('ProjectGuard.objectsRefusal', () => {
       roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'web' },
       subjects,
     });
-    const podReader = role([grant(['pods'], ['get', 'list'])], 'ClusterRole');
+    const podReader = role(
+      [
+        {
+          apiGroups: ['widgets.example.com'],
+          resources: ['widgets'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+      'ClusterRole',
+    );
     await expect(
       clusterRefusal([
         account,
@@ -991,11 +1156,40 @@ describe('ProjectGuard.objectsRefusal', () => {
     ).resolves.toContain(
       "ClusterRoleBinding 'web': subject ServiceAccount 'web' of namespace 'kube-system' is not a ServiceAccount of the component's manifests",
     );
+    for (const [rules, message] of [
+      [
+        [grant(['secrets'], ['get'], { resourceNames: ['payments-db'] })],
+        "ClusterRole 'web': a rule lets the component's pods get secrets in every namespace",
+      ],
+      [
+        [grant(['pods'], ['list'])],
+        "ClusterRole 'web': a rule lets the component's pods list pods in every namespace",
+      ],
+      [[grant(['nodes/log'], ['get'])], 'get nodes/log in every namespace'],
+      [
+        [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['update'],
+          },
+        ],
+        "ClusterRole 'web': a rule lets the component's pods update leases: a ClusterRole applies in every namespace, and one of the manifests may only read",
+      ],
+      [
+        [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+        "ClusterRole 'web': a rule on nonResourceURLs",
+      ],
+    ] as const) {
+      await expect(
+        clusterRefusal([role(rules as unknown as JsonObject[], 'ClusterRole')]),
+      ).resolves.toContain(message);
+    }
     await expect(
-      clusterRefusal([role([grant(['secrets'], ['list'])], 'ClusterRole')]),
-    ).resolves.toContain(
-      "ClusterRole 'web': a rule on secrets without resourceNames",
-    );
+      clusterRefusal([
+        { ...podReader, aggregationRule: { clusterRoleSelectors: [] } },
+      ]),
+    ).resolves.toContain('an aggregated ClusterRole (aggregationRule)');
     await expect(
       clusterRefusal([
         {
@@ -1053,6 +1247,24 @@ describe('ProjectGuard.objectsRefusal', () => {
         },
       ]),
     ).resolves.toBeUndefined();
+    // A kind listed with Kubernetes' own group is that kind, in a deny list too.
+    const noRoles = guard([
+      { ...teams[0], kinds: { deny: ['Role.rbac.authorization.k8s.io'] } },
+    ]);
+    await expect(
+      noRoles.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects: [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: 'web', namespace: 'payments' },
+            rules: [],
+          },
+        ],
+      }),
+    ).resolves.toBe("Role 'web': kind Role is denied in project payments");
     // The pods a kind of another group makes are still held to the project's rules.
     await expect(
       refusalIn([

@@ -78,18 +78,15 @@ export function kindName(kind: string, group: string): string {
   return `${kind}.${group}`;
 }
 
-/** Whether a project's list of kinds names this one (bare, or with its group). */
+/** Whether a project's list of kinds names this one (as `projectKindOf` does, or with its group). */
 export function kindListed(
   kinds: readonly string[],
   kind: string,
   apiVersion: unknown,
 ): boolean {
-  const named = projectKindOf(kind, apiVersion);
-  if (kinds.includes(named)) return true;
-  // A kind Kubernetes does not define may also be listed with its group.
+  // Bare as a project names it, or with its group (`Role.rbac.authorization.k8s.io`).
   return (
-    named === kind &&
-    KIND_GROUPS[kind] === undefined &&
+    kinds.includes(projectKindOf(kind, apiVersion)) ||
     kinds.includes(`${kind}.${groupOf(kind, apiVersion)}`)
   );
 }

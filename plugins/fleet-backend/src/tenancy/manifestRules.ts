@@ -79,8 +79,7 @@ export function objectsRefusal(
     if (podRefusal) return `${what}: ${podRefusal}`;
     const securityRefusal = podSecurityRefusal(project, object);
     if (securityRefusal) return `${what}${securityRefusal}`;
-    const reach =
-      builtIn && referencesRefusal(rules, project, object, own, appName);
+    const reach = referencesRefusal(rules, project, object, own, appName);
     if (reach) return `${what}: ${reach}`;
     if (builtIn && kind === 'Service') {
       const refusal = externalIpsRefusal(object.spec);

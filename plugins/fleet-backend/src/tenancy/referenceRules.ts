@@ -7,7 +7,7 @@
  */
 import type { ManifestObject } from './ProjectGuard';
 import type { ProjectRules } from './manifestRules';
-import { groupOf, kindName } from './kinds';
+import { groupOf, kindName, projectKindOf } from './kinds';
 import { podTemplatesOf } from './podSecurity';
 import type { FleetProject } from './projects';
 
@@ -78,6 +78,27 @@ const READABLE_SUBRESOURCES = new Set(['log', 'status', 'scale']);
 /** Verbs that grant more than their resource: never in a role of the manifests. */
 const ESCALATING_VERBS = new Set(['escalate', 'bind', 'impersonate']);
 
+/**
+ * What a ClusterRole of the manifests may not even read: it applies in every namespace once
+ * bound cluster-wide, and these hold Secrets' and ConfigMaps' data, or pods' specs with their
+ * environment values, of every team (or the nodes').
+ */
+const CLUSTER_UNREADABLE = new Set([
+  'secrets',
+  'configmaps',
+  'pods',
+  'podtemplates',
+  'replicationcontrollers',
+  'deployments',
+  'replicasets',
+  'statefulsets',
+  'daemonsets',
+  'jobs',
+  'cronjobs',
+  'rollouts',
+  'nodes',
+]);
+
 /** The label that adds a ClusterRole's rules to another (`aggregate-to-view`, ...). */
 const AGGREGATE_LABEL_PREFIX = 'rbac.authorization.k8s.io/aggregate-to-';
 
@@ -125,6 +146,11 @@ function roleRulesRefusal(
       return `the verb '${escalating}' grants rights beyond the role's own`;
     }
     const writes = verbs.filter(v => !READ_VERBS.has(v));
+    if (role.kind === 'ClusterRole') {
+      const refusal = clusterRuleRefusal(resources, verbs, writes);
+      if (refusal) return refusal;
+      continue;
+    }
     for (const resource of resources) {
       const [base, sub] = resource.split('/');
       if (sub !== undefined) {
@@ -158,6 +184,34 @@ function roleRulesRefusal(
         )} ${resource}: a role of the manifests may write only leases, events, and the project's Secrets and ConfigMaps by name (what its pods would make otherwise meets none of the project's rules)`;
       }
     }
+  }
+  return undefined;
+}
+
+/**
+ * Why a ClusterRole's rule reaches other teams: it applies in every namespace (a
+ * ClusterRoleBinding) or in any namespace a RoleBinding names, so it may only read, never a
+ * subresource, and not what holds Secrets, ConfigMaps, pods' specs or nodes.
+ */
+function clusterRuleRefusal(
+  resources: string[],
+  verbs: string[],
+  writes: string[],
+): string | undefined {
+  if (writes.length > 0) {
+    return `a rule lets the component's pods ${writes.join(
+      ', ',
+    )} ${resources.join(
+      ', ',
+    )}: a ClusterRole applies in every namespace, and one of the manifests may only read`;
+  }
+  const reached = resources.find(
+    r => r.includes('/') || CLUSTER_UNREADABLE.has(r),
+  );
+  if (reached) {
+    return `a rule lets the component's pods ${verbs.join(
+      ', ',
+    )} ${reached} in every namespace: other teams' Secrets, ConfigMaps, pods and nodes stay out of a ClusterRole of the manifests`;
   }
   return undefined;
 }
@@ -223,6 +277,70 @@ function analysisSecretRefusal(
   return undefined;
 }
 
+/** The traffic routers a Rollout of the manifests may use: those whose targets are checked. */
+const CHECKED_ROUTERS = new Set(['istio', 'nginx', 'alb', 'smi', 'plugins']);
+
+/** The Gateway API plugin's route kinds, by the fields that name them. */
+const GATEWAY_ROUTES: Readonly<Record<string, string>> = {
+  httpRoute: 'HTTPRoute',
+  httpRoutes: 'HTTPRoute',
+  grpcRoute: 'GRPCRoute',
+  grpcRoutes: 'GRPCRoute',
+  tcpRoute: 'TCPRoute',
+  tcpRoutes: 'TCPRoute',
+  tlsRoute: 'TLSRoute',
+  tlsRoutes: 'TLSRoute',
+};
+
+/** Why a Rollout's traffic routing reaches what Fleet cannot check, or undefined. */
+function routingRefusal(
+  routing: Loose,
+  namespace: unknown,
+): string | undefined {
+  const router = Object.keys(routing).find(
+    k => !CHECKED_ROUTERS.has(k) && routing[k] !== undefined,
+  );
+  if (router) {
+    return `traffic routing by ${router} is not one Fleet checks (istio, nginx, alb, smi, the Gateway API plugin): what it steers could be another component's`;
+  }
+  const plugins = isObject(routing.plugins) ? routing.plugins : {};
+  const plugin = Object.keys(plugins).find(
+    k => k !== 'argoproj-labs/gatewayAPI',
+  );
+  if (plugin) {
+    return `traffic routing by the plugin ${plugin} is not one Fleet checks`;
+  }
+  const gateway = plugins['argoproj-labs/gatewayAPI'];
+  if (isObject(gateway)) {
+    if (
+      nonEmpty(gateway.namespace) !== undefined &&
+      gateway.namespace !== namespace
+    ) {
+      return `the Gateway API plugin steers routes of namespace '${String(
+        gateway.namespace,
+      )}', not the Rollout's`;
+    }
+    const unknown = Object.keys(gateway).find(
+      k =>
+        !(k in GATEWAY_ROUTES) &&
+        !['namespace', 'configMap', 'useHeaderRoutes'].includes(k),
+    );
+    if (unknown) {
+      return `the Gateway API plugin's ${unknown} is not a field Fleet checks`;
+    }
+  }
+  const istio = isObject(routing.istio) ? routing.istio : {};
+  for (const vs of [istio.virtualService, ...list(istio.virtualServices)]) {
+    // Argo reads `name.namespace` as a VirtualService of that namespace.
+    if (isObject(vs) && String(vs.name ?? '').includes('.')) {
+      return `VirtualService '${String(
+        vs.name,
+      )}' names another namespace: a Rollout steers its own namespace's routes only`;
+    }
+  }
+  return undefined;
+}
+
 /** What an Argo Rollout takes over, by group, kind and name: its workload, Services, routes. */
 function rolloutTargets(spec: Loose): Target[] {
   const targets: Target[] = [];
@@ -242,6 +360,8 @@ function rolloutTargets(spec: Loose): Target[] {
   const services = [
     canary.stableService,
     canary.canaryService,
+    canary.pingPong?.pingService,
+    canary.pingPong?.pongService,
     blueGreen.activeService,
     blueGreen.previewService,
     routing.alb?.rootService,
@@ -257,6 +377,11 @@ function rolloutTargets(spec: Loose): Target[] {
   for (const name of ingresses) {
     targets.push(['networking.k8s.io', 'Ingress', name]);
   }
+  targets.push([
+    'split.smi-spec.io',
+    'TrafficSplit',
+    routing.smi?.trafficSplitName,
+  ]);
   const istio = isObject(routing.istio) ? routing.istio : {};
   for (const vs of [istio.virtualService, ...list(istio.virtualServices)]) {
     if (isObject(vs)) {
@@ -274,13 +399,15 @@ function rolloutTargets(spec: Loose): Target[] {
     ? routing.plugins['argoproj-labs/gatewayAPI']
     : undefined;
   if (isObject(gateway)) {
-    const routes = [
-      gateway.httpRoute,
-      ...list(gateway.httpRoutes).map(r => (isObject(r) ? r.name : r)),
-    ];
-    for (const name of routes) {
-      targets.push(['gateway.networking.k8s.io', 'HTTPRoute', name]);
+    for (const [field, kind] of Object.entries(GATEWAY_ROUTES)) {
+      const names = field.endsWith('s')
+        ? list(gateway[field]).map(r => (isObject(r) ? r.name : r))
+        : [gateway[field]];
+      for (const name of names) {
+        targets.push(['gateway.networking.k8s.io', kind, name]);
+      }
     }
+    targets.push(['', 'ConfigMap', gateway.configMap]);
   }
   return targets.filter(([, , name]) => nonEmpty(name) !== undefined);
 }
@@ -314,6 +441,12 @@ export function referencesRefusal(
         account,
       )}', which the component's manifests do not hold: pods run as the namespace's default ServiceAccount or one of the manifests`;
     }
+  }
+  // Another group's kind of a known name (`Role.iam.services.k8s.aws`) is not that kind.
+  if (
+    projectKindOf(String(object.kind ?? ''), object.apiVersion) !== object.kind
+  ) {
+    return undefined;
   }
   const loose = object as Loose;
   const spec = isObject(object.spec) ? (object.spec as Loose) : {};
@@ -361,8 +494,13 @@ export function referencesRefusal(
         ]);
       }
       break;
-    case 'Rollout':
-      return takenOver(rolloutTargets(spec));
+    case 'Rollout': {
+      const routing = spec.strategy?.canary?.trafficRouting;
+      return (
+        (isObject(routing) ? routingRefusal(routing, namespace) : undefined) ??
+        takenOver(rolloutTargets(spec))
+      );
+    }
     default:
       break;
   }

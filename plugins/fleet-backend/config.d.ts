@@ -156,6 +156,12 @@ export interface Config {
       secrets?: string[];
       /** Ingress host patterns (`*.payments.example.com`); a host itself is never a wildcard. */
       ingressHosts?: string[];
+      /**
+       * URL patterns its components' own manifests may be read from
+       * (`https://github.com/acme/payments-*`; a URL without `*` also holds what is below it).
+       * Unset: any URL the portal's integrations can read.
+       */
+      sources?: string[];
       /** Kinds of manifests it may apply (default: Fleet's namespaced kinds). */
       kinds?: { allow?: string[]; deny?: string[] };
       /**

@@ -211,7 +211,7 @@ describe.each(databases.eachSupportedId())(
       .toLowerCase()
       .replace(/[^a-z0-9]/g, '')}`;
 
-    async function start() {
+    async function start(projects?: object[]) {
       const scheduler = mockServices.scheduler() as SchedulerService & {
         factory(options: { skipTaskRunOnStartup: boolean }): any;
       };
@@ -225,6 +225,7 @@ describe.each(databases.eachSupportedId())(
             progressDeadline: { seconds: 4 },
           },
           reconcile: { watch: false },
+          ...(projects ? { projects } : {}),
           gitHost: {
             baseUrl: git.url,
             cacheDir: path.join(tmp, `cache-${namespace}`),
@@ -447,6 +448,29 @@ describe.each(databases.eachSupportedId())(
       expect(
         live(sim, 'east', namespace, 'Job', 'inventory-migrate'),
       ).toBeUndefined();
+    });
+
+    it("reads manifests only from the project's sources (403 naming the URL, nothing applied)", async () => {
+      const { server } = await start([
+        {
+          name: 'team-a',
+          owners: ['team-a'],
+          namespaces: [namespace],
+          secrets: ['inventory*', 'storefront*'],
+          sources: [`${git.url}/inventory.git`],
+        },
+      ]);
+      const refused = await deploy(server, 'storefront', 'east');
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toBe(
+        `manifests from ${git.url}/storefront.git/tree/main/deploy are not among project team-a's sources (${git.url}/inventory.git)`,
+      );
+      expect(
+        live(sim, 'east', namespace, 'Deployment', 'storefront'),
+      ).toBeUndefined();
+      const allowed = await deploy(server, 'inventory', 'west', 'v1');
+      expect(allowed.status).toBe(201);
+      expect((await deployed(server, allowed.body.id)).status).toBe('DEPLOYED');
     });
 
     it('refuses a ClusterRoleBinding under the default project (403), applying nothing', async () => {

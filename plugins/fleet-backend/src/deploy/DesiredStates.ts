@@ -338,6 +338,7 @@ export class DesiredStates {
       entityRef: application.entityRef,
       appName: application.name,
       objects,
+      sourceUrl: set.url,
     });
     if (refusal) throw new NotAllowedError(refusal);
     return {

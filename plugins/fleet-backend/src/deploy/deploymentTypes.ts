@@ -112,13 +112,15 @@ export type RevisionRefusal = (request: {
 }) => Promise<string | undefined>;
 
 /**
- * Why the component's project refuses the objects of its own manifests rendered for a cluster;
- * undefined when it may. Throws when it cannot be decided.
+ * Why the component's project refuses the objects of its own manifests rendered for a cluster,
+ * or the place they were read from (`sourceUrl`, when they are read now); undefined when it
+ * may. Throws when it cannot be decided.
  */
 export type ObjectsRefusal = (request: {
   entityRef: string;
   appName: string;
   objects: readonly KubernetesObject[];
+  sourceUrl?: string;
 }) => Promise<string | undefined>;
 
 export interface DeploymentServiceOptions {

@@ -1260,7 +1260,6 @@ describe('ProjectGuard.objectsRefusal', () => {
             apiVersion: 'rbac.authorization.k8s.io/v1',
             kind: 'Role',
             metadata: { name: 'web', namespace: 'payments' },
-            rules: [],
           },
         ],
       }),
@@ -1338,6 +1337,64 @@ describe('ProjectGuard.objectsRefusal', () => {
     ).resolves.toContain(
       "RoleBinding 'web': roleRef Role 'ns-admin' is not a role of the component's manifests",
     );
+  });
+
+  it('reads manifests only from the sources a project lists', async () => {
+    const sourced = guard([
+      {
+        ...teams[0],
+        sources: [
+          'https://git.example.com/acme/{app}',
+          'https://github.com/acme/payments-*',
+        ],
+      },
+    ]);
+    const from = (sourceUrl: string) =>
+      sourced.objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects: [],
+        sourceUrl,
+      });
+    await expect(
+      from('https://git.example.com/acme/payments/tree/main/deploy'),
+    ).resolves.toBeUndefined();
+    await expect(
+      from('https://github.com/acme/payments-api/blob/main/all.yaml'),
+    ).resolves.toBeUndefined();
+    for (const url of [
+      'https://github.com/acme/ledger/tree/main/deploy',
+      'https://git.example.com/acme/payments-evil/tree/main',
+      'https://git.example.com.evil.io/acme/payments/tree/main',
+    ]) {
+      await expect(from(url)).resolves.toBe(
+        `manifests from ${url} are not among project payments's sources (https://git.example.com/acme/payments, https://github.com/acme/payments-*)`,
+      );
+    }
+    // Without sources, any URL (and the objects' own rules still hold).
+    await expect(refusal([])).resolves.toBeUndefined();
+    await expect(
+      guard(teams).objectsRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        objects: [],
+        sourceUrl: 'https://github.com/acme/ledger/tree/main/deploy',
+      }),
+    ).resolves.toBeUndefined();
+    expect(() =>
+      readProjects(
+        new ConfigReader({
+          projects: [{ ...teams[0], sources: ['https://*.example.com/x'] }],
+        }),
+        'default',
+      ),
+    ).toThrow("a '*' in the host would match any host");
+    expect(() =>
+      readProjects(
+        new ConfigReader({ projects: [{ ...teams[0], sources: ['git@x:y'] }] }),
+        'default',
+      ),
+    ).toThrow('expected an http(s) URL');
   });
 
   it('lets a project that may apply Namespaces make only those it names exactly', async () => {

@@ -7,7 +7,7 @@ import type {
 import { matchesSelector } from '../kubernetes/labelSelector';
 import { sanitizeK8sName } from '../kubernetes/sanitizeK8sName';
 import { objectsRefusal } from './manifestRules';
-import { expand, hostRefusal, matchesPattern } from './patterns';
+import { expand, hostRefusal, matchesPattern, sourceRefusal } from './patterns';
 import { SYSTEM_NAMESPACES, type FleetProject } from './projects';
 
 /**
@@ -247,14 +247,23 @@ export class ProjectGuard {
     return objectsRefusal(this, project, objects, appName);
   }
 
-  /** Why the component's project refuses the objects (see `objectsRefusal`), or undefined. */
+  /**
+   * Why the component's project refuses the objects (see `objectsRefusal`), or the place they
+   * were read from (`sourceUrl`: see `sourceRefusal`), or undefined.
+   */
   async objectsRefusalOf(request: {
     entityRef: string;
     appName: string;
     objects: readonly ManifestObject[];
+    sourceUrl?: string;
   }): Promise<string | undefined> {
     const project = await this.projectOf(request.entityRef);
-    return this.objectsRefusal(project, request.objects, request.appName);
+    return (
+      (request.sourceUrl !== undefined
+        ? sourceRefusal(project, request.sourceUrl, request.appName)
+        : undefined) ??
+      this.objectsRefusal(project, request.objects, request.appName)
+    );
   }
 
   /** The first rule a write breaks, in words, or undefined. */

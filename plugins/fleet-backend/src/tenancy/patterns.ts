@@ -14,6 +14,28 @@ export function expand(pattern: string, appName: string): string {
   return pattern.split('{app}').join(appName);
 }
 
+/**
+ * Why the project refuses manifests read from `url`: its `sources` list no pattern the URL (or a
+ * folder above it: `https://git.example.com/acme/payments` holds `…/payments/tree/main/deploy`)
+ * matches. A project without `sources` takes any URL the portal can read.
+ */
+export function sourceRefusal(
+  project: FleetProject,
+  url: string,
+  appName: string,
+): string | undefined {
+  if (!project.sources) return undefined;
+  const patterns = project.sources.map(p => expand(p, appName));
+  const matches = (pattern: string) =>
+    matchesPattern(url, pattern) ||
+    (!pattern.endsWith('*') &&
+      matchesPattern(url, `${pattern.replace(/\/+$/, '')}/*`));
+  if (patterns.some(matches)) return undefined;
+  return `manifests from ${url} are not among project ${
+    project.name
+  }'s sources (${patterns.length ? patterns.join(', ') : 'it names none'})`;
+}
+
 /** Why the project refuses an Ingress host: a wildcard, or one outside its hosts. */
 export function hostRefusal(
   project: FleetProject,

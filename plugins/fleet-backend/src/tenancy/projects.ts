@@ -28,6 +28,11 @@ export interface FleetProject {
   secrets: string[];
   /** Patterns an Ingress host must match; empty: no Ingress. */
   ingressHosts: string[];
+  /**
+   * Patterns of the URLs its components' own manifests may be read from (`*` any run of
+   * characters, `{app}` the application's name); undefined: any the portal can read.
+   */
+  sources?: string[];
   /** The kinds of manifests it may apply (for manifests brought from repositories). */
   kinds: { allow: string[]; deny: string[] };
   /**
@@ -96,6 +101,34 @@ const HOST_PATTERN =
 /** A kind (`Deployment`), or a kind with its API group (`Job.batch.volcano.sh`). */
 const KIND =
   /^[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
+
+/**
+ * `sources`: absolute http(s) URL patterns (`https://github.com/acme/payments-*`). A pattern's
+ * `*` matches any run of characters, `/` included; one that does not end with `*` names one
+ * folder or file and what is below it.
+ */
+function sourcePatterns(section: Config, at: string): string[] | undefined {
+  const values = section.getOptionalStringArray('sources');
+  for (const value of values ?? []) {
+    let url: URL | undefined;
+    try {
+      url = new URL(value.split('*').join('x').split('{app}').join('x'));
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['https:', 'http:'].includes(url.protocol)) {
+      throw new Error(
+        `Invalid config value ${at}.sources entry '${value}': expected an http(s) URL or a pattern of them with '*', such as https://github.com/acme/payments-*`,
+      );
+    }
+    if (/^https?:\/\/[^/]*\*/.test(value)) {
+      throw new Error(
+        `Invalid config value ${at}.sources entry '${value}': a '*' in the host would match any host`,
+      );
+    }
+  }
+  return values;
+}
 
 function patterns(
   section: Config,
@@ -208,6 +241,7 @@ export function readProjects(
       namespaces,
       secrets: patterns(section, 'secrets', at, SECRET_PATTERN, ['{app}-*']),
       ingressHosts: patterns(section, 'ingressHosts', at, HOST_PATTERN, []),
+      sources: sourcePatterns(section, at),
       kinds: {
         allow: allow.length > 0 ? allow : DEFAULT_PROJECT_KINDS,
         deny: kindList('deny'),

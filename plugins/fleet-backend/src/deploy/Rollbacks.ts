@@ -95,6 +95,7 @@ export class Rollbacks {
         entityRef: application.entityRef,
         appName: application.name,
         objects,
+        sourceUrl: target.source?.url,
       });
       if (refusedObjects)
         throw new NotAllowedError(`revision refused: ${refusedObjects}`);
@@ -202,6 +203,7 @@ export class Rollbacks {
           entityRef: application.entityRef,
           appName: application.name,
           objects,
+          sourceUrl: predecessor.source?.url,
         });
       }
     } catch (error) {

@@ -468,6 +468,11 @@ describe.each(databases.eachSupportedId())(
       expect(
         live(sim, 'east', namespace, 'Deployment', 'storefront'),
       ).toBeUndefined();
+      // Refused before anything is read: not even the application is imported.
+      const applications = await request(server).get(
+        '/api/fleet/applications?entityRef=component:default/storefront',
+      );
+      expect(applications.body.items).toEqual([]);
       const allowed = await deploy(server, 'inventory', 'west', 'v1');
       expect(allowed.status).toBe(201);
       expect((await deployed(server, allowed.body.id)).status).toBe('DEPLOYED');

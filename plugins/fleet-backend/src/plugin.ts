@@ -257,6 +257,7 @@ export const fleetPlugin = createBackendPlugin({
           annotationsOf,
           revisionRefusal: request => projects.revisionRefusal(request),
           objectsRefusal: request => projects.objectsRefusalOf(request),
+          sourceRefusal: request => projects.sourceRefusalOf(request),
           manifestSources,
           manifestReader: new ManifestReader(urlReader),
           objectApplier,

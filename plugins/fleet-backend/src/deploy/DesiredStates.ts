@@ -21,6 +21,7 @@ import {
   type ManifestSet,
 } from '../repository/ManifestReader';
 import { manifestsUrlOf } from '../repository/manifestsRef';
+import { applicationNameFor } from './applicationNames';
 import type {
   DeployRequest,
   DeploymentServiceOptions,
@@ -120,6 +121,7 @@ export class DesiredStates {
       | 'annotationsOf'
       | 'manifestReader'
       | 'objectsRefusal'
+      | 'sourceRefusal'
       | 'stores'
     > & { sources: ManifestSources },
   ) {}
@@ -186,6 +188,12 @@ export class DesiredStates {
       }
       return undefined;
     }
+    const refusal = await this.options.sourceRefusal?.({
+      entityRef,
+      appName: applicationNameFor(entityRef),
+      url,
+    });
+    if (refusal) throw new NotAllowedError(refusal);
     const reader = this.options.manifestReader;
     if (!reader) {
       throw new ServiceUnavailableError(

@@ -123,6 +123,16 @@ export type ObjectsRefusal = (request: {
   sourceUrl?: string;
 }) => Promise<string | undefined>;
 
+/**
+ * Why the component's project refuses to read its manifests from `url` (its `sources`), asked
+ * before anything is read; undefined when it may.
+ */
+export type SourceRefusal = (request: {
+  entityRef: string;
+  appName: string;
+  url: string;
+}) => Promise<string | undefined>;
+
 export interface DeploymentServiceOptions {
   stores: DeploymentServiceStores;
   applier: ManifestApplier;
@@ -131,6 +141,8 @@ export interface DeploymentServiceOptions {
   /** Reads components' own manifests (`cnp.io/manifests-ref`) through the URL readers. */
   manifestReader?: ManifestReader;
   objectsRefusal?: ObjectsRefusal;
+  /** See `SourceRefusal`: nothing is read from a place the project does not list. */
+  sourceRefusal?: SourceRefusal;
   remover: Pick<ManifestRemover, 'remove'>;
   logger: LoggerService;
   deploy: DeploySettings;

@@ -46,6 +46,43 @@ describe('manifestsUrlOf', () => {
       /leaves its source location/,
     ],
     [{ 'cnp.io/manifests-ref': 'url:ftp://x/y' }, /must be an http\(s\) URL/],
+    // A reader decodes escapes: the URL checked must be the one read.
+    [
+      {
+        'cnp.io/manifests-ref':
+          'url:https://github.com/acme/payments-x%5C..%5Cledger/tree/main/deploy',
+      },
+      /must not escape a slash, a backslash or a dot/,
+    ],
+    [
+      {
+        'cnp.io/manifests-ref':
+          'url:https://github.com/acme/payments-x%2F..%2Fledger/tree/main',
+      },
+      /must not escape a slash/,
+    ],
+    [
+      {
+        'cnp.io/manifests-ref': 'dir:./deploy%2F..%2F..%2Fledger',
+        'backstage.io/source-location':
+          'url:https://git.example.com/inventory.git/tree/main/',
+      },
+      /must not escape a slash, a backslash or a dot/,
+    ],
+    [
+      {
+        'cnp.io/manifests-ref':
+          'url:https://github.com/acme/payments/tree/main/deploy#ledger',
+      },
+      /no fragment or credentials/,
+    ],
+    [
+      {
+        'cnp.io/manifests-ref':
+          'url:https://user:token@github.com/acme/payments/tree/main',
+      },
+      /no fragment or credentials/,
+    ],
     [{ 'cnp.io/manifests-ref': 'url:not a url' }, /names no absolute URL/],
   ])('refuses %j, naming the annotation', (annotations, message) => {
     expect(() => manifestsUrlOf(ENTITY, annotations)).toThrow(message);

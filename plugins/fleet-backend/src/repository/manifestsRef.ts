@@ -49,7 +49,7 @@ export function manifestsUrlOf(
   if (!resolved.href.startsWith(folder)) {
     throw refused(`leaves its source location ${folder}`);
   }
-  return resolved.href.replace(/\/+$/, '');
+  return checkedPath(resolved, refused).replace(/\/+$/, '');
 }
 
 function absoluteUrl(text: string, refused: (why: string) => Error): string {
@@ -61,6 +61,23 @@ function absoluteUrl(text: string, refused: (why: string) => Error): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw refused(`must be an http(s) URL, not ${url.protocol}`);
+  }
+  return checkedPath(url, refused);
+}
+
+/**
+ * What is checked (a project's `sources`) must be what is read: a reader decodes escapes, so an
+ * escaped slash, backslash or dot in the path could name another repository than the one
+ * checked; a fragment or credentials have no place in it either.
+ */
+function checkedPath(url: URL, refused: (why: string) => Error): string {
+  if (url.hash || url.username || url.password) {
+    throw refused('must name a folder or a file: no fragment or credentials');
+  }
+  if (/%(2f|5c|2e)|\\/i.test(url.pathname)) {
+    throw refused(
+      'must not escape a slash, a backslash or a dot in its path: write them as they are',
+    );
   }
   return url.href;
 }

@@ -695,7 +695,14 @@ describe('ProjectGuard.objectsRefusal', () => {
           },
         },
         rollout({
-          canary: { stableService: 'web', canaryService: 'web-canary' },
+          canary: {
+            stableService: 'web',
+            canaryService: 'web-canary',
+            trafficRouting: {
+              maxTrafficWeight: 100,
+              managedRoutes: [{ name: 'header-route' }],
+            },
+          },
         }),
       ]),
     ).resolves.toBeUndefined();
@@ -1362,6 +1369,21 @@ describe('ProjectGuard.objectsRefusal', () => {
     await expect(
       from('https://github.com/acme/payments-api/blob/main/all.yaml'),
     ).resolves.toBeUndefined();
+    // Compared as URLs: the host's case and a default port do not matter.
+    await expect(
+      from('https://GitHub.com:443/acme/payments-api/tree/main'),
+    ).resolves.toBeUndefined();
+    // A query never fills a pattern's tail (a reader of the path would not read it).
+    const deployOnly = guard([
+      { ...teams[0], sources: ['https://git.example.com/acme/*/deploy'] },
+    ]);
+    await expect(
+      deployOnly.sourceRefusalOf({
+        entityRef: 'component:default/payments',
+        appName: 'payments',
+        url: 'https://git.example.com/acme/ledger/tree/main?x=/deploy',
+      }),
+    ).resolves.toContain('are not among project payments');
     for (const url of [
       'https://github.com/acme/ledger/tree/main/deploy',
       'https://git.example.com/acme/payments-evil/tree/main',
@@ -1389,12 +1411,25 @@ describe('ProjectGuard.objectsRefusal', () => {
         'default',
       ),
     ).toThrow("a '*' in the host would match any host");
-    expect(() =>
-      readProjects(
-        new ConfigReader({ projects: [{ ...teams[0], sources: ['git@x:y'] }] }),
-        'default',
-      ),
-    ).toThrow('expected an http(s) URL');
+    for (const [source, message] of [
+      ['git@x:y', 'expected an http(s) URL with a path'],
+      ['https:*', 'expected an http(s) URL with a path'],
+      [
+        'https://GitHub.com/acme/x',
+        'write the host as URLs compare it (https://github.com)',
+      ],
+      [
+        'https://github.com:443/acme/x',
+        'write the host as URLs compare it (https://github.com)',
+      ],
+    ]) {
+      expect(() =>
+        readProjects(
+          new ConfigReader({ projects: [{ ...teams[0], sources: [source] }] }),
+          'default',
+        ),
+      ).toThrow(message);
+    }
   });
 
   it('lets a project that may apply Namespaces make only those it names exactly', async () => {

@@ -247,6 +247,16 @@ export class ProjectGuard {
     return objectsRefusal(this, project, objects, appName);
   }
 
+  /** Why the component's project refuses to read manifests from `url` (see `sourceRefusal`). */
+  async sourceRefusalOf(request: {
+    entityRef: string;
+    appName: string;
+    url: string;
+  }): Promise<string | undefined> {
+    const project = await this.projectOf(request.entityRef);
+    return sourceRefusal(project, request.url, request.appName);
+  }
+
   /**
    * Why the component's project refuses the objects (see `objectsRefusal`), or the place they
    * were read from (`sourceUrl`: see `sourceRefusal`), or undefined.

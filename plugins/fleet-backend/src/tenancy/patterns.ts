@@ -26,10 +26,19 @@ export function sourceRefusal(
 ): string | undefined {
   if (!project.sources) return undefined;
   const patterns = project.sources.map(p => expand(p, appName));
+  // The place, as URLs compare: host in lower case, no default port, no query (which could fill
+  // a pattern's tail) and no fragment.
+  let place: string;
+  try {
+    const parsed = new URL(url);
+    place = `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return `manifests from ${url}: not a URL`;
+  }
   const matches = (pattern: string) =>
-    matchesPattern(url, pattern) ||
+    matchesPattern(place, pattern) ||
     (!pattern.endsWith('*') &&
-      matchesPattern(url, `${pattern.replace(/\/+$/, '')}/*`));
+      matchesPattern(place, `${pattern.replace(/\/+$/, '')}/*`));
   if (patterns.some(matches)) return undefined;
   return `manifests from ${url} are not among project ${
     project.name

@@ -110,20 +110,30 @@ const KIND =
 function sourcePatterns(section: Config, at: string): string[] | undefined {
   const values = section.getOptionalStringArray('sources');
   for (const value of values ?? []) {
-    let url: URL | undefined;
-    try {
-      url = new URL(value.split('*').join('x').split('{app}').join('x'));
-    } catch {
-      url = undefined;
-    }
-    if (!url || !['https:', 'http:'].includes(url.protocol)) {
+    // As URLs compare: a lower-case scheme and host, no default port, a path after the host.
+    const origin = /^(https?):\/\/([^/]*)\//.exec(value);
+    if (!origin) {
       throw new Error(
-        `Invalid config value ${at}.sources entry '${value}': expected an http(s) URL or a pattern of them with '*', such as https://github.com/acme/payments-*`,
+        `Invalid config value ${at}.sources entry '${value}': expected an http(s) URL with a path, or a pattern of them with '*', such as https://github.com/acme/payments-*`,
       );
     }
-    if (/^https?:\/\/[^/]*\*/.test(value)) {
+    const host = origin[2];
+    if (host.includes('*')) {
       throw new Error(
         `Invalid config value ${at}.sources entry '${value}': a '*' in the host would match any host`,
+      );
+    }
+    let normal: string | undefined;
+    try {
+      normal = new URL(`${origin[0]}`).origin;
+    } catch {
+      normal = undefined;
+    }
+    if (normal !== `${origin[1]}://${host}`) {
+      throw new Error(
+        `Invalid config value ${at}.sources entry '${value}': write the host as URLs compare it${
+          normal ? ` (${normal})` : ''
+        }`,
       );
     }
   }

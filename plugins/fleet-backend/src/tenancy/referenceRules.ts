@@ -96,6 +96,11 @@ const CLUSTER_UNREADABLE = new Set([
   'jobs',
   'cronjobs',
   'rollouts',
+  'controllerrevisions',
+  'analysistemplates',
+  'clusteranalysistemplates',
+  'analysisruns',
+  'experiments',
   'nodes',
 ]);
 
@@ -277,8 +282,19 @@ function analysisSecretRefusal(
   return undefined;
 }
 
-/** The traffic routers a Rollout of the manifests may use: those whose targets are checked. */
-const CHECKED_ROUTERS = new Set(['istio', 'nginx', 'alb', 'smi', 'plugins']);
+/**
+ * What a Rollout's `trafficRouting` may hold: the routers whose targets are checked, and Argo's
+ * own settings for any of them.
+ */
+const CHECKED_ROUTERS = new Set([
+  'istio',
+  'nginx',
+  'alb',
+  'smi',
+  'plugins',
+  'managedRoutes',
+  'maxTrafficWeight',
+]);
 
 /** The Gateway API plugin's route kinds, by the fields that name them. */
 const GATEWAY_ROUTES: Readonly<Record<string, string>> = {

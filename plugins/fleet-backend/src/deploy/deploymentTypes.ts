@@ -123,16 +123,6 @@ export type ObjectsRefusal = (request: {
   sourceUrl?: string;
 }) => Promise<string | undefined>;
 
-/**
- * Why the component's project refuses to read its manifests from `url` (its `sources`), asked
- * before anything is read; undefined when it may.
- */
-export type SourceRefusal = (request: {
-  entityRef: string;
-  appName: string;
-  url: string;
-}) => Promise<string | undefined>;
-
 export interface DeploymentServiceOptions {
   stores: DeploymentServiceStores;
   applier: ManifestApplier;
@@ -141,8 +131,15 @@ export interface DeploymentServiceOptions {
   /** Reads components' own manifests (`cnp.io/manifests-ref`) through the URL readers. */
   manifestReader?: ManifestReader;
   objectsRefusal?: ObjectsRefusal;
-  /** See `SourceRefusal`: nothing is read from a place the project does not list. */
-  sourceRefusal?: SourceRefusal;
+  /**
+   * Why the component's project refuses to read its manifests from `url` (its `sources`), asked
+   * before anything is read; undefined when it may.
+   */
+  sourceRefusal?: (request: {
+    entityRef: string;
+    appName: string;
+    url: string;
+  }) => Promise<string | undefined>;
   remover: Pick<ManifestRemover, 'remove'>;
   logger: LoggerService;
   deploy: DeploySettings;
